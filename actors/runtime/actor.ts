@@ -1,0 +1,39 @@
+// What an actor kind is. Orleans-style: an actor is addressed by id ("market:m15"), activated on
+// demand from storage, and its turns never interleave. A kind declares its messages as a typed
+// union and one handler per message kind; the runtime does the rest.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Services a turn may use. `em` is a fresh fork per turn: identity maps never leak across turns. */
+export type TurnContext = {
+  em: EntityManager;
+  /** The actor's own id without the kind prefix ("m15" for "market:m15"). */
+  id: string;
+  seed: number;
+};
+
+type Handlers<S, M extends { kind: string }> = {
+  [K in M['kind']]: (state: S, msg: Extract<M, { kind: K }>, ctx: TurnContext) => Promise<unknown>;
+};
+
+export type ActorKind<S = any, M extends { kind: string } = any> = {
+  kind: string;
+  /** Loads state from the database; called on first message after (re)activation. */
+  activate: (ctx: TurnContext) => Promise<S>;
+  handlers: Handlers<S, M>;
+};
+
+export function defineActor<S, M extends { kind: string }>(def: ActorKind<S, M>): ActorKind<S, M> {
+  return def;
+}
+
+/** A refusal the caller should see as an HTTP status with a `detail` (the turn's writes rolled back). */
+export class ActorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    /** Seconds a client should wait before retrying (503 answers). */
+    readonly retryAfter?: number,
+  ) {
+    super(detail);
+  }
+}

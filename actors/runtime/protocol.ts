@@ -1,0 +1,24 @@
+// The envelope between the front end and a shard's worker, kept to structured-clone-able data.
+
+/** `msg` is the actor kind's message union member, tagged by `kind`. */
+export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown } };
+
+export type TurnResult =
+  | { ok: true; reply: unknown; turnMs: number }
+  | { ok: false; status: number; detail: string; turnMs: number };
+
+/** Stable FNV-1a hash of an actor id: the same id lands on the same shard in every process. */
+export function shardOf(actorId: string, shards: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < actorId.length; i++) {
+    h ^= actorId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % shards;
+}
+
+export function splitActorId(actorId: string): { kind: string; id: string } {
+  const i = actorId.indexOf(':');
+  if (i <= 0) throw new Error(`actor id must be "kind:id", got ${JSON.stringify(actorId)}`);
+  return { kind: actorId.slice(0, i), id: actorId.slice(i + 1) };
+}

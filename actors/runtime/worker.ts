@@ -1,0 +1,85 @@
+// A shard's worker thread (Piscina entry). Holds the activations of the actors hashed to this
+// shard, one mailbox each, and its own database pool. A turn: activate if needed (state from the
+// database), run the message's handler, reply. A failed turn drops the activation so the next turn
+// reloads from the database, which is the last word.
+import { workerData } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { openOrm, type Orm } from '../../orm/database.js';
+import { ActorError, type ActorKind } from './actor.js';
+import { Mailboxes } from './mailbox.js';
+import { splitActorId, type Envelope, type TurnResult } from './protocol.js';
+
+export type WorkerOptions = {
+  databaseUrl: string;
+  poolMax: number;
+  seed: number;
+  /** Modules whose `actorKinds` export is registered (file URLs); the service's own list first. */
+  actorModules: string[];
+  /** An activation unused this long is dropped (its state stays in the database). */
+  idleMs: number;
+  logLevel: string;
+};
+
+type Activation = { state: unknown; lastUsed: number };
+
+const options = workerData as WorkerOptions;
+const log = pino({ level: options.logLevel, name: 'worker' });
+const mailboxes = new Mailboxes();
+const activations = new Map<string, Activation>();
+let ready: Promise<{ orm: Orm; kinds: Map<string, ActorKind> }> | undefined;
+
+function init() {
+  ready ??= (async () => {
+    const kinds = new Map<string, ActorKind>();
+    for (const url of options.actorModules) {
+      const mod = (await import(url)) as { actorKinds: ActorKind[] };
+      for (const k of mod.actorKinds) kinds.set(k.kind, k);
+    }
+    const orm = await openOrm(options.databaseUrl, options.poolMax);
+    setInterval(sweepIdle, Math.max(1000, options.idleMs / 2)).unref();
+    return { orm, kinds };
+  })();
+  return ready;
+}
+
+function sweepIdle(): void {
+  const cutoff = Date.now() - options.idleMs;
+  for (const [id, a] of activations) if (a.lastUsed < cutoff) activations.delete(id);
+}
+
+export default async function turn(envelope: Envelope): Promise<TurnResult> {
+  const { orm, kinds } = await init();
+  const { kind, id } = splitActorId(envelope.to);
+  const actor = kinds.get(kind);
+  const handler = actor?.handlers[envelope.msg.kind as never] as
+    | ((state: unknown, msg: unknown, ctx: unknown) => Promise<unknown>)
+    | undefined;
+  if (!actor || !handler) {
+    return { ok: false, status: 500, detail: `no handler for ${envelope.msg.kind} on ${kind}`, turnMs: 0 };
+  }
+  return mailboxes.post(envelope.to, async (): Promise<TurnResult> => {
+    const t0 = performance.now();
+    const ctx = { em: orm.em.fork(), id, seed: options.seed };
+    try {
+      let activation = activations.get(envelope.to);
+      if (!activation) {
+        activation = { state: await actor.activate(ctx), lastUsed: 0 };
+        activations.set(envelope.to, activation);
+      }
+      activation.lastUsed = Date.now();
+      const reply = await handler(activation.state, envelope.msg, ctx);
+      return { ok: true, reply, turnMs: performance.now() - t0 };
+    } catch (err) {
+      activations.delete(envelope.to);
+      if (err instanceof ActorError) return { ok: false, status: err.status, detail: err.detail, turnMs: performance.now() - t0 };
+      log.error({ err, actor: envelope.to, msg: envelope.msg.kind }, 'turn failed');
+      return { ok: false, status: 500, detail: 'internal error', turnMs: performance.now() - t0 };
+    }
+  });
+}
+
+/** Queued and running turns in this worker, for the shard's metrics. */
+export function depth(): number {
+  return mailboxes.depth;
+}

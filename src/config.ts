@@ -1,0 +1,78 @@
+// Settings of CONTRACT.md "Running it", read once from the environment and validated:
+// a bad value stops start-up with a message instead of surfacing later as a 5xx.
+import os from 'node:os';
+import path from 'node:path';
+
+export type Config = {
+  port: number;
+  host: string;
+  baseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  timeScale: number;
+  backfillDays: number;
+  seed: number;
+  oracle: boolean;
+  logLevel: string;
+  shards: number;
+  /** Milliseconds an actor may take to answer before the caller gets 503. */
+  askTimeoutMs: number;
+  /** Largest request body accepted, in bytes (413 above). */
+  bodyLimitBytes: number;
+  /** Pending messages per shard before new ones are refused with 503 + Retry-After. */
+  mailboxLimit: number;
+  /** Missed sessions replayed one by one after downtime, per market; older ones are skipped. */
+  catchupLimit: number;
+};
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function num(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a number in ${min}..${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const baseUrl = (env.BASE_URL || `http://${host}:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`BASE_URL must be an absolute URL, got ${JSON.stringify(baseUrl)}`);
+  }
+  const oracle = env.SVC_ORACLE ?? '0';
+  if (oracle !== '0' && oracle !== '1') throw new ConfigError(`SVC_ORACLE must be 0 or 1, got ${JSON.stringify(oracle)}`);
+  return {
+    port,
+    host,
+    baseUrl,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    timeScale: num(env, 'SVC_TIME_SCALE', 1, 1e-3, 1e6),
+    backfillDays: int(env, 'SVC_BACKFILL_DAYS', 30, 0, 3650),
+    seed: int(env, 'SVC_SEED', 1, 0, 2 ** 31 - 1),
+    oracle: oracle === '1',
+    logLevel: env.LOG_LEVEL || 'info',
+    shards: int(env, 'SVC_SHARDS', os.availableParallelism(), 1, 64),
+    askTimeoutMs: int(env, 'SVC_ASK_TIMEOUT_MS', 10_000, 10, 600_000),
+    bodyLimitBytes: int(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    mailboxLimit: int(env, 'SVC_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
+    catchupLimit: int(env, 'SVC_CATCHUP_LIMIT', 5_000, 1, 1_000_000),
+  };
+}

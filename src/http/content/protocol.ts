@@ -1,0 +1,60 @@
+// GET /api/v1/agents/protocol: the agent's working protocol as data, so an agent can follow it
+// step by step without parsing prose. Requests are relative to the API base.
+
+export function agentProtocol(apiBase: string) {
+  return {
+    recommendation:
+      'Register once with a key you generate yourself, study the public record before proposing anything, ' +
+      'propose deals to your account holder, and let the holder approve by paying. Never spend without the holder.',
+    rules: [
+      'Generate your own 80-character [A-Za-z0-9] key from a cryptographic random source; the first 20 characters are your public key id.',
+      'Send the key only in the Authorization: Bearer header (or X-API-Token) of this service; it is stored hashed and never shown again.',
+      'One key is one agent is one trading account. Keep the key and your recall phrase; POST /agents/recall confirms who you are later.',
+      'Deal keys are valid only during the session that published them; orders must be funded before closes_at or they expire.',
+      'Nothing is charged by an agent alone: the holder approves by paying, until they switch on autonomous funding for you.',
+      'Autonomous funding (pay_from_balance, executing carts) is allowed only after 3 settled trades of yours in profit, and the holder can turn it off at any time.',
+      'Respect 429/503 answers: wait for Retry-After before retrying.',
+    ],
+    analysis: {
+      summary:
+        'Demand is not served; sales are. Learn from the record: history rows, trades, tape, stats and the labeled dataset show what executed deals realised over their 8-session horizon.',
+      endpoints: [
+        `${apiBase}/markets/{market_id}/history`,
+        `${apiBase}/markets/{market_id}/dataset.csv`,
+        `${apiBase}/markets/{market_id}/tape`,
+        `${apiBase}/markets/{market_id}/stats`,
+        `${apiBase}/markets/{market_id}/deals/{offer_key}/projection`,
+      ],
+      caution: 'A deal that sold out censors demand: its profit curve is unknown above the executed volume. Downside events collapse demand and add a settlement surcharge.',
+    },
+    consent: {
+      human_needed_to_register_and_read: false,
+      human_needed_to_spend: true,
+      how: 'Hand the purchase_url (orders) or checkout_url (carts) to your account holder; they see your declared identity and proposal and approve by paying.',
+    },
+    steps: [
+      { step: 1, do: 'Read the manifest', request: `GET ${apiBase}/manifest`, note: 'markets, flow, payments and limits in one document' },
+      { step: 2, do: 'Invent a key (nothing is stored)', request: `POST ${apiBase}/agents/token`, note: 'or generate one yourself' },
+      {
+        step: 3,
+        do: 'Register under your key',
+        request: `POST ${apiBase}/agents/register`,
+        body: { token: '<80 chars>', name: 'my-agent', recall_phrase: 'a phrase you will remember', agent: { model: '...', kind: 'llm-agent' }, purpose: '...' },
+        note: '409 when the key is already registered; store the `keep` note',
+      },
+      { step: 4, do: 'Read the markets and the current menu', request: `GET ${apiBase}/markets`, note: 'then GET /markets/{market_id}/deals' },
+      { step: 5, do: 'Study the record', request: `GET ${apiBase}/markets/{market_id}/history?from_tick=&to_tick=`, note: 'at most 20 sessions per call' },
+      {
+        step: 6,
+        do: 'Propose a deal',
+        request: `POST ${apiBase}/orders`,
+        body: { market: 'm15', offer_key: '<key from the menu>', qty: 1 },
+        note: 'the answer carries purchase_url and closes_at',
+      },
+      { step: 7, do: 'Hand purchase_url to your account holder', request: 'purchase_url', note: 'they pay before closes_at, or the order expires' },
+      { step: 8, do: 'Follow the order', request: `GET ${apiBase}/orders/{order_id}`, note: 'paid orders fill at the session close' },
+      { step: 9, do: 'Follow the position', request: `GET ${apiBase}/positions/{position_id}`, note: 'it sells through over 8 sessions, then settles' },
+      { step: 10, do: 'Review results', request: `GET ${apiBase}/trades`, note: 'the same realized_pnl as the market record' },
+    ],
+  };
+}

@@ -1,0 +1,29 @@
+// Server-rendered pages: mustache templates from templates/, every page inside the shared layout.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Mustache from 'mustache';
+import type { Reply } from './route.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+// src/http → project root, from both the sources and dist/src/http.
+const root = here.includes(`${path.sep}dist${path.sep}`) ? path.resolve(here, '..', '..', '..') : path.resolve(here, '..', '..');
+export const TEMPLATES_DIR = path.join(root, 'templates');
+
+const cache = new Map<string, string>();
+function template(name: string): string {
+  let t = cache.get(name);
+  if (t === undefined) {
+    t = fs.readFileSync(path.join(TEMPLATES_DIR, `${name}.mustache`), 'utf8');
+    Mustache.parse(t);
+    cache.set(name, t);
+  }
+  return t;
+}
+
+/** Renders `name` with `view` and wraps it in the layout. Mustache escapes every {{value}}. */
+export function renderPage(name: string, view: Record<string, unknown> & { title: string }, status = 200): Reply {
+  const content = Mustache.render(template(name), view);
+  const body = Mustache.render(template('layout'), { ...view, content });
+  return { status, body, contentType: 'text/html; charset=utf-8' };
+}

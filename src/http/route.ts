@@ -1,0 +1,70 @@
+// The one route table's vocabulary. A route declares its method, path, auth and TypeBox schemas
+// once; the server validates with them, the 422 answer is shaped from them and /api/openapi.json
+// is generated from them. Handlers receive already-validated, already-coerced input.
+import type { TSchema, TObject } from 'typebox';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Auth = 'none' | 'key' | 'holder';
+
+/** What a handler returns; `json` is serialised, `body` is sent as is. */
+export type Reply = {
+  status?: number;
+  headers?: Record<string, string>;
+  json?: unknown;
+  body?: string | Uint8Array;
+  contentType?: string;
+};
+
+export type RequestInfo = {
+  method: Method;
+  /** Path without the query string. */
+  url: string;
+  headers: Record<string, string>;
+  remoteAddress: string;
+};
+
+export type Context<P = any, Q = any, B = any> = {
+  params: P;
+  query: Q;
+  body: B;
+  req: RequestInfo;
+  /** The authenticated caller on `key` and `holder` routes. */
+  principal: unknown;
+};
+
+export type ResponseDoc = { description: string; schema?: TSchema; contentType?: string };
+
+export type Route<P = any, Q = any, B = any> = {
+  method: Method;
+  /** OpenAPI style: `/api/v1/markets/{market_id}`. */
+  path: string;
+  auth: Auth;
+  summary: string;
+  /** Listed in /api/openapi.json; site routes (pages, robots.txt) are not. */
+  api?: boolean;
+  params?: TObject;
+  query?: TObject;
+  body?: TSchema;
+  /** Documented answers other than the error answers derived from the route. */
+  responses?: Record<number, ResponseDoc>;
+  handler: (ctx: Context<P, Q, B>) => Reply | Promise<Reply>;
+};
+
+/** Identity helper that keeps a route's declaration typed at its definition site. */
+export function route<P = any, Q = any, B = any>(r: Route<P, Q, B>): Route<P, Q, B> {
+  return r;
+}
+
+/** An expected failure with a status and a `detail` the client reads. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === 'string' ? detail : `HTTP ${status}`);
+  }
+}
+
+export const json = (value: unknown, status = 200, headers?: Record<string, string>): Reply => ({ status, json: value, headers });
+export const text = (body: string, contentType = 'text/plain; charset=utf-8', status = 200): Reply => ({ status, body, contentType });

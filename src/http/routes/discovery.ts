@@ -1,0 +1,111 @@
+// Public discovery: manifest, llms.txt, robots.txt, catalog, payment methods, the agent protocol,
+// the OpenAPI document and its interactive docs (Swagger UI served from the npm package: no CDN).
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import Type from 'typebox';
+import { catalog } from '../../engine/index.js';
+import { route, text, type Route } from '../route.js';
+import { renderPage } from '../pages.js';
+import { buildOpenApi } from '../openapi.js';
+import { llmsTxt, manifest, SERVICE_NAME } from '../content/manifest.js';
+import { paymentMethods } from '../content/payments.js';
+import { agentProtocol } from '../content/protocol.js';
+import type { Services } from '../services.js';
+
+const API = '/api/v1';
+
+const require = createRequire(import.meta.url);
+const SWAGGER_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+const DOC_ASSETS = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+} as const;
+type DocAsset = keyof typeof DOC_ASSETS;
+
+export function discoveryRoutes(s: Services): Route[] {
+  const base = s.config.baseUrl;
+  // Everything here is constant for the life of the process: serialise once.
+  const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
+  const catalogBytes = bytes(catalog());
+  const paymentsBytes = bytes(paymentMethods(base));
+  const protocolBytes = bytes(agentProtocol(`${base}${API}`));
+  const manifestBytes = bytes(manifest(base, s.schema));
+  const JSON_TYPE = 'application/json';
+  const assets = new Map<string, Buffer>();
+  const asset = (name: DocAsset) => {
+    let b = assets.get(name);
+    if (!b) assets.set(name, (b = fs.readFileSync(path.join(SWAGGER_DIR, name))));
+    return b;
+  };
+
+  return [
+    route({
+      method: 'GET', path: `${API}/manifest`, auth: 'none', summary: 'What the service is: markets, flow, payments, engine, schema',
+      handler: () => ({ body: manifestBytes, contentType: JSON_TYPE }),
+    }),
+    route({
+      method: 'GET', path: `${API}/catalog`, auth: 'none', summary: 'Item families with their items, add-ons and grades',
+      handler: () => ({ body: catalogBytes, contentType: JSON_TYPE }),
+    }),
+    route({
+      method: 'GET', path: `${API}/payments/methods`, auth: 'none', summary: 'Payment methods and readiness, monthly fee, payout terms',
+      handler: () => ({ body: paymentsBytes, contentType: JSON_TYPE }),
+    }),
+    route({
+      method: 'GET', path: `${API}/agents/protocol`, auth: 'none', summary: "The agent's working protocol as data",
+      handler: () => ({ body: protocolBytes, contentType: JSON_TYPE }),
+    }),
+    route({
+      method: 'GET', path: '/llms.txt', auth: 'none', summary: 'Plain-text guide for language-model agents',
+      handler: () => text(llmsTxt(base)),
+    }),
+    route({
+      method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Crawler rules',
+      handler: () => text(`User-agent: *\nDisallow: /console\nDisallow: /checkout/\nDisallow: /carts/\nAllow: /\n`),
+    }),
+    route({
+      method: 'GET', path: '/api/docs', auth: 'none', api: false, summary: 'Interactive API docs',
+      handler: () =>
+        renderPage('api-docs', {
+          title: 'API docs',
+          openapi_url: '/api/openapi.json',
+          stylesheets: ['/api/docs/swagger-ui.css'],
+          scripts: ['/api/docs/swagger-ui-bundle.js'],
+          inline_script: `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`,
+        }),
+    }),
+    route({
+      method: 'GET', path: '/api/docs/{asset}', auth: 'none', api: false, summary: 'Static files of the API docs',
+      params: Type.Object({ asset: Type.Union(Object.keys(DOC_ASSETS).map((k) => Type.Literal(k))) }),
+      handler: ({ params }) => ({
+        body: asset(params.asset as DocAsset),
+        contentType: DOC_ASSETS[params.asset as DocAsset],
+        headers: { 'cache-control': 'public, max-age=86400' },
+      }),
+    }),
+  ];
+}
+
+/** GET /api/openapi.json over the finished route table (it documents itself out). */
+export function openApiRoute(routes: Route[], s: Services): Route {
+  let doc: Buffer | undefined;
+  return route({
+    method: 'GET', path: '/api/openapi.json', auth: 'none', api: false, summary: 'OpenAPI 3.1 description',
+    handler: () => {
+      doc ??= Buffer.from(
+        JSON.stringify(
+          buildOpenApi(routes, {
+            title: SERVICE_NAME,
+            version: '1.0.0',
+            description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...}.',
+            serverUrl: s.config.baseUrl,
+          }),
+        ),
+      );
+      return { body: doc, contentType: 'application/json' };
+    },
+  });
+}
+

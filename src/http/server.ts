@@ -1,0 +1,252 @@
+// The front end: registers the route table on uWebSockets.js. Per request: read what uWS lends
+// synchronously (the request object dies at the first await), stream the body under a size limit,
+// validate path, query and body against the route's schemas (422 otherwise), authenticate, run
+// the handler, and answer unless the client went away. One log line per request.
+import { STATUS_CODES } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { ActorError } from '../../actors/runtime/actor.js';
+import { HttpError, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
+import { compileValidator, jsonInvalidIssue, validationError, type ValidationIssue } from './validation.js';
+import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
+
+export type Authenticator = (req: RequestInfo) => Promise<unknown>;
+
+export type ServerOptions = {
+  routes: Route[];
+  log: Logger;
+  bodyLimitBytes: number;
+  /** Resolves the caller for `key` and `holder` routes; throws HttpError(401) when absent or wrong. */
+  authenticators: Partial<Record<Exclude<Auth, 'none'>, Authenticator>>;
+  onRequest?: (route: string, method: string, status: number, seconds: number) => void;
+};
+
+type Compiled = {
+  route: Route;
+  paramNames: string[];
+  params?: ReturnType<typeof compileValidator>;
+  query?: ReturnType<typeof compileValidator>;
+  body?: ReturnType<typeof compileValidator>;
+};
+
+type Exchange = { aborted: boolean; done: boolean };
+
+const HAS_BODY = new Set<Method>(['POST', 'PUT']);
+const statusLines = new Map<number, string>();
+const statusLine = (s: number) => {
+  let line = statusLines.get(s);
+  if (!line) statusLines.set(s, (line = `${s} ${STATUS_CODES[s] ?? 'Unknown'}`));
+  return line;
+};
+
+/** `/markets/{market_id}` → `/markets/:market_id`, with the parameter names in order. */
+function toUwsPath(path: string): { uwsPath: string; names: string[] } {
+  const names: string[] = [];
+  const uwsPath = path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    names.push(name);
+    return `:${name}`;
+  });
+  return { uwsPath, names };
+}
+
+function patternRegex(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
+  return new RegExp(`^${escaped}/?$`);
+}
+
+function parseQuery(qs: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (!qs) return out;
+  for (const [k, v] of new URLSearchParams(qs)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+export type FrontEnd = { app: TemplatedApp; /** Requests received and not yet answered. */ inflight: () => number };
+
+export function createApp(opts: ServerOptions): FrontEnd {
+  const app = uws.App();
+  let inflight = 0;
+  const known: { method: Method; re: RegExp }[] = [];
+
+  for (const route of opts.routes) {
+    const { uwsPath, names } = toUwsPath(route.path);
+    const c: Compiled = {
+      route,
+      paramNames: names,
+      params: route.params && compileValidator('path', route.params),
+      query: route.query && compileValidator('query', route.query),
+      body: route.body && compileValidator('body', route.body),
+    };
+    known.push({ method: route.method, re: patternRegex(route.path) });
+    const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, c);
+    const register = { GET: app.get, POST: app.post, PUT: app.put, DELETE: app.del }[route.method];
+    register.call(app, uwsPath, handler);
+  }
+
+  // Anything the table does not know: 405 when the path exists under another method, else 404.
+  app.any('/*', (res, req) => {
+    const started = performance.now();
+    const x: Exchange = { aborted: false, done: false };
+    res.onAborted(() => (x.aborted = true));
+    const url = req.getUrl();
+    const method = req.getMethod().toUpperCase();
+    const other = known.some((k) => k.method !== method && k.re.test(url));
+    const status = other ? 405 : 404;
+    finish(res, x, { status, json: { detail: other ? 'Method Not Allowed' : 'Not Found' } }, '(unmatched)', method, started);
+  });
+
+  function serve(res: HttpResponse, req: HttpRequest, c: Compiled): void {
+    inflight++;
+    const started = performance.now();
+    const x: Exchange = { aborted: false, done: false };
+    res.onAborted(() => (x.aborted = true));
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => (headers[k] = v));
+    const info: RequestInfo = {
+      method: c.route.method,
+      url: req.getUrl(),
+      headers,
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    };
+    const rawParams: Record<string, string> = {};
+    c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(req.getParameter(i) ?? '')));
+    const rawQuery = req.getQuery() ?? '';
+
+    const run = (body: Buffer | null) =>
+      handle(c, info, rawParams, rawQuery, body)
+        .catch((err) => errorReply(err))
+        .then((reply) => finish(res, x, reply, c.route.path, c.route.method, started));
+
+    if (!HAS_BODY.has(c.route.method)) {
+      void run(null);
+      return;
+    }
+    const declared = Number(headers['content-length'] ?? 0);
+    if (declared > opts.bodyLimitBytes) {
+      finish(res, x, tooLarge(), c.route.path, c.route.method, started, true);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (x.done) return;
+      size += chunk.byteLength;
+      if (size > opts.bodyLimitBytes) {
+        finish(res, x, tooLarge(), c.route.path, c.route.method, started, true);
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+      if (isLast) void run(Buffer.concat(chunks));
+    });
+  }
+
+  async function handle(c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null): Promise<Reply> {
+    const issues: ValidationIssue[] = [];
+    const params = check(c.params, rawParams, issues);
+    const query = check(c.query, parseQuery(rawQuery), issues);
+    let parsed: unknown;
+    if (c.body) {
+      const decoded = decodeBody(body, req.headers['content-type'] ?? '');
+      if ('issue' in decoded) issues.push(decoded.issue);
+      else parsed = check(c.body, decoded.value, issues);
+    }
+    if (issues.length) return { status: 422, json: validationError(issues) };
+    const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
+    return c.route.handler({ params, query, body: parsed, req, principal });
+  }
+
+  function authenticate(auth: Exclude<Auth, 'none'>, req: RequestInfo): Promise<unknown> {
+    const a = opts.authenticators[auth];
+    if (!a) throw new Error(`no authenticator for ${auth} routes`);
+    return a(req);
+  }
+
+  function finish(res: HttpResponse, x: Exchange, reply: Reply, route: string, method: string, started: number, close = false): void {
+    if (x.done) return;
+    x.done = true;
+    if (route !== '(unmatched)') inflight--;
+    const status = reply.status ?? 200;
+    const seconds = (performance.now() - started) / 1000;
+    opts.onRequest?.(route, method, status, seconds);
+    opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+    if (x.aborted) return;
+    let payload: string | Uint8Array;
+    let type: string;
+    if (reply.body !== undefined) {
+      payload = reply.body;
+      type = reply.contentType ?? 'application/octet-stream';
+    } else {
+      payload = reply.json === undefined ? '' : JSON.stringify(reply.json);
+      type = 'application/json';
+    }
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      if (payload.length || reply.json !== undefined) res.writeHeader('content-type', type);
+      for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+      // A refused oversized upload: answer and drop the connection rather than read the rest.
+      if (close) res.writeHeader('connection', 'close');
+      res.end(payload, close);
+    });
+  }
+
+  function errorReply(err: unknown): Reply {
+    if (err instanceof HttpError) return { status: err.status, json: { detail: err.detail }, headers: err.headers };
+    if (err instanceof ActorError) {
+      const headers: Record<string, string> = err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {};
+      return { status: err.status, json: { detail: err.detail }, headers };
+    }
+    opts.log.error({ err }, 'unhandled error');
+    return { status: 500, json: { detail: 'internal error' } };
+  }
+
+  return { app, inflight: () => inflight };
+}
+
+function check(v: ReturnType<typeof compileValidator> | undefined, value: unknown, issues: ValidationIssue[]): any {
+  if (!v) return undefined;
+  const r = v(value);
+  if (r.ok) return r.value;
+  issues.push(...r.issues);
+  return undefined;
+}
+
+/** JSON bodies (the API) and urlencoded forms (web pages). An empty body is a missing one. */
+function decodeBody(body: Buffer | null, contentType: string): { value: unknown } | { issue: ValidationIssue } {
+  if (!body || body.length === 0) return { issue: { loc: ['body'], msg: 'Field required', type: 'missing' } };
+  const text = body.toString('utf8');
+  if (contentType.startsWith('application/x-www-form-urlencoded')) {
+    return { value: Object.fromEntries(new URLSearchParams(text)) };
+  }
+  try {
+    return { value: JSON.parse(text) };
+  } catch (err) {
+    return { issue: jsonInvalidIssue((err as Error).message) };
+  }
+}
+
+function tooLarge(): Reply {
+  return { status: 413, json: { detail: 'request body too large' } };
+}
+
+export type Listening = { port: number; close: () => void };
+
+export function listen(app: TemplatedApp, host: string, port: number): Promise<Listening> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
+      resolve({ port: uws.us_socket_local_port(socket), close: () => uws.us_listen_socket_close(socket) });
+    });
+  });
+}

@@ -1,0 +1,403 @@
+// Request validation against the route table's TypeBox schemas, answering like FastAPI/pydantic v2:
+// a 422 `{ detail: [{ loc, msg, type, input?, ctx? }] }` with exactly one entry per offending field.
+//
+// Hot path: each schema is compiled once (typebox/compile) and valid input costs one compiled Check
+// (plus string coercion for path/query). Only when Check fails do we walk the schema ourselves to
+// explain why; TypeBox's own Errors() is not used for that because it reports every union branch
+// separately and stops after a global `maxErrors` (8 by default).
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import Value from 'typebox/value';
+import Guard from 'typebox/guard';
+
+export type ValidationIssue = {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+};
+
+export type Where = 'path' | 'query' | 'body';
+export type ValidationResult = { ok: true; value: any } | { ok: false; issues: ValidationIssue[] };
+
+/** Bound on entries per answer, so a huge invalid array cannot produce a huge 422. */
+const MAX_ISSUES = 100;
+
+/** The body of a 422 answer. */
+export function validationError(issues: ValidationIssue[]): { detail: ValidationIssue[] } {
+  return { detail: issues };
+}
+
+/** The single issue the server reports for a body that is not valid JSON. */
+export function jsonInvalidIssue(error: string): ValidationIssue {
+  return { loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', ctx: { error } };
+}
+
+/**
+ * Compiles `schema` once and returns the per-request validator. `body` is checked strictly (JSON
+ * types as parsed) after filling declared defaults; `path`/`query` take raw strings (query values
+ * may be arrays for repeated keys), coerce them to the declared types and ignore unknown keys.
+ */
+export function compileValidator(where: Where, schema: TSchema): (value: unknown) => ValidationResult {
+  const validator = Compile(schema);
+  if (where === 'body') {
+    const fill = defaulter(schema);
+    return (value) => {
+      fill?.(value);
+      if (validator.Check(value)) return { ok: true, value };
+      return { ok: false, issues: explainField(schema, value, [where]) };
+    };
+  }
+  return compileStrings(where, schema, validator);
+}
+
+// ---------------------------------------------------------------------------------------------
+// path / query: raw strings coerced per declared property
+// ---------------------------------------------------------------------------------------------
+
+type Coerce = (raw: unknown) => unknown; // the coerced value, or a Parse failure
+type Field = { key: string; schema: any; required: boolean; coerce: Coerce; check: (v: unknown) => boolean };
+
+function compileStrings(where: Where, schema: any, validator: { Check(v: unknown): boolean }) {
+  if (schema?.type !== 'object' || !isPlainObject(schema.properties)) {
+    throw new Error(`${where} schema must be a Type.Object`);
+  }
+  const required = new Set<string>(schema.required ?? []);
+  const fields: Field[] = Object.entries<any>(schema.properties).map(([key, s]) => {
+    const compiled = Compile(s as TSchema);
+    return { key, schema: s, required: required.has(key), coerce: fieldCoercer(s), check: (v) => compiled.Check(v) };
+  });
+  return (raw: unknown): ValidationResult => {
+    const input = (isPlainObject(raw) ? raw : {}) as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    let issues: ValidationIssue[] | undefined;
+    for (const f of fields) {
+      const r = input[f.key];
+      if (r === undefined) {
+        if ('default' in f.schema) out[f.key] = cloneDefault(f.schema.default);
+        else if (f.required) (issues ??= []).push(missing([where, f.key]));
+        continue;
+      }
+      const value = f.coerce(r);
+      if (value instanceof Parse) (issues ??= []).push(...value.at([where, f.key]));
+      else if (f.check(value)) out[f.key] = value;
+      else {
+        (issues ??= []).push(...explainField(f.schema, value, [where, f.key]));
+      }
+    }
+    if (issues) return { ok: false, issues: issues.slice(0, MAX_ISSUES) };
+    // Object-level keywords (rare for query/path) are still enforced by the whole-schema check.
+    if (!validator.Check(out)) return { ok: false, issues: fallbackIssues(schema, out, [where]) };
+    return { ok: true, value: out };
+  };
+}
+
+/** Failure to read one or more raw strings as the declared type; `loc` is filled in by the caller. */
+class Parse {
+  constructor(readonly issues: { sub: (string | number)[]; issue: Omit<ValidationIssue, 'loc'> }[]) {}
+  at(loc: (string | number)[]): ValidationIssue[] {
+    return this.issues.map(({ sub, issue }) => ({ loc: [...loc, ...sub], ...issue }));
+  }
+}
+const parseFailure = (type: string, msg: string, input: unknown) => new Parse([{ sub: [], issue: { msg, type, input } }]);
+
+function fieldCoercer(schema: any): Coerce {
+  if (schema.type === 'array') {
+    // Repeated keys give the items; a single occurrence is a one-item list.
+    const item = scalarCoercer(schema.items ?? {});
+    return (raw) => {
+      const values = (Array.isArray(raw) ? raw : [raw]).map(item);
+      const failed = values.flatMap((v, i) => (v instanceof Parse ? v.issues.map((x) => ({ ...x, sub: [i, ...x.sub] })) : []));
+      return failed.length ? new Parse(failed) : values;
+    };
+  }
+  // A scalar given several times: the last one wins, as in FastAPI.
+  const scalar = scalarCoercer(schema);
+  return (raw) => scalar(Array.isArray(raw) ? raw[raw.length - 1] : raw);
+}
+
+const INT = /^[+-]?\d+$/;
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const BOOLS = new Map(Object.entries({ true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false }));
+
+/** Built once per schema node, so the request path does no schema inspection. */
+function scalarCoercer(schema: any): Coerce {
+  if (Array.isArray(schema.anyOf)) {
+    // First branch that both parses and checks wins (e.g. Integer | Literal('all')); otherwise the
+    // first that parses (its constraint is reported later), otherwise the first parse failure.
+    const branches = (schema.anyOf as any[]).filter((b) => b.type !== 'null').map((b) => {
+      const compiled = Compile(b as TSchema);
+      return { coerce: scalarCoercer(b), check: (v: unknown) => compiled.Check(v) };
+    });
+    return (raw) => {
+      let parsed: unknown = undefined, failure: Parse | undefined;
+      for (const b of branches) {
+        const v = b.coerce(raw);
+        if (v instanceof Parse) failure ??= v;
+        else if (b.check(v)) return v;
+        else if (parsed === undefined) parsed = v;
+      }
+      return parsed ?? failure ?? raw;
+    };
+  }
+  // Literals / enums of numbers or booleans: convert when possible, else the check reports literal_error.
+  const literals: unknown[] | undefined = 'const' in schema ? [schema.const] : schema.enum;
+  if (literals) {
+    const numbers = literals.some((l) => typeof l === 'number');
+    const bools = literals.some((l) => typeof l === 'boolean');
+    return (raw) => {
+      if (typeof raw !== 'string' || literals.includes(raw)) return raw;
+      const s = raw.trim();
+      if (numbers && FLOAT.test(s)) return Number(s);
+      if (bools && BOOLS.has(s.toLowerCase())) return BOOLS.get(s.toLowerCase());
+      return raw;
+    };
+  }
+  switch (schema.type) {
+    case 'integer':
+      return (raw) => {
+        if (typeof raw !== 'string') return raw;
+        const n = Number(raw.trim());
+        return INT.test(raw.trim()) && Number.isFinite(n) ? n : parseFailure('int_parsing', 'Input should be a valid integer, unable to parse string as an integer', raw);
+      };
+    case 'number':
+      return (raw) => {
+        if (typeof raw !== 'string') return raw;
+        const n = Number(raw.trim());
+        return FLOAT.test(raw.trim()) && Number.isFinite(n) ? n : parseFailure('float_parsing', 'Input should be a valid number, unable to parse string as a number', raw);
+      };
+    case 'boolean':
+      return (raw) => {
+        if (typeof raw !== 'string') return raw;
+        return BOOLS.get(raw.trim().toLowerCase()) ?? parseFailure('bool_parsing', 'Input should be a valid boolean, unable to interpret input', raw);
+      };
+    default:
+      return (raw) => raw;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explaining a failed check: one pydantic-style issue per offending value
+// ---------------------------------------------------------------------------------------------
+
+function explainField(schema: any, value: unknown, loc: (string | number)[]): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  walk(schema, value, loc, issues);
+  // The walker found nothing it could name (e.g. an object-level keyword): say something anyway.
+  if (!issues.length) return fallbackIssues(schema, value, loc);
+  // allOf branches may describe the same field twice: keep the first word on each location.
+  const seen = new Set<string>();
+  return issues.filter((i) => !seen.has(JSON.stringify(i.loc)) && !!seen.add(JSON.stringify(i.loc))).slice(0, MAX_ISSUES);
+}
+
+/** Appends at most one issue for `value` itself, plus those of its members (objects, arrays). */
+function walk(s: any, v: unknown, loc: (string | number)[], out: ValidationIssue[]): void {
+  if (out.length >= MAX_ISSUES || !isPlainObject(s)) return;
+  if (Array.isArray(s.anyOf)) return walkUnion(s, v, loc, out);
+  if (Array.isArray(s.allOf)) return s.allOf.forEach((b: any) => walk(b, v, loc, out));
+  if ('const' in s || Array.isArray(s.enum)) {
+    const allowed: unknown[] = 'const' in s ? [s.const] : s.enum;
+    if (!allowed.some((a) => safeCheck({ const: a }, v))) out.push(literalIssue(loc, allowed, v));
+    return;
+  }
+  const before = out.length;
+  switch (s.type) {
+    case 'object': return walkObject(s, v, loc, out);
+    case 'array': return walkArray(s, v, loc, out);
+    case 'string':
+      if (typeof v !== 'string') return void out.push(issue(loc, 'string_type', 'Input should be a valid string', v));
+      stringRules(s, v, loc, out);
+      break;
+    case 'integer':
+      if (!Number.isInteger(v)) return void out.push(issue(loc, 'int_type', 'Input should be a valid integer', v));
+      numberRules(s, v as number, loc, out);
+      break;
+    case 'number':
+      if (typeof v !== 'number' || !Number.isFinite(v)) return void out.push(issue(loc, 'float_type', 'Input should be a valid number', v));
+      numberRules(s, v, loc, out);
+      break;
+    case 'boolean':
+      if (typeof v !== 'boolean') out.push(issue(loc, 'bool_type', 'Input should be a valid boolean', v));
+      break;
+    case 'null':
+      if (v !== null) out.push(issue(loc, 'none_required', 'Input should be None', v));
+      break;
+  }
+  // Keywords we do not translate (format, multipleOf, ...) still get reported, generically.
+  if (out.length === before && !safeCheck(s, v)) out.push(...fallbackIssues(s, v, loc));
+}
+
+function walkUnion(s: any, v: unknown, loc: (string | number)[], out: ValidationIssue[]): void {
+  const branches: any[] = s.anyOf;
+  if (branches.some((b) => safeCheck(b, v))) return;
+  const nonNull = branches.filter((b) => b.type !== 'null');
+  // A union of literals (Type.Union([Type.Literal('a'), ...]), maybe nullable) is one enum.
+  if (nonNull.length && nonNull.every((b) => 'const' in b || Array.isArray(b.enum))) {
+    return void out.push(literalIssue(loc, nonNull.flatMap((b) => ('const' in b ? [b.const] : b.enum)), v));
+  }
+  // Otherwise explain with the branch the value was evidently meant for: the nullable's
+  // non-null branch, or the first branch of the value's JSON type.
+  const meant = nonNull.find((b) => typeMatches(b, v)) ?? nonNull[0] ?? branches[0];
+  walk(meant, v, loc, out);
+}
+
+function walkObject(s: any, v: unknown, loc: (string | number)[], out: ValidationIssue[]): void {
+  const props: Record<string, any> = s.properties ?? {};
+  if (!isPlainObject(v)) {
+    const isModel = Object.keys(props).length > 0;
+    return void out.push(isModel
+      ? issue(loc, 'model_type', 'Input should be a valid dictionary or object to extract fields from', v)
+      : issue(loc, 'dict_type', 'Input should be a valid dictionary', v));
+  }
+  const obj = v as Record<string, unknown>;
+  const required = new Set<string>(s.required ?? []);
+  for (const [key, ps] of Object.entries(props)) {
+    if (obj[key] === undefined) {
+      if (required.has(key)) out.push(missing([...loc, key]));
+    } else walk(ps, obj[key], [...loc, key], out);
+  }
+  // Records (Type.Record) are patternProperties; other extra keys answer to additionalProperties.
+  const patterns = Object.entries<any>(s.patternProperties ?? {}).map(([p, ps]) => [new RegExp(p, 'u'), ps] as const);
+  if (!patterns.length && (s.additionalProperties === undefined || s.additionalProperties === true)) return;
+  for (const key of Object.keys(obj)) {
+    if (key in props) continue;
+    const matching = patterns.filter(([re]) => re.test(key));
+    if (matching.length) matching.forEach(([, ps]) => walk(ps, obj[key], [...loc, key], out));
+    else if (s.additionalProperties === undefined || s.additionalProperties === true) continue;
+    else if (s.additionalProperties === false) out.push(issue([...loc, key], 'extra_forbidden', 'Extra inputs are not permitted', obj[key]));
+    else walk(s.additionalProperties, obj[key], [...loc, key], out);
+  }
+}
+
+function walkArray(s: any, v: unknown, loc: (string | number)[], out: ValidationIssue[]): void {
+  if (!Array.isArray(v)) return void out.push(issue(loc, 'list_type', 'Input should be a valid list', v));
+  const n = v.length;
+  if (typeof s.minItems === 'number' && n < s.minItems) {
+    return void out.push(issue(loc, 'too_short', `List should have at least ${s.minItems} item${s.minItems === 1 ? '' : 's'} after validation, not ${n}`, v, { field_type: 'List', min_length: s.minItems, actual_length: n }));
+  }
+  if (typeof s.maxItems === 'number' && n > s.maxItems) {
+    return void out.push(issue(loc, 'too_long', `List should have at most ${s.maxItems} item${s.maxItems === 1 ? '' : 's'} after validation, not ${n}`, v, { field_type: 'List', max_length: s.maxItems, actual_length: n }));
+  }
+  if (isPlainObject(s.items)) v.forEach((item, i) => walk(s.items, item, [...loc, i], out));
+}
+
+function stringRules(s: any, v: string, loc: (string | number)[], out: ValidationIssue[]): void {
+  // Lengths count Unicode code points, as TypeBox does.
+  if (typeof s.minLength === 'number' && !Guard.IsMinLength(v, s.minLength)) {
+    out.push(issue(loc, 'string_too_short', `String should have at least ${s.minLength} character${s.minLength === 1 ? '' : 's'}`, v, { min_length: s.minLength }));
+  } else if (typeof s.maxLength === 'number' && !Guard.IsMaxLength(v, s.maxLength)) {
+    out.push(issue(loc, 'string_too_long', `String should have at most ${s.maxLength} character${s.maxLength === 1 ? '' : 's'}`, v, { max_length: s.maxLength }));
+  } else if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(v)) {
+    const pattern = String(s.pattern instanceof RegExp ? s.pattern.source : s.pattern);
+    out.push(issue(loc, 'string_pattern_mismatch', `String should match pattern '${pattern}'`, v, { pattern }));
+  }
+}
+
+function numberRules(s: any, v: number, loc: (string | number)[], out: ValidationIssue[]): void {
+  const rule = (
+    typeof s.minimum === 'number' && !(v >= s.minimum) ? ['greater_than_equal', 'ge', 'greater than or equal to', s.minimum] :
+    typeof s.exclusiveMinimum === 'number' && !(v > s.exclusiveMinimum) ? ['greater_than', 'gt', 'greater than', s.exclusiveMinimum] :
+    typeof s.maximum === 'number' && !(v <= s.maximum) ? ['less_than_equal', 'le', 'less than or equal to', s.maximum] :
+    typeof s.exclusiveMaximum === 'number' && !(v < s.exclusiveMaximum) ? ['less_than', 'lt', 'less than', s.exclusiveMaximum] :
+    typeof s.multipleOf === 'number' && !safeCheck({ multipleOf: s.multipleOf }, v) ? ['multiple_of', 'multiple_of', 'a multiple of', s.multipleOf] :
+    undefined
+  );
+  if (rule) out.push(issue(loc, rule[0], `Input should be ${rule[2]} ${rule[3]}`, v, { [rule[1]]: rule[3] }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+// ---------------------------------------------------------------------------------------------
+
+function issue(loc: (string | number)[], type: string, msg: string, input: unknown, ctx?: Record<string, unknown>): ValidationIssue {
+  return ctx ? { loc, msg, type, input, ctx } : { loc, msg, type, input };
+}
+
+function missing(loc: (string | number)[]): ValidationIssue {
+  return { loc, msg: 'Field required', type: 'missing' };
+}
+
+/** pydantic's wording: "'a' or 'b'", "'a', 'b' or 'c'". */
+function literalIssue(loc: (string | number)[], allowed: unknown[], v: unknown): ValidationIssue {
+  const shown = allowed.map((a) => (typeof a === 'string' ? `'${a}'` : JSON.stringify(a)));
+  const expected = shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}` : shown[0] ?? '';
+  return issue(loc, 'literal_error', `Input should be ${expected}`, v, { expected });
+}
+
+/** Last resort for keywords the walker does not translate: TypeBox's own first error, generically typed. */
+function fallbackIssues(schema: any, value: unknown, base: (string | number)[]): ValidationIssue[] {
+  let errors: { instancePath: string; message: string; keyword: string }[] = [];
+  try {
+    errors = Value.Errors(schema, value);
+  } catch {
+    // A schema TypeBox cannot evaluate standalone (e.g. an unresolved $ref): report the value as a whole.
+  }
+  const e = errors.find((x) => x.keyword !== 'anyOf') ?? errors[0];
+  const path = (e?.instancePath ?? '').split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const loc = [...base, ...path];
+  const input = path.reduce<any>((v, p) => (v == null ? v : v[p]), value);
+  return [issue(loc, 'value_error', e?.message ?? 'Invalid value', input, e ? { keyword: e.keyword } : undefined)];
+}
+
+function safeCheck(s: any, v: unknown): boolean {
+  try {
+    return Value.Check(s, v);
+  } catch {
+    return true; // cannot judge this node alone; the compiled whole-schema check already failed
+  }
+}
+
+function typeMatches(s: any, v: unknown): boolean {
+  switch (s.type) {
+    case 'string': return typeof v === 'string';
+    case 'integer': return Number.isInteger(v);
+    case 'number': return typeof v === 'number';
+    case 'boolean': return typeof v === 'boolean';
+    case 'array': return Array.isArray(v);
+    case 'object': return isPlainObject(v);
+    default: return false;
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Builds (once) a function that fills declared defaults into absent object properties, in place
+ * (the parsed body belongs to this request), descending into nested objects, arrays and the
+ * object branches of unions (all of them: fine for nullable objects, the common case); undefined
+ * when the schema declares no defaults at all. Cheaper on the hot path than TypeBox's
+ * Value.Default, which re-walks the schema on every call.
+ */
+function defaulter(s: any): ((v: unknown) => void) | undefined {
+  if (!isPlainObject(s)) return undefined;
+  if (Array.isArray(s.anyOf) || Array.isArray(s.allOf)) {
+    const parts = [...(s.anyOf ?? []), ...(s.allOf ?? [])].map(defaulter).filter((f) => f !== undefined);
+    return parts.length ? (v) => parts.forEach((f) => f(v)) : undefined;
+  }
+  if (s.type === 'array') {
+    const item = defaulter(s.items);
+    return item && ((v) => Array.isArray(v) && v.forEach(item));
+  }
+  if (s.type !== 'object' || !isPlainObject(s.properties)) return undefined;
+  const steps = Object.entries<any>(s.properties).flatMap(([key, ps]) => {
+    const inner = defaulter(ps);
+    const hasDefault = isPlainObject(ps) && 'default' in ps;
+    return hasDefault || inner ? [{ key, hasDefault, value: ps?.default, inner }] : [];
+  });
+  if (!steps.length) return undefined;
+  return (v) => {
+    if (!isPlainObject(v)) return;
+    for (const st of steps) {
+      if (v[st.key] === undefined && st.hasDefault) v[st.key] = cloneDefault(st.value);
+      if (st.inner && v[st.key] !== undefined) st.inner(v[st.key]);
+    }
+  };
+}
+
+function cloneDefault(d: unknown): unknown {
+  if (typeof d === 'function') return d();
+  return typeof d === 'object' && d !== null ? structuredClone(d) : d;
+}

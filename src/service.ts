@@ -1,0 +1,121 @@
+// Assembles the service: database (PostgreSQL or embedded), migrations, clock, actor shards,
+// supervisor, front end. `startService` is what `npm start` runs and what the API tests start.
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { MARKETS, MARKET_IDS } from './engine/index.js';
+import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
+import { Supervisor } from './supervisor/supervisor.js';
+import { ActorRuntime } from '../actors/runtime/shards.js';
+import { migrate, openOrm, schemaInfo } from '../orm/database.js';
+import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
+import { initMeta, writeMeta } from '../orm/meta.js';
+import { Metrics } from './metrics.js';
+import { createApp, listen } from './http/server.js';
+import { routeTable } from './http/routes/index.js';
+import type { Services } from './http/services.js';
+
+export type StartOptions = {
+  log?: Logger;
+  /** Real time source for the clock (tests drive it). */
+  realMs?: () => number;
+  /** Extra actor modules for the workers (tests). */
+  extraActorModules?: string[];
+};
+
+export type RunningService = {
+  port: number;
+  url: string;
+  services: Services;
+  /** Resolves once every market has an open session (after any catch-up). */
+  ready: Promise<void>;
+  stop: () => Promise<void>;
+};
+
+const ANCHOR_KEY = 'clock_anchor';
+
+async function loadClock(orm: Services['orm'], scale: number, realMs: () => number): Promise<Clock> {
+  const now = realMs() / 1000;
+  const fresh: Anchor = resolveAnchor(null, scale, now);
+  const stored = JSON.parse(await initMeta(orm, ANCHOR_KEY, JSON.stringify(fresh))) as Anchor;
+  const anchor = resolveAnchor(stored, scale, now);
+  if (anchor !== stored) await writeMeta(orm, ANCHOR_KEY, JSON.stringify(anchor));
+  return new Clock(anchor, realMs);
+}
+
+export async function startService(config: Config, opts: StartOptions = {}): Promise<RunningService> {
+  const log = opts.log ?? pino({ level: config.logLevel });
+  let embedded: EmbeddedDatabase | undefined;
+  if (!config.databaseUrl) {
+    embedded = await startEmbedded(config.dataDir);
+    log.info({ dataDir: config.dataDir }, 'embedded PostgreSQL (PGlite) started');
+  }
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  const orm = await openOrm(databaseUrl, 4);
+  const applied = await migrate(orm);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+  const schema = await schemaInfo(orm);
+  const clock = await loadClock(orm, config.timeScale, opts.realMs ?? Date.now);
+
+  const metrics = new Metrics();
+  const runtime = new ActorRuntime({
+    shards: config.shards,
+    databaseUrl,
+    poolMax: embedded ? 4 : 10,
+    seed: config.seed,
+    idleMs: 60_000,
+    logLevel: config.logLevel,
+    askTimeoutMs: config.askTimeoutMs,
+    mailboxLimit: config.mailboxLimit,
+    extraActorModules: opts.extraActorModules,
+    onTurn: metrics.observeTurn,
+  });
+  const knexPool = () => (orm.em.getKnex().client as { pool?: any }).pool;
+  metrics.watch(runtime, () => {
+    const p = knexPool();
+    return { used: p?.numUsed() ?? 0, free: p?.numFree() ?? 0, pending: p?.numPendingAcquires() ?? 0, max: p?.max ?? 0 };
+  });
+
+  const supervisor = new Supervisor(
+    runtime,
+    clock,
+    MARKET_IDS.map((id) => MARKETS[id]),
+    {
+      catchupLimit: config.catchupLimit,
+      log,
+      onClose: (market, tick, reply) => {
+        metrics.observeClose(market, reply.closed, reply.ms / 1000);
+        log.info({ market, tick, performed: reply.closed, ms: reply.ms }, 'session closed');
+      },
+    },
+  );
+
+  const services: Services = { config, log, clock, runtime, orm, metrics, supervisor, schema };
+  const front = createApp({
+    routes: routeTable(services),
+    log,
+    bodyLimitBytes: config.bodyLimitBytes,
+    authenticators: {},
+    onRequest: metrics.observeRequest,
+  });
+  const listening = await listen(front.app, config.host, config.port);
+  const url = `http://${config.host}:${listening.port}`;
+  log.info({ url, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');
+
+  const ready = supervisor.start();
+  ready.catch((err) => log.error({ err }, 'supervisor failed to start'));
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      listening.close();
+      await supervisor.stop();
+      // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.
+      for (let i = 0; i < 100 && front.inflight() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      await runtime.close();
+      await orm.close();
+      await embedded?.stop();
+      log.info('stopped');
+    })());
+
+  return { port: listening.port, url, services, ready, stop };
+}

@@ -1,0 +1,74 @@
+import t from 'tap';
+import fc from 'fast-check';
+import { project, cashPnl, type ProjectionInput } from '../../src/analytics/projection.js';
+
+// Run a fast-check property and record it as one passing assertion.
+const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => { fc.assert(p); t.pass('property holds'); };
+
+const input: ProjectionInput = {
+  history: [{ tick: 10, velocity: 1, sold: 3, active: 3 }, { tick: 11, velocity: 1, sold: 4, active: 4 }],
+  fit: 'mean', horizon: 2, unitCost: 5, listPrice: 10, feePerUnit: 1, holdingPerUnit: 0.5, maxQty: 2,
+  scenarios: { low_mult: 0.5, high_mult: 2 },
+};
+
+t.test('project: hand-computed 2-qty curve', async (t) => {
+  const p = project(input);
+  // mean fit of velocities 1, 1 -> intercept 1, projection [1, 1]
+  t.same(p.fit, { kind: 'mean', intercept: 1, slope: 0, r2: 0, points: 2 });
+  t.same(p.projection, [1, 1]);
+  t.same(p.qty, [1, 2]);
+  // cost basis q·(5 + 1) = 6q. mid path d = [1, 1]:
+  //  q=1: s1 sell 1 (rev 10), left 0 -> pnl 10 - 6 = 4
+  //  q=2: s1 sell 1 (rev 10), left 1, hold 0.5; s2 sell 1 (rev 20), left 0 -> 20 - 12 - 0.5 = 7.5
+  t.same(p.curve.mid, [4, 7.5]);
+  // low path d = [0.5, 0.5]:
+  //  q=1: s1 0.5 (rev 5) left 0.5 hold 0.25; s2 0.5 (rev 10) left 0 -> 10 - 6 - 0.25 = 3.75
+  //  q=2: s1 0.5 (rev 5) left 1.5 hold 0.75; s2 0.5 (rev 10) left 1 hold 1.25 -> 10 - 12 - 1.25 = -3.25
+  t.same(p.curve.low, [3.75, -3.25]);
+  // high path d = [2, 2]: q=1 -> 10 - 6 = 4; q=2: s1 sells both (rev 20) -> 20 - 12 = 8
+  t.same(p.curve.high, [4, 8]);
+  t.equal(p.best_qty, 2);
+  t.same(p.scenarios, { low_mult: 0.5, high_mult: 2 });
+});
+
+t.test('project: trend fit on x = sessions before the last close, extended to x = -1..-horizon', async (t) => {
+  // ticks 8, 9, 10 with velocity 1, 2, 3 -> x = 2, 1, 0 -> y = 3 - x (slope -1, intercept 3)
+  // future x = -1, -2, -3 -> 4, 5, 6
+  const h = [8, 9, 10].map((tick, i) => ({ tick, velocity: i + 1, sold: 0, active: 1 }));
+  const p = project({ ...input, history: h, fit: 'trend', horizon: 3 });
+  t.ok(Math.abs(p.fit.slope + 1) < 1e-9 && Math.abs(p.fit.intercept - 3) < 1e-9);
+  t.ok(p.projection.every((v, k) => Math.abs(v - (4 + k)) < 1e-9), `projection ${p.projection}`);
+  // a falling trend is clamped at zero sales
+  const down = project({ ...input, history: h.map((r) => ({ ...r, velocity: 4 - r.velocity })), fit: 'trend', horizon: 3 });
+  // y = 1 + x -> x=-1: 0, x=-2: -1 -> 0, x=-3 -> 0
+  t.same(down.projection.map((v) => Math.abs(v) < 1e-9 ? 0 : v), [0, 0, 0]);
+});
+
+t.test('project: ties go to the smallest qty; no qty -> null', async (t) => {
+  // force a tie: list price = cost + fee (6), no holding, demand [1,1,1] sells all 3 units
+  // -> pnl = 6q - 6q = 0 for every qty -> best is the smallest, 1
+  const p = project({ ...input, listPrice: 6, holdingPerUnit: 0, maxQty: 3, horizon: 3 });
+  t.same(p.curve.mid, [0, 0, 0]);
+  t.equal(p.best_qty, 1);
+  t.equal(project({ ...input, maxQty: 0 }).best_qty, null);
+});
+
+t.test('cashPnl: zero demand costs basis plus holding every session', async (t) => {
+  prop(t, fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 8 }),
+    fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 0, max: 500 }), fc.integer({ min: 0, max: 100 }),
+    (q, n, c100, f100, h100) => {
+      const [c, f, h] = [c100 / 100, f100 / 100, h100 / 100];
+      const pnl = cashPnl(q, Array(n).fill(0), c, 99, f, h);
+      return Math.abs(pnl - -(q * c + q * f + q * h * n)) < 0.0051;
+    }));
+});
+
+t.test('project: best_qty is an argmax of the mid curve', async (t) => {
+  prop(t, fc.property(fc.array(fc.double({ min: 0, max: 5, noNaN: true }), { minLength: 1, maxLength: 10 }),
+    fc.integer({ min: 1, max: 12 }), (vs, maxQty) => {
+      const history = vs.map((velocity, i) => ({ tick: i, velocity, sold: 0, active: 1 }));
+      const p = project({ ...input, history, fit: 'trend', horizon: 8, maxQty });
+      const best = Math.max(...p.curve.mid);
+      return p.best_qty !== null && p.curve.mid[p.best_qty - 1] === best && p.curve.mid.indexOf(best) === p.best_qty - 1;
+    }));
+});

@@ -1,0 +1,145 @@
+import t from 'tap';
+import Type from 'typebox';
+import { buildOpenApi } from '../../src/http/openapi.js';
+import { json, route, text } from '../../src/http/route.js';
+
+const handler = () => json({});
+const Market = Type.Object({ id: Type.String(), name: Type.String() });
+
+const routes = [
+  route({
+    method: 'GET', path: '/api/v1/markets', auth: 'none', summary: 'List markets', handler,
+    query: Type.Object({
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 2000, description: 'Page size' })),
+      q: Type.Optional(Type.String()),
+      side: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
+    }),
+    responses: { 200: { description: 'Markets', schema: Type.Array(Market) } },
+  }),
+  route({
+    method: 'GET', path: '/api/v1/markets/{market_id}', auth: 'key', summary: 'One market', handler,
+    params: Type.Object({ market_id: Type.String({ description: 'Market id', minLength: 3 }) }),
+    responses: { 200: { description: 'The market', schema: Market }, 404: { description: 'Unknown market' } },
+  }),
+  route({
+    method: 'POST', path: '/api/v1/agents', auth: 'none', summary: 'Register', handler,
+    body: Type.Object({
+      name: Type.String({ minLength: 1, maxLength: 120 }),
+      purpose: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    }),
+    responses: { 201: { description: 'Registered' }, 409: { description: 'Already registered' } },
+  }),
+  route({
+    method: 'POST', path: '/api/v1/orders/{order_id}/cancel', auth: 'key', summary: 'Cancel', handler,
+    responses: { 403: { description: 'Not allowed' } },
+  }),
+  route({ method: 'GET', path: '/api/v1/manifest', auth: 'none', summary: 'Manifest', handler }),
+  route({ method: 'GET', path: '/api/openapi.json', auth: 'none', summary: 'This document', api: false, handler }),
+  route({ method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Robots', handler: () => text('') }),
+  route({ method: 'GET', path: '/healthz', auth: 'none', summary: 'Health', api: true, handler }),
+];
+
+const doc: any = buildOpenApi(routes, { title: 'Market Access', version: '1.0.0', description: 'desc', serverUrl: 'http://localhost:8080' });
+const ops = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item));
+
+t.test('document header', async (t) => {
+  t.equal(doc.openapi, '3.1.0');
+  t.same(doc.info, { title: 'Market Access', version: '1.0.0', description: 'desc' });
+  t.same(doc.servers, [{ url: 'http://localhost:8080' }]);
+  t.same(doc.components.securitySchemes, {
+    bearer: { type: 'http', scheme: 'bearer' },
+    apiToken: { type: 'apiKey', in: 'header', name: 'X-API-Token' },
+  });
+  t.same(doc.components.schemas.HTTPError.properties, { detail: { type: 'string' } });
+  t.same(doc.components.schemas.ValidationError.properties.detail.items.required, ['loc', 'msg', 'type']);
+});
+
+t.test('route selection', async (t) => {
+  t.same(Object.keys(doc.paths).sort(), [
+    '/api/v1/agents', '/api/v1/manifest', '/api/v1/markets', '/api/v1/markets/{market_id}', '/api/v1/orders/{order_id}/cancel', '/healthz',
+  ]);
+});
+
+t.test('every operation: v1 tag, unique operationId, summary, responses', async (t) => {
+  t.equal(ops.length, 6);
+  for (const op of ops) {
+    t.same(op.tags, ['v1']);
+    t.type(op.summary, 'string');
+    t.match(op.operationId, /^[a-z0-9_]+$/);
+    t.ok(op.responses && Object.keys(op.responses).length);
+  }
+  t.equal(new Set(ops.map((o) => o.operationId)).size, ops.length);
+  t.equal(doc.paths['/api/v1/markets/{market_id}'].get.operationId, 'get_api_v1_markets_market_id');
+  t.same(doc.paths['/api/v1/manifest'].get.responses, { 200: { description: 'OK' } });
+  t.notOk(doc.paths['/api/v1/manifest'].get.parameters);
+  t.notOk(doc.paths['/api/v1/manifest'].get.security);
+});
+
+t.test('operationId stays unique on clashes', async (t) => {
+  const d: any = buildOpenApi([
+    route({ method: 'GET', path: '/api/a/{b}', auth: 'none', summary: 's', handler }),
+    route({ method: 'GET', path: '/api/a/b', auth: 'none', summary: 's', handler }),
+  ], { title: 't', version: '1', serverUrl: '/' });
+  t.same([d.paths['/api/a/{b}'].get.operationId, d.paths['/api/a/b'].get.operationId], ['get_api_a_b', 'get_api_a_b_2']);
+});
+
+t.test('query and path parameters', async (t) => {
+  const list = doc.paths['/api/v1/markets'].get;
+  t.same(list.parameters.map((p: any) => [p.name, p.in, p.required]), [['limit', 'query', false], ['q', 'query', false], ['side', 'query', true]]);
+  t.same(list.parameters[0], {
+    name: 'limit', in: 'query', required: false, description: 'Page size',
+    schema: { type: 'integer', minimum: 1, maximum: 5000, default: 2000, description: 'Page size' },
+  });
+  t.same(list.parameters[2].schema, { anyOf: [{ type: 'string', const: 'buy' }, { type: 'string', const: 'sell' }] });
+  t.same(list.responses['422'].content['application/json'].schema, { $ref: '#/components/schemas/ValidationError' });
+  t.same(list.responses['200'].content['application/json'].schema.type, 'array');
+
+  const one = doc.paths['/api/v1/markets/{market_id}'].get;
+  t.same(one.parameters, [{ name: 'market_id', in: 'path', required: true, description: 'Market id', schema: { type: 'string', description: 'Market id', minLength: 3 } }]);
+
+  // A path placeholder without a params schema is still declared, as OpenAPI requires.
+  const cancel = doc.paths['/api/v1/orders/{order_id}/cancel'].post;
+  t.same(cancel.parameters, [{ name: 'order_id', in: 'path', required: true, schema: { type: 'string' } }]);
+});
+
+t.test('request body', async (t) => {
+  const reg = doc.paths['/api/v1/agents'].post;
+  t.equal(reg.requestBody.required, true);
+  t.same(reg.requestBody.content['application/json'].schema.required, ['name']);
+  t.same(reg.requestBody.content['application/json'].schema.properties.purpose, { anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }] });
+  t.same(Object.keys(reg.responses).sort(), ['201', '409', '422']);
+  t.same(reg.responses['409'].content['application/json'].schema, { $ref: '#/components/schemas/HTTPError' });
+  t.notOk(reg.security);
+});
+
+t.test('error answers', async (t) => {
+  const one = doc.paths['/api/v1/markets/{market_id}'].get;
+  t.same(Object.keys(one.responses).sort(), ['200', '401', '404', '422']);
+  t.same(one.responses['401'].content['application/json'].schema, { $ref: '#/components/schemas/HTTPError' });
+  t.same(one.responses['404'], { description: 'Unknown market', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPError' } } } });
+  t.same(one.security, [{ bearer: [] }, { apiToken: [] }]);
+
+  const cancel = doc.paths['/api/v1/orders/{order_id}/cancel'].post;
+  t.same(Object.keys(cancel.responses).sort(), ['200', '401', '403'], 'default 200 kept next to a declared 403; no 422 without inputs');
+
+  for (const r of routes.filter((r) => doc.paths[r.path])) {
+    const op = doc.paths[r.path][r.method.toLowerCase()];
+    t.equal(!!op.responses['422'], !!(r.params || r.query || r.body), `${op.operationId}: 422 iff inputs`);
+    t.equal(!!op.responses['401'], r.auth === 'key', `${op.operationId}: 401 iff key auth`);
+  }
+  t.notOk(doc.paths['/api/v1/manifest'].get.responses['422']);
+  t.notOk(doc.paths['/api/v1/manifest'].get.responses['401']);
+});
+
+t.test('plain JSON: round-trips unchanged, no TypeBox markers', async (t) => {
+  const text = JSON.stringify(doc);
+  t.same(JSON.parse(text), doc);
+  t.notMatch(text, /~kind|~optional/);
+  // Markers made enumerable elsewhere, and function defaults, are stripped as well.
+  const leaky: any = Type.Object({ a: Type.String() });
+  leaky.properties.a['~kind'] = 'String';
+  leaky.properties.a.default = () => 'x';
+  const d: any = buildOpenApi([route({ method: 'POST', path: '/api/x', auth: 'none', summary: 's', body: leaky, handler })], { title: 't', version: '1', serverUrl: '/' });
+  t.same(d.paths['/api/x'].post.requestBody.content['application/json'].schema, { type: 'object', required: ['a'], properties: { a: { type: 'string' } } });
+  t.same(JSON.parse(JSON.stringify(d)), d);
+});
