@@ -11,7 +11,7 @@ export function ormConfig(clientUrl: string, poolMax: number) {
     clientUrl,
     entities,
     extensions: [Migrator],
-    migrations: { migrationsList, tableName: MIGRATIONS_TABLE, transactional: true, allOrNothing: true, snapshot: false },
+    migrations: { migrationsList, tableName: MIGRATIONS_TABLE, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
     debug: false,
     allowGlobalContext: false,

@@ -10,6 +10,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = here.includes(`${path.sep}dist${path.sep}`) ? path.resolve(here, '..', '..', '..') : path.resolve(here, '..', '..');
 export const TEMPLATES_DIR = path.join(root, 'templates');
 
+// HTML-escape what can break out of text or a quoted attribute; leave "/" alone so URLs stay legible.
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#x60;', '=': '&#x3D;' };
+Mustache.escape = (value: unknown) => String(value).replace(/[&<>"'`=]/g, (c) => ESCAPES[c]);
+
 const cache = new Map<string, string>();
 function template(name: string): string {
   let t = cache.get(name);

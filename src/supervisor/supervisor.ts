@@ -43,6 +43,11 @@ export class Supervisor {
     for (const m of this.markets) this.schedule(m);
   }
 
+  /** Closes every session whose time has passed, on every market (what the timers do). */
+  async runDue(): Promise<void> {
+    await Promise.all(this.markets.map((m) => this.catchUp(m)));
+  }
+
   /** The open session of a market as the record has it. */
   openTick(market: string): number | undefined {
     return this.open.get(market);

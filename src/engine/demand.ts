@@ -1,0 +1,60 @@
+// Demand of a deal over its settlement horizon. Keyed by the deal (seed, market, tick, index), not
+// by the position: the desk, every user and the oracle see the same path.
+//
+// d_k ~ NegBin(mean = rate_family(tick+k) * m, size = family dispersion), k = 1..horizon, where
+//   m = sell_through_bias(family) * relativePrice^-elasticity * exp(deal_sd*z - deal_sd^2/2)
+// so demand follows the family's autocorrelated index forward in time, a listing priced above its
+// family sells slower, and each deal has its own unobservable luck. A downside regime strikes
+// with the family's propensity at a uniform session; demand is multiplied by REGIME.collapse from
+// that session on and settlement carries a surcharge.
+
+import { familyByCluster } from './catalog.js';
+import { familyTick } from './latent.js';
+import { type MarketId, MARKETS } from './markets.js';
+import { dealWithLatent, parseDealKey } from './menu.js';
+import { DYNAMICS, LISTING, REGIME } from './params.js';
+import { keyedStream } from './rng.js';
+import type { DealLatent, OutcomeInputs } from './types.js';
+
+/** The deal's demand path, regime and surcharge parameters. `ref` is the menu index or the key. */
+export function dealOutcomeInputs(seed: number, market: MarketId, tick: number, ref: number | string): OutcomeInputs {
+  let index: number;
+  if (typeof ref === 'number') index = ref;
+  else {
+    const parsed = parseDealKey(seed, ref);
+    if (!parsed || parsed.market !== market || parsed.tick !== tick) throw new RangeError(`unknown deal key ${ref}`);
+    index = parsed.index;
+  }
+  return outcomeInputsFor(seed, market, tick, dealWithLatent(seed, market, tick, index).latent);
+}
+
+/** Same as dealOutcomeInputs for a deal whose latent facts are already at hand (menu walks). */
+export function outcomeInputsFor(seed: number, market: MarketId, tick: number, latent: DealLatent): OutcomeInputs {
+  const fam = familyByCluster(latent.cluster);
+  const horizon = MARKETS[market].settlement_horizon_ticks;
+  const s = keyedStream(seed, market, tick, 'outcome', latent.menuIndex);
+  const sd = LISTING.deal_sd;
+  const mult =
+    fam.sell_through_bias *
+    Math.pow(latent.relativePrice, -LISTING.elasticity) *
+    Math.exp(sd * s.normal() - (sd * sd) / 2);
+  const regime = s.uniform() < fam.downside * REGIME.propensity_mult;
+  const strike = s.int(1, horizon);
+  const [fracLo, fracHi] = REGIME.extra_cost_frac;
+  const frac = Math.round(s.between(fracLo, fracHi) * 1e4) / 1e4;
+  const [flatLo, flatHi] = DYNAMICS[market].flat_surcharge_cents;
+  const flat = s.int(flatLo, flatHi);
+  const demand: number[] = [];
+  for (let k = 1; k <= horizon; k++) {
+    const rate = familyTick(seed, market, tick + k, latent.cluster).rate;
+    const d = s.negBinomial(rate * mult, fam.dispersion);
+    demand.push(regime && k >= strike ? Math.round(d * REGIME.collapse) : d);
+  }
+  return {
+    demand,
+    regime,
+    regime_session: regime ? strike : null,
+    extra_cost_frac: regime ? frac : 0,
+    flat_extra_cost_cents: regime ? flat : 0,
+  };
+}

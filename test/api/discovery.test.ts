@@ -1,0 +1,126 @@
+// Discovery and market routes of the running service over HTTP on a real database.
+import t from 'tap';
+import { startTestService } from '../helpers/service.js';
+
+const svc = await startTestService(t);
+
+t.test('manifest carries every top-level key of SPEC.md with its contents', async (t) => {
+  const { status, body } = await svc.getJson('/api/v1/manifest');
+  t.equal(status, 200);
+  const keys = ['name', 'domain', 'base_url', 'official_site', 'api_base', 'openapi', 'agents', 'docs', 'auth', 'markets', 'engine', 'layers', 'history', 'carts', 'flow', 'payments', 'competitions', 'legal', 'notice', 'schema'];
+  for (const k of keys) t.ok(k in body, `has ${k}`);
+  t.equal(body.api_base, `${svc.config.baseUrl}/api/v1`);
+  t.equal(body.openapi, `${svc.config.baseUrl}/api/openapi.json`);
+  t.same(body.markets.map((m: any) => [m.id, m.label, m.interval_seconds]), [
+    ['m15', 'Quarter-Hour Arena', 900],
+    ['m45', 'Three-Quarter League', 2700],
+    ['h2', 'Two-Hour Tournament', 7200],
+    ['h10', 'Ten-Hour Campaign', 36000],
+  ]);
+  t.equal(body.engine.name, 'core_v1');
+  t.type(body.engine.description, 'string');
+  t.same(body.payments.methods, ['balance', 'card']);
+  t.equal(body.payments.card.ready, true);
+  t.equal(body.payments.crypto.ready, false);
+  t.same(body.payments.monthly_fee, { amount: 15.0, currency: 'USD' });
+  t.same(body.payments.payouts, { delay_days: 3.0, commission: 0.06, commission_pct: 6.0, minimum: 10.0, currency: 'USD' });
+  t.type(body.payments.gold_coins, 'object');
+  t.equal(body.agents.human_needed_to_register_and_read, false);
+  t.equal(body.agents.human_needed_to_spend, true);
+  t.match(body.agents.autonomous_funding, /3 settled trades/);
+  t.match(body.legal.terms_version, /^\d{4}-\d{2}-\d{2}$/);
+  t.equal(body.schema.applied, 1);
+  t.equal(body.schema.last, 'Migration20261122000001_backbone');
+  t.ok(Math.abs(body.schema.last_at - Date.now() / 1000) < 3600, 'last_at is the unix time the migration ran');
+});
+
+t.test('llms.txt and robots.txt are plain text', async (t) => {
+  const llms = await svc.get('/llms.txt');
+  t.match(llms.headers.get('content-type'), /^text\/plain/);
+  const text = await llms.text();
+  for (const s of ['/api/v1/manifest', '/api/openapi.json', '/api/docs', 'purchase_url', '/agents/register']) t.ok(text.includes(s), `mentions ${s}`);
+  const robots = await svc.get('/robots.txt');
+  t.match(await robots.text(), /User-agent: \*/);
+});
+
+t.test('catalog, payment methods and the agent protocol', async (t) => {
+  const cat = (await svc.getJson('/api/v1/catalog')).body;
+  t.ok(cat.families.length >= 20 && cat.families.length <= 40, `${cat.families.length} families`);
+  for (const f of cat.families) {
+    t.type(f.cluster, 'number');
+    t.type(f.sku_family, 'string');
+    t.ok(f.items.length > 0);
+  }
+  t.ok(cat.addons.length > 0);
+  t.ok(cat.grades.length > 0);
+  const pay = (await svc.getJson('/api/v1/payments/methods')).body;
+  const byId = Object.fromEntries(pay.methods.map((m: any) => [m.id, m]));
+  t.equal(byId.balance.ready, true);
+  t.equal(byId.card.ready, true);
+  t.equal(byId.crypto.ready, false);
+  t.equal(pay.monthly_fee.amount, 15.0);
+  t.equal(pay.payouts.minimum, 10.0);
+  t.match(pay.terms_url, /\/terms$/);
+  t.match(pay.privacy_url, /\/privacy$/);
+  const proto = (await svc.getJson('/api/v1/agents/protocol')).body;
+  t.type(proto.recommendation, 'string');
+  t.ok(proto.rules.length > 0);
+  t.type(proto.analysis, 'object');
+  t.type(proto.consent, 'object');
+  for (const s of proto.steps) {
+    t.type(s.step, 'number');
+    t.type(s.do, 'string');
+    t.type(s.request, 'string');
+    t.type(s.note, 'string');
+  }
+  t.ok(proto.steps.some((s: any) => s.body), 'some steps carry a body');
+});
+
+t.test('markets with live session fields; unknown market 404', async (t) => {
+  const { body } = await svc.getJson('/api/v1/markets');
+  t.equal(body.markets.length, 4);
+  for (const m of body.markets) {
+    const now = Date.now() / 1000;
+    t.equal(m.current_tick, Math.floor(now / m.interval_seconds), `${m.id} tick follows the clock`);
+    t.ok(m.tick_closes_at > now - 1 && m.tick_closes_at <= now + m.interval_seconds + 1);
+    t.ok(m.seconds_to_close >= 0 && m.seconds_to_close <= m.interval_seconds);
+    t.equal(m.settlement_horizon_ticks, 8);
+    t.type(m.fees.fulfilment_per_unit, 'number');
+    t.type(m.max_qty, 'number');
+    t.equal(m.pricing.model.startsWith('core_v1'), true);
+    t.equal(m.quotes_velocity, m.id === 'm15' || m.id === 'm45');
+  }
+  const one = await svc.getJson('/api/v1/markets/h2');
+  t.equal(one.body.id, 'h2');
+  const none = await svc.getJson('/api/v1/markets/x99');
+  t.equal(none.status, 404);
+  t.type(none.body.detail, 'string');
+});
+
+t.test('OpenAPI 3.1 from the route table, and offline interactive docs', async (t) => {
+  const doc = (await svc.getJson('/api/openapi.json')).body;
+  t.match(doc.openapi, /^3\.1\./);
+  t.equal(doc.info.version, '1.0.0');
+  const ops = Object.values(doc.paths).flatMap((p: any) => Object.values(p)) as any[];
+  t.ok(ops.length >= 6, `${ops.length} operations`);
+  t.ok(ops.every((o) => o.tags.includes('v1')), 'every operation tagged v1');
+  const market = doc.paths['/api/v1/markets/{market_id}'].get;
+  t.same(market.parameters.map((p: any) => [p.name, p.in, p.required]), [['market_id', 'path', true]]);
+  t.ok(market.responses['404'] && market.responses['422'], '404 and 422 declared');
+  const html = await (await svc.get('/api/docs')).text();
+  t.match(html, /\/api\/docs\/swagger-ui-bundle\.js/);
+  t.notMatch(html, /https?:\/\/(cdn|unpkg)/, 'no CDN');
+  const js = await svc.get('/api/docs/swagger-ui-bundle.js');
+  t.equal(js.status, 200);
+  t.match(js.headers.get('content-type'), /javascript/);
+});
+
+t.test('health, readiness and metrics', async (t) => {
+  t.same((await svc.getJson('/healthz')).body, { status: 'ok' });
+  t.equal((await svc.getJson('/readyz')).status, 200);
+  const text = await (await svc.get('/metrics')).text();
+  for (const name of ['http_requests_total', 'http_request_duration_seconds', 'actor_mailbox_depth', 'actor_turn_seconds', 'worker_utilization', 'db_pool_connections', 'session_closes_total', 'session_close_seconds']) {
+    t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
+  }
+  t.match(text, /actor_turn_seconds_count\{actor="market",message="start",ok="true"\} [1-9]/, 'market turns observed');
+});
