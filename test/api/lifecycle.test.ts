@@ -1,0 +1,96 @@
+// The service's life: data and clock survive a restart, time scaling closes sessions, readiness
+// waits for open sessions, bad settings stop start-up, and SIGTERM/SIGINT exit 0.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { startTestService, testConfig } from '../helpers/service.js';
+import { opsRoutes } from '../../src/http/routes/ops.js';
+import type { Services } from '../../src/http/services.js';
+
+t.test('data, schema and the clock anchor survive a restart', async (t) => {
+  const config = await testConfig(t);
+  const first = await startTestService(t, {}, {}, config);
+  const manifest1 = (await first.getJson('/api/v1/manifest')).body;
+  const anchor1 = first.services.clock.anchor;
+  const open1 = first.services.supervisor.openTick('m15');
+  await first.stop();
+  const second = await startTestService(t, {}, {}, config);
+  const manifest2 = (await second.getJson('/api/v1/manifest')).body;
+  t.same(manifest2.schema, manifest1.schema, 'no migration ran again');
+  t.same(second.services.clock.anchor, anchor1, 'same clock anchor');
+  t.ok(second.services.supervisor.openTick('m15')! >= open1!, 'sessions continue');
+  const rows = await second.services.orm.em.fork().execute('select count(*)::int as n from market_session');
+  t.ok(rows[0].n >= 4, 'sessions of the first run are still there');
+});
+
+t.test('SVC_TIME_SCALE=900 closes an m15 session every second', async (t) => {
+  const svc = await startTestService(t, { SVC_TIME_SCALE: '900' });
+  const m15 = (await svc.getJson('/api/v1/markets/m15')).body;
+  t.ok(m15.seconds_to_close <= 1, `seconds_to_close ${m15.seconds_to_close}`);
+  const before = svc.services.supervisor.openTick('m15')!;
+  await new Promise((r) => setTimeout(r, 3200));
+  const after = svc.services.supervisor.openTick('m15')!;
+  t.ok(after - before >= 2 && after - before <= 5, `closed ${after - before} sessions in 3.2 s`);
+  const closed = await svc.services.orm.em.fork().execute("select count(*)::int as n from market_session where market = 'm15' and closed_at is not null");
+  t.ok(closed[0].n >= 2);
+  const metrics = await (await svc.get('/metrics')).text();
+  t.match(metrics, /session_closes_total\{market="m15",performed="true"\} [2-9]/);
+});
+
+t.test('/readyz answers 503 until every market has an open session', async (t) => {
+  const supervisor = { ready: false };
+  const ready = opsRoutes({ supervisor, schema: { last: 'x' } } as unknown as Services).find((r) => r.path === '/readyz')!;
+  const before = await ready.handler({} as never);
+  t.equal(before.status, 503);
+  t.equal(before.headers?.['retry-after'], '1');
+  supervisor.ready = true;
+  t.equal((await ready.handler({} as never)).status, 200);
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function runMain(t: Tap.Test, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['dist/src/main.js'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => void child.kill('SIGKILL'));
+  return { child, exited, output: () => out };
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(`${signal} stops accepting, drains and exits 0`, async (t) => {
+    const config = await testConfig(t);
+    const port = await freePort();
+    const env: Record<string, string> = { PORT: String(port), SVC_SHARDS: '2', LOG_LEVEL: 'info' };
+    if (config.databaseUrl) env.DATABASE_URL = config.databaseUrl;
+    else env.DATA_DIR = config.dataDir;
+    const run = await runMain(t, env);
+    let ready = false;
+    for (let i = 0; i < 120 && !ready; i++) {
+      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+      if (!ready) await new Promise((r) => setTimeout(r, 250));
+    }
+    t.ok(ready, 'ready');
+    run.child.kill(signal);
+    const code = await Promise.race([run.exited, new Promise((r) => setTimeout(() => r('timeout'), 20_000))]);
+    t.equal(code, 0, 'exit code 0');
+    t.match(run.output(), /"msg":"stopped"/, 'logged a clean stop');
+    const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true);
+    t.ok(refused, 'no longer accepting');
+  });
+}
+
+t.test('a bad setting stops start-up with a clear message and exit 2', async (t) => {
+  const run = await runMain(t, { SVC_TIME_SCALE: 'fast', PORT: '0' });
+  t.equal(await run.exited, 2);
+  t.match(run.output(), /configuration error: SVC_TIME_SCALE must be a number/);
+});
