@@ -81,6 +81,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     MARKET_IDS.map((id) => MARKETS[id]),
     {
       catchupLimit: config.catchupLimit,
+      backfillDays: config.backfillDays,
       log,
       onClose: (market, tick, reply) => {
         metrics.observeClose(market, reply.closed, reply.ms / 1000);

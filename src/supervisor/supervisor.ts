@@ -4,7 +4,9 @@
 // restart mid-close) never double-close.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
-import type { CloseReply, StartReply } from '../../actors/market.js';
+import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/actor.js';
+
+const HORIZON = 8;
 
 export type Asker = { ask<T>(to: string, msg: { kind: string; [k: string]: unknown }): Promise<T> };
 export type ScheduledMarket = { id: string; interval_seconds: number };
@@ -12,6 +14,10 @@ export type ScheduledMarket = { id: string; interval_seconds: number };
 export type SupervisorOptions = {
   /** At most this many missed sessions are replayed one by one; older ones are skipped. */
   catchupLimit: number;
+  /** Days of past sessions recorded per market on first start (history backfill). */
+  backfillDays?: number;
+  /** Sessions recorded per backfill turn: bounds how long a live close may wait behind one. */
+  backfillChunk?: number;
   log: Logger;
   onClose?: (market: string, tick: number, reply: CloseReply) => void;
 };
@@ -20,6 +26,7 @@ export class Supervisor {
   private readonly open = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
+  private backfilling: Promise<void> | undefined;
   private stopped = false;
   ready = false;
 
@@ -32,15 +39,54 @@ export class Supervisor {
 
   /** Opens or recovers every market, replays missed closes, then schedules the next ones. */
   async start(): Promise<void> {
-    await Promise.all(
+    const plans = await Promise.all(
       this.markets.map(async (m) => {
-        const reply = await this.actors.ask<StartReply>(`market:${m.id}`, { kind: 'start', tick: this.clock.tick(m.interval_seconds) });
+        const to = `market:${m.id}`;
+        const reply = await this.actors.ask<StartReply>(to, {
+          kind: 'start',
+          tick: this.clock.tick(m.interval_seconds),
+          backfillDays: this.opts.backfillDays ?? 0,
+        });
         this.open.set(m.id, reply.open);
+        // The sessions whose positions are still selling interact with live closes: record them
+        // first, so every live close advances them.
+        const recent = Math.max(reply.fromTick, reply.liveStart - HORIZON);
+        if (recent < reply.liveStart) await this.actors.ask<BackfillReply>(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
         await this.catchUp(m);
+        return { m, from: reply.fromTick, to: recent - 1 };
       }),
     );
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
+    this.backfilling = this.backfillRest(plans);
+  }
+
+  /** Records the older history in the background, newest sessions first, in bounded turns. */
+  private async backfillRest(plans: { m: ScheduledMarket; from: number; to: number }[]): Promise<void> {
+    const chunk = this.opts.backfillChunk ?? 24;
+    await Promise.all(
+      plans.map(async ({ m, from, to }) => {
+        const t0 = Date.now();
+        let recorded = 0;
+        for (let hi = to; hi >= from && !this.stopped; hi -= chunk) {
+          try {
+            const r = await this.actors.ask<BackfillReply>(`market:${m.id}`, { kind: 'backfill', from: Math.max(from, hi - chunk + 1), to: hi });
+            recorded += r.recorded;
+          } catch (err) {
+            if (this.stopped) return;
+            this.opts.log.error({ err, market: m.id, hi }, 'backfill chunk failed; retrying');
+            hi += chunk;
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+        }
+        if (recorded) this.opts.log.info({ market: m.id, sessions: recorded, ms: Date.now() - t0 }, 'history backfill finished');
+      }),
+    );
+  }
+
+  /** Resolves when the background history backfill has finished (tests, bench). */
+  async backfilled(): Promise<void> {
+    await this.backfilling;
   }
 
   /** Closes every session whose time has passed, on every market (what the timers do). */
@@ -90,6 +136,6 @@ export class Supervisor {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
-    await Promise.all([...this.running]);
+    await Promise.all([...this.running, this.backfilling]);
   }
 }

@@ -1,0 +1,201 @@
+// MarketActor ("market:m15"): owns a market's sessions and its public record. Its turns open the
+// first session, close sessions (exactly once per market and tick, ARCHITECTURE rule 3) and load
+// past sessions (the history backfill). Close and backfill take the same advisory lock, so they
+// never interleave across processes either.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MARKETS, dealOutcomeInputs, engineIdentity, menu, sessionRows, type Deal, type MarketId } from '../../src/engine/index.js';
+import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
+import { advanceTrade, deskTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './record.js';
+import { insertDeskTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
+
+export type MarketMessage =
+  /** Opens session `tick` if the market has no open session yet and plans the history record. */
+  | { kind: 'start'; tick: number; backfillDays: number }
+  /**
+   * Closes session `tick` and opens the next one, once. `next` (default tick + 1) lets a catch-up
+   * after long downtime skip sessions beyond its bound; skipped sessions never existed.
+   */
+  | { kind: 'close'; tick: number; next?: number }
+  /** Records past sessions from..to (inclusive) that are not recorded yet. */
+  | { kind: 'backfill'; from: number; to: number };
+
+export type MarketState = { market: MarketId; openTick: number | null };
+
+export type StartReply = { open: number; liveStart: number; fromTick: number };
+export type CloseReply = { closed: boolean; open: number; ms: number };
+export type BackfillReply = { recorded: number; ms: number };
+
+const lock = (em: EntityManager, market: string) => em.execute('select pg_advisory_xact_lock(hashtext(?))', [`record:${market}`]);
+
+async function openSession(em: EntityManager, market: string): Promise<number | null> {
+  const rows = await em.execute('select max(tick)::float8 as tick from market_session where market = ? and closed_at is null', [market]);
+  return rows[0]?.tick ?? null;
+}
+
+function marketOf(ctx: TurnContext): MarketId {
+  if (!(ctx.id in MARKETS)) throw new ActorError(404, `unknown market ${ctx.id}`);
+  return ctx.id as MarketId;
+}
+
+export const marketActor = defineActor<MarketState, MarketMessage>({
+  kind: 'market',
+
+  async activate(ctx) {
+    return { market: marketOf(ctx), openTick: await openSession(ctx.em, ctx.id) };
+  },
+
+  handlers: {
+    async start(state, msg, ctx): Promise<StartReply> {
+      const { market } = state;
+      const sessionsPerDay = 86_400 / MARKETS[market].interval_seconds;
+      await ctx.em.transactional(async (em) => {
+        await lock(em, market);
+        let open = await openSession(em, market);
+        if (open === null) {
+          await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, msg.tick]);
+          await insertMenu(em, menuRecords(market, menu(ctx.seed, market, msg.tick)));
+          open = msg.tick;
+        }
+        const total = Math.floor(msg.backfillDays * sessionsPerDay);
+        await em.execute(
+          `insert into market_record (market, live_start, from_tick, sessions_total, engine) values (?, ?, ?, ?, ?::jsonb)
+           on conflict (market) do nothing`,
+          [market, open, open - total, total, JSON.stringify(engineIdentity(ctx.seed))],
+        );
+        state.openTick = open;
+      });
+      const rec = await ctx.em.execute('select live_start::float8 as live_start, from_tick::float8 as from_tick from market_record where market = ?', [market]);
+      return { open: state.openTick!, liveStart: rec[0].live_start, fromTick: rec[0].from_tick };
+    },
+
+    async close(state, msg, ctx): Promise<CloseReply> {
+      const t0 = Date.now();
+      const { market } = state;
+      const closed = await ctx.em.transactional(async (em) => {
+        await lock(em, market);
+        // The exactly-once gate: only the turn that flips closed_at does the close's work.
+        const done = await em.execute(
+          `update market_session set closed_at = now(), recorded = true
+            where market = ? and tick = ? and closed_at is null returning tick`,
+          [market, msg.tick],
+        );
+        if (done.length !== 1) return false;
+        await recordLiveClose(em, ctx.seed, market, msg.tick);
+        const next = Math.max(msg.tick + 1, msg.next ?? msg.tick + 1);
+        await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, next]);
+        await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
+        await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [Date.now() - t0, market, msg.tick]);
+        return true;
+      });
+      state.openTick = await openSession(ctx.em, market);
+      if (state.openTick === null) throw new ActorError(500, `market ${market} has no open session after close`);
+      return { closed, open: state.openTick, ms: Date.now() - t0 };
+    },
+
+    async backfill(state, msg, ctx): Promise<BackfillReply> {
+      const t0 = Date.now();
+      const recorded = await ctx.em.transactional(async (em) => {
+        await lock(em, state.market);
+        return recordPast(em, ctx.seed, state.market, msg.from, msg.to);
+      });
+      return { recorded, ms: Date.now() - t0 };
+    },
+  },
+});
+
+/**
+ * The close of session `tick`: the desk executes its bids, open trades advance one session (and
+ * settle after the horizon), and the session's tape rows are written. Issue 4's paid orders fill
+ * on this same path as `user` trades.
+ */
+async function recordLiveClose(em: EntityManager, seed: number, market: MarketId, tick: number): Promise<void> {
+  const deals = menu(seed, market, tick);
+  await insertMenu(em, menuRecords(market, deals));
+  const open = await openTrades(em, market, tick);
+  const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, dealOutcomeInputs(seed, market, t.tick, t.idx)) }));
+  await updateTrades(em, advanced);
+  const desk = deals.flatMap((d, idx) => (d.house_accepted ? [deskTrade(seed, market, d, idx, dealOutcomeInputs(seed, market, tick, idx), 0)] : []));
+  await insertDeskTrades(em, desk);
+  const sales: Sale[] = open.map((t, i) => ({
+    cluster: t.cluster,
+    sold: advanced[i].units_sold - t.units_sold,
+    revenue_cents: advanced[i].revenue_cents - t.revenue_cents,
+    held_after: advanced[i].qty_left,
+    list_price_cents: t.list_price_cents,
+  }));
+  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf(desk, deals), sales));
+}
+
+/** The session's executions, each at the listed_at of the menu row it executed. */
+function fillsOf(trades: TradeRecord[], deals: Deal[]): Fill[] {
+  return trades.map((t) => ({ cluster: t.cluster, qty: t.qty, unit_cost_cents: t.unit_cost_cents, listed_at: deals[t.idx].listed_at, actor: t.actor }));
+}
+
+function tapeOf(seed: number, market: MarketId, tick: number, deals: Deal[], fills: Fill[], sales: Sale[]) {
+  return [...tapeRows(seed, market, tick, deals, fills, sales)].map(([cluster, row]) => ({ tick, cluster, row }));
+}
+
+/**
+ * Records past sessions from..to (ascending) that are not recorded yet, with the desk's trades
+ * revealed as far as the market's open session allows. Sales of the 8 sessions before `from` are
+ * computed too, so every session's tape sees the positions it carried.
+ */
+async function recordPast(em: EntityManager, seed: number, market: MarketId, from: number, to: number): Promise<number> {
+  const open = await openSession(em, market);
+  if (open === null) throw new ActorError(409, `market ${market} has not started`);
+  const last = Math.min(to, open - 1);
+  if (last < from) return 0;
+  const done = new Set(
+    (await em.execute('select tick::float8 as tick from market_session where market = ? and tick between ? and ? and recorded', [market, from, last])).map(
+      (r) => r.tick as number,
+    ),
+  );
+  const horizon = MARKETS[market].settlement_horizon_ticks;
+  // Each session's desk trades fully played out (for the tape's sales), computed once.
+  const played = new Map<number, { rows: ReturnType<typeof sessionRows>; trades: TradeRecord[]; deals: Deal[] }>();
+  const session = (tick: number) => {
+    let s = played.get(tick);
+    if (!s) {
+      const rows = sessionRows(seed, market, tick);
+      const trades = rows.flatMap((r, idx) => (r.deal.house_accepted ? [deskTrade(seed, market, r.deal, idx, r.inputs, horizon)] : []));
+      played.set(tick, (s = { rows, trades, deals: rows.map((r) => r.deal) }));
+    }
+    return s;
+  };
+  const menus = [];
+  const trades: TradeRecord[] = [];
+  const tape = [];
+  const ticks: number[] = [];
+  for (let tick = from; tick <= last; tick++) {
+    if (done.has(tick)) continue;
+    const { rows, deals, trades: full } = session(tick);
+    const revealed = Math.min(horizon, open - 1 - tick);
+    menus.push(...menuRecords(market, deals));
+    trades.push(...rows.flatMap((r, idx) => (r.deal.house_accepted ? [deskTrade(seed, market, r.deal, idx, r.inputs, revealed)] : [])));
+    const sales: Sale[] = [];
+    for (let k = 1; k <= horizon; k++) {
+      for (const t of session(tick - k).trades) {
+        const sold = t.sales_by_tick[k - 1];
+        const soldBefore = t.sales_by_tick.slice(0, k).reduce((a, b) => a + b, 0);
+        sales.push({ cluster: t.cluster, sold, revenue_cents: sold * t.list_price_cents, held_after: t.qty - soldBefore, list_price_cents: t.list_price_cents });
+      }
+    }
+    tape.push(...tapeOf(seed, market, tick, deals, fillsOf(full, deals), sales));
+    ticks.push(tick);
+  }
+  if (!ticks.length) return 0;
+  await insertMenu(em, menus);
+  await insertDeskTrades(em, trades);
+  await insertTape(em, market, tape);
+  await em.execute(
+    `insert into market_session (market, tick, opened_at, closed_at, source, recorded)
+     select ?, t, now(), now(), 'backfill', true from unnest(?::bigint[]) as t on conflict do nothing`,
+    [market, `{${ticks.join(',')}}`],
+  );
+  await em.execute(
+    `update market_record set sessions_loaded = sessions_loaded + ?,
+        finished_at = case when sessions_loaded + ? >= sessions_total then now() end where market = ?`,
+    [ticks.length, ticks.length, market],
+  );
+  return ticks.length;
+}

@@ -1,0 +1,93 @@
+// Set-based SQL of the market record. Bulk writes pass all rows as one JSON parameter expanded by
+// jsonb_to_recordset: one statement per table per session (or per backfill chunk), no per-row
+// round trips. Every insert is idempotent (primary or unique keys), so a replayed step is a no-op.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { MenuRecord, TapeRow, TradeRecord, TradeState } from './record.js';
+
+const json = (rows: unknown) => JSON.stringify(rows);
+
+export async function insertMenu(em: EntityManager, rows: MenuRecord[]): Promise<void> {
+  if (!rows.length) return;
+  await em.execute(
+    `insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
+     select * from jsonb_to_recordset(?::jsonb) as x(market text, tick bigint, idx int, offer_key text, cluster int,
+       unit_cost_cents int, list_price_cents int, listed_at float8, max_qty int, house_accepted boolean, house_qty int, deal jsonb)
+     on conflict do nothing`,
+    [json(rows)],
+  );
+}
+
+const TRADE_COLUMNS = `market, tick, idx, offer_key, cluster, actor, qty, unit_cost_cents, list_price_cents, fee_cents,
+  holding_cents, cost_basis_cents, horizon, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents,
+  holding_cost_cents, settled, sold_out, regime, surcharge_cents, writeoff_cents, realized_pnl_cents,
+  price_by_tick_cents, nsellers_by_tick`;
+
+const TRADE_TYPES = `market text, tick bigint, idx int, offer_key text, cluster int, actor text, qty int,
+  unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, cost_basis_cents bigint, horizon int,
+  revealed_ticks int, sales_by_tick int[], units_sold int, qty_left int, revenue_cents bigint,
+  holding_cost_cents bigint, settled boolean, sold_out boolean, regime boolean, surcharge_cents bigint,
+  writeoff_cents bigint, realized_pnl_cents bigint, price_by_tick_cents int[], nsellers_by_tick int[]`;
+
+/** The desk's trades; a row the desk already executed is skipped (trade_house_once). */
+export async function insertDeskTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
+  if (!rows.length) return;
+  await em.execute(
+    `insert into trade (${TRADE_COLUMNS}, settled_at)
+     select ${TRADE_COLUMNS}, case when settled then now() end
+       from jsonb_to_recordset(?::jsonb) as x(${TRADE_TYPES})
+     on conflict (market, tick, idx) where actor = 'house' do nothing`,
+    [json(rows)],
+  );
+}
+
+export type OpenTrade = TradeState & {
+  id: number;
+  tick: number;
+  idx: number;
+  cluster: number;
+  actor: 'house' | 'user';
+  qty: number;
+  unit_cost_cents: number;
+  list_price_cents: number;
+  fee_cents: number;
+  holding_cents: number;
+  horizon: number;
+};
+
+/** Unsettled trades filled before session `tick` closes: the ones this close advances. */
+export async function openTrades(em: EntityManager, market: string, tick: number): Promise<OpenTrade[]> {
+  const rows = await em.execute(
+    `select id::float8 as id, tick::float8 as tick, idx, cluster, actor, qty, unit_cost_cents, list_price_cents, fee_cents,
+            holding_cents, horizon, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents::float8 as revenue_cents,
+            holding_cost_cents::float8 as holding_cost_cents, settled
+       from trade where market = ? and tick < ? and not settled order by id for update`,
+    [market, tick],
+  );
+  return rows as OpenTrade[];
+}
+
+export async function updateTrades(em: EntityManager, rows: (TradeState & { id: number })[]): Promise<void> {
+  if (!rows.length) return;
+  await em.execute(
+    `update trade t set revealed_ticks = x.revealed_ticks, sales_by_tick = x.sales_by_tick, units_sold = x.units_sold,
+            qty_left = x.qty_left, revenue_cents = x.revenue_cents, holding_cost_cents = x.holding_cost_cents,
+            settled = x.settled, sold_out = x.sold_out, regime = x.regime, surcharge_cents = x.surcharge_cents,
+            writeoff_cents = x.writeoff_cents, realized_pnl_cents = x.realized_pnl_cents,
+            settled_at = case when x.settled then now() end
+       from jsonb_to_recordset(?::jsonb) as x(id bigint, revealed_ticks int, sales_by_tick int[], units_sold int, qty_left int,
+            revenue_cents bigint, holding_cost_cents bigint, settled boolean, sold_out boolean, regime boolean,
+            surcharge_cents bigint, writeoff_cents bigint, realized_pnl_cents bigint)
+      where t.id = x.id and t.revealed_ticks = x.revealed_ticks - 1`,
+    [json(rows)],
+  );
+}
+
+export async function insertTape(em: EntityManager, market: string, rows: { tick: number; cluster: number; row: TapeRow }[]): Promise<void> {
+  if (!rows.length) return;
+  await em.execute(
+    `insert into tape (market, tick, cluster, row)
+     select ?, tick, cluster, row from jsonb_to_recordset(?::jsonb) as x(tick bigint, cluster int, row jsonb)
+     on conflict do nothing`,
+    [market, json(rows)],
+  );
+}
