@@ -3,6 +3,9 @@
 /** `msg` is the actor kind's message union member, tagged by `kind`. */
 export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown } };
 
+/** A read task: a named query over the record, run on any shard outside the mailboxes. */
+export type ReadEnvelope = { read: string; args: unknown };
+
 export type TurnResult =
   | { ok: true; reply: unknown; turnMs: number }
   | { ok: false; status: number; detail: string; turnMs: number };

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { ActorError } from './actor.js';
-import { shardOf, type Envelope, type TurnResult } from './protocol.js';
+import { shardOf, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
 
 export type RuntimeOptions = Omit<WorkerOptions, 'actorModules'> & {
@@ -32,6 +32,7 @@ type Shard = { pool: Piscina; pending: number; restarts: number };
 export class ActorRuntime {
   private readonly shards: Shard[];
   private closing = false;
+  private nextReader = 0;
 
   constructor(private readonly opts: RuntimeOptions) {
     const workerData: WorkerOptions = {
@@ -68,9 +69,19 @@ export class ActorRuntime {
   }
 
   /** Sends `msg` to actor `to` and waits for its reply; throws ActorError for refusals. */
-  async ask<T = unknown>(to: string, msg: Envelope['msg'], timeoutMs = this.opts.askTimeoutMs): Promise<T> {
+  ask<T = unknown>(to: string, msg: Envelope['msg'], timeoutMs = this.opts.askTimeoutMs): Promise<T> {
+    return this.run<T>(shardOf(to, this.shards.length), { to, msg }, to, msg.kind, timeoutMs);
+  }
+
+  /** Runs the read task `name` on the next shard in turn (no actor, no mailbox). */
+  read<T = unknown>(name: string, args: unknown, timeoutMs = this.opts.askTimeoutMs): Promise<T> {
+    this.nextReader = (this.nextReader + 1) % this.shards.length;
+    return this.run<T>(this.nextReader, { read: name, args }, 'read:', name, timeoutMs);
+  }
+
+  private async run<T>(index: number, envelope: Envelope | ReadEnvelope, to: string, kind: string, timeoutMs: number): Promise<T> {
     if (this.closing) throw new ActorError(503, 'service is shutting down', 5);
-    const shard = this.shards[shardOf(to, this.shards.length)];
+    const shard = this.shards[index];
     if (shard.pending >= this.opts.mailboxLimit) {
       throw new ActorError(503, `too many pending requests for ${to}; retry shortly`, 1);
     }
@@ -82,7 +93,6 @@ export class ActorRuntime {
         timeoutMs,
       );
     });
-    const envelope: Envelope = { to, msg };
     const run = shard.pool.run(envelope) as Promise<TurnResult>;
     // A late answer after the timeout is dropped; the turn itself still completes (and commits).
     run.catch(() => {});
@@ -92,7 +102,7 @@ export class ActorRuntime {
         // The worker died mid-turn (it is being replaced) or the queue was full.
         throw new ActorError(503, `${to} is restarting; retry shortly`, 1);
       });
-      this.opts.onTurn?.(to.slice(0, to.indexOf(':')), msg.kind, result.turnMs / 1000, result.ok);
+      this.opts.onTurn?.(to.slice(0, to.indexOf(':')), kind, result.turnMs / 1000, result.ok);
       if (!result.ok) throw new ActorError(result.status, result.detail);
       return result.reply as T;
     } finally {

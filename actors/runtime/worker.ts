@@ -8,7 +8,8 @@ import pino from 'pino';
 import { openOrm, type Orm } from '../../orm/database.js';
 import { ActorError, type ActorKind } from './actor.js';
 import { Mailboxes } from './mailbox.js';
-import { splitActorId, type Envelope, type TurnResult } from './protocol.js';
+import { splitActorId, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
+import type { ReadTask } from './read.js';
 
 export type WorkerOptions = {
   databaseUrl: string;
@@ -27,18 +28,20 @@ const options = workerData as WorkerOptions;
 const log = pino({ level: options.logLevel, name: 'worker' });
 const mailboxes = new Mailboxes();
 const activations = new Map<string, Activation>();
-let ready: Promise<{ orm: Orm; kinds: Map<string, ActorKind> }> | undefined;
+let ready: Promise<{ orm: Orm; kinds: Map<string, ActorKind>; reads: Map<string, ReadTask> }> | undefined;
 
 function init() {
   ready ??= (async () => {
     const kinds = new Map<string, ActorKind>();
+    const reads = new Map<string, ReadTask>();
     for (const url of options.actorModules) {
-      const mod = (await import(url)) as { actorKinds: ActorKind[] };
-      for (const k of mod.actorKinds) kinds.set(k.kind, k);
+      const mod = (await import(url)) as { actorKinds?: ActorKind[]; readTasks?: Record<string, ReadTask> };
+      for (const k of mod.actorKinds ?? []) kinds.set(k.kind, k);
+      for (const [name, task] of Object.entries(mod.readTasks ?? {})) reads.set(name, task);
     }
     const orm = await openOrm(options.databaseUrl, options.poolMax);
     setInterval(sweepIdle, Math.max(1000, options.idleMs / 2)).unref();
-    return { orm, kinds };
+    return { orm, kinds, reads };
   })();
   return ready;
 }
@@ -48,7 +51,27 @@ function sweepIdle(): void {
   for (const [id, a] of activations) if (a.lastUsed < cutoff) activations.delete(id);
 }
 
-export default async function turn(envelope: Envelope): Promise<TurnResult> {
+export default async function task(envelope: Envelope | ReadEnvelope): Promise<TurnResult> {
+  return 'read' in envelope ? read(envelope) : turn(envelope);
+}
+
+/** Read tasks need no mailbox: they only read the record, which closes change atomically. */
+async function read(envelope: ReadEnvelope): Promise<TurnResult> {
+  const { orm, reads } = await init();
+  const t0 = performance.now();
+  const run = reads.get(envelope.read);
+  if (!run) return { ok: false, status: 500, detail: `no read task ${envelope.read}`, turnMs: 0 };
+  try {
+    const reply = await run({ em: orm.em.fork(), seed: options.seed }, envelope.args);
+    return { ok: true, reply, turnMs: performance.now() - t0 };
+  } catch (err) {
+    if (err instanceof ActorError) return { ok: false, status: err.status, detail: err.detail, turnMs: performance.now() - t0 };
+    log.error({ err, read: envelope.read }, 'read task failed');
+    return { ok: false, status: 500, detail: 'internal error', turnMs: performance.now() - t0 };
+  }
+}
+
+async function turn(envelope: Envelope): Promise<TurnResult> {
   const { orm, kinds } = await init();
   const { kind, id } = splitActorId(envelope.to);
   const actor = kinds.get(kind);

@@ -27,6 +27,7 @@ export class Supervisor {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
   private backfilling: Promise<void> | undefined;
+  private readonly loaded = new Set<string>();
   private stopped = false;
   ready = false;
 
@@ -79,9 +80,16 @@ export class Supervisor {
             await new Promise((r) => setTimeout(r, 1000));
           }
         }
+        if (this.stopped) return;
+        this.loaded.add(m.id);
         if (recorded) this.opts.log.info({ market: m.id, sessions: recorded, ms: Date.now() - t0 }, 'history backfill finished');
       }),
     );
+  }
+
+  /** Whether this process has seen the market's whole history recorded. */
+  historyLoaded(market: string): boolean {
+    return this.loaded.has(market);
   }
 
   /** Resolves when the background history backfill has finished (tests, bench). */

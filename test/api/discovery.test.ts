@@ -29,8 +29,8 @@ t.test('manifest carries every top-level key of SPEC.md with its contents', asyn
   t.equal(body.agents.human_needed_to_spend, true);
   t.match(body.agents.autonomous_funding, /3 settled trades/);
   t.match(body.legal.terms_version, /^\d{4}-\d{2}-\d{2}$/);
-  t.equal(body.schema.applied, 1);
-  t.equal(body.schema.last, 'Migration20261122000001_backbone');
+  t.equal(body.schema.applied, 2);
+  t.equal(body.schema.last, 'Migration20261122000002_record');
   t.ok(Math.abs(body.schema.last_at - Date.now() / 1000) < 3600, 'last_at is the unix time the migration ran');
 });
 
@@ -89,6 +89,7 @@ t.test('markets with live session fields; unknown market 404', async (t) => {
     t.type(m.max_qty, 'number');
     t.equal(m.pricing.model.startsWith('core_v1'), true);
     t.equal(m.quotes_velocity, m.id === 'm15' || m.id === 'm45');
+    t.ok(m.menu_size > 0 && m.quote.deals === m.menu_size, `${m.id} quote and menu_size of the current menu`);
   }
   const one = await svc.getJson('/api/v1/markets/h2');
   t.equal(one.body.id, 'h2');
