@@ -40,19 +40,10 @@ export async function insertDeskTrades(em: EntityManager, rows: TradeRecord[]): 
   );
 }
 
-export type OpenTrade = TradeState & {
-  id: number;
-  tick: number;
-  idx: number;
-  cluster: number;
-  actor: 'house' | 'user';
-  qty: number;
-  unit_cost_cents: number;
-  list_price_cents: number;
-  fee_cents: number;
-  holding_cents: number;
-  horizon: number;
-};
+export type OpenTrade = TradeState &
+  Pick<TradeRecord, 'tick' | 'idx' | 'cluster' | 'actor' | 'qty' | 'unit_cost_cents' | 'list_price_cents' | 'fee_cents' | 'holding_cents' | 'horizon'> & {
+    id: number;
+  };
 
 /** Unsettled trades filled before session `tick` closes: the ones this close advances. */
 export async function openTrades(em: EntityManager, market: string, tick: number): Promise<OpenTrade[]> {

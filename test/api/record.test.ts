@@ -3,37 +3,23 @@
 // advance one session per close and settle after 8 with the cash formulas, and the same seed gives
 // the same record.
 import t from 'tap';
-import pino from 'pino';
-import { ActorRuntime } from '../../actors/runtime/shards.js';
 import { deskTrade } from '../../actors/market/record.js';
-import { openOrm, migrate, type Orm } from '../../orm/database.js';
+import type { ActorRuntime } from '../../actors/runtime/shards.js';
 import { MARKETS, menu, sessionRows } from '../../src/engine/index.js';
-import { Clock } from '../../src/supervisor/clock.js';
-import { Supervisor } from '../../src/supervisor/supervisor.js';
-import { freshDatabase } from '../helpers/db.js';
+import type { Supervisor } from '../../src/supervisor/supervisor.js';
+import { clockRig, T0 } from '../helpers/clock-rig.js';
 
 const SEED = 7;
-const M15 = MARKETS.m15;
-const T0 = 900 * 2_000_001; // a session boundary
-const log = pino({ level: 'silent' });
 
-type Rig = { orm: Orm; rt: ActorRuntime; sup: Supervisor; setNow: (s: number) => void; q: (sql: string, p?: unknown[]) => Promise<any[]> };
+type Rig = { rt: ActorRuntime; sup: Supervisor; setNow: (s: number) => void; q: (sql: string, p?: unknown[]) => Promise<any[]> };
 
 async function rig(tt: Tap.Test, backfillDays = 0.25): Promise<Rig> {
-  const url = await freshDatabase(tt);
-  const orm = await openOrm(url, 2);
-  tt.teardown(() => orm.close());
-  await migrate(orm);
-  let now = T0 + 1;
-  const clock = new Clock({ real: T0, service: T0, scale: 1 }, () => now * 1000);
-  const rt = new ActorRuntime({ shards: 2, databaseUrl: url, poolMax: 4, seed: SEED, idleMs: 60_000, logLevel: 'silent', askTimeoutMs: 60_000, mailboxLimit: 10_000 });
-  tt.teardown(() => rt.close());
-  const sup = new Supervisor(rt, clock, [M15], { catchupLimit: 1000, backfillDays, backfillChunk: 5, log });
-  tt.teardown(() => sup.stop());
+  const r = await clockRig(tt);
+  const rt = r.runtime(SEED);
+  const sup = r.supervisor(rt, [MARKETS.m15], { backfillDays, backfillChunk: 5 });
   await sup.start();
   await sup.backfilled();
-  const q = (sql: string, p: unknown[] = []) => orm.em.fork().execute(sql, p);
-  return { orm, rt, sup, setNow: (s) => (now = s), q };
+  return { rt, sup, setNow: r.setNow, q: r.q };
 }
 
 const OPEN = T0 / 900;

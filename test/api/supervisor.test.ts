@@ -2,35 +2,20 @@
 // order, exactly once per (market, tick), also with two supervisors on one database; missed
 // closes are replayed in order after downtime, within the catch-up bound.
 import t from 'tap';
-import pino from 'pino';
-import { ActorRuntime } from '../../actors/runtime/shards.js';
-import { openOrm, migrate, type Orm } from '../../orm/database.js';
-import { Clock } from '../../src/supervisor/clock.js';
+import type { ActorRuntime } from '../../actors/runtime/shards.js';
+import type { Orm } from '../../orm/database.js';
+import type { Clock } from '../../src/supervisor/clock.js';
 import { Supervisor, type ScheduledMarket } from '../../src/supervisor/supervisor.js';
-import { freshDatabase } from '../helpers/db.js';
+import pino from 'pino';
+import { clockRig, T0, type ClockRig } from '../helpers/clock-rig.js';
 
 const M15: ScheduledMarket = { id: 'm15', interval_seconds: 900 };
 const M45: ScheduledMarket = { id: 'm45', interval_seconds: 2700 };
-const T0 = 2700 * 666_667; // 1_800_000_900: both markets start a session here
 const log = pino({ level: 'silent' });
 
-type Rig = { orm: Orm; url: string; clock: Clock; setNow: (s: number) => void };
-
-async function rig(tt: Tap.Test): Promise<Rig> {
-  const url = await freshDatabase(tt);
-  const orm = await openOrm(url, 2);
-  tt.teardown(() => orm.close());
-  await migrate(orm);
-  let now = T0 + 1;
-  const clock = new Clock({ real: T0, service: T0, scale: 1 }, () => now * 1000);
-  return { orm, url, clock, setNow: (s) => (now = s) };
-}
-
-function runtime(tt: Tap.Test, url: string): ActorRuntime {
-  const rt = new ActorRuntime({ shards: 2, databaseUrl: url, poolMax: 4, seed: 1, idleMs: 60_000, logLevel: 'silent', askTimeoutMs: 20_000, mailboxLimit: 10_000 });
-  tt.teardown(() => rt.close());
-  return rt;
-}
+type Rig = ClockRig;
+const rig = clockRig;
+const runtime = (tt: Tap.Test, r: Rig) => r.runtime();
 
 async function sessions(orm: Orm, market: string) {
   const rows = await orm.em.fork().execute('select tick::float8 as tick, closed_at is not null as closed from market_session where market = ? order by tick', [market]);
@@ -45,7 +30,7 @@ function supervisor(rt: ActorRuntime, clock: Clock, closes: [string, number, boo
 t.test('first start opens the current session of every market; due closes run in order', async (tt) => {
   const r = await rig(tt);
   const closes: [string, number, boolean][] = [];
-  const sup = supervisor(runtime(tt, r.url), r.clock, closes);
+  const sup = supervisor(runtime(tt, r), r.clock, closes);
   tt.teardown(() => sup.stop());
   await sup.start();
   tt.ok(sup.ready);
@@ -64,8 +49,8 @@ t.test('two supervisors on one database never double-close', async (tt) => {
   const r = await rig(tt);
   const a: [string, number, boolean][] = [];
   const b: [string, number, boolean][] = [];
-  const supA = supervisor(runtime(tt, r.url), r.clock, a);
-  const supB = supervisor(runtime(tt, r.url), r.clock, b);
+  const supA = supervisor(runtime(tt, r), r.clock, a);
+  const supB = supervisor(runtime(tt, r), r.clock, b);
   tt.teardown(() => Promise.all([supA.stop(), supB.stop()]));
   await Promise.all([supA.start(), supB.start()]);
   r.setNow(T0 + 6 * 900 + 1);
@@ -81,12 +66,12 @@ t.test('two supervisors on one database never double-close', async (tt) => {
 t.test('after downtime the missed closes are replayed in order before ready', async (tt) => {
   const r = await rig(tt);
   const closes: [string, number, boolean][] = [];
-  const rt = runtime(tt, r.url);
+  const rt = runtime(tt, r);
   const first = supervisor(rt, r.clock, closes, 1000, [M15]);
   await first.start();
   await first.stop();
   r.setNow(T0 + 10 * 900 + 1); // ten sessions pass while the service is down
-  const second = supervisor(runtime(tt, r.url), r.clock, closes, 1000, [M15]);
+  const second = supervisor(runtime(tt, r), r.clock, closes, 1000, [M15]);
   tt.teardown(() => second.stop());
   await second.start();
   const t15 = T0 / 900;
@@ -98,11 +83,11 @@ t.test('after downtime the missed closes are replayed in order before ready', as
 t.test('a catch-up beyond its bound skips the oldest sessions', async (tt) => {
   const r = await rig(tt);
   const closes: [string, number, boolean][] = [];
-  const first = supervisor(runtime(tt, r.url), r.clock, closes, 3, [M15]);
+  const first = supervisor(runtime(tt, r), r.clock, closes, 3, [M15]);
   await first.start();
   await first.stop();
   r.setNow(T0 + 10 * 900 + 1);
-  const second = supervisor(runtime(tt, r.url), r.clock, closes, 3, [M15]);
+  const second = supervisor(runtime(tt, r), r.clock, closes, 3, [M15]);
   tt.teardown(() => second.stop());
   await second.start();
   const t15 = T0 / 900;
