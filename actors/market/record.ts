@@ -234,7 +234,8 @@ function tapeRow(market: MarketId, deals: readonly Deal[], fills: readonly Fill[
 export function tapeRows(seed: number, market: MarketId, tick: number, deals: readonly Deal[], fills: readonly Fill[], sales: readonly Sale[]): Map<number, TapeRow> {
   const now = familyTicks(seed, market, tick);
   const before = familyTicks(seed, market, tick - 1);
-  const clusters = [...new Set(deals.map((d) => d.cluster))].sort((a, b) => a - b);
+  // Every family the session touched: listed on its menu, or carried by earlier positions.
+  const clusters = [...new Set([...deals.map((d) => d.cluster), ...sales.map((s) => s.cluster)])].sort((a, b) => a - b);
   const moved = (c: number) => Math.sign(now[c].priceLevel - before[c].priceLevel);
   const out = new Map<number, TapeRow>();
   const mean = (xs: number[]) => (xs.length ? r4(xs.reduce((s, x) => s + x, 0) / xs.length) : null);

@@ -100,6 +100,8 @@ t.test('each session tape records what earlier positions sold in it', async (tt)
     tt.equal(tape.row.sold, sold, `session ${tick}: tape sold ${sold}`);
     tt.equal(tape.row.active, trades.length, 'active positions');
     tt.equal(tape.row.menu_n, menu(SEED, 'm15', tick).length);
+    const [families] = await r.q("select sum((row->>'sold')::int)::int sold, sum((row->>'inventory')::int)::int inv from tape where market = 'm15' and tick = ? and cluster >= 0", [tick]);
+    tt.same(families, { sold: tape.row.sold, inv: tape.row.inventory }, 'the families add up to the market');
   }
 });
 

@@ -1,0 +1,93 @@
+// Record routes: the synthetic book, the families of the current menu and ranking signals.
+import Type from 'typebox';
+import { FAMILIES, MARKETS } from '../../engine/index.js';
+import type { ServedBook } from '../../analytics/tape.js';
+import { HttpError, route, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { MarketParams, marketOr404 } from './markets.js';
+import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+import { BookAnswer, FamiliesAnswer, SignalsAnswer } from './analytics-schemas.js';
+
+export const SIGNALS_CAP = 2000;
+export const SIGNALS_DEFAULT = 120;
+
+export const clusterField = (what: string) => Type.Integer({ minimum: 0, description: `family (cluster id, 0..${FAMILIES.length - 1}); ${what}` });
+
+/** A cluster id of the catalog, or 404. */
+export function clusterOr404(cluster: number): number {
+  if (cluster >= FAMILIES.length) throw new HttpError(404, `unknown cluster ${cluster}; clusters are 0..${FAMILIES.length - 1}`);
+  return cluster;
+}
+
+const BookQuery = Type.Object({
+  cluster: Type.Optional(clusterField('default: the whole market')),
+  step: Type.Number({ exclusiveMinimum: 0.05, maximum: 10, default: 1.0, description: 'price distance between levels' }),
+  levels: Type.Integer({ minimum: 1, maximum: 50, default: 10, description: 'levels per side' }),
+  window: Type.Integer({ minimum: 2, maximum: 500, default: 48, description: 'closed sessions of tape the book is drawn from' }),
+});
+type BookQuery = { cluster?: number; step: number; levels: number; window: number };
+type FamiliesQuery = { window: number };
+type SignalsQuery = { from_tick?: number; to_tick?: number };
+
+export function bookRoutes(s: Services): Route[] {
+  return [
+    route<{ market_id: string }, BookQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/book', auth: 'none', summary: 'Synthetic order book around the resale price',
+      params: MarketParams,
+      query: BookQuery,
+      responses: {
+        200: { description: 'the book drawn from the last `window` closed sessions of tape', schema: BookAnswer },
+        404: { description: 'unknown market or cluster, or no tape in the window' },
+      },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        const cluster = query.cluster === undefined ? -1 : clusterOr404(query.cluster);
+        const { open } = recordPosition(s, market);
+        const r = await s.runtime.read<{ sessions: number; book: ServedBook } | null>('analytics.book', {
+          market, cluster, window: query.window, step: query.step, levels: query.levels, open,
+        });
+        if (!r) throw new HttpError(404, `no tape with prices for ${query.cluster === undefined ? 'the market' : `cluster ${cluster}`} in the last ${query.window} sessions`);
+        const json = { market, cluster: query.cluster ?? null, window: query.window, sessions: r.sessions, ...r.book };
+        return cacheable(s, req, market, { json }, false);
+      },
+    }),
+    route<{ market_id: string }, FamiliesQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/families', auth: 'none', summary: 'Item families on the current menu with recorded outcome statistics',
+      params: MarketParams,
+      query: Type.Object({ window: Type.Integer({ minimum: 1, maximum: 400, default: 48, description: 'closed sessions of outcomes' }) }),
+      responses: { 200: { description: 'families of the open session\'s menu', schema: FamiliesAnswer }, 404: { description: 'unknown market' } },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        const { open } = recordPosition(s, market);
+        const r = await s.runtime.read<{ sessions: number; families: unknown[] }>('analytics.families', { market, window: query.window, open });
+        return cacheable(s, req, market, { json: { market, tick: open, window: query.window, ...r } }, false);
+      },
+    }),
+    route<{ market_id: string; cluster: number }, SignalsQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/families/{cluster}/signals', auth: 'none',
+      summary: 'Signals of a family per session (ranking markets only)',
+      params: Type.Object({ market_id: MarketParams.properties.market_id, cluster: clusterField('the family') }),
+      query: Type.Object({
+        from_tick: Type.Optional(TickRange.from_tick),
+        to_tick: Type.Optional(TickRange.to_tick),
+      }),
+      responses: {
+        200: { description: `rows up to and including the open session; default the last ${SIGNALS_DEFAULT} sessions, at most ${SIGNALS_CAP} per call`, schema: SignalsAnswer },
+        404: { description: 'unknown market or cluster, or a market that quotes velocity' },
+      },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        if (MARKETS[market].quotes_velocity) throw new HttpError(404, `market ${market} quotes velocity; signals exist on ranking markets (h2, h10)`);
+        const cluster = clusterOr404(params.cluster);
+        const { open } = recordPosition(s, market);
+        const to = query.to_tick ?? open;
+        const from = query.from_tick ?? Math.max(0, to - SIGNALS_DEFAULT + 1);
+        checkSpan({ from_tick: from, to_tick: to }, SIGNALS_CAP);
+        const last = Math.min(to, open);
+        const rows = await s.runtime.read('analytics.signals', { market, cluster, from, to: last });
+        const json = { market, cluster, sku_family: FAMILIES[cluster].sku_family, from_tick: from, to_tick: last, rows };
+        return cacheable(s, req, market, { json }, to < open);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,59 @@
+// Record routes: analytics. Tape and stats here; book, families and signals in analytics-book.ts.
+import Type from 'typebox';
+import { route, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { MarketParams, marketOr404 } from './markets.js';
+import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+import { StatsAnswer, TapeAnswer } from './analytics-schemas.js';
+import { bookRoutes, clusterField, clusterOr404 } from './analytics-book.js';
+
+export const TAPE_CAP = 500;
+export const STATS_CAP = 400;
+
+type MarketParam = { market_id: string };
+type TapeQuery = { from_tick: number; to_tick: number; cluster?: number };
+type StatsQuery = { from_tick: number; to_tick: number };
+
+export function analyticsRoutes(s: Services): Route[] {
+  return [
+    route<MarketParam, TapeQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/tape', auth: 'none', summary: 'Tape rows per closed session',
+      params: MarketParams,
+      query: Type.Object({ ...TickRange, cluster: Type.Optional(clusterField('default: the whole market')) }),
+      responses: {
+        200: { description: `tape rows (at most ${TAPE_CAP} sessions per call); settled sessions also carry desk_pnl, holder_pnl, profitable_rate, downside_rate, exec_rate`, schema: TapeAnswer },
+        404: { description: 'unknown market or cluster' },
+      },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        checkSpan(query, TAPE_CAP);
+        const cluster = query.cluster === undefined ? -1 : clusterOr404(query.cluster);
+        const pos = recordPosition(s, market);
+        const rows = await s.runtime.read('analytics.tape', {
+          market, from: query.from_tick, to: query.to_tick, cluster, open: pos.open, lastSettled: pos.lastSettled,
+        });
+        const json = { market, cluster: query.cluster ?? null, from_tick: query.from_tick, to_tick: query.to_tick, rows };
+        return cacheable(s, req, market, { json }, query.to_tick <= pos.lastSettled);
+      },
+    }),
+    route<MarketParam, StatsQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/stats', auth: 'none', summary: 'Per-session stats of settled sessions',
+      params: MarketParams,
+      query: Type.Object({ ...TickRange }),
+      responses: {
+        200: { description: `one row per settled recorded session (at most ${STATS_CAP} sessions per call); \`oracle\` only with the oracle switch`, schema: StatsAnswer },
+        404: { description: 'unknown market' },
+      },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        checkSpan(query, STATS_CAP);
+        const pos = recordPosition(s, market);
+        const to = Math.min(query.to_tick, pos.lastSettled);
+        const rows = to < query.from_tick ? [] : await s.runtime.read('analytics.stats', { market, from: query.from_tick, to, oracle: s.config.oracle });
+        const json = { market, from_tick: query.from_tick, to_tick: query.to_tick, rows };
+        return cacheable(s, req, market, { json }, query.to_tick <= pos.lastSettled);
+      },
+    }),
+    ...bookRoutes(s),
+  ];
+}
