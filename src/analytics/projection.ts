@@ -4,18 +4,21 @@
  * 1. Fit velocity against x = sessions before the last close (x = lastTick - tick, so the last
  *    closed session is x = 0 and older ones are positive), by least squares ('trend') or the
  *    mean ('mean').
- * 2. Extend the fit over the settlement sessions k = 1..horizon at x = -k. Negative fitted
- *    velocities are clamped to 0 (a family cannot un-sell).
+ * 2. Extend the fit over the settlement sessions k = 1..horizon at x = -(k + lead), where `lead`
+ *    is the number of sessions between the last close and the first session of sales (default 0).
+ *    Negative fitted velocities are clamped to 0 (a family cannot un-sell).
  * 3. For each qty q = 1..maxQty and each scenario (demand path × low_mult, × 1, × high_mult) run
- *    the cash rules of SPEC.md "Cash accounting" with no surcharge:
+ *    the cash rules of SPEC.md "Cash accounting" with no surcharge, exactly as the engine does
+ *    (src/engine/accounting.ts stepPosition):
  *      cost_basis = q·c + q·f; each session: sold_k = min(d_k, left); revenue += sold_k·p;
- *      left -= sold_k; holding += left·h   (units still held at the session's end)
+ *      holding += left·h (units held at the START of the session, before its sales); left -= sold_k
  *      pnl = revenue - cost_basis - holding
- *    Sales are expected values and may be fractional; P&L is rounded to cents.
+ *    Money is carried in cents; sales are expected values and may be fractional, so the P&L is
+ *    rounded to cents once at the end. On integer demand this equals the engine's simulatePosition.
  * 4. best_qty = the qty with the highest mid P&L, the smallest qty on ties; null when maxQty < 1.
  */
 import { leastSquares, meanFit, type Fit } from './fit.js';
-import { round2 } from './money.js';
+import { round2, toCents } from './money.js';
 
 export interface HistoryRow { tick: number; velocity: number; sold: number; active: number }
 export interface Scenarios { low_mult: number; high_mult: number }
@@ -33,6 +36,10 @@ export interface ProjectionInput {
   scenarios: Scenarios;
   /** tick of the last closed session; defaults to the latest tick in history */
   lastTick?: number;
+  /** sessions between the last close and the first session of sales (x of sale k = -(k + lead)) */
+  lead?: number;
+  /** round the projected path to this many decimals before pricing it (what is served is what is priced) */
+  pathDigits?: number;
 }
 
 export interface Projection {
@@ -44,16 +51,20 @@ export interface Projection {
   best_qty: number | null;
 }
 
-/** Cash P&L of q units along an expected demand path, per SPEC.md cash accounting (no surcharge). */
+/**
+ * Cash P&L of q units along a demand path, per SPEC.md cash accounting (no surcharge), with the
+ * engine's holding convention: each session charges h on the units held when it starts.
+ */
 export function cashPnl(q: number, demand: readonly number[], c: number, p: number, f: number, h: number): number {
+  const [cc, pc, fc, hc] = [toCents(c), toCents(p), toCents(f), toCents(h)];
   let left = q, revenue = 0, holding = 0;
   for (const d of demand) {
     const sold = Math.min(Math.max(0, d), left);
-    revenue += sold * p;
+    revenue += sold * pc;
+    holding += left * hc;
     left -= sold;
-    holding += left * h;
   }
-  return round2(revenue - (q * c + q * f) - holding);
+  return round2((revenue - (q * cc + q * fc) - holding) / 100);
 }
 
 export function project(input: ProjectionInput): Projection {
@@ -63,7 +74,12 @@ export function project(input: ProjectionInput): Projection {
 
   const horizon = Math.max(0, Math.floor(input.horizon));
   const projection: number[] = [];
-  for (let k = 1; k <= horizon; k++) projection.push(Math.max(0, fit.intercept + fit.slope * -k));
+  const lead = Math.max(0, input.lead ?? 0);
+  const digits = input.pathDigits === undefined ? null : 10 ** input.pathDigits;
+  for (let k = 1; k <= horizon; k++) {
+    const v = Math.max(0, fit.intercept + fit.slope * -(k + lead));
+    projection.push(digits === null ? v : Math.round(v * digits) / digits);
+  }
 
   const maxQty = Math.max(0, Math.floor(input.maxQty));
   const qty = Array.from({ length: maxQty }, (_, i) => i + 1);

@@ -1,0 +1,155 @@
+// Read task of the record: the naive projection of a deal (SPEC.md "Projection"), for a deal of the
+// current menu or a hypothetical one of a family at a given unit cost. All record work (family
+// sales history from the tape, the family's trades) runs here, on the pool.
+//
+// Choices the SPEC leaves open:
+// - history: the family's tape rows (cluster = the deal's) of the last `lookback` closed sessions
+//   that had positions selling (active > 0); velocity = sold / active (units per position per
+//   session). A session in which the family was not listed has no family tape row.
+// - projection: the fit extended over the 8 sessions the deal would sell in. A deal of the open
+//   session fills at its close (x = -1) and sells in the sessions after: x = -2 .. -9 (lead 1).
+// - scenarios: low_mult = p10 / p50 and high_mult = p90 / p50 of the per-deal velocities
+//   (units_sold / horizon) of the family's settled trades in the window, clamped to [0, 1] and
+//   [1, 5], when at least 5 trades settled with p50 > 0; otherwise 0.5 and 1.5.
+// - realised: the family's settled trades filled in the window; pnl_repriced replays the same
+//   sales path with this deal's unit_cost and list_price (engine accounting) and keeps the trade's
+//   own surcharge.
+import { FAMILIES, MARKETS, centsToNumber, simulatePosition, type MarketId } from '../../src/engine/index.js';
+import { project } from '../../src/analytics/projection.js';
+import { quantile } from '../../src/analytics/stats.js';
+import { ActorError } from '../runtime/actor.js';
+import { defineReads } from '../runtime/read.js';
+
+export type DealProjectionArgs = {
+  market: MarketId;
+  cluster: number;
+  lookback: number;
+  fit: 'trend' | 'mean';
+  /** The record's open session: the deal's session. */
+  open: number;
+  unitCostCents: number;
+  /** null: the family's mean list price of its latest listed session on record. */
+  listPriceCents: number | null;
+  listPriceBasis: 'deal' | 'menu_mean';
+  maxQty: number;
+  quotedVelocity: number | null;
+};
+
+type TradeRow = {
+  tick: number; actor: string; qty: number; unit_cost_cents: number; list_price_cents: number; fee_cents: number;
+  holding_cents: number; horizon: number; sales_by_tick: number[]; units_sold: number; settled: boolean;
+  sold_out: boolean | null; regime: boolean | null; surcharge_cents: number | null; pnl_cents: number | null;
+};
+
+const LEAD = 1;
+const MIN_SETTLED_FOR_SCENARIOS = 5;
+const DEFAULT_SCENARIOS = { low_mult: 0.5, high_mult: 1.5 };
+const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+
+export const dealProjectionReads = defineReads({
+  'projection.deal': async ({ em }, a: DealProjectionArgs) => {
+    const spec = MARKETS[a.market];
+    const family = FAMILIES[a.cluster];
+    if (!family) throw new ActorError(404, `unknown cluster ${a.cluster}`);
+    const horizon = spec.settlement_horizon_ticks;
+    const last = a.open - 1;
+    const from = last - a.lookback + 1;
+
+    let listPriceCents = a.listPriceCents;
+    let basis: string = a.listPriceBasis;
+    if (listPriceCents === null) {
+      const [row] = await em.execute(
+        `select round(avg(list_price_cents))::float8 as p, max(tick)::float8 as tick from menu_row
+          where market = ? and cluster = ? and tick = (select max(tick) from menu_row where market = ? and cluster = ? and tick <= ?)`,
+        [a.market, a.cluster, a.market, a.cluster, a.open],
+      );
+      if (row?.p === null || row?.p === undefined) throw new ActorError(404, `family ${a.cluster} was never listed on ${a.market}`);
+      listPriceCents = row.p as number;
+      basis = 'record_mean';
+    }
+
+    const tape = await em.execute(
+      `select tick::float8 as tick, (row->>'sold')::float8 as sold, (row->>'active')::float8 as active
+         from tape where market = ? and tick between ? and ? and cluster = ? order by tick`,
+      [a.market, from, last, a.cluster],
+    );
+    const history = (tape as { tick: number; sold: number; active: number }[])
+      .filter((r) => r.active > 0)
+      .map((r) => ({ tick: r.tick, velocity: r.sold / r.active, sold: r.sold, active: r.active }));
+
+    const trades = (await em.execute(
+      `select tick::float8 as tick, actor, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents, horizon,
+              sales_by_tick, units_sold, settled, sold_out, regime, surcharge_cents::float8 as surcharge_cents,
+              realized_pnl_cents::float8 as pnl_cents
+         from trade where market = ? and tick between ? and ? and cluster = ? order by tick desc, id desc`,
+      [a.market, from, last, a.cluster],
+    )) as TradeRow[];
+    const settled = trades.filter((t) => t.settled);
+    const velocities = settled.map((t) => t.units_sold / t.horizon).sort((x, y) => x - y);
+    const [p10, p50, p90] = [0.1, 0.5, 0.9].map((q) => quantile(velocities, q));
+
+    const scenarios = scenariosOf(settled.length, p10, p50, p90);
+    const fee = spec.fees.fulfilment_per_unit_cents;
+    const holding = spec.fees.holding_per_unit_session_cents;
+    const p = project({
+      history, fit: a.fit, horizon, lastTick: last, lead: LEAD, pathDigits: 6,
+      unitCost: centsToNumber(a.unitCostCents), listPrice: centsToNumber(listPriceCents),
+      feePerUnit: centsToNumber(fee), holdingPerUnit: centsToNumber(holding),
+      maxQty: a.maxQty, scenarios: { low_mult: scenarios.low_mult, high_mult: scenarios.high_mult },
+    });
+
+    const realised = settled.map((t) => {
+      const replay = simulatePosition({
+        qty: t.qty, unitCostCents: a.unitCostCents, listPriceCents: listPriceCents!, feeCents: t.fee_cents, holdingCents: t.holding_cents,
+        demand: t.sales_by_tick, regime: false, extraCostFrac: 0, flatExtraCostCents: 0,
+      });
+      return {
+        tick: t.tick, actor: t.actor, qty: t.qty, unit_cost: centsToNumber(t.unit_cost_cents), list_price: centsToNumber(t.list_price_cents),
+        units_sold: t.units_sold, pnl: centsToNumber(t.pnl_cents!),
+        pnl_repriced: centsToNumber(replay.realized_pnl_cents - (t.surcharge_cents ?? 0)),
+        sold_out: t.sold_out, downside_event: t.regime,
+      };
+    });
+
+    return {
+      market: a.market,
+      tick: a.open,
+      cluster: a.cluster,
+      sku_family: family.sku_family,
+      history: history.map((r) => ({ tick: r.tick, velocity: r4(r.velocity), sold: r.sold, active: r.active })),
+      fit: { kind: p.fit.kind, intercept: r6(p.fit.intercept), slope: r6(p.fit.slope), r2: r6(p.fit.r2), points: p.fit.points },
+      projection: p.projection,
+      scenarios,
+      qty: p.qty,
+      curve: p.curve,
+      best_qty: p.best_qty,
+      realised,
+      samples: {
+        deals: trades.length,
+        settled: settled.length,
+        profitable: settled.filter((t) => (t.pnl_cents ?? 0) > 0).length,
+        downside_events: settled.filter((t) => t.regime).length,
+        sold_out: settled.filter((t) => t.sold_out).length,
+        per_deal_velocity_p10: p10 === null ? null : r4(p10),
+        per_deal_velocity_p50: p50 === null ? null : r4(p50),
+        per_deal_velocity_p90: p90 === null ? null : r4(p90),
+      },
+      params: {
+        lookback: a.lookback, fit: a.fit, horizon, lead: LEAD, from_tick: from, to_tick: last,
+        fee: centsToNumber(fee), holding: centsToNumber(holding),
+        unit_cost: centsToNumber(a.unitCostCents), list_price: centsToNumber(listPriceCents), list_price_basis: basis,
+        cluster: a.cluster, max_qty: a.maxQty,
+      },
+      quoted_velocity: spec.quotes_velocity ? a.quotedVelocity : null,
+    };
+  },
+});
+
+function scenariosOf(n: number, p10: number | null, p50: number | null, p90: number | null) {
+  if (n < MIN_SETTLED_FOR_SCENARIOS || p50 === null || p10 === null || p90 === null || p50 <= 0) {
+    return { ...DEFAULT_SCENARIOS, basis: 'default' as const };
+  }
+  return { low_mult: r4(clamp(p10 / p50, 0, 1)), high_mult: r4(clamp(p90 / p50, 1, 5)), basis: 'per_deal_velocity' as const };
+}
