@@ -1,4 +1,5 @@
-// Every actor kind of the service; the worker registers these.
+// Every actor kind and read task of the service; each worker registers these.
 import { marketActor } from './market/actor.js';
 
 export const actorKinds = [marketActor];
+export { readTasks } from './record/index.js';

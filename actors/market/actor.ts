@@ -58,9 +58,10 @@ export const marketActor = defineActor<MarketState, MarketMessage>({
         }
         const total = Math.floor(msg.backfillDays * sessionsPerDay);
         await em.execute(
-          `insert into market_record (market, live_start, from_tick, sessions_total, engine) values (?, ?, ?, ?, ?::jsonb)
+          `insert into market_record (market, live_start, from_tick, sessions_total, engine, finished_at)
+           values (?, ?, ?, ?, ?::jsonb, case when ? = 0 then now() end)
            on conflict (market) do nothing`,
-          [market, open, open - total, total, JSON.stringify(engineIdentity(ctx.seed))],
+          [market, open, open - total, total, JSON.stringify(engineIdentity(ctx.seed)), total],
         );
         state.openTick = open;
       });

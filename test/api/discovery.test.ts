@@ -116,6 +116,13 @@ t.test('OpenAPI 3.1 from the route table, and offline interactive docs', async (
   t.match(js.headers.get('content-type'), /javascript/);
 });
 
+t.test('a service without history reports its (empty) history load as finished', async (t) => {
+  const { body } = await svc.getJson('/api/v1/markets/m15/coverage');
+  t.equal(body.history_load.sessions_total, 0);
+  t.equal(body.history_load.complete, true);
+  t.type(body.history_load.finished_at, 'number');
+});
+
 t.test('health, readiness and metrics', async (t) => {
   t.same((await svc.getJson('/healthz')).body, { status: 'ok' });
   t.equal((await svc.getJson('/readyz')).status, 200);

@@ -19,7 +19,7 @@ export type TestService = RunningService & {
 /** Config for a test: port 0, 2 shards, a fresh database; `env` overrides any setting. */
 export async function testConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
   // A loaded CI machine can take seconds to start a worker: tests wait longer than the default.
-  const base: Record<string, string> = { PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000' };
+  const base: Record<string, string> = { PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
   if (usingPostgres) base.DATABASE_URL = await freshDatabase(t);
   else base.DATA_DIR = await embeddedDataDir(t);
   return loadConfig({ ...base, ...env });

@@ -4,9 +4,21 @@ import type { Services } from '../services.js';
 import { discoveryRoutes, openApiRoute } from './discovery.js';
 import { marketRoutes } from './markets.js';
 import { opsRoutes } from './ops.js';
+import { historyRoutes } from './history.js';
+import { tradesRoutes } from './trades.js';
+import { analyticsRoutes } from './analytics.js';
+import { projectionRoutes } from './projection.js';
 
 export function routeTable(s: Services): Route[] {
-  const routes = [...discoveryRoutes(s), ...marketRoutes(s), ...opsRoutes(s)];
+  const routes = [
+    ...discoveryRoutes(s),
+    ...marketRoutes(s),
+    ...historyRoutes(s),
+    ...tradesRoutes(s),
+    ...analyticsRoutes(s),
+    ...projectionRoutes(s),
+    ...opsRoutes(s),
+  ];
   routes.push(openApiRoute(routes, s));
   return routes;
 }

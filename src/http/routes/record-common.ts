@@ -50,11 +50,11 @@ export function cacheable(
   settledOnly: boolean,
 ): Reply {
   const immutable = settledOnly && s.supervisor.historyLoaded(market);
-  const pos = recordPosition(s, market);
-  const key = `${s.config.seed}|${req.url}|${JSON.stringify(body).length}|${immutable ? 'final' : pos.open}`;
-  const etag = `W/"${createHash('sha1').update(key).update(JSON.stringify(body)).digest('base64url').slice(0, 22)}"`;
+  // Serialise once: the same bytes are hashed and sent.
+  const [payload, contentType] = 'json' in body ? [JSON.stringify(body.json), 'application/json'] : [body.text, body.contentType];
+  const state = `${s.config.seed}|${req.url}|${immutable ? 'final' : recordPosition(s, market).open}|`;
+  const etag = `W/"${createHash('sha1').update(state).update(payload).digest('base64url').slice(0, 22)}"`;
   const headers = { etag, 'cache-control': immutable ? 'public, max-age=86400, immutable' : 'no-cache' };
   if (req.headers['if-none-match'] === etag) return { status: 304, headers };
-  if ('json' in body) return { json: body.json, headers };
-  return { body: body.text, contentType: body.contentType, headers };
+  return { body: payload, contentType, headers };
 }

@@ -1,0 +1,99 @@
+// Record routes: history rows of closed sessions, and the record's coverage. The queries run as
+// read tasks on the worker pool (actors/record/history.ts).
+import Type from 'typebox';
+import type { CoverageReply, HistoryArgs, HistoryReply } from '../../../actors/record/history.js';
+import { HttpError, route, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { MarketParams, marketOr404 } from './markets.js';
+import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+
+export const HISTORY_SPAN = 20;
+
+const HistoryQuery = Type.Object({
+  ...TickRange,
+  reveal: Type.Union([Type.Literal('house'), Type.Literal('full')], {
+    default: 'house',
+    description: 'full: also the counterfactual outcomes of rejected rows; 403 unless the oracle switch (SVC_ORACLE=1) is on',
+  }),
+  include_bundle: Type.Boolean({ default: false, description: 'the whole bundle instead of its title' }),
+});
+type HistoryQuery = { from_tick: number; to_tick: number; reveal: 'house' | 'full'; include_bundle: boolean };
+
+const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
+
+export function historyRoutes(s: Services): Route[] {
+  return [
+    route<{ market_id: string }, HistoryQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/history', auth: 'none',
+      summary: `History rows of closed sessions (at most ${HISTORY_SPAN} sessions per call)`,
+      params: MarketParams,
+      query: HistoryQuery,
+      responses: {
+        200: { description: '{market, from_tick, to_tick, open_tick, last_closed, last_settled, reveal, include_bundle, sessions, recorded_sessions, rows[]}: one row per menu row of the closed sessions of the range (sessions >= open_tick are not history), in (tick, listed_at) order' },
+        304: { description: 'If-None-Match matched' },
+        403: { description: 'reveal=full without the oracle switch' },
+        404: { description: 'unknown market' },
+      },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        checkSpan(query, HISTORY_SPAN);
+        if (query.reveal === 'full' && !s.config.oracle) {
+          throw new HttpError(403, 'reveal=full needs the oracle switch (SVC_ORACLE=1), which is off on this service');
+        }
+        const pos = recordPosition(s, market);
+        const args: HistoryArgs = {
+          market, from: query.from_tick, to: Math.min(query.to_tick, pos.lastClosed), lastSettled: pos.lastSettled,
+          includeBundle: query.include_bundle, oracle: query.reveal === 'full',
+        };
+        const r = await s.runtime.read<HistoryReply>('history.rows', args);
+        const answer = {
+          market, from_tick: query.from_tick, to_tick: query.to_tick,
+          open_tick: pos.open, last_closed: pos.lastClosed, last_settled: pos.lastSettled,
+          reveal: query.reveal, include_bundle: query.include_bundle,
+          sessions: r.sessions, recorded_sessions: r.recorded_sessions, rows: r.rows,
+        };
+        return cacheable(s, req, market, { json: answer }, query.to_tick <= pos.lastSettled);
+      },
+    }),
+    route<{ market_id: string }>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/coverage', auth: 'none',
+      summary: 'Recorded range, history-load progress, live start, trade count and the frozen engine identity',
+      params: MarketParams,
+      responses: {
+        200: { description: '{market, open_tick, last_closed_tick, last_settled_tick, live_start_tick, first_recorded_tick, last_recorded_tick, recorded_sessions, history_load{from_tick, to_tick, sessions_total, sessions_loaded, fraction, complete, started_at, finished_at}, trade_count, trades{house, user}, engine{name, version, params_hash, seed}}' },
+        304: { description: 'If-None-Match matched' },
+        404: { description: 'unknown market' },
+      },
+      handler: async ({ params, req }) => {
+        const market = marketOr404(params.market_id);
+        const pos = recordPosition(s, market);
+        const c = await s.runtime.read<CoverageReply>('history.coverage', { market });
+        const p = c.plan;
+        const answer = {
+          market,
+          open_tick: pos.open,
+          last_closed_tick: pos.lastClosed,
+          last_settled_tick: pos.lastSettled,
+          live_start_tick: p?.live_start_tick ?? null,
+          first_recorded_tick: c.recorded.first_tick,
+          last_recorded_tick: c.recorded.last_tick,
+          recorded_sessions: c.recorded.sessions,
+          history_load: p && {
+            from_tick: p.from_tick,
+            to_tick: p.live_start_tick - 1,
+            sessions_total: p.sessions_total,
+            sessions_loaded: p.sessions_loaded,
+            fraction: p.sessions_total ? round4(Math.min(1, p.sessions_loaded / p.sessions_total)) : 1,
+            complete: p.sessions_loaded >= p.sessions_total,
+            started_at: p.started_at,
+            finished_at: p.finished_at,
+          },
+          trade_count: c.trades.total,
+          trades: { house: c.trades.house, user: c.trades.user },
+          engine: p ? { name: p.engine.name, version: p.engine.version, params_hash: p.engine.params_hash, seed: p.engine.seed } : null,
+        };
+        return cacheable(s, req, market, { json: answer }, false);
+      },
+    }),
+  ];
+}

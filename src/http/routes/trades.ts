@@ -1,0 +1,86 @@
+// Record routes: the market's executed trades and the dataset CSV frames. The queries run as read
+// tasks on the worker pool (actors/record/trades.ts).
+import Type from 'typebox';
+import type { DatasetArgs, TradesArgs, TradesReply } from '../../../actors/record/trades.js';
+import { route, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { MarketParams, marketOr404 } from './markets.js';
+import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+
+export const TRADES_SPAN = 200;
+export const DATASET_SPAN = { labeled: 400, expanded: 50, unlabeled: 20 } as const;
+
+const TradesQuery = Type.Object({
+  ...TickRange,
+  actor: Type.Optional(Type.Union([Type.Literal('house'), Type.Literal('user')], { description: 'only trades of the desk or of holders' })),
+  limit: Type.Integer({ minimum: 1, maximum: 10000, default: 2000 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
+type TradesQuery = { from_tick: number; to_tick: number; actor?: 'house' | 'user'; limit: number; offset: number };
+
+const DatasetQuery = Type.Object({
+  ...TickRange,
+  split: Type.Union([Type.Literal('labeled'), Type.Literal('unlabeled')], {
+    default: 'labeled',
+    description: `labeled: executed trades of settled sessions (at most ${DATASET_SPAN.labeled} sessions); unlabeled: every menu row of closed recorded sessions with execution flags (at most ${DATASET_SPAN.unlabeled})`,
+  }),
+  expand_qty: Type.Boolean({
+    default: false,
+    description: `labeled only: one row per volume 1..max_qty of every executed deal with the profit there (at most ${DATASET_SPAN.expanded} sessions)`,
+  }),
+});
+type DatasetQuery = { from_tick: number; to_tick: number; split: 'labeled' | 'unlabeled'; expand_qty: boolean };
+
+export function tradesRoutes(s: Services): Route[] {
+  return [
+    route<{ market_id: string }, TradesQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/trades', auth: 'none',
+      summary: `Executed trades of closed sessions, revealed as far as time allows (at most ${TRADES_SPAN} sessions per call)`,
+      params: MarketParams,
+      query: TradesQuery,
+      responses: {
+        200: { description: '{market, from_tick, to_tick, last_closed, last_settled, actor, total, limit, offset, trades[]}: trade objects in (tick, id) order; total counts the matching trades before paging' },
+        304: { description: 'If-None-Match matched' },
+        404: { description: 'unknown market' },
+      },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        checkSpan(query, TRADES_SPAN);
+        const pos = recordPosition(s, market);
+        const args: TradesArgs = { market, from: query.from_tick, to: Math.min(query.to_tick, pos.lastClosed), actor: query.actor, limit: query.limit, offset: query.offset };
+        const r = await s.runtime.read<TradesReply>('trades.list', args);
+        const answer = {
+          market, from_tick: query.from_tick, to_tick: query.to_tick, last_closed: pos.lastClosed, last_settled: pos.lastSettled,
+          actor: query.actor ?? null, total: r.total, limit: query.limit, offset: query.offset, trades: r.trades,
+        };
+        return cacheable(s, req, market, { json: answer }, query.to_tick <= pos.lastSettled);
+      },
+    }),
+    route<{ market_id: string }, DatasetQuery>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/dataset.csv', auth: 'none',
+      summary: 'The record as a CSV frame: labeled (settled trades, or profit by volume) or unlabeled (menu rows with execution flags)',
+      params: MarketParams,
+      query: DatasetQuery,
+      responses: {
+        200: { description: 'text/csv with a header line; every row carries the listing\'s list_price, unit_cost and listed_at; velocity markets add sv and isv, ranking markets sales_rank, sales_rank_avg, rank_drops, rank_drops_long and nsellers', contentType: 'text/csv' },
+        304: { description: 'If-None-Match matched' },
+        404: { description: 'unknown market' },
+      },
+      handler: async ({ params, query, req }) => {
+        const market = marketOr404(params.market_id);
+        const labeled = query.split === 'labeled';
+        checkSpan(query, labeled ? (query.expand_qty ? DATASET_SPAN.expanded : DATASET_SPAN.labeled) : DATASET_SPAN.unlabeled);
+        const pos = recordPosition(s, market);
+        const args: DatasetArgs = {
+          market, from: query.from_tick, to: Math.min(query.to_tick, labeled ? pos.lastSettled : pos.lastClosed),
+          split: query.split, expandQty: labeled && query.expand_qty,
+        };
+        const r = await s.runtime.read<{ csv: string; rows: number }>('trades.dataset', args);
+        const reply = cacheable(s, req, market, { text: r.csv, contentType: 'text/csv; charset=utf-8' }, query.to_tick <= pos.lastSettled);
+        const name = `${market}-${query.split}${args.expandQty ? '-expanded' : ''}-${query.from_tick}-${query.to_tick}.csv`;
+        reply.headers = { ...reply.headers, 'content-disposition': `inline; filename="${name}"`, 'x-rows': String(r.rows) };
+        return reply;
+      },
+    }),
+  ];
+}
