@@ -46,9 +46,18 @@ export class Metrics {
     client.collectDefaultMetrics({ register: this.registry });
   }
 
+  // Label children are looked up once per (route, method[, status]): the request hot path then
+  // only increments numbers instead of hashing label objects.
+  private readonly requestChildren = new Map<string, { latency: client.Histogram.Internal<'route' | 'method'>; byStatus: Map<number, client.Counter.Internal> }>();
+
   observeRequest = (route: string, method: string, status: number, seconds: number): void => {
-    this.requests.inc({ route, method, status: String(status) });
-    this.latency.observe({ route, method }, seconds);
+    const key = `${method} ${route}`;
+    let c = this.requestChildren.get(key);
+    if (!c) this.requestChildren.set(key, (c = { latency: this.latency.labels(route, method), byStatus: new Map() }));
+    let counter = c.byStatus.get(status);
+    if (!counter) c.byStatus.set(status, (counter = this.requests.labels(route, method, String(status))));
+    counter.inc();
+    c.latency.observe(seconds);
   };
 
   observeTurn = (actor: string, message: string, seconds: number, ok: boolean): void => {

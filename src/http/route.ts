@@ -20,7 +20,8 @@ export type RequestInfo = {
   /** Path without the query string. */
   url: string;
   headers: Record<string, string>;
-  remoteAddress: string;
+  /** The peer's address (computed on demand: most requests never need it). */
+  remoteAddress: () => string;
 };
 
 export type Context<P = any, Q = any, B = any> = {

@@ -77,6 +77,7 @@ export type FrontEnd = { app: TemplatedApp; /** Requests received and not yet an
 export function createApp(opts: ServerOptions): FrontEnd {
   const app = uws.App();
   let inflight = 0;
+  const logRequests = opts.log.isLevelEnabled('info');
   const known: { method: Method; re: RegExp }[] = [];
 
   for (const route of opts.routes) {
@@ -117,7 +118,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       method: c.route.method,
       url: req.getUrl(),
       headers,
-      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      remoteAddress: () => (x.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
     };
     const rawParams: Record<string, string> = {};
     c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(req.getParameter(i) ?? '')));
@@ -180,7 +181,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const status = reply.status ?? 200;
     const seconds = (performance.now() - started) / 1000;
     opts.onRequest?.(route, method, status, seconds);
-    opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+    if (logRequests) opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     if (x.aborted) return;
     let payload: string | Uint8Array;
     let type: string;
@@ -194,7 +195,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     res.cork(() => {
       res.writeStatus(statusLine(status));
       if (payload.length || reply.json !== undefined) res.writeHeader('content-type', type);
-      for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+      if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
       // A refused oversized upload: answer and drop the connection rather than read the rest.
       if (close) res.writeHeader('connection', 'close');
       res.end(payload, close);
