@@ -2,8 +2,9 @@
 //
 //   npm run bench                      (= npm run build && node bench/run.mjs)
 //   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 64] [--threads 1]
-//                      [--embedded] [--generator wrk|autocannon] [--fixed-bytes 20480]
-//                      [--shards N] [--ready-timeout 180] [--pg postgres://postgres@127.0.0.1:5432/]
+//                      [--embedded] [--generator wrk|autocannon] [--fixed-bytes 20480|deals]
+//                      [--shards N] [--backfill-days 0] [--ready-timeout 180]
+//                      [--pg postgres://postgres@127.0.0.1:5432/]
 //
 // One run: create a fresh PostgreSQL database (or a temporary DATA_DIR with --embedded), start the
 // built service (dist/src/main.js) with LOG_LEVEL=warn, wait for GET /readyz = 200, start
@@ -11,6 +12,9 @@
 //   fixed-bytes   bare uWS, constant bytes (the ceiling of the HTTP stack here)
 //   catalog       GET /api/v1/catalog, pre-serialised bytes through the full route machinery
 //   markets       GET /api/v1/markets, computed and JSON-serialised per request
+//   deals         GET /api/v1/markets/m15/deals, the current menu: pre-serialised per session
+//                 (snapshot lookup + one tick comparison + query validation per request)
+// `--fixed-bytes deals` sizes the baseline like the deals answer measured before the load.
 // Prints a table with each target's ratio to fixed-bytes and writes
 // bench/results/<iso-date>-http.json. Everything is stopped at the end, also on error or Ctrl-C:
 // load generator, fixed server, service (SIGTERM, SIGKILL after a bounded wait), database.
@@ -31,8 +35,8 @@ const HOST = '127.0.0.1';
 // ---------------------------------------------------------------- options
 
 const USAGE = `usage: node bench/run.mjs [--duration S] [--warmup S] [--connections N] [--threads N]
-       [--embedded] [--generator wrk|autocannon] [--fixed-bytes N] [--shards N]
-       [--ready-timeout S] [--pg URL]`;
+       [--embedded] [--generator wrk|autocannon] [--fixed-bytes N|deals] [--shards N]
+       [--backfill-days N] [--ready-timeout S] [--pg URL]`;
 
 let opts;
 try {
@@ -46,6 +50,7 @@ try {
       generator: { type: 'string' },
       'fixed-bytes': { type: 'string', default: '20480' },
       shards: { type: 'string' },
+      'backfill-days': { type: 'string', default: '0' },
       'ready-timeout': { type: 'string', default: '180' },
       pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -81,7 +86,12 @@ const DURATION = integer('duration', String(opts.duration).replace(/s$/, ''), 1,
 const WARMUP = integer('warmup', String(opts.warmup).replace(/s$/, ''), 0, 600);
 const CONNECTIONS = integer('connections', opts.connections, 1, 10_000);
 const THREADS = integer('threads', opts.threads, 1, 64);
-const FIXED_BYTES = integer('fixed-bytes', opts['fixed-bytes'], 16, 64 * 1024 * 1024);
+// 'deals': the size of the deals answer, probed once the service is ready.
+const FIXED_BYTES_DEALS = opts['fixed-bytes'] === 'deals';
+let FIXED_BYTES = FIXED_BYTES_DEALS ? undefined : integer('fixed-bytes', opts['fixed-bytes'], 16, 64 * 1024 * 1024);
+// The service's history backfill runs in the background after /readyz; 0 keeps it off the
+// machine during the read measurements (the default; the record is not read here).
+const BACKFILL_DAYS = integer('backfill-days', opts['backfill-days'], 0, 3650);
 const SHARDS = opts.shards === undefined ? undefined : integer('shards', opts.shards, 1, 64);
 const READY_TIMEOUT_S = seconds('ready-timeout', opts['ready-timeout'], 1, 3600);
 const PG_BASE = new URL(opts.pg);
@@ -239,6 +249,7 @@ async function startService() {
   delete env.DATA_DIR;
   delete env.DATABASE_URL;
   if (SHARDS !== undefined) env.SVC_SHARDS = String(SHARDS);
+  env.SVC_BACKFILL_DAYS = String(BACKFILL_DAYS);
   let database;
   if (opts.embedded) {
     state.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-embedded-'));
@@ -503,6 +514,11 @@ async function main() {
 
   const service = await startService();
   log(`service ready at ${service.base}`);
+  const dealsUrl = `${service.base}/api/v1/markets/m15/deals`;
+  if (FIXED_BYTES_DEALS) {
+    FIXED_BYTES = (await probe(dealsUrl)).bytes;
+    log(`--fixed-bytes deals: baseline of ${FIXED_BYTES} bytes, the size of the m15 deals answer now`);
+  }
   const fixed = await startFixed();
   log(`fixed-server at ${fixed.base} (${FIXED_BYTES} bytes per GET)`);
 
@@ -510,6 +526,7 @@ async function main() {
     { name: 'fixed-bytes', url: `${fixed.base}/` },
     { name: 'catalog', url: `${service.base}/api/v1/catalog`, metricsBase: service.base },
     { name: 'markets', url: `${service.base}/api/v1/markets`, metricsBase: service.base },
+    { name: 'deals', url: dealsUrl, metricsBase: service.base },
   ];
   const results = [];
   for (const t of targets) {
@@ -561,6 +578,8 @@ async function main() {
     database: service.database,
     shards: SHARDS ?? 'default (os.availableParallelism())',
     fixed_bytes: FIXED_BYTES,
+    fixed_bytes_sized_as: FIXED_BYTES_DEALS ? 'deals' : undefined,
+    backfill_days: BACKFILL_DAYS,
     results,
     loadavg_at_end: os.loadavg().map((x) => Math.round(x * 100) / 100),
     problems,
