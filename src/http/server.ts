@@ -118,7 +118,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       method: c.route.method,
       url: req.getUrl(),
       headers,
-      remoteAddress: () => (x.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
+      remoteAddress: () => (x.aborted || x.done ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
     };
     const rawParams: Record<string, string> = {};
     c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(req.getParameter(i) ?? '')));
@@ -198,7 +198,9 @@ export function createApp(opts: ServerOptions): FrontEnd {
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
       // A refused oversized upload: answer and drop the connection rather than read the rest.
       if (close) res.writeHeader('connection', 'close');
-      res.end(payload, close);
+      // 304 and 204 carry no body (and no Content-Length: 0).
+      if (status === 304 || status === 204) res.endWithoutBody(undefined, close);
+      else res.end(payload, close);
     });
   }
 

@@ -131,4 +131,9 @@ t.test('health, readiness and metrics', async (t) => {
     t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
   }
   t.match(text, /actor_turn_seconds_count\{actor="market",message="start",ok="true"\} [1-9]/, 'market turns observed');
+  t.match(text, /^http_requests_total\{route="\/api\/v1\/manifest",method="GET",status="200"\} [1-9]/m, 'requests counted per route and status');
+  t.match(text, /^http_requests_total\{route="\/api\/v1\/markets\/\{market_id\}",method="GET",status="404"\} [1-9]/m, 'errors counted');
+  const count = Number(/^http_request_duration_seconds_count\{route="\/api\/v1\/manifest",method="GET"\} (\d+)/m.exec(text)?.[1]);
+  const inf = Number(/^http_request_duration_seconds_bucket\{route="\/api\/v1\/manifest",method="GET",le="\+Inf"\} (\d+)/m.exec(text)?.[1]);
+  t.ok(count >= 1 && inf === count, 'latency histogram: +Inf bucket equals the count');
 });
