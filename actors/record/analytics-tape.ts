@@ -63,7 +63,9 @@ export const tapeReads = defineReads({
     );
     const lastSettled = Math.min(a.to, a.lastSettled);
     const settled = lastSettled >= a.from ? await settledFigures(em, a.market, a.from, lastSettled, a.cluster) : new Map();
-    return rows.map((r) => ({ tick: r.tick as number, ...orderedTapeRow(r.row), ...(r.tick <= a.lastSettled ? settled.get(r.tick) : {}) }));
+    // A family carried by earlier positions but not listed that session executed nothing: sums 0, rates null.
+    const none = settledTapeFields({ deskPnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 0, executedRows: 0 });
+    return rows.map((r) => ({ tick: r.tick as number, ...orderedTapeRow(r.row), ...(r.tick <= a.lastSettled ? settled.get(r.tick) ?? none : {}) }));
   },
 
   /** The synthetic book from the tape of sessions open-window..open-1 and the open session's menu. */

@@ -76,8 +76,18 @@ t.test('cluster filter: the family rows of each session, figures restricted to t
   const [{ cluster }] = await sql(`select cluster from trade where market = 'm15' and tick between ? and ? group by cluster order by count(*) desc limit 1`, [from, o - 9]);
   const { body } = await tape('m15', `from_tick=${from}&to_tick=${to}&cluster=${cluster}`);
   t.equal(body.cluster, cluster);
-  const ticks = (await sql(`select distinct tick::float8 as tick from menu_row where market = 'm15' and cluster = ? and tick between ? and ? order by tick`, [cluster, from, to])).map((r) => r.tick);
-  t.same(body.rows.map((r: any) => r.tick), ticks, 'a row for every session that listed the family');
+  // A family's tape row exists for every session that listed it or in which earlier positions of it
+  // (filled in the 8 sessions before) were still selling.
+  const ticks = (
+    await sql(
+      `select s::float8 as tick from generate_series(?::bigint, ?::bigint) as s
+        where exists (select 1 from menu_row m where m.market = 'm15' and m.tick = s and m.cluster = ?)
+           or exists (select 1 from trade x where x.market = 'm15' and x.cluster = ? and x.tick between s - 8 and s - 1)
+        order by s`,
+      [from, to, cluster, cluster],
+    )
+  ).map((r) => r.tick);
+  t.same(body.rows.map((r: any) => r.tick), ticks, 'a row for every session that listed or carried the family');
   const whole = new Map((await tape('m15', `from_tick=${from}&to_tick=${to}`)).body.rows.map((r: any) => [r.tick, r]));
   let withPnl = 0;
   for (const r of body.rows) {
