@@ -29,8 +29,8 @@ t.test('manifest carries every top-level key of SPEC.md with its contents', asyn
   t.equal(body.agents.human_needed_to_spend, true);
   t.match(body.agents.autonomous_funding, /3 settled trades/);
   t.match(body.legal.terms_version, /^\d{4}-\d{2}-\d{2}$/);
-  t.equal(body.schema.applied, 2);
-  t.equal(body.schema.last, 'Migration20261122000002_record');
+  t.equal(body.schema.applied, 3);
+  t.equal(body.schema.last, 'Migration20261122000003_trading');
   t.ok(Math.abs(body.schema.last_at - Date.now() / 1000) < 3600, 'last_at is the unix time the migration ran');
 });
 
