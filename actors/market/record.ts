@@ -144,7 +144,24 @@ export function advanceTrade(
 
 /** The desk's trade of a menu row, as revealed after `revealed` closes since its fill. */
 export function deskTrade(seed: number, market: MarketId, deal: Deal, idx: number, inputs: OutcomeInputs, revealed: number): TradeRecord {
-  const terms = positionTerms(market, deal, deal.house_qty);
+  return executedTrade(seed, market, deal, idx, inputs, revealed, 'house', deal.house_qty);
+}
+
+/**
+ * A trade of `qty` units of a menu row by the desk or a holder, as revealed after `revealed` closes
+ * since its fill. Desk and holders trade on the same terms and the same demand path.
+ */
+export function executedTrade(
+  seed: number,
+  market: MarketId,
+  deal: Deal,
+  idx: number,
+  inputs: OutcomeInputs,
+  revealed: number,
+  actor: 'house' | 'user',
+  qty: number,
+): TradeRecord {
+  const terms = positionTerms(market, deal, qty);
   const horizon = MARKETS[market].settlement_horizon_ticks;
   const base = {
     market,
@@ -152,7 +169,7 @@ export function deskTrade(seed: number, market: MarketId, deal: Deal, idx: numbe
     idx,
     offer_key: deal.key,
     cluster: deal.cluster,
-    actor: 'house' as const,
+    actor,
     qty: terms.qty,
     unit_cost_cents: terms.unitCostCents,
     list_price_cents: terms.listPriceCents,

@@ -1,15 +1,8 @@
-// Payment terms of SPEC.md item 10, declared once: the manifest and GET /payments/methods both
-// serve them, and the accounting issue charges by the same numbers.
+// What the service tells clients about payments (manifest, GET /payments/methods); the terms
+// themselves live in src/payments/terms.ts.
+import { GOLD_COINS, MONTHLY_FEE, PAYOUTS } from '../../payments/terms.js';
 
-export const MONTHLY_FEE = { amount: 15.0, currency: 'USD' } as const;
-export const PAYOUTS = { delay_days: 3.0, commission: 0.06, commission_pct: 6.0, minimum: 10.0, currency: 'USD' } as const;
-export const GOLD_COINS = {
-  free_at_registration: 5.0,
-  coin_price: 5.0,
-  currency: 'USD',
-  packs: [5, 10, 25, 50, 100],
-  convertible_to_money: false,
-} as const;
+export { GOLD_COINS, MONTHLY_FEE, PAYOUTS };
 
 export const TERMS_VERSION = '2026-11-01';
 

@@ -1,0 +1,181 @@
+// AccountActor ("account:42"): owns a trading account's money and its orders. Its turns place
+// orders, fund them (a holder's payment, or the agent's own balance under autonomous funding) and
+// flip the agent's autonomous-funding switch. Each turn is one transaction; the session row of the
+// order's market is read FOR SHARE, so a close (which updates that row) waits for a payment in
+// flight and a payment after the close sees the session closed: an order is funded before its close
+// or never.
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ActorError, defineActor } from '../runtime/actor.js';
+import { postEntries, type Entry } from './ledger.js';
+import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
+
+export type StoredCard = { brand: string; last4: string; expMonth: number; expYear: number };
+
+export type PlaceOrder = {
+  kind: 'order';
+  agentId: number;
+  market: string;
+  tick: number;
+  idx: number;
+  offerKey: string;
+  qty: number;
+  unitCostCents: number;
+  listPriceCents: number;
+  /** Fulfilment fee and holding cost per unit (the market's). */
+  feeCents: number;
+  holdingCents: number;
+  /** Real unix seconds when the order's session closes. */
+  closesAt: number;
+  payFromBalance: boolean;
+};
+
+export type AccountMessage =
+  | PlaceOrder
+  /** A holder pays an order of this account (purchase link), by card or from the account balance. */
+  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard }
+  /** The holder's autonomous-funding switch for the agent of this account. */
+  | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
+
+export type OrderPlaced = { order_id: number; round_id: number; token: string; status: 'awaiting_payment' | 'paid'; fee_cents: number };
+export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
+export type FundingSet = { agent_id: number; autonomous_funding: boolean };
+
+/** Settled trades in profit an agent needs before its holder may switch autonomous funding on. */
+export const FUNDING_PROFITABLE_TRADES = 3;
+
+type AccountState = { accountId: number };
+type OrderRow = { id: number; round_id: number; market: string; tick: number; status: string; total_cents: number; agent_id: number };
+
+export const accountActor = defineActor<AccountState, AccountMessage>({
+  kind: 'account',
+
+  async activate(ctx) {
+    const id = Number(ctx.id);
+    const rows = Number.isSafeInteger(id) ? await ctx.em.execute('select id from account where id = ?', [id]) : [];
+    if (!rows.length) throw new ActorError(404, `no account ${ctx.id}`);
+    return { accountId: id };
+  },
+
+  handlers: {
+    async order(state, msg, ctx): Promise<OrderPlaced> {
+      return ctx.em.transactional(async (em) => {
+        await sessionOpen(em, msg.market, msg.tick, `deal ${msg.offerKey} is no longer on the menu: its session closed`, 404);
+        let holderId: number | null = null;
+        if (msg.payFromBalance) {
+          const [agent] = await em.execute('select autonomous_funding, holder_id::float8 as holder_id from agent where id = ?', [msg.agentId]);
+          if (!agent?.autonomous_funding) {
+            throw new ActorError(403, 'pay_from_balance needs autonomous funding, which the account holder switches on after 3 settled trades of this agent in profit');
+          }
+          holderId = agent.holder_id;
+        }
+        const gross = msg.qty * msg.unitCostCents;
+        const fee = msg.qty * msg.feeCents;
+        const [round] = await em.execute('insert into trade_round (account_id, amount_cents) values (?, ?) returning id::float8 as id', [state.accountId, gross + fee]);
+        const token = randomBytes(24).toString('base64url');
+        const [order] = await em.execute(
+          `insert into orders (account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents,
+                               fee_cents, holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id::float8 as id`,
+          [state.accountId, msg.agentId, round.id, msg.market, msg.tick, msg.idx, msg.offerKey, msg.qty, msg.unitCostCents, msg.listPriceCents,
+            msg.feeCents, msg.holdingCents, gross, fee, gross + fee, token, msg.closesAt],
+        );
+        if (!msg.payFromBalance) return { order_id: order.id, round_id: round.id, token, status: 'awaiting_payment', fee_cents: 0 };
+        const paid = await fund(em, state.accountId, { id: order.id, round_id: round.id, total_cents: gross + fee }, holderId!, 'balance');
+        return { order_id: order.id, round_id: round.id, token, status: 'paid', fee_cents: paid.fee_cents };
+      });
+    },
+
+    async pay(state, msg, ctx): Promise<Paid> {
+      return ctx.em.transactional(async (em) => {
+        const [order] = await em.execute<OrderRow[]>(
+          `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, status, total_cents::float8 as total_cents,
+                  agent_id::float8 as agent_id
+             from orders where id = ? and account_id = ? for update`,
+          [msg.orderId, state.accountId],
+        );
+        if (!order) throw new ActorError(404, `no order ${msg.orderId}`);
+        if (order.status === 'paid' || order.status === 'filled') {
+          return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: true, charged_cents: 0, fee_cents: 0 };
+        }
+        const expired = 'this purchase link expired: the order\'s session closed before it was paid; nothing was charged';
+        if (order.status === 'expired') throw new ActorError(409, expired);
+        await sessionOpen(em, order.market, order.tick, expired, 409);
+        await connect(em, order.agent_id, state.accountId, msg.holderId);
+        if (msg.card) {
+          await em.execute(
+            `insert into card (holder_id, brand, last4, exp_month, exp_year) values (?, ?, ?, ?, ?) on conflict do nothing`,
+            [msg.holderId, msg.card.brand, msg.card.last4, msg.card.expMonth, msg.card.expYear],
+          );
+        }
+        const paid = await fund(em, state.accountId, order, msg.holderId, msg.method);
+        return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
+      });
+    },
+
+    async funding(state, msg, ctx): Promise<FundingSet> {
+      return ctx.em.transactional(async (em) => {
+        const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? and account_id = ? for update', [msg.agentId, state.accountId]);
+        if (!agent || agent.holder_id !== msg.holderId) throw new ActorError(404, `no agent ${msg.agentId} of yours`);
+        if (msg.enabled) {
+          const [won] = await em.execute(
+            `select count(*)::int as n from trade where account_id = ? and actor = 'user' and settled and realized_pnl_cents > 0`,
+            [state.accountId],
+          );
+          if (won.n < FUNDING_PROFITABLE_TRADES) {
+            throw new ActorError(403, `autonomous funding is allowed after ${FUNDING_PROFITABLE_TRADES} settled trades of this agent in profit; it has ${won.n}`);
+          }
+        }
+        await em.execute('update agent set autonomous_funding = ?, funding_changed_at = now() where id = ?', [msg.enabled, msg.agentId]);
+        return { agent_id: msg.agentId, autonomous_funding: msg.enabled };
+      });
+    },
+  },
+});
+
+/** Locks the session row FOR SHARE (a close waits for this turn) and refuses a closed session. */
+async function sessionOpen(em: EntityManager, market: string, tick: number, detail: string, status: number): Promise<void> {
+  const open = await em.execute('select 1 from market_session where market = ? and tick = ? and closed_at is null for share', [market, tick]);
+  if (!open.length) throw new ActorError(status, detail);
+}
+
+/** Paying connects the holder to the agent (and its account); an agent has one holder. */
+async function connect(em: EntityManager, agentId: number, accountId: number, holderId: number): Promise<void> {
+  const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? for update', [agentId]);
+  if (agent.holder_id === holderId) return;
+  if (agent.holder_id !== null) throw new ActorError(403, 'this agent is connected to another account holder');
+  await em.execute('update agent set holder_id = ?, paired_at = now() where id = ?', [holderId, agentId]);
+  await em.execute('update account set holder_id = ? where id = ?', [holderId, accountId]);
+}
+
+/**
+ * Funds an order: the participation fee when this is the holder's first checkout of the calendar
+ * month (UTC), the ledger entries (a card payment is charged onto the account and debited at
+ * once), the order paid and its round funded. Everything rolls back together on a refusal.
+ */
+async function fund(
+  em: EntityManager,
+  accountId: number,
+  order: { id: number; round_id: number; total_cents: number },
+  holderId: number,
+  method: 'card' | 'balance',
+): Promise<{ charged_cents: number; fee_cents: number }> {
+  const feeRows = await em.execute(
+    `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents)
+     values (?, to_char(now() at time zone 'UTC', 'YYYY-MM'), ?, ?, ?) on conflict do nothing returning amount_cents::float8 as fee`,
+    [holderId, accountId, order.round_id, MONTHLY_FEE_CENTS],
+  );
+  const fee: number = feeRows[0]?.fee ?? 0;
+  const ref = `order:${order.id}`;
+  const entries: Entry[] = [];
+  if (method === 'card') entries.push({ account_id: accountId, kind: 'card_charge', amount_cents: order.total_cents + fee, ref });
+  entries.push({ account_id: accountId, kind: 'order_debit', amount_cents: -order.total_cents, ref });
+  if (fee) entries.push({ account_id: accountId, kind: 'monthly_fee', amount_cents: -fee, ref });
+  await postEntries(em, entries, { requireFunds: method === 'balance' });
+  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ? where id = ?`, [method, holderId, order.id]);
+  await em.execute(
+    `update trade_round set status = 'funded', source = ?, fee_amount_cents = fee_amount_cents + ?, charged_cents = charged_cents + ?, funded_at = now() where id = ?`,
+    [method, fee, order.total_cents + fee, order.round_id],
+  );
+  return { charged_cents: order.total_cents + fee, fee_cents: fee };
+}
