@@ -7,6 +7,7 @@ import { MARKETS, dealOutcomeInputs, engineIdentity, menu, sessionRows, type Dea
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { advanceTrade, deskTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './record.js';
 import { insertDeskTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
+import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders } from './holders.js';
 
 export type MarketMessage =
   /** Opens session `tick` if the market has no open session yet and plans the history record. */
@@ -105,9 +106,9 @@ export const marketActor = defineActor<MarketState, MarketMessage>({
 });
 
 /**
- * The close of session `tick`: the desk executes its bids, open trades advance one session (and
- * settle after the horizon), and the session's tape rows are written. Issue 4's paid orders fill
- * on this same path as `user` trades.
+ * The close of session `tick`: open trades advance one session (and settle after the horizon) and
+ * holders' positions are booked, the desk executes its bids, paid orders fill as `user` trades,
+ * unpaid ones expire, and the session's tape rows are written.
  */
 async function recordLiveClose(em: EntityManager, seed: number, market: MarketId, tick: number): Promise<void> {
   const deals = menu(seed, market, tick);
@@ -115,8 +116,11 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   const open = await openTrades(em, market, tick);
   const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, dealOutcomeInputs(seed, market, t.tick, t.idx)) }));
   await updateTrades(em, advanced);
+  await bookHolderSessions(em, market, tick, open, advanced);
   const desk = deals.flatMap((d, idx) => (d.house_accepted ? [deskTrade(seed, market, d, idx, dealOutcomeInputs(seed, market, tick, idx), 0)] : []));
   await insertDeskTrades(em, desk);
+  const holders = await fillPaidOrders(em, seed, market, tick, deals);
+  await expireUnpaidOrders(em, market, tick);
   const sales: Sale[] = open.map((t, i) => ({
     cluster: t.cluster,
     sold: advanced[i].units_sold - t.units_sold,
@@ -124,7 +128,7 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
     held_after: advanced[i].qty_left,
     list_price_cents: t.list_price_cents,
   }));
-  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf(desk, deals), sales));
+  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...desk, ...holders], deals), sales));
 }
 
 /** The session's executions, each at the listed_at of the menu row it executed. */

@@ -40,9 +40,24 @@ export async function insertDeskTrades(em: EntityManager, rows: TradeRecord[]): 
   );
 }
 
+/** Holders' fills: the position they belong to makes each insert happen once (trade_position). */
+export async function insertUserTrades(em: EntityManager, rows: (TradeRecord & { account_id: number; position_id: number })[]): Promise<void> {
+  if (!rows.length) return;
+  await em.execute(
+    `insert into trade (${TRADE_COLUMNS}, account_id, position_id)
+     select ${TRADE_COLUMNS}, account_id, position_id
+       from jsonb_to_recordset(?::jsonb) as x(${TRADE_TYPES}, account_id bigint, position_id bigint)
+     on conflict (position_id) where position_id is not null do nothing`,
+    [json(rows)],
+  );
+}
+
 export type OpenTrade = TradeState &
   Pick<TradeRecord, 'tick' | 'idx' | 'cluster' | 'actor' | 'qty' | 'unit_cost_cents' | 'list_price_cents' | 'fee_cents' | 'holding_cents' | 'horizon'> & {
     id: number;
+    /** Holders' trades only. */
+    account_id: number | null;
+    position_id: number | null;
   };
 
 /** Unsettled trades filled before session `tick` closes: the ones this close advances. */
@@ -50,7 +65,8 @@ export async function openTrades(em: EntityManager, market: string, tick: number
   const rows = await em.execute(
     `select id::float8 as id, tick::float8 as tick, idx, cluster, actor, qty, unit_cost_cents, list_price_cents, fee_cents,
             holding_cents, horizon, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents::float8 as revenue_cents,
-            holding_cost_cents::float8 as holding_cost_cents, settled
+            holding_cost_cents::float8 as holding_cost_cents, settled,
+            account_id::float8 as account_id, position_id::float8 as position_id
        from trade where market = ? and tick < ? and not settled order by id for update`,
     [market, tick],
   );

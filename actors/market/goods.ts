@@ -1,0 +1,102 @@
+// Owned goods minted at settlement (SPEC.md "Ownership"): the whole units a holder's position did
+// not sell become one inventory item carrying its story, rarity and the market history of its
+// family at minting. Pure: the same settled position and tape give the same item.
+import { MARKETS, centsToNumber, type MarketId, type ServedDeal } from '../../src/engine/index.js';
+import type { TapeRow } from './record.js';
+
+export type SettledHolding = {
+  market: MarketId;
+  tick: number;
+  settledTick: number;
+  cluster: number;
+  deal: ServedDeal;
+  qty: number;
+  unitCostCents: number;
+  listPriceCents: number;
+  regime: boolean;
+  positionId: number;
+  orderId: number;
+  roundId: number;
+};
+
+export type MintedItem = {
+  title: string;
+  qty: number;
+  story: string;
+  rarity: string;
+  rarity_score: number;
+  history: Record<string, unknown>;
+  economy: Record<string, unknown>;
+  source: 'trade_round';
+  provenance: Record<string, unknown>;
+};
+
+const TIERS: [number, string][] = [
+  [0.8, 'legendary'],
+  [0.6, 'epic'],
+  [0.4, 'rare'],
+  [0.2, 'uncommon'],
+  [0, 'common'],
+];
+
+const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+
+/**
+ * Rarity from what the record shows about the family: half from how seldom the family was listed
+ * over the sessions before minting, half from its resale price (a 100-dollar unit or dearer counts
+ * fully). Scarce, dear goods are rare; everyday cheap ones are common.
+ */
+export function rarityOf(sessions: number, listedSessions: number, listPriceCents: number): { rarity: string; rarity_score: number } {
+  const absence = sessions > 0 ? 1 - listedSessions / sessions : 1;
+  const dear = Math.min(1, listPriceCents / 10_000);
+  const score = r4(0.5 * absence + 0.5 * dear);
+  return { rarity: TIERS.find(([min]) => score >= min)![1], rarity_score: score };
+}
+
+/** `tape`: the family's tape rows of the sessions before minting (oldest first). */
+export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }[], window: number): MintedItem {
+  const m = MARKETS[h.market];
+  const listed = tape.filter((x) => (x.row.menu_n ?? 0) > 0).length;
+  const { rarity, rarity_score } = rarityOf(window, listed, h.listPriceCents);
+  const bundle = h.deal.bundle;
+  const price = (c: number) => centsToNumber(c).toFixed(2);
+  const story =
+    `${h.qty} × ${bundle.title} from ${bundle.origin}, bought on the ${m.label} in session ${h.tick} at ${price(h.unitCostCents)} USD a unit. ` +
+    `${h.regime ? 'A downside event hit its family while it was on sale; ' : ''}these units were still unsold when the position settled ` +
+    `${m.settlement_horizon_ticks} sessions later (session ${h.settledTick}), and became the holder's own goods.`;
+  return {
+    title: bundle.title,
+    qty: h.qty,
+    story,
+    rarity,
+    rarity_score,
+    history: {
+      market: h.market,
+      sku_family: h.deal.sku_family,
+      cluster: h.cluster,
+      ticks: tape.map((x) => x.tick),
+      price_close: tape.map((x) => x.row.price_close ?? null),
+      vwap: tape.map((x) => x.row.vwap ?? null),
+      sold: tape.map((x) => x.row.sold ?? 0),
+      velocity: tape.map((x) => x.row.velocity ?? null),
+    },
+    economy: {
+      currency: 'USD',
+      units: h.qty,
+      unit_cost: centsToNumber(h.unitCostCents),
+      list_price: centsToNumber(h.listPriceCents),
+      cost_value: centsToNumber(h.qty * h.unitCostCents),
+      list_value: centsToNumber(h.qty * h.listPriceCents),
+    },
+    source: 'trade_round',
+    provenance: {
+      market: h.market,
+      tick: h.tick,
+      offer_key: h.deal.key,
+      order_id: h.orderId,
+      position_id: h.positionId,
+      round_id: h.roundId,
+      settled_tick: h.settledTick,
+    },
+  };
+}

@@ -1,0 +1,176 @@
+// Holders' side of a session close, in the close's transaction (ARCHITECTURE rule 3): paid orders
+// fill into positions (each a `user` trade of the record), unpaid ones expire, and the sessions the
+// open positions just lived through are booked on their accounts: sale credits, holding fees, and
+// at settlement the surcharge and the owned goods of what is left. Set-based SQL; the close's
+// exactly-once gate (market_session.closed_at) makes each step happen once.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MARKETS, dealOutcomeInputs, type Deal, type MarketId, type ServedDeal } from '../../src/engine/index.js';
+import { postEntries, type Entry } from '../account/ledger.js';
+import { mintItem } from './goods.js';
+import { executedTrade, type TradeRecord, type TradeState } from './record.js';
+import { insertUserTrades, type OpenTrade } from './store.js';
+
+const json = (rows: unknown) => JSON.stringify(rows);
+const bigints = (ids: number[]) => `{${ids.join(',')}}`;
+
+type PaidOrder = {
+  id: number;
+  account_id: number;
+  idx: number;
+  qty: number;
+  unit_cost_cents: number;
+  list_price_cents: number;
+  fee_cents: number;
+  holding_cents: number;
+};
+
+/**
+ * Fills the paid orders of session `tick` into positions and user trades on the same terms and
+ * demand path as the desk's. Returns the trades (for the session's tape).
+ */
+export async function fillPaidOrders(em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[]): Promise<TradeRecord[]> {
+  const orders = await em.execute<PaidOrder[]>(
+    `select id::float8 as id, account_id::float8 as account_id, idx, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
+       from orders where market = ? and tick = ? and status = 'paid' order by id for update`,
+    [market, tick],
+  );
+  if (!orders.length) return [];
+  const positions = await em.execute<{ id: number; order_id: number }[]>(
+    `insert into position (order_id, account_id, market, tick)
+     select id, account_id, ?, ? from jsonb_to_recordset(?::jsonb) as x(id bigint, account_id bigint)
+     returning id::float8 as id, order_id::float8 as order_id`,
+    [market, tick, json(orders.map((o) => ({ id: o.id, account_id: o.account_id })))],
+  );
+  const positionOf = new Map(positions.map((p) => [p.order_id, p.id]));
+  const trades = orders.map((o) => {
+    const deal = deals[o.idx];
+    const trade = executedTrade(seed, market, deal, o.idx, dealOutcomeInputs(seed, market, tick, o.idx), 0, 'user', o.qty);
+    // The order copied the deal's terms when it was placed; the fill must be on exactly those.
+    if (trade.unit_cost_cents !== o.unit_cost_cents || trade.list_price_cents !== o.list_price_cents || trade.fee_cents !== o.fee_cents || trade.holding_cents !== o.holding_cents) {
+      throw new Error(`order ${o.id}: terms differ from menu row ${market}/${tick}/${o.idx}`);
+    }
+    return { ...trade, account_id: o.account_id, position_id: positionOf.get(o.id)! };
+  });
+  await insertUserTrades(em, trades);
+  await em.execute(
+    `update orders o set status = 'filled', filled_at = now(), position_id = x.position_id
+       from jsonb_to_recordset(?::jsonb) as x(id bigint, position_id bigint) where o.id = x.id and o.status = 'paid'`,
+    [json(orders.map((o) => ({ id: o.id, position_id: positionOf.get(o.id) })))],
+  );
+  return trades;
+}
+
+/** Orders of session `tick` nobody paid expire with their rounds; nothing was charged. */
+export async function expireUnpaidOrders(em: EntityManager, market: string, tick: number): Promise<void> {
+  await em.execute(
+    `with x as (update orders set status = 'expired' where market = ? and tick = ? and status = 'awaiting_payment' returning round_id)
+     update trade_round r set status = 'expired' from x where r.id = x.round_id and r.status = 'awaiting_payment'`,
+    [market, tick],
+  );
+}
+
+/**
+ * Books the session the holders' open positions just lived through (before → after): what sold is
+ * credited, holding is charged, a settlement's surcharge is debited; settled positions hand their
+ * unsold units to the holder as owned goods and complete their rounds.
+ */
+export async function bookHolderSessions(em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[]): Promise<void> {
+  const entries: Entry[] = [];
+  const settled: number[] = [];
+  before.forEach((t, i) => {
+    if (t.actor !== 'user' || t.account_id === null || t.position_id === null) return;
+    const a = after[i];
+    const ref = `position:${t.position_id}`;
+    const book = (kind: Entry['kind'], amount: number) => amount && entries.push({ account_id: t.account_id!, kind, amount_cents: amount, ref, tick });
+    book('sale_credit', a.revenue_cents - t.revenue_cents);
+    book('holding_fee', -(a.holding_cost_cents - t.holding_cost_cents));
+    if (a.settled) {
+      book('surcharge', -(a.surcharge_cents ?? 0));
+      settled.push(t.position_id);
+    }
+  });
+  await postEntries(em, entries);
+  if (settled.length) await settlePositions(em, market, tick, settled);
+}
+
+type SettledRow = {
+  position_id: number;
+  order_id: number;
+  round_id: number;
+  account_id: number;
+  holder_id: number | null;
+  tick: number;
+  cluster: number;
+  qty_left: number;
+  unit_cost_cents: number;
+  list_price_cents: number;
+  regime: boolean;
+  deal: ServedDeal;
+};
+
+async function settlePositions(em: EntityManager, market: MarketId, tick: number, positionIds: number[]): Promise<void> {
+  const rows = await em.execute<SettledRow[]>(
+    `select p.id::float8 as position_id, p.order_id::float8 as order_id, o.round_id::float8 as round_id, p.account_id::float8 as account_id,
+            a.holder_id::float8 as holder_id, t.tick::float8 as tick, t.cluster, t.qty_left, t.unit_cost_cents, t.list_price_cents, t.regime, m.deal
+       from position p join orders o on o.id = p.order_id join account a on a.id = p.account_id
+       join trade t on t.position_id = p.id join menu_row m on m.market = t.market and m.tick = t.tick and m.idx = t.idx
+      where p.id = any(?::bigint[])`,
+    [bigints(positionIds)],
+  );
+  const window = MARKETS[market].settlement_horizon_ticks;
+  const left = rows.filter((r) => r.qty_left > 0);
+  const tape = new Map<number, { tick: number; row: Record<string, number | null> }[]>();
+  if (left.length) {
+    const clusters = [...new Set(left.map((r) => r.cluster))];
+    const history = await em.execute<{ cluster: number; tick: number; row: Record<string, number | null> }[]>(
+      `select cluster, tick::float8 as tick, row from tape where market = ? and cluster = any(?::int[]) and tick between ? and ? order by tick`,
+      [market, `{${clusters.join(',')}}`, tick - window, tick - 1],
+    );
+    for (const h of history) tape.set(h.cluster, [...(tape.get(h.cluster) ?? []), { tick: h.tick, row: h.row }]);
+  }
+  const items = left.map((r) => ({
+    account_id: r.account_id,
+    holder_id: r.holder_id,
+    position_id: r.position_id,
+    market,
+    cluster: r.cluster,
+    ...mintItem(
+      {
+        market, tick: r.tick, settledTick: tick, cluster: r.cluster, deal: r.deal, qty: r.qty_left, unitCostCents: r.unit_cost_cents,
+        listPriceCents: r.list_price_cents, regime: r.regime, positionId: r.position_id, orderId: r.order_id, roundId: r.round_id,
+      },
+      tape.get(r.cluster) ?? [],
+      window,
+    ),
+  }));
+  if (items.length) {
+    await em.execute(
+      `with i as (
+         insert into inventory_item (account_id, holder_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, provenance)
+         select * from jsonb_to_recordset(?::jsonb) as x(account_id bigint, holder_id bigint, position_id bigint, market text, cluster int, title text,
+           qty int, story text, rarity text, rarity_score float8, history jsonb, economy jsonb, source text, provenance jsonb)
+         returning id, position_id)
+       update position p set item_id = i.id from i where p.id = i.position_id`,
+      [json(items)],
+    );
+  }
+  await em.execute(
+    `update position p set transferred_units = x.qty_left, transferred_at = now()
+       from jsonb_to_recordset(?::jsonb) as x(position_id bigint, qty_left int) where p.id = x.position_id`,
+    [json(rows.map((r) => ({ position_id: r.position_id, qty_left: r.qty_left })))],
+  );
+  // A round completes when every order it funded has settled.
+  await em.execute(
+    `update trade_round r
+        set transferred_units = x.units,
+            status = case when x.done then 'completed' else r.status end,
+            completed_at = case when x.done then coalesce(r.completed_at, now()) else r.completed_at end
+       from (select r2.id,
+                    (select coalesce(sum(p.transferred_units), 0) from orders o join position p on p.order_id = o.id where o.round_id = r2.id) as units,
+                    not exists (select 1 from orders o left join trade t on t.position_id = o.position_id
+                                 where o.round_id = r2.id and o.status <> 'expired' and (t.id is null or not t.settled)) as done
+               from trade_round r2 where r2.id = any(?::bigint[])) x
+      where r.id = x.id`,
+    [bigints([...new Set(rows.map((r) => r.round_id))])],
+  );
+}
