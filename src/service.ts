@@ -12,6 +12,7 @@ import { initMeta, writeMeta } from '../orm/meta.js';
 import { Metrics } from './metrics.js';
 import { createApp, listen } from './http/server.js';
 import { routeTable } from './http/routes/index.js';
+import { keyAuthenticator } from './http/auth/keys.js';
 import type { Services } from './http/services.js';
 
 export type StartOptions = {
@@ -95,7 +96,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     routes: routeTable(services),
     log,
     bodyLimitBytes: config.bodyLimitBytes,
-    authenticators: {},
+    authenticators: { key: keyAuthenticator(services) },
     onRequest: metrics.observeRequest,
   });
   const listening = await listen(front.app, config.host, config.port);

@@ -37,7 +37,16 @@ export type AccountMessage =
   /** The holder's autonomous-funding switch for the agent of this account. */
   | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
 
-export type OrderPlaced = { order_id: number; round_id: number; token: string; status: 'awaiting_payment' | 'paid'; fee_cents: number };
+export type OrderPlaced = {
+  order_id: number;
+  round_id: number;
+  token: string;
+  status: 'awaiting_payment' | 'paid';
+  /** The participation fee this order's funding charged (pay_from_balance only). */
+  fee_cents: number;
+  created_at: Date;
+  paid_at: Date | null;
+};
 export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
 export type FundingSet = { agent_id: number; autonomous_funding: boolean };
 
@@ -76,13 +85,15 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
         const [order] = await em.execute(
           `insert into orders (account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents,
                                fee_cents, holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id::float8 as id`,
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id::float8 as id, created_at`,
           [state.accountId, msg.agentId, round.id, msg.market, msg.tick, msg.idx, msg.offerKey, msg.qty, msg.unitCostCents, msg.listPriceCents,
             msg.feeCents, msg.holdingCents, gross, fee, gross + fee, token, msg.closesAt],
         );
-        if (!msg.payFromBalance) return { order_id: order.id, round_id: round.id, token, status: 'awaiting_payment', fee_cents: 0 };
+        const placed = { order_id: order.id, round_id: round.id, token, created_at: order.created_at as Date };
+        if (!msg.payFromBalance) return { ...placed, status: 'awaiting_payment', fee_cents: 0, paid_at: null };
         const paid = await fund(em, state.accountId, { id: order.id, round_id: round.id, total_cents: gross + fee }, holderId!, 'balance');
-        return { order_id: order.id, round_id: round.id, token, status: 'paid', fee_cents: paid.fee_cents };
+        // now() is the transaction's start: the order was paid in the same instant it was placed.
+        return { ...placed, status: 'paid', fee_cents: paid.fee_cents, paid_at: order.created_at as Date };
       });
     },
 

@@ -25,6 +25,8 @@ export type MenuSnapshot = Readonly<{
   /** In listed_at order. */
   deals: readonly ServedDeal[];
   byKey: ReadonlyMap<string, ServedDeal>;
+  /** The engine's deal and its menu position by key: what an order is placed on. */
+  rows: ReadonlyMap<string, { idx: number; deal: Deal }>;
   byFamily: ReadonlyMap<string, readonly ServedDeal[]>;
   quote: MenuQuote;
   menuSize: number;
@@ -86,6 +88,7 @@ export function buildSnapshot(seed: number, market: MarketId, tick: number, clos
     else byFamily.set(d.sku_family, [d]);
   }
   for (const list of byFamily.values()) Object.freeze(list);
+  const rows = new Map(raw.map((deal, idx) => [deal.key, { idx, deal }]));
   const etag = `W/"${market}-${tick}-${seed}-${ENGINE_TAG}"`;
   const page: DealsPage = { market, tick, closes_at: closesAt, total: deals.length, limit: DEFAULT_LIMIT, offset: 0, deals: deals.slice(0, DEFAULT_LIMIT) };
   return Object.freeze({
@@ -94,6 +97,7 @@ export function buildSnapshot(seed: number, market: MarketId, tick: number, clos
     closesAt,
     deals,
     byKey,
+    rows,
     byFamily,
     quote: Object.freeze(quoteOf(raw)),
     menuSize: deals.length,

@@ -8,6 +8,8 @@ import { historyRoutes } from './history.js';
 import { tradesRoutes } from './trades.js';
 import { analyticsRoutes } from './analytics.js';
 import { projectionRoutes } from './projection.js';
+import { agentRoutes } from './agents.js';
+import { tradingRoutes } from './trading.js';
 
 export function routeTable(s: Services): Route[] {
   const routes = [
@@ -17,6 +19,8 @@ export function routeTable(s: Services): Route[] {
     ...tradesRoutes(s),
     ...analyticsRoutes(s),
     ...projectionRoutes(s),
+    ...agentRoutes(s),
+    ...tradingRoutes(s),
     ...opsRoutes(s),
   ];
   routes.push(openApiRoute(routes, s));

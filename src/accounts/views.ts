@@ -1,0 +1,191 @@
+// Read models of trading accounts: the served Order, Position, ledger entry, round and owned-goods
+// objects (SPEC.md "Resources"), one definition for the API (an agent's own account) and the
+// holder's console (every account the holder owns). Reads on the main thread's pool: writes go
+// through the account actor, and these queries are indexed by account.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MARKETS, centsToNumber, type MarketId } from '../engine/index.js';
+import { MONTHLY_FEE } from '../payments/terms.js';
+import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../../actors/record/trade-json.js';
+
+const ids = (accountIds: number[]) => `{${accountIds.join(',')}}`;
+const money = (c: number | null) => (c === null ? null : centsToNumber(c));
+const unix = (d: Date | string | null) => (d === null ? null : Math.round(new Date(d).getTime()) / 1000);
+
+export const purchaseUrl = (baseUrl: string, token: string) => `${baseUrl}/checkout/${token}`;
+
+export type OrderRow = {
+  id: number; market: string; tick: number; offer_key: string; qty: number; unit_cost_cents: number; list_price_cents: number;
+  gross_cents: number; fee_amount_cents: number; total_cents: number; status: string; payment_source: string | null; token: string;
+  closes_at: number; created_at: Date; paid_at: Date | null; filled_at: Date | null; position_id: number | null; round_id: number;
+  account_id: number; agent_id: number; deal: { bundle: { title: string; items: unknown[] }; sales_velocity?: number };
+};
+
+const ORDER_SELECT = `o.id::float8 as id, o.market, o.tick::float8 as tick, o.offer_key, o.qty, o.unit_cost_cents, o.list_price_cents,
+  o.gross_cents::float8 as gross_cents, o.fee_amount_cents::float8 as fee_amount_cents, o.total_cents::float8 as total_cents, o.status,
+  o.payment_source, o.token, o.closes_at, o.created_at, o.paid_at, o.filled_at, o.position_id::float8 as position_id,
+  o.round_id::float8 as round_id, o.account_id::float8 as account_id, o.agent_id::float8 as agent_id, m.deal`;
+const ORDER_FROM = `orders o join menu_row m on m.market = o.market and m.tick = o.tick and m.idx = o.idx`;
+
+export function orderJson(r: OrderRow, baseUrl: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: r.id, market: r.market, tick: r.tick, offer_key: r.offer_key, deal_title: r.deal.bundle.title, items: r.deal.bundle.items,
+    qty: r.qty, unit_cost: centsToNumber(r.unit_cost_cents), list_price: centsToNumber(r.list_price_cents),
+  };
+  // Ranking markets do not quote velocity: the field is absent there (SPEC.md "Deal object").
+  if (MARKETS[r.market as MarketId]?.quotes_velocity) out.sales_velocity = r.deal.sales_velocity ?? null;
+  return Object.assign(out, {
+    gross_amount: centsToNumber(r.gross_cents), fee_amount: centsToNumber(r.fee_amount_cents), total_amount: centsToNumber(r.total_cents),
+    status: r.status, payment_source: r.payment_source, purchase_url: purchaseUrl(baseUrl, r.token), closes_at: r.closes_at,
+    created_at: unix(r.created_at), paid_at: unix(r.paid_at), filled_at: unix(r.filled_at), position_id: r.position_id, round_id: r.round_id,
+    account_id: r.account_id, agent_id: r.agent_id,
+  });
+}
+
+export async function ordersOf(em: EntityManager, accountIds: number[], opts: { status?: string; limit: number; baseUrl: string }) {
+  const rows = await em.execute<OrderRow[]>(
+    `select ${ORDER_SELECT} from ${ORDER_FROM} where o.account_id = any(?::bigint[]) and (?::text is null or o.status = ?) order by o.id desc limit ?`,
+    [ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
+  );
+  return rows.map((r) => orderJson(r, opts.baseUrl));
+}
+
+/** One order of these accounts, or null (another account's order is not found either). */
+export async function orderOf(em: EntityManager, accountIds: number[], orderId: number, baseUrl: string) {
+  const [row] = await em.execute<OrderRow[]>(`select ${ORDER_SELECT} from ${ORDER_FROM} where o.id = ? and o.account_id = any(?::bigint[])`, [orderId, ids(accountIds)]);
+  return row ? orderJson(row, baseUrl) : null;
+}
+
+/** An order by its purchase-link token (the checkout page), with the agent's declared identity. */
+export async function orderByToken(em: EntityManager, token: string, baseUrl: string) {
+  const [row] = await em.execute<(OrderRow & { agent: Record<string, unknown> })[]>(
+    `select ${ORDER_SELECT}, json_build_object('id', g.id, 'name', g.name, 'key_id', g.key_id, 'identity', g.identity, 'operator', g.operator,
+            'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent
+       from ${ORDER_FROM} join agent g on g.id = o.agent_id where o.token = ?`,
+    [token],
+  );
+  return row ? { order: orderJson(row, baseUrl), agent: row.agent } : null;
+}
+
+type PositionRow = TradeRow & {
+  pid: number; order_id: number; title: string; created_at: Date; settled_at: Date | null;
+  transferred_units: number | null; item_id: number | null; transferred_at: Date | null;
+};
+
+const POSITION_QUERY = `select ${TRADE_SELECT}, p.id::float8 as pid, p.order_id::float8 as order_id, m.deal->'bundle'->>'title' as title,
+    p.created_at, t.settled_at, p.transferred_units, p.item_id::float8 as item_id, p.transferred_at
+  from position p join ${TRADE_FROM} on t.position_id = p.id`;
+
+export function positionJson(r: PositionRow): Record<string, unknown> {
+  const surcharge = r.settled ? (r.surcharge_cents ?? 0) : 0;
+  const out: Record<string, unknown> = {
+    id: r.pid, order_id: r.order_id, market: r.market, opened_tick: r.tick, settles_at_tick: r.tick + r.horizon, deal_title: r.title,
+    offer_key: r.offer_key, qty: r.qty, qty_left: r.qty_left, ticks_done: r.revealed_ticks, horizon: r.horizon,
+    unit_cost: centsToNumber(r.unit_cost_cents), list_price: centsToNumber(r.list_price_cents), cost_basis: centsToNumber(r.cost_basis_cents),
+    revenue: centsToNumber(r.revenue_cents), units_sold: r.units_sold, holding_cost: centsToNumber(r.holding_cost_cents),
+    writeoff: money(r.writeoff_cents), surcharge: r.settled ? money(r.surcharge_cents) : null,
+    pnl_so_far: centsToNumber(r.revenue_cents - r.cost_basis_cents - r.holding_cost_cents - surcharge),
+    realized_pnl: money(r.realized_pnl_cents), status: r.settled ? 'settled' : 'open',
+    sales_by_tick: r.sales_by_tick.slice(0, r.revealed_ticks), created_at: unix(r.created_at), settled_at: unix(r.settled_at),
+  };
+  if (r.settled) {
+    out.outcome = { sold_out: r.sold_out, downside_event: r.regime, surcharge: money(r.surcharge_cents), writeoff: money(r.writeoff_cents) };
+    out.inventory = { transferred_units: r.transferred_units, item_id: r.item_id, transferred_at: unix(r.transferred_at) };
+  }
+  return out;
+}
+
+export async function positionsOf(em: EntityManager, accountIds: number[], opts: { status?: 'open' | 'settled'; limit: number }) {
+  const rows = await em.execute<PositionRow[]>(
+    `${POSITION_QUERY} where p.account_id = any(?::bigint[]) and (?::text is null or t.settled = (?::text = 'settled')) order by p.id desc limit ?`,
+    [ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
+  );
+  return rows.map(positionJson);
+}
+
+export async function positionOf(em: EntityManager, accountIds: number[], positionId: number) {
+  const [row] = await em.execute<PositionRow[]>(`${POSITION_QUERY} where p.id = ? and p.account_id = any(?::bigint[])`, [positionId, ids(accountIds)]);
+  return row ? positionJson(row) : null;
+}
+
+/** The account's executed trades exactly as the market record serves them. */
+export async function tradesOf(em: EntityManager, accountIds: number[], limit: number) {
+  const rows = await em.execute<TradeRow[]>(`select ${TRADE_SELECT} from ${TRADE_FROM} where t.account_id = any(?::bigint[]) order by t.id desc limit ?`, [ids(accountIds), limit]);
+  return rows.map(tradeJson);
+}
+
+type LedgerRow = { id: number; account_id: number; kind: string; amount_cents: number; balance_after_cents: number; ref: string; created_at: Date };
+
+export async function ledgerOf(em: EntityManager, accountIds: number[], limit: number) {
+  const rows = await em.execute<LedgerRow[]>(
+    `select id::float8 as id, account_id::float8 as account_id, kind, amount_cents::float8 as amount_cents,
+            balance_after_cents::float8 as balance_after_cents, ref, created_at
+       from ledger where account_id = any(?::bigint[]) order by id desc limit ?`,
+    [ids(accountIds), limit],
+  );
+  return rows.map((r) => ({
+    id: r.id, account_id: r.account_id, kind: r.kind, amount: centsToNumber(r.amount_cents), currency: 'USD',
+    balance_after: centsToNumber(r.balance_after_cents), ref: r.ref, created_at: unix(r.created_at),
+  }));
+}
+
+/** Whether the holder's participation fee of the current calendar month (UTC) is still due. */
+export async function monthlyFeeStatus(em: EntityManager, holderId: number | null) {
+  const [row] = await em.execute(
+    `select to_char(now() at time zone 'UTC', 'YYYY-MM') as month,
+            (select created_at from monthly_fee where holder_id = ? and month = to_char(now() at time zone 'UTC', 'YYYY-MM')) as charged_at`,
+    [holderId],
+  );
+  return { ...MONTHLY_FEE, month: row.month as string, due: row.charged_at === null, charged_at: unix(row.charged_at) };
+}
+
+export async function accountSummary(em: EntityManager, accountId: number, opts: { ledgerLimit: number; baseUrl: string }) {
+  const [a] = await em.execute(
+    `select a.id::float8 as id, a.balance_cents::float8 as balance_cents, a.holder_id::float8 as holder_id,
+            (select count(*)::int from position p join trade t on t.position_id = p.id where p.account_id = a.id and not t.settled) as open_positions,
+            (select count(*)::int from position p join trade t on t.position_id = p.id where p.account_id = a.id and t.settled) as settled_positions,
+            (select count(*)::int from orders o where o.account_id = a.id and o.status in ('awaiting_payment', 'paid')) as pending_orders,
+            (select coalesce(sum(t.realized_pnl_cents), 0)::float8 from trade t where t.account_id = a.id and t.settled) as realized_cents
+       from account a where a.id = ?`,
+    [accountId],
+  );
+  return {
+    account_id: a.id,
+    currency: 'USD',
+    balance: centsToNumber(a.balance_cents),
+    open_positions: a.open_positions,
+    settled_positions: a.settled_positions,
+    pending_orders: a.pending_orders,
+    realized_pnl_total: centsToNumber(a.realized_cents),
+    console_url: `${opts.baseUrl}/console`,
+    monthly_fee: await monthlyFeeStatus(em, a.holder_id),
+    ledger: await ledgerOf(em, [accountId], opts.ledgerLimit),
+  };
+}
+
+export async function roundsOf(em: EntityManager, accountIds: number[], limit: number) {
+  const rows = await em.execute(
+    `select r.id::float8 as id, r.status, r.source, r.amount_cents::float8 as amount_cents, r.fee_amount_cents::float8 as fee_amount_cents,
+            r.charged_cents::float8 as charged_cents, r.transferred_units, r.created_at, r.funded_at, r.completed_at,
+            coalesce((select json_agg(json_build_object('id', o.id, 'market', o.market, 'tick', o.tick, 'offer_key', o.offer_key, 'qty', o.qty,
+                      'status', o.status, 'total_amount', o.total_cents / 100.0, 'position_id', o.position_id) order by o.id)
+                      from orders o where o.round_id = r.id), '[]') as orders
+       from trade_round r where r.account_id = any(?::bigint[]) order by r.id desc limit ?`,
+    [ids(accountIds), limit],
+  );
+  return rows.map((r) => ({
+    id: r.id, orders: r.orders, amount: centsToNumber(r.amount_cents), fee_amount: centsToNumber(r.fee_amount_cents),
+    charged: centsToNumber(r.charged_cents), source: r.source, status: r.status, transferred_units: r.transferred_units,
+    created_at: unix(r.created_at), funded_at: unix(r.funded_at), completed_at: unix(r.completed_at),
+  }));
+}
+
+export async function inventoryOf(em: EntityManager, accountIds: number[]) {
+  const items = await em.execute(
+    `select id::float8 as id, account_id::float8 as account_id, position_id::float8 as position_id, market, cluster, title, qty, story, rarity,
+            rarity_score, history, economy, source, provenance, created_at
+       from inventory_item where account_id = any(?::bigint[]) order by id desc`,
+    [ids(accountIds)],
+  );
+  // The exchange (listing owned goods) is a later layer: no listing can exist yet.
+  return { items: items.map((i) => ({ ...i, created_at: unix(i.created_at) })), listings: [] as unknown[] };
+}

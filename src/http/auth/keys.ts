@@ -1,0 +1,37 @@
+// The `key` authenticator: `Authorization: Bearer <key>` or `X-API-Token: <key>`, checked against the
+// stored sha256. Agents are never deleted and a key never changes owner, so a verified key is
+// remembered in a bounded map and the hot path (agents polling their orders) skips the database.
+import type { Services } from '../services.js';
+import { HttpError, type RequestInfo } from '../route.js';
+import { isKey, keyFromHeaders, keyHash, keyIdOf, sameHash } from '../../agents/keys.js';
+
+export type AgentPrincipal = { agentId: number; accountId: number; keyId: string };
+
+/** Verified keys remembered; the oldest is forgotten beyond this (insertion order of a Map). */
+const REMEMBERED = 100_000;
+
+const UNAUTHORIZED = { 'www-authenticate': 'Bearer' };
+
+export function keyAuthenticator(s: Services): (req: RequestInfo) => Promise<AgentPrincipal> {
+  const known = new Map<string, { hash: string; principal: AgentPrincipal }>();
+  return async (req) => {
+    const key = keyFromHeaders(req.headers);
+    if (!key) throw new HttpError(401, 'an API key is required: send Authorization: Bearer <key> or X-API-Token: <key>', UNAUTHORIZED);
+    if (!isKey(key)) throw new HttpError(401, 'invalid API key: a key is 80 characters of A-Z, a-z and 0-9', UNAUTHORIZED);
+    const hash = keyHash(key);
+    const keyId = keyIdOf(key);
+    let hit = known.get(keyId);
+    if (!hit) {
+      const [row] = await s.orm.em.fork().execute(
+        'select id::float8 as id, account_id::float8 as account_id, key_hash from agent where key_id = ?',
+        [keyId],
+      );
+      if (!row) throw new HttpError(401, 'unknown API key: register it first with POST /api/v1/agents/register', UNAUTHORIZED);
+      hit = { hash: row.key_hash, principal: { agentId: row.id, accountId: row.account_id, keyId } };
+      if (known.size >= REMEMBERED) known.delete(known.keys().next().value!);
+      known.set(keyId, hit);
+    }
+    if (!sameHash(hit.hash, hash)) throw new HttpError(401, 'wrong API key', UNAUTHORIZED);
+    return hit.principal;
+  };
+}

@@ -1,0 +1,168 @@
+// Agents: invent a key, register it, recall it, read one's own state (SPEC.md "Agent registration
+// body", "Authentication"). Registration is a turn of the key's agent actor; reads are indexed by
+// the key id.
+import Type from 'typebox';
+import type { Registered } from '../../../actors/agent/actor.js';
+import { KEY_ID_LENGTH, KEY_PATTERN, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
+import { centsToNumber } from '../../engine/index.js';
+import type { AgentPrincipal } from '../auth/keys.js';
+import { json, route, type Route } from '../route.js';
+import type { Services } from '../services.js';
+
+const str = (maxLength: number, description?: string) => Type.String({ maxLength, description });
+const nullable = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.String>>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
+
+const AgentIdentity = Type.Object({
+  model: Type.Optional(str(120)),
+  version: Type.Optional(str(60)),
+  vendor: Type.Optional(str(120)),
+  kind: Type.Optional(str(32, 'llm-agent, script, service or assisted')),
+  instance: Type.Optional(str(160)),
+});
+
+const Operator = Type.Object({
+  type: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('organisation'), Type.Literal('organization'), Type.Literal('system'), Type.Null()])),
+  name: Type.Optional(str(160)),
+  contact: Type.Optional(str(255, 'e-mail or URL')),
+  reference: Type.Optional(str(160)),
+});
+
+const AgentRegister = Type.Object({
+  token: Type.String({ minLength: 80, maxLength: 80, pattern: KEY_PATTERN, description: 'your API key: 80 characters of [A-Za-z0-9] from a cryptographic source; the first 20 are its public key id' }),
+  name: Type.String({ minLength: 1, maxLength: 120, description: 'shown to the account holder' }),
+  recall_phrase: Type.String({ minLength: 3, maxLength: 120 }),
+  agent: nullable(AgentIdentity),
+  operator: nullable(Operator),
+  purpose: nullable(str(500)),
+  contact: nullable(str(255, 'legacy: use operator.contact')),
+});
+type AgentRegister = {
+  token: string; name: string; recall_phrase: string; agent?: Record<string, unknown> | null; operator?: Record<string, unknown> | null;
+  purpose?: string | null; contact?: string | null;
+};
+
+const Recall = Type.Object({
+  key_id: Type.String({ minLength: 20, maxLength: 80, description: 'the key id (a whole key is accepted and truncated to its id)' }),
+  recall_phrase: Type.Optional(str(120)),
+});
+
+export const CART_NOTE =
+  'Your cart is where you propose deals to your account holder. Nothing is charged by your action alone: ' +
+  'hand the checkout link (or an order\'s purchase_url) to the holder, who reviews your identity and proposal and approves by paying.';
+
+const cartUrl = (s: Services, token: string) => `${s.config.baseUrl}/carts/${token}`;
+
+type AgentRow = {
+  id: number; key_id: string; name: string; recall_phrase: string; identity: unknown; operator: unknown; purpose: string | null; contact: string | null;
+  account_id: number; holder_id: number | null; paired_at: Date | null; autonomous_funding: boolean; balance_cents: number;
+};
+
+export function agentRoutes(s: Services): Route[] {
+  return [
+    route({
+      method: 'POST', path: '/api/v1/agents/token', auth: 'none',
+      summary: 'Invent a random API key (nothing is stored until you register it)',
+      responses: { 200: { description: '{token, key_id, recall_phrase_suggestion}' } },
+      handler: () => {
+        const token = inventKey();
+        return json({ token, key_id: keyIdOf(token), recall_phrase_suggestion: recallSuggestion() });
+      },
+    }),
+    route<unknown, unknown, AgentRegister>({
+      method: 'POST', path: '/api/v1/agents/register', auth: 'none',
+      summary: 'Register an agent under its own key: one key = one agent = one trading account',
+      body: AgentRegister,
+      responses: {
+        201: { description: 'agent_id, name, key_id, account_id, trade_enabled, cart_note, cart {id, checkout_url, kind}, keep' },
+        409: { description: 'the key is already registered' },
+      },
+      handler: async ({ body }) => {
+        const keyId = keyIdOf(body.token);
+        const { token: _secret, ...profile } = body;
+        const r = await s.runtime.ask<Registered>(`agent:${keyId}`, { kind: 'register', keyHash: keyHash(body.token), profile });
+        const checkoutUrl = cartUrl(s, r.cart_token);
+        return json(
+          {
+            agent_id: r.agent_id,
+            name: body.name,
+            key_id: keyId,
+            account_id: r.account_id,
+            trade_enabled: true,
+            cart_note: CART_NOTE,
+            cart: { id: r.cart_id, checkout_url: checkoutUrl, kind: r.cart_kind },
+            keep: {
+              note: `Store this note with your key. The service keeps only a hash of the key and will never show it; a lost key cannot be recovered.`,
+              key: `the 80-character key you registered (it starts with ${keyId})`,
+              key_id: keyId,
+              recall_phrase: body.recall_phrase,
+              purpose: body.purpose ?? null,
+              service: s.config.baseUrl,
+              checkout_url: checkoutUrl,
+            },
+          },
+          201,
+        );
+      },
+    }),
+    route<unknown, unknown, { key_id: string; recall_phrase?: string }>({
+      method: 'POST', path: '/api/v1/agents/recall', auth: 'none',
+      summary: 'Check that a key id is registered here and get back its recall phrase',
+      body: Recall,
+      handler: async ({ body }) => {
+        const keyId = body.key_id.slice(0, KEY_ID_LENGTH);
+        const [row] = await s.orm.em.fork().execute(
+          `select g.name, g.recall_phrase, g.holder_id is not null as connected,
+                  (select count(*)::int from cart c where c.agent_id = g.id or (g.holder_id is not null and c.holder_id = g.holder_id)) as carts
+             from agent g where g.key_id = ?`,
+          [keyId],
+        );
+        if (!row) return json({ known: false, name: null, recall_phrase: null, connected_to_holder: false, carts_visible: 0 });
+        const out: Record<string, unknown> = { known: true, name: row.name, recall_phrase: row.recall_phrase, connected_to_holder: row.connected, carts_visible: row.carts };
+        if (body.recall_phrase !== undefined) out.phrase_matches = body.recall_phrase === row.recall_phrase;
+        return json(out);
+      },
+    }),
+    route({
+      method: 'GET', path: '/api/v1/agents/me', auth: 'key',
+      summary: 'My agent: profile, account, holder connection, autonomous funding, carts',
+      handler: async ({ principal }) => json(await agentState(s, principal as AgentPrincipal)),
+    }),
+  ];
+}
+
+async function agentState(s: Services, p: AgentPrincipal) {
+  const em = s.orm.em.fork();
+  const [a] = await em.execute<AgentRow[]>(
+    `select g.id::float8 as id, g.key_id, g.name, g.recall_phrase, g.identity, g.operator, g.purpose, g.contact, g.account_id::float8 as account_id,
+            g.holder_id::float8 as holder_id, g.paired_at, g.autonomous_funding, a.balance_cents::float8 as balance_cents
+       from agent g join account a on a.id = g.account_id where g.id = ?`,
+    [p.agentId],
+  );
+  const carts = await em.execute<{ id: number; name: string; kind: string; token: string; agent_id: number }[]>(
+    `select c.id::float8 as id, c.name, c.kind, c.token, c.agent_id::float8 as agent_id from cart c
+      where c.agent_id = ? or (?::bigint is not null and (c.holder_id = ? or c.agent_id in (select id from agent where holder_id = ?)))
+      order by c.id`,
+    [a.id, a.holder_id, a.holder_id, a.holder_id],
+  );
+  const view = (c: { id: number; name: string; kind: string; token: string }) => ({ id: c.id, name: c.name, kind: c.kind, checkout_url: cartUrl(s, c.token) });
+  const mine = carts.filter((c) => c.agent_id === a.id).map(view);
+  const others = carts.filter((c) => c.agent_id !== a.id).map(view);
+  return {
+    key_id: a.key_id,
+    agent_id: a.id,
+    profile: { name: a.name, agent: a.identity, operator: a.operator, purpose: a.purpose, contact: a.contact, recall_phrase: a.recall_phrase },
+    trade_enabled: true,
+    cart_note: CART_NOTE,
+    account_id: a.account_id,
+    balance: centsToNumber(a.balance_cents),
+    paired: a.holder_id !== null,
+    holder: { connected: a.holder_id !== null, since: a.paired_at ? a.paired_at.getTime() / 1000 : null },
+    autonomous_funding: a.autonomous_funding,
+    carts: { mine, visible: mine.length + others.length, others },
+    notice: a.holder_id === null
+      ? 'No account holder is connected yet: hand your cart checkout_url or an order\'s purchase_url to a human, who connects by paying.'
+      : a.autonomous_funding
+        ? 'Autonomous funding is on: pay_from_balance funds orders from your account balance at once.'
+        : 'Orders need your holder\'s payment on the purchase link; autonomous funding can be switched on by the holder after 3 settled trades in profit.',
+  };
+}
