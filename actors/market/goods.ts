@@ -62,7 +62,7 @@ export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }
   const price = (c: number) => centsToNumber(c).toFixed(2);
   const story =
     `${h.qty} × ${bundle.title} from ${bundle.origin}, bought on the ${m.label} in session ${h.tick} at ${price(h.unitCostCents)} USD a unit. ` +
-    `${h.regime ? 'A downside event hit its family while it was on sale; ' : ''}these units were still unsold when the position settled ` +
+    `${h.regime ? 'A downside event hit its family while it was on sale, and these' : 'These'} units were still unsold when the position settled ` +
     `${m.settlement_horizon_ticks} sessions later (session ${h.settledTick}), and became the holder's own goods.`;
   return {
     title: bundle.title,
