@@ -154,6 +154,8 @@ export function createApp(opts: ServerOptions): FrontEnd {
   }
 
   async function handle(c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null): Promise<Reply> {
+    // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
+    const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
     const issues: ValidationIssue[] = [];
     const params = check(c.params, rawParams, issues);
     const query = check(c.query, parseQuery(rawQuery), issues);
@@ -164,7 +166,6 @@ export function createApp(opts: ServerOptions): FrontEnd {
       else parsed = check(c.body, decoded.value, issues);
     }
     if (issues.length) return { status: 422, json: validationError(issues) };
-    const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
     return c.route.handler({ params, query, body: parsed, req, principal });
   }
 
