@@ -1,0 +1,235 @@
+// The core loop over HTTP on a real database with a scaled clock (m15 closes every second): an
+// agent registers and orders, a holder registers and pays by card, the order fills at the close, the
+// position sells through 8 sessions and settles; money checked against the cash formulas and the
+// ledger. Deals are picked with the engine (a pure function of seed, market and tick), so the test
+// knows which will end in profit.
+import t from 'tap';
+import { dealOutcomeInputs, menu, settleDeal } from '../../src/engine/index.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { ledgerSumCents, registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { APPROVED_CARD, registerHolder, type TestHolder } from '../helpers/holders.js';
+
+const MARKET = 'm15';
+const cents = (x: number) => Math.round(x * 100);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Menu = { tick: number; closes_at: number; deals: any[] };
+const currentMenu = async (svc: TestService): Promise<Menu> => (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+
+/** Realised P&L of `qty` units of menu row `idx` of session `tick`, from the engine. */
+const engineResult = (svc: TestService, tick: number, idx: number, qty: number) => {
+  const deal = menu(svc.config.seed, MARKET, tick)[idx];
+  return settleDeal(MARKET, deal, dealOutcomeInputs(svc.config.seed, MARKET, tick, idx), qty);
+};
+
+/** Orders a deal chosen by `pick` and has the holder pay it, retrying when the second-long session closes in between. */
+async function orderAndPay(svc: TestService, agent: TestAgent, holder: TestHolder, pick: (m: Menu) => number, qty: number) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const m = await currentMenu(svc);
+    const idx = pick(m);
+    if (idx < 0) {
+      await sleep(300);
+      continue;
+    }
+    const order = await agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[idx].key, qty });
+    if (order.status === 404) continue;
+    if (order.status !== 201) throw new Error(`order: ${order.status} ${JSON.stringify(order.body)}`);
+    const paid = await holder.pay(order.body.purchase_url);
+    if (paid.status === 409) continue; // its session closed before the payment: expired, nothing charged
+    if (paid.status !== 200) throw new Error(`pay: ${paid.status} ${JSON.stringify(paid.body)}`);
+    return { order: order.body, paid: paid.body, tick: m.tick, idx };
+  }
+  throw new Error('no order could be placed and paid within one session in 20 attempts');
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+t.test('orders, checkout, fills, settlement and autonomous funding', async (t) => {
+  const svc = await startTestService(t, { SVC_TIME_SCALE: '900' });
+  const fee = (await send(svc, 'GET', `/api/v1/markets/${MARKET}`)).body.fees.fulfilment_per_unit;
+  const agent = await registerAgent(svc, { name: 'Loop agent', agent: { model: 'loop-1' }, operator: { name: 'Loop Ops' }, purpose: 'testing the loop' });
+  const other = await registerAgent(svc);
+
+  await t.test('orders are validated against the current menu', async (t) => {
+    const m = await currentMenu(svc);
+    const deal = m.deals[0];
+    t.equal((await agent.post('/api/v1/orders', { market: 'x9', offer_key: deal.key, qty: 1 })).status, 404, 'unknown market');
+    t.equal((await agent.post('/api/v1/orders', { market: MARKET, offer_key: 'm15-1-0-zzzzzz', qty: 1 })).status, 404, 'deal not on the menu');
+    const zero = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 0 });
+    t.equal(zero.status, 422);
+    t.same(zero.body.detail[0].loc, ['body', 'qty']);
+    const over = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: deal.max_qty + 1 });
+    if (over.status !== 404) {
+      t.equal(over.status, 422, 'above max_qty');
+      t.same(over.body.detail[0].loc, ['body', 'qty']);
+    }
+    const auto = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1, pay_from_balance: true });
+    t.ok(auto.status === 403 || auto.status === 404, `pay_from_balance without the switch: ${auto.status}`);
+    if (auto.status === 403) t.match(auto.body.detail, /autonomous funding/);
+  });
+
+  await t.test('an order answers its amounts, purchase_url and closes_at; nobody else sees it', async (t) => {
+    const m = await currentMenu(svc);
+    const deal = m.deals[1];
+    const qty = Math.min(2, deal.max_qty);
+    const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty });
+    if (r.status === 404) return t.skip('the session closed between reading the menu and ordering');
+    t.equal(r.status, 201);
+    const o = r.body;
+    t.equal(o.status, 'awaiting_payment');
+    t.equal(cents(o.gross_amount), qty * cents(deal.unit_cost), 'gross = qty x unit_cost');
+    t.equal(cents(o.total_amount), qty * cents(deal.unit_cost) + qty * cents(fee), 'total = qty x unit_cost + qty x fee');
+    t.equal(cents(o.fee_amount), qty * cents(fee));
+    t.equal(o.closes_at, m.closes_at);
+    t.match(o.purchase_url, new RegExp(`^${svc.config.baseUrl}/checkout/[A-Za-z0-9_-]+$`));
+    t.match(o.instructions, /purchase_url/);
+    t.equal(o.deal_title, deal.bundle.title);
+    t.same(o.items, deal.bundle.items);
+    t.equal((await agent.get(`/api/v1/orders/${o.id}`)).body.purchase_url, o.purchase_url);
+    t.equal((await other.get(`/api/v1/orders/${o.id}`)).status, 404, "another agent's order is not found");
+    t.ok((await agent.get('/api/v1/orders?status=awaiting_payment')).body.orders.some((x: { id: number }) => x.id === o.id) ||
+      (await agent.get(`/api/v1/orders/${o.id}`)).body.status === 'expired');
+    t.equal((await agent.get('/api/v1/orders?limit=0')).status, 422);
+  });
+
+  const holder = await registerHolder(svc);
+
+  await t.test('declined and invalid cards charge nothing; a link paid after its session closed is refused', async (t) => {
+    const m = await currentMenu(svc);
+    const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[2].key, qty: 1 });
+    t.equal(r.status, 201);
+    const cards: [string, Record<string, string>, number][] = [
+      ['declined', { ...APPROVED_CARD, number: '4000 0000 0000 0002' }, 402],
+      ['fails Luhn', { ...APPROVED_CARD, number: '4242 4242 4242 4241' }, 400],
+      ['expired', { ...APPROVED_CARD, exp: '01/20' }, 400],
+    ];
+    for (const [why, card, status] of cards) {
+      const p = await holder.pay(r.body.purchase_url, card);
+      t.equal(p.status, status, why);
+      t.type(p.body.detail, 'string');
+    }
+    await until('the order to expire', async () => (await agent.get(`/api/v1/orders/${r.body.id}`)).body.status === 'expired');
+    const late = await holder.pay(r.body.purchase_url);
+    t.equal(late.status, 409, 'paid after the close');
+    t.match(late.body.detail, /expired/);
+    const account = (await agent.get('/api/v1/account')).body;
+    t.equal(account.balance, 0);
+    t.same(account.ledger, [], 'nothing was charged');
+    const round = (await agent.get('/api/v1/rounds')).body.rounds.find((x: { id: number }) => x.id === r.body.round_id);
+    t.equal(round.status, 'expired');
+  });
+
+  // Three deals that end in profit at 1 unit, and one that leaves unsold units (owned goods).
+  const profitable = (m: Menu) => m.deals.findIndex((d, idx) => d.max_qty >= 1 && engineResult(svc, m.tick, idx, 1).realized_pnl_cents > 0);
+  const leftover = (m: Menu) => m.deals.findIndex((d, idx) => d.max_qty >= 3 && engineResult(svc, m.tick, idx, 3).qty_left > 0);
+  const fills: { order: any; paid: any; tick: number; idx: number; qty: number }[] = [];
+  await t.test('a holder pays by card: the participation fee once a month, a second payment charges nothing', async (t) => {
+    for (let i = 0; i < 3; i++) fills.push({ ...(await orderAndPay(svc, agent, holder, profitable, 1)), qty: 1 });
+    fills.push({ ...(await orderAndPay(svc, agent, holder, leftover, 3)), qty: 3 });
+    t.equal(fills[0].paid.ok, true);
+    t.equal(fills[0].paid.fee, 15, "the holder's first checkout of the month carries the fee");
+    t.equal(fills[0].paid.charged, fills[0].order.total_amount + 15);
+    for (const f of fills.slice(1)) t.equal(f.paid.fee, 0, 'no fee on further checkouts of the month');
+    const again = await holder.pay(fills[3].order.purchase_url);
+    t.equal(again.status, 200, 'paying twice is not an error');
+    t.equal(again.body.charged, 0, '...and charges nothing');
+    const ledger = (await agent.get('/api/v1/account?limit=500')).body.ledger;
+    t.equal(ledger.filter((e: { kind: string }) => e.kind === 'monthly_fee').length, 1);
+    t.equal(ledger.filter((e: { kind: string; ref: string }) => e.kind === 'card_charge' && e.ref === `order:${fills[3].order.id}`).length, 1);
+    const me = (await agent.get('/api/v1/agents/me')).body;
+    t.equal(me.paired, true, 'paying connected the holder');
+    t.equal((await agent.get('/api/v1/account')).body.monthly_fee.due, false);
+  });
+
+  await t.test('funding cannot be switched on before 3 settled trades in profit', async (t) => {
+    const r = await holder.form(`/console/agents/${agent.agentId}/funding`, { enabled: 'on' });
+    t.equal(r.status, 403);
+  });
+
+  await t.test('fills become positions that sell through 8 sessions and settle by the formula', async (t) => {
+    for (const f of fills) {
+      const order = await until('the fill', async () => {
+        const o = (await agent.get(`/api/v1/orders/${f.order.id}`)).body;
+        return o.status === 'filled' && o;
+      });
+      const pos = await until('the settlement', async () => {
+        const p = (await agent.get(`/api/v1/positions/${order.position_id}`)).body;
+        return p.status === 'settled' && p;
+      });
+      const expected = engineResult(svc, f.tick, f.idx, f.qty);
+      t.equal(pos.order_id, f.order.id);
+      t.equal(pos.opened_tick, f.tick);
+      t.equal(pos.settles_at_tick, f.tick + 8);
+      t.equal(pos.ticks_done, 8);
+      t.equal(cents(pos.realized_pnl), expected.realized_pnl_cents, 'realized_pnl is the engine result');
+      t.equal(cents(pos.realized_pnl), cents(pos.revenue) - cents(pos.cost_basis) - cents(pos.holding_cost) - cents(pos.surcharge), 'revenue - cost_basis - holding - surcharge');
+      t.equal(cents(pos.cost_basis), f.qty * cents(f.order.unit_cost) + f.qty * cents(fee));
+      t.equal(cents(pos.writeoff), pos.qty_left * cents(pos.unit_cost));
+      t.same(pos.outcome, { sold_out: pos.qty_left === 0, downside_event: expected.regime, surcharge: pos.surcharge, writeoff: pos.writeoff });
+      t.equal(pos.inventory.transferred_units, pos.qty_left);
+      const record = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/trades?from_tick=${f.tick}&to_tick=${f.tick}&actor=user`)).body.trades;
+      const same = record.find((x: { position_id: number }) => x.position_id === pos.id);
+      t.equal(same.realized_pnl, pos.realized_pnl, 'the record shows the same fill with the same realized_pnl');
+      t.equal(same.account_id, agent.accountId);
+      t.equal((await other.get(`/api/v1/positions/${pos.id}`)).status, 404, "another agent's position is not found");
+      if (pos.qty_left > 0) {
+        const items = (await agent.get('/api/v1/inventory')).body.items;
+        const item = items.find((x: { id: number }) => x.id === pos.inventory.item_id);
+        t.equal(item.qty, pos.qty_left, 'unsold units became owned goods');
+        for (const k of ['story', 'rarity', 'rarity_score', 'history', 'economy', 'source', 'provenance']) t.ok(k in item, k);
+      }
+      const round = (await agent.get('/api/v1/rounds')).body.rounds.find((x: { id: number }) => x.id === f.order.round_id);
+      t.equal(round.status, 'completed');
+      t.equal(round.transferred_units, pos.qty_left);
+    }
+    const trades = (await agent.get('/api/v1/trades')).body.trades;
+    t.equal(trades.length, fills.length);
+    const account = (await agent.get('/api/v1/account?limit=500')).body;
+    t.equal(cents(account.balance), ledgerSumCents(account.ledger), 'the balance is the sum of its ledger');
+    t.equal(account.settled_positions, fills.length);
+    t.equal(cents(account.realized_pnl_total), trades.reduce((s: number, x: { realized_pnl: number }) => s + cents(x.realized_pnl), 0));
+  });
+
+  await t.test('autonomous funding: on after 3 profitable trades, pay_from_balance funds at once, off again', async (t) => {
+    const on = await holder.form(`/console/agents/${agent.agentId}/funding`, { enabled: 'on' });
+    t.equal(on.status, 200, JSON.stringify(on.body));
+    t.equal((await agent.get('/api/v1/agents/me')).body.autonomous_funding, true);
+    const balance = cents((await agent.get('/api/v1/account')).body.balance);
+    const affordable = (m: Menu) => m.deals.findIndex((d) => cents(d.unit_cost) + cents(fee) <= balance);
+    let placed;
+    for (let i = 0; i < 5 && !placed; i++) {
+      const m = await currentMenu(svc);
+      const idx = affordable(m);
+      if (idx < 0) break;
+      const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[idx].key, qty: 1, pay_from_balance: true });
+      if (r.status === 201) placed = r.body;
+    }
+    t.ok(placed, 'an order within the balance was placed');
+    t.equal(placed.status, 'paid', 'funded at once');
+    t.equal(placed.payment_source, 'balance');
+    const after = (await agent.get('/api/v1/account?limit=500')).body;
+    t.equal(cents(after.balance), ledgerSumCents(after.ledger));
+    t.ok(after.ledger.some((e: { kind: string; ref: string }) => e.kind === 'order_debit' && e.ref === `order:${placed.id}`));
+    const m = await currentMenu(svc);
+    const dear = m.deals.reduce((a, d) => (cents(d.unit_cost) * d.max_qty > cents(a.unit_cost) * a.max_qty ? d : a));
+    if (cents(dear.unit_cost) * dear.max_qty > cents(after.balance)) {
+      const poor = await agent.post('/api/v1/orders', { market: MARKET, offer_key: dear.key, qty: dear.max_qty, pay_from_balance: true });
+      t.ok(poor.status === 400 || poor.status === 404, `insufficient balance: ${poor.status}`);
+      const still = (await agent.get('/api/v1/account?limit=500')).body;
+      t.equal(cents(still.balance), ledgerSumCents(still.ledger));
+    }
+    const off = await holder.form(`/console/agents/${agent.agentId}/funding`, { enabled: 'off' });
+    t.equal(off.status, 200);
+    const m2 = await currentMenu(svc);
+    const refused = await agent.post('/api/v1/orders', { market: MARKET, offer_key: m2.deals[0].key, qty: 1, pay_from_balance: true });
+    t.ok(refused.status === 403 || refused.status === 404, `switched off: ${refused.status}`);
+  });
+});
