@@ -1,0 +1,94 @@
+// HolderActor ("holder:<lowercased e-mail>"): an account holder's registration and web sessions.
+// It is an actor so that password hashing (deliberately slow) runs in a worker thread, not on the
+// front end's event loop, and so that one e-mail's register/login turns never interleave. Only
+// sha256 of a session token is stored; the token itself goes back to the caller once.
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ActorError, defineActor } from '../runtime/actor.js';
+import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
+
+export type HolderMessage =
+  | { kind: 'register'; email: string; password: string; display_name: string }
+  | { kind: 'login'; email: string; password: string }
+  | { kind: 'logout'; tokenHash: string };
+
+/** A new web session: `token` goes into the cookie, its hash into holder_session. */
+export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };
+export type LoggedOut = { ended: boolean };
+
+export const SESSION_DAYS = 30;
+const UNIQUE_VIOLATION = '23505';
+
+export const sessionTokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+type HolderRow = { id: number; email: string; display_name: string; password_hash: string };
+
+async function holderByEmail(em: EntityManager, email: string): Promise<HolderRow | undefined> {
+  const [row] = await em.execute<HolderRow[]>('select id::float8 as id, email, display_name, password_hash from holder where email = ?', [email]);
+  return row;
+}
+
+async function openSession(em: EntityManager, h: { id: number; email: string; display_name: string }): Promise<HolderSession> {
+  const token = randomBytes(32).toString('base64url');
+  const [row] = await em.execute(
+    `insert into holder_session (token_hash, holder_id, expires_at) values (?, ?, now() + make_interval(days => ?))
+     returning extract(epoch from expires_at)::float8 as expires_at`,
+    [sessionTokenHash(token), h.id, SESSION_DAYS],
+  );
+  // Expired sessions of this holder are dead weight: drop them while we are here.
+  await em.execute('delete from holder_session where holder_id = ? and expires_at <= now()', [h.id]);
+  return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: row.expires_at };
+}
+
+function sameEmail(stateEmail: string, email: string): void {
+  // The route addresses the actor by the normalised e-mail; a mismatch is a caller bug, not input.
+  if (stateEmail !== email) throw new ActorError(400, 'e-mail does not match this holder');
+}
+
+export const holderActor = defineActor<{ email: string }, HolderMessage>({
+  kind: 'holder',
+
+  async activate(ctx) {
+    return { email: ctx.id };
+  },
+
+  handlers: {
+    async register(state, msg, ctx): Promise<HolderSession> {
+      sameEmail(state.email, msg.email);
+      const taken = () => new ActorError(409, 'e-mail already registered');
+      // Refuse a known e-mail before paying for a hash.
+      if (await holderByEmail(ctx.em, state.email)) throw taken();
+      const hash = await hashPassword(msg.password);
+      try {
+        return await ctx.em.transactional(async (em) => {
+          const [row] = await em.execute(
+            'insert into holder (email, password_hash, display_name) values (?, ?, ?) returning id::float8 as id',
+            [state.email, hash, msg.display_name],
+          );
+          return openSession(em, { id: row.id, email: state.email, display_name: msg.display_name });
+        });
+      } catch (err) {
+        // Another process registered the same e-mail between our check and insert.
+        if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw taken();
+        throw err;
+      }
+    },
+
+    async login(state, msg, ctx): Promise<HolderSession> {
+      sameEmail(state.email, msg.email);
+      const h = await holderByEmail(ctx.em, state.email);
+      // An unknown e-mail costs a full verification too: timing does not reveal who is registered.
+      const ok = await verifyPassword(msg.password, h?.password_hash ?? DECOY_HASH);
+      if (!h || !ok) throw new ActorError(401, 'wrong e-mail or password');
+      return ctx.em.transactional((em) => openSession(em, h));
+    },
+
+    async logout(state, msg, ctx): Promise<LoggedOut> {
+      const rows = await ctx.em.execute(
+        'delete from holder_session where token_hash = ? and holder_id = (select id from holder where email = ?) returning token_hash',
+        [msg.tokenHash, state.email],
+      );
+      return { ended: rows.length > 0 };
+    },
+  },
+});

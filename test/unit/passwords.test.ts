@@ -1,0 +1,47 @@
+// Holder passwords: scrypt round trip, a fresh salt per hash, the stored format, and refusal of
+// wrong passwords and of unreadable or hostile stored values (no exception, no huge computation).
+import t from 'tap';
+import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
+
+t.test('a hash verifies its password and nothing else', async (t) => {
+  const h = await hashPassword('correct horse battery');
+  t.match(h, /^scrypt\$16384\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
+  t.ok(await verifyPassword('correct horse battery', h));
+  t.notOk(await verifyPassword('correct horse batterY', h));
+  t.notOk(await verifyPassword('', h));
+});
+
+t.test('the same password hashes differently each time (random salt)', async (t) => {
+  const [a, b] = await Promise.all([hashPassword('same password'), hashPassword('same password')]);
+  t.not(a, b);
+  t.ok(await verifyPassword('same password', a));
+  t.ok(await verifyPassword('same password', b));
+});
+
+t.test('unicode passwords are compared in one normal form', async (t) => {
+  const h = await hashPassword('caf\u00e9 au lait');
+  t.ok(await verifyPassword('cafe\u0301 au lait', h), 'composed and decomposed é are the same password');
+});
+
+t.test('unreadable or hostile stored values never verify', async (t) => {
+  const good = await hashPassword('password1');
+  const parts = good.split('$');
+  const bad = [
+    '', 'plain', 'bcrypt$x', parts.slice(0, 5).join('$'),
+    ['scrypt', 1 << 24, 8, 1, parts[4], parts[5]].join('$'), // N above the bound
+    ['scrypt', 1000, 8, 1, parts[4], parts[5]].join('$'), // N not a power of two
+    ['scrypt', 16384, 0, 1, parts[4], parts[5]].join('$'),
+    ['scrypt', 16384, 8, 99, parts[4], parts[5]].join('$'),
+    ['scrypt', 16384, 8, 1, '', parts[5]].join('$'),
+  ];
+  for (const b of bad) t.equal(await verifyPassword('password1', b), false, JSON.stringify(b.slice(0, 40)));
+});
+
+t.test('the decoy hash is a readable hash nobody can log in with', async (t) => {
+  t.notOk(await verifyPassword('', DECOY_HASH));
+  t.notOk(await verifyPassword('password1', DECOY_HASH));
+  const t0 = performance.now();
+  await verifyPassword('x', DECOY_HASH);
+  const decoy = performance.now() - t0;
+  t.ok(decoy > 1, `verifying against the decoy does the full work (${decoy.toFixed(1)} ms)`);
+});
