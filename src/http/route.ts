@@ -2,6 +2,7 @@
 // once; the server validates with them, the 422 answer is shaped from them and /api/openapi.json
 // is generated from them. Handlers receive already-validated, already-coerced input.
 import type { TSchema, TObject } from 'typebox';
+import type { ValidationIssue } from './validation.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type Auth = 'none' | 'key' | 'holder';
@@ -19,6 +20,8 @@ export type RequestInfo = {
   method: Method;
   /** Path without the query string. */
   url: string;
+  /** The raw query string (no leading `?`), empty when there is none. */
+  query: string;
   headers: Record<string, string>;
   /** The peer's address (computed on demand: most requests never need it). */
   remoteAddress: () => string;
@@ -49,7 +52,15 @@ export type Route<P = any, Q = any, B = any> = {
   /** Documented answers other than the error answers derived from the route. */
   responses?: Record<number, ResponseDoc>;
   handler: (ctx: Context<P, Q, B>) => Reply | Promise<Reply>;
+  /**
+   * Web forms: how a failed validation is shown to a browser (the form again, with the message).
+   * Undefined, or a result of undefined, keeps the standard 422 JSON answer. `input` holds the raw
+   * (uncoerced) path, query and body values, for refilling the form.
+   */
+  onInvalid?: (req: RequestInfo, issues: ValidationIssue[], input: RawInput, principal: unknown) => Reply | undefined | Promise<Reply | undefined>;
 };
+
+export type RawInput = { params: Record<string, string>; query: Record<string, unknown>; body: Record<string, unknown> };
 
 /** Identity helper that keeps a route's declaration typed at its definition site. */
 export function route<P = any, Q = any, B = any>(r: Route<P, Q, B>): Route<P, Q, B> {

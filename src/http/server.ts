@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { HttpError, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
-import { compileValidator, jsonInvalidIssue, validationError, type ValidationIssue } from './validation.js';
+import { compileFormValidator, compileValidator, jsonInvalidIssue, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
@@ -19,6 +19,11 @@ export type ServerOptions = {
   /** Resolves the caller for `key` and `holder` routes; throws HttpError(401) when absent or wrong. */
   authenticators: Partial<Record<Exclude<Auth, 'none'>, Authenticator>>;
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
+  /**
+   * The site's own origin (`new URL(config.baseUrl).origin`): state-changing web requests from any
+   * other origin are refused. Unset: the request's own Host stands in for it.
+   */
+  siteOrigin?: string;
 };
 
 type Compiled = {
@@ -27,6 +32,10 @@ type Compiled = {
   params?: ReturnType<typeof compileValidator>;
   query?: ReturnType<typeof compileValidator>;
   body?: ReturnType<typeof compileValidator>;
+  /** The body validator for urlencoded forms (values are strings, coerced like a query string). */
+  form?: ReturnType<typeof compileValidator>;
+  /** A state-changing web route: cross-site requests are refused before anything else. */
+  guardOrigin: boolean;
 };
 
 type Exchange = { aborted: boolean; done: boolean };
@@ -88,6 +97,8 @@ export function createApp(opts: ServerOptions): FrontEnd {
       params: route.params && compileValidator('path', route.params),
       query: route.query && compileValidator('query', route.query),
       body: route.body && compileValidator('body', route.body),
+      form: route.body && compileFormValidator(route.body),
+      guardOrigin: route.method !== 'GET' && !route.path.startsWith('/api/'),
     };
     known.push({ method: route.method, re: patternRegex(route.path) });
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, c);
@@ -117,12 +128,18 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const info: RequestInfo = {
       method: c.route.method,
       url: req.getUrl(),
+      query: req.getQuery() ?? '',
       headers,
       remoteAddress: () => (x.aborted || x.done ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
     };
     const rawParams: Record<string, string> = {};
     c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(req.getParameter(i) ?? '')));
-    const rawQuery = req.getQuery() ?? '';
+    const rawQuery = info.query;
+
+    if (c.guardOrigin && crossSite(headers, opts.siteOrigin)) {
+      finish(res, x, { status: 403, json: { detail: 'cross-site request refused' } }, c.route.path, c.route.method, started, HAS_BODY.has(c.route.method));
+      return;
+    }
 
     const run = (body: Buffer | null) =>
       handle(c, info, rawParams, rawQuery, body)
@@ -157,15 +174,25 @@ export function createApp(opts: ServerOptions): FrontEnd {
     // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
     const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
     const issues: ValidationIssue[] = [];
+    const rawQueryValues = parseQuery(rawQuery);
     const params = check(c.params, rawParams, issues);
-    const query = check(c.query, parseQuery(rawQuery), issues);
+    const query = check(c.query, rawQueryValues, issues);
     let parsed: unknown;
+    let rawBody: unknown;
     if (c.body) {
       const decoded = decodeBody(body, req.headers['content-type'] ?? '');
       if ('issue' in decoded) issues.push(decoded.issue);
-      else parsed = check(c.body, decoded.value, issues);
+      else {
+        rawBody = decoded.value;
+        // A form's values are all strings: it gets the coercing validator when it can have one.
+        parsed = check(decoded.form && c.form ? c.form : c.body, decoded.value, issues);
+      }
     }
-    if (issues.length) return { status: 422, json: validationError(issues) };
+    if (issues.length) {
+      const raw = { params: rawParams, query: rawQueryValues, body: isRecord(rawBody) ? rawBody : {} };
+      const page = await c.route.onInvalid?.(req, issues, raw, principal);
+      return page ?? { status: 422, json: validationError(issues) };
+    }
     return c.route.handler({ params, query, body: parsed, req, principal });
   }
 
@@ -226,17 +253,39 @@ function check(v: ReturnType<typeof compileValidator> | undefined, value: unknow
   return undefined;
 }
 
-/** JSON bodies (the API) and urlencoded forms (web pages). An empty body is a missing one. */
-function decodeBody(body: Buffer | null, contentType: string): { value: unknown } | { issue: ValidationIssue } {
+/**
+ * JSON bodies (the API) and urlencoded forms (web pages). An empty JSON body is a missing one; an
+ * empty form is a form with no fields (each field then has its default or is reported missing).
+ */
+function decodeBody(body: Buffer | null, contentType: string): { value: unknown; form?: boolean } | { issue: ValidationIssue } {
+  if (/^application\/x-www-form-urlencoded\b/i.test(contentType)) {
+    return { value: parseQuery(body ? body.toString('utf8') : ''), form: true };
+  }
   if (!body || body.length === 0) return { issue: { loc: ['body'], msg: 'Field required', type: 'missing' } };
   const text = body.toString('utf8');
-  if (contentType.startsWith('application/x-www-form-urlencoded')) {
-    return { value: Object.fromEntries(new URLSearchParams(text)) };
-  }
   try {
     return { value: JSON.parse(text) };
   } catch (err) {
     return { issue: jsonInvalidIssue((err as Error).message) };
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * CONTRACT.md "Web form posts", the way Go's http.CrossOriginProtection decides: a browser marks a
+ * request from another site with `Sec-Fetch-Site: cross-site`, and older browsers still send an
+ * `Origin` we can compare. A request with neither header (a script, curl) is not a browser's and passes.
+ */
+export function crossSite(headers: Record<string, string>, siteOrigin?: string): boolean {
+  if (headers['sec-fetch-site'] === 'cross-site') return true;
+  const origin = headers['origin'];
+  if (origin === undefined) return false;
+  if (siteOrigin !== undefined) return origin !== siteOrigin;
+  try {
+    return new URL(origin).host !== headers['host'];
+  } catch {
+    return true; // "null" (sandboxed or privacy-sensitive contexts) and garbage are not our origin
   }
 }
 

@@ -52,6 +52,18 @@ export function compileValidator(where: Where, schema: TSchema): (value: unknown
   return compileStrings(where, schema, validator);
 }
 
+/**
+ * The validator of a form-posted (urlencoded) body: every value arrives as a string, so the body is
+ * coerced like a query string (`account_id=3` is the integer 3), with `loc` under `body`. As with
+ * HTML forms in FastAPI, an empty field counts as not sent: its default applies, or it is missing.
+ * Undefined when the body schema is not a Type.Object (such a body cannot be a form).
+ */
+export function compileFormValidator(schema: TSchema): ((value: unknown) => ValidationResult) | undefined {
+  const s = schema as any;
+  if (s?.type !== 'object' || !isPlainObject(s.properties)) return undefined;
+  return compileStrings('body', schema, Compile(schema), true);
+}
+
 // ---------------------------------------------------------------------------------------------
 // path / query: raw strings coerced per declared property
 // ---------------------------------------------------------------------------------------------
@@ -59,7 +71,7 @@ export function compileValidator(where: Where, schema: TSchema): (value: unknown
 type Coerce = (raw: unknown) => unknown; // the coerced value, or a Parse failure
 type Field = { key: string; schema: any; required: boolean; coerce: Coerce; check: (v: unknown) => boolean };
 
-function compileStrings(where: Where, schema: any, validator: { Check(v: unknown): boolean }) {
+function compileStrings(where: Where, schema: any, validator: { Check(v: unknown): boolean }, emptyIsAbsent = false) {
   if (schema?.type !== 'object' || !isPlainObject(schema.properties)) {
     throw new Error(`${where} schema must be a Type.Object`);
   }
@@ -73,7 +85,7 @@ function compileStrings(where: Where, schema: any, validator: { Check(v: unknown
     const out: Record<string, unknown> = {};
     let issues: ValidationIssue[] | undefined;
     for (const f of fields) {
-      const r = input[f.key];
+      const r = emptyIsAbsent && input[f.key] === '' ? undefined : input[f.key];
       if (r === undefined) {
         if ('default' in f.schema) out[f.key] = cloneDefault(f.schema.default);
         else if (f.required) (issues ??= []).push(missing([where, f.key]));

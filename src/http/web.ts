@@ -1,0 +1,93 @@
+// Answers of the holder's web pages (CONTRACT.md "Web form posts"): a browser that posts a form is
+// sent on with 303 See Other; a client that asks for JSON gets the same outcome as a JSON object.
+// Failures: JSON clients get `{detail}` with the status, browsers get the page again, with the message.
+import { ActorError } from '../../actors/runtime/actor.js';
+import { HttpError, type RawInput, type Reply, type RequestInfo } from './route.js';
+import type { ValidationIssue } from './validation.js';
+
+export const DEFAULT_NEXT = '/console';
+
+/**
+ * A client that sends `Accept: application/json` gets JSON instead of redirects and pages; so does
+ * one that posts a JSON body (no HTML form can).
+ */
+export const wantsJson = (req: RequestInfo) =>
+  /\bapplication\/json\b/i.test(req.headers['accept'] ?? '') || /^application\/json\b/i.test(req.headers['content-type'] ?? '');
+
+/**
+ * `next` only ever names a page of this site: a path starting with one `/`. `//evil.example` and
+ * `/\evil.example` (which browsers read as another host), absolute URLs and anything with control
+ * characters or non-ASCII (header injection) fall back to the console.
+ */
+export function safeNext(next: unknown, fallback = DEFAULT_NEXT): string {
+  if (typeof next !== 'string') return fallback;
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(next) && !next.includes('\\') ? next : fallback;
+}
+
+/** Success of a form post: 303 to `next` for browsers, `{ok: true, ...payload}` for JSON clients. */
+export function formReply(req: RequestInfo, next: unknown, payload: Record<string, unknown> = {}, headers: Record<string, string> = {}): Reply {
+  if (wantsJson(req)) return { status: 200, json: { ok: true, ...payload }, headers };
+  return { status: 303, headers: { ...headers, location: safeNext(next) } };
+}
+
+/** An expected refusal a person should read: status and a sentence. */
+export type Problem = { status: number; message: string };
+
+/** The readable form of a 4xx (HttpError or an actor's refusal); undefined for anything else. */
+export function problemOf(err: unknown, words: Record<string, string> = {}): Problem | undefined {
+  const e = err instanceof HttpError || err instanceof ActorError ? err : undefined;
+  if (!e || e.status < 400 || e.status >= 500) return undefined;
+  return { status: e.status, message: Array.isArray(e.detail) ? issuesMessage(e.detail, words) : String(e.detail) };
+}
+
+/**
+ * Runs a form post's work. A refusal goes to a JSON client as it is (the server answers `{detail}`)
+ * and to a browser as `page(problem)`: the form again, with the message, under the refusal's status.
+ */
+export async function formAction(
+  req: RequestInfo,
+  work: () => Promise<Reply>,
+  page: (p: Problem) => Reply | Promise<Reply>,
+  words: Record<string, string> = {},
+): Promise<Reply> {
+  try {
+    return await work();
+  } catch (err) {
+    const p = problemOf(err, words);
+    if (!p || wantsJson(req)) throw err;
+    return page(p);
+  }
+}
+
+/** Validation issues as one sentence for a person, using the form's own words where it has them. */
+export function issuesMessage(issues: ValidationIssue[], words: Record<string, string> = {}): string {
+  return issues
+    .map((i) => {
+      const field = String(i.loc[1] ?? i.loc[0] ?? '');
+      return words[field] ?? (i.type === 'missing' ? `${field.replace(/_/g, ' ')} is required` : `${field.replace(/_/g, ' ')}: ${i.msg}`);
+    })
+    .filter((m, k, all) => all.indexOf(m) === k)
+    .join('; ');
+}
+
+/**
+ * A route's `onInvalid` for a form: JSON clients keep the standard 422; browsers get `page` with the
+ * message at 422. `words` maps a field to what a person is told when it is wrong.
+ */
+export function invalidForm<T>(
+  words: Record<string, string>,
+  page: (req: RequestInfo, p: Problem, raw: RawInput, principal: T) => Reply | Promise<Reply>,
+) {
+  return (req: RequestInfo, issues: ValidationIssue[], raw: RawInput, principal: unknown) =>
+    wantsJson(req) ? undefined : page(req, { status: 422, message: issuesMessage(issues, words) }, raw, principal as T);
+}
+
+/** A raw form value as a string (a repeated field's last value). */
+export function field(raw: Record<string, unknown>, key: string): string {
+  const v = raw[key];
+  const last = Array.isArray(v) ? v[v.length - 1] : v;
+  return typeof last === 'string' ? last : '';
+}
+
+/** USD amounts are shown with 2 decimals. */
+export const usd = (amount: number | null | undefined) => (amount === null || amount === undefined ? '' : amount.toFixed(2));
