@@ -25,9 +25,12 @@ function template(name: string): string {
   return t;
 }
 
+/** Partials (`{{> name}}`) are templates of the same folder. */
+const partial = (name: string) => template(name);
+
 /** Renders `name` with `view` and wraps it in the layout. Mustache escapes every {{value}}. */
 export function renderPage(name: string, view: Record<string, unknown> & { title: string }, status = 200): Reply {
-  const content = Mustache.render(template(name), view);
-  const body = Mustache.render(template('layout'), { ...view, content });
+  const content = Mustache.render(template(name), view, partial);
+  const body = Mustache.render(template('layout'), { ...view, content }, partial);
   return { status, body, contentType: 'text/html; charset=utf-8' };
 }

@@ -10,6 +10,7 @@ import { analyticsRoutes } from './analytics.js';
 import { projectionRoutes } from './projection.js';
 import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
+import { webRoutes } from './web.js';
 
 export function routeTable(s: Services): Route[] {
   const routes = [
@@ -21,6 +22,7 @@ export function routeTable(s: Services): Route[] {
     ...projectionRoutes(s),
     ...agentRoutes(s),
     ...tradingRoutes(s),
+    ...webRoutes(s),
     ...opsRoutes(s),
   ];
   routes.push(openApiRoute(routes, s));

@@ -1,0 +1,130 @@
+// The purchase link of an order (SPEC.md "Web routes": GET /checkout/{token}, POST .../pay): the holder
+// sees who asks (the agent's declared identity) and for what, and approves by paying. The card is
+// checked here first, so a declined or mistyped card never reaches the account actor and nothing is
+// charged; the payment itself is one turn of the order's account actor.
+import Type from 'typebox';
+import type { Paid } from '../../../actors/account/actor.js';
+import { monthlyFeeStatus, orderByToken } from '../../accounts/views.js';
+import { checkCard, expired, type StoredCard } from '../../payments/cards.js';
+import { holderOf, type HolderPrincipal } from '../auth/holders.js';
+import { renderPage } from '../pages.js';
+import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { formAction, formReply, invalidForm, usd, type Problem } from '../web.js';
+import { centsToNumber } from '../../engine/index.js';
+
+const TokenParams = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) });
+
+const PayForm = Type.Object({
+  method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card')], { default: 'new_card' }),
+  card_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
+  number: Type.String({ maxLength: 64, default: '' }),
+  exp: Type.String({ maxLength: 16, default: '' }),
+  cvc: Type.String({ maxLength: 16, default: '' }),
+  holder: Type.String({ maxLength: 160, default: '' }),
+});
+type PayForm = { method: 'new_card' | 'balance' | 'card'; card_id: number | null; number: string; exp: string; cvc: string; holder: string };
+
+type Order = {
+  id: number; account_id: number; market: string; tick: number; offer_key: string; deal_title: string; items: unknown[]; qty: number;
+  unit_cost: number; gross_amount: number; fee_amount: number; total_amount: number; status: string; closes_at: number;
+};
+type Agent = { name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null; holder_id: number | null };
+
+const text = (v: unknown) => (typeof v === 'string' && v ? v : 'not declared');
+const utc = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+export function webCheckoutRoutes(s: Services): Route[] {
+  const em = () => s.orm.em.fork();
+
+  async function findOrder(token: string): Promise<{ order: Order; agent: Agent }> {
+    const found = await orderByToken(em(), token, s.config.baseUrl);
+    if (!found) throw new HttpError(404, 'no order has this purchase link: check the address the agent gave you');
+    return found as unknown as { order: Order; agent: Agent };
+  }
+
+  /** The payment part of the page: only for a logged-in holder, on an open order of their own agent. */
+  async function payView(holder: HolderPrincipal, order: Order) {
+    const [cards, balance, fee] = await Promise.all([
+      em().execute('select id::float8 as id, brand, last4, exp_month, exp_year from card where holder_id = ? order by id desc', [holder.holderId]),
+      em().execute('select balance_cents::float8 as cents from account where id = ? and holder_id = ?', [order.account_id, holder.holderId]),
+      monthlyFeeStatus(em(), holder.holderId),
+    ]);
+    return {
+      cards: cards.map((c) => ({ id: c.id, label: `${c.brand} •••• ${c.last4}, ${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year).slice(-2)}` })),
+      has_cards: cards.length > 0,
+      // The balance is the agent's account: offered only once that account is the holder's.
+      balance: balance.length ? usd(centsToNumber(balance[0].cents)) : null,
+      fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month,
+    };
+  }
+
+  async function page(token: string, holder: HolderPrincipal | null, p?: Problem): Promise<Reply> {
+    const { order: o, agent: a } = await findOrder(token);
+    const paid = o.status === 'paid' || o.status === 'filled';
+    const closed = !paid && (o.status === 'expired' || o.closes_at <= s.clock.realNow());
+    const otherHolder = !!holder && a.holder_id !== null && a.holder_id !== holder.holderId;
+    const canPay = !!holder && !paid && !closed && !otherHolder;
+    return renderPage('checkout', {
+      title: `Order from ${a.name}`, holder, error: p?.message, token,
+      agent_name: a.name, key_id: a.key_id, model: text(a.identity?.model), operator_name: text(a.operator?.name),
+      operator_contact: text(a.operator?.contact ?? a.contact), purpose: text(a.purpose),
+      market: o.market, tick: o.tick, offer_key: o.offer_key, deal_title: o.deal_title, items: o.items, qty: o.qty,
+      unit_cost: usd(o.unit_cost), gross_amount: usd(o.gross_amount), fee_amount: usd(o.fee_amount), total_amount: usd(o.total_amount),
+      status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, closes: utc(o.closes_at),
+      paid, expired: closed, open: !paid && !closed, other_holder: otherHolder, can_pay: canPay, here_q: encodeURIComponent(`/checkout/${token}`),
+      ...(canPay ? await payView(holder!, o) : {}),
+    }, p?.status ?? 200);
+  }
+
+  /** A page that cannot be shown (unknown link): a message page for browsers, `{detail}` for JSON clients. */
+  async function pageOrMessage(req: RequestInfo, token: string, holder: HolderPrincipal | null, p?: Problem): Promise<Reply> {
+    return formAction(req, () => page(token, holder, p), (q) =>
+      renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder }, q.status));
+  }
+
+  /** The card to charge: a new one checked by the demo rules, or one of the holder's stored cards. */
+  async function cardToCharge(holder: HolderPrincipal, body: PayForm): Promise<StoredCard | undefined> {
+    const now = new Date(s.clock.realNow() * 1000);
+    if (body.method === 'balance') return undefined;
+    if (body.method === 'new_card') {
+      const c = checkCard(body, now);
+      if (!c.ok) throw new HttpError(c.status, c.detail);
+      return c.card;
+    }
+    if (body.card_id === null) throw new HttpError(400, 'choose one of your stored cards (card_id)');
+    const [c] = await em().execute(
+      'select brand, last4, exp_month as "expMonth", exp_year as "expYear" from card where id = ? and holder_id = ?',
+      [body.card_id, holder.holderId],
+    );
+    if (!c) throw new HttpError(404, `no stored card ${body.card_id} of yours`);
+    if (expired(c.expMonth, c.expYear, now)) throw new HttpError(400, 'that stored card has expired: pay with a new card');
+    return c as StoredCard;
+  }
+
+  return [
+    route<{ token: string }>({
+      method: 'GET', path: '/checkout/{token}', auth: 'none', summary: 'Purchase link of an order: review and pay', params: TokenParams,
+      handler: async ({ req, params }) => pageOrMessage(req, params.token, await holderOf(s, req)),
+    }),
+    route<{ token: string }, unknown, PayForm>({
+      method: 'POST', path: '/checkout/{token}/pay', auth: 'holder', summary: 'Pay an order by card or from the account balance',
+      params: TokenParams, body: PayForm,
+      onInvalid: invalidForm<HolderPrincipal>({}, (req, p, raw, holder) => pageOrMessage(req, raw.params.token, holder, p)),
+      handler: ({ req, params, body, principal }) => {
+        const holder = principal as HolderPrincipal;
+        return formAction(req, async () => {
+          const { order } = await findOrder(params.token);
+          const card = await cardToCharge(holder, body);
+          const paid = await s.runtime.ask<Paid>(`account:${order.account_id}`, {
+            kind: 'pay', orderId: order.id, holderId: holder.holderId, method: body.method === 'balance' ? 'balance' : 'card', card,
+          });
+          return formReply(req, '/console/orders', {
+            order_ids: [paid.order_id], round_id: paid.round_id, already_paid: paid.already_paid,
+            charged: centsToNumber(paid.charged_cents), fee: centsToNumber(paid.fee_cents),
+          });
+        }, (p) => pageOrMessage(req, params.token, holder, p));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,152 @@
+// The holder's console (SPEC.md "Web routes"): overview, positions, orders, ledger and agents with the
+// autonomous-funding switch. The holder's data is every account whose holder is them and every
+// account of an agent connected to them; rows come from the same read models as the agents' API.
+import Type from 'typebox';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { FUNDING_PROFITABLE_TRADES, type FundingSet } from '../../../actors/account/actor.js';
+import { accountSummary, ledgerOf, monthlyFeeStatus, ordersOf, positionsOf } from '../../accounts/views.js';
+import type { HolderPrincipal } from '../auth/holders.js';
+import { renderPage } from '../pages.js';
+import { HttpError, route, type Reply, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { formAction, formReply, invalidForm, usd, type Problem } from '../web.js';
+
+const PAGE_ROWS = 100;
+
+const TABS = [
+  { href: '/console', label: 'Overview' },
+  { href: '/console/positions', label: 'Positions' },
+  { href: '/console/orders', label: 'Orders' },
+  { href: '/console/ledger', label: 'Ledger' },
+  { href: '/console/agents', label: 'Agents' },
+];
+
+type AgentRow = { id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number };
+
+/** The holder's agents: connected to them, or trading on an account of theirs. */
+async function agentsOf(em: EntityManager, holderId: number): Promise<AgentRow[]> {
+  return em.execute<AgentRow[]>(
+    `select g.id::float8 as id, g.name, g.key_id, g.identity->>'model' as model, g.account_id::float8 as account_id, g.autonomous_funding,
+            (select count(*)::int from trade t where t.account_id = g.account_id and t.actor = 'user' and t.settled and t.realized_pnl_cents > 0) as wins
+       from agent g
+      where g.holder_id = ? or g.account_id in (select id from account where holder_id = ?)
+      order by g.id`,
+    [holderId, holderId],
+  );
+}
+
+async function accountsOf(em: EntityManager, holderId: number): Promise<number[]> {
+  const rows = await em.execute(
+    'select id::float8 as id from account where holder_id = ? union select account_id::float8 from agent where holder_id = ?',
+    [holderId, holderId],
+  );
+  return rows.map((r) => r.id as number);
+}
+
+const when = (unix: number | null) => (unix === null ? '' : `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+
+/** Served amounts (numbers in USD) shown with 2 decimals; other fields untouched. */
+function money<T extends Record<string, unknown>>(row: T, keys: string[]): T {
+  const out: Record<string, unknown> = { ...row };
+  for (const k of keys) out[k] = usd(row[k] as number | null);
+  return out as T;
+}
+
+type ConsoleView = Record<string, unknown>;
+type Loader<Q> = (em: EntityManager, holder: HolderPrincipal, query: Q) => Promise<ConsoleView>;
+
+export function webConsoleRoutes(s: Services): Route[] {
+  const em = () => s.orm.em.fork();
+  const base = s.config.baseUrl;
+
+  /** One console page: the shared tabs, the holder in the layout, and a message when something was refused. */
+  async function render(name: string, title: string, holder: HolderPrincipal, view: ConsoleView, p?: Problem): Promise<Reply> {
+    const href = name === 'console' ? '/console' : `/console/${name.replace('console-', '')}`;
+    const tabs = TABS.map((t) => ({ ...t, current: t.href === href }));
+    return renderPage(name, { title, holder, tabs, error: p?.message, ...view }, p?.status ?? 200);
+  }
+
+  function consolePage<Q>(path: string, name: string, title: string, load: Loader<Q>, query?: ReturnType<typeof Type.Object>): Route {
+    return route<unknown, Q>({
+      method: 'GET', path, auth: 'holder', summary: `Console: ${title.toLowerCase()}`, query,
+      handler: async ({ principal, query: q }) => {
+        const holder = principal as HolderPrincipal;
+        return render(name, title, holder, await load(em(), holder, q));
+      },
+    });
+  }
+
+  const overview: Loader<unknown> = async (em, holder) => {
+    const agents = await agentsOf(em, holder.holderId);
+    const summaries = await Promise.all(agents.map((a) => accountSummary(s.orm.em.fork(), a.account_id, { ledgerLimit: 1, baseUrl: base })));
+    const sum = (k: 'balance' | 'open_positions' | 'settled_positions' | 'pending_orders' | 'realized_pnl_total') =>
+      summaries.reduce((t, x) => t + Math.round((x[k] as number) * 100), 0) / 100;
+    const fee = await monthlyFeeStatus(em, holder.holderId);
+    return {
+      has_agents: agents.length > 0,
+      agents: agents.map((a, i) => ({ ...a, ...money(summaries[i], ['balance', 'realized_pnl_total']) })),
+      totals: {
+        balance: usd(sum('balance')), realized_pnl_total: usd(sum('realized_pnl_total')),
+        open_positions: sum('open_positions'), settled_positions: sum('settled_positions'), pending_orders: sum('pending_orders'),
+      },
+      fee: { ...fee, amount: usd(fee.amount), charged: when(fee.charged_at) },
+    };
+  };
+
+  const agentsView = async (em: EntityManager, holder: HolderPrincipal): Promise<ConsoleView> => {
+    const agents = await agentsOf(em, holder.holderId);
+    return {
+      needed: FUNDING_PROFITABLE_TRADES, has_agents: agents.length > 0,
+      agents: agents.map((a) => ({ ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES })),
+    };
+  };
+
+  const STATUSES = ['', 'open', 'settled'] as const;
+  const PositionsQuery = Type.Object({ status: Type.Union(STATUSES.map((v) => Type.Literal(v)), { default: '' }) });
+
+  return [
+    consolePage('/console', 'console', 'Console', overview),
+    consolePage<{ status: '' | 'open' | 'settled' }>('/console/positions', 'console-positions', 'Positions', async (em, holder, q) => {
+      const rows = await positionsOf(em, await accountsOf(em, holder.holderId), { status: q.status || undefined, limit: PAGE_ROWS });
+      return {
+        status: q.status,
+        filters: STATUSES.map((v) => ({ value: v, label: v || 'all', selected: v === q.status })),
+        rows: rows.map((r) => money(r, ['unit_cost', 'cost_basis', 'revenue', 'pnl_so_far', 'realized_pnl'])),
+      };
+    }, PositionsQuery),
+    consolePage('/console/orders', 'console-orders', 'Orders', async (em, holder) => {
+      const rows = await ordersOf(em, await accountsOf(em, holder.holderId), { limit: PAGE_ROWS, baseUrl: base });
+      return {
+        rows: rows.map((r) => ({
+          ...money(r, ['unit_cost', 'fee_amount', 'total_amount']), created: when(r.created_at as number), payment_source: r.payment_source ?? '',
+          awaiting: r.status === 'awaiting_payment', purchase_path: new URL(r.purchase_url as string).pathname,
+        })),
+      };
+    }),
+    consolePage('/console/ledger', 'console-ledger', 'Ledger', async (em, holder) => {
+      const rows = await ledgerOf(em, await accountsOf(em, holder.holderId), PAGE_ROWS);
+      return { rows: rows.map((r) => ({ ...money(r, ['amount', 'balance_after']), created: when(r.created_at) })) };
+    }),
+    consolePage('/console/agents', 'console-agents', 'Agents', agentsView),
+
+    route<{ agent_id: number }, unknown, { enabled: 'on' | 'off' }>({
+      method: 'POST', path: '/console/agents/{agent_id}/funding', auth: 'holder',
+      summary: 'Autonomous-funding switch of an agent (on after 3 settled trades in profit; off at any time)',
+      params: Type.Object({ agent_id: Type.Integer({ minimum: 1 }) }),
+      body: Type.Object({ enabled: Type.Union([Type.Literal('on'), Type.Literal('off')]) }),
+      onInvalid: invalidForm<HolderPrincipal>({ enabled: 'choose on or off' }, async (_req, p, _raw, holder) =>
+        render('console-agents', 'Agents', holder, await agentsView(em(), holder), p)),
+      handler: ({ req, params, body, principal }) => {
+        const holder = principal as HolderPrincipal;
+        return formAction(req, async () => {
+          const agent = (await agentsOf(em(), holder.holderId)).find((a) => a.id === params.agent_id);
+          if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
+          const set = await s.runtime.ask<FundingSet>(`account:${agent.account_id}`, {
+            kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
+          });
+          return formReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding });
+        }, async (p) => render('console-agents', 'Agents', holder, await agentsView(em(), holder), p));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,106 @@
+// The holder's account on the web (SPEC.md "Web routes", "Authentication" item 8): register, log in,
+// log out. Password checks and hashing are turns of the holder's actor (worker thread); the route
+// sets or clears the session cookie and answers as CONTRACT.md "Web form posts" says.
+import Type from 'typebox';
+import type { HolderSession } from '../../../actors/holder/actor.js';
+import { sessionTokenHash } from '../../../actors/holder/actor.js';
+import { holderOf, sessionCookie, sessionToken, type HolderPrincipal } from '../auth/holders.js';
+import { renderPage } from '../pages.js';
+import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { DEFAULT_NEXT, field, formAction, formReply, invalidForm, safeNext, type Problem } from '../web.js';
+
+const Email = Type.String({ pattern: '^[^@\\s]+@[^@\\s]+$', maxLength: 254, description: 'e-mail address' });
+const Next = Type.String({ default: DEFAULT_NEXT, description: 'page to go to afterwards (a path of this site)' });
+
+const RegisterForm = Type.Object({
+  email: Email,
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
+  password2: Type.String({ maxLength: 1024, default: '', description: 'repeat of password; must match when given' }),
+  display_name: Type.String({ maxLength: 120, default: '' }),
+  next: Next,
+});
+type RegisterForm = { email: string; password: string; password2: string; display_name: string; next: string };
+
+const LoginForm = Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 1024 }), next: Next });
+type LoginForm = { email: string; password: string; next: string };
+
+const NextQuery = Type.Object({ next: Next });
+
+/** What a person reads when a field is wrong. */
+const WORDS = {
+  email: 'enter your e-mail address (it contains @)',
+  password: 'a password has at least 8 characters',
+  password2: 'the two passwords differ',
+  display_name: 'a display name has at most 120 characters',
+};
+
+type FormName = 'login' | 'register';
+const TITLES: Record<FormName, string> = { login: 'Log in', register: 'Register' };
+
+/** The login or register form: the values typed so far (never the password) and a message. */
+function formPage(name: FormName, holder: HolderPrincipal | null, values: { next?: unknown; email?: string; display_name?: string }, p?: Problem): Reply {
+  const next = safeNext(values.next);
+  return renderPage(name, {
+    title: TITLES[name], holder, next, next_q: encodeURIComponent(next),
+    form_email: values.email ?? '', form_display_name: values.display_name ?? '', error: p?.message,
+  }, p?.status ?? 200);
+}
+
+export function webHolderRoutes(s: Services): Route[] {
+  const signedIn = (req: RequestInfo, session: HolderSession, next: string) =>
+    formReply(req, next, { holder_id: session.holder_id, email: session.email, display_name: session.display_name, next: safeNext(next) },
+      { 'set-cookie': sessionCookie(s, session.token) });
+
+  const getForm = (name: FormName) =>
+    route<unknown, { next: string }>({
+      method: 'GET', path: `/${name}`, auth: 'none', summary: `${TITLES[name]} form`, query: NextQuery,
+      handler: async ({ req, query }) => formPage(name, await holderOf(s, req), { next: query.next }),
+    });
+
+  // A browser whose form fails validation gets the form again with what it typed.
+  const refill = (name: FormName) =>
+    invalidForm(WORDS, async (req, p, raw) =>
+      formPage(name, await holderOf(s, req), { next: field(raw.body, 'next') || undefined, email: field(raw.body, 'email'), display_name: field(raw.body, 'display_name') }, p));
+
+  return [
+    getForm('register'),
+    route<unknown, unknown, RegisterForm>({
+      method: 'POST', path: '/register', auth: 'none', summary: 'Open a holder account and log in', body: RegisterForm,
+      onInvalid: refill('register'),
+      handler: ({ req, body }) =>
+        formAction(req, async () => {
+          if (body.password2 && body.password2 !== body.password) {
+            throw new HttpError(422, [{ loc: ['body', 'password2'], msg: 'Passwords do not match', type: 'value_error' }]);
+          }
+          const email = body.email.toLowerCase();
+          const session = await s.runtime.ask<HolderSession>(`holder:${email}`, {
+            kind: 'register', email, password: body.password, display_name: body.display_name.trim(),
+          });
+          return signedIn(req, session, body.next);
+        }, async (p) => formPage('register', await holderOf(s, req), body, p), WORDS),
+    }),
+
+    getForm('login'),
+    route<unknown, unknown, LoginForm>({
+      method: 'POST', path: '/login', auth: 'none', summary: 'Log in with e-mail and password', body: LoginForm,
+      onInvalid: refill('login'),
+      handler: ({ req, body }) =>
+        formAction(req, async () => {
+          const email = body.email.toLowerCase();
+          const session = await s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: body.password });
+          return signedIn(req, session, body.next);
+        }, async (p) => formPage('login', await holderOf(s, req), body, p)),
+    }),
+
+    route({
+      method: 'GET', path: '/logout', auth: 'none', summary: 'End the holder session',
+      handler: async ({ req }) => {
+        const token = sessionToken(req);
+        const holder = token ? await holderOf(s, req) : null;
+        if (token && holder) await s.runtime.ask(`holder:${holder.email}`, { kind: 'logout', tokenHash: sessionTokenHash(token) });
+        return formReply(req, '/', {}, { 'set-cookie': sessionCookie(s, null) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,10 @@
+// The holder's web pages (HTML, form posts): account, purchase links, console.
+import type { Route } from '../route.js';
+import type { Services } from '../services.js';
+import { webHolderRoutes } from './web-holders.js';
+import { webCheckoutRoutes } from './web-checkout.js';
+import { webConsoleRoutes } from './web-console.js';
+
+export function webRoutes(s: Services): Route[] {
+  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s)];
+}
