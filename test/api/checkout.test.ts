@@ -1,0 +1,180 @@
+// Purchase links over HTTP (SPEC.md "Web routes" checkout, CONTRACT.md "Test cards", "Money"): the
+// page shows who asks and for what; paying needs a holder; bad cards charge nothing; a good card
+// pays with the monthly fee once; stored cards, balance, another holder's agent, an expired order.
+import t from 'tap';
+import { registerAgent, ledgerSumCents, type TestAgent } from '../helpers/agents.js';
+import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
+import type { TestService } from '../helpers/service.js';
+
+const CARD = { method: 'new_card', number: '4242 4242 4242 4242', exp: '12/39', cvc: '123', holder: 'Ada L' };
+
+async function order(svc: TestService, agent: TestAgent, qty = 1): Promise<{ id: number; token: string; total: number; body: any }> {
+  const deals = (await svc.getJson('/api/v1/markets/m15/deals?limit=5')).body.deals;
+  const r = await agent.post('/api/v1/orders', { market: 'm15', offer_key: deals[0].key, qty });
+  if (r.status !== 201) throw new Error(`order: ${r.status} ${JSON.stringify(r.body)}`);
+  return { id: r.body.id, token: r.body.purchase_url.split('/checkout/')[1], total: r.body.total_amount, body: r.body };
+}
+
+t.test('checkout: purchase links', async (t) => {
+  const svc = await startWebService(t);
+  const db = (sql: string, params: unknown[] = []) => svc.services.orm.em.fork().execute(sql, params);
+  const agent = await registerAgent(svc, {
+    name: 'Quartz Scout', agent: { model: 'gpt-test-1' }, operator: { name: 'Acme Research', contact: 'ops@acme.example' }, purpose: 'buy cheap bundles',
+  });
+  const ada = await registerHolder(svc, 'ada@example.com');
+  const bob = await registerHolder(svc, 'bob@example.com');
+  const first = await order(svc, agent);
+  const path = `/checkout/${first.token}`;
+
+  await t.test('the page shows the agent\'s declared identity and the deal; logged out it links to login and register', async (t) => {
+    const r = await getPage(svc, path);
+    t.equal(r.status, 200);
+    for (const s of ['Quartz Scout', 'gpt-test-1', 'Acme Research', 'ops@acme.example', 'buy cheap bundles', first.body.deal_title, first.body.offer_key, 'm15']) {
+      t.match(r.text, s, `shows ${s}`);
+    }
+    t.match(r.text, `${first.body.total_amount.toFixed(2)} USD`, 'money with 2 decimals');
+    t.match(r.text, `/login?next=${encodeURIComponent(path)}`);
+    t.match(r.text, `/register?next=${encodeURIComponent(path)}`);
+    t.notMatch(r.text, 'name="number"', 'no payment form without a holder');
+    const logged = await getPage(svc, path, { cookie: ada.cookie });
+    t.match(logged.text, `action="${path}/pay"`);
+    t.match(logged.text, /monthly participation fee \(15\.00 USD\) is due/);
+  });
+
+  await t.test('an unknown link is a 404 page ({detail} for JSON clients)', async (t) => {
+    const r = await getPage(svc, '/checkout/nosuchtoken');
+    t.equal(r.status, 404);
+    t.match(r.text, 'Order not found');
+    const j = await getPage(svc, '/checkout/nosuchtoken', { json: true });
+    t.equal(j.status, 404);
+    t.type(j.body.detail, 'string');
+    t.equal((await getPage(svc, '/checkout/bad%20token!')).status, 422);
+    t.equal((await postForm(svc, '/checkout/nosuchtoken/pay', CARD, { cookie: ada.cookie, json: true })).status, 404);
+  });
+
+  await t.test('paying needs a holder: 401 for a post without a session', async (t) => {
+    const r = await postForm(svc, `${path}/pay`, CARD, { json: true });
+    t.equal(r.status, 401);
+    t.same(r.body, { detail: 'log in first' });
+  });
+
+  await t.test('declined and mistyped cards charge nothing', async (t) => {
+    const cases: [Record<string, string>, number, RegExp][] = [
+      [{ number: '4000 0000 0000 0002' }, 402, /^card declined$/],
+      [{ number: '4242 4242 4242 4241' }, 400, /not valid/],
+      [{ exp: '01/20' }, 400, /expired/],
+      [{ exp: 'soon' }, 400, /MM\/YY/],
+      [{ cvc: '12' }, 400, /cvc/],
+    ];
+    for (const [change, status, detail] of cases) {
+      const r = await postForm(svc, `${path}/pay`, { ...CARD, ...change }, { cookie: ada.cookie, json: true });
+      t.equal(r.status, status, JSON.stringify(change));
+      t.match(r.body.detail, detail);
+    }
+    const page = await postForm(svc, `${path}/pay`, { ...CARD, number: '4000000000000002' }, { cookie: ada.cookie });
+    t.equal(page.status, 402, 'a browser gets the page again with the status');
+    t.match(page.text, 'card declined');
+    t.match(page.text, 'Quartz Scout');
+    t.equal((await agent.get(`/api/v1/orders/${first.id}`)).body.status, 'awaiting_payment');
+    t.same((await agent.get('/api/v1/account')).body.ledger, [], 'no ledger entry');
+    t.equal((await db('select count(*)::int as n from card'))[0].n, 0, 'no card stored');
+  });
+
+  await t.test('a good card pays the order with the month\'s fee; the agent\'s ledger balances', async (t) => {
+    const r = await postForm(svc, `${path}/pay`, CARD, { cookie: ada.cookie, json: true });
+    t.equal(r.status, 200);
+    t.match(r.body, { ok: true, order_ids: [first.id], already_paid: false, fee: 15 });
+    t.type(r.body.round_id, 'number');
+    t.equal(Math.round(r.body.charged * 100), Math.round(first.total * 100) + 1500, 'charged = total + 15.00 fee');
+    const o = (await agent.get(`/api/v1/orders/${first.id}`)).body;
+    t.match(o, { status: 'paid', payment_source: 'card' });
+    const acct = (await agent.get('/api/v1/account')).body;
+    t.same(acct.ledger.map((e: any) => e.kind).sort(), ['card_charge', 'monthly_fee', 'order_debit']);
+    t.equal(ledgerSumCents(acct.ledger), 0, 'charged onto the account and debited at once');
+    const [card] = await db('select brand, last4, exp_month, exp_year from card');
+    t.same(card, { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2039 }, 'only brand, last 4 and expiry are kept');
+    const again = await postForm(svc, `${path}/pay`, CARD, { cookie: ada.cookie, json: true });
+    t.match(again.body, { ok: true, already_paid: true, charged: 0 }, 'paying twice charges once');
+    const page = await getPage(svc, path, { cookie: ada.cookie });
+    t.match(page.text, 'This order is paid');
+    t.notMatch(page.text, 'name="number"');
+  });
+
+  await t.test('a browser pays the next order with its stored card: 303 to the console, no second fee', async (t) => {
+    const next = await order(svc, agent, 2);
+    const page = await getPage(svc, `/checkout/${next.token}`, { cookie: ada.cookie });
+    const cardId = /<option value="(\d+)">visa •••• 4242, 12\/39<\/option>/.exec(page.text)?.[1];
+    t.ok(cardId, 'the stored card is offered');
+    t.notMatch(page.text, /participation fee .* is due/, 'the fee was paid this month');
+    const r = await postForm(svc, `/checkout/${next.token}/pay`, { method: 'card', card_id: cardId! }, { cookie: ada.cookie });
+    t.equal(r.status, 303);
+    t.equal(r.location, '/console/orders');
+    const orders = await getPage(svc, '/console/orders', { cookie: ada.cookie });
+    t.match(orders.text, next.body.deal_title);
+    t.equal((await agent.get(`/api/v1/orders/${next.id}`)).body.status, 'paid');
+    const third = await order(svc, agent);
+    const bal = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'balance' }, { cookie: ada.cookie, json: true });
+    t.equal(bal.status, 400, 'the agent\'s balance is empty');
+    const noCard = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card' }, { cookie: ada.cookie, json: true });
+    t.equal(noCard.status, 400);
+    const notHers = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card', card_id: '999999' }, { cookie: ada.cookie, json: true });
+    t.equal(notHers.status, 404);
+  });
+
+  await t.test('another holder cannot pay for an agent connected to someone else', async (t) => {
+    const o = await order(svc, agent);
+    const page = await getPage(svc, `/checkout/${o.token}`, { cookie: bob.cookie });
+    t.match(page.text, 'connected to another account holder');
+    const r = await postForm(svc, `/checkout/${o.token}/pay`, CARD, { cookie: bob.cookie, json: true });
+    t.equal(r.status, 403);
+    t.equal((await agent.get(`/api/v1/orders/${o.id}`)).body.status, 'awaiting_payment');
+  });
+
+  await t.test('an expired order: the page says so and paying is 409 with nothing charged', async (t) => {
+    const o = await order(svc, agent);
+    await db(`update orders set status = 'expired' where id = ?`, [o.id]);
+    const page = await getPage(svc, `/checkout/${o.token}`, { cookie: ada.cookie });
+    t.match(page.text, 'This purchase link expired');
+    t.notMatch(page.text, 'name="number"');
+    const before = (await agent.get('/api/v1/account')).body.ledger.length;
+    const r = await postForm(svc, `/checkout/${o.token}/pay`, CARD, { cookie: ada.cookie, json: true });
+    t.equal(r.status, 409);
+    t.match(r.body.detail, /expired/);
+    t.equal((await agent.get('/api/v1/account')).body.ledger.length, before);
+    const late = await order(svc, agent);
+    await db('update orders set closes_at = ? where id = ?', [Date.now() / 1000 - 1, late.id]);
+    t.match((await getPage(svc, `/checkout/${late.token}`, { cookie: ada.cookie })).text, 'This purchase link expired', 'a passed closes_at reads as expired');
+  });
+
+  await t.test('the console shows the holder\'s agents, orders, ledger; the funding switch answers 403 before 3 wins', async (t) => {
+    const overview = await getPage(svc, '/console', { cookie: ada.cookie });
+    t.equal(overview.status, 200);
+    t.match(overview.text, 'Quartz Scout');
+    t.match(overview.text, /fee for \d{4}-\d{2} is paid/);
+    const ledger = await getPage(svc, '/console/ledger', { cookie: ada.cookie });
+    t.match(ledger.text, 'card_charge');
+    t.match(ledger.text, `order:${first.id}`);
+    const agents = await getPage(svc, '/console/agents', { cookie: ada.cookie });
+    t.match(agents.text, 'gpt-test-1');
+    t.match(agents.text, `/console/agents/${agent.agentId}/funding`);
+    const on = await postForm(svc, `/console/agents/${agent.agentId}/funding`, { enabled: 'on' }, { cookie: ada.cookie, json: true });
+    t.equal(on.status, 403);
+    t.match(on.body.detail, /3 settled trades/);
+    const onPage = await postForm(svc, `/console/agents/${agent.agentId}/funding`, { enabled: 'on' }, { cookie: ada.cookie });
+    t.equal(onPage.status, 403);
+    t.match(onPage.text, /3 settled trades/);
+    const off = await postForm(svc, `/console/agents/${agent.agentId}/funding`, { enabled: 'off' }, { cookie: ada.cookie });
+    t.equal(off.status, 303);
+    t.equal(off.location, '/console/agents');
+    const bobs = await postForm(svc, `/console/agents/${agent.agentId}/funding`, { enabled: 'off' }, { cookie: bob.cookie, json: true });
+    t.equal(bobs.status, 404, 'not his agent');
+    const bad = await postForm(svc, `/console/agents/${agent.agentId}/funding`, { enabled: 'maybe' }, { cookie: ada.cookie, json: true });
+    t.equal(bad.status, 422);
+    const bobConsole = await getPage(svc, '/console/orders', { cookie: bob.cookie });
+    t.notMatch(bobConsole.text, first.body.deal_title, 'another holder sees none of it');
+    for (const p of ['/console/positions', '/console/positions?status=open', '/console/positions?status=settled']) {
+      t.equal((await getPage(svc, p, { cookie: ada.cookie })).status, 200, p);
+    }
+    t.equal((await getPage(svc, '/console/positions?status=bogus', { cookie: ada.cookie })).status, 422);
+  });
+});
