@@ -1,34 +1,19 @@
 // AccountActor ("account:42"): owns a trading account's money and its orders. Its turns place
 // orders, fund them (a holder's payment, or the agent's own balance under autonomous funding) and
-// flip the agent's autonomous-funding switch. Each turn is one transaction; the session row of the
-// order's market is read FOR SHARE, so a close (which updates that row) waits for a payment in
-// flight and a payment after the close sees the session closed: an order is funded before its close
-// or never.
-import { randomBytes } from 'node:crypto';
+// flip the agent's autonomous-funding switch. Each turn ends in one transaction (orders share theirs
+// with other accounts' orders: order-batch.ts) holding the market's session lock shared
+// (market/session-lock.ts): an order is funded before its close or never.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { postEntries, type Entry } from './ledger.js';
+import { fundingEntries, postEntries } from './ledger.js';
+import { shareSessionLock } from '../market/session-lock.js';
+import { OrderBatcher, type OrderPlaced, type OrderRequest } from './order-batch.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 
 export type StoredCard = { brand: string; last4: string; expMonth: number; expYear: number };
 
-export type PlaceOrder = {
-  kind: 'order';
-  agentId: number;
-  market: string;
-  tick: number;
-  idx: number;
-  offerKey: string;
-  qty: number;
-  unitCostCents: number;
-  listPriceCents: number;
-  /** Fulfilment fee and holding cost per unit (the market's). */
-  feeCents: number;
-  holdingCents: number;
-  /** Real unix seconds when the order's session closes. */
-  closesAt: number;
-  payFromBalance: boolean;
-};
+/** An agent's order on a deal of the current menu (terms copied from the menu row). */
+export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId'>;
 
 export type AccountMessage =
   | PlaceOrder
@@ -37,16 +22,7 @@ export type AccountMessage =
   /** The holder's autonomous-funding switch for the agent of this account. */
   | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
 
-export type OrderPlaced = {
-  order_id: number;
-  round_id: number;
-  token: string;
-  status: 'awaiting_payment' | 'paid';
-  /** The participation fee this order's funding charged (pay_from_balance only). */
-  fee_cents: number;
-  created_at: Date;
-  paid_at: Date | null;
-};
+export type { OrderPlaced };
 export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
 export type FundingSet = { agent_id: number; autonomous_funding: boolean };
 
@@ -54,6 +30,7 @@ export type FundingSet = { agent_id: number; autonomous_funding: boolean };
 export const FUNDING_PROFITABLE_TRADES = 3;
 
 type AccountState = { accountId: number };
+let batcher: OrderBatcher | undefined;
 type OrderRow = { id: number; round_id: number; market: string; tick: number; status: string; total_cents: number; agent_id: number };
 
 export const accountActor = defineActor<AccountState, AccountMessage>({
@@ -68,33 +45,10 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
 
   handlers: {
     async order(state, msg, ctx): Promise<OrderPlaced> {
-      return ctx.em.transactional(async (em) => {
-        await sessionOpen(em, msg.market, msg.tick, `deal ${msg.offerKey} is no longer on the menu: its session closed`, 404);
-        let holderId: number | null = null;
-        if (msg.payFromBalance) {
-          const [agent] = await em.execute('select autonomous_funding, holder_id::float8 as holder_id from agent where id = ?', [msg.agentId]);
-          if (!agent?.autonomous_funding) {
-            throw new ActorError(403, 'pay_from_balance needs autonomous funding, which the account holder switches on after 3 settled trades of this agent in profit');
-          }
-          holderId = agent.holder_id;
-        }
-        const gross = msg.qty * msg.unitCostCents;
-        const fee = msg.qty * msg.feeCents;
-        const [round] = await em.execute('insert into trade_round (account_id, amount_cents) values (?, ?) returning id::float8 as id', [state.accountId, gross + fee]);
-        const token = randomBytes(24).toString('base64url');
-        const [order] = await em.execute(
-          `insert into orders (account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents,
-                               fee_cents, holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id::float8 as id, created_at`,
-          [state.accountId, msg.agentId, round.id, msg.market, msg.tick, msg.idx, msg.offerKey, msg.qty, msg.unitCostCents, msg.listPriceCents,
-            msg.feeCents, msg.holdingCents, gross, fee, gross + fee, token, msg.closesAt],
-        );
-        const placed = { order_id: order.id, round_id: round.id, token, created_at: order.created_at as Date };
-        if (!msg.payFromBalance) return { ...placed, status: 'awaiting_payment', fee_cents: 0, paid_at: null };
-        const paid = await fund(em, state.accountId, { id: order.id, round_id: round.id, total_cents: gross + fee }, holderId!, 'balance');
-        // now() is the transaction's start: the order was paid in the same instant it was placed.
-        return { ...placed, status: 'paid', fee_cents: paid.fee_cents, paid_at: order.created_at as Date };
-      });
+      // Placed with the orders other actors of this worker queue meanwhile (one commit for all).
+      batcher ??= new OrderBatcher(() => ctx.em);
+      const { kind: _k, ...req } = msg;
+      return batcher.submit({ ...req, accountId: state.accountId });
     },
 
     async pay(state, msg, ctx): Promise<Paid> {
@@ -144,9 +98,10 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
   },
 });
 
-/** Locks the session row FOR SHARE (a close waits for this turn) and refuses a closed session. */
+/** Holds the session lock shared (a close waits for this turn) and refuses a closed session. */
 async function sessionOpen(em: EntityManager, market: string, tick: number, detail: string, status: number): Promise<void> {
-  const open = await em.execute('select 1 from market_session where market = ? and tick = ? and closed_at is null for share', [market, tick]);
+  await shareSessionLock(em, [market]);
+  const open = await em.execute('select 1 from market_session where market = ? and tick = ? and closed_at is null', [market, tick]);
   if (!open.length) throw new ActorError(status, detail);
 }
 
@@ -177,12 +132,7 @@ async function fund(
     [holderId, accountId, order.round_id, MONTHLY_FEE_CENTS],
   );
   const fee: number = feeRows[0]?.fee ?? 0;
-  const ref = `order:${order.id}`;
-  const entries: Entry[] = [];
-  if (method === 'card') entries.push({ account_id: accountId, kind: 'card_charge', amount_cents: order.total_cents + fee, ref });
-  entries.push({ account_id: accountId, kind: 'order_debit', amount_cents: -order.total_cents, ref });
-  if (fee) entries.push({ account_id: accountId, kind: 'monthly_fee', amount_cents: -fee, ref });
-  await postEntries(em, entries, { requireFunds: method === 'balance' });
+  await postEntries(em, fundingEntries(accountId, order.id, order.total_cents, fee, method), { requireFunds: method === 'balance' });
   await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ? where id = ?`, [method, holderId, order.id]);
   await em.execute(
     `update trade_round set status = 'funded', source = ?, fee_amount_cents = fee_amount_cents + ?, charged_cents = charged_cents + ?, funded_at = now() where id = ?`,

@@ -7,6 +7,7 @@ import { MARKETS, dealOutcomeInputs, engineIdentity, menu, sessionRows, type Dea
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { advanceTrade, deskTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './record.js';
 import { insertDeskTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
+import { exclusiveSessionLock } from './session-lock.js';
 import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders } from './holders.js';
 
 export type MarketMessage =
@@ -75,6 +76,8 @@ export const marketActor = defineActor<MarketState, MarketMessage>({
       const { market } = state;
       const closed = await ctx.em.transactional(async (em) => {
         await lock(em, market);
+        // Payments into this session finish first; later ones will find it closed.
+        await exclusiveSessionLock(em, market);
         // The exactly-once gate: only the turn that flips closed_at does the close's work.
         const done = await em.execute(
           `update market_session set closed_at = now(), recorded = true
