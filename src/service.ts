@@ -13,6 +13,7 @@ import { Metrics } from './metrics.js';
 import { createApp, listen } from './http/server.js';
 import { routeTable } from './http/routes/index.js';
 import { keyAuthenticator } from './http/auth/keys.js';
+import { holderAuthenticator } from './http/auth/holders.js';
 import type { Services } from './http/services.js';
 
 export type StartOptions = {
@@ -96,7 +97,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     routes: routeTable(services),
     log,
     bodyLimitBytes: config.bodyLimitBytes,
-    authenticators: { key: keyAuthenticator(services) },
+    authenticators: { key: keyAuthenticator(services), holder: holderAuthenticator(services) },
+    siteOrigin: new URL(config.baseUrl).origin,
     onRequest: metrics.observeRequest,
   });
   const listening = await listen(front.app, config.host, config.port);
