@@ -9,7 +9,7 @@ import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../../actors
 
 const ids = (accountIds: number[]) => `{${accountIds.join(',')}}`;
 const money = (c: number | null) => (c === null ? null : centsToNumber(c));
-const unix = (d: Date | string | null) => (d === null ? null : Math.round(new Date(d).getTime()) / 1000);
+export const unix = (d: Date | string | null) => (d === null ? null : Math.round(new Date(d).getTime()) / 1000);
 
 export const purchaseUrl = (baseUrl: string, token: string) => `${baseUrl}/checkout/${token}`;
 

@@ -5,6 +5,7 @@ import Type from 'typebox';
 import type { Registered } from '../../../actors/agent/actor.js';
 import { KEY_ID_LENGTH, KEY_PATTERN, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
 import { centsToNumber } from '../../engine/index.js';
+import { unix } from '../../accounts/views.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { json, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
@@ -54,7 +55,7 @@ const cartUrl = (s: Services, token: string) => `${s.config.baseUrl}/carts/${tok
 
 type AgentRow = {
   id: number; key_id: string; name: string; recall_phrase: string; identity: unknown; operator: unknown; purpose: string | null; contact: string | null;
-  account_id: number; holder_id: number | null; paired_at: Date | null; autonomous_funding: boolean; balance_cents: number;
+  account_id: number; holder_id: number | null; paired_at: Date | string | null; autonomous_funding: boolean; balance_cents: number;
 };
 
 export function agentRoutes(s: Services): Route[] {
@@ -156,7 +157,7 @@ async function agentState(s: Services, p: AgentPrincipal) {
     account_id: a.account_id,
     balance: centsToNumber(a.balance_cents),
     paired: a.holder_id !== null,
-    holder: { connected: a.holder_id !== null, since: a.paired_at ? a.paired_at.getTime() / 1000 : null },
+    holder: { connected: a.holder_id !== null, since: unix(a.paired_at) },
     autonomous_funding: a.autonomous_funding,
     carts: { mine, visible: mine.length + others.length, others },
     notice: a.holder_id === null
