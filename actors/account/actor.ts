@@ -19,12 +19,16 @@ export type AccountMessage =
   | PlaceOrder
   /** A holder pays an order of this account (purchase link), by card or from the account balance. */
   | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard }
+  /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
+  | { kind: 'connect'; agentId: number; holderId: number }
   /** The holder's autonomous-funding switch for the agent of this account. */
   | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
 
 export type { OrderPlaced };
 export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
 export type FundingSet = { agent_id: number; autonomous_funding: boolean };
+/** `connected`: the agent is this holder's (now or before); false when another holder has it. */
+export type Connected = { agent_id: number; connected: boolean };
 
 /** Settled trades in profit an agent needs before its holder may switch autonomous funding on. */
 export const FUNDING_PROFITABLE_TRADES = 3;
@@ -78,6 +82,18 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
       });
     },
 
+    async connect(state, msg, ctx): Promise<Connected> {
+      return ctx.em.transactional(async (em) => {
+        try {
+          await connect(em, msg.agentId, state.accountId, msg.holderId);
+          return { agent_id: msg.agentId, connected: true };
+        } catch (err) {
+          if (err instanceof ActorError && err.status === 403) return { agent_id: msg.agentId, connected: false };
+          throw err;
+        }
+      });
+    },
+
     async funding(state, msg, ctx): Promise<FundingSet> {
       return ctx.em.transactional(async (em) => {
         const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? and account_id = ? for update', [msg.agentId, state.accountId]);
@@ -107,7 +123,8 @@ async function sessionOpen(em: EntityManager, market: string, tick: number, deta
 
 /** Paying connects the holder to the agent (and its account); an agent has one holder. */
 async function connect(em: EntityManager, agentId: number, accountId: number, holderId: number): Promise<void> {
-  const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? for update', [agentId]);
+  const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? and account_id = ? for update', [agentId, accountId]);
+  if (!agent) throw new ActorError(404, `no agent ${agentId} on account ${accountId}`);
   if (agent.holder_id === holderId) return;
   if (agent.holder_id !== null) throw new ActorError(403, 'this agent is connected to another account holder');
   await em.execute('update agent set holder_id = ?, paired_at = now() where id = ?', [holderId, agentId]);

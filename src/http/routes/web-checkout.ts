@@ -10,10 +10,12 @@ import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
-import { formAction, formReply, invalidForm, usd, type Problem } from '../web.js';
+import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 import { centsToNumber } from '../../engine/index.js';
+import { identityView, utc } from './web-carts.js';
 
-const TokenParams = Type.Object({ token: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) });
+// Any token is looked up: a malformed one is simply not found (a 404 page, not a 422).
+const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
 
 const PayForm = Type.Object({
   method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card')], { default: 'new_card' }),
@@ -31,8 +33,6 @@ type Order = {
 };
 type Agent = { name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null; holder_id: number | null };
 
-const text = (v: unknown) => (typeof v === 'string' && v ? v : 'not declared');
-const utc = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 export function webCheckoutRoutes(s: Services): Route[] {
   const em = () => s.orm.em.fork();
@@ -67,8 +67,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
     const canPay = !!holder && !paid && !closed && !otherHolder;
     return renderPage('checkout', {
       title: `Order from ${a.name}`, holder, error: p?.message, token,
-      agent_name: a.name, key_id: a.key_id, model: text(a.identity?.model), operator_name: text(a.operator?.name),
-      operator_contact: text(a.operator?.contact ?? a.contact), purpose: text(a.purpose),
+      ...identityView(a),
       market: o.market, tick: o.tick, offer_key: o.offer_key, deal_title: o.deal_title, items: o.items, qty: o.qty,
       unit_cost: usd(o.unit_cost), gross_amount: usd(o.gross_amount), fee_amount: usd(o.fee_amount), total_amount: usd(o.total_amount),
       status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, closes: utc(o.closes_at),
@@ -79,7 +78,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
 
   /** A page that cannot be shown (unknown link): a message page for browsers, `{detail}` for JSON clients. */
   async function pageOrMessage(req: RequestInfo, token: string, holder: HolderPrincipal | null, p?: Problem): Promise<Reply> {
-    return formAction(req, () => page(token, holder, p), (q) =>
+    return webAction(req, () => page(token, holder, p), (q) =>
       renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder }, q.status));
   }
 
@@ -113,7 +112,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
       onInvalid: invalidForm<HolderPrincipal>({}, (req, p, raw, holder) => pageOrMessage(req, raw.params.token, holder, p)),
       handler: ({ req, params, body, principal }) => {
         const holder = principal as HolderPrincipal;
-        return formAction(req, async () => {
+        return webAction(req, async () => {
           const { order } = await findOrder(params.token);
           const card = await cardToCharge(holder, body);
           const paid = await s.runtime.ask<Paid>(`account:${order.account_id}`, {

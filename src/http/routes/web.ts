@@ -4,7 +4,8 @@ import type { Services } from '../services.js';
 import { webHolderRoutes } from './web-holders.js';
 import { webCheckoutRoutes } from './web-checkout.js';
 import { webConsoleRoutes } from './web-console.js';
+import { webCartRoutes } from './web-carts.js';
 
 export function webRoutes(s: Services): Route[] {
-  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s)];
+  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s)];
 }
