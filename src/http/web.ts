@@ -41,10 +41,11 @@ export function problemOf(err: unknown, words: Record<string, string> = {}): Pro
 }
 
 /**
- * Runs a form post's work. A refusal goes to a JSON client as it is (the server answers `{detail}`)
- * and to a browser as `page(problem)`: the form again, with the message, under the refusal's status.
+ * Runs a web request's work (a form post, or a page that may not exist). A refusal goes to a JSON
+ * client as it is (the server answers `{detail}`) and to a browser as `page(problem)`: the form or a
+ * message page, with the message, under the refusal's status.
  */
-export async function formAction(
+export async function webAction(
   req: RequestInfo,
   work: () => Promise<Reply>,
   page: (p: Problem) => Reply | Promise<Reply>,

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { createApp, crossSite, listen } from '../../src/http/server.js';
 import { HttpError, json, route, text, type RequestInfo } from '../../src/http/route.js';
 import { compileFormValidator } from '../../src/http/validation.js';
-import { formAction, formReply, invalidForm, issuesMessage, safeNext, wantsJson } from '../../src/http/web.js';
+import { webAction, formReply, invalidForm, issuesMessage, safeNext, wantsJson } from '../../src/http/web.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 
 const SITE = 'http://shop.example:8080';
@@ -26,7 +26,7 @@ const routes = [
     method: 'POST', path: '/console/payout', auth: 'none', summary: 'a form', body: Form,
     onInvalid: invalidForm({ amount: 'enter an amount above 0' }, (_req, p) => text(`<p>${p.message}</p>`, 'text/html', p.status)),
     handler: ({ req, body }) =>
-      formAction(req, async () => {
+      webAction(req, async () => {
         if (body.amount > 1000) throw new ActorError(400, 'balance insufficient');
         return formReply(req, body.next, { account_id: body.account_id, amount: body.amount, card_id: body.card_id, note: body.note });
       }, (p) => text(`<p>${p.message}</p>`, 'text/html', p.status)),
@@ -170,10 +170,10 @@ t.test('formReply, wantsJson and issuesMessage', async (t) => {
     issuesMessage([{ loc: ['body', 'email'], msg: 'x', type: 'missing' }, { loc: ['body', 'display_name'], msg: 'too long', type: 't' }], {}),
     'email is required; display name: too long',
   );
-  const thrown = await formAction(req('application/json'), async () => { throw new HttpError(402, 'card declined'); }, () => text('page')).catch((e) => e);
+  const thrown = await webAction(req('application/json'), async () => { throw new HttpError(402, 'card declined'); }, () => text('page')).catch((e) => e);
   t.ok(thrown instanceof HttpError, 'JSON clients get the refusal itself');
-  const page = await formAction(req(), async () => { throw new HttpError(402, 'card declined'); }, (p) => text(p.message, 'text/html', p.status));
+  const page = await webAction(req(), async () => { throw new HttpError(402, 'card declined'); }, (p) => text(p.message, 'text/html', p.status));
   t.same([page.status, page.body], [402, 'card declined']);
-  const bug = await formAction(req(), async () => { throw new Error('bug'); }, () => text('page')).catch((e) => e);
+  const bug = await webAction(req(), async () => { throw new Error('bug'); }, () => text('page')).catch((e) => e);
   t.match(bug, { message: 'bug' }, 'unexpected errors are not dressed up as pages');
 });

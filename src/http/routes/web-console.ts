@@ -9,7 +9,7 @@ import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, route, type Reply, type Route } from '../route.js';
 import type { Services } from '../services.js';
-import { formAction, formReply, invalidForm, usd, type Problem } from '../web.js';
+import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 
 const PAGE_ROWS = 100;
 
@@ -138,7 +138,7 @@ export function webConsoleRoutes(s: Services): Route[] {
         render('console-agents', 'Agents', holder, await agentsView(em(), holder), p)),
       handler: ({ req, params, body, principal }) => {
         const holder = principal as HolderPrincipal;
-        return formAction(req, async () => {
+        return webAction(req, async () => {
           const agent = (await agentsOf(em(), holder.holderId)).find((a) => a.id === params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask<FundingSet>(`account:${agent.account_id}`, {

@@ -8,7 +8,7 @@ import { holderOf, sessionCookie, sessionToken, type HolderPrincipal } from '../
 import { renderPage } from '../pages.js';
 import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
-import { DEFAULT_NEXT, field, formAction, formReply, invalidForm, safeNext, type Problem } from '../web.js';
+import { DEFAULT_NEXT, field, webAction, formReply, invalidForm, safeNext, type Problem } from '../web.js';
 
 const Email = Type.String({ pattern: '^[^@\\s]+@[^@\\s]+$', maxLength: 254, description: 'e-mail address' });
 const Next = Type.String({ default: DEFAULT_NEXT, description: 'page to go to afterwards (a path of this site)' });
@@ -69,7 +69,7 @@ export function webHolderRoutes(s: Services): Route[] {
       method: 'POST', path: '/register', auth: 'none', summary: 'Open a holder account and log in', body: RegisterForm,
       onInvalid: refill('register'),
       handler: ({ req, body }) =>
-        formAction(req, async () => {
+        webAction(req, async () => {
           if (body.password2 && body.password2 !== body.password) {
             throw new HttpError(422, [{ loc: ['body', 'password2'], msg: 'Passwords do not match', type: 'value_error' }]);
           }
@@ -86,7 +86,7 @@ export function webHolderRoutes(s: Services): Route[] {
       method: 'POST', path: '/login', auth: 'none', summary: 'Log in with e-mail and password', body: LoginForm,
       onInvalid: refill('login'),
       handler: ({ req, body }) =>
-        formAction(req, async () => {
+        webAction(req, async () => {
           const email = body.email.toLowerCase();
           const session = await s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: body.password });
           return signedIn(req, session, body.next);
