@@ -9,8 +9,8 @@ import { fundingEntries, postEntries } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type OrderPlaced, type OrderRequest } from './order-batch.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
+import type { StoredCard } from '../../src/payments/cards.js';
 
-export type StoredCard = { brand: string; last4: string; expMonth: number; expYear: number };
 
 /** An agent's order on a deal of the current menu (terms copied from the menu row). */
 export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId'>;

@@ -3,7 +3,7 @@
 // checked here first, so a declined or mistyped card never reaches the account actor and nothing is
 // charged; the payment itself is one turn of the order's account actor.
 import Type from 'typebox';
-import type { Paid } from '../../../actors/account/actor.js';
+import type { Connected, Paid } from '../../../actors/account/actor.js';
 import { monthlyFeeStatus, orderByToken } from '../../accounts/views.js';
 import { checkCard, expired, type StoredCard } from '../../payments/cards.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
@@ -31,7 +31,7 @@ type Order = {
   id: number; account_id: number; market: string; tick: number; offer_key: string; deal_title: string; items: unknown[]; qty: number;
   unit_cost: number; gross_amount: number; fee_amount: number; total_amount: number; status: string; closes_at: number;
 };
-type Agent = { name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null; holder_id: number | null };
+type Agent = { id: number; name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null; holder_id: number | null };
 
 
 export function webCheckoutRoutes(s: Services): Route[] {
@@ -61,6 +61,11 @@ export function webCheckoutRoutes(s: Services): Route[] {
 
   async function page(token: string, holder: HolderPrincipal | null, p?: Problem): Promise<Reply> {
     const { order: o, agent: a } = await findOrder(token);
+    // Opening a link while logged in connects the agent to the holder (SPEC.md "Authentication" 8).
+    if (holder && a.holder_id === null) {
+      const c = await s.runtime.ask<Connected>(`account:${o.account_id}`, { kind: 'connect', agentId: a.id, holderId: holder.holderId });
+      if (c.connected) a.holder_id = holder.holderId;
+    }
     const paid = o.status === 'paid' || o.status === 'filled';
     const closed = !paid && (o.status === 'expired' || o.closes_at <= s.clock.realNow());
     const otherHolder = !!holder && a.holder_id !== null && a.holder_id !== holder.holderId;

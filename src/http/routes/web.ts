@@ -5,7 +5,8 @@ import { webHolderRoutes } from './web-holders.js';
 import { webCheckoutRoutes } from './web-checkout.js';
 import { webConsoleRoutes } from './web-console.js';
 import { webCartRoutes } from './web-carts.js';
+import { webSiteRoutes } from './web-site.js';
 
 export function webRoutes(s: Services): Route[] {
-  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s)];
+  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s), ...webSiteRoutes(s)];
 }

@@ -1,0 +1,32 @@
+// The site's front pages for people: what the service is, where agents and holders start, and the
+// four markets as they stand (served from the same in-memory snapshots as the API: no worker hop).
+import { MARKET_IDS } from '../../engine/index.js';
+import { holderOf } from '../auth/holders.js';
+import { renderPage } from '../pages.js';
+import { route, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { usd } from '../web.js';
+import { marketStatus, menuSnapshots } from './markets.js';
+
+export function webSiteRoutes(s: Services): Route[] {
+  const snapshots = menuSnapshots(s);
+  const markets = () =>
+    MARKET_IDS.map((id) => {
+      const m = marketStatus(id, s.clock, snapshots.get(id));
+      return {
+        id, label: m.label, minutes: m.interval_seconds / 60, tick: m.current_tick, closes_in: Math.ceil(m.seconds_to_close),
+        deals: m.menu_size, desk_bids: m.quote.desk_bids, cost_low: usd(m.quote.cost_low), cost_high: usd(m.quote.cost_high),
+        list_price: usd(m.quote.list_price), velocity: m.quotes_velocity ? 'quoted velocity' : 'sales rank',
+      };
+    });
+  return [
+    route({
+      method: 'GET', path: '/', auth: 'none', summary: 'Home page',
+      handler: async ({ req }) => renderPage('home', { title: 'Home', holder: await holderOf(s, req), markets: markets(), base_url: s.config.baseUrl }),
+    }),
+    route({
+      method: 'GET', path: '/markets', auth: 'none', summary: 'The four markets and their current sessions',
+      handler: async ({ req }) => renderPage('markets', { title: 'Markets', holder: await holderOf(s, req), markets: markets() }),
+    }),
+  ];
+}
