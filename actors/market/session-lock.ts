@@ -5,7 +5,9 @@
 // many concurrent share-lockers of one row cost PostgreSQL a multixact each time.
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-const key = (market: string) => `session:${market}`;
+/** The lock's key (hashed with hashtext); order batches that build their own SQL use it too. */
+export const sessionLockKey = (market: string) => `session:${market}`;
+const key = sessionLockKey;
 
 /** Held by order placement and payment, to the end of their transaction. */
 export async function shareSessionLock(em: EntityManager, markets: string[]): Promise<void> {
