@@ -1,0 +1,53 @@
+// Group commit of orders, decided per order inside one batch: a closed session is refused (404),
+// pay_from_balance without the switch (403) or beyond the balance (400); the rest are placed in one
+// transaction, the holder's participation fee once, and every balance still equals its ledger.
+import t from 'tap';
+import { openOrm, migrate } from '../../orm/database.js';
+import { placeOrders, type OrderRequest } from '../../actors/account/order-batch.js';
+import { ActorError } from '../../actors/runtime/actor.js';
+import { freshDatabase } from '../helpers/db.js';
+
+t.test('placeOrders decides each order of a batch on its own', async (t) => {
+  const orm = await openOrm(await freshDatabase(t), 2);
+  t.teardown(() => orm.close());
+  await migrate(orm);
+  const em = orm.em.fork();
+  await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
+  await em.execute(`insert into market_session (market, tick, closed_at) values ('m15', 99, now())`);
+  await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
+                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{}'), ('m15', 99, 0, 'k99', 1, 1000, 1500, 0.1, 5, false, 0, '{}')`);
+  const [holder] = await em.execute(`insert into holder (email, password_hash) values ('h@example.org', 'x') returning id::float8 as id`);
+  const agents: { id: number; account: number }[] = [];
+  for (let i = 0; i < 3; i++) {
+    const [a] = await em.execute(`insert into account (holder_id) values (?) returning id::float8 as id`, [holder.id]);
+    const [g] = await em.execute(
+      `insert into agent (key_id, key_hash, name, recall_phrase, account_id, holder_id, autonomous_funding) values (?, 'h', 'a', 'abc', ?, ?, ?) returning id::float8 as id`,
+      [`key${i}`.padEnd(20, 'x'), a.id, holder.id, i !== 2],
+    );
+    agents.push({ id: g.id, account: a.id });
+  }
+  // Agent 0 can pay 2 orders and the fee; agent 1 nothing; agent 2 has the switch off.
+  await em.execute(`update account set balance_cents = 2 * 1030 + 1500 where id = ?`, [agents[0].account]);
+  await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values (?, 'topup', 2 * 1030 + 1500, 2 * 1030 + 1500, 'test')`, [agents[0].account]);
+  const req = (i: number, over: Partial<OrderRequest> = {}): OrderRequest => ({
+    accountId: agents[i].account, agentId: agents[i].id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1,
+    unitCostCents: 1000, listPriceCents: 1500, feeCents: 30, holdingCents: 1, closesAt: 2e9, payFromBalance: true, ...over,
+  });
+  const out = await placeOrders(orm.em, [
+    req(0), req(0), req(0), req(1), req(2), req(0, { tick: 99, offerKey: 'k99' }), req(1, { payFromBalance: false }),
+  ]);
+  const status = out.map((o) => (o instanceof ActorError ? o.status : o.status));
+  t.same(status, ['paid', 'paid', 400, 400, 403, 404, 'awaiting_payment']);
+  const first = out[0] as Exclude<(typeof out)[number], ActorError>;
+  t.equal(first.fee_cents, 1500, 'the first funded order carries the month\'s fee');
+  t.equal((out[1] as typeof first).fee_cents, 0);
+  const rows = await em.execute(`select status, count(*)::int as n from orders group by status order by status`);
+  t.same(rows, [{ status: 'awaiting_payment', n: 1 }, { status: 'paid', n: 2 }], 'refused orders wrote nothing');
+  const bad = await em.execute(`select id from account a where balance_cents <> coalesce((select sum(amount_cents) from ledger l where l.account_id = a.id), 0)`);
+  t.same(bad, [], 'every balance equals its ledger');
+  const [acc] = await em.execute(`select balance_cents::float8 as b from account where id = ?`, [agents[0].account]);
+  t.equal(acc.b, 0, 'exactly the balance was spent');
+  const rounds = await em.execute(`select status, source, charged_cents::float8 as charged from trade_round order by id`);
+  t.same(rounds.map((r) => r.status), ['funded', 'funded', 'awaiting_payment']);
+  t.equal(rounds[0].charged, 1030 + 1500);
+});
