@@ -30,12 +30,12 @@
 import { spawn, execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePort, sleep, stopChild, within } from './lib/process.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -153,47 +153,9 @@ if (ONLY !== 'orders' && !PGBENCH_VERSION) {
 
 // ---------------------------------------------------------------- small helpers
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => console.error(`[orders ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
 
-function within(ms, p, what) {
-  let t;
-  return Promise.race([p, new Promise((_, rej) => (t = setTimeout(() => rej(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(t),
-  );
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function waitExit(child, ms) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
-}
-
-async function stopChild(child, name, graceMs) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  if (await waitExit(child, graceMs)) return;
-  log(`${name} did not stop within ${graceMs} ms of SIGTERM: SIGKILL`);
-  child.kill('SIGKILL');
-  await waitExit(child, 5000);
-}
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** 80 characters of [A-Za-z0-9] from the CSPRNG (rejection sampling: no modulo bias). */
@@ -454,7 +416,7 @@ function cleanup() {
       state.generator?.stop();
     } catch {}
     if (state.service && state.service.exitCode === null && state.service.signalCode === null) {
-      await stopChild(state.service, 'service', 20_000);
+      await stopChild(state.service, 'service', 20_000, log);
       const { exitCode, signalCode } = state.service;
       log(`service stopped (${exitCode !== null ? `exit code ${exitCode}` : `signal ${signalCode}`})`);
     }
@@ -487,7 +449,7 @@ function checkInterrupted() {
 // ---------------------------------------------------------------- the service
 
 async function startService(dbName) {
-  const port = await freePort();
+  const port = await freePort(HOST);
   const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'warn', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0' };
   delete env.DATA_DIR;
   delete env.SVC_TIME_SCALE;
@@ -877,7 +839,7 @@ async function ordersHalf(summary) {
       notes,
     };
     state.serviceStopAsked = true;
-    await stopChild(state.service, 'service', 20_000);
+    await stopChild(state.service, 'service', 20_000, log);
     log(`service stopped (${state.service.exitCode !== null ? `exit code ${state.service.exitCode}` : `signal ${state.service.signalCode}`})`);
     summary.orders.service_exit = { code: state.service.exitCode, signal: state.service.signalCode };
     return summary.orders;

@@ -21,12 +21,12 @@
 // Only 127.0.0.1 is ever targeted; every wait is bounded in time.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePort, sleep, stopChild, within } from './lib/process.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -130,48 +130,8 @@ if (GENERATOR === 'wrk' && !WRK_VERSION) {
 
 // ---------------------------------------------------------------- small helpers
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (msg) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-/** Races `p` against a timer; rejects with `what` when the timer wins. */
-function within(ms, p, what) {
-  let t;
-  return Promise.race([p, new Promise((_, rej) => (t = setTimeout(() => rej(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(t),
-  );
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, HOST, () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Waits (bounded) for a child process to exit; returns true when it did. */
-function waitExit(child, ms) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
-}
-
-async function stopChild(child, name, graceMs) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  if (await waitExit(child, graceMs)) return;
-  log(`${name} did not stop within ${graceMs} ms of SIGTERM: SIGKILL`);
-  child.kill('SIGKILL');
-  await waitExit(child, 5000);
-}
 
 // ---------------------------------------------------------------- database
 
@@ -207,9 +167,9 @@ function cleanup() {
     try {
       state.generator?.stop();
     } catch {}
-    await stopChild(state.fixed, 'fixed-server', 3000);
+    await stopChild(state.fixed, 'fixed-server', 3000, log);
     if (state.service && state.service.exitCode === null && state.service.signalCode === null) {
-      await stopChild(state.service, 'service', 20_000);
+      await stopChild(state.service, 'service', 20_000, log);
       const { exitCode, signalCode } = state.service;
       log(`service stopped (${exitCode !== null ? `exit code ${exitCode}` : `signal ${signalCode}`})`);
       if (exitCode !== 0) console.error(`service did not exit cleanly on SIGTERM:\n${state.serviceLog.stderr.slice(-20).join('\n')}`);
@@ -244,7 +204,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 // ---------------------------------------------------------------- processes under test
 
 async function startService() {
-  const port = await freePort();
+  const port = await freePort(HOST);
   const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'warn', BASE_URL: `http://${HOST}:${port}` };
   delete env.DATA_DIR;
   delete env.DATABASE_URL;
@@ -532,7 +492,7 @@ async function main() {
   for (const t of targets) {
     if (interrupted) return;
     results.push(await measure(t));
-    if (t.name === 'fixed-bytes') await stopChild(state.fixed, 'fixed-server', 3000);
+    if (t.name === 'fixed-bytes') await stopChild(state.fixed, 'fixed-server', 3000, log);
   }
   const baseline = results[0].rps;
   for (const r of results) r.ratio_to_fixed = r.rps / baseline;
