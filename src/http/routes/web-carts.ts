@@ -11,7 +11,9 @@ import { route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { usd } from '../web.js';
 
-const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
+// A link's token (checkout, cart). Any token is looked up (an indexed miss is cheap): an unknown or
+// malformed one is a 404 page, never a 422.
+export const TokenParams = Type.Object({ token: Type.String({ minLength: 1 }) });
 
 export type DeclaredAgent = { name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null };
 

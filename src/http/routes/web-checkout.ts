@@ -12,10 +12,8 @@ import { HttpError, route, type Reply, type RequestInfo, type Route } from '../r
 import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 import { centsToNumber } from '../../engine/index.js';
-import { identityView, utc } from './web-carts.js';
+import { TokenParams, identityView, utc } from './web-carts.js';
 
-// Any token is looked up: a malformed one is simply not found (a 404 page, not a 422).
-const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
 
 const PayForm = Type.Object({
   method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card')], { default: 'new_card' }),
