@@ -31,3 +31,12 @@ t.test('home, markets and connecting on a purchase link', async (t) => {
   t.equal((await agent.get('/api/v1/agents/me')).body.paired, true, 'opening the link while logged in connected the agent');
   t.match(await (await svc.get('/', { headers: { cookie: holder.cookie } })).text(), /href="\/console"/);
 });
+
+t.test('session lengths are shown as they run (SVC_TIME_SCALE divides them)', async (t) => {
+  const { sessionLength } = await import('../../src/http/routes/web-site.js');
+  t.equal(sessionLength(900), '15 min');
+  t.equal(sessionLength(36000), '10 h');
+  t.equal(sessionLength(900 / 900), '1 s');
+  t.equal(sessionLength(2700 / 60), '45 s');
+  t.equal(sessionLength(7200 / 60), '2 min');
+});

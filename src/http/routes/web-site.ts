@@ -8,13 +8,20 @@ import type { Services } from '../services.js';
 import { usd } from '../web.js';
 import { marketStatus, menuSnapshots } from './markets.js';
 
+/** A session's real length (SVC_TIME_SCALE divides every interval), in the largest fitting unit. */
+export function sessionLength(seconds: number): string {
+  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds >= 60) return `${Math.round((seconds / 60) * 10) / 10} min`;
+  return `${Math.round(seconds * 10) / 10} s`;
+}
+
 export function webSiteRoutes(s: Services): Route[] {
   const snapshots = menuSnapshots(s);
   const markets = () =>
     MARKET_IDS.map((id) => {
       const m = marketStatus(id, s.clock, snapshots.get(id));
       return {
-        id, label: m.label, minutes: m.interval_seconds / 60, tick: m.current_tick, closes_in: Math.ceil(m.seconds_to_close),
+        id, label: m.label, length: sessionLength(m.interval_seconds / s.config.timeScale), tick: m.current_tick, closes_in: Math.ceil(m.seconds_to_close),
         deals: m.menu_size, desk_bids: m.quote.desk_bids, cost_low: usd(m.quote.cost_low), cost_high: usd(m.quote.cost_high),
         list_price: usd(m.quote.list_price), velocity: m.quotes_velocity ? 'quoted velocity' : 'sales rank',
       };
