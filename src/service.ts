@@ -115,6 +115,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       await supervisor.stop();
       // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.
       for (let i = 0; i < 100 && front.inflight() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      if (front.inflight() > 0) log.warn({ inflight: front.inflight() }, 'stopping with requests still unanswered');
       await runtime.close();
       await orm.close();
       await embedded?.stop();

@@ -1,12 +1,14 @@
 // Starts the real service (uWS front end, worker shards, supervisor) on a fresh database and
 // speaks HTTP to it.
 import pino from 'pino';
+import { Agent } from 'undici';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startService, type RunningService, type StartOptions } from '../../src/service.js';
 import { embeddedDataDir, freshDatabase, usingPostgres } from './db.js';
 
 type T = { teardown: (fn: () => unknown) => void };
+
 
 export type TestService = RunningService & {
   config: Config;
@@ -37,7 +39,12 @@ export async function startTestService(t: T, env: Record<string, string> = {}, o
   const svc = await startService(cfg, { log: pino({ level: cfg.logLevel }, sink), ...opts });
   t.teardown(() => svc.stop());
   await svc.ready;
-  const get = (p: string, init?: RequestInit) => fetch(`${svc.url}${p}`, init);
+  // The test's own connection pool, destroyed after the service stops: the server keeps its
+  // keep-alive connections when it stops listening, and fetch's pooled sockets to it would hold
+  // the test process open for minutes (undici's 300 s timeouts).
+  const agent = new Agent({ keepAliveTimeout: 1000 });
+  t.teardown(() => agent.destroy());
+  const get = (p: string, init?: RequestInit) => fetch(`${svc.url}${p}`, { ...init, dispatcher: agent } as RequestInit);
   return Object.assign(svc, {
     config: cfg,
     logs,
