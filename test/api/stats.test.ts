@@ -72,7 +72,9 @@ t.test('figures equal the trade and menu_row tables', async (t) => {
     t.equal(r.censored_rate, r4(tr.sold_out / tr.n), 'one trade per row: censored = sold out');
     t.equal(r.regime_rate, r4(tr.regime / tr.n));
     t.equal(r.mean_cost, Math.round(tr.mean_cost) / 100);
-    t.equal(r.mean_sv, r4(tr.sv));
+    // The service averages in floating point, SQL in numeric: a mean on a rounding boundary (x.xxxx5)
+    // may round either way, so the served 4 decimals are checked against the exact mean.
+    t.ok(Math.abs(r.mean_sv - tr.sv) <= 0.00005 + 1e-9, `mean_sv ${r.mean_sv} is ${tr.sv} to 4 decimals`);
     const fams = Object.values(r.families) as any[];
     t.equal(fams.reduce((s, f) => s + f.n, 0), r.observed_n, 'families split the trades');
     t.equal(fams.reduce((s, f) => s + cents(f.pnl), 0), cents(r.house_pnl), 'families split the result');
