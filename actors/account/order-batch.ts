@@ -192,8 +192,6 @@ async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> 
   return outcomes;
 }
 
-const ids = (xs: number[]) => `{${[...new Set(xs)].join(',')}}`;
-
 /**
  * Collects order requests and runs them through `placeOrders` one batch at a time: while a batch
  * commits, new requests queue and form the next one (natural group commit, no timer). Measured on

@@ -7,14 +7,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** The lock's key (hashed with hashtext); order batches that build their own SQL use it too. */
 export const sessionLockKey = (market: string) => `session:${market}`;
-const key = sessionLockKey;
 
 /** Held by order placement and payment, to the end of their transaction. */
 export async function shareSessionLock(em: EntityManager, markets: string[]): Promise<void> {
-  for (const m of [...new Set(markets)].sort()) await em.execute('select pg_advisory_xact_lock_shared(hashtext(?))', [key(m)]);
+  for (const m of [...new Set(markets)].sort()) await em.execute('select pg_advisory_xact_lock_shared(hashtext(?))', [sessionLockKey(m)]);
 }
 
 /** Held by the close, to the end of its transaction. */
 export async function exclusiveSessionLock(em: EntityManager, market: string): Promise<void> {
-  await em.execute('select pg_advisory_xact_lock(hashtext(?))', [key(market)]);
+  await em.execute('select pg_advisory_xact_lock(hashtext(?))', [sessionLockKey(market)]);
 }

@@ -141,11 +141,13 @@ export async function monthlyFeeStatus(em: EntityManager, holderId: number | nul
 export async function accountSummary(em: EntityManager, accountId: number, opts: { ledgerLimit: number; baseUrl: string }) {
   const [a] = await em.execute(
     `select a.id::float8 as id, a.balance_cents::float8 as balance_cents, a.holder_id::float8 as holder_id,
-            (select count(*)::int from position p join trade t on t.position_id = p.id where p.account_id = a.id and not t.settled) as open_positions,
-            (select count(*)::int from position p join trade t on t.position_id = p.id where p.account_id = a.id and t.settled) as settled_positions,
+            p.open_positions, p.settled_positions,
             (select count(*)::int from orders o where o.account_id = a.id and o.status in ('awaiting_payment', 'paid')) as pending_orders,
             (select coalesce(sum(t.realized_pnl_cents), 0)::float8 from trade t where t.account_id = a.id and t.settled) as realized_cents
-       from account a where a.id = ?`,
+       from account a,
+            lateral (select count(*) filter (where not t.settled)::int as open_positions, count(*) filter (where t.settled)::int as settled_positions
+                       from position p join trade t on t.position_id = p.id where p.account_id = a.id) p
+      where a.id = ?`,
     [accountId],
   );
   return {
