@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { HttpError, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
-import { compileFormValidator, compileValidator, jsonInvalidIssue, validationError, type ValidationIssue } from './validation.js';
+import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
@@ -36,11 +36,24 @@ type Compiled = {
   form?: ReturnType<typeof compileValidator>;
   /** A state-changing web route: cross-site requests are refused before anything else. */
   guardOrigin: boolean;
+  /** An API route that takes a body: JSON only (CONTRACT.md "Retries and idempotency"), else 415. */
+  jsonOnly: boolean;
 };
 
-type Exchange = { aborted: boolean; done: boolean };
+/** `started`: the handler runs (or ran), so it will call finish(); before that an abort must. */
+type Exchange = { aborted: boolean; done: boolean; started: boolean };
 
 const HAS_BODY = new Set<Method>(['POST', 'PUT']);
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+/** Most fields a query string or form may have (repeats count), so parsing one stays cheap. */
+const MAX_FIELDS = 1000;
+const INTERNAL = JSON.stringify({ detail: 'internal error' });
+/** Sent with every HTML page: no inline script or style, no framing, no referrer (links carry tokens). */
+const PAGE_HEADERS: [string, string][] = [
+  ['content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"],
+  ['x-frame-options', 'DENY'],
+  ['referrer-policy', 'no-referrer'],
+];
 const statusLines = new Map<number, string>();
 const statusLine = (s: number) => {
   let line = statusLines.get(s);
@@ -63,15 +76,24 @@ function patternRegex(path: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
-function parseQuery(qs: string): Record<string, string | string[]> {
+/** A query string or urlencoded form; undefined when it has more than MAX_FIELDS fields. */
+function parseQuery(qs: string): Record<string, string | string[]> | undefined {
   const out: Record<string, string | string[]> = {};
   if (!qs) return out;
+  let fields = 1;
+  for (let i = qs.indexOf('&'); i !== -1; i = qs.indexOf('&', i + 1)) if (++fields > MAX_FIELDS) return undefined;
   for (const [k, v] of new URLSearchParams(qs)) {
     const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
   }
   return out;
 }
+
+const tooManyFields = (where: 'query' | 'body'): ValidationIssue => ({
+  loc: [where], msg: `At most ${MAX_FIELDS} fields are accepted`, type: 'too_many_fields',
+});
 
 function safeDecode(s: string): string {
   try {
@@ -99,6 +121,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       body: route.body && compileValidator('body', route.body),
       form: route.body && compileFormValidator(route.body),
       guardOrigin: route.method !== 'GET' && !route.path.startsWith('/api/'),
+      jsonOnly: !!route.body && HAS_BODY.has(route.method) && route.path.startsWith('/api/'),
     };
     known.push({ method: route.method, re: patternRegex(route.path) });
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, c);
@@ -109,7 +132,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
   // Anything the table does not know: 405 when the path exists under another method, else 404.
   app.any('/*', (res, req) => {
     const started = performance.now();
-    const x: Exchange = { aborted: false, done: false };
+    const x: Exchange = { aborted: false, done: false, started: true };
     res.onAborted(() => (x.aborted = true));
     const url = req.getUrl();
     const method = req.getMethod().toUpperCase();
@@ -121,8 +144,12 @@ export function createApp(opts: ServerOptions): FrontEnd {
   function serve(res: HttpResponse, req: HttpRequest, c: Compiled): void {
     inflight++;
     const started = performance.now();
-    const x: Exchange = { aborted: false, done: false };
-    res.onAborted(() => (x.aborted = true));
+    const x: Exchange = { aborted: false, done: false, started: false };
+    res.onAborted(() => {
+      x.aborted = true;
+      // Gone while its body was still arriving: no handler will ever finish this exchange.
+      if (!x.started) finish(res, x, { status: 499 }, c.route.path, c.route.method, started);
+    });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
     const info: RequestInfo = {
@@ -141,10 +168,13 @@ export function createApp(opts: ServerOptions): FrontEnd {
       return;
     }
 
-    const run = (body: Buffer | null) =>
-      handle(c, info, rawParams, rawQuery, body)
+    const run = (body: Buffer | null) => {
+      x.started = true;
+      return handle(c, info, rawParams, rawQuery, body)
         .catch((err) => errorReply(err))
-        .then((reply) => finish(res, x, reply, c.route.path, c.route.method, started));
+        .then((reply) => finish(res, x, reply, c.route.path, c.route.method, started))
+        .catch((err) => opts.log.error({ err }, 'answer failed'));
+    };
 
     if (!HAS_BODY.has(c.route.method)) {
       void run(null);
@@ -173,14 +203,16 @@ export function createApp(opts: ServerOptions): FrontEnd {
   async function handle(c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null): Promise<Reply> {
     // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
     const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
+    const contentType = req.headers['content-type'] ?? '';
+    if (c.jsonOnly && !JSON_TYPE.test(contentType)) throw new HttpError(415, 'request body must be JSON (Content-Type: application/json)');
     const issues: ValidationIssue[] = [];
-    const rawQueryValues = parseQuery(rawQuery);
+    const rawQueryValues = parseQuery(rawQuery) ?? (issues.push(tooManyFields('query')), {});
     const params = check(c.params, rawParams, issues);
     const query = check(c.query, rawQueryValues, issues);
     let parsed: unknown;
     let rawBody: unknown;
     if (c.body) {
-      const decoded = decodeBody(body, req.headers['content-type'] ?? '');
+      const decoded = decodeBody(body, contentType);
       if ('issue' in decoded) issues.push(decoded.issue);
       else {
         rawBody = decoded.value;
@@ -206,23 +238,32 @@ export function createApp(opts: ServerOptions): FrontEnd {
     if (x.done) return;
     x.done = true;
     if (route !== '(unmatched)') inflight--;
-    const status = reply.status ?? 200;
+    let status = reply.status ?? 200;
+    let payload: string | Uint8Array = '';
+    let type = 'application/json';
+    if (x.aborted) {
+      // Nobody to answer: account for the request only.
+    } else if (reply.body !== undefined) {
+      payload = reply.body;
+      type = reply.contentType ?? 'application/octet-stream';
+    } else if (reply.json !== undefined) {
+      try {
+        payload = JSON.stringify(reply.json);
+      } catch (err) {
+        opts.log.error({ err, route }, 'answer not serialisable');
+        status = 500;
+        payload = INTERNAL;
+      }
+    }
     const seconds = (performance.now() - started) / 1000;
     opts.onRequest?.(route, method, status, seconds);
     if (logRequests) opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     if (x.aborted) return;
-    let payload: string | Uint8Array;
-    let type: string;
-    if (reply.body !== undefined) {
-      payload = reply.body;
-      type = reply.contentType ?? 'application/octet-stream';
-    } else {
-      payload = reply.json === undefined ? '' : JSON.stringify(reply.json);
-      type = 'application/json';
-    }
     res.cork(() => {
       res.writeStatus(statusLine(status));
       if (payload.length || reply.json !== undefined) res.writeHeader('content-type', type);
+      res.writeHeader('x-content-type-options', 'nosniff');
+      if (type.startsWith('text/html')) for (const [k, v] of PAGE_HEADERS) if (reply.headers?.[k] === undefined) res.writeHeader(k, v);
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
       // A refused oversized upload: answer and drop the connection rather than read the rest.
       if (close) res.writeHeader('connection', 'close');
@@ -259,15 +300,11 @@ function check(v: ReturnType<typeof compileValidator> | undefined, value: unknow
  */
 function decodeBody(body: Buffer | null, contentType: string): { value: unknown; form?: boolean } | { issue: ValidationIssue } {
   if (/^application\/x-www-form-urlencoded\b/i.test(contentType)) {
-    return { value: parseQuery(body ? body.toString('utf8') : ''), form: true };
+    const form = parseQuery(body ? body.toString('utf8') : '');
+    return form ? { value: form, form: true } : { issue: tooManyFields('body') };
   }
   if (!body || body.length === 0) return { issue: { loc: ['body'], msg: 'Field required', type: 'missing' } };
-  const text = body.toString('utf8');
-  try {
-    return { value: JSON.parse(text) };
-  } catch (err) {
-    return { issue: jsonInvalidIssue((err as Error).message) };
-  }
+  return parseJson(body.toString('utf8'));
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -34,6 +34,82 @@ export function jsonInvalidIssue(error: string): ValidationIssue {
   return { loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', ctx: { error } };
 }
 
+/** Deepest JSON nesting a body may have: everything after parsing (checks, answers, logs) may recurse. */
+export const MAX_JSON_DEPTH = 64;
+
+/** JSON.parse, refusing nesting deeper than MAX_JSON_DEPTH (measured by a flat scan, no recursion). */
+export function parseJson(text: string): { value: unknown } | { issue: ValidationIssue } {
+  if (nestingExceeds(text, MAX_JSON_DEPTH)) return { issue: jsonInvalidIssue(`nesting deeper than ${MAX_JSON_DEPTH} levels`) };
+  try {
+    return { value: JSON.parse(text) };
+  } catch (err) {
+    return { issue: jsonInvalidIssue((err as Error).message) };
+  }
+}
+
+function nestingExceeds(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/** NUL and unpaired UTF-16 surrogates: no field may carry them (PostgreSQL text refuses both). */
+const BAD_CHARS = /\u0000|\p{Cs}/u;
+const badChars = (loc: (string | number)[]): ValidationIssue => ({
+  loc, msg: 'String should not contain NUL characters or unpaired surrogates', type: 'string_invalid_characters',
+});
+
+/** Whether any string (or key) anywhere in `value` has a bad character; iterative, allocation-light. */
+function hasBadString(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (BAD_CHARS.test(v)) return true;
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push(x);
+    } else if (isPlainObject(v)) {
+      for (const k in v) {
+        if (BAD_CHARS.test(k)) return true;
+        stack.push(v[k]);
+      }
+    }
+  }
+  return false;
+}
+
+/** One issue per string (or key) with a bad character, at its location, in document order. */
+function badStringIssues(value: unknown, base: (string | number)[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  const stack: [unknown, (string | number)[]][] = [[value, base]];
+  while (stack.length && out.length < MAX_ISSUES) {
+    const [v, loc] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (BAD_CHARS.test(v)) out.push(badChars(loc));
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], [...loc, i]]);
+    } else if (isPlainObject(v)) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        if (BAD_CHARS.test(keys[i])) out.push(badChars([...loc, keys[i]]));
+        else stack.push([v[keys[i]], [...loc, keys[i]]]);
+      }
+    }
+  }
+  return out;
+}
+
 /**
  * Compiles `schema` once and returns the per-request validator. `body` is checked strictly (JSON
  * types as parsed) after filling declared defaults; `path`/`query` take raw strings (query values
@@ -44,9 +120,15 @@ export function compileValidator(where: Where, schema: TSchema): (value: unknown
   if (where === 'body') {
     const fill = defaulter(schema);
     return (value) => {
+      const bad = hasBadString(value) ? badStringIssues(value, [where]) : undefined;
       fill?.(value);
-      if (validator.Check(value)) return { ok: true, value };
-      return { ok: false, issues: explainField(schema, value, [where]) };
+      const valid = validator.Check(value);
+      if (valid && !bad) return { ok: true, value };
+      if (!bad) return { ok: false, issues: explainField(schema, value, [where]) };
+      // Bad characters first; schema issues elsewhere in the value follow.
+      const at = new Set(bad.map((i) => JSON.stringify(i.loc)));
+      const rest = valid ? [] : explainField(schema, value, [where]).filter((i) => !at.has(JSON.stringify(i.loc)));
+      return { ok: false, issues: [...bad, ...rest].slice(0, MAX_ISSUES) };
     };
   }
   return compileStrings(where, schema, validator);
@@ -86,6 +168,10 @@ function compileStrings(where: Where, schema: any, validator: { Check(v: unknown
     let issues: ValidationIssue[] | undefined;
     for (const f of fields) {
       const r = emptyIsAbsent && input[f.key] === '' ? undefined : input[f.key];
+      if (hasBadString(r)) {
+        (issues ??= []).push(...badStringIssues(r, [where, f.key]));
+        continue;
+      }
       if (r === undefined) {
         if ('default' in f.schema) out[f.key] = cloneDefault(f.schema.default);
         else if (f.required) (issues ??= []).push(missing([where, f.key]));
@@ -112,7 +198,7 @@ class Parse {
     return this.issues.map(({ sub, issue }) => ({ loc: [...loc, ...sub], ...issue }));
   }
 }
-const parseFailure = (type: string, msg: string, input: unknown) => new Parse([{ sub: [], issue: { msg, type, input } }]);
+const parseFailure = (type: string, msg: string, input: unknown) => new Parse([{ sub: [], issue: { msg, type, input: echo(input) } }]);
 
 function fieldCoercer(schema: any): Coerce {
   if (schema.type === 'array') {
@@ -323,7 +409,35 @@ function numberRules(s: any, v: number, loc: (string | number)[], out: Validatio
 // ---------------------------------------------------------------------------------------------
 
 function issue(loc: (string | number)[], type: string, msg: string, input: unknown, ctx?: Record<string, unknown>): ValidationIssue {
-  return ctx ? { loc, msg, type, input, ctx } : { loc, msg, type, input };
+  const shown = echo(input);
+  const out: ValidationIssue = shown === OMIT ? { loc, msg, type } : { loc, msg, type, input: shown };
+  if (ctx) out.ctx = ctx;
+  return out;
+}
+
+/** Longest string echoed back in `input` (code units). */
+const ECHO_MAX = 100;
+const OMIT = Symbol('omit');
+
+/**
+ * What a 422 echoes of an offending value: primitives (long strings cut), and objects or arrays only
+ * when small and flat. An answer never re-serialises unbounded input (a 5000-deep body once
+ * overflowed the stack in JSON.stringify).
+ */
+function echo(v: unknown): unknown {
+  if (typeof v === 'string') return cut(v);
+  if (typeof v !== 'object' || v === null) return v;
+  const entries = Array.isArray(v) ? v.map((x, i) => [i, x] as const) : Object.entries(v);
+  if (entries.length > 8 || entries.some(([, x]) => typeof x === 'object' && x !== null)) return OMIT;
+  if (Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? cut(x) : x));
+  return Object.fromEntries(entries.map(([k, x]) => [cut(String(k)), typeof x === 'string' ? cut(x) : x]));
+}
+
+function cut(s: string): string {
+  if (s.length <= ECHO_MAX) return s;
+  // Do not split a surrogate pair.
+  const end = /[\ud800-\udbff]/.test(s[ECHO_MAX - 1]) ? ECHO_MAX - 1 : ECHO_MAX;
+  return `${s.slice(0, end)}…`;
 }
 
 function missing(loc: (string | number)[]): ValidationIssue {
