@@ -3,6 +3,9 @@ import { accountActor } from './account/actor.js';
 import { agentActor } from './agent/actor.js';
 import { marketActor } from './market/actor.js';
 import { holderActor } from './holder/actor.js';
+import { answersActor } from './answers/actor.js';
+import { idempotencyReads } from './runtime/idempotency.js';
+import { readTasks as recordReads } from './record/index.js';
 
-export const actorKinds = [marketActor, agentActor, accountActor, holderActor];
-export { readTasks } from './record/index.js';
+export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor];
+export const readTasks = { ...recordReads, ...idempotencyReads };

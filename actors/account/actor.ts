@@ -5,20 +5,22 @@
 // (market/session-lock.ts): an order is funded before its close or never.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { fundingEntries, postEntries } from './ledger.js';
+import { feeRowsInsertSql, feesChargedSql, fundingEntries, postEntries } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
-import { OrderBatcher, type OrderPlaced, type OrderRequest } from './order-batch.js';
+import { OrderBatcher, type OrderPlaced, type OrderRequest, type Placed } from './order-batch.js';
+import { UNIQUE_VIOLATION } from '../runtime/idempotency.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import type { StoredCard } from '../../src/payments/cards.js';
 
 
-/** An agent's order on a deal of the current menu (terms copied from the menu row). */
-export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId'>;
+/** An agent's order on a deal of the current menu (its terms come from the recorded menu row). */
+export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId' | 'idem'>;
 
 export type AccountMessage =
   | PlaceOrder
   /** A holder pays an order of this account (purchase link), by card or from the account balance. */
-  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard }
+  /** `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused. */
+  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard; at: number }
   /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
   | { kind: 'connect'; agentId: number; holderId: number }
   /** The holder's autonomous-funding switch for the agent of this account. */
@@ -35,10 +37,14 @@ export const FUNDING_PROFITABLE_TRADES = 3;
 
 type AccountState = { accountId: number };
 let batcher: OrderBatcher | undefined;
-type OrderRow = { id: number; round_id: number; market: string; tick: number; status: string; total_cents: number; agent_id: number };
+type OrderRow = { id: number; round_id: number; market: string; tick: number; status: string; total_cents: number; agent_id: number; closes_at: number };
+/** How often a payment that lost the month's fee row to a concurrent checkout is re-decided. */
+const FEE_RACE_ATTEMPTS = 3;
 
 export const accountActor = defineActor<AccountState, AccountMessage>({
   kind: 'account',
+  // The order batch writes each order's stored answer in the orders' own statement.
+  ownsIdempotency: ['order'],
 
   async activate(ctx) {
     const id = Number(ctx.id);
@@ -48,38 +54,22 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
   },
 
   handlers: {
-    async order(state, msg, ctx): Promise<OrderPlaced> {
+    async order(state, msg, ctx): Promise<Placed> {
       // Placed with the orders other actors of this worker queue meanwhile (one commit for all).
       batcher ??= new OrderBatcher(() => ctx.em);
       const { kind: _k, ...req } = msg;
-      return batcher.submit({ ...req, accountId: state.accountId });
+      return batcher.submit({ ...req, accountId: state.accountId, idem: ctx.idem });
     },
 
     async pay(state, msg, ctx): Promise<Paid> {
-      return ctx.em.transactional(async (em) => {
-        const [order] = await em.execute<OrderRow[]>(
-          `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, status, total_cents::float8 as total_cents,
-                  agent_id::float8 as agent_id
-             from orders where id = ? and account_id = ? for update`,
-          [msg.orderId, state.accountId],
-        );
-        if (!order) throw new ActorError(404, `no order ${msg.orderId}`);
-        if (order.status === 'paid' || order.status === 'filled') {
-          return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: true, charged_cents: 0, fee_cents: 0 };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await ctx.em.transactional((em) => pay(em, state.accountId, msg));
+        } catch (err) {
+          // Another checkout charged this month's fee since this one read it as due: decide again.
+          if ((err as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= FEE_RACE_ATTEMPTS) throw err;
         }
-        const expired = 'this purchase link expired: the order\'s session closed before it was paid; nothing was charged';
-        if (order.status === 'expired') throw new ActorError(409, expired);
-        await sessionOpen(em, order.market, order.tick, expired, 409);
-        await connect(em, order.agent_id, state.accountId, msg.holderId);
-        if (msg.card) {
-          await em.execute(
-            `insert into card (holder_id, brand, last4, exp_month, exp_year) values (?, ?, ?, ?, ?) on conflict do nothing`,
-            [msg.holderId, msg.card.brand, msg.card.last4, msg.card.expMonth, msg.card.expYear],
-          );
-        }
-        const paid = await fund(em, state.accountId, order, msg.holderId, msg.method);
-        return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
-      });
+      }
     },
 
     async connect(state, msg, ctx): Promise<Connected> {
@@ -131,10 +121,40 @@ async function connect(em: EntityManager, agentId: number, accountId: number, ho
   await em.execute('update account set holder_id = ? where id = ?', [holderId, accountId]);
 }
 
+type PayMessage = Extract<AccountMessage, { kind: 'pay' }>;
+
+/** One payment of a purchase link, in the turn's transaction. */
+async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promise<Paid> {
+  const [order] = await em.execute<OrderRow[]>(
+    `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, status, total_cents::float8 as total_cents,
+            agent_id::float8 as agent_id, closes_at
+       from orders where id = ? and account_id = ? for update`,
+    [msg.orderId, accountId],
+  );
+  if (!order) throw new ActorError(404, `no order ${msg.orderId}`);
+  if (order.status === 'paid' || order.status === 'filled') {
+    return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: true, charged_cents: 0, fee_cents: 0 };
+  }
+  const expired = 'this purchase link expired: the order\'s session closed before it was paid; nothing was charged';
+  // CONTRACT.md "Session boundary": the clock decides, whether or not the record's close has run.
+  if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
+  await sessionOpen(em, order.market, order.tick, expired, 409);
+  await connect(em, order.agent_id, accountId, msg.holderId);
+  if (msg.card) {
+    await em.execute(
+      `insert into card (holder_id, brand, last4, exp_month, exp_year) values (?, ?, ?, ?, ?) on conflict do nothing`,
+      [msg.holderId, msg.card.brand, msg.card.last4, msg.card.expMonth, msg.card.expYear],
+    );
+  }
+  const paid = await fund(em, accountId, order, msg.holderId, msg.method);
+  return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
+}
+
 /**
  * Funds an order: the participation fee when this is the holder's first checkout of the calendar
- * month (UTC), the ledger entries (a card payment is charged onto the account and debited at
- * once), the order paid and its round funded. Everything rolls back together on a refusal.
+ * month (UTC, decided as the order batch decides it: ledger.ts), the funding entries (a card
+ * payment is charged onto the account and debited at once), the order paid and its round funded.
+ * Everything rolls back together on a refusal.
  */
 async function fund(
   em: EntityManager,
@@ -143,12 +163,11 @@ async function fund(
   holderId: number,
   method: 'card' | 'balance',
 ): Promise<{ charged_cents: number; fee_cents: number }> {
-  const feeRows = await em.execute(
-    `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents)
-     values (?, to_char(now() at time zone 'UTC', 'YYYY-MM'), ?, ?, ?) on conflict do nothing returning amount_cents::float8 as fee`,
-    [holderId, accountId, order.round_id, MONTHLY_FEE_CENTS],
-  );
-  const fee: number = feeRows[0]?.fee ?? 0;
+  const charged = await em.execute(feesChargedSql('array[?]::bigint[]'), [holderId]);
+  const fee = charged.length ? 0 : MONTHLY_FEE_CENTS;
+  await em.execute(`with x as (select ?::bigint as holder, ?::bigint as account_id, ?::bigint as round_id, ?::bigint as fee) ${feeRowsInsertSql('x')}`, [
+    holderId, accountId, order.round_id, fee,
+  ]);
   await postEntries(em, fundingEntries(accountId, order.id, order.total_cents, fee, method), { requireFunds: method === 'balance' });
   await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ? where id = ?`, [method, holderId, order.id]);
   await em.execute(

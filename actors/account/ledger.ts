@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError } from '../runtime/actor.js';
 
-export type LedgerKind = 'card_charge' | 'crypto_payment' | 'order_debit' | 'monthly_fee' | 'sale_credit' | 'holding_fee' | 'surcharge' | 'payout' | 'topup';
+export type LedgerKind = 'card_charge' | 'crypto_payment' | 'order_debit' | 'monthly_fee' | 'sale_credit' | 'holding_fee' | 'surcharge' | 'payout' | 'topup' | 'refund';
 
 /** A signed amount: + credits, - debits. `tick` marks entries of a session close (booked once). */
 export type Entry = { account_id: number; kind: LedgerKind; amount_cents: number; ref: string; tick?: number | null };
@@ -13,10 +13,42 @@ export type Entry = { account_id: number; kind: LedgerKind; amount_cents: number
 const json = (rows: unknown) => JSON.stringify(rows);
 
 /**
- * The posting as SQL CTEs, for statements that derive their entries in SQL: given a CTE `e`
- * (account_id, kind, amount_cents, ref, tick, seq), moves each account's balance by the sum of its
- * entries (only if `requireFunds` is false or the balance covers the debits) and inserts the
- * entries with their running balance_after into `posted`.
+ * Postcondition checks that cost a query per posting (balance = Σ ledger of every touched account):
+ * on in tests (`SVC_LEDGER_CHECKS=1`), off in production where the posting statement's own row
+ * count check stays.
+ */
+export const LEDGER_CHECKS = process.env.SVC_LEDGER_CHECKS === '1';
+
+/** The UTC month a monthly participation fee belongs to (CONTRACT.md: once per holder and UTC month). */
+export const FEE_MONTH_SQL = `to_char(now() at time zone 'UTC', 'YYYY-MM')`;
+
+/** Holders among `holderIds` (an SQL bigint[] expression) already charged this month's fee. */
+export const feesChargedSql = (holderIds: string) => `select holder_id from monthly_fee where holder_id = any(${holderIds}) and month = ${FEE_MONTH_SQL}`;
+
+/**
+ * The fee rows of a checkout that carries the fee, from a source with (holder, account_id, round_id,
+ * fee). A plain insert: the (holder, month) key decides. If another checkout charged the fee since
+ * this one read it as due, the insert fails and the whole checkout is retried (and sees it charged).
+ */
+export const feeRowsInsertSql = (source: string) =>
+  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) select holder, ${FEE_MONTH_SQL}, account_id, round_id, fee from ${source} where fee > 0`;
+
+/** The CTE `e` of entries from a JSON array parameter (`param` is its placeholder or literal). */
+export const entriesCte = (param: string) =>
+  `e as (select * from jsonb_to_recordset(${param}::jsonb) as x(account_id bigint, kind text, amount_cents bigint, ref text, tick bigint, seq int))`;
+
+/** Entries as the JSON `entriesCte` reads, each asserted to be integer cents. */
+export function entriesJson(entries: Entry[]): string {
+  for (const e of entries) {
+    if (!Number.isSafeInteger(e.amount_cents) || e.amount_cents === 0) throw new Error(`ledger amount must be non-zero integer cents, got ${e.amount_cents}`);
+  }
+  return json(entries.map((e, seq) => ({ ...e, tick: e.tick ?? null, seq })));
+}
+
+/**
+ * The posting as SQL CTEs, after a CTE `e` (`entriesCte`): moves each account's balance by the sum
+ * of its entries (only if `requireFunds` is false or the balance covers the debits) and inserts the
+ * entries with their running balance_after into `posted`. The one definition every posting uses.
  */
 export function postingCtes(requireFunds: string): string {
   return `tot as (select account_id, sum(amount_cents) as net, sum(least(amount_cents, 0)) as debits from e group by account_id),
@@ -32,28 +64,38 @@ export function postingCtes(requireFunds: string): string {
 }
 
 /**
+ * The postcondition of a posting inside its own statement (so it also guards statements that commit
+ * in the same round trip): every expected entry was written, and with LEDGER_CHECKS every touched
+ * account's balance equals the sum of its ledger. A violation raises, rolling the transaction back.
+ */
+export function postconditionSql(expected: string): string {
+  const rows = `svc_assert((select count(*) from posted) = ${expected}, 'ledger rows written differ from the entries posted')`;
+  if (!LEDGER_CHECKS) return rows;
+  // The statement does not see its own ledger rows: before it, balance and Σ ledger must agree
+  // (both then move by the same entries).
+  return `${rows} and svc_assert(not exists (
+      select 1 from upd where upd.before <> (select coalesce(sum(l.amount_cents), 0) from ledger l where l.account_id = upd.id)),
+      'balance differs from the sum of its ledger')`;
+}
+
+/**
  * Posts `entries` in order (one statement): each account's balance moves by the sum of its entries
  * and every entry records the running balance after it. With `requireFunds`, the statement moves
  * nothing unless each account's balance covers its debits, and the caller gets a 400.
  */
 export async function postEntries(em: EntityManager, entries: Entry[], opts: { requireFunds?: boolean } = {}): Promise<void> {
   if (!entries.length) return;
-  for (const e of entries) {
-    if (!Number.isSafeInteger(e.amount_cents)) throw new Error(`ledger amount must be integer cents, got ${e.amount_cents}`);
-  }
   const accounts = new Set(entries.map((e) => e.account_id)).size;
-  const rows = entries.map((e, seq) => ({ ...e, tick: e.tick ?? null, seq }));
-  const posted = await em.execute(
-    `with e as (select * from jsonb_to_recordset(?::jsonb) as x(account_id bigint, kind text, amount_cents bigint, ref text, tick bigint, seq int)),
-     ${postingCtes('?::boolean')}
-     select account_id from posted`,
-    [json(rows), opts.requireFunds ?? false],
+  const [r] = await em.execute<{ accounts: number }[]>(
+    `with ${entriesCte('?')}, ${postingCtes('?::boolean')}
+     select count(distinct account_id)::int as accounts from posted
+      where (select count(*) from upd) = 0 or ${postconditionSql('(select count(*) from e join upd on upd.id = e.account_id)')}`,
+    [entriesJson(entries), opts.requireFunds ?? false],
   );
-  const moved = new Set(posted.map((r) => Number(r.account_id))).size;
-  if (moved !== accounts) {
+  if (r.accounts !== accounts) {
     // Only a funds check (or an unknown account) leaves an account unmoved: nothing was written for it.
     if (opts.requireFunds) throw new ActorError(400, 'insufficient balance');
-    throw new Error(`ledger: ${accounts - moved} account(s) not found`);
+    throw new Error(`ledger: ${accounts - r.accounts} account(s) not found`);
   }
 }
 

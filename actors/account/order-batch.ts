@@ -1,13 +1,19 @@
 // Group commit of order placement (ARCHITECTURE "Where the speed comes from"): the orders that
 // queue up in a worker while one batch commits are placed together in the next transaction, with
 // set-based SQL, and each caller is answered only after that commit. Every account actor still
-// awaits its own order, so one account's turns never interleave; refusals (closed session, switch
-// off, insufficient balance) are decided per order under the batch's row locks and write nothing.
+// awaits its own order, so one account's turns never interleave; refusals (closed session, a deal
+// that is not the recorded menu row, switch off, insufficient balance) are decided per order under
+// the batch's row locks and write nothing but their stored answer. The answers of orders carrying
+// an Idempotency-Key are written in the same statement as the orders (runtime/idempotency.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
+import { MARKETS, positionTerms, type MarketId } from '../../src/engine/index.js';
+import { orderReply } from '../../src/accounts/order-reply.js';
+import type { OrderRow } from '../../src/accounts/views.js';
 import { ActorError } from '../runtime/actor.js';
-import { postingCtes } from './ledger.js';
+import { ANSWER_RETENTION_HOURS, REUSED_KEY, UNIQUE_VIOLATION, type IdemRequest } from '../runtime/idempotency.js';
+import { entriesCte, entriesJson, feeRowsInsertSql, feesChargedSql, fundingEntries, postconditionSql, postingCtes, type Entry } from './ledger.js';
 import { sessionLockKey } from '../market/session-lock.js';
 
 export type OrderRequest = {
@@ -18,30 +24,23 @@ export type OrderRequest = {
   idx: number;
   offerKey: string;
   qty: number;
-  unitCostCents: number;
-  listPriceCents: number;
-  feeCents: number;
-  holdingCents: number;
   closesAt: number;
   payFromBalance: boolean;
+  /** The service's public address, for the answer's purchase_url. */
+  baseUrl: string;
+  idem?: IdemRequest;
 };
 
-export type OrderPlaced = {
-  order_id: number;
-  round_id: number;
-  token: string;
-  status: 'awaiting_payment' | 'paid';
-  /** The participation fee this order's funding charged (pay_from_balance only). */
-  fee_cents: number;
-  created_at: Date;
-  paid_at: Date | null;
-};
-
-type Outcome = OrderPlaced | ActorError;
+/** The 201 answer (SPEC.md Order + instructions), or the stored answer of a retried key. */
+export type OrderPlaced = Record<string, unknown>;
+/** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
+export type Placed = OrderPlaced | { replayed: true; reply: OrderPlaced };
+type Outcome = Placed | ActorError;
 
 /** Most orders one transaction places; more wait for the next batch. */
 export const MAX_BATCH = 512;
-const UNIQUE_VIOLATION = '23505';
+/** A batch that loses a unique race (fee, idempotency key) to another process is re-decided this often at most. */
+const MAX_ATTEMPTS = 3;
 const json = (rows: unknown) => JSON.stringify(rows);
 
 /** A connection of the worker's pool, spoken to in PostgreSQL's simple protocol (several statements per round trip). */
@@ -52,9 +51,9 @@ type Pool = { acquireConnection(): Promise<Conn>; releaseConnection(c: Conn): Pr
 /**
  * Places `batch` in one transaction and returns one outcome per request, in order. Two round trips:
  * BEGIN, the session lock and the read in one; the write and COMMIT in the other (the batch's
- * latency is what bounds the order rate: bench/README.md). A unique violation (another worker
- * charged the same holder's monthly fee a moment earlier) retries the whole batch, which then sees
- * the fee as charged.
+ * latency is what bounds the order rate: bench/README.md). A unique violation (another process
+ * charged the same holder's monthly fee, or answered the same Idempotency-Key, a moment earlier)
+ * re-decides the whole batch, which then sees the fee charged or the answer stored.
  */
 export async function placeOrders(em: EntityManager, batch: OrderRequest[]): Promise<Outcome[]> {
   const pool = (em.getKnex().client as unknown as Pool);
@@ -64,22 +63,34 @@ export async function placeOrders(em: EntityManager, batch: OrderRequest[]): Pro
       return await placeOnce(conn, batch);
     } catch (err) {
       await conn.query('rollback').catch(() => {});
-      if ((err as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= 3) throw err;
+      if ((err as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw err;
     } finally {
       await pool.releaseConnection(conn);
     }
   }
 }
 
+type MenuRow = {
+  market: string; tick: number; idx: number; offer_key: string; unit_cost_cents: number; list_price_cents: number; max_qty: number;
+  title: string | null; items: unknown[] | null; sales_velocity: number | null;
+};
+type StoredRow = { scope: string; key: string; hash: string; status: number; reply: OrderPlaced };
 type BatchState = {
   sessions: { market: string; tick: number }[];
   agents: { id: number; on: boolean; holder: number | null }[];
   accounts: { id: number; balance: number }[];
   fees: number[];
+  menu: MenuRow[];
+  answers: StoredRow[];
+  ids: { o: number; r: number }[];
+  now: string;
 };
+type Terms = ReturnType<typeof positionTerms>;
+/** What an accepted order's decision fixed: its terms, total and fee, and the holder paying the fee. */
+type Decision = { terms: Terms; total: number; fee: number; holder: number | null };
+type Accepted = Decision & { req: OrderRequest; orderId: number; roundId: number; token: string };
 
 const last = (r: Result | Result[]) => (Array.isArray(r) ? r[r.length - 1] : r);
-const first = (r: Result | Result[]) => (Array.isArray(r) ? r[0] : r);
 
 /** An id array literal; ids are safe integers (asserted), so the literal needs no escaping. */
 function idArray(xs: number[]): string {
@@ -87,18 +98,27 @@ function idArray(xs: number[]): string {
   return `'{${[...new Set(xs)].join(',')}}'::bigint[]`;
 }
 
-async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> {
-  const lit = (s: string) => conn.escapeLiteral(s);
+const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
+const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
+
+/** The batch's reads in one statement: open sessions, agents, funded accounts (locked), fees, menu rows, stored answers, ids. */
+function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
   const markets = [...new Set(batch.map((r) => r.market))].sort();
   const funded = batch.filter((r) => r.payFromBalance);
   const agentIds = idArray(funded.map((r) => r.agentId));
+  const keys = batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key }));
+  const rows = batch.map((r) => ({ market: r.market, tick: r.tick, idx: r.idx }));
+  const expiredKeys = keys.length
+    ? `delete from idempotency i using jsonb_to_recordset(${lit(json(keys))}::jsonb) as k(scope text, key text)
+        where i.scope = k.scope and i.key = k.key and i.created_at <= now() - make_interval(hours => ${ANSWER_RETENTION_HOURS});`
+    : '';
   // A close waits for this batch; an order after the close finds its session closed. The lock is
   // its own statement (a statement's snapshot is taken before it waits), then one read for
   // everything the decisions need; the funded accounts are locked in id order (concurrent batches
   // of other workers never deadlock on them).
-  const read = await conn.query(
-    `begin;
+  return `begin;
      ${markets.map((m) => `select pg_advisory_xact_lock_shared(hashtext(${lit(sessionLockKey(m))}));`).join('\n')}
+     ${expiredKeys}
      select
        (select coalesce(json_agg(json_build_object('market', market, 'tick', tick)), '[]') from market_session
          where closed_at is null and market = any(array[${markets.map(lit).join(',')}])) as sessions,
@@ -106,60 +126,127 @@ async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> 
          where id = any(${agentIds})) as agents,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
          (select id, balance_cents from account where id = any(${idArray(funded.map((r) => r.accountId))}) order by id for update) a) as accounts,
-       (select coalesce(json_agg(f.holder_id), '[]') from monthly_fee f join agent g on g.holder_id = f.holder_id
-         where g.id = any(${agentIds}) and f.month = to_char(now() at time zone 'UTC', 'YYYY-MM')) as fees`,
-  );
-  const state = last(read).rows[0] as BatchState;
+       (select coalesce(json_agg(holder_id), '[]') from (${feesChargedSql(`array(select holder_id from agent where id = any(${agentIds}))`)}) f) as fees,
+       (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
+                 'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
+                 'title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items', 'sales_velocity', m.deal->'sales_velocity')), '[]')
+          from menu_row m join (select distinct * from jsonb_to_recordset(${lit(json(rows))}::jsonb) as k(market text, tick bigint, idx int)) k
+            on m.market = k.market and m.tick = k.tick and m.idx = k.idx) as menu,
+       (select coalesce(json_agg(json_build_object('scope', i.scope, 'key', i.key, 'hash', i.request_hash, 'status', i.status, 'reply', i.reply)), '[]')
+          from idempotency i join jsonb_to_recordset(${lit(json(keys))}::jsonb) as k(scope text, key text) on i.scope = k.scope and i.key = k.key) as answers,
+       (select json_agg(json_build_object('o', nextval('orders_id_seq'), 'r', nextval('trade_round_id_seq'))) from generate_series(1, ${batch.length})) as ids,
+       now() as now`;
+}
+
+async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> {
+  const lit = (s: string) => conn.escapeLiteral(s);
+  const state = last(await conn.query(readSql(batch, lit))).rows[0] as BatchState;
   const isOpen = new Set(state.sessions.map((x) => `${x.market}/${x.tick}`));
   const agents = new Map(state.agents.map((a) => [a.id, a]));
   const balances = new Map(state.accounts.map((a) => [a.id, a.balance]));
   const feePaid = new Set(state.fees);
+  const menu = new Map(state.menu.map((m) => [menuKey(m), m]));
+  const stored = new Map(state.answers.map((a) => [answerKey(a), a]));
+  const now = new Date(state.now);
 
   const outcomes: Outcome[] = new Array(batch.length);
-  const accepted: { req: OrderRequest; i: number; total: number; fee: number; holder: number | null }[] = [];
+  const accepted: Accepted[] = [];
   batch.forEach((req, i) => {
-    if (!isOpen.has(`${req.market}/${req.tick}`)) {
-      outcomes[i] = new ActorError(404, `deal ${req.offerKey} is no longer on the menu: its session closed`);
-      return;
-    }
-    const total = req.qty * req.unitCostCents + req.qty * req.feeCents;
-    if (!req.payFromBalance) return void accepted.push({ req, i, total, fee: 0, holder: null });
-    const agent = agents.get(req.agentId);
-    if (!agent?.on || agent.holder === null) {
-      outcomes[i] = new ActorError(403, 'pay_from_balance needs autonomous funding, which the account holder switches on after 3 settled trades of this agent in profit');
-      return;
-    }
-    // The holder's first real-money checkout of the month carries the participation fee.
-    const fee = feePaid.has(agent.holder) ? 0 : MONTHLY_FEE_CENTS;
-    const balance = balances.get(req.accountId) ?? 0;
-    if (balance < total + fee) {
-      outcomes[i] = new ActorError(400, `insufficient balance: this order needs ${(total + fee) / 100} USD, the account holds ${balance / 100} USD`);
-      return;
-    }
-    balances.set(req.accountId, balance - total - fee);
-    feePaid.add(agent.holder);
-    accepted.push({ req, i, total, fee, holder: agent.holder });
+    const prior = req.idem && stored.get(answerKey(req.idem));
+    if (prior) return void (outcomes[i] = replay(prior, req.idem!));
+    const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid);
+    if (decided instanceof ActorError) return void (outcomes[i] = decided);
+    const a: Accepted = { ...decided, req, orderId: state.ids[i].o, roundId: state.ids[i].r, token: randomBytes(24).toString('base64url') };
+    accepted.push(a);
+    outcomes[i] = reply(a, menu.get(menuKey(req))!, now);
   });
-  if (!accepted.length) {
+  const answers = batch.flatMap((req, i) => {
+    const o = outcomes[i];
+    // A key answered before keeps its first answer (a reused key's 400 is not stored).
+    if (!req.idem || stored.has(answerKey(req.idem))) return [];
+    const [status, body] = o instanceof ActorError ? [o.status, { detail: o.detail }] : [200, o];
+    return [{ scope: req.idem.scope, key: req.idem.key, request_hash: req.idem.hash, status, reply: body }];
+  });
+  if (!accepted.length && !answers.length) {
     await conn.query('commit');
     return outcomes;
   }
+  await conn.query(writeSql(accepted, answers, lit));
+  return outcomes;
+}
 
-  const tokens = accepted.map(() => randomBytes(24).toString('base64url'));
-  const rowsJson = json(accepted.map((a, k) => ({
-        account_id: a.req.accountId, agent_id: a.req.agentId, market: a.req.market, tick: a.req.tick, idx: a.req.idx, offer_key: a.req.offerKey,
-        qty: a.req.qty, unit_cost_cents: a.req.unitCostCents, list_price_cents: a.req.listPriceCents, fee_cents: a.req.feeCents,
-        holding_cents: a.req.holdingCents, token: tokens[k], closes_at: a.req.closesAt, paid: a.req.payFromBalance, holder: a.holder,
-        total: a.total, fee: a.fee, k,
-      })));
-  // One statement writes the batch: ids, rounds, orders, monthly fees and the ledger postings of
-  // the funded ones (order_debit, monthly_fee). Row k of the answer is accepted[k].
-  const written = await conn.query(
-    `with x as (
-       select x.*, nextval('trade_round_id_seq') as round_id, nextval('orders_id_seq') as order_id
-         from jsonb_to_recordset(${lit(rowsJson)}::jsonb) as x(account_id bigint, agent_id bigint, market text, tick bigint, idx int, offer_key text,
-              qty int, unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, token text, closes_at float8, paid boolean,
-              holder bigint, total bigint, fee bigint, k bigint)),
+/** One order's decision under the batch's locks: its terms from the recorded menu row, or the refusal. */
+function decide(
+  req: OrderRequest, isOpen: Set<string>, row: MenuRow | undefined,
+  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<number>,
+): Decision | ActorError {
+  if (!isOpen.has(`${req.market}/${req.tick}`)) return new ActorError(404, `deal ${req.offerKey} is no longer on the menu: its session closed`);
+  // The recorded row is what the close fills: an order that does not match it is refused now,
+  // never discovered at the close.
+  if (!row || row.offer_key !== req.offerKey) return new ActorError(404, `deal ${req.offerKey} is not on the recorded menu of ${req.market} session ${req.tick}`);
+  if (req.qty > row.max_qty) return new ActorError(409, `deal ${req.offerKey} takes at most ${row.max_qty} units`);
+  const terms = positionTerms(req.market as MarketId, row as never, req.qty);
+  const total = req.qty * (terms.unitCostCents + terms.feeCents);
+  if (!req.payFromBalance) return { total, fee: 0, holder: null, terms };
+  const agent = agents.get(req.agentId);
+  if (!agent?.on || agent.holder === null) {
+    return new ActorError(403, 'pay_from_balance needs autonomous funding, which the account holder switches on after 3 settled trades of this agent in profit');
+  }
+  // The holder's first real-money checkout of the month carries the participation fee.
+  const fee = feePaid.has(agent.holder) ? 0 : MONTHLY_FEE_CENTS;
+  const balance = balances.get(req.accountId) ?? 0;
+  if (balance < total + fee) {
+    return new ActorError(400, `insufficient balance: this order needs ${(total + fee) / 100} USD, the account holds ${balance / 100} USD`);
+  }
+  balances.set(req.accountId, balance - total - fee);
+  feePaid.add(agent.holder);
+  return { total, fee, holder: agent.holder, terms };
+}
+
+function replay(prior: StoredRow, idem: IdemRequest): Outcome {
+  if (prior.hash !== idem.hash) return new ActorError(400, REUSED_KEY);
+  if (prior.status >= 400) {
+    const refusal = new ActorError(prior.status, String((prior.reply as { detail?: unknown }).detail ?? 'refused'));
+    refusal.replayed = true;
+    return refusal;
+  }
+  return { replayed: true, reply: prior.reply };
+}
+
+function reply(a: Accepted, row: MenuRow, now: Date): OrderPlaced {
+  const { req, terms } = a;
+  const paid = req.payFromBalance;
+  const order: OrderRow = {
+    id: a.orderId, market: req.market, tick: req.tick, offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents,
+    list_price_cents: terms.listPriceCents, gross_cents: req.qty * terms.unitCostCents, fee_amount_cents: req.qty * terms.feeCents,
+    total_cents: a.total, status: paid ? 'paid' : 'awaiting_payment', payment_source: paid ? 'balance' : null, token: a.token,
+    closes_at: req.closesAt, created_at: now, paid_at: paid ? now : null, filled_at: null, position_id: null, round_id: a.roundId,
+    account_id: req.accountId, agent_id: req.agentId,
+    deal: { bundle: { title: row.title ?? '', items: row.items ?? [] }, sales_velocity: row.sales_velocity ?? undefined },
+  };
+  return orderReply(order, req.baseUrl, a.fee);
+}
+
+/**
+ * One statement writes the batch: rounds, orders, monthly fees, the ledger postings of the funded
+ * ones (ledger.ts's funding entries, posted by its one posting definition, its postcondition
+ * checked in the statement) and the stored answers; then COMMIT in the same round trip.
+ */
+function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => string): string {
+  const rows = accepted.map((a) => {
+    const { req, terms } = a;
+    return {
+      order_id: a.orderId, round_id: a.roundId, account_id: req.accountId, agent_id: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
+      offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents, list_price_cents: terms.listPriceCents, fee_cents: terms.feeCents,
+      holding_cents: terms.holdingCents, token: a.token, closes_at: req.closesAt,
+      paid: req.payFromBalance, holder: a.holder, total: a.total, fee: a.fee,
+    };
+  });
+  const entries: Entry[] = accepted.filter((a) => a.req.payFromBalance).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.total, a.fee, 'balance'));
+  return `with x as (
+       select * from jsonb_to_recordset(${lit(json(rows))}::jsonb) as x(order_id bigint, round_id bigint, account_id bigint, agent_id bigint, market text,
+              tick bigint, idx int, offer_key text, qty int, unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, token text,
+              closes_at float8, paid boolean, holder bigint, total bigint, fee bigint)),
      rounds as (
        insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
        select round_id, account_id, total, case when paid then 'funded' else 'awaiting_payment' end, case when paid then 'balance' end,
@@ -170,26 +257,15 @@ async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> 
        select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
               qty * unit_cost_cents, qty * fee_cents, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
               case when paid then 'balance' end, case when paid then now() end, holder from x),
-     fees as (
-       insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents)
-       select holder, to_char(now() at time zone 'UTC', 'YYYY-MM'), account_id, round_id, fee from x where fee > 0),
-     e as (
-       select account_id, 'order_debit' as kind, -total as amount_cents, 'order:' || order_id as ref, null::bigint as tick, 2 * k as seq from x where paid
-       union all
-       select account_id, 'monthly_fee', -fee, 'order:' || order_id, null, 2 * k + 1 from x where paid and fee > 0),
+     fees as (${feeRowsInsertSql('x')}),
+     answers as (
+       insert into idempotency (scope, key, request_hash, status, reply)
+       select scope, key, request_hash, status, reply from jsonb_to_recordset(${lit(json(answers))}::jsonb)
+         as a(scope text, key text, request_hash text, status int, reply jsonb)),
+     ${entriesCte(lit(entriesJson(entries)))},
      ${postingCtes('false')}
-     select order_id::float8 as order_id, round_id::float8 as round_id, now() as now from x order by k;
-     commit`,
-  );
-  const placed = first(written).rows as { order_id: number; round_id: number; now: Date | string }[];
-  accepted.forEach((a, k) => {
-    const { order_id, round_id, now } = placed[k];
-    outcomes[a.i] = {
-      order_id, round_id, token: tokens[k], status: a.req.payFromBalance ? 'paid' : 'awaiting_payment', fee_cents: a.fee,
-      created_at: new Date(now), paid_at: a.req.payFromBalance ? new Date(now) : null,
-    };
-  });
-  return outcomes;
+     select ${postconditionSql(String(entries.length))} as ok;
+     commit`;
 }
 
 /**
@@ -198,12 +274,12 @@ async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> 
  * 2 cores, two batches in flight were slower than one (more, smaller commits): bench/README.md.
  */
 export class OrderBatcher {
-  private queue: { req: OrderRequest; resolve: (v: OrderPlaced) => void; reject: (e: unknown) => void }[] = [];
+  private queue: { req: OrderRequest; resolve: (v: Placed) => void; reject: (e: unknown) => void }[] = [];
   private running = false;
 
   constructor(private readonly em: () => EntityManager) {}
 
-  submit(req: OrderRequest): Promise<OrderPlaced> {
+  submit(req: OrderRequest): Promise<Placed> {
     return new Promise((resolve, reject) => {
       this.queue.push({ req, resolve, reject });
       if (!this.running) void this.drain();

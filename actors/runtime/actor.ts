@@ -2,6 +2,7 @@
 // demand from storage, and its turns never interleave. A kind declares its messages as a typed
 // union and one handler per message kind; the runtime does the rest.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { IdemRequest } from './idempotency.js';
 
 /** Services a turn may use. `em` is a fresh fork per turn: identity maps never leak across turns. */
 export type TurnContext = {
@@ -9,6 +10,8 @@ export type TurnContext = {
   /** The actor's own id without the kind prefix ("m15" for "market:m15"). */
   id: string;
   seed: number;
+  /** The request's Idempotency-Key, for handlers that store their answer themselves (`ownsIdempotency`). */
+  idem?: IdemRequest;
 };
 
 type Handlers<S, M extends { kind: string }> = {
@@ -20,6 +23,12 @@ export type ActorKind<S = any, M extends { kind: string } = any> = {
   /** Loads state from the database; called on first message after (re)activation. */
   activate: (ctx: TurnContext) => Promise<S>;
   handlers: Handlers<S, M>;
+  /**
+   * Messages whose handlers store their own answer under the request's Idempotency-Key (the order
+   * batch writes answers with its orders). Every other turn with a key runs in a transaction that
+   * stores its answer (runtime/idempotency.ts).
+   */
+  ownsIdempotency?: readonly M['kind'][];
 };
 
 export function defineActor<S, M extends { kind: string }>(def: ActorKind<S, M>): ActorKind<S, M> {
@@ -36,4 +45,7 @@ export class ActorError extends Error {
   ) {
     super(detail);
   }
+
+  /** A refusal answered again from a stored answer (Idempotency-Key), not decided now. */
+  replayed = false;
 }

@@ -1,14 +1,15 @@
 // The envelope between the front end and a shard's worker, kept to structured-clone-able data.
+import type { IdemRequest } from './idempotency.js';
 
 /** `msg` is the actor kind's message union member, tagged by `kind`. */
-export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown } };
+export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown }; idem?: IdemRequest };
 
 /** A read task: a named query over the record, run on any shard outside the mailboxes. */
 export type ReadEnvelope = { read: string; args: unknown };
 
 export type TurnResult =
-  | { ok: true; reply: unknown; turnMs: number }
-  | { ok: false; status: number; detail: string; turnMs: number };
+  | { ok: true; reply: unknown; turnMs: number; replayed?: boolean }
+  | { ok: false; status: number; detail: string; turnMs: number; retryAfter?: number; replayed?: boolean };
 
 /** Stable FNV-1a hash of an actor id: the same id lands on the same shard in every process. */
 export function shardOf(actorId: string, shards: number): number {

@@ -7,6 +7,17 @@ import { Piscina } from 'piscina';
 import { ActorError } from './actor.js';
 import { shardOf, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
+import type { IdemRequest } from './idempotency.js';
+
+/** A request's Idempotency-Key on its way to the turn that stores its answer; `replayed` is set on the way back. */
+export type IdemTicket = IdemRequest & { replayed?: boolean };
+export type AskOptions = { timeoutMs?: number; idem?: IdemTicket };
+
+/** Why a 503 may hide an effect, and what to do about it (CONTRACT.md "Retries and idempotency"). */
+const mayHaveHappened = (idem: IdemTicket | undefined) =>
+  idem
+    ? 'the request may still take effect: retry with the same Idempotency-Key to get its answer'
+    : 'the request may still take effect: check before retrying, or send an Idempotency-Key so that retries are safe';
 
 export type RuntimeOptions = Omit<WorkerOptions, 'actorModules'> & {
   shards: number;
@@ -33,6 +44,8 @@ export class ActorRuntime {
   private readonly shards: Shard[];
   private closing = false;
   private nextReader = 0;
+  /** Idempotency keys whose request is still running here, until its turn really ends (not at a timeout). */
+  private readonly busyKeys = new Map<string, number>();
 
   constructor(private readonly opts: RuntimeOptions) {
     const workerData: WorkerOptions = {
@@ -69,8 +82,28 @@ export class ActorRuntime {
   }
 
   /** Sends `msg` to actor `to` and waits for its reply; throws ActorError for refusals. */
-  ask<T = unknown>(to: string, msg: Envelope['msg'], timeoutMs = this.opts.askTimeoutMs): Promise<T> {
-    return this.run<T>(shardOf(to, this.shards.length), { to, msg }, to, msg.kind, timeoutMs);
+  ask<T = unknown>(to: string, msg: Envelope['msg'], opts: number | AskOptions = {}): Promise<T> {
+    const { timeoutMs = this.opts.askTimeoutMs, idem } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
+    const envelope: Envelope = idem ? { to, msg, idem: { scope: idem.scope, key: idem.key, hash: idem.hash } } : { to, msg };
+    return this.run<T>(shardOf(to, this.shards.length), envelope, to, msg.kind, timeoutMs, idem);
+  }
+
+  /** Is a request with this Idempotency-Key (scope + key) still running in this process? */
+  keyBusy(k: string): boolean {
+    return this.busyKeys.has(k);
+  }
+
+  /** Marks a key busy until the returned release is called (counts nest). */
+  holdKey(k: string): () => void {
+    this.busyKeys.set(k, (this.busyKeys.get(k) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const n = (this.busyKeys.get(k) ?? 1) - 1;
+      if (n > 0) this.busyKeys.set(k, n);
+      else this.busyKeys.delete(k);
+    };
   }
 
   /** Runs the read task `name` on the next shard in turn (no actor, no mailbox). */
@@ -79,31 +112,34 @@ export class ActorRuntime {
     return this.run<T>(this.nextReader, { read: name, args }, 'read:', name, timeoutMs);
   }
 
-  private async run<T>(index: number, envelope: Envelope | ReadEnvelope, to: string, kind: string, timeoutMs: number): Promise<T> {
-    if (this.closing) throw new ActorError(503, 'service is shutting down', 5);
+  private async run<T>(index: number, envelope: Envelope | ReadEnvelope, to: string, kind: string, timeoutMs: number, idem?: IdemTicket): Promise<T> {
+    if (this.closing) throw new ActorError(503, 'service is shutting down; nothing was done: retry shortly', 5);
     const shard = this.shards[index];
     if (shard.pending >= this.opts.mailboxLimit) {
-      throw new ActorError(503, `too many pending requests for ${to}; retry shortly`, 1);
+      throw new ActorError(503, `too many pending requests for ${to}; nothing was done: retry shortly`, 1);
     }
     shard.pending++;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new ActorError(503, `${to} did not answer within ${timeoutMs} ms; retry shortly`, 1)),
+        () => reject(new ActorError(503, `${to} did not answer within ${timeoutMs} ms; ${mayHaveHappened(idem)}`, 1)),
         timeoutMs,
       );
     });
     const run = shard.pool.run(envelope) as Promise<TurnResult>;
-    // A late answer after the timeout is dropped; the turn itself still completes (and commits).
-    run.catch(() => {});
+    // A late answer after the timeout is dropped; the turn itself still completes (and commits),
+    // so its key stays busy (a retry answers 409) until the turn really ends.
+    const release = idem ? this.holdKey(`${idem.scope}\n${idem.key}`) : undefined;
+    run.then(() => release?.(), () => release?.());
     try {
       const result = await Promise.race([run, timeout]).catch((err: unknown) => {
         if (err instanceof ActorError) throw err;
         // The worker died mid-turn (it is being replaced) or the queue was full.
-        throw new ActorError(503, `${to} is restarting; retry shortly`, 1);
+        throw new ActorError(503, `${to} is restarting; ${mayHaveHappened(idem)}`, 1);
       });
       this.opts.onTurn?.(to.slice(0, to.indexOf(':')), kind, result.turnMs / 1000, result.ok);
-      if (!result.ok) throw new ActorError(result.status, result.detail);
+      if (idem && result.replayed) idem.replayed = true;
+      if (!result.ok) throw new ActorError(result.status, result.detail, result.retryAfter);
       return result.reply as T;
     } finally {
       clearTimeout(timer);

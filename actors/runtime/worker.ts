@@ -10,6 +10,8 @@ import { ActorError, type ActorKind } from './actor.js';
 import { Mailboxes } from './mailbox.js';
 import { splitActorId, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
 import type { ReadTask } from './read.js';
+import { logSerializers } from './log.js';
+import { withIdempotency } from './idempotency.js';
 
 export type WorkerOptions = {
   databaseUrl: string;
@@ -25,7 +27,8 @@ export type WorkerOptions = {
 type Activation = { state: unknown; lastUsed: number };
 
 const options = workerData as WorkerOptions;
-const log = pino({ level: options.logLevel, name: 'worker' });
+// Errors are logged through the secret-free serializer: a failed statement's values never reach a log.
+const log = pino({ level: options.logLevel, name: 'worker', serializers: logSerializers });
 const mailboxes = new Mailboxes();
 const activations = new Map<string, Activation>();
 let ready: Promise<{ orm: Orm; kinds: Map<string, ActorKind>; reads: Map<string, ReadTask> }> | undefined;
@@ -83,7 +86,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
   }
   return mailboxes.post(envelope.to, async (): Promise<TurnResult> => {
     const t0 = performance.now();
-    const ctx = { em: orm.em.fork(), id, seed: options.seed };
+    const ctx = { em: orm.em.fork(), id, seed: options.seed, idem: envelope.idem };
     try {
       let activation = activations.get(envelope.to);
       if (!activation) {
@@ -91,11 +94,17 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
         activations.set(envelope.to, activation);
       }
       activation.lastUsed = Date.now();
-      const reply = await handler(activation.state, envelope.msg, ctx);
+      const state = activation.state;
+      if (envelope.idem && !actor.ownsIdempotency?.includes(envelope.msg.kind)) {
+        const out = await withIdempotency(ctx.em, envelope.idem, (em) => handler(state, envelope.msg, { ...ctx, em }));
+        return { ok: true, reply: out.reply, replayed: out.replayed, turnMs: performance.now() - t0 };
+      }
+      const reply = await handler(state, envelope.msg, ctx);
+      if (envelope.idem && isReplay(reply)) return { ok: true, reply: reply.reply, replayed: true, turnMs: performance.now() - t0 };
       return { ok: true, reply, turnMs: performance.now() - t0 };
     } catch (err) {
       activations.delete(envelope.to);
-      if (err instanceof ActorError) return { ok: false, status: err.status, detail: err.detail, turnMs: performance.now() - t0 };
+      if (err instanceof ActorError) return { ok: false, status: err.status, detail: err.detail, retryAfter: err.retryAfter, replayed: err.replayed, turnMs: performance.now() - t0 };
       log.error({ err, actor: envelope.to, msg: envelope.msg.kind }, 'turn failed');
       return { ok: false, status: 500, detail: 'internal error', turnMs: performance.now() - t0 };
     }
@@ -105,4 +114,9 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
 /** Queued and running turns in this worker, for the shard's metrics. */
 export function depth(): number {
   return mailboxes.depth;
+}
+
+/** A handler that owns its idempotency answers a replay as `{replayed: true, reply}`. */
+function isReplay(reply: unknown): reply is { replayed: true; reply: unknown } {
+  return typeof reply === 'object' && reply !== null && (reply as { replayed?: unknown }).replayed === true && 'reply' in reply;
 }

@@ -3,6 +3,7 @@
 // is generated from them. Handlers receive already-validated, already-coerced input.
 import type { TSchema, TObject } from 'typebox';
 import type { ValidationIssue } from './validation.js';
+import type { IdemTicket } from '../../actors/runtime/shards.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type Auth = 'none' | 'key' | 'holder';
@@ -34,6 +35,11 @@ export type Context<P = any, Q = any, B = any> = {
   req: RequestInfo;
   /** The authenticated caller on `key` and `holder` routes. */
   principal: unknown;
+  /**
+   * The request's Idempotency-Key (state-changing routes): pass it with the one turn that has the
+   * effect (`runtime.ask(..., { idem })`), which stores its reply with the effect.
+   */
+  idem?: IdemTicket;
 };
 
 export type ResponseDoc = { description: string; schema?: TSchema; contentType?: string };
@@ -52,6 +58,11 @@ export type Route<P = any, Q = any, B = any> = {
   /** Documented answers other than the error answers derived from the route. */
   responses?: Record<number, ResponseDoc>;
   handler: (ctx: Context<P, Q, B>) => Reply | Promise<Reply>;
+  /**
+   * How a stored reply (what the effectful turn answered under an Idempotency-Key) is answered
+   * again: the same rendering the handler applies to a fresh reply. Default: the reply as JSON.
+   */
+  replay?: (reply: any, ctx: Context<P, Q, B>) => Reply | Promise<Reply>;
   /**
    * Web forms: how a failed validation is shown to a browser (the form again, with the message).
    * Undefined, or a result of undefined, keeps the standard 422 JSON answer. `input` holds the raw

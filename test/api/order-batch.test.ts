@@ -15,7 +15,8 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
   await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
   await em.execute(`insert into market_session (market, tick, closed_at) values ('m15', 99, now())`);
   await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
-                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{}'), ('m15', 99, 0, 'k99', 1, 1000, 1500, 0.1, 5, false, 0, '{}')`);
+                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{"bundle": {"title": "A bundle", "items": []}, "sales_velocity": 0.5}'),
+                           ('m15', 99, 0, 'k99', 1, 1000, 1500, 0.1, 5, false, 0, '{}')`);
   const [holder] = await em.execute(`insert into holder (email, password_hash) values ('h@example.org', 'x') returning id::float8 as id`);
   const agents: { id: number; account: number }[] = [];
   for (let i = 0; i < 3; i++) {
@@ -31,16 +32,20 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
   await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values (?, 'topup', 2 * 1030 + 1500, 2 * 1030 + 1500, 'test')`, [agents[0].account]);
   const req = (i: number, over: Partial<OrderRequest> = {}): OrderRequest => ({
     accountId: agents[i].account, agentId: agents[i].id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1,
-    unitCostCents: 1000, listPriceCents: 1500, feeCents: 30, holdingCents: 1, closesAt: 2e9, payFromBalance: true, ...over,
+    closesAt: 2e9, payFromBalance: true, baseUrl: 'http://svc.test', ...over,
   });
   const out = await placeOrders(orm.em, [
     req(0), req(0), req(0), req(1), req(2), req(0, { tick: 99, offerKey: 'k99' }), req(1, { payFromBalance: false }),
+    req(1, { offerKey: 'not-the-recorded-key', payFromBalance: false }), req(1, { qty: 6, payFromBalance: false }),
   ]);
   const status = out.map((o) => (o instanceof ActorError ? o.status : o.status));
-  t.same(status, ['paid', 'paid', 400, 400, 403, 404, 'awaiting_payment']);
-  const first = out[0] as Exclude<(typeof out)[number], ActorError>;
-  t.equal(first.fee_cents, 1500, 'the first funded order carries the month\'s fee');
-  t.equal((out[1] as typeof first).fee_cents, 0);
+  t.same(status, ['paid', 'paid', 400, 400, 403, 404, 'awaiting_payment', 404, 409], 'each order decided on its own, against the recorded menu row');
+  const first = out[0] as Record<string, unknown>;
+  t.equal(first.monthly_fee_charged, 15, 'the first funded order carries the month\'s fee');
+  t.equal((out[1] as typeof first).monthly_fee_charged, 0);
+  t.match(first, { market: 'm15', tick: 100, offer_key: 'k100', qty: 1, unit_cost: 10, total_amount: 10.3, deal_title: 'A bundle', status: 'paid', sales_velocity: 0.5 },
+    'the answer is built from the recorded menu row');
+  t.match(first.purchase_url, /^http:\/\/svc\.test\/checkout\/[A-Za-z0-9_-]{32}$/);
   const rows = await em.execute(`select status, count(*)::int as n from orders group by status order by status`);
   t.same(rows, [{ status: 'awaiting_payment', n: 1 }, { status: 'paid', n: 2 }], 'refused orders wrote nothing');
   const bad = await em.execute(`select id from account a where balance_cents <> coalesce((select sum(amount_cents) from ledger l where l.account_id = a.id), 0)`);
@@ -50,4 +55,29 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const rounds = await em.execute(`select status, source, charged_cents::float8 as charged from trade_round order by id`);
   t.same(rounds.map((r) => r.status), ['funded', 'funded', 'awaiting_payment']);
   t.equal(rounds[0].charged, 1030 + 1500);
+});
+
+t.test('placeOrders stores the answer of a keyed order with it and answers a retry from it', async (t) => {
+  const orm = await openOrm(await freshDatabase(t), 2);
+  t.teardown(() => orm.close());
+  await migrate(orm);
+  const em = orm.em.fork();
+  await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
+  await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
+                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{}')`);
+  const [a] = await em.execute(`insert into account default values returning id::float8 as id`);
+  const [g] = await em.execute(`insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`, ['keyidem'.padEnd(20, 'x'), a.id]);
+  const idem = { scope: `agent:${g.id} POST /api/v1/orders`, key: 'k-1', hash: 'h1' };
+  const req: OrderRequest = { accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, payFromBalance: false, baseUrl: 'http://x', idem };
+  const [fresh] = await placeOrders(orm.em, [req]);
+  const [again] = await placeOrders(orm.em, [req]);
+  t.same(again, { replayed: true, reply: fresh }, 'the retry gets the first answer');
+  const [other] = await placeOrders(orm.em, [{ ...req, idem: { ...idem, hash: 'h2' } }]);
+  t.ok(other instanceof ActorError && other.status === 400, 'the same key with another body is refused');
+  const [refused] = await placeOrders(orm.em, [{ ...req, qty: 9, idem: { ...idem, key: 'k-2' } }]);
+  const [refusedAgain] = await placeOrders(orm.em, [{ ...req, qty: 9, idem: { ...idem, key: 'k-2' } }]);
+  t.ok(refused instanceof ActorError && refused.status === 409 && !refused.replayed);
+  t.ok(refusedAgain instanceof ActorError && refusedAgain.status === 409 && refusedAgain.replayed, 'a refusal is stored and answered again');
+  const [n] = await em.execute(`select count(*)::int as n from orders`);
+  t.equal(n.n, 1, 'one order for one key');
 });

@@ -10,6 +10,10 @@ type Teardown = { teardown: (fn: () => unknown) => void };
 
 export const usingPostgres = Boolean(process.env.DATABASE_URL);
 
+// Every ledger posting in a test also asserts balance = Σ ledger for the accounts it touched
+// (actors/account/ledger.ts LEDGER_CHECKS); workers inherit the environment.
+process.env.SVC_LEDGER_CHECKS ??= '1';
+
 export function tempDir(t: Teardown, prefix = 'svc-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));

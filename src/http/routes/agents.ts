@@ -7,7 +7,7 @@ import { KEY_ID_LENGTH, KEY_PATTERN, inventKey, keyHash, keyIdOf, recallSuggesti
 import { centsToNumber } from '../../engine/index.js';
 import { unix } from '../../accounts/views.js';
 import type { AgentPrincipal } from '../auth/keys.js';
-import { json, route, type Route } from '../route.js';
+import { json, route, type Reply, type Route } from '../route.js';
 import type { Services } from '../services.js';
 
 const str = (maxLength: number, description?: string) => Type.String({ maxLength, description });
@@ -59,6 +59,33 @@ type AgentRow = {
 };
 
 export function agentRoutes(s: Services): Route[] {
+  /** The 201 answer to a registration, from the request and the agent actor's reply (also for a replay). */
+  const registeredReply = (body: AgentRegister, r: Registered): Reply => {
+    const keyId = keyIdOf(body.token);
+    const checkoutUrl = cartUrl(s, r.cart_token);
+    return json(
+      {
+        agent_id: r.agent_id,
+        name: body.name,
+        key_id: keyId,
+        account_id: r.account_id,
+        trade_enabled: true,
+        cart_note: CART_NOTE,
+        cart: { id: r.cart_id, checkout_url: checkoutUrl, kind: r.cart_kind },
+        keep: {
+          note: `Store this note with your key. The service keeps only a hash of the key and will never show it; a lost key cannot be recovered.`,
+          key: `the 80-character key you registered (it starts with ${keyId})`,
+          key_id: keyId,
+          recall_phrase: body.recall_phrase,
+          purpose: body.purpose ?? null,
+          service: s.config.baseUrl,
+          checkout_url: checkoutUrl,
+        },
+      },
+      201,
+    );
+  };
+
   return [
     route({
       method: 'POST', path: '/api/v1/agents/token', auth: 'none',
@@ -77,33 +104,12 @@ export function agentRoutes(s: Services): Route[] {
         201: { description: 'agent_id, name, key_id, account_id, trade_enabled, cart_note, cart {id, checkout_url, kind}, keep' },
         409: { description: 'the key is already registered' },
       },
-      handler: async ({ body }) => {
-        const keyId = keyIdOf(body.token);
+      handler: async ({ body, idem }) => {
         const { token: _secret, ...profile } = body;
-        const r = await s.runtime.ask<Registered>(`agent:${keyId}`, { kind: 'register', keyHash: keyHash(body.token), profile });
-        const checkoutUrl = cartUrl(s, r.cart_token);
-        return json(
-          {
-            agent_id: r.agent_id,
-            name: body.name,
-            key_id: keyId,
-            account_id: r.account_id,
-            trade_enabled: true,
-            cart_note: CART_NOTE,
-            cart: { id: r.cart_id, checkout_url: checkoutUrl, kind: r.cart_kind },
-            keep: {
-              note: `Store this note with your key. The service keeps only a hash of the key and will never show it; a lost key cannot be recovered.`,
-              key: `the 80-character key you registered (it starts with ${keyId})`,
-              key_id: keyId,
-              recall_phrase: body.recall_phrase,
-              purpose: body.purpose ?? null,
-              service: s.config.baseUrl,
-              checkout_url: checkoutUrl,
-            },
-          },
-          201,
-        );
+        const r = await s.runtime.ask<Registered>(`agent:${keyIdOf(body.token)}`, { kind: 'register', keyHash: keyHash(body.token), profile }, { idem });
+        return registeredReply(body, r);
       },
+      replay: (r: Registered, { body }) => registeredReply(body, r),
     }),
     route<unknown, unknown, { key_id: string; recall_phrase?: string }>({
       method: 'POST', path: '/api/v1/agents/recall', auth: 'none',

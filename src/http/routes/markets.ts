@@ -171,7 +171,8 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
         const market = marketOr404(params.market_id);
         const snap = snapshots.get(market);
         const deal = snap.byKey.get(params.offer_key);
-        if (!deal) throw new HttpError(404, `deal ${JSON.stringify(params.offer_key)} is not on the current menu of ${market} (session ${snap.tick}); deal keys are valid only during the session that published them`);
+        // CONTRACT.md "Session boundary": the clock ends a deal, not the record's close.
+        if (!deal || s.clock.realNow() >= snap.closesAt) throw new HttpError(404, `deal ${JSON.stringify(params.offer_key)} is not on the current menu of ${market} (session ${snap.tick}); deal keys are valid only during the session that published them`);
         return json(deal);
       },
     }),

@@ -29,11 +29,6 @@ const PositionsQuery = Type.Object({ status: Type.Optional(Type.Union([Type.Lite
 const OrderParams = Type.Object({ order_id: Type.Integer({ minimum: 1 }) });
 const PositionParams = Type.Object({ position_id: Type.Integer({ minimum: 1 }) });
 
-const INSTRUCTIONS =
-  'Hand purchase_url to your account holder: they review your identity and this order and fund it on that page before the session ' +
-  'closes (closes_at, unix seconds). Unfunded orders expire at the close. A funded order fills at the close and sells through over ' +
-  '8 sessions as a position (GET /api/v1/positions).';
-
 const me = (principal: unknown) => principal as AgentPrincipal;
 
 export function tradingRoutes(s: Services): Route[] {
@@ -53,32 +48,27 @@ export function tradingRoutes(s: Services): Route[] {
         403: { description: 'pay_from_balance before the holder switched autonomous funding on' },
         404: { description: 'unknown market, or the deal is not on the current menu (its session closed)' },
       },
-      handler: async ({ body, principal }) => {
+      handler: async ({ body, principal, idem }) => {
         const market = marketOr404(body.market);
         const snap = snapshots.get(market);
         const row = snap.rows.get(body.offer_key);
-        if (!row) throw new HttpError(404, `deal ${JSON.stringify(body.offer_key)} is not on the current menu of ${market} (session ${snap.tick}); deal keys are valid only during their session`);
+        // CONTRACT.md "Session boundary": past tick_closes_at the deal is gone, even while its close runs.
+        if (!row || s.clock.realNow() >= snap.closesAt) {
+          throw new HttpError(404, `deal ${JSON.stringify(body.offer_key)} is not on the current menu of ${market} (session ${snap.tick}); deal keys are valid only during their session`);
+        }
         const { deal, idx } = row;
         if (body.qty > deal.max_qty) {
           throw new HttpError(422, [{ loc: ['body', 'qty'], msg: `Input should be less than or equal to ${deal.max_qty}`, type: 'less_than_equal', input: body.qty, ctx: { le: deal.max_qty } }]);
         }
-        const terms = positionTerms(market, deal, body.qty);
         const p = me(principal);
         const placed = await s.runtime.ask<OrderPlaced>(`account:${p.accountId}`, {
           kind: 'order', agentId: p.agentId, market, tick: snap.tick, idx, offerKey: deal.key, qty: body.qty,
-          unitCostCents: terms.unitCostCents, listPriceCents: terms.listPriceCents, feeCents: terms.feeCents, holdingCents: terms.holdingCents,
-          closesAt: snap.closesAt, payFromBalance: body.pay_from_balance,
-        });
-        const gross = body.qty * terms.unitCostCents;
-        const order: OrderRow = {
-          id: placed.order_id, market, tick: snap.tick, offer_key: deal.key, qty: body.qty, unit_cost_cents: terms.unitCostCents,
-          list_price_cents: terms.listPriceCents, gross_cents: gross, fee_amount_cents: body.qty * terms.feeCents,
-          total_cents: gross + body.qty * terms.feeCents, status: placed.status, payment_source: placed.status === 'paid' ? 'balance' : null,
-          token: placed.token, closes_at: snap.closesAt, created_at: placed.created_at, paid_at: placed.paid_at, filled_at: null,
-          position_id: null, round_id: placed.round_id, account_id: p.accountId, agent_id: p.agentId, deal: snap.byKey.get(deal.key)! as OrderRow['deal'],
-        };
-        return json({ ...orderJson(order, base), instructions: INSTRUCTIONS, monthly_fee_charged: placed.fee_cents / 100 }, 201);
+          closesAt: snap.closesAt, payFromBalance: body.pay_from_balance, baseUrl: base,
+        }, { idem });
+        return json(placed, 201);
       },
+      // The account actor builds the whole answer, so a stored one is answered as it was.
+      replay: (placed) => json(placed, 201),
     }),
     route<unknown, { status?: string; limit: number }>({
       method: 'GET', path: '/api/v1/orders', auth: 'key', summary: 'My orders, newest first',

@@ -113,20 +113,26 @@ export function webCheckoutRoutes(s: Services): Route[] {
       method: 'POST', path: '/checkout/{token}/pay', auth: 'holder', summary: 'Pay an order by card or from the account balance',
       params: TokenParams, body: PayForm,
       onInvalid: invalidForm<HolderPrincipal>({}, (req, p, raw, holder) => pageOrMessage(req, raw.params.token, holder, p)),
-      handler: ({ req, params, body, principal }) => {
+      handler: ({ req, params, body, principal, idem }) => {
         const holder = principal as HolderPrincipal;
         return webAction(req, async () => {
           const { order } = await findOrder(params.token);
           const card = await cardToCharge(holder, body);
           const paid = await s.runtime.ask<Paid>(`account:${order.account_id}`, {
             kind: 'pay', orderId: order.id, holderId: holder.holderId, method: body.method === 'balance' ? 'balance' : 'card', card,
-          });
-          return formReply(req, '/console/orders', {
-            order_ids: [paid.order_id], round_id: paid.round_id, already_paid: paid.already_paid,
-            charged: centsToNumber(paid.charged_cents), fee: centsToNumber(paid.fee_cents),
-          });
+            at: s.clock.realNow(),
+          }, { idem });
+          return paidReply(req, paid);
         }, (p) => pageOrMessage(req, params.token, holder, p));
       },
+      replay: (paid: Paid, { req }) => paidReply(req, paid),
     }),
   ];
+}
+
+function paidReply(req: RequestInfo, paid: Paid): Reply {
+  return formReply(req, '/console/orders', {
+    order_ids: [paid.order_id], round_id: paid.round_id, already_paid: paid.already_paid,
+    charged: centsToNumber(paid.charged_cents), fee: centsToNumber(paid.fee_cents),
+  });
 }

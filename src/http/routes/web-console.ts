@@ -7,7 +7,7 @@ import { FUNDING_PROFITABLE_TRADES, type FundingSet } from '../../../actors/acco
 import { accountSummary, ledgerOf, monthlyFeeStatus, ordersOf, positionsOf } from '../../accounts/views.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { HttpError, route, type Reply, type Route } from '../route.js';
+import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 
@@ -136,17 +136,22 @@ export function webConsoleRoutes(s: Services): Route[] {
       body: Type.Object({ enabled: Type.Union([Type.Literal('on'), Type.Literal('off')]) }),
       onInvalid: invalidForm<HolderPrincipal>({ enabled: 'choose on or off' }, async (_req, p, _raw, holder) =>
         render('console-agents', 'Agents', holder, await agentsView(em(), holder), p)),
-      handler: ({ req, params, body, principal }) => {
+      handler: ({ req, params, body, principal, idem }) => {
         const holder = principal as HolderPrincipal;
         return webAction(req, async () => {
           const agent = (await agentsOf(em(), holder.holderId)).find((a) => a.id === params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask<FundingSet>(`account:${agent.account_id}`, {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
-          });
-          return formReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding });
+          }, { idem });
+          return fundingReply(req, set);
         }, async (p) => render('console-agents', 'Agents', holder, await agentsView(em(), holder), p));
       },
+      replay: (set: FundingSet, { req }) => fundingReply(req, set),
     }),
   ];
+}
+
+function fundingReply(req: RequestInfo, set: FundingSet): Reply {
+  return formReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding });
 }

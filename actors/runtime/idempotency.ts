@@ -1,0 +1,101 @@
+// Retries and idempotency (CONTRACT.md): the first answer to a request that carries an
+// `Idempotency-Key` is stored in the same transaction as its effect, so a retry can never apply the
+// effect twice: either the effect and its answer committed together (the retry gets the answer
+// again) or neither did (the retry runs it). Two processes racing on one key meet at the primary
+// key: the loser's transaction (effect included) rolls back and it answers the winner's answer.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ActorError } from './actor.js';
+import { defineReads } from './read.js';
+
+/** What the front end sends with a turn: who asks on which route (`scope`), the key, the body's hash. */
+export type IdemRequest = { scope: string; key: string; hash: string };
+
+/** A stored answer: 2xx with the turn's reply, or a refusal's status with `{detail}`. */
+export type StoredAnswer = { hash: string; status: number; reply: unknown };
+
+/** Answers are kept this long (CONTRACT.md: 24 hours), then swept in bounded batches. */
+export const ANSWER_RETENTION_HOURS = 24;
+/** Most answers one sweep deletes. */
+export const SWEEP_BATCH = 5000;
+export const UNIQUE_VIOLATION = '23505';
+
+export const REUSED_KEY = 'this Idempotency-Key was already used with a different request body: use a new key for a new request';
+
+export async function findAnswer(em: EntityManager, idem: Pick<IdemRequest, 'scope' | 'key'>): Promise<StoredAnswer | undefined> {
+  const [row] = await em.execute<{ hash: string; status: number; reply: unknown }[]>(
+    `select request_hash as hash, status, reply from idempotency
+      where scope = ? and key = ? and created_at > now() - make_interval(hours => ?)`,
+    [idem.scope, idem.key, ANSWER_RETENTION_HOURS],
+  );
+  return row;
+}
+
+/** Stores an answer in the caller's transaction; a concurrent twin's commit makes this throw 23505. */
+export async function storeAnswer(em: EntityManager, idem: IdemRequest, status: number, reply: unknown): Promise<void> {
+  // An expired answer under the same key is replaced: the key is free again after retention.
+  await em.execute(
+    `insert into idempotency (scope, key, request_hash, status, reply) values (?, ?, ?, ?, ?::jsonb)
+     on conflict (scope, key) do update set request_hash = excluded.request_hash, status = excluded.status, reply = excluded.reply, created_at = now()
+      where idempotency.created_at <= now() - make_interval(hours => ?)`,
+    [idem.scope, idem.key, idem.hash, status, JSON.stringify(reply ?? null), ANSWER_RETENTION_HOURS],
+  );
+}
+
+/** The stored answer as a turn's outcome: its reply, or the refusal it was. */
+export function replayOf(stored: StoredAnswer, idem: IdemRequest): { replayed: true; reply: unknown } {
+  if (stored.hash !== idem.hash) throw new ActorError(400, REUSED_KEY);
+  if (stored.status >= 400) {
+    const refusal = new ActorError(stored.status, String((stored.reply as { detail?: unknown })?.detail ?? 'refused'));
+    refusal.replayed = true;
+    throw refusal;
+  }
+  return { replayed: true, reply: stored.reply };
+}
+
+/**
+ * Runs `effect` (which opens its own, here nested, transaction) with its answer stored in one
+ * transaction. A refusal (ActorError 4xx) rolls the effect back and stores the refusal.
+ */
+export async function withIdempotency(em: EntityManager, idem: IdemRequest, effect: (em: EntityManager) => Promise<unknown>): Promise<{ replayed: boolean; reply: unknown }> {
+  let outcome: { replayed: boolean; reply: unknown } | { refused: ActorError };
+  try {
+    outcome = await em.transactional(async (tem) => {
+      const stored = await findAnswer(tem, idem);
+      if (stored) return replayOf(stored, idem);
+      try {
+        // Its own savepoint: a refusal undoes the effect's writes, not the stored refusal.
+        const reply = await tem.transactional((inner) => effect(inner));
+        await storeAnswer(tem, idem, 200, reply);
+        return { replayed: false, reply };
+      } catch (err) {
+        if (!(err instanceof ActorError) || err.status >= 500) throw err;
+        await storeAnswer(tem, idem, err.status, { detail: err.detail });
+        return { refused: err };
+      }
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+    // Another process committed this key first: its answer is the answer.
+    const stored = await findAnswer(em.fork(), idem);
+    if (!stored) throw err;
+    return replayOf(stored, idem);
+  }
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome;
+}
+
+/** Deletes up to SWEEP_BATCH expired answers; returns how many (the supervisor repeats while full). */
+export async function sweepAnswers(em: EntityManager): Promise<number> {
+  const [row] = await em.execute<{ n: number }[]>(
+    `with d as (delete from idempotency where ctid in (
+       select ctid from idempotency where created_at <= now() - make_interval(hours => ?) limit ?) returning 1)
+     select count(*)::int as n from d`,
+    [ANSWER_RETENTION_HOURS, SWEEP_BATCH],
+  );
+  return row.n;
+}
+
+/** The front end looks a key up before running a route (a retry after its session closed still replays). */
+export const idempotencyReads = defineReads({
+  'idempotency.find': async ({ em }, a: { scope: string; key: string }) => (await findAnswer(em, a)) ?? null,
+});

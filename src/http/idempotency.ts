@@ -1,0 +1,71 @@
+// Retries and idempotency at the front end (CONTRACT.md): reads a state-changing request's
+// `Idempotency-Key`, scopes it to the caller and the route, and answers a repeat from the stored
+// answer (`Idempotent-Replayed: true`), a repeat with another body with 400, and a repeat while the
+// first is still running with 409. The answer itself is stored by the turn that has the effect, in
+// the effect's transaction (actors/runtime/idempotency.ts): this module only asks.
+import { createHash } from 'node:crypto';
+import { ActorError } from '../../actors/runtime/actor.js';
+import { REUSED_KEY, type StoredAnswer } from '../../actors/runtime/idempotency.js';
+import type { IdemTicket } from '../../actors/runtime/shards.js';
+import { HttpError, json, type Context, type Reply, type Route } from './route.js';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'idempotent-replayed';
+/** CONTRACT.md: 1..255 printable ASCII characters. */
+const KEY_RE = /^[\x20-\x7e]{1,255}$/;
+
+/** What the front end needs of the runtime: the in-process busy set and the stored answers. */
+export type AnswerStore = {
+  keyBusy(k: string): boolean;
+  holdKey(k: string): () => void;
+  find(scope: string, key: string): Promise<StoredAnswer | undefined>;
+};
+
+/** The caller part of a scope: the agent's key, the holder, or nobody (registration). */
+function callerOf(principal: unknown): string {
+  const p = principal as { agentId?: number; holderId?: number } | undefined;
+  if (p?.agentId !== undefined) return `agent:${p.agentId}`;
+  if (p?.holderId !== undefined) return `holder:${p.holderId}`;
+  return 'none';
+}
+
+/** The request's ticket, or undefined without the header; a malformed key is a 400. */
+export function ticketOf(headers: Record<string, string>, method: string, path: string, principal: unknown, body: Buffer | null): IdemTicket | undefined {
+  const key = headers[IDEMPOTENCY_HEADER];
+  if (key === undefined) return undefined;
+  if (!KEY_RE.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+  const hash = createHash('sha256').update(body ?? Buffer.alloc(0)).digest('base64url');
+  return { scope: `${callerOf(principal)} ${method} ${path}`, key, hash };
+}
+
+const replayed = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' } });
+
+/**
+ * Runs a state-changing route once per key: a stored answer is answered again (rendered by the
+ * route's `replay`), otherwise the handler runs with `ctx.idem` for its effectful turn to store.
+ */
+export async function answerOnce(route: Route, ctx: Context, ticket: IdemTicket, store: AnswerStore): Promise<Reply> {
+  const busy = `${ticket.scope}\n${ticket.key}`;
+  if (store.keyBusy(busy)) {
+    throw new HttpError(409, 'a request with this Idempotency-Key is still in progress: retry with the same key once it has finished', { 'retry-after': '1' });
+  }
+  const release = store.holdKey(busy);
+  try {
+    const stored = await store.find(ticket.scope, ticket.key);
+    if (stored) {
+      if (stored.hash !== ticket.hash) throw new HttpError(400, REUSED_KEY);
+      if (stored.status >= 400) return replayed({ status: stored.status, json: stored.reply });
+      return replayed(route.replay ? await route.replay(stored.reply, ctx) : json(stored.reply, stored.status));
+    }
+    try {
+      const reply = await route.handler({ ...ctx, idem: ticket });
+      return ticket.replayed ? replayed(reply) : reply;
+    } catch (err) {
+      // A refusal the turn found stored (another process answered this key first).
+      if (ticket.replayed && err instanceof ActorError && err.status < 500) return replayed({ status: err.status, json: { detail: err.detail } });
+      throw err;
+    }
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,192 @@
+// Retries and idempotency (CONTRACT.md) on the real service: a repeated request with the same
+// Idempotency-Key gets the first answer again (Idempotent-Replayed: true) and has no second effect;
+// the same key with another body is a 400; a repeat while the first still runs is a 409; a 503
+// says whether the request may have taken effect; a client retrying after random time-outs ends
+// with exactly one effect per key. The clock is the test's.
+import t from 'tap';
+import pg from 'pg';
+import { MARKETS } from '../../src/engine/index.js';
+import { sessionLockKey } from '../../actors/market/session-lock.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { APPROVED_CARD, registerHolder, submit } from '../helpers/holders.js';
+import { usingPostgres } from '../helpers/db.js';
+import { T0 } from '../helpers/clock-rig.js';
+
+const MARKET = 'h10';
+const INTERVAL = MARKETS[MARKET].interval_seconds;
+let nowMs = (T0 + 100) * 1000;
+const svc = await startTestService(t, {}, { realMs: () => nowMs });
+const q = (sql: string, p: unknown[] = []) => svc.services.orm.em.fork().execute(sql, p) as Promise<any[]>;
+
+const keyed = (agent: TestAgent, key: string, body: unknown, s: TestService = svc) =>
+  send(s, 'POST', '/api/v1/orders', body, { authorization: `Bearer ${agent.key}`, 'idempotency-key': key });
+
+async function aDeal(s: TestService = svc) {
+  const menu = (await send(s, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  return menu.deals[0] as { key: string; max_qty: number };
+}
+
+/** Funds an agent's account with `cents` through a ledger row and lets it pay from its balance. */
+async function fundAgent(s: TestService, agent: TestAgent, cents: number) {
+  const em = s.services.orm.em.fork();
+  const [h] = await em.execute(`insert into holder (email, password_hash) values (?, 'x') returning id::float8 as id`, [`h${agent.agentId}-${Date.now()}@example.org`]);
+  await em.execute('update agent set holder_id = ?, autonomous_funding = true where id = ?', [h.id, agent.agentId]);
+  await em.execute('update account set holder_id = ?, balance_cents = balance_cents + ? where id = ?', [h.id, cents, agent.accountId]);
+  await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', ?, balance_cents, 'test:fixture' from account where id = ?`, [cents, agent.accountId]);
+}
+
+t.test('an order retried with its key is placed once and answered the same', async (t) => {
+  const agent = await registerAgent(svc);
+  const deal = await aDeal();
+  const body = { market: MARKET, offer_key: deal.key, qty: 1 };
+  const first = await keyed(agent, 'order-1', body);
+  t.equal(first.status, 201);
+  t.equal(first.headers.get('idempotent-replayed'), null, 'a first answer is not a replay');
+  const again = await keyed(agent, 'order-1', body);
+  t.equal(again.status, 201);
+  t.equal(again.headers.get('idempotent-replayed'), 'true');
+  t.same(again.body, first.body, 'the stored answer, byte for byte the same object');
+  const other = await keyed(agent, 'order-1', { ...body, qty: 2 });
+  t.equal(other.status, 400, 'the same key with another body');
+  t.match(other.body.detail, /Idempotency-Key/);
+  const [{ n }] = await q('select count(*)::int as n from orders where account_id = ?', [agent.accountId]);
+  t.equal(n, 1, 'one order');
+  const bad = await keyed(agent, 'x'.repeat(256), body);
+  t.equal(bad.status, 400, 'a key over 255 characters');
+
+  // Another caller's identical key is another request.
+  const other2 = await registerAgent(svc);
+  t.equal((await keyed(other2, 'order-1', body)).headers.get('idempotent-replayed'), null, 'keys are scoped to the caller');
+
+  // After the session's close the deal is gone, but the retry still gets its answer.
+  nowMs = (svc.services.clock.closesAt(first.body.tick, INTERVAL) + 1) * 1000;
+  const late = await keyed(agent, 'order-1', body);
+  t.equal(late.status, 201, 'answered from the stored answer after the session closed');
+  t.same(late.body, first.body);
+  const fresh = await keyed(agent, 'order-2', body);
+  t.equal(fresh.status, 404, 'a new order on the closed session\'s deal is refused by the clock, before the record closed');
+  await svc.services.supervisor.runDue();
+});
+
+t.test('a refusal is stored too, and a registration and a payment are answered once', async (t) => {
+  const agent = await registerAgent(svc);
+  const deal = await aDeal();
+  const poor = { market: MARKET, offer_key: deal.key, qty: 1, pay_from_balance: true };
+  const r1 = await keyed(agent, 'poor-1', poor);
+  t.equal(r1.status, 403, 'no autonomous funding');
+  const r2 = await keyed(agent, 'poor-1', poor);
+  t.equal(r2.status, 403);
+  t.equal(r2.headers.get('idempotent-replayed'), 'true', 'the refusal is answered again');
+
+  const token = (await send(svc, 'POST', '/api/v1/agents/token')).body.token;
+  const reg = { token, name: 'Once', recall_phrase: 'blue heron' };
+  const a1 = await send(svc, 'POST', '/api/v1/agents/register', reg, { 'idempotency-key': `reg-${token.slice(0, 8)}` });
+  const a2 = await send(svc, 'POST', '/api/v1/agents/register', reg, { 'idempotency-key': `reg-${token.slice(0, 8)}` });
+  t.equal(a1.status, 201);
+  t.equal(a2.status, 201, 'a retried registration is not a 409 "key taken"');
+  t.equal(a2.headers.get('idempotent-replayed'), 'true');
+  t.same(a2.body, a1.body);
+
+  const holder = await registerHolder(svc);
+  const o = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1 });
+  const path = `${new URL(o.body.purchase_url).pathname}/pay`;
+  const payOnce = () =>
+    svc.get(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', cookie: holder.cookie, 'idempotency-key': 'pay-1' },
+      body: new URLSearchParams(APPROVED_CARD).toString(),
+    });
+  const p1 = await payOnce();
+  const p2 = await payOnce();
+  t.equal(p1.status, 200);
+  t.equal(p2.status, 200);
+  t.equal(p2.headers.get('idempotent-replayed'), 'true');
+  const b1 = await p1.json();
+  t.same(await p2.json(), b1, 'the payment\'s answer again (not "already paid, charged 0")');
+  t.ok(b1.charged > 0);
+  const charges = await q(`select count(*)::int as n from ledger where account_id = ? and kind = 'card_charge'`, [agent.accountId]);
+  t.equal(charges[0].n, 1, 'charged once');
+  // A holder's form without the key keeps working as before.
+  t.equal((await submit(svc, path, APPROVED_CARD, holder.cookie)).body.already_paid, true);
+});
+
+t.test('a stored answer is kept 24 hours, then swept', async (t) => {
+  const agent = await registerAgent(svc);
+  const deal = await aDeal();
+  const body = { market: MARKET, offer_key: deal.key, qty: 1 };
+  t.equal((await keyed(agent, 'old-1', body)).status, 201);
+  await q(`update idempotency set created_at = now() - interval '25 hours' where key = 'old-1'`);
+  const swept = await svc.services.runtime.ask<{ deleted: number }>('answers:sweep', { kind: 'sweep' });
+  t.ok(swept.deleted >= 1, 'the expired answer was swept');
+  t.same(await q(`select key from idempotency where key = 'old-1'`), []);
+});
+
+t.test('while the first request runs, a repeat is a 409; a time-out 503 says to retry with the key', { skip: !usingPostgres && 'needs a second database session to hold the session lock' }, async (t) => {
+  const slow = await startTestService(t, { SVC_ASK_TIMEOUT_MS: '700' }, { realMs: () => nowMs });
+  const agent = await registerAgent(slow);
+  const deal = await aDeal(slow);
+  const body = { market: MARKET, offer_key: deal.key, qty: 1 };
+  // A close in progress holds the market's session lock: the order waits behind it.
+  const blocker = new pg.Client({ connectionString: slow.config.databaseUrl });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('begin');
+  await blocker.query('select pg_advisory_xact_lock(hashtext($1))', [sessionLockKey(MARKET)]);
+  const first = await keyed(agent, 'slow-1', body, slow);
+  t.equal(first.status, 503);
+  t.match(first.body.detail, /may still take effect.*same Idempotency-Key/);
+  const during = await keyed(agent, 'slow-1', body, slow);
+  t.equal(during.status, 409, 'the first is still running');
+  await blocker.query('commit');
+  let after = await keyed(agent, 'slow-1', body, slow);
+  for (let i = 0; i < 50 && after.status === 409; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    after = await keyed(agent, 'slow-1', body, slow);
+  }
+  t.equal(after.status, 201, 'the retry gets the answer of the order that went through');
+  t.equal(after.headers.get('idempotent-replayed'), 'true');
+  const rows = await slow.services.orm.em.fork().execute('select count(*)::int as n from orders where account_id = ?', [agent.accountId]);
+  t.equal(rows[0].n, 1, 'one order');
+});
+
+t.test('a client that gives up after random time-outs and retries with its key gets one effect per key', async (t) => {
+  const agent = await registerAgent(svc);
+  const deal = await aDeal();
+  const orderCents = 100_000;
+  await fundAgent(svc, agent, orderCents * 100);
+  const body = { market: MARKET, offer_key: deal.key, qty: 1, pay_from_balance: true };
+  const KEYS = 30;
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const answers = await Promise.all(Array.from({ length: KEYS }, async (_, k) => {
+    for (let attempt = 0; attempt < 60; attempt++) {
+      const ctl = new AbortController();
+      // Impatient at first, then backing off (capped) as a well-behaved client does.
+      const timer = setTimeout(() => ctl.abort(), Math.min(2000, (1 + Math.floor(random() * 15)) * 2 ** Math.min(attempt, 8)));
+      try {
+        const res = await svc.get('/api/v1/orders', {
+          method: 'POST', signal: ctl.signal,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${agent.key}`, 'idempotency-key': `rnd-${k}` },
+          body: JSON.stringify(body),
+        });
+        const text = await res.text();
+        if (res.status === 409 || res.status === 503) continue;
+        return { status: res.status, body: JSON.parse(text) };
+      } catch {
+        continue; // gave up waiting: retry with the same key
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    throw new Error(`key rnd-${k} never answered`);
+  }));
+  t.ok(answers.every((a) => a.status === 201), 'every key ended with its order');
+  t.equal(new Set(answers.map((a) => a.body.id)).size, KEYS, 'one distinct order per key');
+  const [{ n }] = await q(`select count(*)::int as n from orders where account_id = ?`, [agent.accountId]);
+  t.equal(n, KEYS, 'exactly one order per key in the database');
+  const debits = await q(`select count(*)::int as n, count(distinct ref)::int as refs from ledger where account_id = ? and kind = 'order_debit'`, [agent.accountId]);
+  t.same(debits, [{ n: KEYS, refs: KEYS }], 'each funded once');
+  const [bal] = await q(`select balance_cents::float8 as b, (select sum(amount_cents)::float8 from ledger where account_id = a.id) as s from account a where id = ?`, [agent.accountId]);
+  t.equal(bal.b, bal.s, 'balance = Σ ledger');
+});
