@@ -6,6 +6,7 @@ import { MARKETS, MARKET_IDS } from './engine/index.js';
 import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import { ActorRuntime } from '../actors/runtime/shards.js';
+import { withSafeErrors } from '../actors/runtime/log.js';
 import { migrate, openOrm, schemaInfo } from '../orm/database.js';
 import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
 import { initMeta, writeMeta } from '../orm/meta.js';
@@ -45,7 +46,8 @@ async function loadClock(orm: Services['orm'], scale: number, realMs: () => numb
 }
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<RunningService> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+  // Every error log of this process goes through the secret-free `err` serializer (actors/runtime/log.ts).
+  const log = withSafeErrors(opts.log ?? pino({ level: config.logLevel }));
   let embedded: EmbeddedDatabase | undefined;
   if (!config.databaseUrl) {
     embedded = await startEmbedded(config.dataDir);

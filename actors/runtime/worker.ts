@@ -105,7 +105,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
     } catch (err) {
       activations.delete(envelope.to);
       if (err instanceof ActorError) return { ok: false, status: err.status, detail: err.detail, retryAfter: err.retryAfter, replayed: err.replayed, turnMs: performance.now() - t0 };
-      log.error({ err, actor: envelope.to, msg: envelope.msg.kind }, 'turn failed');
+      log.error({ err, actor: envelope.to, turn: envelope.msg.kind }, 'turn failed'); // `msg` would clash with pino's message key
       return { ok: false, status: 500, detail: 'internal error', turnMs: performance.now() - t0 };
     }
   });

@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError } from '../../actors/runtime/actor.js';
+import { safeError } from '../../actors/runtime/log.js';
 import { HttpError, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
@@ -279,7 +280,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       const headers: Record<string, string> = err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {};
       return { status: err.status, json: { detail: err.detail }, headers };
     }
-    opts.log.error({ err }, 'unhandled error');
+    opts.log.error({ err: safeError(err) }, 'unhandled error'); // never a statement's values, whatever the logger
     return { status: 500, json: { detail: 'internal error' } };
   }
 

@@ -1,0 +1,88 @@
+// Secrets never reach the logs (issue 8): database errors inside turns (worker threads) and on the
+// front end are provoked with statements whose parameters carry an API key's sha256, a recall
+// phrase, a holder's scrypt hash and a session token's hash. The built service runs as a child
+// process so the workers' log lines (written straight to fd 1) are captured with the main thread's.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { freshDatabase } from '../helpers/db.js';
+import { freePort } from '../helpers/web.js';
+
+const MAIN = path.resolve('dist/src/main.js');
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const newKey = () => randomBytes(60).toString('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(80, 'x').slice(0, 80);
+
+t.test('database errors in turns and on the front end log the statement and cause, no values', async (t) => {
+  const url = await freshDatabase(t);
+  const port = await freePort();
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'NODE_OPTIONS') env[k] = v;
+  Object.assign(env, { DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', SVC_SHARDS: '1', LOG_LEVEL: 'info', SVC_BACKFILL_DAYS: '0' });
+  delete env.BASE_URL;
+  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  const exited = new Promise((r) => child.once('exit', r));
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  const base = `http://127.0.0.1:${port}`;
+  const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${base}${p}`, {
+      method, redirect: 'manual',
+      headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, text: await res.text(), cookie: res.headers.get('set-cookie') };
+  };
+  for (let i = 0; ; i++) {
+    if ((await call('GET', '/readyz').catch(() => ({ status: 0 }))).status === 200) break;
+    if (i > 600 || child.exitCode !== null) throw new Error(`service not ready:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  // A holder with a live session, before the schema is broken.
+  const ada = await call('POST', '/register', { email: 'ada@example.com', password: 'correct horse 1' });
+  t.equal(ada.status, 200);
+  const token = /holder_session=([^;]+)/.exec(ada.cookie ?? '')![1];
+
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`alter table holder add constraint t_refuse check (display_name <> 'refuse me')`);
+  await admin.query(`alter table agent add constraint t_refuse check (coalesce(purpose, '') <> 'refuse me')`);
+
+  const key = newKey();
+  const phrase = `secret phrase ${randomBytes(6).toString('hex')}`;
+  const holderTurn = await call('POST', '/register', { email: 'eve@example.com', password: 'correct horse 2', display_name: 'refuse me' });
+  const agentTurn = await call('POST', '/api/v1/agents/register', { token: key, name: 'Leaky', recall_phrase: phrase, purpose: 'refuse me' });
+  t.equal(holderTurn.status, 500, 'the holder turn failed in the database');
+  t.equal(agentTurn.status, 500, 'the agent turn failed in the database');
+
+  // The front end's own query (the session lookup, with the token's hash) fails too.
+  await admin.query('alter table holder_session rename to holder_session_gone');
+  const page = await call('GET', '/console', undefined, { cookie: `holder_session=${token}` });
+  t.equal(page.status, 500);
+  await admin.query('alter table holder_session_gone rename to holder_session');
+  await admin.end();
+
+  child.kill('SIGTERM');
+  await exited;
+  const logs = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const errorsOf = (msg: string) => logs.filter((l) => l.msg === msg).map((l) => l.err);
+  t.match(errorsOf('turn failed'), [
+    { code: '23514', statement: 'insert into holder', constraint: 't_refuse' },
+    { code: '23514', statement: 'insert into agent', constraint: 't_refuse' },
+  ], 'each failed turn names its statement and cause');
+  t.match(errorsOf('unhandled error'), [{ code: '42P01', statement: 'select from holder_session' }], 'so does the front end');
+
+  for (const [what, secret] of [
+    ['API key', key], ['API key sha256', sha256(key)], ['recall phrase', phrase], ['scrypt hash', 'scrypt$'],
+    ['session token', token], ['session token sha256', sha256(token)], ['password', 'correct horse'],
+  ]) {
+    t.notOk(output.includes(secret), `no ${what} in the logs`);
+  }
+});
