@@ -26,4 +26,16 @@ export const MarketSessionSchema = new EntitySchema<MarketSession>({
   },
 });
 
-export const entities = [ServiceMetaSchema, MarketSessionSchema];
+/** A throttle counter (actors/holder/throttle.ts); rows are written by rate-limiter-flexible's SQL. */
+export type RateLimit = { key: string; points: number; expire?: string | null };
+export const RateLimitSchema = new EntitySchema<RateLimit>({
+  name: 'RateLimit',
+  tableName: 'rate_limit',
+  properties: {
+    key: { type: 'text', primary: true },
+    points: { type: 'integer', default: 0 },
+    expire: { type: 'bigint', nullable: true },
+  },
+});
+
+export const entities = [ServiceMetaSchema, MarketSessionSchema, RateLimitSchema];

@@ -6,10 +6,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
+import { throttleFor } from './throttle.js';
 
+/** `address` is the client's address, for the throttles (throttle.ts). */
 export type HolderMessage =
-  | { kind: 'register'; email: string; password: string; display_name: string }
-  | { kind: 'login'; email: string; password: string }
+  | { kind: 'register'; email: string; password: string; display_name: string; address: string }
+  | { kind: 'login'; email: string; password: string; address: string }
   | { kind: 'logout'; tokenHash: string };
 
 /** A new web session: `token` goes into the cookie, its hash into holder_session. */
@@ -40,6 +42,8 @@ async function openSession(em: EntityManager, h: { id: number; email: string; di
   return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: row.expires_at };
 }
 
+const throttle = (em: EntityManager) => throttleFor(em.config.get('clientUrl')!);
+
 function sameEmail(stateEmail: string, email: string): void {
   // The route addresses the actor by the normalised e-mail; a mismatch is a caller bug, not input.
   if (stateEmail !== email) throw new ActorError(400, 'e-mail does not match this holder');
@@ -56,6 +60,8 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
     async register(state, msg, ctx): Promise<HolderSession> {
       sameEmail(state.email, msg.email);
       const taken = () => new ActorError(409, 'e-mail already registered');
+      // Every attempt counts, a refused one too: probing which e-mails are registered is throttled.
+      await throttle(ctx.em).register(msg.address);
       // Refuse a known e-mail before paying for a hash.
       if (await holderByEmail(ctx.em, state.email)) throw taken();
       const hash = await hashPassword(msg.password);
@@ -76,11 +82,18 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
 
     async login(state, msg, ctx): Promise<HolderSession> {
       sameEmail(state.email, msg.email);
+      // A throttled login is refused before its password is checked, the right one too.
+      await throttle(ctx.em).checkLogin(state.email, msg.address);
       const h = await holderByEmail(ctx.em, state.email);
       // An unknown e-mail costs a full verification too: timing does not reveal who is registered.
       const ok = await verifyPassword(msg.password, h?.password_hash ?? DECOY_HASH);
-      if (!h || !ok) throw new ActorError(401, 'wrong e-mail or password');
-      return ctx.em.transactional((em) => openSession(em, h));
+      if (!h || !ok) {
+        await throttle(ctx.em).loginFailed(state.email, msg.address);
+        throw new ActorError(401, 'wrong e-mail or password');
+      }
+      const session = await ctx.em.transactional((em) => openSession(em, h));
+      await throttle(ctx.em).loginSucceeded(state.email);
+      return session;
     },
 
     async logout(state, msg, ctx): Promise<LoggedOut> {

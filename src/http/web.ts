@@ -31,13 +31,14 @@ export function formReply(req: RequestInfo, next: unknown, payload: Record<strin
 }
 
 /** An expected refusal a person should read: status and a sentence. */
-export type Problem = { status: number; message: string };
+export type Problem = { status: number; message: string; /** `Retry-After` of a throttled (429) refusal, for the page too. */ retryAfter?: number };
 
 /** The readable form of a 4xx (HttpError or an actor's refusal); undefined for anything else. */
 export function problemOf(err: unknown, words: Record<string, string> = {}): Problem | undefined {
   const e = err instanceof HttpError || err instanceof ActorError ? err : undefined;
   if (!e || e.status < 400 || e.status >= 500) return undefined;
-  return { status: e.status, message: Array.isArray(e.detail) ? issuesMessage(e.detail, words) : String(e.detail) };
+  const retryAfter = e instanceof ActorError ? e.retryAfter : undefined;
+  return { status: e.status, message: Array.isArray(e.detail) ? issuesMessage(e.detail, words) : String(e.detail), retryAfter };
 }
 
 /**

@@ -41,10 +41,11 @@ const TITLES: Record<FormName, string> = { login: 'Log in', register: 'Register'
 /** The login or register form: the values typed so far (never the password) and a message. */
 function formPage(name: FormName, holder: HolderPrincipal | null, values: { next?: unknown; email?: string; display_name?: string }, p?: Problem): Reply {
   const next = safeNext(values.next);
-  return renderPage(name, {
+  const page = renderPage(name, {
     title: TITLES[name], holder, next, next_q: encodeURIComponent(next),
     form_email: values.email ?? '', form_display_name: values.display_name ?? '', error: p?.message,
   }, p?.status ?? 200);
+  return p?.retryAfter ? { ...page, headers: { ...page.headers, 'retry-after': String(p.retryAfter) } } : page;
 }
 
 export function webHolderRoutes(s: Services): Route[] {
@@ -75,7 +76,7 @@ export function webHolderRoutes(s: Services): Route[] {
           }
           const email = body.email.toLowerCase();
           const session = await s.runtime.ask<HolderSession>(`holder:${email}`, {
-            kind: 'register', email, password: body.password, display_name: body.display_name.trim(),
+            kind: 'register', email, password: body.password, display_name: body.display_name.trim(), address: req.remoteAddress(),
           });
           return signedIn(req, session, body.next);
         }, async (p) => formPage('register', await holderOf(s, req), body, p), WORDS),
@@ -88,7 +89,7 @@ export function webHolderRoutes(s: Services): Route[] {
       handler: ({ req, body }) =>
         webAction(req, async () => {
           const email = body.email.toLowerCase();
-          const session = await s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: body.password });
+          const session = await s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: body.password, address: req.remoteAddress() });
           return signedIn(req, session, body.next);
         }, async (p) => formPage('login', await holderOf(s, req), body, p)),
     }),

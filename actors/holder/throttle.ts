@@ -1,0 +1,139 @@
+// Throttles of the holder's login and web registration: consecutive failed logins per e-mail and per
+// client address, registrations per address. The counters live in PostgreSQL (table rate_limit,
+// created by a migration) so every process on one database shares them; rate-limiter-flexible does
+// the atomic upserts. Agent registration is not throttled: fleets register many keys at once.
+import { isIPv4, isIPv6 } from 'node:net';
+import { knex, type Knex } from '@mikro-orm/postgresql';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { ActorError } from '../runtime/actor.js';
+
+/** The limits, in one place: at most `points` per `seconds`. */
+export const HOLDER_LIMITS = {
+  /** Failed logins of one e-mail (registered or not); a successful login clears the count. */
+  loginFailsPerEmail: { points: 10, seconds: 15 * 60 },
+  /** Failed logins from one client address, whatever the e-mail. */
+  loginFailsPerAddress: { points: 50, seconds: 15 * 60 },
+  /** Registration attempts from one client address. */
+  registerPerAddress: { points: 20, seconds: 60 * 60 },
+} as const;
+
+export const RATE_LIMIT_TABLE = 'rate_limit';
+/**
+ * Connections of a worker's own pool for the counters. Separate from the turn's pool: a count must
+ * outlive the turn's rolled-back transaction, and a turn holding a transaction must never wait for
+ * a second connection of the same pool (enough such turns at once would starve it).
+ */
+export const THROTTLE_POOL = 1;
+
+type Name = keyof typeof HOLDER_LIMITS;
+
+export type HolderThrottle = {
+  /** Refuses (429) while the e-mail or the address has used up its failed logins. */
+  checkLogin(email: string, address: string): Promise<void>;
+  loginFailed(email: string, address: string): Promise<void>;
+  loginSucceeded(email: string): Promise<void>;
+  /** Counts a registration attempt; refuses (429) beyond the address's bound. */
+  register(address: string): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * The counting key of a client address: IPv4 as is (also when IPv4-mapped), IPv6 by its /64, which
+ * one subscriber usually holds whole.
+ */
+export function addressKey(address: string): string {
+  const a = address.trim().toLowerCase();
+  if (isIPv4(a)) return a;
+  if (!isIPv6(a)) return a || 'unknown';
+  const groups = expandIPv6(a);
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join('.');
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+/** The 8 groups of an IPv6 address ("::" expanded, a dotted IPv4 tail converted). */
+function expandIPv6(a: string): number[] {
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a);
+  const hex = v4 ? `${a.slice(0, v4.index)}${((+v4[1] << 8) | +v4[2]).toString(16)}:${((+v4[3] << 8) | +v4[4]).toString(16)}` : a;
+  const [head, tail] = hex.split('::');
+  const groups = (s?: string) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  if (tail === undefined) return groups(head);
+  const h = groups(head);
+  const t = groups(tail);
+  return [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t];
+}
+
+const minutes = (seconds: number) => (seconds <= 60 ? 'a minute' : `${Math.ceil(seconds / 60)} minutes`);
+
+function tooMany(what: string, msBeforeNext: number): ActorError {
+  const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  return new ActorError(429, `${what}; try again in ${minutes(seconds)}`, seconds);
+}
+
+/** Counters on their own pool of `databaseUrl`; one per worker (see `throttleFor`). */
+export function createHolderThrottle(databaseUrl: string): HolderThrottle {
+  const db: Knex = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: THROTTLE_POOL, idleTimeoutMillis: 10_000 } });
+  const store = unnamedStatements(db);
+  const make = (name: Name) =>
+    new RateLimiterPostgres({
+      storeClient: store, storeType: 'client', tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix: name,
+      points: HOLDER_LIMITS[name].points, duration: HOLDER_LIMITS[name].seconds,
+      // One limiter sweeps the shared table's expired rows (every 5 minutes); the others need not.
+      clearExpiredByTimeout: name === 'loginFailsPerEmail',
+    });
+  const byEmail = make('loginFailsPerEmail');
+  const byAddress = make('loginFailsPerAddress');
+  const registrations = make('registerPerAddress');
+  const usedUp = (res: RateLimiterRes | null, name: Name) => res !== null && res.consumedPoints >= HOLDER_LIMITS[name].points;
+
+  return {
+    async checkLogin(email, address) {
+      const [e, a] = await Promise.all([byEmail.get(email), byAddress.get(addressKey(address))]);
+      if (usedUp(e, 'loginFailsPerEmail')) throw tooMany('too many failed logins for this account', e!.msBeforeNext);
+      if (usedUp(a, 'loginFailsPerAddress')) throw tooMany('too many failed logins from your address', a!.msBeforeNext);
+    },
+    async loginFailed(email, address) {
+      await Promise.all([byEmail.penalty(email), byAddress.penalty(addressKey(address))]);
+    },
+    async loginSucceeded(email) {
+      await byEmail.delete(email);
+    },
+    async register(address) {
+      try {
+        await registrations.consume(addressKey(address));
+      } catch (err) {
+        if (err instanceof RateLimiterRes) throw tooMany('too many registrations from your address', err.msBeforeNext);
+        throw err;
+      }
+    },
+    close: () => db.destroy(),
+  };
+}
+
+type Query = { text: string; values?: unknown[] };
+
+/**
+ * The library's queries without their statement names: the embedded database (PGlite) is one
+ * session behind many connections, where two connections preparing one name collide (42P05).
+ */
+function unnamedStatements(db: Knex) {
+  return {
+    async query(q: Query) {
+      const conn = await db.client.acquireConnection();
+      try {
+        return await conn.query({ text: q.text, values: q.values });
+      } finally {
+        await db.client.releaseConnection(conn);
+      }
+    },
+  };
+}
+
+let shared: { url: string; throttle: HolderThrottle } | undefined;
+
+/** This worker's throttle, made on first use. */
+export function throttleFor(databaseUrl: string): HolderThrottle {
+  if (shared?.url !== databaseUrl) shared = { url: databaseUrl, throttle: createHolderThrottle(databaseUrl) };
+  return shared.throttle;
+}
