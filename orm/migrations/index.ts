@@ -4,6 +4,7 @@ import { Migration20261122000001 } from './Migration20261122000001.js';
 import { Migration20261122000002 } from './Migration20261122000002.js';
 import { Migration20261122000003 } from './Migration20261122000003.js';
 import { Migration20261122000004 } from './Migration20261122000004.js';
+import { Migration20261122000005 } from './Migration20261122000005.js';
 import { Migration20261122000006 } from './Migration20261122000006.js';
 
 export const migrationsList = [
@@ -11,5 +12,6 @@ export const migrationsList = [
   { name: 'Migration20261122000002_record', class: Migration20261122000002 },
   { name: 'Migration20261122000003_trading', class: Migration20261122000003 },
   { name: 'Migration20261122000004_idempotency', class: Migration20261122000004 },
+  { name: 'Migration20261122000005_close_quarantine', class: Migration20261122000005 },
   { name: 'Migration20261122000006_rate_limit', class: Migration20261122000006 },
 ];
