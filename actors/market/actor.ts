@@ -5,10 +5,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, dealOutcomeInputs, engineIdentity, menu, sessionRows, type Deal, type MarketId } from '../../src/engine/index.js';
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
+import { safeError, type SafeError } from '../runtime/log.js';
 import { advanceTrade, deskTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './record.js';
 import { insertDeskTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
-import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders } from './holders.js';
+import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holders.js';
 
 export type MarketMessage =
   /** Opens session `tick` if the market has no open session yet and plans the history record. */
@@ -24,7 +25,8 @@ export type MarketMessage =
 export type MarketState = { market: MarketId; openTick: number | null };
 
 export type StartReply = { open: number; liveStart: number; fromTick: number };
-export type CloseReply = { closed: boolean; open: number; ms: number };
+/** `quarantined`: paid orders this close refunded instead of filling (empty when it closed nothing). */
+export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[] };
 export type BackfillReply = { recorded: number; ms: number };
 
 const lock = (em: EntityManager, market: string) => em.execute('select pg_advisory_xact_lock(hashtext(?))', [`record:${market}`]);
@@ -32,6 +34,29 @@ const lock = (em: EntityManager, market: string) => em.execute('select pg_adviso
 async function openSession(em: EntityManager, market: string): Promise<number | null> {
   const rows = await em.execute('select max(tick)::float8 as tick from market_session where market = ? and closed_at is null', [market]);
   return rows[0]?.tick ?? null;
+}
+
+/**
+ * Why a close or backfill failed, for the supervisor's error log (the worker passes only an
+ * ActorError's detail on): what the shared serializer keeps (a database error's statement kind,
+ * SQLSTATE and masked server message, never its SQL or values), and where a plain error was thrown.
+ */
+export function failureCause(err: unknown): string {
+  const e = safeError(err) as Partial<SafeError> | string;
+  if (typeof e !== 'object' || e === null) return String(e);
+  const what = [e.type ?? 'Error', e.code, e.statement && `in ${e.statement}`].filter(Boolean).join(' ');
+  const at = e.statement ? undefined : String(e.stack ?? '').split('\n').find((l) => /^\s+at /.test(l))?.trim();
+  return `${what}: ${String(e.message ?? '').split('\n')[0].slice(0, 300)}${at ? ` (${at})` : ''}`;
+}
+
+/** Runs a close or backfill; a failure other than a refusal comes back with its cause named. */
+async function naming<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ActorError) throw err;
+    throw new ActorError(500, failureCause(err));
+  }
 }
 
 function marketOf(ctx: TurnContext): MarketId {
@@ -71,49 +96,56 @@ export const marketActor = defineActor<MarketState, MarketMessage>({
       return { open: state.openTick!, liveStart: rec[0].live_start, fromTick: rec[0].from_tick };
     },
 
-    async close(state, msg, ctx): Promise<CloseReply> {
-      const t0 = Date.now();
-      const { market } = state;
-      const closed = await ctx.em.transactional(async (em) => {
-        await lock(em, market);
-        // Payments into this session finish first; later ones will find it closed.
-        await exclusiveSessionLock(em, market);
-        // The exactly-once gate: only the turn that flips closed_at does the close's work.
-        const done = await em.execute(
-          `update market_session set closed_at = now(), recorded = true
-            where market = ? and tick = ? and closed_at is null returning tick`,
-          [market, msg.tick],
-        );
-        if (done.length !== 1) return false;
-        await recordLiveClose(em, ctx.seed, market, msg.tick);
-        const next = Math.max(msg.tick + 1, msg.next ?? msg.tick + 1);
-        await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, next]);
-        await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
-        await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [Date.now() - t0, market, msg.tick]);
-        return true;
-      });
-      state.openTick = await openSession(ctx.em, market);
-      if (state.openTick === null) throw new ActorError(500, `market ${market} has no open session after close`);
-      return { closed, open: state.openTick, ms: Date.now() - t0 };
-    },
+    close: (state, msg, ctx) => naming(() => closeSession(state, msg, ctx)),
 
     async backfill(state, msg, ctx): Promise<BackfillReply> {
       const t0 = Date.now();
-      const recorded = await ctx.em.transactional(async (em) => {
-        await lock(em, state.market);
-        return recordPast(em, ctx.seed, state.market, msg.from, msg.to);
-      });
+      const recorded = await naming(() =>
+        ctx.em.transactional(async (em) => {
+          await lock(em, state.market);
+          return recordPast(em, ctx.seed, state.market, msg.from, msg.to);
+        }),
+      );
       return { recorded, ms: Date.now() - t0 };
     },
   },
 });
 
+/** Closes session `msg.tick` and opens the next one, once (the exactly-once gate is closed_at). */
+async function closeSession(state: MarketState, msg: { tick: number; next?: number }, ctx: TurnContext): Promise<CloseReply> {
+  const t0 = Date.now();
+  const { market } = state;
+  let quarantined: Quarantined[] = [];
+  const closed = await ctx.em.transactional(async (em) => {
+    await lock(em, market);
+    // Payments into this session finish first; later ones will find it closed.
+    await exclusiveSessionLock(em, market);
+    // The exactly-once gate: only the turn that flips closed_at does the close's work.
+    const done = await em.execute(
+      `update market_session set closed_at = now(), recorded = true
+        where market = ? and tick = ? and closed_at is null returning tick`,
+      [market, msg.tick],
+    );
+    if (done.length !== 1) return false;
+    quarantined = await recordLiveClose(em, ctx.seed, market, msg.tick);
+    const next = Math.max(msg.tick + 1, msg.next ?? msg.tick + 1);
+    await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, next]);
+    await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
+    await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [Date.now() - t0, market, msg.tick]);
+    return true;
+  });
+  state.openTick = await openSession(ctx.em, market);
+  if (state.openTick === null) throw new ActorError(500, `market ${market} has no open session after close`);
+  return { closed, open: state.openTick, ms: Date.now() - t0, quarantined };
+}
+
 /**
  * The close of session `tick`: open trades advance one session (and settle after the horizon) and
- * holders' positions are booked, the desk executes its bids, paid orders fill as `user` trades,
- * unpaid ones expire, and the session's tape rows are written.
+ * holders' positions are booked, the desk executes its bids, paid orders fill as `user` trades
+ * (or are refunded when they cannot: returned), unpaid ones expire, and the session's tape rows are
+ * written.
  */
-async function recordLiveClose(em: EntityManager, seed: number, market: MarketId, tick: number): Promise<void> {
+async function recordLiveClose(em: EntityManager, seed: number, market: MarketId, tick: number): Promise<Quarantined[]> {
   const deals = menu(seed, market, tick);
   await insertMenu(em, menuRecords(market, deals));
   const open = await openTrades(em, market, tick);
@@ -131,7 +163,8 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
     held_after: advanced[i].qty_left,
     list_price_cents: t.list_price_cents,
   }));
-  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...desk, ...holders], deals), sales));
+  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...desk, ...holders.trades], deals), sales));
+  return holders.quarantined;
 }
 
 /** The session's executions, each at the listed_at of the menu row it executed. */

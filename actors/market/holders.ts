@@ -1,5 +1,6 @@
 // Holders' side of a session close, in the close's transaction (ARCHITECTURE rule 3): paid orders
-// fill into positions (each a `user` trade of the record), unpaid ones expire, and the sessions the
+// fill into positions (each a `user` trade of the record) or, when they cannot, are refunded with a
+// reason (quarantined: a bad row never stops the close), unpaid ones expire, and the sessions the
 // open positions just lived through are booked on their accounts: sale credits, holding fees, and
 // at settlement the surcharge and the owned goods of what is left. Set-based SQL; the close's
 // exactly-once gate (market_session.closed_at) makes each step happen once.
@@ -17,6 +18,7 @@ type PaidOrder = {
   id: number;
   account_id: number;
   idx: number;
+  offer_key: string;
   qty: number;
   unit_cost_cents: number;
   list_price_cents: number;
@@ -24,40 +26,103 @@ type PaidOrder = {
   holding_cents: number;
 };
 
+/** A paid order the close could not fill: refunded instead, so one bad row never stops a market. */
+export type Quarantined = { order_id: number; account_id: number; reason: string; total_cents: number; refunded_cents: number };
+
+export type Filled = { trades: TradeRecord[]; quarantined: Quarantined[] };
+
+const TERMS = [
+  ['unit_cost_cents', 'unit_cost'],
+  ['list_price_cents', 'list_price'],
+  ['fee_cents', 'fee'],
+  ['holding_cents', 'holding fee'],
+] as const;
+
+/**
+ * The trade a paid order fills as, or why it cannot: the order copied its menu row's terms when it
+ * was placed, and the fill must be on exactly those.
+ */
+function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: PaidOrder): TradeRecord | string {
+  const row = `menu row ${market}/${tick}/${o.idx}`;
+  const deal = deals[o.idx];
+  if (!deal || deal.key !== o.offer_key) return `its deal ${o.offer_key} is not ${row}`;
+  if (o.qty < 1 || o.qty > deal.max_qty) return `its qty ${o.qty} is outside 1..${deal.max_qty} of ${row}`;
+  let trade: TradeRecord;
+  try {
+    trade = executedTrade(seed, market, deal, o.idx, dealOutcomeInputs(seed, market, tick, o.idx), 0, 'user', o.qty);
+  } catch (err) {
+    return `${row} could not be executed (${(err as Error).message})`;
+  }
+  const differs = TERMS.filter(([k]) => trade[k] !== o[k]).map(([, name]) => name);
+  return differs.length ? `its ${differs.join(', ')} differ from ${row}` : trade;
+}
+
 /**
  * Fills the paid orders of session `tick` into positions and user trades on the same terms and
- * demand path as the desk's. Returns the trades (for the session's tape).
+ * demand path as the desk's; an order that cannot fill is refunded (quarantined) instead. Returns
+ * the trades (for the session's tape) and the refunded orders.
  */
-export async function fillPaidOrders(em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[]): Promise<TradeRecord[]> {
-  const orders = await em.execute<PaidOrder[]>(
-    `select id::float8 as id, account_id::float8 as account_id, idx, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
+export async function fillPaidOrders(em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[]): Promise<Filled> {
+  const paid = await em.execute<PaidOrder[]>(
+    `select id::float8 as id, account_id::float8 as account_id, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
        from orders where market = ? and tick = ? and status = 'paid' order by id for update`,
     [market, tick],
   );
-  if (!orders.length) return [];
+  const good: { o: PaidOrder; trade: TradeRecord }[] = [];
+  const bad: { id: number; reason: string }[] = [];
+  for (const o of paid) {
+    const fill = fillOf(seed, market, tick, deals, o);
+    if (typeof fill === 'string') bad.push({ id: o.id, reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account` });
+    else good.push({ o, trade: fill });
+  }
+  const quarantined = await refundOrders(em, tick, bad);
+  if (!good.length) return { trades: [], quarantined };
   const positions = await em.execute<{ id: number; order_id: number }[]>(
     `insert into position (order_id, account_id, market, tick)
      select id, account_id, ?, ? from jsonb_to_recordset(?::jsonb) as x(id bigint, account_id bigint)
      returning id::float8 as id, order_id::float8 as order_id`,
-    [market, tick, json(orders.map((o) => ({ id: o.id, account_id: o.account_id })))],
+    [market, tick, json(good.map(({ o }) => ({ id: o.id, account_id: o.account_id })))],
   );
   const positionOf = new Map(positions.map((p) => [p.order_id, p.id]));
-  const trades = orders.map((o) => {
-    const deal = deals[o.idx];
-    const trade = executedTrade(seed, market, deal, o.idx, dealOutcomeInputs(seed, market, tick, o.idx), 0, 'user', o.qty);
-    // The order copied the deal's terms when it was placed; the fill must be on exactly those.
-    if (trade.unit_cost_cents !== o.unit_cost_cents || trade.list_price_cents !== o.list_price_cents || trade.fee_cents !== o.fee_cents || trade.holding_cents !== o.holding_cents) {
-      throw new Error(`order ${o.id}: terms differ from menu row ${market}/${tick}/${o.idx}`);
-    }
-    return { ...trade, account_id: o.account_id, position_id: positionOf.get(o.id)! };
-  });
+  const trades = good.map(({ o, trade }) => ({ ...trade, account_id: o.account_id, position_id: positionOf.get(o.id)! }));
   await insertUserTrades(em, trades);
   await em.execute(
     `update orders o set status = 'filled', filled_at = now(), position_id = x.position_id
        from jsonb_to_recordset(?::jsonb) as x(id bigint, position_id bigint) where o.id = x.id and o.status = 'paid'`,
-    [json(orders.map((o) => ({ id: o.id, position_id: positionOf.get(o.id) })))],
+    [json(good.map(({ o }) => ({ id: o.id, position_id: positionOf.get(o.id) })))],
   );
-  return trades;
+  return { trades, quarantined };
+}
+
+/**
+ * Refunds paid orders the close cannot fill: each goes `refunded` with its reason, what its funding
+ * debited is credited back (ledger `refund`, ref `order:<id>`, the close's tick: booked once), and
+ * its round counts the refund; a round none of whose orders remain to fill is `refunded`.
+ */
+async function refundOrders(em: EntityManager, tick: number, bad: { id: number; reason: string }[]): Promise<Quarantined[]> {
+  if (!bad.length) return [];
+  // What goes back is what the order's funding debited, at most its total (normally exactly it).
+  const rows = await em.execute<{ id: number; account_id: number; round_id: number; total_cents: number; debited_cents: number }[]>(
+    `update orders o set status = 'refunded', refund_reason = x.reason, refunded_at = now()
+       from jsonb_to_recordset(?::jsonb) as x(id bigint, reason text) where o.id = x.id and o.status = 'paid'
+     returning o.id::float8 as id, o.account_id::float8 as account_id, o.round_id::float8 as round_id, o.total_cents::float8 as total_cents,
+       least(o.total_cents, (select coalesce(-sum(l.amount_cents), 0) from ledger l
+         where l.account_id = o.account_id and l.ref = 'order:' || o.id and l.kind = 'order_debit'))::float8 as debited_cents`,
+    [json(bad)],
+  );
+  if (rows.length !== bad.length) throw new Error(`refund: ${bad.length} paid orders locked, ${rows.length} refunded`);
+  const entries: Entry[] = rows.flatMap((r) => (r.debited_cents > 0 ? [{ account_id: r.account_id, kind: 'refund' as const, amount_cents: r.debited_cents, ref: `order:${r.id}`, tick }] : []));
+  await postEntries(em, entries);
+  await em.execute(
+    `update trade_round r
+        set refunded_cents = r.refunded_cents + x.cents,
+            status = case when exists (select 1 from orders o where o.round_id = r.id and o.status not in ('refunded', 'expired')) then r.status else 'refunded' end
+       from (select round_id, sum(cents) as cents from jsonb_to_recordset(?::jsonb) as y(round_id bigint, cents bigint) group by round_id) x
+      where r.id = x.round_id`,
+    [json(rows.map((r) => ({ round_id: r.round_id, cents: r.debited_cents })))],
+  );
+  const reasonOf = new Map(bad.map((b) => [b.id, b.reason]));
+  return rows.map((r) => ({ order_id: r.id, account_id: r.account_id, reason: reasonOf.get(r.id)!, total_cents: r.total_cents, refunded_cents: r.debited_cents }));
 }
 
 /** Orders of session `tick` nobody paid expire with their rounds; nothing was charged. */
@@ -168,7 +233,7 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
        from (select r2.id,
                     (select coalesce(sum(p.transferred_units), 0) from orders o join position p on p.order_id = o.id where o.round_id = r2.id) as units,
                     not exists (select 1 from orders o left join trade t on t.position_id = o.position_id
-                                 where o.round_id = r2.id and o.status <> 'expired' and (t.id is null or not t.settled)) as done
+                                 where o.round_id = r2.id and o.status not in ('expired', 'refunded') and (t.id is null or not t.settled)) as done
                from trade_round r2 where r2.id = any(?::bigint[])) x
       where r.id = x.id`,
     [bigints([...new Set(rows.map((r) => r.round_id))])],
