@@ -1,6 +1,6 @@
 // Prometheus metrics (CONTRACT.md /metrics): requests per route, actor mailboxes and turns,
-// worker utilisation, the database pool, session closes. Gauges that mirror live state are
-// collected at scrape time from the objects that own the state.
+// worker utilisation, the database pool, session closes, the supervisor's failures. Gauges that
+// mirror live state are collected at scrape time from the objects that own the state.
 import client from 'prom-client';
 import type { ActorRuntime } from '../actors/runtime/shards.js';
 
@@ -29,6 +29,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly closeFailures = new client.Counter({
+    name: 'session_close_failures_total',
+    help: 'Session closes that failed (each is retried with backoff) by market',
+    labelNames: ['market'] as const,
+    registers: [this.registry],
+  });
+  private readonly quarantined = new client.Counter({
+    name: 'session_close_quarantined_orders_total',
+    help: 'Paid orders a close could not fill and refunded instead (logged with the cause) by market',
+    labelNames: ['market'] as const,
+    registers: [this.registry],
+  });
+  private readonly backfillFailures = new client.Counter({
+    name: 'backfill_chunk_failures_total',
+    help: 'Failed history backfill turns by market, and whether the chunk was then given up',
+    labelNames: ['market', 'abandoned'] as const,
+    registers: [this.registry],
+  });
+  private readonly startFailures = new client.Counter({
+    name: 'supervisor_start_failures_total',
+    help: 'Failed supervisor start attempts (retried with backoff; the process exits after the last)',
+    registers: [this.registry],
+  });
+
   constructor() {
     client.collectDefaultMetrics({ register: this.registry });
   }
@@ -48,6 +72,23 @@ export class Metrics {
   observeClose(market: string, performed: boolean, seconds: number): void {
     this.closesTotal.inc({ market, performed: String(performed) });
     if (performed) this.closes.observe({ market }, seconds);
+  }
+
+  // The supervisor's failures (SupervisorMetrics).
+  closeFailed(market: string): void {
+    this.closeFailures.inc({ market });
+  }
+
+  ordersQuarantined(market: string, n: number): void {
+    this.quarantined.inc({ market }, n);
+  }
+
+  backfillChunkFailed(market: string, abandoned: boolean): void {
+    this.backfillFailures.inc({ market, abandoned: String(abandoned) });
+  }
+
+  startFailed(): void {
+    this.startFailures.inc();
   }
 
   /** Gauges read from the runtime and the database pool at each scrape. */

@@ -87,6 +87,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       catchupLimit: config.catchupLimit,
       backfillDays: config.backfillDays,
       log,
+      metrics,
       onClose: (market, tick, reply) => {
         metrics.observeClose(market, reply.closed, reply.ms / 1000);
         log.info({ market, tick, performed: reply.closed, ms: reply.ms }, 'session closed');

@@ -1,15 +1,25 @@
 // The supervisor drives the clock: it opens each market's first session, replays closes missed
 // during downtime in order, then closes every session when its time comes. It only asks; the
 // market actor decides, exactly once per (market, tick), so two supervisors on one database (or a
-// restart mid-close) never double-close.
+// restart mid-close) never double-close. Every failure is retried with bounded exponential
+// backoff (a failing close, a backfill chunk, the start itself), logged with its cause and counted.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
+import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
 import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/actor.js';
 
 const HORIZON = 8;
 
 export type Asker = { ask<T>(to: string, msg: { kind: string; [k: string]: unknown }): Promise<T> };
 export type ScheduledMarket = { id: string; interval_seconds: number };
+
+/** What the supervisor counts (src/metrics.ts implements it). */
+export type SupervisorMetrics = {
+  closeFailed(market: string): void;
+  ordersQuarantined(market: string, n: number): void;
+  backfillChunkFailed(market: string, abandoned: boolean): void;
+  startFailed(): void;
+};
 
 export type SupervisorOptions = {
   /** At most this many missed sessions are replayed one by one; older ones are skipped. */
@@ -18,14 +28,30 @@ export type SupervisorOptions = {
   backfillDays?: number;
   /** Sessions recorded per backfill turn: bounds how long a live close may wait behind one. */
   backfillChunk?: number;
+  /** A failed close is retried after these delays (default 1 s doubling to 60 s), for as long as it fails. */
+  closeRetry?: Backoff;
+  /** A failed backfill chunk is retried, then given up (default 1 s doubling to 60 s, 5 attempts). */
+  backfillRetry?: BoundedBackoff;
+  /** A failed start is retried, then `start()` rejects (default 1 s doubling, 5 attempts: about a minute with the ask timeouts). */
+  startRetry?: BoundedBackoff;
   log: Logger;
+  metrics?: SupervisorMetrics;
   onClose?: (market: string, tick: number, reply: CloseReply) => void;
 };
+
+const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
+const BACKFILL_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
+const START_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
+
+const causeOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class Supervisor {
   private readonly open = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
+  /** Consecutive failed closes per market: the backoff's attempt number. */
+  private readonly failures = new Map<string, number>();
+  private readonly sleeper = new Sleeper();
   private backfilling: Promise<void> | undefined;
   private readonly loaded = new Set<string>();
   private stopped = false;
@@ -38,8 +64,32 @@ export class Supervisor {
     private readonly opts: SupervisorOptions,
   ) {}
 
-  /** Opens or recovers every market, replays missed closes, then schedules the next ones. */
+  /**
+   * Opens or recovers every market, replays missed closes, then schedules the next ones. A failed
+   * attempt (every step is idempotent) is retried with backoff; after the last one this rejects,
+   * so the process can exit and be restarted. Resolves without starting if stopped meanwhile.
+   */
   async start(): Promise<void> {
+    const p = this.opts.startRetry ?? START_RETRY;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startOnce();
+      } catch (err) {
+        if (this.stopped) return;
+        this.opts.metrics?.startFailed();
+        if (attempt >= p.attempts) {
+          this.opts.log.error({ err, attempt }, `supervisor failed to start after ${attempt} attempts: ${causeOf(err)}`);
+          throw err;
+        }
+        const delayMs = backoffMs(attempt, p);
+        this.opts.log.error({ err, attempt, retryInMs: Math.round(delayMs) }, `supervisor failed to start: ${causeOf(err)}; retrying`);
+        await this.sleeper.sleep(delayMs);
+        if (this.stopped) return;
+      }
+    }
+  }
+
+  private async startOnce(): Promise<void> {
     const plans = await Promise.all(
       this.markets.map(async (m) => {
         const to = `market:${m.id}`;
@@ -69,22 +119,40 @@ export class Supervisor {
       plans.map(async ({ m, from, to }) => {
         const t0 = Date.now();
         let recorded = 0;
+        let abandoned = 0;
         for (let hi = to; hi >= from && !this.stopped; hi -= chunk) {
-          try {
-            const r = await this.actors.ask<BackfillReply>(`market:${m.id}`, { kind: 'backfill', from: Math.max(from, hi - chunk + 1), to: hi });
-            recorded += r.recorded;
-          } catch (err) {
-            if (this.stopped) return;
-            this.opts.log.error({ err, market: m.id, hi }, 'backfill chunk failed; retrying');
-            hi += chunk;
-            await new Promise((r) => setTimeout(r, 1000));
-          }
+          const n = await this.backfillChunk(m, Math.max(from, hi - chunk + 1), hi);
+          if (n === null) abandoned++;
+          else recorded += n;
         }
         if (this.stopped) return;
-        this.loaded.add(m.id);
+        // An abandoned chunk leaves a gap: the history is not complete, so it is never served as final.
+        if (abandoned) this.opts.log.error({ market: m.id, chunks: abandoned }, `history backfill of ${m.id} incomplete: ${abandoned} chunk(s) abandoned`);
+        else this.loaded.add(m.id);
         if (recorded) this.opts.log.info({ market: m.id, sessions: recorded, ms: Date.now() - t0 }, 'history backfill finished');
       }),
     );
+  }
+
+  /** One backfill turn, retried with backoff; null when given up (or stopped). */
+  private async backfillChunk(m: ScheduledMarket, from: number, to: number): Promise<number | null> {
+    const p = this.opts.backfillRetry ?? BACKFILL_RETRY;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.actors.ask<BackfillReply>(`market:${m.id}`, { kind: 'backfill', from, to })).recorded;
+      } catch (err) {
+        if (this.stopped) return null;
+        const giveUp = attempt >= p.attempts;
+        this.opts.metrics?.backfillChunkFailed(m.id, giveUp);
+        if (giveUp) {
+          this.opts.log.error({ err, market: m.id, from, to, attempt }, `backfill chunk ${m.id} ${from}..${to} abandoned after ${attempt} attempts: ${causeOf(err)}`);
+          return null;
+        }
+        const delayMs = backoffMs(attempt, p);
+        this.opts.log.error({ err, market: m.id, from, to, attempt, retryInMs: Math.round(delayMs) }, `backfill chunk failed: ${causeOf(err)}; retrying`);
+        await this.sleeper.sleep(delayMs);
+      }
+    }
   }
 
   /** Whether this process has seen the market's whole history recorded. */
@@ -118,32 +186,65 @@ export class Supervisor {
         this.opts.log.warn({ market: m.id, from: open, to: next }, 'downtime beyond the catch-up bound: sessions skipped');
       }
       const reply = await this.actors.ask<CloseReply>(`market:${m.id}`, { kind: 'close', tick: open, next });
+      this.quarantined(m.id, open, reply);
       this.opts.onClose?.(m.id, open, reply);
       open = reply.open;
       this.open.set(m.id, open);
     }
   }
 
-  private schedule(m: ScheduledMarket): void {
+  /** Orders the close refunded instead of filling: each an error for operators, the session closed anyway. */
+  private quarantined(market: string, tick: number, reply: CloseReply): void {
+    const q = reply.quarantined ?? [];
+    if (!q.length) return;
+    this.opts.metrics?.ordersQuarantined(market, q.length);
+    for (const o of q) {
+      this.opts.log.error(
+        { market, tick, order: o.order_id, account: o.account_id, total_cents: o.total_cents, refunded_cents: o.refunded_cents, reason: o.reason },
+        `close of ${market} ${tick} refunded order ${o.order_id} instead of filling it: ${o.reason}`,
+      );
+    }
+  }
+
+  /** Arms the timer of `m`: at its next close, or after `delayMs` when retrying a failed one. */
+  private schedule(m: ScheduledMarket, delayMs?: number): void {
     if (this.stopped) return;
     const open = this.open.get(m.id)!;
-    const dueMs = this.clock.closesAt(open, m.interval_seconds) * 1000 - this.clock.realNow() * 1000;
+    const dueMs = delayMs ?? this.clock.closesAt(open, m.interval_seconds) * 1000 - this.clock.realNow() * 1000 + 5;
     const timer = setTimeout(() => {
       const run = this.catchUp(m)
-        .catch((err) => this.opts.log.error({ err, market: m.id }, 'close failed; retrying'))
-        .finally(() => {
-          this.running.delete(run);
-          this.schedule(m);
-        });
+        .then(
+          () => {
+            this.failures.delete(m.id);
+            this.schedule(m);
+          },
+          (err) => this.schedule(m, this.closeFailed(m, err)),
+        )
+        .finally(() => this.running.delete(run));
       this.running.add(run);
-    }, Math.max(0, Math.min(dueMs + 5, 2 ** 31 - 1)));
+    }, Math.max(0, Math.min(dueMs, 2 ** 31 - 1)));
     this.timers.set(m.id, timer);
+  }
+
+  /** Logs and counts a failed close; returns the delay before the next attempt. */
+  private closeFailed(m: ScheduledMarket, err: unknown): number | undefined {
+    if (this.stopped) return undefined;
+    const attempt = (this.failures.get(m.id) ?? 0) + 1;
+    this.failures.set(m.id, attempt);
+    const delayMs = backoffMs(attempt, this.opts.closeRetry ?? CLOSE_RETRY);
+    this.opts.metrics?.closeFailed(m.id);
+    this.opts.log.error(
+      { err, market: m.id, tick: this.open.get(m.id), attempt, retryInMs: Math.round(delayMs) },
+      `close of ${m.id} ${this.open.get(m.id)} failed: ${causeOf(err)}; retrying`,
+    );
+    return delayMs;
   }
 
   /** Stops scheduling and waits for closes under way. */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
+    this.sleeper.wakeAll();
     await Promise.all([...this.running, this.backfilling]);
   }
 }
