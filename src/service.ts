@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { MARKETS, MARKET_IDS } from './engine/index.js';
 import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
+import type { BoundedBackoff } from './supervisor/backoff.js';
 import { ActorRuntime } from '../actors/runtime/shards.js';
 import { withSafeErrors } from '../actors/runtime/log.js';
 import { migrate, openOrm, schemaInfo } from '../orm/database.js';
@@ -23,13 +24,15 @@ export type StartOptions = {
   realMs?: () => number;
   /** Extra actor modules for the workers (tests). */
   extraActorModules?: string[];
+  /** How the supervisor's start is retried before `ready` rejects (main.ts then exits). */
+  startRetry?: BoundedBackoff;
 };
 
 export type RunningService = {
   port: number;
   url: string;
   services: Services;
-  /** Resolves once every market has an open session (after any catch-up). */
+  /** Resolves once every market has an open session (after any catch-up); rejects when the supervisor could not start. */
   ready: Promise<void>;
   stop: () => Promise<void>;
 };
@@ -86,6 +89,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     {
       catchupLimit: config.catchupLimit,
       backfillDays: config.backfillDays,
+      startRetry: opts.startRetry,
       log,
       metrics,
       onClose: (market, tick, reply) => {
@@ -109,7 +113,8 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   log.info({ url, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');
 
   const ready = supervisor.start();
-  ready.catch((err) => log.error({ err }, 'supervisor failed to start'));
+  // The supervisor logged each failed attempt; on the last one main.ts exits (tests see `ready` reject).
+  ready.catch(() => {});
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
