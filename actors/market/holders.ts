@@ -54,7 +54,8 @@ function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: 
     return `${row} could not be executed (${(err as Error).message})`;
   }
   const differs = TERMS.filter(([k]) => trade[k] !== o[k]).map(([, name]) => name);
-  return differs.length ? `its ${differs.join(', ')} differ from ${row}` : trade;
+  if (!differs.length) return trade;
+  return `its ${differs.join(', ')} ${differs.length > 1 ? 'differ' : 'differs'} from ${row}`;
 }
 
 /**

@@ -47,7 +47,7 @@ t.test('a paid order with wrong terms is refunded at the close; the session clos
   t.equal(refunded.status, 200);
   t.equal(refunded.body.status, 'refunded');
   t.equal(refunded.body.position_id, null);
-  t.match(refunded.body.refund_reason, new RegExp(`^not filled at the close of session ${tick}: its unit_cost differ from menu row ${MARKET}/${tick}/0; `));
+  t.match(refunded.body.refund_reason, new RegExp(`^not filled at the close of session ${tick}: its unit_cost differs from menu row ${MARKET}/${tick}/0; `));
   for (const g of good) {
     const o = (await agent.get(`/api/v1/orders/${g.id}`)).body;
     t.equal(o.status, 'filled', `order ${g.id} of the same session filled`);
