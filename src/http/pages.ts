@@ -3,12 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
-import type { Reply } from './route.js';
+import Type from 'typebox';
+import { route, type Reply, type Route } from './route.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // src/http → project root, from both the sources and dist/src/http.
 const root = here.includes(`${path.sep}dist${path.sep}`) ? path.resolve(here, '..', '..', '..') : path.resolve(here, '..', '..');
 export const TEMPLATES_DIR = path.join(root, 'templates');
+/** Styles and scripts of the pages: served files, since their CSP allows nothing inline. */
+export const PUBLIC_DIR = path.join(root, 'public');
 
 // HTML-escape what can break out of text or a quoted attribute; leave "/" alone so URLs stay legible.
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#x60;', '=': '&#x3D;' };
@@ -33,4 +36,22 @@ export function renderPage(name: string, view: Record<string, unknown> & { title
   const content = Mustache.render(template(name), view, partial);
   const body = Mustache.render(template('layout'), { ...view, content }, partial);
   return { status, body, contentType: 'text/html; charset=utf-8' };
+}
+
+const ASSETS = { 'site.css': 'text/css; charset=utf-8', 'api-docs.js': 'text/javascript; charset=utf-8' } as const;
+type Asset = keyof typeof ASSETS;
+
+/** GET /assets/{asset}: the files of public/, read once. */
+export function assetRoute(): Route {
+  const files = new Map<Asset, Buffer>();
+  return route({
+    method: 'GET', path: '/assets/{asset}', auth: 'none', summary: 'Styles and scripts of the pages',
+    params: Type.Object({ asset: Type.Union(Object.keys(ASSETS).map((k) => Type.Literal(k))) }),
+    handler: ({ params }) => {
+      const name = params.asset as Asset;
+      let body = files.get(name);
+      if (!body) files.set(name, (body = fs.readFileSync(path.join(PUBLIC_DIR, name))));
+      return { body, contentType: ASSETS[name], headers: { 'cache-control': 'public, max-age=3600' } };
+    },
+  });
 }

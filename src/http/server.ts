@@ -49,11 +49,15 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 /** Most fields a query string or form may have (repeats count), so parsing one stays cheap. */
 const MAX_FIELDS = 1000;
 const INTERNAL = JSON.stringify({ detail: 'internal error' });
-/** Sent with every HTML page: no inline script or style, no framing, no referrer (links carry tokens). */
+/**
+ * Sent with every HTML page: no inline script or style, no framing. Referrer `same-origin`: links
+ * carry tokens, so no other site sees a path; not `no-referrer`, which makes browsers send
+ * `Origin: null` on the site's own form posts (refused as cross-site).
+ */
 const PAGE_HEADERS: [string, string][] = [
   ['content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"],
   ['x-frame-options', 'DENY'],
-  ['referrer-policy', 'no-referrer'],
+  ['referrer-policy', 'same-origin'],
 ];
 const statusLines = new Map<number, string>();
 const statusLine = (s: number) => {

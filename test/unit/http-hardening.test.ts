@@ -142,7 +142,7 @@ t.test('security headers', async (t) => {
   t.match(page.headers.get('content-security-policy'), /script-src 'self'/);
   t.match(page.headers.get('content-security-policy'), /frame-ancestors 'none'/);
   t.equal(page.headers.get('x-frame-options'), 'DENY');
-  t.equal(page.headers.get('referrer-policy'), 'no-referrer');
+  t.equal(page.headers.get('referrer-policy'), 'same-origin');
   t.equal(page.headers.get('x-content-type-options'), 'nosniff');
   const api = await call('/api/v1/things/x');
   t.equal(api.headers.get('x-content-type-options'), 'nosniff');

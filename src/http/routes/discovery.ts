@@ -72,8 +72,7 @@ export function discoveryRoutes(s: Services): Route[] {
           title: 'API docs',
           openapi_url: '/api/openapi.json',
           stylesheets: ['/api/docs/swagger-ui.css'],
-          scripts: ['/api/docs/swagger-ui-bundle.js'],
-          inline_script: `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`,
+          scripts: ['/api/docs/swagger-ui-bundle.js', '/assets/api-docs.js'],
         }),
     }),
     route({

@@ -7,6 +7,7 @@ import { sessionTokenHash } from '../../../actors/holder/actor.js';
 import { holderOf, sessionCookie, sessionToken, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { crossSite } from '../server.js';
 import type { Services } from '../services.js';
 import { DEFAULT_NEXT, field, webAction, formReply, invalidForm, safeNext, type Problem } from '../web.js';
 
@@ -97,6 +98,8 @@ export function webHolderRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: '/logout', auth: 'none', summary: 'End the holder session',
       handler: async ({ req }) => {
+        // A GET (SPEC.md) that changes state: refused cross-site like the form posts, so another site cannot log a holder out.
+        if (crossSite(req.headers, new URL(s.config.baseUrl).origin)) throw new HttpError(403, 'cross-site request refused');
         const token = sessionToken(req);
         const holder = token ? await holderOf(s, req) : null;
         if (token && holder) await s.runtime.ask(`holder:${holder.email}`, { kind: 'logout', tokenHash: sessionTokenHash(token) });

@@ -6,7 +6,8 @@ import { webCheckoutRoutes } from './web-checkout.js';
 import { webConsoleRoutes } from './web-console.js';
 import { webCartRoutes } from './web-carts.js';
 import { webSiteRoutes } from './web-site.js';
+import { assetRoute } from '../pages.js';
 
 export function webRoutes(s: Services): Route[] {
-  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s), ...webSiteRoutes(s)];
+  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s), ...webSiteRoutes(s), assetRoute()];
 }
