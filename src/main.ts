@@ -58,6 +58,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // startService refuses settings the database cannot serve (the shard count) as configuration errors.
+  if (err instanceof ConfigError) {
+    console.error(`configuration error: ${err.message}`);
+    process.exit(2);
+  }
   console.error(err);
   process.exit(1);
 });

@@ -8,6 +8,8 @@ import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
 import { ActorRuntime } from '../actors/runtime/shards.js';
 import { withSafeErrors } from '../actors/runtime/log.js';
+import { budgetProblem, connectionLimit, MAIN_POOL, workerPool } from '../orm/connections.js';
+import { ConfigError } from './config.js';
 import { migrate, openOrm, schemaInfo } from '../orm/database.js';
 import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
 import { initMeta, writeMeta } from '../orm/meta.js';
@@ -57,7 +59,14 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     log.info({ dataDir: config.dataDir }, 'embedded PostgreSQL (PGlite) started');
   }
   const databaseUrl = config.databaseUrl ?? embedded!.url;
-  const orm = await openOrm(databaseUrl, 4);
+  const orm = await openOrm(databaseUrl, MAIN_POOL);
+  // Every shard's pools must fit in what the database accepts: refuse to start rather than fail under load.
+  const problem = budgetProblem(config.shards, Boolean(embedded), await connectionLimit(orm, Boolean(embedded)));
+  if (problem) {
+    await orm.close();
+    await embedded?.stop();
+    throw new ConfigError(problem);
+  }
   const applied = await migrate(orm);
   if (applied.length) log.info({ applied }, 'migrations applied');
   const schema = await schemaInfo(orm);
@@ -67,7 +76,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const runtime = new ActorRuntime({
     shards: config.shards,
     databaseUrl,
-    poolMax: embedded ? 4 : 10,
+    poolMax: workerPool(Boolean(embedded)),
     seed: config.seed,
     idleMs: 60_000,
     logLevel: config.logLevel,

@@ -6,6 +6,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { knex, type Knex } from '@mikro-orm/postgresql';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ActorError } from '../runtime/actor.js';
+import { THROTTLE_POOL } from '../../orm/connections.js';
 
 /** The limits, in one place: at most `points` per `seconds`. */
 export const HOLDER_LIMITS = {
@@ -18,12 +19,6 @@ export const HOLDER_LIMITS = {
 } as const;
 
 export const RATE_LIMIT_TABLE = 'rate_limit';
-/**
- * Connections of a worker's own pool for the counters. Separate from the turn's pool: a count must
- * outlive the turn's rolled-back transaction, and a turn holding a transaction must never wait for
- * a second connection of the same pool (enough such turns at once would starve it).
- */
-export const THROTTLE_POOL = 1;
 
 type Name = keyof typeof HOLDER_LIMITS;
 
@@ -71,7 +66,11 @@ function tooMany(what: string, msBeforeNext: number): ActorError {
   return new ActorError(429, `${what}; try again in ${minutes(seconds)}`, seconds);
 }
 
-/** Counters on their own pool of `databaseUrl`; one per worker (see `throttleFor`). */
+/**
+ * Counters on their own pool (THROTTLE_POOL connections) of `databaseUrl`, one per worker. Apart from
+ * the turn's pool: a count must outlive the turn's rolled-back transaction, and a turn holding a
+ * transaction must never wait for a second connection of the same pool (enough at once would starve it).
+ */
 export function createHolderThrottle(databaseUrl: string): HolderThrottle {
   const db: Knex = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: THROTTLE_POOL, idleTimeoutMillis: 10_000 } });
   const store = unnamedStatements(db);

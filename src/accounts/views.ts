@@ -13,6 +13,23 @@ export const unix = (d: Date | string | null) => (d === null ? null : Math.round
 
 export const purchaseUrl = (baseUrl: string, token: string) => `${baseUrl}/checkout/${token}`;
 
+/**
+ * Caps of the lists SPEC.md gives no `limit` for (every other list takes a bounded `limit`): a list
+ * shows its first rows up to the cap, so no holder or agent can make one page read without end.
+ */
+export const LIST_CAPS = {
+  /** GET /api/v1/inventory: owned goods, newest first. */
+  inventory: 1000,
+  /** Stored cards offered on a checkout page, newest first. */
+  cards: 20,
+  /** A holder's agents on the console (overview, agents page), oldest first. */
+  agents: 100,
+  /** A holder's accounts whose orders, positions and ledger the console lists, oldest first. */
+  accounts: 1000,
+  /** Carts in GET /api/v1/agents/me, oldest first. */
+  carts: 200,
+} as const;
+
 export type OrderRow = {
   id: number; market: string; tick: number; offer_key: string; qty: number; unit_cost_cents: number; list_price_cents: number;
   gross_cents: number; fee_amount_cents: number; total_cents: number; status: string; payment_source: string | null; token: string;
@@ -185,8 +202,8 @@ export async function inventoryOf(em: EntityManager, accountIds: number[]) {
   const items = await em.execute(
     `select id::float8 as id, account_id::float8 as account_id, position_id::float8 as position_id, market, cluster, title, qty, story, rarity,
             rarity_score, history, economy, source, provenance, created_at
-       from inventory_item where account_id = any(?::bigint[]) order by id desc`,
-    [ids(accountIds)],
+       from inventory_item where account_id = any(?::bigint[]) order by id desc limit ?`,
+    [ids(accountIds), LIST_CAPS.inventory],
   );
   // The exchange (listing owned goods) is a later layer: no listing can exist yet.
   return { items: items.map((i) => ({ ...i, created_at: unix(i.created_at) })), listings: [] as unknown[] };

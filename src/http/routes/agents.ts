@@ -5,7 +5,7 @@ import Type from 'typebox';
 import type { Registered } from '../../../actors/agent/actor.js';
 import { KEY_ID_LENGTH, KEY_PATTERN, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
 import { centsToNumber } from '../../engine/index.js';
-import { unix } from '../../accounts/views.js';
+import { LIST_CAPS, unix } from '../../accounts/views.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { json, route, type Reply, type Route } from '../route.js';
 import type { Services } from '../services.js';
@@ -148,8 +148,8 @@ async function agentState(s: Services, p: AgentPrincipal) {
   const carts = await em.execute<{ id: number; name: string; kind: string; token: string; agent_id: number }[]>(
     `select c.id::float8 as id, c.name, c.kind, c.token, c.agent_id::float8 as agent_id from cart c
       where c.agent_id = ? or (?::bigint is not null and (c.holder_id = ? or c.agent_id in (select id from agent where holder_id = ?)))
-      order by c.id`,
-    [a.id, a.holder_id, a.holder_id, a.holder_id],
+      order by c.id limit ?`,
+    [a.id, a.holder_id, a.holder_id, a.holder_id, LIST_CAPS.carts],
   );
   const view = (c: { id: number; name: string; kind: string; token: string }) => ({ id: c.id, name: c.name, kind: c.kind, checkout_url: cartUrl(s, c.token) });
   const mine = carts.filter((c) => c.agent_id === a.id).map(view);

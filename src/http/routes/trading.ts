@@ -4,7 +4,7 @@
 import Type from 'typebox';
 import type { OrderPlaced } from '../../../actors/account/actor.js';
 import {
-  accountSummary, inventoryOf, ledgerOf, orderJson, orderOf, ordersOf, positionOf, positionsOf, roundsOf, tradesOf, type OrderRow,
+  LIST_CAPS, accountSummary, inventoryOf, ledgerOf, orderJson, orderOf, ordersOf, positionOf, positionsOf, roundsOf, tradesOf, type OrderRow,
 } from '../../accounts/views.js';
 import { positionTerms } from '../../engine/index.js';
 import type { AgentPrincipal } from '../auth/keys.js';
@@ -108,7 +108,7 @@ export function tradingRoutes(s: Services): Route[] {
       handler: async ({ query, principal }) => json({ ledger: await ledgerOf(em(), [me(principal).accountId], query.limit) }),
     }),
     route({
-      method: 'GET', path: '/api/v1/inventory', auth: 'key', summary: 'Owned goods (unsold units of settled positions) and open listings',
+      method: 'GET', path: '/api/v1/inventory', auth: 'key', summary: `Owned goods (unsold units of settled positions; the newest ${LIST_CAPS.inventory}) and open listings`,
       handler: async ({ principal }) => json(await inventoryOf(em(), [me(principal).accountId])),
     }),
     route<unknown, { limit: number }>({

@@ -4,7 +4,7 @@
 // charged; the payment itself is one turn of the order's account actor.
 import Type from 'typebox';
 import type { Connected, Paid } from '../../../actors/account/actor.js';
-import { monthlyFeeStatus, orderByToken } from '../../accounts/views.js';
+import { LIST_CAPS, monthlyFeeStatus, orderByToken } from '../../accounts/views.js';
 import { checkCard, expired, type StoredCard } from '../../payments/cards.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
@@ -44,7 +44,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
   /** The payment part of the page: only for a logged-in holder, on an open order of their own agent. */
   async function payView(holder: HolderPrincipal, order: Order) {
     const [cards, balance, fee] = await Promise.all([
-      em().execute('select id::float8 as id, brand, last4, exp_month, exp_year from card where holder_id = ? order by id desc', [holder.holderId]),
+      em().execute('select id::float8 as id, brand, last4, exp_month, exp_year from card where holder_id = ? order by id desc limit ?', [holder.holderId, LIST_CAPS.cards]),
       em().execute('select balance_cents::float8 as cents from account where id = ? and holder_id = ?', [order.account_id, holder.holderId]),
       monthlyFeeStatus(em(), holder.holderId),
     ]);

@@ -4,7 +4,7 @@
 import Type from 'typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { FUNDING_PROFITABLE_TRADES, type FundingSet } from '../../../actors/account/actor.js';
-import { accountSummary, ledgerOf, monthlyFeeStatus, ordersOf, positionsOf } from '../../accounts/views.js';
+import { LIST_CAPS, accountSummary, ledgerOf, monthlyFeeStatus, ordersOf, positionsOf } from '../../accounts/views.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -23,22 +23,22 @@ const TABS = [
 
 type AgentRow = { id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number };
 
-/** The holder's agents: connected to them, or trading on an account of theirs. */
-async function agentsOf(em: EntityManager, holderId: number): Promise<AgentRow[]> {
+/** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */
+async function agentsOf(em: EntityManager, holderId: number, agentId: number | null = null): Promise<AgentRow[]> {
   return em.execute<AgentRow[]>(
     `select g.id::float8 as id, g.name, g.key_id, g.identity->>'model' as model, g.account_id::float8 as account_id, g.autonomous_funding,
             (select count(*)::int from trade t where t.account_id = g.account_id and t.actor = 'user' and t.settled and t.realized_pnl_cents > 0) as wins
        from agent g
-      where g.holder_id = ? or g.account_id in (select id from account where holder_id = ?)
-      order by g.id`,
-    [holderId, holderId],
+      where (g.holder_id = ? or g.account_id in (select id from account where holder_id = ?)) and (?::bigint is null or g.id = ?)
+      order by g.id limit ?`,
+    [holderId, holderId, agentId, agentId, LIST_CAPS.agents],
   );
 }
 
 async function accountsOf(em: EntityManager, holderId: number): Promise<number[]> {
   const rows = await em.execute(
-    'select id::float8 as id from account where holder_id = ? union select account_id::float8 from agent where holder_id = ?',
-    [holderId, holderId],
+    'select id::float8 as id from account where holder_id = ? union select account_id::float8 from agent where holder_id = ? order by id limit ?',
+    [holderId, holderId, LIST_CAPS.accounts],
   );
   return rows.map((r) => r.id as number);
 }
@@ -139,7 +139,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       handler: ({ req, params, body, principal, idem }) => {
         const holder = principal as HolderPrincipal;
         return webAction(req, async () => {
-          const agent = (await agentsOf(em(), holder.holderId)).find((a) => a.id === params.agent_id);
+          const [agent] = await agentsOf(em(), holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask<FundingSet>(`account:${agent.account_id}`, {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',

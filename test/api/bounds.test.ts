@@ -1,0 +1,82 @@
+// Bounds (issue 8): lists without a `limit` parameter stop at their documented caps (LIST_CAPS), and
+// a shard count whose connection pools the database cannot serve stops start-up with a
+// configuration error and exit code 2, on the embedded database and on PostgreSQL.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { LIST_CAPS } from '../../src/accounts/views.js';
+import { budgetProblem, connectionBudget } from '../../orm/connections.js';
+import { EMBEDDED_MAX_CONNECTIONS } from '../../orm/embedded.js';
+import { embeddedDataDir, freshDatabase, usingPostgres } from '../helpers/db.js';
+import { registerAgent } from '../helpers/agents.js';
+import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
+
+const MAIN = path.resolve('dist/src/main.js');
+
+t.test('lists stop at their caps; an agent beyond the console cap can still be switched', async (t) => {
+  const svc = await startWebService(t);
+  const db = (sql: string, params: unknown[] = []) => svc.services.orm.em.fork().execute(sql, params);
+  const { cookie, holderId } = await registerHolder(svc, 'many@example.com');
+
+  const n = LIST_CAPS.agents + 1;
+  const agents = await db(
+    `with a as (insert into account (holder_id) select null from generate_series(1, ?) returning id)
+     insert into agent (key_id, key_hash, name, recall_phrase, account_id, holder_id)
+     select lpad(id::text, 20, 'k'), 'x', 'bulk ' || id, 'phrase', id, ? from a returning id::float8 as id`,
+    [n, holderId],
+  );
+  const page = await getPage(svc, '/console/agents', { cookie });
+  t.equal(page.status, 200);
+  t.equal(page.text.match(/action="\/console\/agents\/\d+\/funding"/g)?.length, LIST_CAPS.agents, `the agents page lists ${LIST_CAPS.agents}`);
+  const last = Math.max(...agents.map((a) => a.id as number));
+  t.notMatch(page.text, `/console/agents/${last}/funding`, 'the newest is beyond the cap');
+  const off = await postForm(svc, `/console/agents/${last}/funding`, { enabled: 'off' }, { cookie, json: true });
+  t.equal(off.status, 200, 'and still found by its id');
+
+  // Owned goods without their positions (the foreign key dropped in this test's own database).
+  const agent = await registerAgent(svc);
+  await db('alter table inventory_item drop constraint inventory_item_position_id_fkey');
+  await db(
+    `insert into inventory_item (account_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, provenance)
+     select ?, g, 'h2', 0, 'item ' || g, 1, '', 'common', 0, '{}', '{}', 'trade', '[]' from generate_series(1, ?) g`,
+    [agent.accountId, LIST_CAPS.inventory + 5],
+  );
+  const inv = await agent.get('/api/v1/inventory');
+  t.equal(inv.status, 200);
+  t.equal(inv.body.items.length, LIST_CAPS.inventory, `inventory lists ${LIST_CAPS.inventory}`);
+  t.equal(inv.body.items[0].title, `item ${LIST_CAPS.inventory + 5}`, 'newest first');
+});
+
+t.test('the connection budget', async (t) => {
+  t.equal(connectionBudget(64, true).total, 64 * connectionBudget(1, true).perShard + connectionBudget(1, true).main);
+  const tooMany = budgetProblem(64, true, EMBEDDED_MAX_CONNECTIONS);
+  t.match(tooMany, /^SVC_SHARDS=64 needs up to \d+ database connections .* more than the 256 the embedded database accepts; set SVC_SHARDS to at most \d+$/);
+  const fits = Number(/at most (\d+)$/.exec(tooMany!)![1]);
+  t.equal(budgetProblem(fits, true, EMBEDDED_MAX_CONNECTIONS), undefined, `${fits} shards fit`);
+  t.ok(budgetProblem(fits + 1, true, EMBEDDED_MAX_CONNECTIONS), `${fits + 1} do not`);
+  t.match(budgetProblem(64, false, 97), /PostgreSQL allows .* or raise max_connections$/);
+});
+
+/** Runs `node dist/src/main.js` with `env` until it exits; resolves with its exit code and stderr. */
+function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NODE_OPTIONS', 'DATABASE_URL', 'DATA_DIR'].includes(k)) childEnv[k] = v;
+  const child = spawn(process.execPath, [MAIN], { env: { ...childEnv, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr += c));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.once('exit', (code) => (clearTimeout(timer), resolve({ code, stderr }))));
+}
+
+t.test('too many shards for the embedded database: configuration error, exit 2', async (t) => {
+  const r = await runMain({ DATA_DIR: await embeddedDataDir(t), SVC_SHARDS: '64' });
+  t.equal(r.code, 2, r.stderr);
+  t.match(r.stderr, /^configuration error: SVC_SHARDS=64 needs up to \d+ database connections .* the embedded database accepts/);
+});
+
+t.test('too many shards for PostgreSQL: configuration error, exit 2', { skip: !usingPostgres && 'needs DATABASE_URL' }, async (t) => {
+  const r = await runMain({ DATABASE_URL: await freshDatabase(t), SVC_SHARDS: '64' });
+  if (r.code === 0 || r.code === null) return t.skip('this server allows enough connections for 64 shards');
+  t.equal(r.code, 2, r.stderr);
+  t.match(r.stderr, /^configuration error: SVC_SHARDS=64 needs up to \d+ database connections .* PostgreSQL allows .* raise max_connections/);
+});
