@@ -10,6 +10,7 @@ import { ActorRuntime } from '../actors/runtime/shards.js';
 import { withSafeErrors } from '../actors/runtime/log.js';
 import { budgetProblem, connectionLimit, MAIN_POOL, workerPool } from '../orm/connections.js';
 import { ConfigError } from './config.js';
+import type { StoredAnswer } from '../actors/runtime/idempotency.js';
 import { migrate, openOrm, schemaInfo } from '../orm/database.js';
 import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
 import { initMeta, writeMeta } from '../orm/meta.js';
@@ -19,6 +20,9 @@ import { routeTable } from './http/routes/index.js';
 import { keyAuthenticator } from './http/auth/keys.js';
 import { holderAuthenticator } from './http/auth/holders.js';
 import type { Services } from './http/services.js';
+
+/** How often stored idempotency answers past their retention are swept. */
+const ANSWER_SWEEP_MS = 3_600_000;
 
 export type StartOptions = {
   log?: Logger;
@@ -115,6 +119,11 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     bodyLimitBytes: config.bodyLimitBytes,
     authenticators: { key: keyAuthenticator(services), holder: holderAuthenticator(services) },
     siteOrigin: new URL(config.baseUrl).origin,
+    answers: {
+      keyBusy: (k) => runtime.keyBusy(k),
+      holdKey: (k) => runtime.holdKey(k),
+      find: async (scope, key) => (await runtime.read<StoredAnswer | null>('idempotency.find', { scope, key })) ?? undefined,
+    },
     onRequest: metrics.observeRequest,
   });
   const listening = await listen(front.app, config.host, config.port);
@@ -125,9 +134,16 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   // The supervisor logged each failed attempt; on the last one main.ts exits (tests see `ready` reject).
   ready.catch(() => {});
 
+  // Stored Idempotency-Key answers are forgotten after 24 h (CONTRACT.md), a bounded batch an hour.
+  const sweep = setInterval(() => {
+    runtime.ask('answers:sweep', { kind: 'sweep' }).catch((err) => log.warn({ err }, 'idempotency sweep failed; the next one retries'));
+  }, ANSWER_SWEEP_MS);
+  sweep.unref();
+
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(sweep);
       listening.close();
       await supervisor.stop();
       // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.

@@ -10,6 +10,7 @@ import { safeError } from '../../actors/runtime/log.js';
 import { HttpError, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
+import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
 
@@ -19,6 +20,8 @@ export type ServerOptions = {
   bodyLimitBytes: number;
   /** Resolves the caller for `key` and `holder` routes; throws HttpError(401) when absent or wrong. */
   authenticators: Partial<Record<Exclude<Auth, 'none'>, Authenticator>>;
+  /** Stored answers of Idempotency-Key requests; without it the header is ignored (unit tests). */
+  answers?: AnswerStore;
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
   /**
    * The site's own origin (`new URL(config.baseUrl).origin`): state-changing web requests from any
@@ -230,7 +233,9 @@ export function createApp(opts: ServerOptions): FrontEnd {
       const page = await c.route.onInvalid?.(req, issues, raw, principal);
       return page ?? { status: 422, json: validationError(issues) };
     }
-    return c.route.handler({ params, query, body: parsed, req, principal });
+    const ctx = { params, query, body: parsed, req, principal };
+    const ticket = c.route.method !== 'GET' && opts.answers ? ticketOf(req.headers, c.route.method, req.url, principal, body) : undefined;
+    return ticket ? answerOnce(c.route, ctx, ticket, opts.answers!) : c.route.handler(ctx);
   }
 
   function authenticate(auth: Exclude<Auth, 'none'>, req: RequestInfo): Promise<unknown> {
