@@ -132,6 +132,7 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
     [msg.orderId, accountId],
   );
   if (!order) throw new ActorError(404, `no order ${msg.orderId}`);
+  if (order.status === 'refunded') throw new ActorError(409, 'this order was refunded at its session\'s close and cannot be paid again; nothing was charged');
   if (order.status === 'paid' || order.status === 'filled') {
     return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: true, charged_cents: 0, fee_cents: 0 };
   }

@@ -111,3 +111,26 @@ export function fundingEntries(accountId: number, orderId: number, totalCents: n
   if (feeCents) entries.push({ account_id: accountId, kind: 'monthly_fee', amount_cents: -feeCents, ref });
   return entries;
 }
+
+/**
+ * What a session of an open position books at the close (ref `position:<id>`, the close's tick):
+ * what sold is credited, holding is charged, and at settlement the surcharge is debited. Movements
+ * of zero book nothing.
+ */
+export function sessionEntries(
+  accountId: number, positionId: number, tick: number,
+  moved: { soldCents: number; holdingCents: number; surchargeCents: number },
+): Entry[] {
+  const ref = `position:${positionId}`;
+  const entries: Entry[] = [];
+  const book = (kind: LedgerKind, amount: number) => amount && entries.push({ account_id: accountId, kind, amount_cents: amount, ref, tick });
+  book('sale_credit', moved.soldCents);
+  book('holding_fee', -moved.holdingCents);
+  book('surcharge', -moved.surchargeCents);
+  return entries;
+}
+
+/** A paid order the close could not fill gets back what its funding debited (ref `order:<id>`, the close's tick). */
+export function refundEntries(accountId: number, orderId: number, tick: number, debitedCents: number): Entry[] {
+  return debitedCents > 0 ? [{ account_id: accountId, kind: 'refund', amount_cents: debitedCents, ref: `order:${orderId}`, tick }] : [];
+}

@@ -6,7 +6,7 @@
 // exactly-once gate (market_session.closed_at) makes each step happen once.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, dealOutcomeInputs, type Deal, type MarketId, type ServedDeal } from '../../src/engine/index.js';
-import { postEntries, type Entry } from '../account/ledger.js';
+import { postEntries, refundEntries, sessionEntries, type Entry } from '../account/ledger.js';
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './record.js';
 import { insertUserTrades, type OpenTrade } from './store.js';
@@ -112,7 +112,7 @@ async function refundOrders(em: EntityManager, tick: number, bad: { id: number; 
     [json(bad)],
   );
   if (rows.length !== bad.length) throw new Error(`refund: ${bad.length} paid orders locked, ${rows.length} refunded`);
-  const entries: Entry[] = rows.flatMap((r) => (r.debited_cents > 0 ? [{ account_id: r.account_id, kind: 'refund' as const, amount_cents: r.debited_cents, ref: `order:${r.id}`, tick }] : []));
+  const entries = rows.flatMap((r) => refundEntries(r.account_id, r.id, tick, r.debited_cents));
   await postEntries(em, entries);
   await em.execute(
     `update trade_round r
@@ -146,14 +146,12 @@ export async function bookHolderSessions(em: EntityManager, market: MarketId, ti
   before.forEach((t, i) => {
     if (t.actor !== 'user' || t.account_id === null || t.position_id === null) return;
     const a = after[i];
-    const ref = `position:${t.position_id}`;
-    const book = (kind: Entry['kind'], amount: number) => amount && entries.push({ account_id: t.account_id!, kind, amount_cents: amount, ref, tick });
-    book('sale_credit', a.revenue_cents - t.revenue_cents);
-    book('holding_fee', -(a.holding_cost_cents - t.holding_cost_cents));
-    if (a.settled) {
-      book('surcharge', -(a.surcharge_cents ?? 0));
-      settled.push(t.position_id);
-    }
+    entries.push(...sessionEntries(t.account_id, t.position_id, tick, {
+      soldCents: a.revenue_cents - t.revenue_cents,
+      holdingCents: a.holding_cost_cents - t.holding_cost_cents,
+      surchargeCents: a.settled ? (a.surcharge_cents ?? 0) : 0,
+    }));
+    if (a.settled) settled.push(t.position_id);
   });
   await postEntries(em, entries);
   if (settled.length) await settlePositions(em, market, tick, settled);

@@ -22,7 +22,7 @@ type OrderCreate = { market: string; offer_key: string; qty: number; pay_from_ba
 
 const limit = (max: number, dflt: number) => Type.Integer({ minimum: 1, maximum: max, default: dflt });
 const OrdersQuery = Type.Object({
-  status: Type.Optional(Type.Union(['awaiting_payment', 'paid', 'filled', 'expired'].map((v) => Type.Literal(v)))),
+  status: Type.Optional(Type.Union(['awaiting_payment', 'paid', 'filled', 'expired', 'refunded'].map((v) => Type.Literal(v)))),
   limit: limit(1000, 100),
 });
 const PositionsQuery = Type.Object({ status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('settled')])), limit: limit(1000, 100) });
