@@ -284,10 +284,10 @@ export function createApp(opts: ServerOptions): FrontEnd {
   }
 
   function errorReply(err: unknown): Reply {
-    if (err instanceof HttpError) return { status: err.status, json: { detail: err.detail }, headers: err.headers };
+    if (err instanceof HttpError) return { status: err.status, json: { detail: bounded(err.detail) }, headers: err.headers };
     if (err instanceof ActorError) {
       const headers: Record<string, string> = err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {};
-      return { status: err.status, json: { detail: err.detail }, headers };
+      return { status: err.status, json: { detail: bounded(err.detail) }, headers };
     }
     opts.log.error({ err: safeError(err) }, 'unhandled error'); // never a statement's values, whatever the logger
     return { status: 500, json: { detail: 'internal error' } };
@@ -334,6 +334,12 @@ export function crossSite(headers: Record<string, string>, siteOrigin?: string):
   } catch {
     return true; // "null" (sandboxed or privacy-sensitive contexts) and garbage are not our origin
   }
+}
+
+/** A refusal's text may quote the request (a deal key of any length): cut it, never echo a megabyte. */
+const DETAIL_MAX = 1000;
+function bounded(detail: unknown): unknown {
+  return typeof detail === 'string' && detail.length > DETAIL_MAX ? `${detail.slice(0, DETAIL_MAX).replace(/[\ud800-\udbff]$/, '')}…` : detail;
 }
 
 function tooLarge(): Reply {

@@ -64,6 +64,9 @@ t.test('API bodies are JSON or 415', async (t) => {
   t.not(json.status, 415, 'JSON with a charset is JSON');
   const reg = await svc.get('/api/v1/agents/register', { method: 'POST', body: '{}', headers: { 'content-type': 'text/plain' } });
   t.equal(reg.status, 415, 'unauthenticated routes too');
+  const huge = await agent.post('/api/v1/orders', { market: 'h2', offer_key: 'k'.repeat(500_000), qty: 1 });
+  t.equal(huge.status, 404);
+  t.ok(huge.body.detail.length <= 1001, 'a refusal quoting the request is cut');
 });
 
 t.test('NUL and lone surrogates are 422 at their field, nothing written', async (t) => {
