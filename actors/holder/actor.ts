@@ -12,7 +12,9 @@ import { throttleFor } from './throttle.js';
 export type HolderMessage =
   | { kind: 'register'; email: string; password: string; display_name: string; address: string }
   | { kind: 'login'; email: string; password: string; address: string }
-  | { kind: 'logout'; tokenHash: string };
+  | { kind: 'logout'; tokenHash: string }
+  /** A new session for a holder whose register or login answer is being replayed (same key, same body, password included). */
+  | { kind: 'resume'; holderId: number };
 
 /** A new web session: `token` goes into the cookie, its hash into holder_session. */
 export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };
@@ -49,8 +51,12 @@ function sameEmail(stateEmail: string, email: string): void {
   if (stateEmail !== email) throw new ActorError(400, 'e-mail does not match this holder');
 }
 
+/** A session answer as stored under an Idempotency-Key: never the token (only its hash is ever kept). */
+const withoutToken = (s: HolderSession): Omit<HolderSession, 'token'> => ({ holder_id: s.holder_id, email: s.email, display_name: s.display_name, expires_at: s.expires_at });
+
 export const holderActor = defineActor<{ email: string }, HolderMessage>({
   kind: 'holder',
+  storedReply: { register: withoutToken, login: withoutToken },
 
   async activate(ctx) {
     return { email: ctx.id };
@@ -94,6 +100,12 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       const session = await ctx.em.transactional((em) => openSession(em, h));
       await throttle(ctx.em).loginSucceeded(state.email);
       return session;
+    },
+
+    async resume(state, msg, ctx): Promise<HolderSession> {
+      const h = await holderByEmail(ctx.em, state.email);
+      if (!h || h.id !== msg.holderId) throw new ActorError(404, 'no such holder');
+      return ctx.em.transactional((em) => openSession(em, h));
     },
 
     async logout(state, msg, ctx): Promise<LoggedOut> {

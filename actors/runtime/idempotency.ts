@@ -56,19 +56,22 @@ export function replayOf(stored: StoredAnswer, idem: IdemRequest): { replayed: t
  * Runs `effect` (which opens its own, here nested, transaction) with its answer stored in one
  * transaction. A refusal (ActorError 4xx) rolls the effect back and stores the refusal.
  */
-export async function withIdempotency(em: EntityManager, idem: IdemRequest, effect: (em: EntityManager) => Promise<unknown>): Promise<{ replayed: boolean; reply: unknown }> {
+export async function withIdempotency(
+  em: EntityManager, idem: IdemRequest, effect: (em: EntityManager) => Promise<unknown>, stored: (reply: unknown) => unknown = (r) => r,
+): Promise<{ replayed: boolean; reply: unknown }> {
   let outcome: { replayed: boolean; reply: unknown } | { refused: ActorError };
   try {
     outcome = await em.transactional(async (tem) => {
-      const stored = await findAnswer(tem, idem);
-      if (stored) return replayOf(stored, idem);
+      const prior = await findAnswer(tem, idem);
+      if (prior) return replayOf(prior, idem);
       try {
         // Its own savepoint: a refusal undoes the effect's writes, not the stored refusal.
         const reply = await tem.transactional((inner) => effect(inner));
-        await storeAnswer(tem, idem, 200, reply);
+        await storeAnswer(tem, idem, 200, stored(reply));
         return { replayed: false, reply };
       } catch (err) {
-        if (!(err instanceof ActorError) || err.status >= 500) throw err;
+        // A throttle's 429 passes with time: it is not the request's answer.
+        if (!(err instanceof ActorError) || err.status >= 500 || err.status === 429) throw err;
         await storeAnswer(tem, idem, err.status, { detail: err.detail });
         return { refused: err };
       }
@@ -76,9 +79,9 @@ export async function withIdempotency(em: EntityManager, idem: IdemRequest, effe
   } catch (err) {
     if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
     // Another process committed this key first: its answer is the answer.
-    const stored = await findAnswer(em.fork(), idem);
-    if (!stored) throw err;
-    return replayOf(stored, idem);
+    const prior = await findAnswer(em.fork(), idem);
+    if (!prior) throw err;
+    return replayOf(prior, idem);
   }
   if ('refused' in outcome) throw outcome.refused;
   return outcome;

@@ -111,6 +111,39 @@ t.test('a refusal is stored too, and a registration and a payment are answered o
   t.equal((await submit(svc, path, APPROVED_CARD, holder.cookie)).body.already_paid, true);
 });
 
+t.test('a holder\'s registration and login retried with a key: one account, a working session each time, no token stored', async (t) => {
+  const form = (path: string, fields: Record<string, string>, key: string) =>
+    svc.get(path, {
+      method: 'POST', redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'idempotency-key': key },
+      body: new URLSearchParams(fields).toString(),
+    });
+  const email = `retry-${process.pid}@example.org`;
+  const fields = { email, password: 'correct horse battery', password2: 'correct horse battery', display_name: 'Retry' };
+  const r1 = await form('/register', fields, 'hreg-1');
+  const r2 = await form('/register', fields, 'hreg-1');
+  t.equal(r1.status, 200);
+  t.equal(r2.status, 200, 'not "e-mail already registered"');
+  t.equal(r2.headers.get('idempotent-replayed'), 'true');
+  const b1 = await r1.json();
+  t.same(await r2.json(), b1);
+  const cookie = (r2.headers.get('set-cookie') ?? '').split(';')[0];
+  t.match(cookie, /^holder_session=.+/, 'the replay signs in too');
+  t.not(cookie, (r1.headers.get('set-cookie') ?? '').split(';')[0], 'with a session of its own');
+  t.equal((await svc.get('/console', { headers: { cookie }, redirect: 'manual' })).status, 200, 'and the session works');
+  t.same(await q('select count(*)::int as n from holder where email = ?', [email]), [{ n: 1 }], 'one account');
+  const stored = await q(`select reply::text as reply from idempotency where key = 'hreg-1'`);
+  t.equal(stored.length, 1);
+  t.notMatch(stored[0].reply, /token/, 'the stored answer holds no session token');
+
+  const wrong = { email, password: 'not the password' };
+  const w1 = await form('/login', wrong, 'hlog-1');
+  const w2 = await form('/login', wrong, 'hlog-1');
+  t.equal(w1.status, 401);
+  t.equal(w2.status, 401);
+  t.equal(w2.headers.get('idempotent-replayed'), 'true', 'a refused login is answered again, not checked again');
+});
+
 t.test('a stored answer is kept 24 hours, then swept', async (t) => {
   const agent = await registerAgent(svc);
   const deal = await aDeal();

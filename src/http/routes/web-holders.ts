@@ -54,6 +54,11 @@ export function webHolderRoutes(s: Services): Route[] {
     formReply(req, next, { holder_id: session.holder_id, email: session.email, display_name: session.display_name, next: safeNext(next) },
       { 'set-cookie': sessionCookie(s, session.token) });
 
+  // A replayed register or login (same key, same body: the password too) answers the same and, as
+  // the stored answer holds no session token, signs in with a new session of that holder.
+  const resumed = async (stored: Omit<HolderSession, 'token'>, { req, body }: { req: RequestInfo; body: { next: string } }) =>
+    signedIn(req, await s.runtime.ask<HolderSession>(`holder:${stored.email}`, { kind: 'resume', holderId: stored.holder_id }), body.next);
+
   const getForm = (name: FormName) =>
     route<unknown, { next: string }>({
       method: 'GET', path: `/${name}`, auth: 'none', summary: `${TITLES[name]} form`, query: NextQuery,
@@ -70,7 +75,7 @@ export function webHolderRoutes(s: Services): Route[] {
     route<unknown, unknown, RegisterForm>({
       method: 'POST', path: '/register', auth: 'none', summary: 'Open a holder account and log in', body: RegisterForm,
       onInvalid: refill('register'),
-      handler: ({ req, body }) =>
+      handler: ({ req, body, idem }) =>
         webAction(req, async () => {
           if (body.password2 && body.password2 !== body.password) {
             throw new HttpError(422, [{ loc: ['body', 'password2'], msg: 'Passwords do not match', type: 'value_error' }]);
@@ -78,21 +83,23 @@ export function webHolderRoutes(s: Services): Route[] {
           const email = body.email.toLowerCase();
           const session = await s.runtime.ask<HolderSession>(`holder:${email}`, {
             kind: 'register', email, password: body.password, display_name: body.display_name.trim(), address: req.remoteAddress(),
-          });
+          }, { idem });
           return signedIn(req, session, body.next);
         }, async (p) => formPage('register', await holderOf(s, req), body, p), WORDS),
+      replay: resumed,
     }),
 
     getForm('login'),
     route<unknown, unknown, LoginForm>({
       method: 'POST', path: '/login', auth: 'none', summary: 'Log in with e-mail and password', body: LoginForm,
       onInvalid: refill('login'),
-      handler: ({ req, body }) =>
+      handler: ({ req, body, idem }) =>
         webAction(req, async () => {
           const email = body.email.toLowerCase();
-          const session = await s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: body.password, address: req.remoteAddress() });
+          const session = await s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: body.password, address: req.remoteAddress() }, { idem });
           return signedIn(req, session, body.next);
         }, async (p) => formPage('login', await holderOf(s, req), body, p)),
+      replay: resumed,
     }),
 
     route({
