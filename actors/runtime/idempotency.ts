@@ -30,15 +30,18 @@ export async function findAnswer(em: EntityManager, idem: Pick<IdemRequest, 'sco
   return row;
 }
 
-/** Stores an answer in the caller's transaction; a concurrent twin's commit makes this throw 23505. */
+/**
+ * Stores an answer in the caller's transaction. A plain insert on purpose: when a twin of this
+ * request (another process) holds or committed the key, the insert waits and then fails with
+ * 23505, rolling this effect back. An answer past retention is deleted first: the key is free again.
+ */
 export async function storeAnswer(em: EntityManager, idem: IdemRequest, status: number, reply: unknown): Promise<void> {
-  // An expired answer under the same key is replaced: the key is free again after retention.
-  await em.execute(
-    `insert into idempotency (scope, key, request_hash, status, reply) values (?, ?, ?, ?, ?::jsonb)
-     on conflict (scope, key) do update set request_hash = excluded.request_hash, status = excluded.status, reply = excluded.reply, created_at = now()
-      where idempotency.created_at <= now() - make_interval(hours => ?)`,
-    [idem.scope, idem.key, idem.hash, status, JSON.stringify(reply ?? null), ANSWER_RETENTION_HOURS],
-  );
+  await em.execute(`delete from idempotency where scope = ? and key = ? and created_at <= now() - make_interval(hours => ?)`, [
+    idem.scope, idem.key, ANSWER_RETENTION_HOURS,
+  ]);
+  await em.execute(`insert into idempotency (scope, key, request_hash, status, reply) values (?, ?, ?, ?, ?::jsonb)`, [
+    idem.scope, idem.key, idem.hash, status, JSON.stringify(reply ?? null),
+  ]);
 }
 
 /** The stored answer as a turn's outcome: its reply, or the refusal it was. */

@@ -223,3 +223,28 @@ t.test('a client that gives up after random time-outs and retries with its key g
   const [bal] = await q(`select balance_cents::float8 as b, (select sum(amount_cents)::float8 from ledger where account_id = a.id) as s from account a where id = ?`, [agent.accountId]);
   t.equal(bal.b, bal.s, 'balance = Σ ledger');
 });
+
+t.test('two processes on one database running one key at once: one effect, the other answers it again', async (t) => {
+  const twin = await startTestService(t, {}, { realMs: () => nowMs }, svc.config);
+  const agent = await registerAgent(svc);
+  const holder = await registerHolder(svc);
+  const deal = await aDeal();
+  const o = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1 });
+  t.equal(o.status, 201);
+  const path = `${new URL(o.body.purchase_url).pathname}/pay`;
+  const pay = (s: TestService) =>
+    s.get(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', cookie: holder.cookie, 'idempotency-key': 'twin-pay' },
+      body: new URLSearchParams(APPROVED_CARD).toString(),
+    });
+  const [a, b] = await Promise.all([pay(svc), pay(twin)]);
+  t.same([a.status, b.status], [200, 200]);
+  const replays = [a, b].filter((r) => r.headers.get('idempotent-replayed') === 'true').length;
+  t.equal(replays, 1, 'exactly one answer is a replay');
+  const [ba, bb] = [await a.json(), await b.json()];
+  t.same(ba, bb, 'both callers get the same answer');
+  t.equal(ba.already_paid, false, 'the answer of the payment that happened');
+  const charges = await q(`select count(*)::int as n from ledger where account_id = ? and kind = 'card_charge'`, [agent.accountId]);
+  t.equal(charges[0].n, 1, 'charged once');
+});
