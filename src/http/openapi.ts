@@ -65,9 +65,18 @@ export function buildOpenApi(routes: Route[], info: OpenApiInfo): object {
   return plain(doc) as object;
 }
 
+/** Routes whose effect stores its answer (those with a `replay`) take CONTRACT.md's retry key. */
+const IDEMPOTENCY_PARAM = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: 'Retry safely: a repeat with the same key and body gets the first answer again (Idempotent-Replayed: true) for 24 hours',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+};
+
 function operation(r: Route, operationId: string): Record<string, unknown> {
   const op: Record<string, unknown> = { tags: ['v1'], operationId, summary: r.summary };
-  const parameters = [...params('path', r.params), ...undeclaredPathParams(r), ...params('query', r.query)];
+  const parameters = [...params('path', r.params), ...undeclaredPathParams(r), ...params('query', r.query), ...(r.replay ? [IDEMPOTENCY_PARAM] : [])];
   if (parameters.length) op.parameters = parameters;
   if (r.body) op.requestBody = { required: true, content: jsonContent(r.body) };
 
@@ -83,6 +92,10 @@ function operation(r: Route, operationId: string): Record<string, unknown> {
   if (r.auth === 'key') {
     responses['401'] ??= { description: 'Missing or invalid API token', content: jsonContent(ref('HTTPError')) };
     op.security = [{ bearer: [] }, { apiToken: [] }];
+  }
+  if (r.replay) {
+    responses['400'] ??= { description: 'Idempotency-Key malformed, or reused with another body', content: jsonContent(ref('HTTPError')) };
+    responses['409'] ??= { description: 'a request with this Idempotency-Key is still in progress', content: jsonContent(ref('HTTPError')) };
   }
   if (r.params || r.query || r.body) {
     responses['422'] = { description: 'Validation Error', content: jsonContent(ref('ValidationError')) };

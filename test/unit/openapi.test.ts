@@ -143,3 +143,14 @@ t.test('plain JSON: round-trips unchanged, no TypeBox markers', async (t) => {
   t.same(d.paths['/api/x'].post.requestBody.content['application/json'].schema, { type: 'object', required: ['a'], properties: { a: { type: 'string' } } });
   t.same(JSON.parse(JSON.stringify(d)), d);
 });
+
+t.test('routes that store their answer document the Idempotency-Key header and its 400 and 409', async (t) => {
+  const d: any = buildOpenApi([
+    route({ method: 'POST', path: '/api/once', auth: 'none', summary: 'once', handler, replay: (r) => json(r, 201) }),
+    route({ method: 'POST', path: '/api/plain', auth: 'none', summary: 'plain', handler }),
+  ], { title: 't', version: '1', serverUrl: '/' });
+  const once = d.paths['/api/once'].post;
+  t.match(once.parameters, [{ name: 'Idempotency-Key', in: 'header', required: false }]);
+  t.ok(once.responses['400'] && once.responses['409']);
+  t.notOk(d.paths['/api/plain'].post.parameters, 'no key where nothing is stored');
+});
