@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { throttleFor } from './throttle.js';
+import { effectOnce, priorAnswer, refusal } from '../runtime/idempotency.js';
 
 /** `address` is the client's address, for the throttles (throttle.ts). */
 export type HolderMessage =
@@ -56,29 +57,33 @@ const withoutToken = (s: HolderSession): Omit<HolderSession, 'token'> => ({ hold
 
 export const holderActor = defineActor<{ email: string }, HolderMessage>({
   kind: 'holder',
-  storedReply: { register: withoutToken, login: withoutToken },
+  // Their throttle counts go through a pool of their own, which on the embedded database waits for
+  // any open transaction: the throttles run outside the transaction that stores the answer.
+  ownsIdempotency: ['register', 'login'],
 
   async activate(ctx) {
     return { email: ctx.id };
   },
 
   handlers: {
-    async register(state, msg, ctx): Promise<HolderSession> {
+    async register(state, msg, ctx) {
+      const prior = await priorAnswer(ctx.em, ctx.idem);
+      if (prior) return prior;
       sameEmail(state.email, msg.email);
       const taken = () => new ActorError(409, 'e-mail already registered');
       // Every attempt counts, a refused one too: probing which e-mails are registered is throttled.
       await throttle(ctx.em).register(msg.address);
       // Refuse a known e-mail before paying for a hash.
-      if (await holderByEmail(ctx.em, state.email)) throw taken();
+      if (await holderByEmail(ctx.em, state.email)) throw await refusal(ctx.em, ctx.idem, taken());
       const hash = await hashPassword(msg.password);
       try {
-        return await ctx.em.transactional(async (em) => {
+        return await effectOnce(ctx.em, ctx.idem, async (em) => {
           const [row] = await em.execute(
             'insert into holder (email, password_hash, display_name) values (?, ?, ?) returning id::float8 as id',
             [state.email, hash, msg.display_name],
           );
           return openSession(em, { id: row.id, email: state.email, display_name: msg.display_name });
-        });
+        }, withoutToken);
       } catch (err) {
         // Another process registered the same e-mail between our check and insert.
         if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw taken();
@@ -86,7 +91,9 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       }
     },
 
-    async login(state, msg, ctx): Promise<HolderSession> {
+    async login(state, msg, ctx) {
+      const prior = await priorAnswer(ctx.em, ctx.idem);
+      if (prior) return prior;
       sameEmail(state.email, msg.email);
       // A throttled login is refused before its password is checked, the right one too.
       await throttle(ctx.em).checkLogin(state.email, msg.address);
@@ -95,9 +102,9 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       const ok = await verifyPassword(msg.password, h?.password_hash ?? DECOY_HASH);
       if (!h || !ok) {
         await throttle(ctx.em).loginFailed(state.email, msg.address);
-        throw new ActorError(401, 'wrong e-mail or password');
+        throw await refusal(ctx.em, ctx.idem, new ActorError(401, 'wrong e-mail or password'));
       }
-      const session = await ctx.em.transactional((em) => openSession(em, h));
+      const session = await effectOnce(ctx.em, ctx.idem, (em) => openSession(em, h), withoutToken);
       await throttle(ctx.em).loginSucceeded(state.email);
       return session;
     },

@@ -29,8 +29,6 @@ export type ActorKind<S = any, M extends { kind: string } = any> = {
    * stores its answer (runtime/idempotency.ts).
    */
   ownsIdempotency?: readonly M['kind'][];
-  /** What of a reply is stored under an Idempotency-Key, where the reply holds a secret (a session token). */
-  storedReply?: { [K in M['kind']]?: (reply: any) => unknown };
 };
 
 export function defineActor<S, M extends { kind: string }>(def: ActorKind<S, M>): ActorKind<S, M> {

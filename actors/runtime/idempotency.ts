@@ -90,6 +90,39 @@ export async function withIdempotency(
   return outcome;
 }
 
+/**
+ * For handlers that own their idempotency (`ownsIdempotency`) because part of their turn must run
+ * outside any transaction (a throttle's counts on the embedded database's single session): the
+ * stored answer of this key, as a replay, before anything else happens.
+ */
+export async function priorAnswer(em: EntityManager, idem: IdemRequest | undefined): Promise<{ replayed: true; reply: unknown } | undefined> {
+  const prior = idem && (await findAnswer(em, idem));
+  return prior ? replayOf(prior, idem!) : undefined;
+}
+
+/** The effect in one transaction, its answer stored with it under the key (`stored` picks what of it). */
+export async function effectOnce<T>(
+  em: EntityManager, idem: IdemRequest | undefined, effect: (em: EntityManager) => Promise<T>, stored?: (reply: T) => unknown,
+): Promise<T | { replayed: true; reply: unknown }> {
+  if (!idem) return em.transactional(effect);
+  const out = await withIdempotency(em, idem, effect as (em: EntityManager) => Promise<unknown>, stored as ((r: unknown) => unknown) | undefined);
+  return out.replayed ? { replayed: true, reply: out.reply } : (out.reply as T);
+}
+
+/** A refusal decided outside the effect's transaction, stored as the key's answer; returns it to throw. */
+export async function refusal(em: EntityManager, idem: IdemRequest | undefined, err: ActorError): Promise<ActorError> {
+  if (!idem || err.status === 429 || err.status >= 500) return err;
+  try {
+    await storeAnswer(em, idem, err.status, { detail: err.detail });
+  } catch (e) {
+    // A twin stored its answer first: that answer is the answer.
+    if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
+    const prior = await findAnswer(em, idem);
+    if (prior) replayOf(prior, idem);
+  }
+  return err;
+}
+
 /** Deletes up to SWEEP_BATCH expired answers; returns how many (the supervisor repeats while full). */
 export async function sweepAnswers(em: EntityManager): Promise<number> {
   const [row] = await em.execute<{ n: number }[]>(

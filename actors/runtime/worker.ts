@@ -96,7 +96,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
       activation.lastUsed = Date.now();
       const state = activation.state;
       if (envelope.idem && !actor.ownsIdempotency?.includes(envelope.msg.kind)) {
-        const out = await withIdempotency(ctx.em, envelope.idem, (em) => handler(state, envelope.msg, { ...ctx, em }), actor.storedReply?.[envelope.msg.kind]);
+        const out = await withIdempotency(ctx.em, envelope.idem, (em) => handler(state, envelope.msg, { ...ctx, em }));
         return { ok: true, reply: out.reply, replayed: out.replayed, turnMs: performance.now() - t0 };
       }
       const reply = await handler(state, envelope.msg, ctx);

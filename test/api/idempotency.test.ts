@@ -224,7 +224,7 @@ t.test('a client that gives up after random time-outs and retries with its key g
   t.equal(bal.b, bal.s, 'balance = Σ ledger');
 });
 
-t.test('two processes on one database running one key at once: one effect, the other answers it again', async (t) => {
+t.test('two processes on one database running one key at once: one effect, the other answers it again', { skip: !usingPostgres && 'two processes share a PostgreSQL server, not an embedded database' }, async (t) => {
   const twin = await startTestService(t, {}, { realMs: () => nowMs }, svc.config);
   const agent = await registerAgent(svc);
   const holder = await registerHolder(svc);

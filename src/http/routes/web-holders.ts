@@ -59,6 +59,10 @@ export function webHolderRoutes(s: Services): Route[] {
   const resumed = async (stored: Omit<HolderSession, 'token'>, { req, body }: { req: RequestInfo; body: { next: string } }) =>
     signedIn(req, await s.runtime.ask<HolderSession>(`holder:${stored.email}`, { kind: 'resume', holderId: stored.holder_id }), body.next);
 
+  // The holder actor found this key answered already (a twin request): its stored answer has no token.
+  const answered = (req: RequestInfo, session: HolderSession, next: string) =>
+    session.token ? signedIn(req, session, next) : resumed(session, { req, body: { next } });
+
   const getForm = (name: FormName) =>
     route<unknown, { next: string }>({
       method: 'GET', path: `/${name}`, auth: 'none', summary: `${TITLES[name]} form`, query: NextQuery,
@@ -84,7 +88,7 @@ export function webHolderRoutes(s: Services): Route[] {
           const session = await s.runtime.ask<HolderSession>(`holder:${email}`, {
             kind: 'register', email, password: body.password, display_name: body.display_name.trim(), address: req.remoteAddress(),
           }, { idem });
-          return signedIn(req, session, body.next);
+          return answered(req, session, body.next);
         }, async (p) => formPage('register', await holderOf(s, req), body, p), WORDS),
       replay: resumed,
     }),
@@ -97,7 +101,7 @@ export function webHolderRoutes(s: Services): Route[] {
         webAction(req, async () => {
           const email = body.email.toLowerCase();
           const session = await s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: body.password, address: req.remoteAddress() }, { idem });
-          return signedIn(req, session, body.next);
+          return answered(req, session, body.next);
         }, async (p) => formPage('login', await holderOf(s, req), body, p)),
       replay: resumed,
     }),
