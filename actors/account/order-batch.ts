@@ -12,7 +12,7 @@ import { MARKETS, positionTerms, type MarketId } from '../../src/engine/index.js
 import { orderReply } from '../../src/accounts/order-reply.js';
 import type { OrderRow } from '../../src/accounts/views.js';
 import { ActorError } from '../runtime/actor.js';
-import { ANSWER_RETENTION_HOURS, REUSED_KEY, UNIQUE_VIOLATION, type IdemRequest } from '../runtime/idempotency.js';
+import { ANSWER_RETENTION_HOURS, UNIQUE_VIOLATION, replayOf, type IdemRequest } from '../runtime/idempotency.js';
 import { entriesCte, entriesJson, feeRowsInsertSql, feesChargedSql, fundingEntries, postconditionSql, postingCtes, type Entry } from './ledger.js';
 import { sessionLockKey } from '../market/session-lock.js';
 
@@ -203,14 +203,13 @@ function decide(
   return { total, fee, holder: agent.holder, terms };
 }
 
+/** A stored answer as this order's outcome (replayOf throws the refusals; a batch returns them). */
 function replay(prior: StoredRow, idem: IdemRequest): Outcome {
-  if (prior.hash !== idem.hash) return new ActorError(400, REUSED_KEY);
-  if (prior.status >= 400) {
-    const refusal = new ActorError(prior.status, String((prior.reply as { detail?: unknown }).detail ?? 'refused'));
-    refusal.replayed = true;
-    return refusal;
+  try {
+    return replayOf(prior, idem) as Outcome;
+  } catch (err) {
+    return err as ActorError;
   }
-  return { replayed: true, reply: prior.reply };
 }
 
 function reply(a: Accepted, row: MenuRow, now: Date): OrderPlaced {

@@ -3,6 +3,7 @@
 // key id makes a second registration of the same key a 409, also across processes.
 import { randomBytes } from 'node:crypto';
 import { ActorError, defineActor } from '../runtime/actor.js';
+import { UNIQUE_VIOLATION } from '../runtime/idempotency.js';
 
 export type AgentProfile = {
   name: string;
@@ -17,7 +18,6 @@ export type AgentMessage = { kind: 'register'; keyHash: string; profile: AgentPr
 
 export type Registered = { agent_id: number; account_id: number; cart_id: number; cart_token: string; cart_kind: 'trade' };
 
-const UNIQUE_VIOLATION = '23505';
 
 export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
   kind: 'agent',

@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { throttleFor } from './throttle.js';
-import { effectOnce, priorAnswer, refusal } from '../runtime/idempotency.js';
+import { UNIQUE_VIOLATION, effectOnce, priorAnswer, refused } from '../runtime/idempotency.js';
 
 /** `address` is the client's address, for the throttles (throttle.ts). */
 export type HolderMessage =
@@ -22,7 +22,6 @@ export type HolderSession = { holder_id: number; email: string; display_name: st
 export type LoggedOut = { ended: boolean };
 
 export const SESSION_DAYS = 30;
-const UNIQUE_VIOLATION = '23505';
 
 export const sessionTokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -74,7 +73,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       // Every attempt counts, a refused one too: probing which e-mails are registered is throttled.
       await throttle(ctx.em).register(msg.address);
       // Refuse a known e-mail before paying for a hash.
-      if (await holderByEmail(ctx.em, state.email)) throw await refusal(ctx.em, ctx.idem, taken());
+      if (await holderByEmail(ctx.em, state.email)) return refused(ctx.em, ctx.idem, taken());
       const hash = await hashPassword(msg.password);
       try {
         return await effectOnce(ctx.em, ctx.idem, async (em) => {
@@ -102,7 +101,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       const ok = await verifyPassword(msg.password, h?.password_hash ?? DECOY_HASH);
       if (!h || !ok) {
         await throttle(ctx.em).loginFailed(state.email, msg.address);
-        throw await refusal(ctx.em, ctx.idem, new ActorError(401, 'wrong e-mail or password'));
+        return refused(ctx.em, ctx.idem, new ActorError(401, 'wrong e-mail or password'));
       }
       const session = await effectOnce(ctx.em, ctx.idem, (em) => openSession(em, h), withoutToken);
       await throttle(ctx.em).loginSucceeded(state.email);

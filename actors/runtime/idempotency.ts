@@ -109,18 +109,21 @@ export async function effectOnce<T>(
   return out.replayed ? { replayed: true, reply: out.reply } : (out.reply as T);
 }
 
-/** A refusal decided outside the effect's transaction, stored as the key's answer; returns it to throw. */
-export async function refusal(em: EntityManager, idem: IdemRequest | undefined, err: ActorError): Promise<ActorError> {
-  if (!idem || err.status === 429 || err.status >= 500) return err;
+/**
+ * A refusal decided outside the effect's transaction: stored as the key's answer and thrown. If a
+ * twin (another process) answered the key meanwhile, its answer is the answer, a success too.
+ */
+export async function refused(em: EntityManager, idem: IdemRequest | undefined, err: ActorError): Promise<{ replayed: true; reply: unknown }> {
+  if (!idem || err.status === 429 || err.status >= 500) throw err;
   try {
     await storeAnswer(em, idem, err.status, { detail: err.detail });
   } catch (e) {
-    // A twin stored its answer first: that answer is the answer.
     if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
     const prior = await findAnswer(em, idem);
-    if (prior) replayOf(prior, idem);
+    if (prior) return replayOf(prior, idem);
+    throw e;
   }
-  return err;
+  throw err;
 }
 
 /** Deletes up to SWEEP_BATCH expired answers; returns how many (the supervisor repeats while full). */
