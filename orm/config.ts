@@ -1,7 +1,7 @@
 // MikroORM options shared by the main thread and the workers.
 import { defineConfig } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { entities } from './entities.js';
+import { entities } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
 
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
