@@ -1,7 +1,7 @@
 // Opening the system of record: a MikroORM instance, its migrations, and the schema facts the
 // manifest reports. Used by the main thread (migrations, read models) and by every worker.
 import { MikroORM } from '@mikro-orm/postgresql';
-import { ormConfig, MIGRATIONS_TABLE } from './config.js';
+import { ormConfig } from './config.js';
 
 export type Orm = MikroORM;
 
@@ -17,9 +17,8 @@ export async function migrate(orm: Orm): Promise<string[]> {
 export type SchemaInfo = { applied: number; last: string | null; last_at: number | null };
 
 export async function schemaInfo(orm: Orm): Promise<SchemaInfo> {
-  const rows = await orm.em.getConnection().execute(
-    `select name, extract(epoch from executed_at)::float8 as at from ${MIGRATIONS_TABLE} order by id`,
-  );
-  const last = rows[rows.length - 1];
-  return { applied: rows.length, last: last ? last.name : null, last_at: last ? Math.floor(Number(last.at)) : null };
+  // The migrator's own record of what ran, in the order it ran (ordered by id).
+  const executed = await orm.getMigrator().getExecutedMigrations();
+  const last = executed[executed.length - 1];
+  return { applied: executed.length, last: last ? last.name : null, last_at: last ? Math.floor(new Date(last.executed_at).getTime() / 1000) : null };
 }

@@ -1,21 +1,23 @@
 // Small service-wide facts that must survive restarts (service_meta), e.g. the clock anchor.
 import type { Orm } from './database.js';
+import { ServiceMetaSchema } from './entities/index.js';
 
 export async function readMeta(orm: Orm, key: string): Promise<string | null> {
-  const rows = await orm.em.fork().execute('select value from service_meta where key = ?', [key]);
-  return rows[0]?.value ?? null;
+  const row = await orm.em.fork().findOne(ServiceMetaSchema, { key });
+  return row?.value ?? null;
 }
 
 /** Stores `value` unless the key is already set (first writer wins); answers the stored value. */
 export async function initMeta(orm: Orm, key: string, value: string): Promise<string> {
-  const em = orm.em.fork();
-  await em.execute('insert into service_meta (key, value) values (?, ?) on conflict (key) do nothing', [key, value]);
+  // `on conflict do nothing`: another process may have set it a moment earlier; its value stands.
+  await orm.em.fork().upsert(ServiceMetaSchema, { key, value }, { onConflictFields: ['key'], onConflictAction: 'ignore' });
   return (await readMeta(orm, key))!;
 }
 
 export async function writeMeta(orm: Orm, key: string, value: string): Promise<void> {
-  await orm.em.fork().execute(
-    'insert into service_meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value, updated_at = now()',
-    [key, value],
+  await orm.em.fork().upsert(
+    ServiceMetaSchema,
+    { key, value, updatedAt: new Date() },
+    { onConflictFields: ['key'], onConflictAction: 'merge', onConflictMergeFields: ['value', 'updatedAt'] },
   );
 }
