@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { MARKETS, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { orderReply } from '../../src/accounts/order-reply.js';
-import type { OrderRow } from '../../src/accounts/views.js';
+import type { OrderRow } from './views.js';
 import { ActorError } from '../runtime/actor.js';
 import { ANSWER_RETENTION_HOURS, UNIQUE_VIOLATION, replayOf, type IdemRequest } from '../runtime/idempotency.js';
 import { entriesCte, entriesJson, feeRowsInsertSql, feesChargedSql, fundingEntries, postconditionSql, postingCtes, type Entry } from './ledger.js';

@@ -1,6 +1,6 @@
 // The answer to a placed order (`POST /api/v1/orders` 201), built where the order is placed so that
 // the very same bytes can be stored with it under an Idempotency-Key and answered again on a retry.
-import { orderJson, type OrderRow } from './views.js';
+import { orderJson, type OrderRow } from '../../actors/account/views.js';
 
 export const ORDER_INSTRUCTIONS =
   'Hand purchase_url to your account holder: they review your identity and this order and fund it on that page before the session ' +
