@@ -7,12 +7,32 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { feeRowsInsertSql, feesChargedSql, fundingEntries, postEntries } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
-import { OrderBatcher, type Placed } from './order-batch.js';
-import type { AccountMessage, Connected, FundingSet, Paid } from './messages.js';
+import { OrderBatcher, type OrderPlaced, type OrderRequest, type Placed } from './order-batch.js';
+import { isUniqueViolation } from '../runtime/sql.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
-import { UNIQUE_VIOLATION } from '../runtime/idempotency.js';
+import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
+import type { StoredCard } from '../../src/payments/cards.js';
 
+
+/** An agent's order on a deal of the current menu (its terms come from the recorded menu row). */
+export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId' | 'idem'>;
+
+export type AccountMessage =
+  | PlaceOrder
+  /** A holder pays an order of this account (purchase link), by card or from the account balance. */
+  /** `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused. */
+  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard; at: number }
+  /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
+  | { kind: 'connect'; agentId: number; holderId: number }
+  /** The holder's autonomous-funding switch for the agent of this account. */
+  | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
+
+export type { OrderPlaced };
+export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
+export type FundingSet = { agent_id: number; autonomous_funding: boolean };
+/** `connected`: the agent is this holder's (now or before); false when another holder has it. */
+export type Connected = { agent_id: number; connected: boolean };
 
 type AccountState = { accountId: number };
 let batcher: OrderBatcher | undefined;
@@ -46,7 +66,7 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
           return await ctx.em.transactional((em) => pay(em, state.accountId, msg));
         } catch (err) {
           // Another checkout charged this month's fee since this one read it as due: decide again.
-          if ((err as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= FEE_RACE_ATTEMPTS) throw err;
+          if (!isUniqueViolation(err) || attempt >= FEE_RACE_ATTEMPTS) throw err;
         }
       }
     },
@@ -68,13 +88,8 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
         const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? and account_id = ? for update', [msg.agentId, state.accountId]);
         if (!agent || agent.holder_id !== msg.holderId) throw new ActorError(404, `no agent ${msg.agentId} of yours`);
         if (msg.enabled) {
-          const [won] = await em.execute(
-            `select count(*)::int as n from trade where account_id = ? and actor = 'user' and settled and realized_pnl_cents > 0`,
-            [state.accountId],
-          );
-          if (won.n < FUNDING_PROFITABLE_TRADES) {
-            throw new ActorError(403, `autonomous funding is allowed after ${FUNDING_PROFITABLE_TRADES} settled trades of this agent in profit; it has ${won.n}`);
-          }
+          const [won] = await em.execute(`select ${profitableSettledTradesSql('?')} as n`, [state.accountId]);
+          if (won.n < FUNDING_PROFITABLE_TRADES) throw new ActorError(403, fundingNotYetAllowed(won.n));
         }
         await em.execute('update agent set autonomous_funding = ?, funding_changed_at = now() where id = ?', [msg.enabled, msg.agentId]);
         return { agent_id: msg.agentId, autonomous_funding: msg.enabled };

@@ -4,13 +4,13 @@
 // rule 2: atomic SQL, the database is the last word).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError } from '../runtime/actor.js';
+import { jsonParam } from '../runtime/sql.js';
+import { feeMonthSql } from '../../src/rules.js';
 
 export type LedgerKind = 'card_charge' | 'crypto_payment' | 'order_debit' | 'monthly_fee' | 'sale_credit' | 'holding_fee' | 'surcharge' | 'payout' | 'topup' | 'refund';
 
 /** A signed amount: + credits, - debits. `tick` marks entries of a session close (booked once). */
 export type Entry = { account_id: number; kind: LedgerKind; amount_cents: number; ref: string; tick?: number | null };
-
-const json = (rows: unknown) => JSON.stringify(rows);
 
 /**
  * Postcondition checks that cost a query per posting (balance = Σ ledger of every touched account):
@@ -19,8 +19,8 @@ const json = (rows: unknown) => JSON.stringify(rows);
  */
 export const LEDGER_CHECKS = process.env.SVC_LEDGER_CHECKS === '1';
 
-/** The UTC month a monthly participation fee belongs to (CONTRACT.md: once per holder and UTC month). */
-export const FEE_MONTH_SQL = `to_char(now() at time zone 'UTC', 'YYYY-MM')`;
+/** The month a participation fee charged now belongs to (src/rules.ts feeMonth, in SQL). */
+export const FEE_MONTH_SQL = feeMonthSql('now()');
 
 /** Holders among `holderIds` (an SQL bigint[] expression) already charged this month's fee. */
 export const feesChargedSql = (holderIds: string) => `select holder_id from monthly_fee where holder_id = any(${holderIds}) and month = ${FEE_MONTH_SQL}`;
@@ -42,7 +42,7 @@ export function entriesJson(entries: Entry[]): string {
   for (const e of entries) {
     if (!Number.isSafeInteger(e.amount_cents) || e.amount_cents === 0) throw new Error(`ledger amount must be non-zero integer cents, got ${e.amount_cents}`);
   }
-  return json(entries.map((e, seq) => ({ ...e, tick: e.tick ?? null, seq })));
+  return jsonParam(entries.map((e, seq) => ({ ...e, tick: e.tick ?? null, seq })));
 }
 
 /**

@@ -8,11 +8,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
-import { MARKETS, positionTerms, type MarketId } from '../../src/engine/index.js';
+import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
+import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
 import { orderReply } from '../../src/accounts/order-reply.js';
-import type { OrderRow } from './views.js';
+import type { OrderRow } from '../../src/accounts/views.js';
 import { ActorError } from '../runtime/actor.js';
-import { ANSWER_RETENTION_HOURS, UNIQUE_VIOLATION, replayOf, type IdemRequest } from '../runtime/idempotency.js';
+import { ANSWER_RETENTION_HOURS, replayOf, type IdemRequest } from '../runtime/idempotency.js';
+import { bigintArrayLiteral, isUniqueViolation, jsonParam as json } from '../runtime/sql.js';
+import { payFromBalanceRefusal } from './funding.js';
 import { entriesCte, entriesJson, feeRowsInsertSql, feesChargedSql, fundingEntries, postconditionSql, postingCtes, type Entry } from './ledger.js';
 import { sessionLockKey } from '../market/session-lock.js';
 
@@ -41,7 +44,6 @@ type Outcome = Placed | ActorError;
 export const MAX_BATCH = 512;
 /** A batch that loses a unique race (fee, idempotency key) to another process is re-decided this often at most. */
 const MAX_ATTEMPTS = 3;
-const json = (rows: unknown) => JSON.stringify(rows);
 
 /** A connection of the worker's pool, spoken to in PostgreSQL's simple protocol (several statements per round trip). */
 type Conn = { query(text: string): Promise<Result | Result[]>; escapeLiteral(s: string): string };
@@ -63,7 +65,7 @@ export async function placeOrders(em: EntityManager, batch: OrderRequest[]): Pro
       return await placeOnce(conn, batch);
     } catch (err) {
       await conn.query('rollback').catch(() => {});
-      if ((err as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw err;
+      if (!isUniqueViolation(err) || attempt >= MAX_ATTEMPTS) throw err;
     } finally {
       await pool.releaseConnection(conn);
     }
@@ -77,7 +79,7 @@ type MenuRow = {
 type StoredRow = { scope: string; key: string; hash: string; status: number; reply: OrderPlaced };
 type BatchState = {
   sessions: { market: string; tick: number }[];
-  agents: { id: number; on: boolean; holder: number | null }[];
+  agents: { id: number; on: boolean; holder: number | null; changed_at: string | null }[];
   accounts: { id: number; balance: number }[];
   fees: number[];
   menu: MenuRow[];
@@ -86,17 +88,11 @@ type BatchState = {
   now: string;
 };
 type Terms = ReturnType<typeof positionTerms>;
-/** What an accepted order's decision fixed: its terms, total and fee, and the holder paying the fee. */
-type Decision = { terms: Terms; total: number; fee: number; holder: number | null };
+/** What an accepted order's decision fixed: its terms and amounts, the monthly fee it carries, and the holder paying that fee. */
+type Decision = { terms: Terms; amounts: OrderAmounts; fee: number; holder: number | null };
 type Accepted = Decision & { req: OrderRequest; orderId: number; roundId: number; token: string };
 
 const last = (r: Result | Result[]) => (Array.isArray(r) ? r[r.length - 1] : r);
-
-/** An id array literal; ids are safe integers (asserted), so the literal needs no escaping. */
-function idArray(xs: number[]): string {
-  for (const x of xs) if (!Number.isSafeInteger(x)) throw new Error(`not an id: ${x}`);
-  return `'{${[...new Set(xs)].join(',')}}'::bigint[]`;
-}
 
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
 const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
@@ -105,7 +101,7 @@ const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
 function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
   const markets = [...new Set(batch.map((r) => r.market))].sort();
   const funded = batch.filter((r) => r.payFromBalance);
-  const agentIds = idArray(funded.map((r) => r.agentId));
+  const agentIds = bigintArrayLiteral(funded.map((r) => r.agentId));
   const keys = batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key }));
   const rows = batch.map((r) => ({ market: r.market, tick: r.tick, idx: r.idx }));
   const expiredKeys = keys.length
@@ -122,10 +118,10 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
      select
        (select coalesce(json_agg(json_build_object('market', market, 'tick', tick)), '[]') from market_session
          where closed_at is null and market = any(array[${markets.map(lit).join(',')}])) as sessions,
-       (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id)), '[]') from agent
+       (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at)), '[]') from agent
          where id = any(${agentIds})) as agents,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
-         (select id, balance_cents from account where id = any(${idArray(funded.map((r) => r.accountId))}) order by id for update) a) as accounts,
+         (select id, balance_cents from account where id = any(${bigintArrayLiteral(funded.map((r) => r.accountId))}) order by id for update) a) as accounts,
        (select coalesce(json_agg(holder_id), '[]') from (${feesChargedSql(`array(select holder_id from agent where id = any(${agentIds}))`)}) f) as fees,
        (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
                  'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
@@ -180,27 +176,28 @@ function decide(
   req: OrderRequest, isOpen: Set<string>, row: MenuRow | undefined,
   agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<number>,
 ): Decision | ActorError {
-  if (!isOpen.has(`${req.market}/${req.tick}`)) return new ActorError(404, `deal ${req.offerKey} is no longer on the menu: its session closed`);
+  if (!isOpen.has(`${req.market}/${req.tick}`)) return new ActorError(404, dealNotOnMenu(req.baseUrl, req.market, req.offerKey, 'is no longer on the menu: its session closed'));
   // The recorded row is what the close fills: an order that does not match it is refused now,
   // never discovered at the close.
-  if (!row || row.offer_key !== req.offerKey) return new ActorError(404, `deal ${req.offerKey} is not on the recorded menu of ${req.market} session ${req.tick}`);
+  if (!row || row.offer_key !== req.offerKey) return new ActorError(404, dealNotOnMenu(req.baseUrl, req.market, req.offerKey, `is not on the recorded menu of ${req.market} session ${req.tick}`));
   if (req.qty > row.max_qty) return new ActorError(409, `deal ${req.offerKey} takes at most ${row.max_qty} units`);
   const terms = positionTerms(req.market as MarketId, row as never, req.qty);
-  const total = req.qty * (terms.unitCostCents + terms.feeCents);
-  if (!req.payFromBalance) return { total, fee: 0, holder: null, terms };
+  const amounts = orderAmounts(req.qty, terms.unitCostCents, terms.feeCents);
+  const total = amounts.totalCents;
+  if (!req.payFromBalance) return { amounts, fee: 0, holder: null, terms };
   const agent = agents.get(req.agentId);
   if (!agent?.on || agent.holder === null) {
-    return new ActorError(403, 'pay_from_balance needs autonomous funding, which the account holder switches on after 3 settled trades of this agent in profit');
+    return new ActorError(403, payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }));
   }
   // The holder's first real-money checkout of the month carries the participation fee.
   const fee = feePaid.has(agent.holder) ? 0 : MONTHLY_FEE_CENTS;
   const balance = balances.get(req.accountId) ?? 0;
   if (balance < total + fee) {
-    return new ActorError(400, `insufficient balance: this order needs ${(total + fee) / 100} USD, the account holds ${balance / 100} USD`);
+    return new ActorError(400, `insufficient balance: this order needs ${centsToNumber(total + fee)} USD, the account holds ${centsToNumber(balance)} USD`);
   }
   balances.set(req.accountId, balance - total - fee);
   feePaid.add(agent.holder);
-  return { total, fee, holder: agent.holder, terms };
+  return { amounts, fee, holder: agent.holder, terms };
 }
 
 /** A stored answer as this order's outcome (replayOf throws the refusals; a batch returns them). */
@@ -217,8 +214,8 @@ function reply(a: Accepted, row: MenuRow, now: Date): OrderPlaced {
   const paid = req.payFromBalance;
   const order: OrderRow = {
     id: a.orderId, market: req.market, tick: req.tick, offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents,
-    list_price_cents: terms.listPriceCents, gross_cents: req.qty * terms.unitCostCents, fee_amount_cents: req.qty * terms.feeCents,
-    total_cents: a.total, status: paid ? 'paid' : 'awaiting_payment', payment_source: paid ? 'balance' : null, token: a.token,
+    list_price_cents: terms.listPriceCents, gross_cents: a.amounts.grossCents, fee_amount_cents: a.amounts.feeAmountCents,
+    total_cents: a.amounts.totalCents, status: paid ? 'paid' : 'awaiting_payment', payment_source: paid ? 'balance' : null, token: a.token,
     closes_at: req.closesAt, created_at: now, paid_at: paid ? now : null, filled_at: null, position_id: null, round_id: a.roundId,
     account_id: req.accountId, agent_id: req.agentId,
     deal: { bundle: { title: row.title ?? '', items: row.items ?? [] }, sales_velocity: row.sales_velocity ?? undefined },
@@ -238,14 +235,14 @@ function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => 
       order_id: a.orderId, round_id: a.roundId, account_id: req.accountId, agent_id: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
       offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents, list_price_cents: terms.listPriceCents, fee_cents: terms.feeCents,
       holding_cents: terms.holdingCents, token: a.token, closes_at: req.closesAt,
-      paid: req.payFromBalance, holder: a.holder, total: a.total, fee: a.fee,
+      paid: req.payFromBalance, holder: a.holder, gross: a.amounts.grossCents, fee_amount: a.amounts.feeAmountCents, total: a.amounts.totalCents, fee: a.fee,
     };
   });
-  const entries: Entry[] = accepted.filter((a) => a.req.payFromBalance).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.total, a.fee, 'balance'));
+  const entries: Entry[] = accepted.filter((a) => a.req.payFromBalance).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.amounts.totalCents, a.fee, 'balance'));
   return `with x as (
        select * from jsonb_to_recordset(${lit(json(rows))}::jsonb) as x(order_id bigint, round_id bigint, account_id bigint, agent_id bigint, market text,
               tick bigint, idx int, offer_key text, qty int, unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, token text,
-              closes_at float8, paid boolean, holder bigint, total bigint, fee bigint)),
+              closes_at float8, paid boolean, holder bigint, gross bigint, fee_amount bigint, total bigint, fee bigint)),
      rounds as (
        insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
        select round_id, account_id, total, case when paid then 'funded' else 'awaiting_payment' end, case when paid then 'balance' end,
@@ -254,7 +251,7 @@ function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => 
        insert into orders (id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
                            holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, paid_at, paid_by_holder)
        select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
-              qty * unit_cost_cents, qty * fee_cents, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
+              gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
               case when paid then 'balance' end, case when paid then now() end, holder from x),
      fees as (${feeRowsInsertSql('x')}),
      answers as (

@@ -3,8 +3,20 @@
 // key id makes a second registration of the same key a 409, also across processes.
 import { randomBytes } from 'node:crypto';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { UNIQUE_VIOLATION } from '../runtime/idempotency.js';
-import type { AgentMessage, Registered } from './messages.js';
+import { isUniqueViolation } from '../runtime/sql.js';
+
+export type AgentProfile = {
+  name: string;
+  recall_phrase: string;
+  agent?: Record<string, unknown> | null;
+  operator?: Record<string, unknown> | null;
+  purpose?: string | null;
+  contact?: string | null;
+};
+
+export type AgentMessage = { kind: 'register'; keyHash: string; profile: AgentProfile };
+
+export type Registered = { agent_id: number; account_id: number; cart_id: number; cart_token: string; cart_kind: 'trade' };
 
 
 export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
@@ -36,7 +48,7 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
         });
       } catch (err) {
         // Another process registered the same key between our check and insert.
-        if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw new ActorError(409, 'this key is already registered; use it, or register another key');
+        if (isUniqueViolation(err)) throw new ActorError(409, 'this key is already registered; use it, or register another key');
         throw err;
       }
     },

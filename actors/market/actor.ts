@@ -6,13 +6,29 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, dealOutcomeInputs, engineIdentity, menu, sessionRows, type Deal, type MarketId } from '../../src/engine/index.js';
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { safeError, type SafeError } from '../runtime/log.js';
+import { intArrayParam, jsonParam } from '../runtime/sql.js';
 import { advanceTrade, deskTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './record.js';
 import { insertDeskTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
 import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holders.js';
-import type { BackfillReply, CloseReply, MarketMessage, StartReply } from './messages.js';
+
+export type MarketMessage =
+  /** Opens session `tick` if the market has no open session yet and plans the history record. */
+  | { kind: 'start'; tick: number; backfillDays: number }
+  /**
+   * Closes session `tick` and opens the next one, once. `next` (default tick + 1) lets a catch-up
+   * after long downtime skip sessions beyond its bound; skipped sessions never existed.
+   */
+  | { kind: 'close'; tick: number; next?: number }
+  /** Records past sessions from..to (inclusive) that are not recorded yet. */
+  | { kind: 'backfill'; from: number; to: number };
 
 export type MarketState = { market: MarketId; openTick: number | null };
+
+export type StartReply = { open: number; liveStart: number; fromTick: number };
+/** `quarantined`: paid orders this close refunded instead of filling (empty when it closed nothing). */
+export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[] };
+export type BackfillReply = { recorded: number; ms: number };
 
 const lock = (em: EntityManager, market: string) => em.execute('select pg_advisory_xact_lock(hashtext(?))', [`record:${market}`]);
 
@@ -73,7 +89,7 @@ export const marketActor = defineActor<MarketState, MarketMessage>({
           `insert into market_record (market, live_start, from_tick, sessions_total, engine, finished_at)
            values (?, ?, ?, ?, ?::jsonb, case when ? = 0 then now() end)
            on conflict (market) do nothing`,
-          [market, open, open - total, total, JSON.stringify(engineIdentity(ctx.seed)), total],
+          [market, open, open - total, total, jsonParam(engineIdentity(ctx.seed)), total],
         );
         state.openTick = open;
       });
@@ -216,7 +232,7 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
   await em.execute(
     `insert into market_session (market, tick, opened_at, closed_at, source, recorded)
      select ?, t, now(), now(), 'backfill', true from unnest(?::bigint[]) as t on conflict do nothing`,
-    [market, `{${ticks.join(',')}}`],
+    [market, intArrayParam(ticks)],
   );
   await em.execute(
     `update market_record set sessions_loaded = sessions_loaded + ?,

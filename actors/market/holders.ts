@@ -10,9 +10,7 @@ import { postEntries, refundEntries, sessionEntries, type Entry } from '../accou
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './record.js';
 import { insertUserTrades, type OpenTrade } from './store.js';
-
-const json = (rows: unknown) => JSON.stringify(rows);
-const bigints = (ids: number[]) => `{${ids.join(',')}}`;
+import { intArrayParam, jsonParam as json } from '../runtime/sql.js';
 
 type PaidOrder = {
   id: number;
@@ -179,7 +177,7 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
        from position p join orders o on o.id = p.order_id join account a on a.id = p.account_id
        join trade t on t.position_id = p.id join menu_row m on m.market = t.market and m.tick = t.tick and m.idx = t.idx
       where p.id = any(?::bigint[])`,
-    [bigints(positionIds)],
+    [intArrayParam(positionIds)],
   );
   const window = MARKETS[market].settlement_horizon_ticks;
   const left = rows.filter((r) => r.qty_left > 0);
@@ -188,7 +186,7 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
     const clusters = [...new Set(left.map((r) => r.cluster))];
     const history = await em.execute<{ cluster: number; tick: number; row: Record<string, number | null> }[]>(
       `select cluster, tick::float8 as tick, row from tape where market = ? and cluster = any(?::int[]) and tick between ? and ? order by tick`,
-      [market, `{${clusters.join(',')}}`, tick - window, tick - 1],
+      [market, intArrayParam(clusters), tick - window, tick - 1],
     );
     for (const h of history) tape.set(h.cluster, [...(tape.get(h.cluster) ?? []), { tick: h.tick, row: h.row }]);
   }
@@ -235,6 +233,6 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
                                  where o.round_id = r2.id and o.status not in ('expired', 'refunded') and (t.id is null or not t.settled)) as done
                from trade_round r2 where r2.id = any(?::bigint[])) x
       where r.id = x.id`,
-    [bigints([...new Set(rows.map((r) => r.round_id))])],
+    [intArrayParam([...new Set(rows.map((r) => r.round_id))])],
   );
 }

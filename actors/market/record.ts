@@ -2,6 +2,8 @@
 // history backfill produce the same rows for the same session, and tests can check them alone.
 import {
   MARKETS,
+  centsToNumber as c2,
+  costBasisCents,
   dealMarketPath,
   dealToJson,
   familyTicks,
@@ -175,7 +177,7 @@ export function executedTrade(
     list_price_cents: terms.listPriceCents,
     fee_cents: terms.feeCents,
     holding_cents: terms.holdingCents,
-    cost_basis_cents: terms.qty * (terms.unitCostCents + terms.feeCents),
+    cost_basis_cents: costBasisCents(terms),
     horizon,
     ...rankingPath(seed, market, deal),
   };
@@ -199,7 +201,6 @@ export type Fill = { cluster: number; qty: number; unit_cost_cents: number; list
 /** What one earlier position did in the session: its sales and what it still holds. */
 export type Sale = { cluster: number; sold: number; revenue_cents: number; held_after: number; list_price_cents: number };
 
-const c2 = (cents: number) => Math.round(cents) / 100;
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 export type TapeRow = Record<string, number | null>;

@@ -3,8 +3,7 @@
 // round trips. Every insert is idempotent (primary or unique keys), so a replayed step is a no-op.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MenuRecord, TapeRow, TradeRecord, TradeState } from './record.js';
-
-const json = (rows: unknown) => JSON.stringify(rows);
+import { jsonParam as json } from '../runtime/sql.js';
 
 export async function insertMenu(em: EntityManager, rows: MenuRecord[]): Promise<void> {
   if (!rows.length) return;

@@ -2,12 +2,11 @@
 // switch, the engine's outcomes of every menu row, rejected ones included).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { rate } from '../../src/analytics/tape.js';
-import { FAMILIES, MARKETS, dealProfitCurve, sessionRows, type MarketId } from '../../src/engine/index.js';
+import { FAMILIES, MARKETS, centsToNumber as money, dealProfitCurve, sessionRows, type MarketId } from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
 
 export type StatsArgs = { market: MarketId; from: number; to: number; oracle: boolean };
 
-const money = (cents: number) => Math.round(cents) / 100;
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 /** Aggregates of a session's executed trades per family (all settled: the session is settled). */

@@ -9,7 +9,15 @@
 // market ((open tick) * interval, service seconds).
 import { MARKETS, MARKET_IDS, centsToNumber, familyByCluster, type MarketId } from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
-import type { DayCents, DayRow, FinalDays, PulseArgs, PulseReply, TickerArgs } from './messages.js';
+import { jsonParam } from '../runtime/sql.js';
+
+export type TickerArgs = { markets: { market: MarketId; hi: number }[] };
+/** Per market and UTC day: executions filled that day, results settled that day (cents). */
+export type DayRow = { day: number; market: MarketId } & Cents;
+/** Days before `before` are final (every close of theirs has happened): the caller may keep them. */
+export type FinalDays = { before: number; rows: DayRow[] };
+export type PulseArgs = { open: Record<MarketId, number>; final: FinalDays | null; keep: boolean };
+export type PulseReply = { answer: ReturnType<typeof assemble>; final: FinalDays | null };
 
 const DAY = 86_400;
 const TAPE_SESSIONS = 48;
@@ -17,7 +25,7 @@ const RECENT = 20;
 const WINDOW_DAYS = 30;
 
 type Figures = { executions: number; units: number; turnover: number; units_sold: number; pnl: number };
-type Cents = DayCents;
+type Cents = { executions: number; units: number; turnover_cents: number; units_sold: number; pnl_cents: number };
 type Group = { market: MarketId; fday: string; sday: string; open_interest: number } & Cents;
 type Recent = { market: MarketId; tick: number; settled_at: number; cluster: number; actor: string; qty: number; units_sold: number; pnl_cents: number; sold_out: boolean; regime: boolean };
 
@@ -32,7 +40,7 @@ const served = (c: Cents): Figures => ({
 const dayLabel = (day: number) => new Date(day * DAY * 1000).toISOString().slice(0, 10);
 const perMarket = MARKET_IDS.map(() => '(t.market = ? and t.tick >= ?)').join(' or ');
 const boundsOf = (lo: Record<MarketId, number>) => MARKET_IDS.flatMap((m) => [m, lo[m]]);
-const intervals = () => JSON.stringify(MARKET_IDS.map((m) => ({ market: m, iv: MARKETS[m].interval_seconds })));
+const intervals = () => jsonParam(MARKET_IDS.map((m) => ({ market: m, iv: MARKETS[m].interval_seconds })));
 
 export const pulseReads = defineReads({
   'projection.ticker': async ({ em }, a: TickerArgs) => {
@@ -40,7 +48,7 @@ export const pulseReads = defineReads({
       `select x.market, t.tick::float8 as tick, t.row from jsonb_to_recordset(?::jsonb) as x(market text, hi bigint)
          cross join lateral (select tick, row from tape where market = x.market and cluster = -1 and tick <= x.hi
                               order by tick desc limit 2) t`,
-      [JSON.stringify(a.markets)],
+      [jsonParam(a.markets)],
     );
     return rows as { market: MarketId; tick: number; row: Record<string, number | null> }[];
   },
@@ -95,7 +103,7 @@ export const pulseReads = defineReads({
     const tape = (await em.execute(
       `select x.market, t.tick::float8 as tick, t.row from jsonb_to_recordset(?::jsonb) as x(market text, lo bigint, hi bigint)
          join tape t on t.market = x.market and t.cluster = -1 and t.tick between x.lo and x.hi order by x.market, t.tick`,
-      [JSON.stringify(MARKET_IDS.map((m) => ({ market: m, lo: a.open[m] - TAPE_SESSIONS, hi: a.open[m] - 1 })))],
+      [jsonParam(MARKET_IDS.map((m) => ({ market: m, lo: a.open[m] - TAPE_SESSIONS, hi: a.open[m] - 1 })))],
     )) as { market: MarketId; tick: number; row: Record<string, unknown> }[];
 
     const recent = (await em.execute(
@@ -137,9 +145,6 @@ function dayRows(groups: Group[], final: FinalDays | null): DayRow[] {
 }
 
 type Days = Map<number, { all: Cents; by: Map<MarketId, Cents> }>;
-
-/** The pulse as served (GET /api/v1/pulse). */
-export type PulseAnswer = ReturnType<typeof assemble>;
 
 function assemble(
   asOf: number,

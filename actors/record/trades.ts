@@ -1,10 +1,16 @@
 // Read tasks of the record: the market's trades (paged) and the dataset CSV frames.
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
-import type { DatasetArgs, TradesArgs, TradesReply } from './messages.js';
+import { intArrayParam } from '../runtime/sql.js';
 import { Outcomes, tradesByRow, type DealJson } from './history-rows.js';
 import { recordedTicks } from './history.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from './trade-json.js';
+
+export type TradesArgs = { market: MarketId; from: number; to: number; actor?: 'house' | 'user'; limit: number; offset: number };
+export type TradesReply = { total: number; trades: Record<string, unknown>[] };
+
+/** labeled: `to` clipped to the last settled session; unlabeled: to the last closed one. */
+export type DatasetArgs = { market: MarketId; from: number; to: number; split: 'labeled' | 'unlabeled'; expandQty: boolean };
 
 type Cell = string | number | boolean | null | undefined;
 
@@ -85,7 +91,7 @@ export const tradesReads = defineReads({
                 exists (select 1 from trade t where t.market = m.market and t.tick = m.tick and t.idx = m.idx and t.actor = 'house') as house_executed,
                 exists (select 1 from trade t where t.market = m.market and t.tick = m.tick and t.idx = m.idx and t.actor = 'user') as user_executed
            from menu_row m where m.market = ? and m.tick = any(?::bigint[]) order by m.tick, m.idx`,
-        [a.market, `{${recorded.join(',')}}`],
+        [a.market, intArrayParam(recorded)],
       )) as { deal: DealJson; house_executed: boolean; user_executed: boolean }[];
       const rows = menuRows.map((r) => [...dealCells(a.market, r.deal), r.house_executed || r.user_executed, r.house_executed, r.user_executed]);
       return { csv: csv(header, rows), rows: rows.length };

@@ -6,6 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError } from './actor.js';
 import { defineReads } from './read.js';
+import { isUniqueViolation, jsonParam } from './sql.js';
 
 /** What the front end sends with a turn: who asks on which route (`scope`), the key, the body's hash. */
 export type IdemRequest = { scope: string; key: string; hash: string };
@@ -17,7 +18,6 @@ export type StoredAnswer = { hash: string; status: number; reply: unknown };
 export const ANSWER_RETENTION_HOURS = 24;
 /** Most answers one sweep deletes. */
 export const SWEEP_BATCH = 5000;
-export const UNIQUE_VIOLATION = '23505';
 
 export const REUSED_KEY = 'this Idempotency-Key was already used with a different request body: use a new key for a new request';
 
@@ -40,7 +40,7 @@ export async function storeAnswer(em: EntityManager, idem: IdemRequest, status: 
     idem.scope, idem.key, ANSWER_RETENTION_HOURS,
   ]);
   await em.execute(`insert into idempotency (scope, key, request_hash, status, reply) values (?, ?, ?, ?, ?::jsonb)`, [
-    idem.scope, idem.key, idem.hash, status, JSON.stringify(reply ?? null),
+    idem.scope, idem.key, idem.hash, status, jsonParam(reply ?? null),
   ]);
 }
 
@@ -80,7 +80,7 @@ export async function withIdempotency(
       }
     });
   } catch (err) {
-    if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+    if (!isUniqueViolation(err)) throw err;
     // Another process committed this key first: its answer is the answer.
     const prior = await findAnswer(em.fork(), idem);
     if (!prior) throw err;
@@ -118,7 +118,7 @@ export async function refused(em: EntityManager, idem: IdemRequest | undefined, 
   try {
     await storeAnswer(em, idem, err.status, { detail: err.detail });
   } catch (e) {
-    if ((e as { code?: string }).code !== UNIQUE_VIOLATION) throw e;
+    if (!isUniqueViolation(e)) throw e;
     const prior = await findAnswer(em, idem);
     if (prior) return replayOf(prior, idem);
     throw e;

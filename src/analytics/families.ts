@@ -5,6 +5,7 @@
  * once, at the end; rates have 4 decimals.
  */
 import { rate } from './tape.js';
+import { centsToNumber as money } from '../engine/money.js';
 
 /** The family on the current menu. */
 export interface MenuFamily {
@@ -33,7 +34,6 @@ export const VELOCITY_QUOTES = ['sales_velocity', 'inverse_sv'] as const;
 export const RANKING_QUOTES = ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers'] as const;
 
 const NO_OUTCOMES: FamilyOutcomes = { executed: 0, settled: 0, pnlSumCents: 0, profitable: 0, downside: 0, soldOut: 0 };
-const money = (cents: number) => Math.round(cents) / 100;
 
 /** The quote fields a family row carries on a market (the other kind is absent, not null). */
 export function familyQuotes(deal: Record<string, unknown>, quotesVelocity: boolean): Record<string, number> {

@@ -19,6 +19,7 @@
  */
 import { leastSquares, meanFit, type Fit } from './fit.js';
 import { round2, toCents } from './money.js';
+import { orderAmounts } from '../rules.js';
 
 export interface HistoryRow { tick: number; velocity: number; sold: number; active: number }
 export interface Scenarios { low_mult: number; high_mult: number }
@@ -64,7 +65,7 @@ export function cashPnl(q: number, demand: readonly number[], c: number, p: numb
     holding += left * hc;
     left -= sold;
   }
-  return round2((revenue - (q * cc + q * fc) - holding) / 100);
+  return round2((revenue - orderAmounts(q, cc, fc).totalCents - holding) / 100);
 }
 
 export function project(input: ProjectionInput): Projection {

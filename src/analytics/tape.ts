@@ -6,6 +6,7 @@
 import { syntheticBook, type Book } from './book.js';
 import { kyleLambda } from './impact.js';
 import { round2 } from './money.js';
+import { centsToNumber } from '../engine/money.js';
 import { chooseSpread } from './spread.js';
 
 /** Every tape field of SPEC.md in its order (jsonb does not keep the stored key order). */
@@ -51,8 +52,8 @@ export interface SettledCounts {
 
 export function settledTapeFields(c: SettledCounts): Record<(typeof SETTLED_TAPE_FIELDS)[number], number | null> {
   return {
-    desk_pnl: Math.round(c.deskPnlCents) / 100,
-    holder_pnl: Math.round(c.holderPnlCents) / 100,
+    desk_pnl: centsToNumber(c.deskPnlCents),
+    holder_pnl: centsToNumber(c.holderPnlCents),
     profitable_rate: rate(c.profitable, c.settled),
     downside_rate: rate(c.downside, c.settled),
     exec_rate: rate(c.executedRows, c.menuRows),

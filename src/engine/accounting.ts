@@ -9,6 +9,7 @@
 // sales (the same `left` as in sold_k = min(d_k, left)); a session after a sell-out costs nothing.
 
 import { fractionOfCents } from './money.js';
+import { orderAmounts } from '../rules.js';
 
 export interface PositionTerms {
   qty: number;
@@ -55,8 +56,9 @@ function assertCount(name: string, v: number): void {
   if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
 }
 
+/** What funding the position's order debited (src/rules.ts orderAmounts). */
 export function costBasisCents(t: PositionTerms): number {
-  return t.qty * t.unitCostCents + t.qty * t.feeCents;
+  return orderAmounts(t.qty, t.unitCostCents, t.feeCents).totalCents;
 }
 
 /** A freshly filled position (no session done yet). */

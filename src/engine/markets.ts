@@ -24,7 +24,8 @@ export interface MarketSpec {
   pricing_model: string;
 }
 
-const HORIZON = 8;
+/** Sessions a filled position sells through before it settles: the same in every market (src/rules.ts re-exports it). */
+export const SETTLEMENT_HORIZON_SESSIONS = 8;
 
 export const MARKETS: Readonly<Record<MarketId, MarketSpec>> = Object.freeze({
   m15: {
@@ -32,7 +33,7 @@ export const MARKETS: Readonly<Record<MarketId, MarketSpec>> = Object.freeze({
     label: 'Quarter-Hour Arena',
     interval_seconds: 900,
     quotes_velocity: true,
-    settlement_horizon_ticks: HORIZON,
+    settlement_horizon_ticks: SETTLEMENT_HORIZON_SESSIONS,
     max_qty: 20,
     fees: { fulfilment_per_unit_cents: 30, holding_per_unit_session_cents: 1 },
     menu_size: { min: 40, max: 90 },
@@ -43,7 +44,7 @@ export const MARKETS: Readonly<Record<MarketId, MarketSpec>> = Object.freeze({
     label: 'Three-Quarter League',
     interval_seconds: 2700,
     quotes_velocity: true,
-    settlement_horizon_ticks: HORIZON,
+    settlement_horizon_ticks: SETTLEMENT_HORIZON_SESSIONS,
     max_qty: 30,
     fees: { fulfilment_per_unit_cents: 35, holding_per_unit_session_cents: 2 },
     menu_size: { min: 60, max: 140 },
@@ -54,7 +55,7 @@ export const MARKETS: Readonly<Record<MarketId, MarketSpec>> = Object.freeze({
     label: 'Two-Hour Tournament',
     interval_seconds: 7200,
     quotes_velocity: false,
-    settlement_horizon_ticks: HORIZON,
+    settlement_horizon_ticks: SETTLEMENT_HORIZON_SESSIONS,
     max_qty: 50,
     fees: { fulfilment_per_unit_cents: 45, holding_per_unit_session_cents: 4 },
     menu_size: { min: 100, max: 220 },
@@ -65,7 +66,7 @@ export const MARKETS: Readonly<Record<MarketId, MarketSpec>> = Object.freeze({
     label: 'Ten-Hour Campaign',
     interval_seconds: 36000,
     quotes_velocity: false,
-    settlement_horizon_ticks: HORIZON,
+    settlement_horizon_ticks: SETTLEMENT_HORIZON_SESSIONS,
     max_qty: 80,
     fees: { fulfilment_per_unit_cents: 60, holding_per_unit_session_cents: 10 },
     menu_size: { min: 150, max: 300 },

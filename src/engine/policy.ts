@@ -11,6 +11,7 @@
 import type { MarketSpec } from './markets.js';
 import { DESK } from './params.js';
 import { logFactorial } from './rng.js';
+import { orderAmounts } from '../rules.js';
 
 export interface DeskInput {
   /** Expected units per session the desk believes (quoted or read off the rank). */
@@ -50,7 +51,7 @@ export function deskDecision(market: MarketSpec, input: DeskInput): DeskDecision
   // Carry under straight-line depletion at the believed rate.
   let carry = 0;
   for (let k = 0; k < horizon; k++) carry += Math.max(0, qty - k * rate);
-  const outlay = qty * (c + fee);
+  const outlay = orderAmounts(qty, c, fee).totalCents;
   const expected = p * expectedSalesPoisson(lambda, qty) - outlay - hold * carry;
   const accepted = expected >= DESK.hurdle[market.id] * outlay;
   return { accepted, qty: accepted ? qty : 0, expectedProfitCents: expected };

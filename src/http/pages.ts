@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
 import Type from 'typebox';
 import { route, type Reply, type Route } from './route.js';
+import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
+import { TEST_CARDS } from '../payments/cards.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // src/http → project root, from both the sources and dist/src/http.
@@ -31,9 +33,12 @@ function template(name: string): string {
 /** Partials (`{{> name}}`) are templates of the same folder. */
 const partial = (name: string) => template(name);
 
+/** Rules the templates quote ({{rules.horizon_sessions}}), defined once in src/rules.ts and src/payments/cards.ts. */
+const RULES_VIEW = { horizon_sessions: SETTLEMENT_HORIZON_SESSIONS, approved_test_card: TEST_CARDS.approved };
+
 /** Renders `name` with `view` and wraps it in the layout. Mustache escapes every {{value}}. */
 export function renderPage(name: string, view: Record<string, unknown> & { title: string }, status = 200): Reply {
-  const content = Mustache.render(template(name), view, partial);
+  const content = Mustache.render(template(name), { rules: RULES_VIEW, ...view }, partial);
   const body = Mustache.render(template('layout'), { ...view, content }, partial);
   return { status, body, contentType: 'text/html; charset=utf-8' };
 }

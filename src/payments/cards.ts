@@ -6,8 +6,14 @@ export type StoredCard = { brand: string; last4: string; expMonth: number; expYe
 export type CardInput = { number: string; exp: string; cvc: string };
 export type CardCheck = { ok: true; card: StoredCard } | { ok: false; status: 400 | 402; detail: string };
 
-/** The test number the demo bank always declines. */
-export const DECLINED_NUMBER = '4000000000000002';
+/** CONTRACT.md "Test cards": the demo bank approves the first and always declines the second. */
+export const TEST_CARDS = { approved: '4242 4242 4242 4242', declined: '4000 0000 0000 0002' } as const;
+
+/** The test number the demo bank always declines, as typed without spaces. */
+export const DECLINED_NUMBER = TEST_CARDS.declined.replace(/ /g, '');
+
+/** The 402 detail of a declined card: the bank's answer, and the card that is approved. */
+export const DECLINED_DETAIL = `card declined: this test number is always declined; pay with the approved test card ${TEST_CARDS.approved}`;
 
 /** Luhn (mod 10) check over a string of digits. */
 export function luhnValid(digits: string): boolean {
@@ -61,7 +67,7 @@ export function checkCard(input: CardInput, now: Date): CardCheck {
   if (!digits) return refuse(400, 'enter a card number');
   if (!/^\d{12,19}$/.test(digits)) return refuse(400, 'a card number is 12 to 19 digits');
   if (!luhnValid(digits)) return refuse(400, 'card number is not valid (check digit mismatch): check for a typo');
-  if (digits === DECLINED_NUMBER) return refuse(402, 'card declined');
+  if (digits === DECLINED_NUMBER) return refuse(402, DECLINED_DETAIL);
   const exp = parseExpiry(input.exp);
   if (!exp) return refuse(400, 'expiry must be MM/YY, for example 12/30');
   if (expired(exp.month, exp.year, now)) return refuse(400, 'card expired: its expiry date has passed');

@@ -6,9 +6,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
-import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/messages.js';
-
-const HORIZON = 8;
+import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/actor.js';
+import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
 
 export type Asker = { ask<T>(to: string, msg: { kind: string; [k: string]: unknown }): Promise<T> };
 export type ScheduledMarket = { id: string; interval_seconds: number };
@@ -101,7 +100,7 @@ export class Supervisor {
         this.open.set(m.id, reply.open);
         // The sessions whose positions are still selling interact with live closes: record them
         // first, so every live close advances them.
-        const recent = Math.max(reply.fromTick, reply.liveStart - HORIZON);
+        const recent = Math.max(reply.fromTick, reply.liveStart - SETTLEMENT_HORIZON_SESSIONS);
         if (recent < reply.liveStart) await this.actors.ask<BackfillReply>(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
         await this.catchUp(m);
         return { m, from: reply.fromTick, to: recent - 1 };

@@ -17,7 +17,7 @@ async function order(svc: TestService, agent: TestAgent, qty = 1): Promise<{ id:
 
 t.test('checkout: purchase links', async (t) => {
   const svc = await startWebService(t);
-  const db = (sql: string, params: unknown[] = []) => svc.orm.em.fork().execute(sql, params);
+  const db = (sql: string, params: unknown[] = []) => svc.services.orm.em.fork().execute(sql, params);
   const agent = await registerAgent(svc, {
     name: 'Quartz Scout', agent: { model: 'gpt-test-1' }, operator: { name: 'Acme Research', contact: 'ops@acme.example' }, purpose: 'buy cheap bundles',
   });
@@ -60,7 +60,7 @@ t.test('checkout: purchase links', async (t) => {
 
   await t.test('declined and mistyped cards charge nothing', async (t) => {
     const cases: [Record<string, string>, number, RegExp][] = [
-      [{ number: '4000 0000 0000 0002' }, 402, /^card declined$/],
+      [{ number: '4000 0000 0000 0002' }, 402, /^card declined: .*approved test card 4242 4242 4242 4242$/],
       [{ number: '4242 4242 4242 4241' }, 400, /not valid/],
       [{ exp: '01/20' }, 400, /expired/],
       [{ exp: 'soon' }, 400, /MM\/YY/],

@@ -2,7 +2,7 @@
 // ignored; expiry through the end of its month; Luhn as a property.
 import t from 'tap';
 import fc from 'fast-check';
-import { cardBrand, checkCard, luhnValid, parseExpiry } from '../../src/payments/cards.js';
+import { DECLINED_DETAIL, cardBrand, checkCard, luhnValid, parseExpiry } from '../../src/payments/cards.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const card = (number: string, exp = '12/30', cvc = '123') => checkCard({ number, exp, cvc }, NOW);
@@ -15,8 +15,9 @@ function withCheckDigit(body: string): string {
 
 t.test('the test cards of the contract', async (t) => {
   t.same(card('4242 4242 4242 4242'), { ok: true, card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 } });
-  t.same(card('4000 0000 0000 0002'), { ok: false, status: 402, detail: 'card declined' });
-  t.same(card('4000000000000002', '01/20', 'x'), { ok: false, status: 402, detail: 'card declined' }, 'declined whatever the expiry');
+  t.same(card('4000 0000 0000 0002'), { ok: false, status: 402, detail: DECLINED_DETAIL });
+  t.match(DECLINED_DETAIL, /^card declined: .*4242 4242 4242 4242/, 'the decline names the approved test card');
+  t.same(card('4000000000000002', '01/20', 'x'), { ok: false, status: 402, detail: DECLINED_DETAIL }, 'declined whatever the expiry');
   const other = card('5555 5555 5555 4444', '1/27', '999');
   t.same(other, { ok: true, card: { brand: 'mastercard', last4: '4444', expMonth: 1, expYear: 2027 } });
 });

@@ -3,6 +3,7 @@
 import { ENGINE_NAME, MARKETS, MARKET_IDS } from '../../engine/index.js';
 import type { SchemaInfo } from '../../../orm/database.js';
 import { GOLD_COINS, MONTHLY_FEE, PAYOUTS, TERMS_VERSION } from './payments.js';
+import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 
 export const SERVICE_NAME = 'Agent Market-Access Service';
 
@@ -24,7 +25,7 @@ export function manifest(baseUrl: string, schema: SchemaInfo) {
       human_needed_to_register_and_read: false,
       human_needed_to_spend: true,
       autonomous_funding:
-        'Off by default. The account holder may switch it on per agent after 3 settled trades of that agent in profit; then pay_from_balance, own-cart checkout and execute grants work. The holder can switch it off at any time.',
+        `Off by default. The account holder may switch it on per agent after ${FUNDING_PROFITABLE_TRADES} settled trades of that agent in profit; then pay_from_balance, own-cart checkout and execute grants work. The holder can switch it off at any time.`,
     },
     docs: {
       api: `${baseUrl}/api/docs`,
@@ -45,10 +46,10 @@ export function manifest(baseUrl: string, schema: SchemaInfo) {
     engine: {
       name: ENGINE_NAME,
       description:
-        'A deterministic simulated market: every session publishes a menu of deals; demand is latent and noisy, sales are observed; positions sell through over 8 sessions and settle with real downside.',
+        `A deterministic simulated market: every session publishes a menu of deals; demand is latent and noisy, sales are observed; positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle with real downside.`,
     },
     layers: {
-      trading: 'orders fill at the session close into positions that sell through over 8 sessions',
+      trading: `orders fill at the session close into positions that sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions`,
       ownership: 'whole unsold units of a settled trade round become the holder\'s owned goods',
       exchange: 'holders list and buy owned goods, in USD and in Gold Coins',
       competitions: 'free-entry paper-trading contests on simulated balances',
@@ -69,7 +70,7 @@ export function manifest(baseUrl: string, schema: SchemaInfo) {
       'agent orders a deal on the current menu (POST /orders) or proposes it in a cart',
       'holder opens the purchase link and pays before the session closes',
       'the order fills at the close and becomes a position',
-      'the position sells through over 8 sessions and settles',
+      `the position sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settles`,
       'the record and the account show the result',
     ],
     payments: {
@@ -94,7 +95,7 @@ export function llmsTxt(baseUrl: string): string {
 
 > A session-based market-access service for automated agents and their human account holders.
 > Agents register with their own API key, read markets that run in numbered sessions and propose
-> deals; humans approve by paying; positions sell through over 8 sessions and settle; everything
+> deals; humans approve by paying; positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle; everything
 > is recorded and served back as data. Demo environment: test cards only, no real money.
 
 ## Markets
@@ -106,11 +107,12 @@ ${markets}
 3. Read GET ${api}/markets and GET ${api}/markets/{market_id}/deals (deal keys are valid for one session).
 4. Study the public record: history, trades, tape, stats, dataset.csv (no key needed).
 5. POST ${api}/orders with {market, offer_key, qty} and your key in "Authorization: Bearer <key>".
-6. Hand the returned purchase_url to your account holder; they pay before closes_at or the order expires.
-7. The paid order fills at the session close; the position sells through over 8 sessions and settles.
+6. Hand the returned purchase_url to your account holder; they pay before closes_at or the order expires (test cards: GET ${api}/payments/methods).
+7. The paid order fills at the session close; the position sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settles.
 
 ## Rules
-- Nothing is charged by an agent alone; autonomous funding is a holder's switch, allowed after 3 settled trades in profit.
+- Nothing is charged by an agent alone; autonomous funding is a holder's switch, allowed after ${FUNDING_PROFITABLE_TRADES} settled trades in profit.
+- Demo payments take test cards only: GET ${api}/payments/methods lists them (the approved and the declined number).
 - Errors are JSON {"detail": ...}; 422 lists each invalid field with loc, msg and type.
 
 ## Docs

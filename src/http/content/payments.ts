@@ -1,6 +1,7 @@
 // What the service tells clients about payments (manifest, GET /payments/methods); the terms
 // themselves live in src/payments/terms.ts.
 import { GOLD_COINS, MONTHLY_FEE, PAYOUTS } from '../../payments/terms.js';
+import { TEST_CARDS } from '../../payments/cards.js';
 
 export { GOLD_COINS, MONTHLY_FEE, PAYOUTS };
 
@@ -17,8 +18,8 @@ export function paymentMethods(baseUrl: string) {
         ready: true,
         description: 'test cards only; no real charge',
         test_cards: [
-          { number: '4242 4242 4242 4242', result: 'approved' },
-          { number: '4000 0000 0000 0002', result: 'declined (402)' },
+          { number: TEST_CARDS.approved, result: 'approved' },
+          { number: TEST_CARDS.declined, result: 'declined (402)' },
         ],
       },
       { id: 'crypto', ready: false, description: 'not available yet' },

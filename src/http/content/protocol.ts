@@ -1,5 +1,6 @@
 // GET /api/v1/agents/protocol: the agent's working protocol as data, so an agent can follow it
 // step by step without parsing prose. Requests are relative to the API base.
+import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 
 export function agentProtocol(apiBase: string) {
   return {
@@ -12,12 +13,12 @@ export function agentProtocol(apiBase: string) {
       'One key is one agent is one trading account. Keep the key and your recall phrase; POST /agents/recall confirms who you are later.',
       'Deal keys are valid only during the session that published them; orders must be funded before closes_at or they expire.',
       'Nothing is charged by an agent alone: the holder approves by paying, until they switch on autonomous funding for you.',
-      'Autonomous funding (pay_from_balance, executing carts) is allowed only after 3 settled trades of yours in profit, and the holder can turn it off at any time.',
+      `Autonomous funding (pay_from_balance, executing carts) is allowed only after ${FUNDING_PROFITABLE_TRADES} settled trades of yours in profit, and the holder can turn it off at any time.`,
       'Respect 429/503 answers: wait for Retry-After before retrying.',
     ],
     analysis: {
       summary:
-        'Demand is not served; sales are. Learn from the record: history rows, trades, tape, stats and the labeled dataset show what executed deals realised over their 8-session horizon.',
+        `Demand is not served; sales are. Learn from the record: history rows, trades, tape, stats and the labeled dataset show what executed deals realised over their ${SETTLEMENT_HORIZON_SESSIONS}-session horizon.`,
       endpoints: [
         `${apiBase}/markets/{market_id}/history`,
         `${apiBase}/markets/{market_id}/dataset.csv`,
@@ -53,7 +54,7 @@ export function agentProtocol(apiBase: string) {
       },
       { step: 7, do: 'Hand purchase_url to your account holder', request: 'purchase_url', note: 'they pay before closes_at, or the order expires' },
       { step: 8, do: 'Follow the order', request: `GET ${apiBase}/orders/{order_id}`, note: 'paid orders fill at the session close' },
-      { step: 9, do: 'Follow the position', request: `GET ${apiBase}/positions/{position_id}`, note: 'it sells through over 8 sessions, then settles' },
+      { step: 9, do: 'Follow the position', request: `GET ${apiBase}/positions/{position_id}`, note: `it sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions, then settles` },
       { step: 10, do: 'Review results', request: `GET ${apiBase}/trades`, note: 'the same realized_pnl as the market record' },
     ],
   };

@@ -1,13 +1,13 @@
 // The four markets, their live session clock and the current menu. Everything here is served from
 // the injected clock and the in-memory menu snapshots: no worker hop (ARCHITECTURE rule 5).
 import Type from 'typebox';
-import { MARKETS, MARKET_IDS, isMarketId, type MarketId } from '../../engine/index.js';
+import { MARKETS, MARKET_IDS, centsToNumber as cents, isMarketId, type MarketId } from '../../engine/index.js';
 import { HttpError, json, route, type Route } from '../route.js';
+import { dealNotOnMenu } from '../../rules.js';
 import { DEFAULT_LIMIT, MenuSnapshots, etagMatches, type DealsPage, type MenuSnapshot } from '../snapshots.js';
 import type { Clock } from '../../supervisor/clock.js';
 import type { Services } from '../services.js';
 
-const cents = (c: number) => Math.round(c) / 100;
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const JSON_TYPE = 'application/json';
 
@@ -172,7 +172,7 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
         const snap = snapshots.get(market);
         const deal = snap.byKey.get(params.offer_key);
         // CONTRACT.md "Session boundary": the clock ends a deal, not the record's close.
-        if (!deal || s.clock.realNow() >= snap.closesAt) throw new HttpError(404, `deal ${JSON.stringify(params.offer_key)} is not on the current menu of ${market} (session ${snap.tick}); deal keys are valid only during the session that published them`);
+        if (!deal || s.clock.realNow() >= snap.closesAt) throw new HttpError(404, dealNotOnMenu(s.config.baseUrl, market, params.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
         return json(deal);
       },
     }),

@@ -5,11 +5,12 @@
 import Type from 'typebox';
 import { FAMILIES, MARKETS, numberToCents, type MarketId } from '../../engine/index.js';
 import { HttpError, route, type Route } from '../route.js';
+import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404, menuSnapshots } from './markets.js';
 import { cacheable } from './record-common.js';
 import { pulseRoutes } from './pulse.js';
-import type { DealProjectionArgs } from '../../../actors/record/messages.js';
+import type { DealProjectionArgs } from '../../../actors/record/projection-deal.js';
 
 const Lookback = Type.Integer({ minimum: 8, maximum: 400, default: 48, description: 'closed sessions of family history to fit' });
 const Fit = Type.Union([Type.Literal('trend'), Type.Literal('mean')], { default: 'trend', description: 'least-squares line or the mean' });
@@ -24,7 +25,7 @@ const HypotheticalQuery = Type.Object({
 type HypotheticalQuery = ProjectionQuery & { cluster: number; unit_cost: number };
 const DealParams = Type.Object({ market_id: MarketParams.properties.market_id, offer_key: Type.String({ description: 'a key of the current menu' }) });
 
-const DOC = 'history[] {tick, velocity, sold, active}; fit {kind, intercept, slope, r2, points}; projection[] (8 sessions); '
+const DOC = `history[] {tick, velocity, sold, active}; fit {kind, intercept, slope, r2, points}; projection[] (${SETTLEMENT_HORIZON_SESSIONS} sessions); `
   + 'scenarios {low_mult, high_mult, basis}; qty[]; curve {low[], mid[], high[]}; best_qty; realised[]; samples; params; quoted_velocity';
 
 export function projectionRoutes(s: Services): Route[] {

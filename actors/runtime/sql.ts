@@ -1,0 +1,34 @@
+// Small SQL helpers every actor's set-based SQL shares, defined once: bulk rows travel as one JSON
+// parameter (expanded by jsonb_to_recordset), id lists as one array, and a lost unique race is
+// recognised by its SQLSTATE.
+
+/** SQLSTATE of a unique violation: a twin (another process, a concurrent turn) wrote the key first. */
+export const UNIQUE_VIOLATION = '23505';
+
+/** Whether `err` is PostgreSQL's unique violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
+}
+
+/** Rows as one JSON parameter, for `jsonb_to_recordset(?::jsonb)`. */
+export function jsonParam(rows: unknown): string {
+  return JSON.stringify(rows);
+}
+
+function assertIntegers(xs: readonly number[]): void {
+  for (const x of xs) if (!Number.isSafeInteger(x)) throw new Error(`not an integer id: ${x}`);
+}
+
+/** Integers as one array parameter, for `any(?::bigint[])` or `unnest(?::int[])` (`{1,2,3}`). */
+export function intArrayParam(xs: readonly number[]): string {
+  assertIntegers(xs);
+  return `{${xs.join(',')}}`;
+}
+
+/**
+ * Distinct ids as an inline `bigint[]` literal, for SQL sent without parameters (the order batch's
+ * simple protocol). Each is asserted a safe integer, so the literal needs no escaping.
+ */
+export function bigintArrayLiteral(xs: readonly number[]): string {
+  return `'${intArrayParam([...new Set(xs)])}'::bigint[]`;
+}

@@ -1,0 +1,65 @@
+// The service's business rules that more than one place needs, each defined once (issue 9): the
+// actors decide by them, the texts served to agents and holders quote them. Pure: no I/O, so both
+// src/ and actors/ import it. Where SQL must apply a rule, its SQL twin sits next to the JS one and
+// test/unit/rules.test.ts + test/api/rules-sql.test.ts prove they agree.
+import { SETTLEMENT_HORIZON_SESSIONS } from './engine/markets.js';
+
+/** Sessions a filled position sells through before it settles (the engine's market definition). */
+export { SETTLEMENT_HORIZON_SESSIONS };
+
+/** Settled trades in profit an agent needs before its holder may switch autonomous funding on. */
+export const FUNDING_PROFITABLE_TRADES = 3;
+
+/**
+ * The month a participation fee belongs to (CONTRACT.md: once per holder and calendar month, UTC):
+ * `YYYY-MM` of `at` in UTC, whatever the process's time zone.
+ */
+export function feeMonth(at: Date): string {
+  const y = at.getUTCFullYear();
+  if (!Number.isFinite(y) || y < 1 || y > 9999) throw new RangeError(`no fee month for ${at.toString()}`);
+  return `${String(y).padStart(4, '0')}-${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+/**
+ * `feeMonth` in SQL, of a timestamptz expression (the transaction's `now()` by default): the same
+ * `YYYY-MM` whatever the session's TimeZone setting.
+ */
+export function feeMonthSql(at = 'now()'): string {
+  return `to_char((${at}) at time zone 'UTC', 'YYYY-MM')`;
+}
+
+/** What an order of `qty` units costs (SPEC.md "Cash accounting": cost_basis = q·c + q·f), in integer cents. */
+export type OrderAmounts = {
+  /** qty × unit cost */
+  grossCents: number;
+  /** qty × fulfilment fee per unit */
+  feeAmountCents: number;
+  /** gross + fee: what funding the order debits, and the position's cost basis */
+  totalCents: number;
+};
+
+/** The amounts of an order (also the desk's outlay and a trade's cost basis). Integer cents in, integer cents out. */
+export function orderAmounts(qty: number, unitCostCents: number, feeCents: number): OrderAmounts {
+  for (const [name, v] of [['qty', qty], ['unitCostCents', unitCostCents], ['feeCents', feeCents]] as const) {
+    if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
+  }
+  const grossCents = qty * unitCostCents;
+  const feeAmountCents = qty * feeCents;
+  const totalCents = grossCents + feeAmountCents;
+  if (!Number.isSafeInteger(totalCents)) throw new RangeError('order amount too large for exact cents');
+  return { grossCents, feeAmountCents, totalCents };
+}
+
+/** Where the current menu of `market` is served: the link every refusal of a gone deal carries. */
+export function menuUrl(baseUrl: string, market: string): string {
+  return `${baseUrl}/api/v1/markets/${encodeURIComponent(market)}/deals`;
+}
+
+/**
+ * The 404 detail of a deal that is not (or no longer) on the menu, with `why` saying how (its
+ * session closed, ...): one text for GET /markets/{m}/deals/{key}, POST /orders and the order batch.
+ */
+export function dealNotOnMenu(baseUrl: string, market: string, offerKey: string, why: string): string {
+  return `deal ${JSON.stringify(offerKey)} ${why}; deal keys are valid only during the session that published them: ` +
+    `the current menu is ${menuUrl(baseUrl, market)}`;
+}

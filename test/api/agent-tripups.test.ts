@@ -1,0 +1,128 @@
+// What an agent trying the service tripped on (issue 9, item 6), on the real service: an order paid
+// from the balance is not sent to the holder; a 403 after the holder switched funding off says so
+// and when; a gone deal's 404 links to the current menu (at the front end and in the order batch);
+// a declined card names the approved test card; /llms.txt points to the test cards.
+import t from 'tap';
+import { FUNDING_PROFITABLE_TRADES, menuUrl, orderAmounts } from '../../src/rules.js';
+import { TEST_CARDS } from '../../src/payments/cards.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { APPROVED_CARD, registerHolder } from '../helpers/holders.js';
+
+const MARKET = 'm15';
+const cents = (x: number) => Math.round(x * 100);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Menu = { tick: number; closes_at: number; deals: any[] };
+/** The current menu with at least 1.5 s of its 3-second session left. */
+async function currentMenu(svc: TestService): Promise<Menu> {
+  for (;;) {
+    const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+    const left = m.closes_at - Date.now() / 1000;
+    if (left >= 1.5) return m;
+    await sleep(Math.max(50, left * 1000 + 100));
+  }
+}
+
+/** Places an order on a deal `pick` chooses, again when the session closed in between (a 404). */
+async function order(svc: TestService, agent: TestAgent, body: Record<string, unknown>, pick: (m: Menu) => any = (m) => m.deals[0]) {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const m = await currentMenu(svc);
+    const deal = pick(m);
+    const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1, ...body });
+    if (r.status !== 404) return { r, deal, menu: m };
+  }
+  throw new Error('no order placed in 10 sessions');
+}
+
+t.test('what an agent tripped on', async (t) => {
+  const svc = await startTestService(t, { SVC_TIME_SCALE: '300' });
+  const base = svc.config.baseUrl;
+  const fee = cents((await send(svc, 'GET', `/api/v1/markets/${MARKET}`)).body.fees.fulfilment_per_unit);
+  const agent = await registerAgent(svc);
+  const holder = await registerHolder(svc);
+  const em = () => svc.orm.em.fork();
+  const [{ id: holderId }] = await em().execute('select id::float8 as id from holder where email = ?', [holder.email]);
+
+  // Fixture: the agent connected to the holder with autonomous funding on and money on its account
+  // (reaching the threshold takes settled trades in profit: test/api/trading.test.ts does it for real).
+  await em().execute('update agent set holder_id = ?, paired_at = now(), autonomous_funding = true, funding_changed_at = now() where id = ?', [holderId, agent.agentId]);
+  await em().execute('update account set holder_id = ? where id = ?', [holderId, agent.accountId]);
+  await em().execute('update account set balance_cents = balance_cents + 500000 where id = ?', [agent.accountId]);
+  await em().execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', 500000, balance_cents, 'test:topup' from account where id = ?`, [agent.accountId]);
+
+  await t.test("an order paid from the balance is not sent to the holder: it says what happens next", async (t) => {
+    const cheap = (m: Menu) => m.deals.reduce((a, d) => (d.unit_cost < a.unit_cost ? d : a));
+    const { r, deal } = await order(svc, agent, { pay_from_balance: true }, cheap);
+    t.equal(r.status, 201, JSON.stringify(r.body));
+    const o = r.body;
+    t.equal(o.status, 'paid');
+    t.equal(o.payment_source, 'balance');
+    t.notMatch(o.instructions, /purchase_url/, 'no "hand purchase_url to your holder" on a paid order');
+    t.match(o.instructions, 'paid from your account balance');
+    t.match(o.instructions, `GET /api/v1/orders/${o.id}`);
+    t.match(o.instructions, 'closes_at');
+    const amounts = orderAmounts(1, cents(deal.unit_cost), fee);
+    t.same([cents(o.gross_amount), cents(o.fee_amount), cents(o.total_amount)], [amounts.grossCents, amounts.feeAmountCents, amounts.totalCents], 'the amounts of orderAmounts');
+
+    const waiting = (await order(svc, agent, {})).r;
+    t.equal(waiting.status, 201);
+    t.equal(waiting.body.status, 'awaiting_payment');
+    t.match(waiting.body.instructions, /^Hand purchase_url to your account holder/, 'an unpaid order still goes to the holder');
+  });
+
+  await t.test('a 403 after the holder switched autonomous funding off says so, and when', async (t) => {
+    const off = await holder.form(`/console/agents/${agent.agentId}/funding`, { enabled: 'off' });
+    t.equal(off.status, 200, JSON.stringify(off.body));
+    const [{ at }] = await em().execute('select funding_changed_at as at from agent where id = ?', [agent.agentId]);
+    const { r } = await order(svc, agent, { pay_from_balance: true });
+    t.equal(r.status, 403);
+    t.match(r.body.detail, `your holder switched autonomous funding off at ${new Date(at).toISOString()}`);
+    t.match(r.body.detail, 'order without pay_from_balance and hand them purchase_url');
+
+    const fresh = await registerAgent(svc);
+    const never = (await order(svc, fresh, { pay_from_balance: true })).r;
+    t.equal(never.status, 403);
+    t.notMatch(never.body.detail, /switched autonomous funding off/, 'never switched on: not "switched off"');
+    t.match(never.body.detail, `after ${FUNDING_PROFITABLE_TRADES} settled trades of this agent in profit`);
+  });
+
+  await t.test("a deal of a closed session answers 404 with the current menu's address", async (t) => {
+    const m = await currentMenu(svc);
+    const key = m.deals[0].key;
+    await sleep(Math.max(0, m.closes_at * 1000 - Date.now()) + 200);
+    const menuLink = menuUrl(base, MARKET);
+    const read = await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals/${key}`);
+    t.equal(read.status, 404);
+    t.match(read.body.detail, menuLink);
+    const placed = await agent.post('/api/v1/orders', { market: MARKET, offer_key: key, qty: 1 });
+    t.equal(placed.status, 404);
+    t.match(placed.body.detail, menuLink);
+    t.equal((await send(svc, 'GET', new URL(menuLink).pathname)).status, 200, 'the link is the menu');
+
+    // The order batch's own check (a session that closed after the front end let the order through).
+    const refused = await svc.services.runtime.ask(`account:${agent.accountId}`, {
+      kind: 'order', agentId: agent.agentId, market: MARKET, tick: m.tick, idx: 0, offerKey: key, qty: 1,
+      closesAt: m.closes_at, payFromBalance: false, baseUrl: base,
+    }).then(() => null, (err: { status: number; detail: string }) => err);
+    t.equal(refused?.status, 404);
+    t.match(refused?.detail, menuLink);
+  });
+
+  await t.test('a declined card suggests the approved test card', async (t) => {
+    const { r } = await order(svc, agent, {});
+    t.equal(r.status, 201);
+    const paid = await holder.pay(r.body.purchase_url, { ...APPROVED_CARD, number: TEST_CARDS.declined });
+    t.equal(paid.status, 402);
+    t.match(paid.body.detail, /^card declined/);
+    t.match(paid.body.detail, TEST_CARDS.approved);
+  });
+
+  await t.test('/llms.txt points to GET /api/v1/payments/methods for the test cards', async (t) => {
+    const llms = await (await svc.get('/llms.txt')).text();
+    t.match(llms, `GET ${base}/api/v1/payments/methods`);
+    const methods = (await send(svc, 'GET', '/api/v1/payments/methods')).body;
+    const card = methods.methods.find((x: { id: string }) => x.id === 'card');
+    t.ok(card.test_cards.some((c: { number: string }) => c.number === TEST_CARDS.approved));
+  });
+});
