@@ -1,11 +1,14 @@
 // Every actor kind and read task of the service; each worker registers these.
 import { accountActor } from './account/actor.js';
+import { accountReads } from './account/reads.js';
 import { agentActor } from './agent/actor.js';
+import { agentReads } from './agent/reads.js';
 import { marketActor } from './market/actor.js';
 import { holderActor } from './holder/actor.js';
+import { holderReads } from './holder/reads.js';
 import { answersActor } from './answers/actor.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 
 export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor];
-export const readTasks = { ...recordReads, ...idempotencyReads };
+export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads };

@@ -2,7 +2,7 @@
 // worker utilisation, the database pool, session closes, the supervisor's failures. Gauges that
 // mirror live state are collected at scrape time from the objects that own the state.
 import client from 'prom-client';
-import type { ActorRuntime } from '../actors/runtime/shards.js';
+import type { ActorRuntime } from '../actors/runtime/client.js';
 
 export type PoolStats = () => { used: number; free: number; pending: number; max: number };
 

@@ -50,6 +50,26 @@ export function orderAmounts(qty: number, unitCostCents: number, feeCents: numbe
   return { grossCents, feeAmountCents, totalCents };
 }
 
+/** Days a holder's web session (the login cookie) lasts. */
+export const SESSION_DAYS = 30;
+
+/**
+ * Caps of the lists SPEC.md gives no `limit` for (every other list takes a bounded `limit`): a list
+ * shows its first rows up to the cap, so no holder or agent can make one page read without end.
+ */
+export const LIST_CAPS = {
+  /** GET /api/v1/inventory: owned goods, newest first. */
+  inventory: 1000,
+  /** Stored cards offered on a checkout page, newest first. */
+  cards: 20,
+  /** A holder's agents on the console (overview, agents page), oldest first. */
+  agents: 100,
+  /** A holder's accounts whose orders, positions and ledger the console lists, oldest first. */
+  accounts: 1000,
+  /** Carts in GET /api/v1/agents/me, oldest first. */
+  carts: 200,
+} as const;
+
 /** Where the current menu of `market` is served: the link every refusal of a gone deal carries. */
 export function menuUrl(baseUrl: string, market: string): string {
   return `${baseUrl}/api/v1/markets/${encodeURIComponent(market)}/deals`;

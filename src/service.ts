@@ -6,12 +6,10 @@ import { MARKETS, MARKET_IDS } from './engine/index.js';
 import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
-import { ActorRuntime } from '../actors/runtime/shards.js';
-import { withSafeErrors } from '../actors/runtime/log.js';
+import { ActorRuntime, read, withSafeErrors } from '../actors/runtime/client.js';
 import { budgetProblem, connectionLimit, MAIN_POOL, workerPool } from '../orm/connections.js';
 import { ConfigError } from './config.js';
-import type { StoredAnswer } from '../actors/runtime/idempotency.js';
-import { migrate, openOrm, schemaInfo } from '../orm/database.js';
+import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
 import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
 import { initMeta, writeMeta } from '../orm/meta.js';
 import { Metrics } from './metrics.js';
@@ -38,6 +36,8 @@ export type RunningService = {
   port: number;
   url: string;
   services: Services;
+  /** The process's own database handle (migrations, start-up checks; tests read through it). Routes have none. */
+  orm: Orm;
   /** Resolves once every market has an open session (after any catch-up); rejects when the supervisor could not start. */
   ready: Promise<void>;
   stop: () => Promise<void>;
@@ -45,7 +45,7 @@ export type RunningService = {
 
 const ANCHOR_KEY = 'clock_anchor';
 
-async function loadClock(orm: Services['orm'], scale: number, realMs: () => number): Promise<Clock> {
+async function loadClock(orm: Orm, scale: number, realMs: () => number): Promise<Clock> {
   const now = realMs() / 1000;
   const fresh: Anchor = resolveAnchor(null, scale, now);
   const stored = JSON.parse(await initMeta(orm, ANCHOR_KEY, JSON.stringify(fresh))) as Anchor;
@@ -112,7 +112,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     },
   );
 
-  const services: Services = { config, log, clock, runtime, orm, metrics, supervisor, schema };
+  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema };
   const front = createApp({
     routes: routeTable(services),
     log,
@@ -122,7 +122,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     answers: {
       keyBusy: (k) => runtime.keyBusy(k),
       holdKey: (k) => runtime.holdKey(k),
-      find: async (scope, key) => (await runtime.read<StoredAnswer | null>('idempotency.find', { scope, key })) ?? undefined,
+      find: async (scope, key) => (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
     },
     onRequest: metrics.observeRequest,
   });
@@ -155,5 +155,5 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       log.info('stopped');
     })());
 
-  return { port: listening.port, url, services, ready, stop };
+  return { port: listening.port, url, services, orm, ready, stop };
 }

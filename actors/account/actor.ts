@@ -7,32 +7,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { feeRowsInsertSql, feesChargedSql, fundingEntries, postEntries } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
-import { OrderBatcher, type OrderPlaced, type OrderRequest, type Placed } from './order-batch.js';
-import { isUniqueViolation } from '../runtime/sql.js';
+import { OrderBatcher, type Placed } from './order-batch.js';
+import type { AccountMessage, Connected, FundingSet, Paid } from './messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
+import { isUniqueViolation } from '../runtime/sql.js';
 import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
-import type { StoredCard } from '../../src/payments/cards.js';
 
-
-/** An agent's order on a deal of the current menu (its terms come from the recorded menu row). */
-export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId' | 'idem'>;
-
-export type AccountMessage =
-  | PlaceOrder
-  /** A holder pays an order of this account (purchase link), by card or from the account balance. */
-  /** `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused. */
-  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard; at: number }
-  /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
-  | { kind: 'connect'; agentId: number; holderId: number }
-  /** The holder's autonomous-funding switch for the agent of this account. */
-  | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
-
-export type { OrderPlaced };
-export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
-export type FundingSet = { agent_id: number; autonomous_funding: boolean };
-/** `connected`: the agent is this holder's (now or before); false when another holder has it. */
-export type Connected = { agent_id: number; connected: boolean };
 
 type AccountState = { accountId: number };
 let batcher: OrderBatcher | undefined;

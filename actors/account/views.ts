@@ -1,34 +1,32 @@
 // Read models of trading accounts: the served Order, Position, ledger entry, round and owned-goods
 // objects (SPEC.md "Resources"), one definition for the API (an agent's own account) and the
-// holder's console (every account the holder owns). Reads on the main thread's pool: writes go
-// through the account actor, and these queries are indexed by account.
+// holder's console (every account the holder owns). Run by the account read tasks (reads.ts) on the
+// pool: writes go through the account actor, and these queries are indexed by account.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MARKETS, centsToNumber, type MarketId } from '../engine/index.js';
-import { MONTHLY_FEE } from '../payments/terms.js';
-import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../../actors/record/trade-json.js';
+import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
+import { MONTHLY_FEE } from '../../src/payments/terms.js';
+import { LIST_CAPS } from '../../src/rules.js';
+import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/trade-json.js';
+import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus } from './messages.js';
+import { FEE_MONTH_SQL } from './ledger.js';
+import { intArrayParam as ids } from '../runtime/sql.js';
 
-const ids = (accountIds: number[]) => `{${accountIds.join(',')}}`;
+/** Every account of a holder: its own and those of its agents (up to LIST_CAPS.accounts, oldest first). */
+export async function accountsOfHolder(em: EntityManager, holderId: number): Promise<number[]> {
+  const rows = await em.execute(
+    'select id::float8 as id from account where holder_id = ? union select account_id::float8 from agent where holder_id = ? order by id limit ?',
+    [holderId, holderId, LIST_CAPS.accounts],
+  );
+  return rows.map((r) => r.id as number);
+}
+
+/** The accounts a read names: given ones, or a holder's. */
+export const accountIdsOf = (em: EntityManager, scope: AccountScope): Promise<number[]> =>
+  'accountIds' in scope ? Promise.resolve(scope.accountIds) : accountsOfHolder(em, scope.holderId);
 const money = (c: number | null) => (c === null ? null : centsToNumber(c));
 export const unix = (d: Date | string | null) => (d === null ? null : Math.round(new Date(d).getTime()) / 1000);
 
 export const purchaseUrl = (baseUrl: string, token: string) => `${baseUrl}/checkout/${token}`;
-
-/**
- * Caps of the lists SPEC.md gives no `limit` for (every other list takes a bounded `limit`): a list
- * shows its first rows up to the cap, so no holder or agent can make one page read without end.
- */
-export const LIST_CAPS = {
-  /** GET /api/v1/inventory: owned goods, newest first. */
-  inventory: 1000,
-  /** Stored cards offered on a checkout page, newest first. */
-  cards: 20,
-  /** A holder's agents on the console (overview, agents page), oldest first. */
-  agents: 100,
-  /** A holder's accounts whose orders, positions and ledger the console lists, oldest first. */
-  accounts: 1000,
-  /** Carts in GET /api/v1/agents/me, oldest first. */
-  carts: 200,
-} as const;
 
 export type OrderRow = {
   id: number; market: string; tick: number; offer_key: string; qty: number; unit_cost_cents: number; list_price_cents: number;
@@ -132,7 +130,7 @@ export async function tradesOf(em: EntityManager, accountIds: number[], limit: n
 
 type LedgerRow = { id: number; account_id: number; kind: string; amount_cents: number; balance_after_cents: number; ref: string; created_at: Date };
 
-export async function ledgerOf(em: EntityManager, accountIds: number[], limit: number) {
+export async function ledgerOf(em: EntityManager, accountIds: number[], limit: number): Promise<LedgerEntry[]> {
   const rows = await em.execute<LedgerRow[]>(
     `select id::float8 as id, account_id::float8 as account_id, kind, amount_cents::float8 as amount_cents,
             balance_after_cents::float8 as balance_after_cents, ref, created_at
@@ -146,16 +144,16 @@ export async function ledgerOf(em: EntityManager, accountIds: number[], limit: n
 }
 
 /** Whether the holder's participation fee of the current calendar month (UTC) is still due. */
-export async function monthlyFeeStatus(em: EntityManager, holderId: number | null) {
+export async function monthlyFeeStatus(em: EntityManager, holderId: number | null): Promise<MonthlyFeeStatus> {
   const [row] = await em.execute(
-    `select to_char(now() at time zone 'UTC', 'YYYY-MM') as month,
-            (select created_at from monthly_fee where holder_id = ? and month = to_char(now() at time zone 'UTC', 'YYYY-MM')) as charged_at`,
+    `select ${FEE_MONTH_SQL} as month,
+            (select created_at from monthly_fee where holder_id = ? and month = ${FEE_MONTH_SQL}) as charged_at`,
     [holderId],
   );
   return { ...MONTHLY_FEE, month: row.month as string, due: row.charged_at === null, charged_at: unix(row.charged_at) };
 }
 
-export async function accountSummary(em: EntityManager, accountId: number, opts: { ledgerLimit: number; baseUrl: string }) {
+export async function accountSummary(em: EntityManager, accountId: number, opts: { ledgerLimit: number; baseUrl: string }): Promise<AccountSummary> {
   const [a] = await em.execute(
     `select a.id::float8 as id, a.balance_cents::float8 as balance_cents, a.holder_id::float8 as holder_id,
             p.open_positions, p.settled_positions,
@@ -207,4 +205,10 @@ export async function inventoryOf(em: EntityManager, accountIds: number[]) {
   );
   // The exchange (listing owned goods) is a later layer: no listing can exist yet.
   return { items: items.map((i) => ({ ...i, created_at: unix(i.created_at) })), listings: [] as unknown[] };
+}
+
+/** The account's balance in cents if `holderId` holds it (a checkout page offers it then), else null. */
+export async function checkoutBalanceCents(em: EntityManager, accountId: number, holderId: number): Promise<number | null> {
+  const [row] = await em.execute('select balance_cents::float8 as cents from account where id = ? and holder_id = ?', [accountId, holderId]);
+  return row ? (row.cents as number) : null;
 }

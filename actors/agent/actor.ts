@@ -4,19 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { isUniqueViolation } from '../runtime/sql.js';
-
-export type AgentProfile = {
-  name: string;
-  recall_phrase: string;
-  agent?: Record<string, unknown> | null;
-  operator?: Record<string, unknown> | null;
-  purpose?: string | null;
-  contact?: string | null;
-};
-
-export type AgentMessage = { kind: 'register'; keyHash: string; profile: AgentProfile };
-
-export type Registered = { agent_id: number; account_id: number; cart_id: number; cart_token: string; cart_kind: 'trade' };
+import type { AgentMessage, Registered } from './messages.js';
 
 
 export const agentActor = defineActor<{ keyId: string }, AgentMessage>({

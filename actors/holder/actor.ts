@@ -2,29 +2,17 @@
 // It is an actor so that password hashing (deliberately slow) runs in a worker thread, not on the
 // front end's event loop, and so that one e-mail's register/login turns never interleave. Only
 // sha256 of a session token is stored; the token itself goes back to the caller once.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { throttleFor } from './throttle.js';
 import { effectOnce, priorAnswer, refused } from '../runtime/idempotency.js';
 import { isUniqueViolation } from '../runtime/sql.js';
+import { sessionTokenHash } from '../../src/auth/sessions.js';
+import { SESSION_DAYS } from '../../src/rules.js';
+import type { HolderMessage, HolderSession, LoggedOut } from './messages.js';
 
-/** `address` is the client's address, for the throttles (throttle.ts). */
-export type HolderMessage =
-  | { kind: 'register'; email: string; password: string; display_name: string; address: string }
-  | { kind: 'login'; email: string; password: string; address: string }
-  | { kind: 'logout'; tokenHash: string }
-  /** A new session for a holder whose register or login answer is being replayed (same key, same body, password included). */
-  | { kind: 'resume'; holderId: number };
-
-/** A new web session: `token` goes into the cookie, its hash into holder_session. */
-export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };
-export type LoggedOut = { ended: boolean };
-
-export const SESSION_DAYS = 30;
-
-export const sessionTokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 
 type HolderRow = { id: number; email: string; display_name: string; password_hash: string };
 

@@ -11,24 +11,9 @@ import { advanceTrade, deskTrade, menuRecords, tapeRows, type Fill, type Sale, t
 import { insertDeskTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
 import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holders.js';
-
-export type MarketMessage =
-  /** Opens session `tick` if the market has no open session yet and plans the history record. */
-  | { kind: 'start'; tick: number; backfillDays: number }
-  /**
-   * Closes session `tick` and opens the next one, once. `next` (default tick + 1) lets a catch-up
-   * after long downtime skip sessions beyond its bound; skipped sessions never existed.
-   */
-  | { kind: 'close'; tick: number; next?: number }
-  /** Records past sessions from..to (inclusive) that are not recorded yet. */
-  | { kind: 'backfill'; from: number; to: number };
+import type { BackfillReply, CloseReply, MarketMessage, StartReply } from './messages.js';
 
 export type MarketState = { market: MarketId; openTick: number | null };
-
-export type StartReply = { open: number; liveStart: number; fromTick: number };
-/** `quarantined`: paid orders this close refunded instead of filling (empty when it closed nothing). */
-export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[] };
-export type BackfillReply = { recorded: number; ms: number };
 
 const lock = (em: EntityManager, market: string) => em.execute('select pg_advisory_xact_lock(hashtext(?))', [`record:${market}`]);
 

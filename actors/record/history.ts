@@ -2,35 +2,9 @@
 import { dealToJson, menu, type MarketId } from '../../src/engine/index.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineReads } from '../runtime/read.js';
+import type { CoverageReply, HistoryArgs, HistoryReply } from './messages.js';
 import { historyRow, Outcomes, tradesByRow, type DealJson } from './history-rows.js';
 import { TRADE_FROM, TRADE_SELECT, type TradeRow } from './trade-json.js';
-
-export type HistoryArgs = {
-  market: MarketId;
-  /** Closed sessions only: the route clips `to` to the last closed session (to < from: none). */
-  from: number;
-  to: number;
-  lastSettled: number;
-  includeBundle: boolean;
-  /** reveal=full, allowed by the route only with the oracle switch on. */
-  oracle: boolean;
-};
-
-export type HistoryReply = { sessions: number; recorded_sessions: number; rows: Record<string, unknown>[] };
-
-export type CoverageReply = {
-  recorded: { first_tick: number | null; last_tick: number | null; sessions: number };
-  plan: {
-    live_start_tick: number;
-    from_tick: number;
-    sessions_total: number;
-    sessions_loaded: number;
-    started_at: number;
-    finished_at: number | null;
-    engine: Record<string, unknown>;
-  } | null;
-  trades: { total: number; house: number; user: number };
-};
 
 /** Recorded sessions of a range. */
 export async function recordedTicks(em: EntityManager, market: string, from: number, to: number): Promise<Set<number>> {

@@ -19,21 +19,7 @@ import { project } from '../../src/analytics/projection.js';
 import { quantile } from '../../src/analytics/stats.js';
 import { ActorError } from '../runtime/actor.js';
 import { defineReads } from '../runtime/read.js';
-
-export type DealProjectionArgs = {
-  market: MarketId;
-  cluster: number;
-  lookback: number;
-  fit: 'trend' | 'mean';
-  /** The record's open session: the deal's session. */
-  open: number;
-  unitCostCents: number;
-  /** null: the family's mean list price of its latest listed session on record. */
-  listPriceCents: number | null;
-  listPriceBasis: 'deal' | 'menu_mean';
-  maxQty: number;
-  quotedVelocity: number | null;
-};
+import type { DealProjectionArgs } from './messages.js';
 
 type TradeRow = {
   tick: number; actor: string; qty: number; unit_cost_cents: number; list_price_cents: number; fee_cents: number;

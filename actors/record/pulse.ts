@@ -10,14 +10,7 @@
 import { MARKETS, MARKET_IDS, centsToNumber, familyByCluster, type MarketId } from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
 import { jsonParam } from '../runtime/sql.js';
-
-export type TickerArgs = { markets: { market: MarketId; hi: number }[] };
-/** Per market and UTC day: executions filled that day, results settled that day (cents). */
-export type DayRow = { day: number; market: MarketId } & Cents;
-/** Days before `before` are final (every close of theirs has happened): the caller may keep them. */
-export type FinalDays = { before: number; rows: DayRow[] };
-export type PulseArgs = { open: Record<MarketId, number>; final: FinalDays | null; keep: boolean };
-export type PulseReply = { answer: ReturnType<typeof assemble>; final: FinalDays | null };
+import type { DayCents, DayRow, FinalDays, PulseArgs, PulseReply, TickerArgs } from './messages.js';
 
 const DAY = 86_400;
 const TAPE_SESSIONS = 48;
@@ -25,7 +18,7 @@ const RECENT = 20;
 const WINDOW_DAYS = 30;
 
 type Figures = { executions: number; units: number; turnover: number; units_sold: number; pnl: number };
-type Cents = { executions: number; units: number; turnover_cents: number; units_sold: number; pnl_cents: number };
+type Cents = DayCents;
 type Group = { market: MarketId; fday: string; sday: string; open_interest: number } & Cents;
 type Recent = { market: MarketId; tick: number; settled_at: number; cluster: number; actor: string; qty: number; units_sold: number; pnl_cents: number; sold_out: boolean; regime: boolean };
 
@@ -145,6 +138,9 @@ function dayRows(groups: Group[], final: FinalDays | null): DayRow[] {
 }
 
 type Days = Map<number, { all: Cents; by: Map<MarketId, Cents> }>;
+
+/** The pulse as served (GET /api/v1/pulse). */
+export type PulseAnswer = ReturnType<typeof assemble>;
 
 function assemble(
   asOf: number,

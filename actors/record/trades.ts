@@ -1,16 +1,11 @@
 // Read tasks of the record: the market's trades (paged) and the dataset CSV frames.
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
+import type { DatasetArgs, TradesArgs, TradesReply } from './messages.js';
 import { intArrayParam } from '../runtime/sql.js';
 import { Outcomes, tradesByRow, type DealJson } from './history-rows.js';
 import { recordedTicks } from './history.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from './trade-json.js';
-
-export type TradesArgs = { market: MarketId; from: number; to: number; actor?: 'house' | 'user'; limit: number; offset: number };
-export type TradesReply = { total: number; trades: Record<string, unknown>[] };
-
-/** labeled: `to` clipped to the last settled session; unlabeled: to the last closed one. */
-export type DatasetArgs = { market: MarketId; from: number; to: number; split: 'labeled' | 'unlabeled'; expandQty: boolean };
 
 type Cell = string | number | boolean | null | undefined;
 

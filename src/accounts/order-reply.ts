@@ -1,6 +1,6 @@
 // The answer to a placed order (`POST /api/v1/orders` 201), built where the order is placed so that
 // the very same bytes can be stored with it under an Idempotency-Key and answered again on a retry.
-import { orderJson, type OrderRow } from './views.js';
+import { orderJson, type OrderRow } from '../../actors/account/views.js';
 import { centsToNumber } from '../engine/money.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
 

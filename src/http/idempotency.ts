@@ -4,9 +4,7 @@
 // first is still running with 409. The answer itself is stored by the turn that has the effect, in
 // the effect's transaction (actors/runtime/idempotency.ts): this module only asks.
 import { createHash } from 'node:crypto';
-import { ActorError } from '../../actors/runtime/actor.js';
-import { REUSED_KEY, type StoredAnswer } from '../../actors/runtime/idempotency.js';
-import type { IdemTicket } from '../../actors/runtime/shards.js';
+import { ActorError, REUSED_KEY, type IdemTicket, type StoredAnswer } from '../../actors/runtime/client.js';
 import { HttpError, json, type Context, type Reply, type Route } from './route.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';

@@ -3,7 +3,7 @@
 // is generated from them. Handlers receive already-validated, already-coerced input.
 import type { TSchema, TObject } from 'typebox';
 import type { ValidationIssue } from './validation.js';
-import type { IdemTicket } from '../../actors/runtime/shards.js';
+import type { IdemTicket } from '../../actors/runtime/client.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type Auth = 'none' | 'key' | 'holder';

@@ -5,8 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ActorError } from '../../actors/runtime/actor.js';
-import { safeError } from '../../actors/runtime/log.js';
+import { ActorError, safeError } from '../../actors/runtime/client.js';
 import { HttpError, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';

@@ -1,10 +1,11 @@
-// What route handlers may use. Built once in main.ts; tests build it through the same function.
+// What route handlers may use. Built once in main.ts; tests build it through the same function. No
+// database handle: routes ask actors and run read tasks (`runtime`), so src/ runs no SQL.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../supervisor/clock.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
-import type { ActorRuntime } from '../../actors/runtime/shards.js';
-import type { Orm, SchemaInfo } from '../../orm/database.js';
+import type { ActorRuntime } from '../../actors/runtime/client.js';
+import type { SchemaInfo } from '../../orm/database.js';
 import type { Metrics } from '../metrics.js';
 
 export type Services = {
@@ -12,8 +13,6 @@ export type Services = {
   log: Logger;
   clock: Clock;
   runtime: ActorRuntime;
-  /** The main thread's database handle: read models only; writes go through actors. */
-  orm: Orm;
   metrics: Metrics;
   supervisor: Supervisor;
   schema: SchemaInfo;

@@ -1,7 +1,7 @@
 // Answers of the holder's web pages (CONTRACT.md "Web form posts"): a browser that posts a form is
 // sent on with 303 See Other; a client that asks for JSON gets the same outcome as a JSON object.
 // Failures: JSON clients get `{detail}` with the status, browsers get the page again, with the message.
-import { ActorError } from '../../actors/runtime/actor.js';
+import { ActorError } from '../../actors/runtime/client.js';
 import { HttpError, type RawInput, type Reply, type RequestInfo } from './route.js';
 import type { ValidationIssue } from './validation.js';
 

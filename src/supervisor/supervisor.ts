@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
-import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/actor.js';
+import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/messages.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
 
 export type Asker = { ask<T>(to: string, msg: { kind: string; [k: string]: unknown }): Promise<T> };

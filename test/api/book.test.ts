@@ -7,7 +7,7 @@ const T0 = Date.now();
 const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' }, { realMs: () => T0 });
 await svc.services.supervisor.backfilled();
 
-const sql = (q: string, p: unknown[] = []) => svc.services.orm.em.fork().execute(q, p);
+const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;
 const book = (m: string, qs = '') => svc.getJson(`/api/v1/markets/${m}/book${qs ? `?${qs}` : ''}`);
 const cents = (x: number) => Math.round(x * 100);

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { LIST_CAPS } from '../../src/accounts/views.js';
+import { LIST_CAPS } from '../../src/rules.js';
 import { budgetProblem, connectionBudget } from '../../orm/connections.js';
 import { EMBEDDED_MAX_CONNECTIONS } from '../../orm/embedded.js';
 import { embeddedDataDir, freshDatabase, usingPostgres } from '../helpers/db.js';
@@ -15,7 +15,7 @@ const MAIN = path.resolve('dist/src/main.js');
 
 t.test('lists stop at their caps; an agent beyond the console cap can still be switched', async (t) => {
   const svc = await startWebService(t);
-  const db = (sql: string, params: unknown[] = []) => svc.services.orm.em.fork().execute(sql, params);
+  const db = (sql: string, params: unknown[] = []) => svc.orm.em.fork().execute(sql, params);
   const { cookie, holderId } = await registerHolder(svc, 'many@example.com');
 
   const n = LIST_CAPS.agents + 1;

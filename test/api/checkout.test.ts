@@ -17,7 +17,7 @@ async function order(svc: TestService, agent: TestAgent, qty = 1): Promise<{ id:
 
 t.test('checkout: purchase links', async (t) => {
   const svc = await startWebService(t);
-  const db = (sql: string, params: unknown[] = []) => svc.services.orm.em.fork().execute(sql, params);
+  const db = (sql: string, params: unknown[] = []) => svc.orm.em.fork().execute(sql, params);
   const agent = await registerAgent(svc, {
     name: 'Quartz Scout', agent: { model: 'gpt-test-1' }, operator: { name: 'Acme Research', contact: 'ops@acme.example' }, purpose: 'buy cheap bundles',
   });

@@ -15,7 +15,7 @@ const cents = (x: number) => Math.round(x * 100);
 
 let nowMs = (T0 + 100) * 1000; // 100 s into a session of every market
 const svc = await startTestService(t, {}, { realMs: () => nowMs });
-const q = (sql: string, p: unknown[] = []) => svc.services.orm.em.fork().execute(sql, p) as Promise<any[]>;
+const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
 const open = () => svc.services.supervisor.openTick(MARKET)!;
 
 /** Moves the clock past the close of the open session `n` times over and runs the due closes. */

@@ -218,7 +218,7 @@ t.test('ETag and 304 on a settled range; no-cache on an unsettled one', async (t
 
 t.test('coverage: recorded range, finished history load, trade count, frozen engine', async (t) => {
   const sessionsPerDay: Record<MarketId, number> = { m15: 96, m45: 32, h2: 12, h10: 2 };
-  const em = svc.services.orm.em.fork();
+  const em = svc.orm.em.fork();
   for (const m of ['m15', 'm45', 'h2', 'h10'] as MarketId[]) {
     const c = await coverage(m);
     t.same(Object.keys(c).sort(), ['engine', 'first_recorded_tick', 'history_load', 'last_closed_tick', 'last_recorded_tick', 'last_settled_tick', 'live_start_tick', 'market', 'open_tick', 'recorded_sessions', 'trade_count', 'trades']);

@@ -11,7 +11,7 @@ const PASSWORD = 'correct horse 1';
 
 t.test('holders: register, login, logout', async (t) => {
   const svc = await startWebService(t);
-  const db = (sql: string, params: unknown[] = []) => svc.services.orm.em.fork().execute(sql, params);
+  const db = (sql: string, params: unknown[] = []) => svc.orm.em.fork().execute(sql, params);
 
   await t.test('a JSON client registers: 200 {ok}, a session cookie, the e-mail lowercased', async (t) => {
     const r = await postForm(svc, '/register', { email: 'Ada@Example.com', password: PASSWORD, password2: PASSWORD, display_name: ' Ada ' }, { json: true });

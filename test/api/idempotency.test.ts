@@ -17,7 +17,7 @@ const MARKET = 'h10';
 const INTERVAL = MARKETS[MARKET].interval_seconds;
 let nowMs = (T0 + 100) * 1000;
 const svc = await startTestService(t, {}, { realMs: () => nowMs });
-const q = (sql: string, p: unknown[] = []) => svc.services.orm.em.fork().execute(sql, p) as Promise<any[]>;
+const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
 
 const keyed = (agent: TestAgent, key: string, body: unknown, s: TestService = svc) =>
   send(s, 'POST', '/api/v1/orders', body, { authorization: `Bearer ${agent.key}`, 'idempotency-key': key });
@@ -29,7 +29,7 @@ async function aDeal(s: TestService = svc) {
 
 /** Funds an agent's account with `cents` through a ledger row and lets it pay from its balance. */
 async function fundAgent(s: TestService, agent: TestAgent, cents: number) {
-  const em = s.services.orm.em.fork();
+  const em = s.orm.em.fork();
   const [h] = await em.execute(`insert into holder (email, password_hash) values (?, 'x') returning id::float8 as id`, [`h${agent.agentId}-${Date.now()}@example.org`]);
   await em.execute('update agent set holder_id = ?, autonomous_funding = true where id = ?', [h.id, agent.agentId]);
   await em.execute('update account set holder_id = ?, balance_cents = balance_cents + ? where id = ?', [h.id, cents, agent.accountId]);
@@ -179,7 +179,7 @@ t.test('while the first request runs, a repeat is a 409; a time-out 503 says to 
   }
   t.equal(after.status, 201, 'the retry gets the answer of the order that went through');
   t.equal(after.headers.get('idempotent-replayed'), 'true');
-  const rows = await slow.services.orm.em.fork().execute('select count(*)::int as n from orders where account_id = ?', [agent.accountId]);
+  const rows = await slow.orm.em.fork().execute('select count(*)::int as n from orders where account_id = ?', [agent.accountId]);
   t.equal(rows[0].n, 1, 'one order');
 });
 

@@ -19,7 +19,7 @@ t.test('data, schema and the clock anchor survive a restart', async (t) => {
   t.same(manifest2.schema, manifest1.schema, 'no migration ran again');
   t.same(second.services.clock.anchor, anchor1, 'same clock anchor');
   t.ok(second.services.supervisor.openTick('m15')! >= open1!, 'sessions continue');
-  const rows = await second.services.orm.em.fork().execute('select count(*)::int as n from market_session');
+  const rows = await second.orm.em.fork().execute('select count(*)::int as n from market_session');
   t.ok(rows[0].n >= 4, 'sessions of the first run are still there');
 });
 
@@ -31,12 +31,12 @@ t.test('SVC_TIME_SCALE=900 closes an m15 session every second', async (t) => {
   await new Promise((r) => setTimeout(r, 3200));
   const after = svc.services.supervisor.openTick('m15')!;
   t.ok(after - before >= 2 && after - before <= 5, `closed ${after - before} sessions in 3.2 s`);
-  const closed = await svc.services.orm.em.fork().execute("select count(*)::int as n from market_session where market = 'm15' and closed_at is not null");
+  const closed = await svc.orm.em.fork().execute("select count(*)::int as n from market_session where market = 'm15' and closed_at is not null");
   t.ok(closed[0].n >= 2);
   const metrics = await (await svc.get('/metrics')).text();
   // Every close the record shows was counted (start-up on a loaded machine may close a dozen).
   const counted = Number(/session_closes_total\{market="m15",performed="true"\} (\d+)/.exec(metrics)?.[1]);
-  const now = await svc.services.orm.em.fork().execute("select count(*)::int as n from market_session where market = 'm15' and closed_at is not null");
+  const now = await svc.orm.em.fork().execute("select count(*)::int as n from market_session where market = 'm15' and closed_at is not null");
   t.ok(counted >= closed[0].n && counted <= now[0].n, `closes counted ${counted}, recorded ${closed[0].n}..${now[0].n}`);
 });
 

@@ -47,7 +47,7 @@ t.test('login and registration throttles, shared by two processes on one databas
   // One after the other: the first runs the migrations.
   const a = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' });
   const b = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' });
-  const db = (sql: string, params: unknown[] = []) => a.services.orm.em.fork().execute(sql, params);
+  const db = (sql: string, params: unknown[] = []) => a.orm.em.fork().execute(sql, params);
   for (const email of ['ada@example.com', 'bob@example.com']) {
     t.equal((await post(a, '/register', { email, password: PASSWORD })).status, 200, `${email} registered`);
   }

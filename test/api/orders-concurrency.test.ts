@@ -19,7 +19,7 @@ t.test('two processes, one database, concurrent pay_from_balance orders', { skip
   const deal = (await send(a, 'GET', '/api/v1/markets/h10/deals')).body.deals.find((d: { unit_cost: number }) => d.unit_cost + fee > 15.5);
   const orderCents = Math.round(deal.unit_cost * 100) + Math.round(fee * 100);
   const topup = 5 * orderCents + 1500; // five orders and the month's participation fee
-  const em = a.services.orm.em.fork();
+  const em = a.orm.em.fork();
   const [holder] = await em.execute(`insert into holder (email, password_hash) values ('fleet@example.org', 'unused') returning id::float8 as id`);
   for (const ag of agents) {
     await em.execute('update agent set holder_id = ?, autonomous_funding = true where id = ?', [holder.id, ag.agentId]);

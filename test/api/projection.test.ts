@@ -10,7 +10,7 @@ const frozen = Date.now();
 const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' }, { realMs: () => frozen });
 await svc.services.supervisor.backfilled();
 const openOf = (m: string) => svc.services.supervisor.openTick(m)!;
-const q = (sql: string, p: unknown[] = []) => svc.services.orm.em.fork().execute(sql, p) as Promise<any[]>;
+const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
 
 const KEYS = ['market', 'tick', 'offer_key', 'cluster', 'sku_family', 'history', 'fit', 'projection', 'scenarios', 'qty', 'curve', 'best_qty', 'realised', 'samples', 'params', 'quoted_velocity'];
 const cents = (x: number) => Math.round(x * 100);

@@ -9,7 +9,7 @@ let nowMs = Date.now();
 const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' }, { realMs: () => nowMs });
 await svc.services.supervisor.backfilled();
 const openOf = (m: string) => svc.services.supervisor.openTick(m)!;
-const q = (sql: string, p: unknown[] = []) => svc.services.orm.em.fork().execute(sql, p) as Promise<any[]>;
+const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
 const IVS = JSON.stringify(MARKET_IDS.map((m) => ({ market: m, iv: MARKETS[m].interval_seconds })));
 const cents = (x: number) => Math.round(x * 100);
 const FIGURES = ['executions', 'units', 'turnover', 'units_sold', 'pnl'];

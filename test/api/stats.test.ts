@@ -8,7 +8,7 @@ const ENV = { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' };
 const svc = await startTestService(t, ENV, { realMs: () => T0 });
 await svc.services.supervisor.backfilled();
 
-const sql = (q: string, p: unknown[] = []) => svc.services.orm.em.fork().execute(q, p);
+const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;
 const stats = (s: typeof svc, m: string, qs: string) => s.getJson(`/api/v1/markets/${m}/stats?${qs}`);
 const cents = (x: number) => Math.round(x * 100);
@@ -102,7 +102,7 @@ t.test('ranges: unsettled only is empty, cap 400, reversed, unknown market', asy
 t.test('with SVC_ORACLE=1 every row carries the engine outcomes of all menu rows', async (t) => {
   const osvc = await startTestService(t, { ...ENV, SVC_ORACLE: '1' }, { realMs: () => T0 });
   await osvc.services.supervisor.backfilled();
-  const osql = (q: string, p: unknown[] = []) => osvc.services.orm.em.fork().execute(q, p);
+  const osql = (q: string, p: unknown[] = []) => osvc.orm.em.fork().execute(q, p);
   for (const market of ['m15', 'h2'] as MarketId[]) {
     const o = osvc.services.supervisor.openTick(market)!;
     const { body } = await stats(osvc, market, `from_tick=${o - 12}&to_tick=${o - 9}`);

@@ -10,7 +10,7 @@ const frozen = Date.now();
 const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1' }, { realMs: () => frozen });
 await svc.services.supervisor.backfilled();
 const seed = svc.config.seed;
-const em = () => svc.services.orm.em.fork();
+const em = () => svc.orm.em.fork();
 const cents = (x: number) => Math.round(x * 100);
 const trades = (m: string, qs: string) => svc.getJson(`/api/v1/markets/${m}/trades?${qs}`);
 const history = async (m: string, qs: string) => (await svc.getJson(`/api/v1/markets/${m}/history?${qs}`)).body;

@@ -213,7 +213,7 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
     t.equal((await agent.get('/api/v1/agents/me')).body.autonomous_funding, true);
     // What the four trades left may not cover a unit of this session's menu: the holder's money
     // (a top-up, booked as the ledger books one) makes sure one order is within the balance.
-    const em = svc.services.orm.em.fork();
+    const em = svc.orm.em.fork();
     await em.execute('update account set balance_cents = balance_cents + 10000 where id = ?', [agent.accountId]);
     await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', 10000, balance_cents, 'test:topup' from account where id = ?`, [agent.accountId]);
     const balance = cents((await agent.get('/api/v1/account')).body.balance);

@@ -4,7 +4,9 @@
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { Services } from '../services.js';
 import { HttpError, type RequestInfo } from '../route.js';
-import { SESSION_DAYS, sessionTokenHash } from '../../../actors/holder/actor.js';
+import { read } from '../../../actors/runtime/client.js';
+import { sessionTokenHash } from '../../auth/sessions.js';
+import { SESSION_DAYS } from '../../rules.js';
 
 export type HolderPrincipal = { holderId: number; email: string; displayName: string };
 
@@ -35,12 +37,7 @@ export function sessionCookie(s: Services, token: string | null): string {
 export async function holderOf(s: Services, req: RequestInfo): Promise<HolderPrincipal | null> {
   const token = sessionToken(req);
   if (!token) return null;
-  const [row] = await s.orm.em.fork().execute(
-    `select h.id::float8 as id, h.email, h.display_name
-       from holder_session hs join holder h on h.id = hs.holder_id
-      where hs.token_hash = ? and hs.expires_at > now()`,
-    [sessionTokenHash(token)],
-  );
+  const row = await read(s.runtime, 'holder.session', { tokenHash: sessionTokenHash(token) });
   return row ? { holderId: row.id, email: row.email, displayName: row.display_name } : null;
 }
 

@@ -1,6 +1,8 @@
 // The `key` authenticator: `Authorization: Bearer <key>` or `X-API-Token: <key>`, checked against the
 // stored sha256. Agents are never deleted and a key never changes owner, so a verified key is
-// remembered in a bounded map and the hot path (agents polling their orders) skips the database.
+// remembered in a bounded map and the hot path (agents polling their orders) skips the database;
+// a miss is a read task on the pool (actors/agent/reads.ts).
+import { read } from '../../../actors/runtime/client.js';
 import type { Services } from '../services.js';
 import { HttpError, type RequestInfo } from '../route.js';
 import { isKey, keyFromHeaders, keyHash, keyIdOf, sameHash } from '../../agents/keys.js';
@@ -22,10 +24,7 @@ export function keyAuthenticator(s: Services): (req: RequestInfo) => Promise<Age
     const keyId = keyIdOf(key);
     let hit = known.get(keyId);
     if (!hit) {
-      const [row] = await s.orm.em.fork().execute(
-        'select id::float8 as id, account_id::float8 as account_id, key_hash from agent where key_id = ?',
-        [keyId],
-      );
+      const row = await read(s.runtime, 'agent.byKeyId', { keyId });
       if (!row) throw new HttpError(401, 'unknown API key: register it first with POST /api/v1/agents/register', UNAUTHORIZED);
       hit = { hash: row.key_hash, principal: { agentId: row.id, accountId: row.account_id, keyId } };
       if (known.size >= REMEMBERED) known.delete(known.keys().next().value!);

@@ -2,11 +2,11 @@
 // body", "Authentication"). Registration is a turn of the key's agent actor; reads are indexed by
 // the key id.
 import Type from 'typebox';
-import type { Registered } from '../../../actors/agent/actor.js';
+import type { CartView, Registered } from '../../../actors/agent/messages.js';
+import { read } from '../../../actors/runtime/client.js';
 import { KEY_ID_LENGTH, KEY_PATTERN, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
 import { centsToNumber } from '../../engine/index.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
-import { LIST_CAPS, unix } from '../../accounts/views.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { json, route, type Reply, type Route } from '../route.js';
 import type { Services } from '../services.js';
@@ -53,11 +53,6 @@ export const CART_NOTE =
   'hand the checkout link (or an order\'s purchase_url) to the holder, who reviews your identity and proposal and approves by paying.';
 
 const cartUrl = (s: Services, token: string) => `${s.config.baseUrl}/carts/${token}`;
-
-type AgentRow = {
-  id: number; key_id: string; name: string; recall_phrase: string; identity: unknown; operator: unknown; purpose: string | null; contact: string | null;
-  account_id: number; holder_id: number | null; paired_at: Date | string | null; autonomous_funding: boolean; balance_cents: number;
-};
 
 export function agentRoutes(s: Services): Route[] {
   /** The 201 answer to a registration, from the request and the agent actor's reply (also for a replay). */
@@ -118,12 +113,7 @@ export function agentRoutes(s: Services): Route[] {
       body: Recall,
       handler: async ({ body }) => {
         const keyId = body.key_id.slice(0, KEY_ID_LENGTH);
-        const [row] = await s.orm.em.fork().execute(
-          `select g.name, g.recall_phrase, g.holder_id is not null as connected,
-                  (select count(*)::int from cart c where c.agent_id = g.id or (g.holder_id is not null and c.holder_id = g.holder_id)) as carts
-             from agent g where g.key_id = ?`,
-          [keyId],
-        );
+        const row = await read(s.runtime, 'agent.recall', { keyId });
         if (!row) return json({ known: false, name: null, recall_phrase: null, connected_to_holder: false, carts_visible: 0 });
         const out: Record<string, unknown> = { known: true, name: row.name, recall_phrase: row.recall_phrase, connected_to_holder: row.connected, carts_visible: row.carts };
         if (body.recall_phrase !== undefined) out.phrase_matches = body.recall_phrase === row.recall_phrase;
@@ -139,20 +129,10 @@ export function agentRoutes(s: Services): Route[] {
 }
 
 async function agentState(s: Services, p: AgentPrincipal) {
-  const em = s.orm.em.fork();
-  const [a] = await em.execute<AgentRow[]>(
-    `select g.id::float8 as id, g.key_id, g.name, g.recall_phrase, g.identity, g.operator, g.purpose, g.contact, g.account_id::float8 as account_id,
-            g.holder_id::float8 as holder_id, g.paired_at, g.autonomous_funding, a.balance_cents::float8 as balance_cents
-       from agent g join account a on a.id = g.account_id where g.id = ?`,
-    [p.agentId],
-  );
-  const carts = await em.execute<{ id: number; name: string; kind: string; token: string; agent_id: number }[]>(
-    `select c.id::float8 as id, c.name, c.kind, c.token, c.agent_id::float8 as agent_id from cart c
-      where c.agent_id = ? or (?::bigint is not null and (c.holder_id = ? or c.agent_id in (select id from agent where holder_id = ?)))
-      order by c.id limit ?`,
-    [a.id, a.holder_id, a.holder_id, a.holder_id, LIST_CAPS.carts],
-  );
-  const view = (c: { id: number; name: string; kind: string; token: string }) => ({ id: c.id, name: c.name, kind: c.kind, checkout_url: cartUrl(s, c.token) });
+  // The authenticated agent exists: agents are never deleted.
+  const a = (await read(s.runtime, 'agent.me', { agentId: p.agentId }))!;
+  const carts = a.carts;
+  const view = (c: CartView) => ({ id: c.id, name: c.name, kind: c.kind, checkout_url: cartUrl(s, c.token) });
   const mine = carts.filter((c) => c.agent_id === a.id).map(view);
   const others = carts.filter((c) => c.agent_id !== a.id).map(view);
   return {
@@ -164,7 +144,7 @@ async function agentState(s: Services, p: AgentPrincipal) {
     account_id: a.account_id,
     balance: centsToNumber(a.balance_cents),
     paired: a.holder_id !== null,
-    holder: { connected: a.holder_id !== null, since: unix(a.paired_at) },
+    holder: { connected: a.holder_id !== null, since: a.paired_at },
     autonomous_funding: a.autonomous_funding,
     carts: { mine, visible: mine.length + others.length, others },
     notice: a.holder_id === null

@@ -1,7 +1,7 @@
 // Record routes: history rows of closed sessions, and the record's coverage. The queries run as
 // read tasks on the worker pool (actors/record/history.ts).
 import Type from 'typebox';
-import type { CoverageReply, HistoryArgs, HistoryReply } from '../../../actors/record/history.js';
+import type { CoverageReply, HistoryArgs, HistoryReply } from '../../../actors/record/messages.js';
 import { HttpError, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';

@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
 import { MarketParams, marketOr404, menuSnapshots } from './markets.js';
 import { cacheable } from './record-common.js';
 import { pulseRoutes } from './pulse.js';
-import type { DealProjectionArgs } from '../../../actors/record/projection-deal.js';
+import type { DealProjectionArgs } from '../../../actors/record/messages.js';
 
 const Lookback = Type.Integer({ minimum: 8, maximum: 400, default: 48, description: 'closed sessions of family history to fit' });
 const Fit = Type.Union([Type.Literal('trend'), Type.Literal('mean')], { default: 'trend', description: 'least-squares line or the mean' });

@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
 import type { MenuSnapshots } from '../snapshots.js';
 import { marketStatus } from './markets.js';
 import { cacheable, recordPosition } from './record-common.js';
-import type { FinalDays, PulseArgs, PulseReply, TickerArgs } from '../../../actors/record/pulse.js';
+import type { FinalDays, PulseArgs, PulseReply, TickerArgs } from '../../../actors/record/messages.js';
 
 type TapeRow = { market: MarketId; tick: number; row: Record<string, number | null> };
 

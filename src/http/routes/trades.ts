@@ -1,7 +1,7 @@
 // Record routes: the market's executed trades and the dataset CSV frames. The queries run as read
 // tasks on the worker pool (actors/record/trades.ts).
 import Type from 'typebox';
-import type { DatasetArgs, TradesArgs, TradesReply } from '../../../actors/record/trades.js';
+import type { DatasetArgs, TradesArgs, TradesReply } from '../../../actors/record/messages.js';
 import { route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';

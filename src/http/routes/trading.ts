@@ -2,10 +2,9 @@
 // the agent's account actor, placed on a deal of the in-memory menu snapshot; everything else reads
 // the account's own rows (another account's order or position is simply not found).
 import Type from 'typebox';
-import type { OrderPlaced } from '../../../actors/account/actor.js';
-import {
-  LIST_CAPS, accountSummary, inventoryOf, ledgerOf, orderJson, orderOf, ordersOf, positionOf, positionsOf, roundsOf, tradesOf, type OrderRow,
-} from '../../accounts/views.js';
+import type { OrderPlaced } from '../../../actors/account/messages.js';
+import { read } from '../../../actors/runtime/client.js';
+import { LIST_CAPS } from '../../rules.js';
 import { positionTerms } from '../../engine/index.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Route } from '../route.js';
@@ -33,7 +32,6 @@ const PositionParams = Type.Object({ position_id: Type.Integer({ minimum: 1 }) }
 const me = (principal: unknown) => principal as AgentPrincipal;
 
 export function tradingRoutes(s: Services): Route[] {
-  const em = () => s.orm.em.fork();
   const base = s.config.baseUrl;
   const snapshots = menuSnapshots(s);
   const notMine = (what: string, id: number) => new HttpError(404, `no ${what} ${id} on your account`);
@@ -74,48 +72,48 @@ export function tradingRoutes(s: Services): Route[] {
     route<unknown, { status?: string; limit: number }>({
       method: 'GET', path: '/api/v1/orders', auth: 'key', summary: 'My orders, newest first',
       query: OrdersQuery,
-      handler: async ({ query, principal }) => json({ orders: await ordersOf(em(), [me(principal).accountId], { ...query, baseUrl: base }) }),
+      handler: async ({ query, principal }) => json({ orders: await read(s.runtime, 'account.orders', { accountIds: [me(principal).accountId], ...query, baseUrl: base }) }),
     }),
     route<{ order_id: number }>({
       method: 'GET', path: '/api/v1/orders/{order_id}', auth: 'key', summary: 'One of my orders',
       params: OrderParams,
       responses: { 404: { description: 'no such order on my account' } },
-      handler: async ({ params, principal }) => json((await orderOf(em(), [me(principal).accountId], params.order_id, base)) ?? raise(notMine('order', params.order_id))),
+      handler: async ({ params, principal }) => json((await read(s.runtime, 'account.order', { accountIds: [me(principal).accountId], orderId: params.order_id, baseUrl: base })) ?? raise(notMine('order', params.order_id))),
     }),
     route<unknown, { status?: 'open' | 'settled'; limit: number }>({
       method: 'GET', path: '/api/v1/positions', auth: 'key', summary: 'My positions, newest first',
       query: PositionsQuery,
-      handler: async ({ query, principal }) => json({ positions: await positionsOf(em(), [me(principal).accountId], query) }),
+      handler: async ({ query, principal }) => json({ positions: await read(s.runtime, 'account.positions', { accountIds: [me(principal).accountId], ...query }) }),
     }),
     route<{ position_id: number }>({
       method: 'GET', path: '/api/v1/positions/{position_id}', auth: 'key', summary: 'One of my positions',
       params: PositionParams,
       responses: { 404: { description: 'no such position on my account' } },
-      handler: async ({ params, principal }) => json((await positionOf(em(), [me(principal).accountId], params.position_id)) ?? raise(notMine('position', params.position_id))),
+      handler: async ({ params, principal }) => json((await read(s.runtime, 'account.position', { accountIds: [me(principal).accountId], positionId: params.position_id })) ?? raise(notMine('position', params.position_id))),
     }),
     route<unknown, { limit: number }>({
       method: 'GET', path: '/api/v1/trades', auth: 'key', summary: 'My executed trades as they appear in the market record',
       query: Type.Object({ limit: limit(2000, 200) }),
-      handler: async ({ query, principal }) => json({ trades: await tradesOf(em(), [me(principal).accountId], query.limit) }),
+      handler: async ({ query, principal }) => json({ trades: await read(s.runtime, 'account.trades', { accountIds: [me(principal).accountId], limit: query.limit }) }),
     }),
     route<unknown, { limit: number }>({
       method: 'GET', path: '/api/v1/account', auth: 'key', summary: 'My trading account: balance, counts, realised P&L, monthly fee, recent ledger',
       query: Type.Object({ limit: limit(500, 50) }),
-      handler: async ({ query, principal }) => json(await accountSummary(em(), me(principal).accountId, { ledgerLimit: query.limit, baseUrl: base })),
+      handler: async ({ query, principal }) => json((await read(s.runtime, 'account.summaries', { accountIds: [me(principal).accountId], ledgerLimit: query.limit, baseUrl: base }))[0]),
     }),
     route<unknown, { limit: number }>({
       method: 'GET', path: '/api/v1/account/ledger', auth: 'key', summary: 'My ledger entries, newest first',
       query: Type.Object({ limit: limit(500, 50) }),
-      handler: async ({ query, principal }) => json({ ledger: await ledgerOf(em(), [me(principal).accountId], query.limit) }),
+      handler: async ({ query, principal }) => json({ ledger: await read(s.runtime, 'account.ledger', { accountIds: [me(principal).accountId], limit: query.limit }) }),
     }),
     route({
       method: 'GET', path: '/api/v1/inventory', auth: 'key', summary: `Owned goods (unsold units of settled positions; the newest ${LIST_CAPS.inventory}) and open listings`,
-      handler: async ({ principal }) => json(await inventoryOf(em(), [me(principal).accountId])),
+      handler: async ({ principal }) => json(await read(s.runtime, 'account.inventory', { accountIds: [me(principal).accountId] })),
     }),
     route<unknown, { limit: number }>({
       method: 'GET', path: '/api/v1/rounds', auth: 'key', summary: 'My trade rounds (orders funded together), newest first',
       query: Type.Object({ limit: limit(1000, 100) }),
-      handler: async ({ query, principal }) => json({ rounds: await roundsOf(em(), [me(principal).accountId], query.limit) }),
+      handler: async ({ query, principal }) => json({ rounds: await read(s.runtime, 'account.rounds', { accountIds: [me(principal).accountId], limit: query.limit }) }),
     }),
   ];
 }

@@ -3,8 +3,8 @@
 // account actor); everyone sees the agent's declared identity and the orders waiting for a payment.
 // Cart lines themselves (POST /cart/items) are the carts layer's; this page shows what exists.
 import Type from 'typebox';
-import type { Connected } from '../../../actors/account/actor.js';
-import { ordersOf } from '../../accounts/views.js';
+import type { Connected } from '../../../actors/account/messages.js';
+import { read } from '../../../actors/runtime/client.js';
 import { holderOf } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { route, type Route } from '../route.js';
@@ -29,21 +29,13 @@ export function identityView(a: DeclaredAgent) {
 
 export const utc = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-type CartAgent = DeclaredAgent & { agent_id: number; account_id: number; holder_id: number | null };
-
 export function webCartRoutes(s: Services): Route[] {
-  const em = () => s.orm.em.fork();
   return [
     route<{ token: string }>({
       method: 'GET', path: '/carts/{token}', auth: 'none', summary: "An agent's cart link: connects the agent to the logged-in holder", params: TokenParams,
       handler: async ({ req, params }) => {
         const holder = await holderOf(s, req);
-        const [a] = await em().execute<CartAgent[]>(
-          `select g.id::float8 as agent_id, g.account_id::float8 as account_id, g.holder_id::float8 as holder_id, g.name, g.key_id,
-                  g.identity, g.operator, g.purpose, g.contact
-             from cart c join agent g on g.id = c.agent_id where c.token = ?`,
-          [params.token],
-        );
+        const a = await read(s.runtime, 'agent.cart', { token: params.token });
         if (!a) return renderPage('message', { title: 'Cart not found', heading: 'Cart not found', message: 'No cart has this link: check the address the agent gave you.', is_error: true, holder }, 404);
         let connected = holder !== null && a.holder_id === holder.holderId;
         let connectedNow = false;
@@ -53,7 +45,7 @@ export function webCartRoutes(s: Services): Route[] {
         }
         const now = s.clock.realNow();
         const waiting = connected
-          ? (await ordersOf(em(), [a.account_id], { status: 'awaiting_payment', limit: 100, baseUrl: s.config.baseUrl })).filter((o) => (o.closes_at as number) > now)
+          ? (await read(s.runtime, 'account.orders', { accountIds: [a.account_id], status: 'awaiting_payment', limit: 100, baseUrl: s.config.baseUrl })).filter((o) => (o.closes_at as number) > now)
           : [];
         const orders = waiting.map((o) => ({
           deal_title: o.deal_title, market: o.market, tick: o.tick, qty: o.qty, total: usd(o.total_amount as number),

@@ -3,8 +3,8 @@
 // checked here first, so a declined or mistyped card never reaches the account actor and nothing is
 // charged; the payment itself is one turn of the order's account actor.
 import Type from 'typebox';
-import type { Connected, Paid } from '../../../actors/account/actor.js';
-import { LIST_CAPS, monthlyFeeStatus, orderByToken } from '../../accounts/views.js';
+import type { Connected, OrderAgent, Paid } from '../../../actors/account/messages.js';
+import { read } from '../../../actors/runtime/client.js';
 import { checkCard, expired, type StoredCard } from '../../payments/cards.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
@@ -29,14 +29,12 @@ type Order = {
   id: number; account_id: number; market: string; tick: number; offer_key: string; deal_title: string; items: unknown[]; qty: number;
   unit_cost: number; gross_amount: number; fee_amount: number; total_amount: number; status: string; closes_at: number;
 };
-type Agent = { id: number; name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null; holder_id: number | null };
+type Agent = OrderAgent;
 
 
 export function webCheckoutRoutes(s: Services): Route[] {
-  const em = () => s.orm.em.fork();
-
   async function findOrder(token: string): Promise<{ order: Order; agent: Agent }> {
-    const found = await orderByToken(em(), token, s.config.baseUrl);
+    const found = await read(s.runtime, 'account.orderByToken', { token, baseUrl: s.config.baseUrl });
     if (!found) throw new HttpError(404, 'no order has this purchase link: check the address the agent gave you');
     return found as unknown as { order: Order; agent: Agent };
   }
@@ -44,15 +42,15 @@ export function webCheckoutRoutes(s: Services): Route[] {
   /** The payment part of the page: only for a logged-in holder, on an open order of their own agent. */
   async function payView(holder: HolderPrincipal, order: Order) {
     const [cards, balance, fee] = await Promise.all([
-      em().execute('select id::float8 as id, brand, last4, exp_month, exp_year from card where holder_id = ? order by id desc limit ?', [holder.holderId, LIST_CAPS.cards]),
-      em().execute('select balance_cents::float8 as cents from account where id = ? and holder_id = ?', [order.account_id, holder.holderId]),
-      monthlyFeeStatus(em(), holder.holderId),
+      read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+      read(s.runtime, 'account.checkoutBalance', { accountId: order.account_id, holderId: holder.holderId }),
+      read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId }),
     ]);
     return {
       cards: cards.map((c) => ({ id: c.id, label: `${c.brand} •••• ${c.last4}, ${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year).slice(-2)}` })),
       has_cards: cards.length > 0,
       // The balance is the agent's account: offered only once that account is the holder's.
-      balance: balance.length ? usd(centsToNumber(balance[0].cents)) : null,
+      balance: balance === null ? null : usd(centsToNumber(balance)),
       fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month,
     };
   }
@@ -95,13 +93,10 @@ export function webCheckoutRoutes(s: Services): Route[] {
       return c.card;
     }
     if (body.card_id === null) throw new HttpError(400, 'choose one of your stored cards (card_id)');
-    const [c] = await em().execute(
-      'select brand, last4, exp_month as "expMonth", exp_year as "expYear" from card where id = ? and holder_id = ?',
-      [body.card_id, holder.holderId],
-    );
+    const c = await read(s.runtime, 'holder.card', { holderId: holder.holderId, cardId: body.card_id });
     if (!c) throw new HttpError(404, `no stored card ${body.card_id} of yours`);
     if (expired(c.expMonth, c.expYear, now)) throw new HttpError(400, 'that stored card has expired: pay with a new card');
-    return c as StoredCard;
+    return c;
   }
 
   return [

@@ -2,11 +2,9 @@
 // autonomous-funding switch. The holder's data is every account whose holder is them and every
 // account of an agent connected to them; rows come from the same read models as the agents' API.
 import Type from 'typebox';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { FundingSet } from '../../../actors/account/actor.js';
-import { profitableSettledTradesSql } from '../../../actors/account/funding.js';
+import type { FundingSet } from '../../../actors/account/messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
-import { LIST_CAPS, accountSummary, ledgerOf, monthlyFeeStatus, ordersOf, positionsOf } from '../../accounts/views.js';
+import { read } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -23,28 +21,6 @@ const TABS = [
   { href: '/console/agents', label: 'Agents' },
 ];
 
-type AgentRow = { id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number };
-
-/** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */
-async function agentsOf(em: EntityManager, holderId: number, agentId: number | null = null): Promise<AgentRow[]> {
-  return em.execute<AgentRow[]>(
-    `select g.id::float8 as id, g.name, g.key_id, g.identity->>'model' as model, g.account_id::float8 as account_id, g.autonomous_funding,
-            ${profitableSettledTradesSql('g.account_id')} as wins
-       from agent g
-      where (g.holder_id = ? or g.account_id in (select id from account where holder_id = ?)) and (?::bigint is null or g.id = ?)
-      order by g.id limit ?`,
-    [holderId, holderId, agentId, agentId, LIST_CAPS.agents],
-  );
-}
-
-async function accountsOf(em: EntityManager, holderId: number): Promise<number[]> {
-  const rows = await em.execute(
-    'select id::float8 as id from account where holder_id = ? union select account_id::float8 from agent where holder_id = ? order by id limit ?',
-    [holderId, holderId, LIST_CAPS.accounts],
-  );
-  return rows.map((r) => r.id as number);
-}
-
 const when = (unix: number | null) => (unix === null ? '' : `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
 
 /** Served amounts (numbers in USD) shown with 2 decimals; other fields untouched. */
@@ -55,11 +31,12 @@ function money<T extends Record<string, unknown>>(row: T, keys: string[]): T {
 }
 
 type ConsoleView = Record<string, unknown>;
-type Loader<Q> = (em: EntityManager, holder: HolderPrincipal, query: Q) => Promise<ConsoleView>;
+type Loader<Q> = (holder: HolderPrincipal, query: Q) => Promise<ConsoleView>;
 
 export function webConsoleRoutes(s: Services): Route[] {
-  const em = () => s.orm.em.fork();
   const base = s.config.baseUrl;
+  /** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */
+  const agentsOf = (holderId: number, agentId?: number) => read(s.runtime, 'holder.agents', { holderId, agentId });
 
   /** One console page: the shared tabs, the holder in the layout, and a message when something was refused. */
   async function render(name: string, title: string, holder: HolderPrincipal, view: ConsoleView, p?: Problem): Promise<Reply> {
@@ -73,17 +50,17 @@ export function webConsoleRoutes(s: Services): Route[] {
       method: 'GET', path, auth: 'holder', summary: `Console: ${title.toLowerCase()}`, query,
       handler: async ({ principal, query: q }) => {
         const holder = principal as HolderPrincipal;
-        return render(name, title, holder, await load(em(), holder, q));
+        return render(name, title, holder, await load(holder, q));
       },
     });
   }
 
-  const overview: Loader<unknown> = async (em, holder) => {
-    const agents = await agentsOf(em, holder.holderId);
-    const summaries = await Promise.all(agents.map((a) => accountSummary(s.orm.em.fork(), a.account_id, { ledgerLimit: 1, baseUrl: base })));
+  const overview: Loader<unknown> = async (holder) => {
+    const agents = await agentsOf(holder.holderId);
+    const summaries = await read(s.runtime, 'account.summaries', { accountIds: agents.map((a) => a.account_id), ledgerLimit: 1, baseUrl: base });
     const sum = (k: 'balance' | 'open_positions' | 'settled_positions' | 'pending_orders' | 'realized_pnl_total') =>
       summaries.reduce((t, x) => t + Math.round((x[k] as number) * 100), 0) / 100;
-    const fee = await monthlyFeeStatus(em, holder.holderId);
+    const fee = await read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId });
     return {
       has_agents: agents.length > 0,
       agents: agents.map((a, i) => ({ ...a, ...money(summaries[i], ['balance', 'realized_pnl_total']) })),
@@ -95,8 +72,8 @@ export function webConsoleRoutes(s: Services): Route[] {
     };
   };
 
-  const agentsView = async (em: EntityManager, holder: HolderPrincipal): Promise<ConsoleView> => {
-    const agents = await agentsOf(em, holder.holderId);
+  const agentsView = async (holder: HolderPrincipal): Promise<ConsoleView> => {
+    const agents = await agentsOf(holder.holderId);
     return {
       needed: FUNDING_PROFITABLE_TRADES, has_agents: agents.length > 0,
       agents: agents.map((a) => ({ ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES })),
@@ -108,16 +85,16 @@ export function webConsoleRoutes(s: Services): Route[] {
 
   return [
     consolePage('/console', 'console', 'Console', overview),
-    consolePage<{ status: '' | 'open' | 'settled' }>('/console/positions', 'console-positions', 'Positions', async (em, holder, q) => {
-      const rows = await positionsOf(em, await accountsOf(em, holder.holderId), { status: q.status || undefined, limit: PAGE_ROWS });
+    consolePage<{ status: '' | 'open' | 'settled' }>('/console/positions', 'console-positions', 'Positions', async (holder, q) => {
+      const rows = await read(s.runtime, 'account.positions', { holderId: holder.holderId, status: q.status || undefined, limit: PAGE_ROWS });
       return {
         status: q.status,
         filters: STATUSES.map((v) => ({ value: v, label: v || 'all', selected: v === q.status })),
         rows: rows.map((r) => money(r, ['unit_cost', 'cost_basis', 'revenue', 'pnl_so_far', 'realized_pnl'])),
       };
     }, PositionsQuery),
-    consolePage('/console/orders', 'console-orders', 'Orders', async (em, holder) => {
-      const rows = await ordersOf(em, await accountsOf(em, holder.holderId), { limit: PAGE_ROWS, baseUrl: base });
+    consolePage('/console/orders', 'console-orders', 'Orders', async (holder) => {
+      const rows = await read(s.runtime, 'account.orders', { holderId: holder.holderId, limit: PAGE_ROWS, baseUrl: base });
       return {
         rows: rows.map((r) => ({
           ...money(r, ['unit_cost', 'fee_amount', 'total_amount']), created: when(r.created_at as number), payment_source: r.payment_source ?? '',
@@ -125,8 +102,8 @@ export function webConsoleRoutes(s: Services): Route[] {
         })),
       };
     }),
-    consolePage('/console/ledger', 'console-ledger', 'Ledger', async (em, holder) => {
-      const rows = await ledgerOf(em, await accountsOf(em, holder.holderId), PAGE_ROWS);
+    consolePage('/console/ledger', 'console-ledger', 'Ledger', async (holder) => {
+      const rows = await read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS });
       return { rows: rows.map((r) => ({ ...money(r, ['amount', 'balance_after']), created: when(r.created_at) })) };
     }),
     consolePage('/console/agents', 'console-agents', 'Agents', agentsView),
@@ -137,17 +114,17 @@ export function webConsoleRoutes(s: Services): Route[] {
       params: Type.Object({ agent_id: Type.Integer({ minimum: 1 }) }),
       body: Type.Object({ enabled: Type.Union([Type.Literal('on'), Type.Literal('off')]) }),
       onInvalid: invalidForm<HolderPrincipal>({ enabled: 'choose on or off' }, async (_req, p, _raw, holder) =>
-        render('console-agents', 'Agents', holder, await agentsView(em(), holder), p)),
+        render('console-agents', 'Agents', holder, await agentsView(holder), p)),
       handler: ({ req, params, body, principal, idem }) => {
         const holder = principal as HolderPrincipal;
         return webAction(req, async () => {
-          const [agent] = await agentsOf(em(), holder.holderId, params.agent_id);
+          const [agent] = await agentsOf(holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask<FundingSet>(`account:${agent.account_id}`, {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
           }, { idem });
           return fundingReply(req, set);
-        }, async (p) => render('console-agents', 'Agents', holder, await agentsView(em(), holder), p));
+        }, async (p) => render('console-agents', 'Agents', holder, await agentsView(holder), p));
       },
       replay: (set: FundingSet, { req }) => fundingReply(req, set),
     }),

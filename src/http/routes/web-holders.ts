@@ -2,8 +2,8 @@
 // log out. Password checks and hashing are turns of the holder's actor (worker thread); the route
 // sets or clears the session cookie and answers as CONTRACT.md "Web form posts" says.
 import Type from 'typebox';
-import type { HolderSession } from '../../../actors/holder/actor.js';
-import { sessionTokenHash } from '../../../actors/holder/actor.js';
+import type { HolderSession } from '../../../actors/holder/messages.js';
+import { sessionTokenHash } from '../../auth/sessions.js';
 import { holderOf, sessionCookie, sessionToken, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';

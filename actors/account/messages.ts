@@ -1,0 +1,54 @@
+// AccountActor's messages and replies ("account:<id>"), and the arguments and replies of the account
+// read tasks (reads.ts): what the front end may know of this actor kind.
+import type { StoredCard } from '../../src/payments/cards.js';
+import type { OrderPlaced, OrderRequest } from './order-batch.js';
+
+/** An agent's order on a deal of the current menu (its terms come from the recorded menu row). */
+export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId' | 'idem'>;
+
+export type AccountMessage =
+  | PlaceOrder
+  /** A holder pays an order of this account (purchase link), by card or from the account balance. */
+  /** `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused. */
+  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard; at: number }
+  /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
+  | { kind: 'connect'; agentId: number; holderId: number }
+  /** The holder's autonomous-funding switch for the agent of this account. */
+  | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
+
+export type { OrderPlaced };
+export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
+export type FundingSet = { agent_id: number; autonomous_funding: boolean };
+/** `connected`: the agent is this holder's (now or before); false when another holder has it. */
+export type Connected = { agent_id: number; connected: boolean };
+
+// Read tasks (reads.ts). Served objects are the SPEC.md resources as views.ts shapes them.
+
+/** Whose rows a list reads: these accounts, or every account of a holder (the console). */
+export type AccountScope = { accountIds: number[] } | { holderId: number };
+export type OrdersArgs = AccountScope & { status?: string; limit: number; baseUrl: string };
+export type OrderArgs = { accountIds: number[]; orderId: number; baseUrl: string };
+export type OrderByTokenArgs = { token: string; baseUrl: string };
+export type PositionsArgs = AccountScope & { status?: 'open' | 'settled'; limit: number };
+export type PositionArgs = { accountIds: number[]; positionId: number };
+export type ListArgs = { accountIds: number[]; limit: number };
+export type LedgerArgs = AccountScope & { limit: number };
+export type SummaryArgs = { accountIds: number[]; ledgerLimit: number; baseUrl: string };
+/** The agent's account balance offered on a checkout page: only once that account is the holder's. */
+export type CheckoutBalanceArgs = { accountId: number; holderId: number };
+
+export type ServedOrder = Record<string, unknown>;
+/** The agent that placed an order, as its checkout page shows it. */
+export type OrderAgent = {
+  id: number; name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null;
+  purpose: string | null; contact: string | null; holder_id: number | null;
+};
+export type OrderByTokenReply = { order: ServedOrder; agent: OrderAgent } | null;
+export type LedgerEntry = {
+  id: number; account_id: number; kind: string; amount: number; currency: 'USD'; balance_after: number; ref: string; created_at: number | null;
+};
+export type MonthlyFeeStatus = { amount: number; currency: string; month: string; due: boolean; charged_at: number | null };
+export type AccountSummary = {
+  account_id: number; currency: 'USD'; balance: number; open_positions: number; settled_positions: number; pending_orders: number;
+  realized_pnl_total: number; console_url: string; monthly_fee: MonthlyFeeStatus; ledger: LedgerEntry[];
+};

@@ -1,0 +1,31 @@
+// Read tasks over the account actor's tables (orders, positions, ledger, rounds, owned goods): the
+// agents' API and the holder's console and checkout pages read through these, on the pool, never
+// on the front end's thread. Each answers plain data (structured clone), shaped by views.ts.
+import { defineReads } from '../runtime/read.js';
+import type {
+  CheckoutBalanceArgs, LedgerArgs, ListArgs, OrderArgs, OrderByTokenArgs, OrderByTokenReply, OrdersArgs, PositionArgs, PositionsArgs, SummaryArgs,
+} from './messages.js';
+import {
+  accountIdsOf, accountSummary, checkoutBalanceCents, inventoryOf, ledgerOf, monthlyFeeStatus, orderByToken, orderOf, ordersOf, positionOf,
+  positionsOf, roundsOf, tradesOf,
+} from './views.js';
+
+export const accountReads = defineReads({
+  'account.orders': async ({ em }, a: OrdersArgs) =>
+    ordersOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit, baseUrl: a.baseUrl }),
+  /** One order of these accounts, or null (another account's order is not found either). */
+  'account.order': async ({ em }, a: OrderArgs) => orderOf(em, a.accountIds, a.orderId, a.baseUrl),
+  /** An order by its purchase-link token, with the agent that placed it (the checkout page). */
+  'account.orderByToken': async ({ em }, a: OrderByTokenArgs) => (await orderByToken(em, a.token, a.baseUrl)) as OrderByTokenReply,
+  'account.positions': async ({ em }, a: PositionsArgs) => positionsOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit }),
+  'account.position': async ({ em }, a: PositionArgs) => positionOf(em, a.accountIds, a.positionId),
+  'account.trades': async ({ em }, a: ListArgs) => tradesOf(em, a.accountIds, a.limit),
+  'account.ledger': async ({ em }, a: LedgerArgs) => ledgerOf(em, await accountIdsOf(em, a), a.limit),
+  'account.rounds': async ({ em }, a: ListArgs) => roundsOf(em, a.accountIds, a.limit),
+  'account.inventory': async ({ em }, a: { accountIds: number[] }) => inventoryOf(em, a.accountIds),
+  /** Summaries of these accounts, in their order (the console's overview reads its agents' at once). */
+  'account.summaries': async ({ em }, a: SummaryArgs) =>
+    Promise.all(a.accountIds.map((id) => accountSummary(em.fork(), id, { ledgerLimit: a.ledgerLimit, baseUrl: a.baseUrl }))),
+  'account.monthlyFee': async ({ em }, a: { holderId: number }) => monthlyFeeStatus(em, a.holderId),
+  'account.checkoutBalance': async ({ em }, a: CheckoutBalanceArgs) => checkoutBalanceCents(em, a.accountId, a.holderId),
+});

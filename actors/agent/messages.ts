@@ -1,0 +1,34 @@
+// AgentActor's messages and replies ("agent:<key id>"), and the arguments and replies of the agent
+// read tasks (reads.ts): what the front end may know of this actor kind.
+
+export type AgentProfile = {
+  name: string;
+  recall_phrase: string;
+  agent?: Record<string, unknown> | null;
+  operator?: Record<string, unknown> | null;
+  purpose?: string | null;
+  contact?: string | null;
+};
+
+export type AgentMessage = { kind: 'register'; keyHash: string; profile: AgentProfile };
+
+export type Registered = { agent_id: number; account_id: number; cart_id: number; cart_token: string; cart_kind: 'trade' };
+
+// Read tasks (reads.ts).
+
+/** An agent found by its key id (the key authenticator's look-up on a cache miss). */
+export type AgentKey = { id: number; account_id: number; key_hash: string };
+/** What POST /agents/recall tells about a key id. */
+export type AgentRecall = { name: string; recall_phrase: string; connected: boolean; carts: number };
+export type CartView = { id: number; name: string; kind: string; token: string; agent_id: number };
+/** An agent's own state (GET /agents/me): its row, its account's balance and the carts it sees. */
+export type AgentState = {
+  id: number; key_id: string; name: string; recall_phrase: string; identity: unknown; operator: unknown; purpose: string | null;
+  contact: string | null; account_id: number; holder_id: number | null; paired_at: number | null; autonomous_funding: boolean;
+  balance_cents: number; carts: CartView[];
+};
+/** The agent a cart link belongs to, as its page shows it. */
+export type CartAgent = {
+  agent_id: number; account_id: number; holder_id: number | null; name: string; key_id: string; identity: Record<string, unknown> | null;
+  operator: Record<string, unknown> | null; purpose: string | null; contact: string | null;
+};

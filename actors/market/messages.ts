@@ -1,0 +1,20 @@
+// MarketActor's messages and replies ("market:<id>"): what the supervisor may know of this actor kind.
+import type { Quarantined } from './holders.js';
+
+export type { Quarantined };
+
+export type MarketMessage =
+  /** Opens session `tick` if the market has no open session yet and plans the history record. */
+  | { kind: 'start'; tick: number; backfillDays: number }
+  /**
+   * Closes session `tick` and opens the next one, once. `next` (default tick + 1) lets a catch-up
+   * after long downtime skip sessions beyond its bound; skipped sessions never existed.
+   */
+  | { kind: 'close'; tick: number; next?: number }
+  /** Records past sessions from..to (inclusive) that are not recorded yet. */
+  | { kind: 'backfill'; from: number; to: number };
+
+export type StartReply = { open: number; liveStart: number; fromTick: number };
+/** `quarantined`: paid orders this close refunded instead of filling (empty when it closed nothing). */
+export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[] };
+export type BackfillReply = { recorded: number; ms: number };
