@@ -4,12 +4,20 @@
 import type { Orm } from './database.js';
 import { EMBEDDED_MAX_CONNECTIONS } from './embedded.js';
 
-/** The main thread's pool: migrations, read models, authentication. */
+/** The main thread's pool: migrations and start-up (the front end's reads run on the workers' pools). */
 export const MAIN_POOL = 4;
 /** A worker's ORM pool: the embedded database runs one statement at a time, so more would only queue. */
 export const workerPool = (embedded: boolean) => (embedded ? 4 : 10);
 /** A worker's pool for the holder throttles' counters (actors/holder/throttle.ts). */
 export const THROTTLE_POOL = 1;
+
+export type PoolStats = { used: number; free: number; pending: number; max: number };
+
+/** The pool's gauges for /metrics. MikroORM exposes no pool statistics: they come from knex's (tarn) pool, read here only. */
+export function poolStats(orm: Orm): PoolStats {
+  const p = (orm.em.getKnex().client as { pool?: any }).pool;
+  return { used: p?.numUsed() ?? 0, free: p?.numFree() ?? 0, pending: p?.numPendingAcquires() ?? 0, max: p?.max ?? 0 };
+}
 
 export type Budget = { perShard: number; main: number; total: number };
 

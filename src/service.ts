@@ -7,7 +7,7 @@ import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
 import { ActorRuntime, read, withSafeErrors } from '../actors/runtime/client.js';
-import { budgetProblem, connectionLimit, MAIN_POOL, workerPool } from '../orm/connections.js';
+import { budgetProblem, connectionLimit, MAIN_POOL, poolStats, workerPool } from '../orm/connections.js';
 import { ConfigError } from './config.js';
 import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
 import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
@@ -89,11 +89,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     extraActorModules: opts.extraActorModules,
     onTurn: metrics.observeTurn,
   });
-  const knexPool = () => (orm.em.getKnex().client as { pool?: any }).pool;
-  metrics.watch(runtime, () => {
-    const p = knexPool();
-    return { used: p?.numUsed() ?? 0, free: p?.numFree() ?? 0, pending: p?.numPendingAcquires() ?? 0, max: p?.max ?? 0 };
-  });
+  metrics.watch(runtime, () => poolStats(orm));
 
   const supervisor = new Supervisor(
     runtime,

@@ -1,0 +1,151 @@
+// The layers of ARCHITECTURE.md: src/ (front end, supervisor, pure engine) runs no SQL and imports
+// nothing from actors/ but the runtime client and the kinds' message types; actors/ never import
+// the front end (src/http/). Scans the sources, so a crossing fails here with its file and line.
+import t from 'tap';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** What src/ may import from actors/. */
+const ACTOR_API = [/^actors\/runtime\/client\.(js|ts)$/, /^actors\/[a-z-]+\/messages\.(js|ts)$/];
+
+/** Calls that run SQL or open a database handle. */
+const SQL_CALLS: [RegExp, string][] = [
+  [/\.execute\(/, '.execute('],
+  [/\bgetConnection\(/, 'getConnection('],
+  [/\bgetKnex\(/, 'getKnex('],
+  [/\bcreateQueryBuilder\(/, 'createQueryBuilder('],
+  [/\bem\.find/, 'em.find'],
+  [/\bem\.fork\b/, 'em.fork'],
+];
+
+/**
+ * Known crossings, each to be removed with the change that ends it: a stale entry (nothing crosses
+ * there any more) fails too, so this list cannot outlive its reason.
+ */
+const PENDING: { file: string; line: RegExp; why: string }[] = [
+  {
+    file: 'src/accounts/order-reply.ts',
+    line: /from '\.\.\/\.\.\/actors\/account\/views\.js'/,
+    why: 'the order answer is built by the account actor; the file moves to actors/account/ with the rules work of issue 9',
+  },
+];
+
+type Crossing = { file: string; line: number; text: string; what: string };
+
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${e.name}`;
+    if (e.isDirectory()) out.push(...tsFiles(rel));
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(rel);
+  }
+  return out.sort();
+}
+
+/** Module specifiers of static imports, re-exports and dynamic imports on a line. */
+function specifiers(line: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) out.push(m[1]);
+  return out;
+}
+
+/** Code lines with their numbers; whole-line comments dropped (a comment may name a forbidden call). */
+function codeLines(source: string): { n: number; text: string }[] {
+  const out: { n: number; text: string }[] = [];
+  let inBlock = false;
+  source.split('\n').forEach((text, i) => {
+    const s = text.trim();
+    if (inBlock) {
+      if (s.includes('*/')) inBlock = false;
+      return;
+    }
+    if (s.startsWith('/*')) {
+      inBlock = !s.includes('*/');
+      return;
+    }
+    if (s.startsWith('//') || s.startsWith('*')) return;
+    out.push({ n: i + 1, text });
+  });
+  return out;
+}
+
+/** Root-relative path an import of `file` resolves to (relative specifiers only; packages are not ours). */
+function resolved(file: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null;
+  return path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+}
+
+/** The crossings of one src/ file. */
+export function srcCrossings(file: string, source: string): Crossing[] {
+  const out: Crossing[] = [];
+  for (const { n, text } of codeLines(source)) {
+    for (const spec of specifiers(text)) {
+      const to = resolved(file, spec);
+      if (to?.startsWith('actors/') && !ACTOR_API.some((re) => re.test(to))) {
+        out.push({ file, line: n, text: text.trim(), what: `imports ${to}: src/ may import only actors/runtime/client and actors/<kind>/messages` });
+      }
+    }
+    for (const [re, name] of SQL_CALLS) {
+      if (re.test(text)) out.push({ file, line: n, text: text.trim(), what: `calls ${name}: src/ runs no SQL (ask an actor or run a read task)` });
+    }
+  }
+  return out;
+}
+
+/** The crossings of one actors/ file: the front end is never imported. */
+export function actorCrossings(file: string, source: string): Crossing[] {
+  const out: Crossing[] = [];
+  for (const { n, text } of codeLines(source)) {
+    for (const spec of specifiers(text)) {
+      const to = resolved(file, spec);
+      if (to?.startsWith('src/http/')) out.push({ file, line: n, text: text.trim(), what: `imports ${to}: actors never import the front end` });
+    }
+  }
+  return out;
+}
+
+const show = (c: Crossing) => `${c.file}:${c.line}: ${c.what}\n    ${c.text}`;
+const pendingOf = (c: Crossing) => PENDING.find((p) => p.file === c.file && p.line.test(c.text));
+
+t.test('the scanner finds what it must (so this test can fail)', async (t) => {
+  const bad = [
+    "import { ActorRuntime } from '../../../actors/runtime/shards.js';",
+    "import type { Paid } from '../../../actors/account/actor.js';",
+    'const rows = await em.execute(`select 1`);',
+    'const em = s.orm.em.fork();',
+    "export { x } from '../../../actors/market/record.js';",
+    "const m = await import('../../../actors/holder/reads.js');",
+    '  const n = await orm.em.getKnex().client;',
+    '  await em.findOne(Holder, { id });',
+  ].join('\n');
+  const found = srcCrossings('src/http/routes/x.ts', bad);
+  t.same(found.map((c) => c.line), [1, 2, 3, 4, 5, 6, 7, 8], found.map(show).join('\n'));
+  t.match(show(found[0]), /^src\/http\/routes\/x\.ts:1: imports actors\/runtime\/shards\.js/);
+  const fine = [
+    "import { read, type ActorRuntime } from '../../../actors/runtime/client.js';",
+    "import type { Paid } from '../../../actors/account/messages.js';",
+    "import { Type } from 'typebox';",
+    '// a comment may say em.execute( or getKnex() without running them',
+    '/* nor here: em.fork() */',
+  ].join('\n');
+  t.same(srcCrossings('src/http/routes/x.ts', fine), []);
+  t.same(actorCrossings('actors/account/x.ts', "import { json } from '../../src/http/route.js';").map((c) => c.line), [1]);
+  t.same(actorCrossings('actors/account/x.ts', "import { MARKETS } from '../../src/engine/index.js';"), []);
+});
+
+t.test('src/ runs no SQL and imports only the runtime client and message types of actors/', async (t) => {
+  const crossings = tsFiles('src').flatMap((f) => srcCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  const unexplained = crossings.filter((c) => !pendingOf(c));
+  t.same(unexplained.map(show), [], `src/ crosses into actors/ or the database:\n${unexplained.map(show).join('\n')}`);
+  for (const p of PENDING) {
+    t.ok(crossings.some((c) => pendingOf(c) === p), `${p.file}: the pending crossing (${p.why}) is gone: remove it from PENDING`);
+  }
+});
+
+t.test('actors/ never import the front end (src/http/)', async (t) => {
+  const crossings = tsFiles('actors').flatMap((f) => actorCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  t.same(crossings.map(show), [], crossings.map(show).join('\n'));
+});
