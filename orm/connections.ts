@@ -13,10 +13,43 @@ export const THROTTLE_POOL = 1;
 
 export type PoolStats = { used: number; free: number; pending: number; max: number };
 
-/** The pool's gauges for /metrics. MikroORM exposes no pool statistics: they come from knex's (tarn) pool, read here only. */
+/**
+ * The pool's gauges for /metrics, from public APIs only. Neither MikroORM 6 nor knex exposes pool
+ * counters (knex's pool is an internal of its client: knex#1492), so a connection counts as used
+ * while it runs a query, as knex's documented `query` and `query-response` events on MikroORM's
+ * knex instance tell (followed from the first call on). Knex reports a failed query on its
+ * builder only, so each connection keeps its last query until its next one starts: a connection
+ * is never counted twice, and a failed query is forgotten at the connection's next query or after
+ * STALE_QUERY_MS. A caller waiting for a connection is not observable this way: `pending` is NaN
+ * ("unknown"), never a made-up 0.
+ */
 export function poolStats(orm: Orm): PoolStats {
-  const p = (orm.em.getKnex().client as { pool?: any }).pool;
-  return { used: p?.numUsed() ?? 0, free: p?.numFree() ?? 0, pending: p?.numPendingAcquires() ?? 0, max: p?.max ?? 0 };
+  let running = runningQueries.get(orm);
+  if (!running) runningQueries.set(orm, (running = followQueries(orm)));
+  const now = Date.now();
+  for (const [conn, r] of running) if (now - r.at > STALE_QUERY_MS) running.delete(conn);
+  const max = orm.config.get('pool')?.max ?? 0;
+  const used = Math.min(running.size, max);
+  return { used, free: max - used, pending: Number.NaN, max };
+}
+
+/** A query running longer than this is taken for one that failed unseen (no main-thread query runs that long). */
+const STALE_QUERY_MS = 10 * 60_000;
+type Running = Map<string, { query: string; at: number }>;
+const runningQueries = new WeakMap<Orm, Running>();
+
+/** Connection id -> its running query, kept up to date by knex's query events. */
+function followQueries(orm: Orm): Running {
+  type QueryEvent = { __knexUid?: string; __knexQueryUid?: string };
+  const running: Running = new Map();
+  const knex = orm.em.getConnection().getKnex();
+  knex.on('query', (q: QueryEvent) => {
+    if (q.__knexUid && q.__knexQueryUid) running.set(q.__knexUid, { query: q.__knexQueryUid, at: Date.now() });
+  });
+  knex.on('query-response', (_res: unknown, q: QueryEvent) => {
+    if (q.__knexUid && running.get(q.__knexUid)?.query === q.__knexQueryUid) running.delete(q.__knexUid);
+  });
+  return running;
 }
 
 export type Budget = { perShard: number; main: number; total: number };
