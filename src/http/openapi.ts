@@ -2,45 +2,19 @@
 // document cannot drift from behaviour. TypeBox schemas are JSON Schema already (OpenAPI 3.1 uses
 // JSON Schema 2020-12), they only need TypeBox's internal `~kind`-style markers removed.
 import type { TSchema } from 'typebox';
-import type { Route } from './route.js';
+import { Media, type Route } from './route.js';
+import { NAMED_SCHEMAS, Problem } from '../schemas/index.js';
 
 export type OpenApiInfo = { title: string; version: string; description?: string; serverUrl: string };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const jsonContent = (schema: unknown) => ({ 'application/json': { schema } });
+/** Every error answer (4xx, 5xx) has the one Problem body. */
+const problem = (description: string) => ({ description, content: jsonContent(Problem) });
 
-const components = {
-  schemas: {
-    HTTPError: {
-      type: 'object',
-      required: ['detail'],
-      properties: { detail: { type: 'string' } },
-    },
-    ValidationError: {
-      type: 'object',
-      required: ['detail'],
-      properties: {
-        detail: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['loc', 'msg', 'type'],
-            properties: {
-              loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
-              msg: { type: 'string' },
-              type: { type: 'string' },
-              input: {},
-              ctx: { type: 'object' },
-            },
-          },
-        },
-      },
-    },
-  },
-  securitySchemes: {
-    bearer: { type: 'http', scheme: 'bearer' },
-    apiToken: { type: 'apiKey', in: 'header', name: 'X-API-Token' },
-  },
+const securitySchemes = {
+  bearer: { type: 'http', scheme: 'bearer' },
+  apiToken: { type: 'apiKey', in: 'header', name: 'X-API-Token' },
 };
 
 /** Routes listed in the document: an explicit `api` flag wins, otherwise everything under /api/. */
@@ -48,21 +22,33 @@ export function isApiRoute(r: Route): boolean {
   return r.api ?? r.path.startsWith('/api/');
 }
 
-export function buildOpenApi(routes: Route[], info: OpenApiInfo): object {
+/**
+ * The document of the API routes. A schema of `named` met anywhere (by identity) is written once
+ * under components/schemas and referred to; the others are written inline where they occur.
+ */
+export function buildOpenApi(routes: Route[], info: OpenApiInfo, named: Record<string, TSchema> = NAMED_SCHEMAS): object {
   const paths: Record<string, Record<string, unknown>> = {};
   const usedIds = new Set<string>();
   for (const r of routes.filter(isApiRoute)) {
     (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, operationId(r, usedIds));
   }
-  const doc = {
+  const names = new Map<unknown, string>(Object.entries(named).map(([n, s]) => [s, n]));
+  const used = new Set<string>();
+  const plainPaths = plain(paths, names, used);
+  // Components refer to each other too: write them until no new name turns up.
+  const schemas: Record<string, unknown> = {};
+  for (let todo = [...used]; todo.length; todo = [...used].filter((n) => !(n in schemas))) {
+    for (const n of todo) schemas[n] = plain(named[n], names, used, named[n]);
+  }
+  const sorted = Object.fromEntries(Object.keys(schemas).sort().map((n) => [n, schemas[n]]));
+  return {
     openapi: '3.1.0',
     info: { title: info.title, version: info.version, ...(info.description ? { description: info.description } : {}) },
     servers: [{ url: info.serverUrl }],
-    tags: [{ name: 'v1' }],
-    paths,
-    components,
+    tags: [{ name: 'v1', description: 'version 1 of the API' }],
+    paths: plainPaths,
+    components: { schemas: sorted, securitySchemes },
   };
-  return plain(doc) as object;
 }
 
 /** Routes whose effect stores its answer (those with a `replay`) take CONTRACT.md's retry key. */
@@ -80,28 +66,35 @@ function operation(r: Route, operationId: string): Record<string, unknown> {
   if (parameters.length) op.parameters = parameters;
   if (r.body) op.requestBody = { required: true, content: jsonContent(r.body) };
 
-  const declared: Record<string, { description: string; schema?: TSchema; contentType?: string }> = { ...r.responses };
-  if (!Object.keys(declared).some((s) => Number(s) < 400)) declared[200] = { description: 'OK' };
   const responses: Record<string, unknown> = {};
-  for (const [status, doc] of Object.entries(declared)) {
-    // A declared error answer without its own schema carries the standard `{detail}` body.
-    const schema = doc.schema ?? (Number(status) >= 400 ? ref('HTTPError') : undefined);
-    const content = schema ? { [doc.contentType ?? 'application/json']: { schema } } : doc.contentType ? { [doc.contentType]: {} } : undefined;
-    responses[status] = { description: doc.description, ...(content ? { content } : {}) };
+  for (const [status, body] of Object.entries(r.response ?? {})) responses[status] = success(body);
+  for (const [status, doc] of Object.entries(r.responses ?? {})) {
+    responses[status] = Number(status) >= 400 ? problem(doc.description) : { description: doc.description };
   }
   if (r.auth === 'key') {
-    responses['401'] ??= { description: 'Missing or invalid API token', content: jsonContent(ref('HTTPError')) };
+    responses['401'] ??= problem('Missing or invalid API token');
     op.security = [{ bearer: [] }, { apiToken: [] }];
+  } else if (r.auth === 'none') {
+    op.security = []; // public: no credentials
   }
   if (r.replay) {
-    responses['400'] ??= { description: 'Idempotency-Key malformed, or reused with another body', content: jsonContent(ref('HTTPError')) };
-    responses['409'] ??= { description: 'a request with this Idempotency-Key is still in progress', content: jsonContent(ref('HTTPError')) };
+    responses['400'] ??= problem('Idempotency-Key malformed, or reused with another body');
+    responses['409'] ??= problem('a request with this Idempotency-Key is still in progress');
   }
   if (r.params || r.query || r.body) {
-    responses['422'] = { description: 'Validation Error', content: jsonContent(ref('ValidationError')) };
+    responses['422'] = problem('Validation Error');
   }
   op.responses = responses;
   return op;
+}
+
+/** A success answer: JSON of a schema, or the media types of a Media. */
+function success(body: TSchema | Media): object {
+  if (body instanceof Media) {
+    const content = Object.fromEntries(Object.entries(body.content).map(([type, schema]) => [type, schema ? { schema } : {}]));
+    return { description: body.description, content };
+  }
+  return { description: (body as { description?: string }).description ?? 'OK', content: jsonContent(body) };
 }
 
 function params(where: 'path' | 'query', schema: TSchema | undefined): object[] {
@@ -136,16 +129,22 @@ function operationId(r: Route, used: Set<string>): string {
 
 /**
  * A plain-JSON copy: drops TypeBox markers (`~kind`, `~optional`... only present if made
- * enumerable), symbol keys, functions (e.g. a function `default`) and undefined values.
+ * enumerable), symbol keys, functions (e.g. a function `default`) and undefined values; a named
+ * schema other than `root` becomes a $ref (its name noted in `used`).
  */
-function plain(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(plain);
+function plain(v: unknown, names: Map<unknown, string>, used: Set<string>, root?: unknown): unknown {
+  if (v !== root && names.has(v)) {
+    const n = names.get(v)!;
+    used.add(n);
+    return ref(n);
+  }
+  if (Array.isArray(v)) return v.map((x) => plain(x, names, used, root));
   if (v instanceof RegExp) return v.source;
   if (typeof v !== 'object' || v === null) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
     if (k.startsWith('~') || x === undefined || typeof x === 'function') continue;
-    out[k] = plain(x);
+    out[k] = plain(x, names, used, root);
   }
   return out;
 }

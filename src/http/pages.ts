@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
 import Type from 'typebox';
-import { route, type Reply, type Route } from './route.js';
+import { Media, route, type Reply, type Route } from './route.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
 import { TEST_CARDS } from '../payments/cards.js';
 
@@ -52,6 +52,7 @@ export function assetRoute(): Route {
   return route({
     method: 'GET', path: '/assets/{asset}', auth: 'none', summary: 'Styles and scripts of the pages',
     params: Type.Object({ asset: Type.Union(Object.keys(ASSETS).map((k) => Type.Literal(k))) }),
+    response: { 200: new Media('the file', Object.fromEntries(Object.values(ASSETS).map((t) => [t, undefined]))) },
     handler: ({ params }) => {
       const name = params.asset as Asset;
       let body = files.get(name);

@@ -42,7 +42,30 @@ export type Context<P = any, Q = any, B = any> = {
   idem?: IdemTicket;
 };
 
-export type ResponseDoc = { description: string; schema?: TSchema; contentType?: string };
+/** A documented answer without a body of its own schema: 304, or an error (its body is the Problem schema). */
+export type ResponseDoc = { description: string };
+
+/**
+ * An answer that is not (only) JSON: an HTML page, CSV, text, or a web form post's answer, which is
+ * a page (or a redirect) for browsers and a JSON object for clients that ask for JSON.
+ * `content` maps a media type to the schema of its body (undefined: not JSON, no schema).
+ */
+export class Media {
+  constructor(
+    readonly description: string,
+    readonly content: Record<string, TSchema | undefined>,
+  ) {}
+}
+
+/** A 2xx body: a TSchema is JSON (its `description` documents it); a Media names its media types. */
+export type Body = TSchema | Media;
+
+export const HTML = 'text/html; charset=utf-8';
+export const htmlPage = (description: string) => new Media(description, { [HTML]: undefined });
+export const media = (contentType: string, description: string) => new Media(description, { [contentType]: undefined });
+/** A web form post: a page or 303 for browsers, `schema` as JSON for clients that ask for JSON. */
+export const formAnswer = (schema: TSchema, description = (schema as { description?: string }).description ?? 'done') =>
+  new Media(description, { 'application/json': schema, [HTML]: undefined });
 
 export type Route<P = any, Q = any, B = any> = {
   method: Method;
@@ -55,7 +78,12 @@ export type Route<P = any, Q = any, B = any> = {
   params?: TObject;
   query?: TObject;
   body?: TSchema;
-  /** Documented answers other than the error answers derived from the route. */
+  /**
+   * The body of each success status (SVC_RESPONSE_CHECKS checks JSON replies against it; the
+   * OpenAPI document carries it). Every route declares at least one.
+   */
+  response: Record<number, Body>;
+  /** Other documented answers (304, errors) beyond those derived from the route. */
   responses?: Record<number, ResponseDoc>;
   handler: (ctx: Context<P, Q, B>) => Reply | Promise<Reply>;
   /**

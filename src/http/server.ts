@@ -6,7 +6,9 @@ import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError, safeError } from '../../actors/runtime/client.js';
-import { HttpError, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
+import { Compile } from 'typebox/compile';
+import { HttpError, Media, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
+import { Problem } from '../schemas/common.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
@@ -27,6 +29,12 @@ export type ServerOptions = {
    * other origin are refused. Unset: the request's own Host stands in for it.
    */
   siteOrigin?: string;
+  /**
+   * Check every reply against the route's declared answer and answer 500 (logged) on a mismatch, so
+   * a field no schema describes cannot ship. On in tests (`SVC_RESPONSE_CHECKS=1`, as
+   * test/helpers/db.ts sets); off, nothing is compiled and a request pays one boolean test.
+   */
+  responseChecks?: boolean;
 };
 
 type Compiled = {
@@ -41,6 +49,8 @@ type Compiled = {
   guardOrigin: boolean;
   /** An API route that takes a body: JSON only (CONTRACT.md "Retries and idempotency"), else 415. */
   jsonOnly: boolean;
+  /** With responseChecks: what is wrong with a reply (undefined: nothing). */
+  checkReply?: (reply: Reply) => string | undefined;
 };
 
 /** `started`: the handler runs (or ran), so it will call finish(); before that an abort must. */
@@ -117,6 +127,8 @@ export function createApp(opts: ServerOptions): FrontEnd {
   let inflight = 0;
   const logRequests = opts.log.isLevelEnabled('info');
   const known: { method: Method; re: RegExp }[] = [];
+  const checks = opts.responseChecks ?? process.env.SVC_RESPONSE_CHECKS === '1';
+  const problemCheck = checks ? Compile(Problem) : undefined;
 
   for (const route of opts.routes) {
     const { uwsPath, names } = toUwsPath(route.path);
@@ -129,6 +141,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       form: route.body && compileFormValidator(route.body),
       guardOrigin: route.method !== 'GET' && !route.path.startsWith('/api/'),
       jsonOnly: !!route.body && HAS_BODY.has(route.method) && route.path.startsWith('/api/'),
+      checkReply: problemCheck && replyChecker(route, problemCheck),
     };
     known.push({ method: route.method, re: patternRegex(route.path) });
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, c);
@@ -179,7 +192,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       x.started = true;
       return handle(c, info, rawParams, rawQuery, body)
         .catch((err) => errorReply(err))
-        .then((reply) => finish(res, x, reply, c.route.path, c.route.method, started))
+        .then((reply) => finish(res, x, c.checkReply ? checked(c, reply) : reply, c.route.path, c.route.method, started))
         .catch((err) => opts.log.error({ err }, 'answer failed'));
     };
 
@@ -282,6 +295,19 @@ export function createApp(opts: ServerOptions): FrontEnd {
     });
   }
 
+  /** The reply, or a 500 when it is not what the route declares (SVC_RESPONSE_CHECKS). */
+  function checked(c: Compiled, reply: Reply): Reply {
+    let wrong: string | undefined;
+    try {
+      wrong = c.checkReply!(reply);
+    } catch (err) {
+      wrong = `unreadable answer: ${(err as Error).message}`;
+    }
+    if (wrong === undefined) return reply;
+    opts.log.error({ route: `${c.route.method} ${c.route.path}`, status: reply.status ?? 200, mismatch: wrong }, 'answer does not match its declared schema');
+    return { status: 500, json: { detail: 'internal error' } };
+  }
+
   function errorReply(err: unknown): Reply {
     if (err instanceof HttpError) return { status: err.status, json: { detail: bounded(err.detail) }, headers: err.headers };
     if (err instanceof ActorError) {
@@ -293,6 +319,42 @@ export function createApp(opts: ServerOptions): FrontEnd {
   }
 
   return { app, inflight: () => inflight };
+}
+
+type Checker = ReturnType<typeof Compile>;
+const mediaType = (contentType: string) => contentType.split(';')[0].trim().toLowerCase();
+
+/**
+ * What a route's replies must look like: per declared status, its media types and their compiled
+ * schemas; an error (>= 400) in JSON has the Problem body unless the route declares that status.
+ * Replies without a body (204), redirects and 304 pass; so do error pages for browsers.
+ */
+function replyChecker(route: Route, problem: Checker): (reply: Reply) => string | undefined {
+  const declared = new Map<number, Map<string, Checker | undefined>>();
+  for (const [status, body] of Object.entries(route.response ?? {})) {
+    const content = body instanceof Media ? body.content : { 'application/json': body };
+    declared.set(Number(status), new Map(Object.entries(content).map(([t, schema]) => [mediaType(t), schema && Compile(schema)])));
+  }
+  return (reply) => {
+    const status = reply.status ?? 200;
+    const type = reply.body !== undefined ? mediaType(reply.contentType ?? 'application/octet-stream') : reply.json !== undefined ? 'application/json' : undefined;
+    // No body, or a redirect's (a 303 to the login form carries its reason): nothing a client reads.
+    if (type === undefined || (status >= 300 && status < 400)) return undefined;
+    const media = declared.get(status);
+    let checker: Checker | undefined;
+    if (media) {
+      if (!media.has(type)) return `${type} is not a declared answer of status ${status} (${[...media.keys()].join(', ')})`;
+      checker = media.get(type);
+    } else if (status >= 400) {
+      checker = type === 'application/json' ? problem : undefined;
+    } else {
+      return `status ${status} is not a declared answer`;
+    }
+    if (!checker) return undefined;
+    const value = reply.json !== undefined ? reply.json : JSON.parse(Buffer.from(reply.body as string | Uint8Array).toString('utf8'));
+    if (checker.Check(value)) return undefined;
+    return [...checker.Errors(value)].slice(0, 5).map((e) => `${e.instancePath || '/'}: ${e.message}${e.keyword === 'additionalProperties' ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ');
+  };
 }
 
 function check(v: ReturnType<typeof compileValidator> | undefined, value: unknown, issues: ValidationIssue[]): any {

@@ -13,6 +13,8 @@ export const usingPostgres = Boolean(process.env.DATABASE_URL);
 // Every ledger posting in a test also asserts balance = Σ ledger for the accounts it touched
 // (actors/account/ledger.ts LEDGER_CHECKS); workers inherit the environment.
 process.env.SVC_LEDGER_CHECKS ??= '1';
+// Every reply is checked against its route's declared schema (src/http/server.ts): a mismatch is a 500.
+process.env.SVC_RESPONSE_CHECKS ??= '1';
 
 export function tempDir(t: Teardown, prefix = 'svc-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -1,10 +1,11 @@
 import t from 'tap';
 import Type from 'typebox';
 import { buildOpenApi } from '../../src/http/openapi.js';
-import { json, route, text } from '../../src/http/route.js';
+import { htmlPage, json, media, route, text } from '../../src/http/route.js';
 
 const handler = () => json({});
-const Market = Type.Object({ id: Type.String(), name: Type.String() });
+const Market = Type.Object({ id: Type.String(), name: Type.String() }, { description: 'a market' });
+const Ok = Type.Object({ ok: Type.Boolean() }, { description: 'done' });
 
 const routes = [
   route({
@@ -14,12 +15,13 @@ const routes = [
       q: Type.Optional(Type.String()),
       side: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
     }),
-    responses: { 200: { description: 'Markets', schema: Type.Array(Market) } },
+    response: { 200: Type.Array(Market, { description: 'Markets' }) },
   }),
   route({
     method: 'GET', path: '/api/v1/markets/{market_id}', auth: 'key', summary: 'One market', handler,
     params: Type.Object({ market_id: Type.String({ description: 'Market id', minLength: 3 }) }),
-    responses: { 200: { description: 'The market', schema: Market }, 404: { description: 'Unknown market' } },
+    response: { 200: Market },
+    responses: { 404: { description: 'Unknown market' } },
   }),
   route({
     method: 'POST', path: '/api/v1/agents', auth: 'none', summary: 'Register', handler,
@@ -27,16 +29,18 @@ const routes = [
       name: Type.String({ minLength: 1, maxLength: 120 }),
       purpose: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
     }),
-    responses: { 201: { description: 'Registered' }, 409: { description: 'Already registered' } },
+    response: { 201: Ok },
+    responses: { 409: { description: 'Already registered' } },
   }),
   route({
     method: 'POST', path: '/api/v1/orders/{order_id}/cancel', auth: 'key', summary: 'Cancel', handler,
+    response: { 200: Ok },
     responses: { 403: { description: 'Not allowed' } },
   }),
-  route({ method: 'GET', path: '/api/v1/manifest', auth: 'none', summary: 'Manifest', handler }),
-  route({ method: 'GET', path: '/api/openapi.json', auth: 'none', summary: 'This document', api: false, handler }),
-  route({ method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Robots', handler: () => text('') }),
-  route({ method: 'GET', path: '/healthz', auth: 'none', summary: 'Health', api: true, handler }),
+  route({ method: 'GET', path: '/api/v1/manifest', auth: 'none', summary: 'Manifest', response: { 200: Ok }, handler }),
+  route({ method: 'GET', path: '/api/openapi.json', auth: 'none', summary: 'This document', api: false, response: { 200: Ok }, handler }),
+  route({ method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Robots', response: { 200: media('text/plain', 'rules') }, handler: () => text('') }),
+  route({ method: 'GET', path: '/healthz', auth: 'none', summary: 'Health', api: true, response: { 200: htmlPage('a page') }, handler }),
 ];
 
 const doc: any = buildOpenApi(routes, { title: 'Market Access', version: '1.0.0', description: 'desc', serverUrl: 'http://localhost:8080' });
@@ -50,8 +54,12 @@ t.test('document header', async (t) => {
     bearer: { type: 'http', scheme: 'bearer' },
     apiToken: { type: 'apiKey', in: 'header', name: 'X-API-Token' },
   });
-  t.same(doc.components.schemas.HTTPError.properties, { detail: { type: 'string' } });
-  t.same(doc.components.schemas.ValidationError.properties.detail.items.required, ['loc', 'msg', 'type']);
+  // Every error answer has the one Problem body: a sentence, or the issues of a 422.
+  t.same(doc.components.schemas.Problem.required, ['detail']);
+  t.same(doc.components.schemas.Problem.properties.detail.anyOf[0], { type: 'string' });
+  t.same(doc.components.schemas.Problem.properties.detail.anyOf[1].items, { $ref: '#/components/schemas/ValidationIssue' });
+  t.same(doc.components.schemas.ValidationIssue.required, ['loc', 'msg', 'type']);
+  t.equal(doc.components.schemas.ValidationIssue.additionalProperties, false);
 });
 
 t.test('route selection', async (t) => {
@@ -70,15 +78,17 @@ t.test('every operation: v1 tag, unique operationId, summary, responses', async 
   }
   t.equal(new Set(ops.map((o) => o.operationId)).size, ops.length);
   t.equal(doc.paths['/api/v1/markets/{market_id}'].get.operationId, 'get_api_v1_markets_market_id');
-  t.same(doc.paths['/api/v1/manifest'].get.responses, { 200: { description: 'OK' } });
+  t.same(doc.paths['/api/v1/manifest'].get.responses, {
+    200: { description: 'done', content: { 'application/json': { schema: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } }, description: 'done' } } } },
+  });
   t.notOk(doc.paths['/api/v1/manifest'].get.parameters);
-  t.notOk(doc.paths['/api/v1/manifest'].get.security);
+  t.same(doc.paths['/api/v1/manifest'].get.security, [], 'public: security []');
 });
 
 t.test('operationId stays unique on clashes', async (t) => {
   const d: any = buildOpenApi([
-    route({ method: 'GET', path: '/api/a/{b}', auth: 'none', summary: 's', handler }),
-    route({ method: 'GET', path: '/api/a/b', auth: 'none', summary: 's', handler }),
+    route({ method: 'GET', path: '/api/a/{b}', auth: 'none', summary: 's', response: { 200: Ok }, handler }),
+    route({ method: 'GET', path: '/api/a/b', auth: 'none', summary: 's', response: { 200: Ok }, handler }),
   ], { title: 't', version: '1', serverUrl: '/' });
   t.same([d.paths['/api/a/{b}'].get.operationId, d.paths['/api/a/b'].get.operationId], ['get_api_a_b', 'get_api_a_b_2']);
 });
@@ -91,8 +101,9 @@ t.test('query and path parameters', async (t) => {
     schema: { type: 'integer', minimum: 1, maximum: 5000, default: 2000, description: 'Page size' },
   });
   t.same(list.parameters[2].schema, { anyOf: [{ type: 'string', const: 'buy' }, { type: 'string', const: 'sell' }] });
-  t.same(list.responses['422'].content['application/json'].schema, { $ref: '#/components/schemas/ValidationError' });
+  t.same(list.responses['422'].content['application/json'].schema, { $ref: '#/components/schemas/Problem' });
   t.same(list.responses['200'].content['application/json'].schema.type, 'array');
+  t.equal(list.responses['200'].description, 'Markets');
 
   const one = doc.paths['/api/v1/markets/{market_id}'].get;
   t.same(one.parameters, [{ name: 'market_id', in: 'path', required: true, description: 'Market id', schema: { type: 'string', description: 'Market id', minLength: 3 } }]);
@@ -108,19 +119,20 @@ t.test('request body', async (t) => {
   t.same(reg.requestBody.content['application/json'].schema.required, ['name']);
   t.same(reg.requestBody.content['application/json'].schema.properties.purpose, { anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }] });
   t.same(Object.keys(reg.responses).sort(), ['201', '409', '422']);
-  t.same(reg.responses['409'].content['application/json'].schema, { $ref: '#/components/schemas/HTTPError' });
-  t.notOk(reg.security);
+  t.same(reg.responses['409'].content['application/json'].schema, { $ref: '#/components/schemas/Problem' });
+  t.same(reg.responses['201'].content['application/json'].schema.properties, { ok: { type: 'boolean' } });
+  t.same(reg.security, []);
 });
 
 t.test('error answers', async (t) => {
   const one = doc.paths['/api/v1/markets/{market_id}'].get;
   t.same(Object.keys(one.responses).sort(), ['200', '401', '404', '422']);
-  t.same(one.responses['401'].content['application/json'].schema, { $ref: '#/components/schemas/HTTPError' });
-  t.same(one.responses['404'], { description: 'Unknown market', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPError' } } } });
+  t.same(one.responses['401'].content['application/json'].schema, { $ref: '#/components/schemas/Problem' });
+  t.same(one.responses['404'], { description: 'Unknown market', content: { 'application/json': { schema: { $ref: '#/components/schemas/Problem' } } } });
   t.same(one.security, [{ bearer: [] }, { apiToken: [] }]);
 
   const cancel = doc.paths['/api/v1/orders/{order_id}/cancel'].post;
-  t.same(Object.keys(cancel.responses).sort(), ['200', '401', '403'], 'default 200 kept next to a declared 403; no 422 without inputs');
+  t.same(Object.keys(cancel.responses).sort(), ['200', '401', '403'], 'the declared 200 next to a declared 403; no 422 without inputs');
 
   for (const r of routes.filter((r) => doc.paths[r.path])) {
     const op = doc.paths[r.path][r.method.toLowerCase()];
@@ -139,18 +151,36 @@ t.test('plain JSON: round-trips unchanged, no TypeBox markers', async (t) => {
   const leaky: any = Type.Object({ a: Type.String() });
   leaky.properties.a['~kind'] = 'String';
   leaky.properties.a.default = () => 'x';
-  const d: any = buildOpenApi([route({ method: 'POST', path: '/api/x', auth: 'none', summary: 's', body: leaky, handler })], { title: 't', version: '1', serverUrl: '/' });
+  const d: any = buildOpenApi([route({ method: 'POST', path: '/api/x', auth: 'none', summary: 's', body: leaky, response: { 200: Ok }, handler })], { title: 't', version: '1', serverUrl: '/' });
   t.same(d.paths['/api/x'].post.requestBody.content['application/json'].schema, { type: 'object', required: ['a'], properties: { a: { type: 'string' } } });
   t.same(JSON.parse(JSON.stringify(d)), d);
 });
 
 t.test('routes that store their answer document the Idempotency-Key header and its 400 and 409', async (t) => {
   const d: any = buildOpenApi([
-    route({ method: 'POST', path: '/api/once', auth: 'none', summary: 'once', handler, replay: (r) => json(r, 201) }),
-    route({ method: 'POST', path: '/api/plain', auth: 'none', summary: 'plain', handler }),
+    route({ method: 'POST', path: '/api/once', auth: 'none', summary: 'once', response: { 201: Ok }, handler, replay: (r) => json(r, 201) }),
+    route({ method: 'POST', path: '/api/plain', auth: 'none', summary: 'plain', response: { 200: Ok }, handler }),
   ], { title: 't', version: '1', serverUrl: '/' });
   const once = d.paths['/api/once'].post;
   t.match(once.parameters, [{ name: 'Idempotency-Key', in: 'header', required: false }]);
   t.ok(once.responses['400'] && once.responses['409']);
   t.notOk(d.paths['/api/plain'].post.parameters, 'no key where nothing is stored');
+});
+
+t.test('answers: media types, named schemas as components', async (t) => {
+  const robots = buildOpenApi([route({ method: 'GET', path: '/api/r', auth: 'none', summary: 'r', response: { 200: media('text/csv', 'a frame') }, handler: () => text('') })], { title: 't', version: '1', serverUrl: '/' }) as any;
+  t.same(robots.paths['/api/r'].get.responses['200'], { description: 'a frame', content: { 'text/csv': {} } });
+
+  const Item = Type.Object({ id: Type.Integer() }, { description: 'an item' });
+  const Page = Type.Object({ items: Type.Array(Item), first: Item }, { description: 'a page' });
+  const d: any = buildOpenApi(
+    [route({ method: 'GET', path: '/api/items', auth: 'none', summary: 'items', response: { 200: Page }, handler })],
+    { title: 't', version: '1', serverUrl: '/' },
+    { Item, Problem: Type.Object({ detail: Type.String() }) },
+  );
+  const schema = d.paths['/api/items'].get.responses['200'].content['application/json'].schema;
+  t.same(schema.properties.items.items, { $ref: '#/components/schemas/Item' });
+  t.same(schema.properties.first, { $ref: '#/components/schemas/Item' });
+  t.same(d.components.schemas.Item, { type: 'object', required: ['id'], properties: { id: { type: 'integer' } }, description: 'an item' });
+  t.notOk(d.components.schemas.Problem, 'a named schema nothing refers to is left out');
 });

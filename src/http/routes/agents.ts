@@ -1,52 +1,15 @@
 // Agents: invent a key, register it, recall it, read one's own state (SPEC.md "Agent registration
 // body", "Authentication"). Registration is a turn of the key's agent actor; reads are indexed by
 // the key id.
-import Type from 'typebox';
 import type { CartView, Registered } from '../../../actors/agent/messages.js';
 import { read } from '../../../actors/runtime/client.js';
-import { KEY_ID_LENGTH, KEY_PATTERN, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
+import { KEY_ID_LENGTH, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
 import { centsToNumber } from '../../engine/index.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { json, route, type Reply, type Route } from '../route.js';
+import { AgentMeAnswer, AgentRegister, Recall, RecallAnswer, RegisteredAnswer, TokenAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-
-const str = (maxLength: number, description?: string) => Type.String({ maxLength, description });
-const nullable = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.String>>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
-
-const AgentIdentity = Type.Object({
-  model: Type.Optional(str(120)),
-  version: Type.Optional(str(60)),
-  vendor: Type.Optional(str(120)),
-  kind: Type.Optional(str(32, 'llm-agent, script, service or assisted')),
-  instance: Type.Optional(str(160)),
-});
-
-const Operator = Type.Object({
-  type: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('organisation'), Type.Literal('organization'), Type.Literal('system'), Type.Null()])),
-  name: Type.Optional(str(160)),
-  contact: Type.Optional(str(255, 'e-mail or URL')),
-  reference: Type.Optional(str(160)),
-});
-
-const AgentRegister = Type.Object({
-  token: Type.String({ minLength: 80, maxLength: 80, pattern: KEY_PATTERN, description: 'your API key: 80 characters of [A-Za-z0-9] from a cryptographic source; the first 20 are its public key id' }),
-  name: Type.String({ minLength: 1, maxLength: 120, description: 'shown to the account holder' }),
-  recall_phrase: Type.String({ minLength: 3, maxLength: 120 }),
-  agent: nullable(AgentIdentity),
-  operator: nullable(Operator),
-  purpose: nullable(str(500)),
-  contact: nullable(str(255, 'legacy: use operator.contact')),
-});
-type AgentRegister = {
-  token: string; name: string; recall_phrase: string; agent?: Record<string, unknown> | null; operator?: Record<string, unknown> | null;
-  purpose?: string | null; contact?: string | null;
-};
-
-const Recall = Type.Object({
-  key_id: Type.String({ minLength: 20, maxLength: 80, description: 'the key id (a whole key is accepted and truncated to its id)' }),
-  recall_phrase: Type.Optional(str(120)),
-});
 
 export const CART_NOTE =
   'Your cart is where you propose deals to your account holder. Nothing is charged by your action alone: ' +
@@ -86,7 +49,7 @@ export function agentRoutes(s: Services): Route[] {
     route({
       method: 'POST', path: '/api/v1/agents/token', auth: 'none',
       summary: 'Invent a random API key (nothing is stored until you register it)',
-      responses: { 200: { description: '{token, key_id, recall_phrase_suggestion}' } },
+      response: { 200: TokenAnswer },
       handler: () => {
         const token = inventKey();
         return json({ token, key_id: keyIdOf(token), recall_phrase_suggestion: recallSuggestion() });
@@ -96,8 +59,8 @@ export function agentRoutes(s: Services): Route[] {
       method: 'POST', path: '/api/v1/agents/register', auth: 'none',
       summary: 'Register an agent under its own key: one key = one agent = one trading account',
       body: AgentRegister,
+      response: { 201: RegisteredAnswer },
       responses: {
-        201: { description: 'agent_id, name, key_id, account_id, trade_enabled, cart_note, cart {id, checkout_url, kind}, keep' },
         409: { description: 'the key is already registered' },
       },
       handler: async ({ body, idem }) => {
@@ -107,10 +70,11 @@ export function agentRoutes(s: Services): Route[] {
       },
       replay: (r: Registered, { body }) => registeredReply(body, r),
     }),
-    route<unknown, unknown, { key_id: string; recall_phrase?: string }>({
+    route<unknown, unknown, Recall>({
       method: 'POST', path: '/api/v1/agents/recall', auth: 'none',
       summary: 'Check that a key id is registered here and get back its recall phrase',
       body: Recall,
+      response: { 200: RecallAnswer },
       handler: async ({ body }) => {
         const keyId = body.key_id.slice(0, KEY_ID_LENGTH);
         const row = await read(s.runtime, 'agent.recall', { keyId });
@@ -123,6 +87,7 @@ export function agentRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: '/api/v1/agents/me', auth: 'key',
       summary: 'My agent: profile, account, holder connection, autonomous funding, carts',
+      response: { 200: AgentMeAnswer },
       handler: async ({ principal }) => json(await agentState(s, principal as AgentPrincipal)),
     }),
   ];

@@ -1,12 +1,12 @@
 // Record routes: the synthetic book, the families of the current menu and ranking signals.
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { FAMILIES, MARKETS } from '../../engine/index.js';
 import type { ServedBook } from '../../analytics/tape.js';
 import { HttpError, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
 import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
-import { BookAnswer, FamiliesAnswer, SignalsAnswer } from './analytics-schemas.js';
+import { BookAnswer, FamiliesAnswer, SignalsAnswer } from '../../schemas/index.js';
 
 export const SIGNALS_CAP = 2000;
 export const SIGNALS_DEFAULT = 120;
@@ -25,9 +25,12 @@ const BookQuery = Type.Object({
   levels: Type.Integer({ minimum: 1, maximum: 50, default: 10, description: 'levels per side' }),
   window: Type.Integer({ minimum: 2, maximum: 500, default: 48, description: 'closed sessions of tape the book is drawn from' }),
 });
-type BookQuery = { cluster?: number; step: number; levels: number; window: number };
-type FamiliesQuery = { window: number };
-type SignalsQuery = { from_tick?: number; to_tick?: number };
+type BookQuery = Static<typeof BookQuery>;
+const FamiliesQuery = Type.Object({ window: Type.Integer({ minimum: 1, maximum: 400, default: 48, description: 'closed sessions of outcomes' }) });
+type FamiliesQuery = Static<typeof FamiliesQuery>;
+const SignalsParams = Type.Object({ market_id: MarketParams.properties.market_id, cluster: clusterField('the family') });
+const SignalsQuery = Type.Object({ from_tick: Type.Optional(TickRange.from_tick), to_tick: Type.Optional(TickRange.to_tick) });
+type SignalsQuery = Static<typeof SignalsQuery>;
 
 export function bookRoutes(s: Services): Route[] {
   return [
@@ -35,8 +38,9 @@ export function bookRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/markets/{market_id}/book', auth: 'none', summary: 'Synthetic order book around the resale price',
       params: MarketParams,
       query: BookQuery,
+      response: { 200: BookAnswer },
       responses: {
-        200: { description: 'the book drawn from the last `window` closed sessions of tape', schema: BookAnswer },
+        304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market or cluster, or no tape in the window' },
       },
       handler: async ({ params, query, req }) => {
@@ -54,8 +58,9 @@ export function bookRoutes(s: Services): Route[] {
     route<{ market_id: string }, FamiliesQuery>({
       method: 'GET', path: '/api/v1/markets/{market_id}/families', auth: 'none', summary: 'Item families on the current menu with recorded outcome statistics',
       params: MarketParams,
-      query: Type.Object({ window: Type.Integer({ minimum: 1, maximum: 400, default: 48, description: 'closed sessions of outcomes' }) }),
-      responses: { 200: { description: 'families of the open session\'s menu', schema: FamiliesAnswer }, 404: { description: 'unknown market' } },
+      query: FamiliesQuery,
+      response: { 200: FamiliesAnswer },
+      responses: { 304: { description: 'If-None-Match matched' }, 404: { description: 'unknown market' } },
       handler: async ({ params, query, req }) => {
         const market = marketOr404(params.market_id);
         const { open } = recordPosition(s, market);
@@ -63,16 +68,14 @@ export function bookRoutes(s: Services): Route[] {
         return cacheable(s, req, market, { json: { market, tick: open, window: query.window, ...r } }, false);
       },
     }),
-    route<{ market_id: string; cluster: number }, SignalsQuery>({
+    route<Static<typeof SignalsParams>, SignalsQuery>({
       method: 'GET', path: '/api/v1/markets/{market_id}/families/{cluster}/signals', auth: 'none',
-      summary: 'Signals of a family per session (ranking markets only)',
-      params: Type.Object({ market_id: MarketParams.properties.market_id, cluster: clusterField('the family') }),
-      query: Type.Object({
-        from_tick: Type.Optional(TickRange.from_tick),
-        to_tick: Type.Optional(TickRange.to_tick),
-      }),
+      summary: `Signals of a family per session (ranking markets only): rows up to and including the open session; default the last ${SIGNALS_DEFAULT} sessions, at most ${SIGNALS_CAP} per call`,
+      params: SignalsParams,
+      query: SignalsQuery,
+      response: { 200: SignalsAnswer },
       responses: {
-        200: { description: `rows up to and including the open session; default the last ${SIGNALS_DEFAULT} sessions, at most ${SIGNALS_CAP} per call`, schema: SignalsAnswer },
+        304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market or cluster, or a market that quotes velocity' },
       },
       handler: async ({ params, query, req }) => {

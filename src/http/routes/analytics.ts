@@ -1,27 +1,30 @@
 // Record routes: analytics. Tape and stats here; book, families and signals in analytics-book.ts.
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
 import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
-import { StatsAnswer, TapeAnswer } from './analytics-schemas.js';
+import { StatsAnswer, TapeAnswer } from '../../schemas/index.js';
 import { bookRoutes, clusterField, clusterOr404 } from './analytics-book.js';
 
 export const TAPE_CAP = 500;
 export const STATS_CAP = 400;
 
-type MarketParam = { market_id: string };
-type TapeQuery = { from_tick: number; to_tick: number; cluster?: number };
-type StatsQuery = { from_tick: number; to_tick: number };
+const TapeQuery = Type.Object({ ...TickRange, cluster: Type.Optional(clusterField('default: the whole market')) });
+const StatsQuery = Type.Object({ ...TickRange });
+type MarketParam = Static<typeof MarketParams>;
+type TapeQuery = Static<typeof TapeQuery>;
+type StatsQuery = Static<typeof StatsQuery>;
 
 export function analyticsRoutes(s: Services): Route[] {
   return [
     route<MarketParam, TapeQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/tape', auth: 'none', summary: 'Tape rows per closed session',
+      method: 'GET', path: '/api/v1/markets/{market_id}/tape', auth: 'none', summary: `Tape rows per closed session (at most ${TAPE_CAP} sessions per call); settled sessions also carry desk_pnl, holder_pnl, profitable_rate, downside_rate, exec_rate`,
       params: MarketParams,
-      query: Type.Object({ ...TickRange, cluster: Type.Optional(clusterField('default: the whole market')) }),
+      query: TapeQuery,
+      response: { 200: TapeAnswer },
       responses: {
-        200: { description: `tape rows (at most ${TAPE_CAP} sessions per call); settled sessions also carry desk_pnl, holder_pnl, profitable_rate, downside_rate, exec_rate`, schema: TapeAnswer },
+        304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market or cluster' },
       },
       handler: async ({ params, query, req }) => {
@@ -37,11 +40,12 @@ export function analyticsRoutes(s: Services): Route[] {
       },
     }),
     route<MarketParam, StatsQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/stats', auth: 'none', summary: 'Per-session stats of settled sessions',
+      method: 'GET', path: '/api/v1/markets/{market_id}/stats', auth: 'none', summary: `Per-session stats of settled sessions (at most ${STATS_CAP} sessions per call); \`oracle\` only with the oracle switch`,
       params: MarketParams,
-      query: Type.Object({ ...TickRange }),
+      query: StatsQuery,
+      response: { 200: StatsAnswer },
       responses: {
-        200: { description: `one row per settled recorded session (at most ${STATS_CAP} sessions per call); \`oracle\` only with the oracle switch`, schema: StatsAnswer },
+        304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market' },
       },
       handler: async ({ params, query, req }) => {

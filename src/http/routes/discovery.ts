@@ -5,7 +5,8 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import Type from 'typebox';
 import { catalog } from '../../engine/index.js';
-import { route, text, type Route } from '../route.js';
+import { Media, htmlPage, media, route, text, type Route } from '../route.js';
+import { AgentProtocol, Catalog, Manifest, PaymentMethods } from '../../schemas/index.js';
 import { renderPage } from '../pages.js';
 import { buildOpenApi } from '../openapi.js';
 import { llmsTxt, manifest, SERVICE_NAME } from '../content/manifest.js';
@@ -43,30 +44,37 @@ export function discoveryRoutes(s: Services): Route[] {
   return [
     route({
       method: 'GET', path: `${API}/manifest`, auth: 'none', summary: 'What the service is: markets, flow, payments, engine, schema',
+      response: { 200: Manifest },
       handler: () => ({ body: manifestBytes, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: `${API}/catalog`, auth: 'none', summary: 'Item families with their items, add-ons and grades',
+      response: { 200: Catalog },
       handler: () => ({ body: catalogBytes, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: `${API}/payments/methods`, auth: 'none', summary: 'Payment methods and readiness, monthly fee, payout terms',
+      response: { 200: PaymentMethods },
       handler: () => ({ body: paymentsBytes, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: `${API}/agents/protocol`, auth: 'none', summary: "The agent's working protocol as data",
+      response: { 200: AgentProtocol },
       handler: () => ({ body: protocolBytes, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: '/llms.txt', auth: 'none', summary: 'Plain-text guide for language-model agents',
+      response: { 200: media('text/plain; charset=utf-8', 'the guide') },
       handler: () => text(llmsTxt(base)),
     }),
     route({
       method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Crawler rules',
+      response: { 200: media('text/plain; charset=utf-8', 'robots.txt') },
       handler: () => text(`User-agent: *\nDisallow: /console\nDisallow: /checkout/\nDisallow: /carts/\nAllow: /\n`),
     }),
     route({
       method: 'GET', path: '/api/docs', auth: 'none', api: false, summary: 'Interactive API docs',
+      response: { 200: htmlPage('Swagger UI over /api/openapi.json') },
       handler: () =>
         renderPage('api-docs', {
           title: 'API docs',
@@ -78,6 +86,7 @@ export function discoveryRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: '/api/docs/{asset}', auth: 'none', api: false, summary: 'Static files of the API docs',
       params: Type.Object({ asset: Type.Union(Object.keys(DOC_ASSETS).map((k) => Type.Literal(k))) }),
+      response: { 200: new Media('the file', Object.fromEntries(Object.values(DOC_ASSETS).map((t) => [t, undefined]))) },
       handler: ({ params }) => ({
         body: asset(params.asset as DocAsset),
         contentType: DOC_ASSETS[params.asset as DocAsset],
@@ -92,13 +101,14 @@ export function openApiRoute(routes: Route[], s: Services): Route {
   let doc: Buffer | undefined;
   return route({
     method: 'GET', path: '/api/openapi.json', auth: 'none', api: false, summary: 'OpenAPI 3.1 description',
+    response: { 200: media('application/json', 'this document') },
     handler: () => {
       doc ??= Buffer.from(
         JSON.stringify(
           buildOpenApi(routes, {
             title: SERVICE_NAME,
             version: '1.0.0',
-            description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...}.',
+            description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...} (the Problem schema).',
             serverUrl: s.config.baseUrl,
           }),
         ),

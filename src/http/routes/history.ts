@@ -1,8 +1,9 @@
 // Record routes: history rows of closed sessions, and the record's coverage. The queries run as
 // read tasks on the worker pool (actors/record/history.ts).
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { CoverageReply, HistoryArgs, HistoryReply } from '../../../actors/record/messages.js';
 import { HttpError, route, type Route } from '../route.js';
+import { Coverage, HistoryAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
 import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
@@ -17,7 +18,7 @@ const HistoryQuery = Type.Object({
   }),
   include_bundle: Type.Boolean({ default: false, description: 'the whole bundle instead of its title' }),
 });
-type HistoryQuery = { from_tick: number; to_tick: number; reveal: 'house' | 'full'; include_bundle: boolean };
+type HistoryQuery = Static<typeof HistoryQuery>;
 
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
@@ -28,8 +29,8 @@ export function historyRoutes(s: Services): Route[] {
       summary: `History rows of closed sessions (at most ${HISTORY_SPAN} sessions per call)`,
       params: MarketParams,
       query: HistoryQuery,
+      response: { 200: HistoryAnswer },
       responses: {
-        200: { description: '{market, from_tick, to_tick, open_tick, last_closed, last_settled, reveal, include_bundle, sessions, recorded_sessions, rows[]}: one row per menu row of the closed sessions of the range (sessions >= open_tick are not history), in (tick, listed_at) order' },
         304: { description: 'If-None-Match matched' },
         403: { description: 'reveal=full without the oracle switch' },
         404: { description: 'unknown market' },
@@ -59,8 +60,8 @@ export function historyRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/markets/{market_id}/coverage', auth: 'none',
       summary: 'Recorded range, history-load progress, live start, trade count and the frozen engine identity',
       params: MarketParams,
+      response: { 200: Coverage },
       responses: {
-        200: { description: '{market, open_tick, last_closed_tick, last_settled_tick, live_start_tick, first_recorded_tick, last_recorded_tick, recorded_sessions, history_load{from_tick, to_tick, sessions_total, sessions_loaded, fraction, complete, started_at, finished_at}, trade_count, trades{house, user}, engine{name, version, params_hash, seed}}' },
         304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market' },
       },

@@ -1,8 +1,9 @@
 // The four markets, their live session clock and the current menu. Everything here is served from
 // the injected clock and the in-memory menu snapshots: no worker hop (ARCHITECTURE rule 5).
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { MARKETS, MARKET_IDS, centsToNumber as cents, isMarketId, type MarketId } from '../../engine/index.js';
 import { HttpError, json, route, type Route } from '../route.js';
+import { Deal, DealsPage as DealsAnswer, MarketIdParam, MarketList, MarketStatus } from '../../schemas/index.js';
 import { dealNotOnMenu } from '../../rules.js';
 import { DEFAULT_LIMIT, MenuSnapshots, etagMatches, type DealsPage, type MenuSnapshot } from '../snapshots.js';
 import type { Clock } from '../../supervisor/clock.js';
@@ -59,7 +60,7 @@ function statusWriter(clock: Clock) {
   };
 }
 
-export const MarketParams = Type.Object({ market_id: Type.String({ description: 'm15, m45, h2 or h10' }) });
+export const MarketParams = Type.Object({ market_id: MarketIdParam });
 const DealParams = Type.Object({ market_id: MarketParams.properties.market_id, offer_key: Type.String({ description: 'a key of the current menu' }) });
 
 const DealsQuery = Type.Object({
@@ -68,31 +69,7 @@ const DealsQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 5000, default: DEFAULT_LIMIT }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });
-type DealsQuery = { family?: string; house_only: boolean; limit: number; offset: number };
-
-// Response schemas: documentation only (OpenAPI); the server does not validate answers.
-const num = Type.Number();
-const Deal = Type.Object({
-  key: Type.String(), tick: Type.Integer(), sku_family: Type.String(), cluster: Type.Integer(),
-  bundle: Type.Object({
-    title: Type.String(), unit: Type.String(), origin: Type.String(),
-    items: Type.Array(Type.Object({ name: Type.String(), qty: Type.Integer(), grade: Type.String() })),
-  }),
-  unit_cost: num, list_price: num, margin: num, listed_at: num,
-  sales_velocity: Type.Optional(Type.Number({ description: 'markets with quotes_velocity: true' })),
-  inverse_sv: Type.Optional(Type.Number({ description: 'markets with quotes_velocity: true' })),
-  sales_rank: Type.Optional(Type.Number({ description: 'markets with quotes_velocity: false' })),
-  sales_rank_avg: Type.Optional(Type.Number({ description: 'markets with quotes_velocity: false' })),
-  rank_drops: Type.Optional(Type.Number({ description: 'markets with quotes_velocity: false' })),
-  rank_drops_long: Type.Optional(Type.Number({ description: 'markets with quotes_velocity: false' })),
-  nsellers: Type.Optional(Type.Number({ description: 'markets with quotes_velocity: false' })),
-  max_qty: Type.Integer(), house_accepted: Type.Boolean(), house_qty: Type.Integer(),
-});
-const DealsAnswer = Type.Object({
-  market: Type.String(), tick: Type.Integer(), closes_at: Type.Number({ description: 'real unix seconds' }),
-  total: Type.Integer({ description: 'matching deals before paging' }), limit: Type.Integer(), offset: Type.Integer(),
-  deals: Type.Array(Deal, { description: 'in listed_at order' }),
-});
+type DealsQuery = Static<typeof DealsQuery>;
 
 export function marketOr404(id: string): MarketId {
   if (!isMarketId(id)) throw new HttpError(404, `unknown market ${JSON.stringify(id)}; markets are ${MARKET_IDS.join(', ')}`);
@@ -133,20 +110,22 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
   return [
     route({
       method: 'GET', path: '/api/v1/markets', auth: 'none', summary: 'All markets with their current session and close time',
+      response: { 200: MarketList },
       handler: () => ({ body: `{"markets":[${MARKET_IDS.map(status).join(',')}]}`, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: '/api/v1/markets/{market_id}', auth: 'none', summary: 'One market',
       params: MarketParams,
-      responses: { 200: { description: 'the market' }, 404: notFound },
+      response: { 200: MarketStatus },
+      responses: { 404: notFound },
       handler: ({ params }) => ({ body: status(marketOr404(params.market_id)), contentType: JSON_TYPE }),
     }),
     route<{ market_id: string }, DealsQuery>({
       method: 'GET', path: '/api/v1/markets/{market_id}/deals', auth: 'none', summary: 'The current menu: deals of the open session',
       params: MarketParams,
       query: DealsQuery,
+      response: { 200: DealsAnswer },
       responses: {
-        200: { description: 'the current menu, paged; ETag changes with the session', schema: DealsAnswer },
         304: { description: 'If-None-Match matched: the menu has not changed' },
         404: notFound,
       },
@@ -163,8 +142,8 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
     route<{ market_id: string; offer_key: string }>({
       method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}', auth: 'none', summary: 'One deal of the current menu',
       params: DealParams,
+      response: { 200: Deal },
       responses: {
-        200: { description: 'the deal', schema: Deal },
         404: { description: 'unknown market, or the key is not on the current menu (also once its session closed)' },
       },
       handler: ({ params }) => {

@@ -1,15 +1,18 @@
 // Operators' routes (CONTRACT.md "Extra routes"): liveness, readiness, Prometheus metrics.
-import { json, route, type Route } from '../route.js';
+import { json, media, route, type Route } from '../route.js';
+import { Health, Ready, Starting } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 
 export function opsRoutes(s: Services): Route[] {
   return [
     route({
       method: 'GET', path: '/healthz', auth: 'none', summary: 'Liveness',
+      response: { 200: Health },
       handler: () => json({ status: 'ok' }),
     }),
     route({
       method: 'GET', path: '/readyz', auth: 'none', summary: 'Readiness: migrations ran and every market has an open session',
+      response: { 200: Ready, 503: Starting },
       handler: () =>
         s.supervisor.ready
           ? json({ status: 'ready', schema: s.schema.last })
@@ -17,6 +20,7 @@ export function opsRoutes(s: Services): Route[] {
     }),
     route({
       method: 'GET', path: '/metrics', auth: 'none', summary: 'Prometheus metrics',
+      response: { 200: media('text/plain; version=0.0.4; charset=utf-8', 'Prometheus text format') },
       handler: async () => ({ body: await s.metrics.text(), contentType: 'text/plain; version=0.0.4; charset=utf-8' }),
     }),
   ];

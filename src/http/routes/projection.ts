@@ -2,9 +2,10 @@
 // family at a given unit cost (SPEC.md "Projection"); the record work runs as the read task
 // 'projection.deal' (actors/record/projection-deal.ts, which documents the choices). Ticker and
 // pulse live in pulse.ts and are served through projectionRoutes too.
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { FAMILIES, MARKETS, numberToCents, type MarketId } from '../../engine/index.js';
 import { HttpError, route, type Route } from '../route.js';
+import { ProjectionAnswer } from '../../schemas/index.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404, menuSnapshots } from './markets.js';
@@ -15,18 +16,15 @@ import type { DealProjectionArgs } from '../../../actors/record/messages.js';
 const Lookback = Type.Integer({ minimum: 8, maximum: 400, default: 48, description: 'closed sessions of family history to fit' });
 const Fit = Type.Union([Type.Literal('trend'), Type.Literal('mean')], { default: 'trend', description: 'least-squares line or the mean' });
 const ProjectionQuery = Type.Object({ lookback: Lookback, fit: Fit });
-type ProjectionQuery = { lookback: number; fit: 'trend' | 'mean' };
+type ProjectionQuery = Static<typeof ProjectionQuery>;
 const HypotheticalQuery = Type.Object({
   cluster: Type.Integer({ minimum: 0, description: 'family id (cluster)' }),
   unit_cost: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'landed cost per unit of the hypothetical deal (USD, rounded to cents)' }),
   lookback: Lookback,
   fit: Fit,
 });
-type HypotheticalQuery = ProjectionQuery & { cluster: number; unit_cost: number };
+type HypotheticalQuery = Static<typeof HypotheticalQuery>;
 const DealParams = Type.Object({ market_id: MarketParams.properties.market_id, offer_key: Type.String({ description: 'a key of the current menu' }) });
-
-const DOC = `history[] {tick, velocity, sold, active}; fit {kind, intercept, slope, r2, points}; projection[] (${SETTLEMENT_HORIZON_SESSIONS} sessions); `
-  + 'scenarios {low_mult, high_mult, basis}; qty[]; curve {low[], mid[], high[]}; best_qty; realised[]; samples; params; quoted_velocity';
 
 export function projectionRoutes(s: Services): Route[] {
   const snapshots = menuSnapshots(s);
@@ -37,7 +35,8 @@ export function projectionRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}/projection', auth: 'none',
       summary: 'Naive projection of a deal of the current menu: family sales history, fit, P&L curve by volume',
       params: DealParams, query: ProjectionQuery,
-      responses: { 200: { description: DOC }, 404: { description: 'unknown market, or the key is not on the current menu' } },
+      response: { 200: ProjectionAnswer },
+      responses: { 304: { description: 'If-None-Match matched' }, 404: { description: 'unknown market, or the key is not on the current menu' } },
       handler: async ({ params, query, req }) => {
         const market = marketOr404(params.market_id);
         const snap = snapshots.get(market);
@@ -55,7 +54,8 @@ export function projectionRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/markets/{market_id}/projection', auth: 'none',
       summary: 'Naive projection of a hypothetical deal of a family at a unit cost (list price: the family\'s mean on the current menu)',
       params: MarketParams, query: HypotheticalQuery,
-      responses: { 200: { description: `${DOC}. params.list_price_basis: menu_mean (the family's mean list price on the current menu) or record_mean (its latest listed session on record)` }, 404: { description: 'unknown market or cluster' } },
+      response: { 200: ProjectionAnswer },
+      responses: { 304: { description: 'If-None-Match matched' }, 404: { description: 'unknown market or cluster' } },
       handler: async ({ params, query, req }) => {
         const market = marketOr404(params.market_id);
         if (!FAMILIES[query.cluster]) throw new HttpError(404, `unknown cluster ${query.cluster}; clusters are 0..${FAMILIES.length - 1}`);

@@ -6,6 +6,7 @@
 // (the backfill changes the record between closes).
 import { MARKETS, MARKET_IDS, centsToNumber, numberToCents, type MarketId } from '../../engine/index.js';
 import { route, type Route } from '../route.js';
+import { PulseAnswer, TickerAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import type { MenuSnapshots } from '../snapshots.js';
 import { marketStatus } from './markets.js';
@@ -40,7 +41,8 @@ export function pulseRoutes(s: Services, snapshots: MenuSnapshots): Route[] {
   return [
     route({
       method: 'GET', path: '/api/v1/ticker', auth: 'none', summary: 'Ticker per market: resale price at the last close, change, executed cost, volume, demand index, clock',
-      responses: { 200: { description: 'markets[] of {market, label, tick, last, price_basis, prev_close, change, change_pct, cost, units, executions, notional, demand_index, clock {current_tick, tick_closes_at, seconds_to_close}}' } },
+      response: { 200: TickerAnswer },
+      responses: { 304: { description: 'If-None-Match matched' } },
       handler: async ({ req }) => {
         const open = opens();
         const args: TickerArgs = { markets: MARKET_IDS.map((m) => ({ market: m, hi: open[m] - 1 })) };
@@ -51,7 +53,8 @@ export function pulseRoutes(s: Services, snapshots: MenuSnapshots): Route[] {
     }),
     route({
       method: 'GET', path: '/api/v1/pulse', auth: 'none', summary: 'Pulse across the four markets: totals, last 30 days, last 24 hours, per day, per market, latest settled trades',
-      responses: { 200: { description: 'as_of (service unix seconds of the latest close), totals, window, last_24h, days[] (UTC days of service time, ascending, with by_market), markets[] (with tape: the last 48 closed sessions), recent[]' } },
+      response: { 200: PulseAnswer },
+      responses: { 304: { description: 'If-None-Match matched' } },
       handler: async ({ req }) => {
         const open = opens();
         const loaded = MARKET_IDS.every((m) => s.supervisor.historyLoaded(m));

@@ -1,8 +1,9 @@
 // Record routes: the market's executed trades and the dataset CSV frames. The queries run as read
 // tasks on the worker pool (actors/record/trades.ts).
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { DatasetArgs, TradesArgs, TradesReply } from '../../../actors/record/messages.js';
-import { route, type Route } from '../route.js';
+import { media, route, type Route } from '../route.js';
+import { TradesAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
 import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
@@ -16,7 +17,7 @@ const TradesQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 10000, default: 2000 }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });
-type TradesQuery = { from_tick: number; to_tick: number; actor?: 'house' | 'user'; limit: number; offset: number };
+type TradesQuery = Static<typeof TradesQuery>;
 
 const DatasetQuery = Type.Object({
   ...TickRange,
@@ -29,7 +30,7 @@ const DatasetQuery = Type.Object({
     description: `labeled only: one row per volume 1..max_qty of every executed deal with the profit there (at most ${DATASET_SPAN.expanded} sessions)`,
   }),
 });
-type DatasetQuery = { from_tick: number; to_tick: number; split: 'labeled' | 'unlabeled'; expand_qty: boolean };
+type DatasetQuery = Static<typeof DatasetQuery>;
 
 export function tradesRoutes(s: Services): Route[] {
   return [
@@ -38,8 +39,8 @@ export function tradesRoutes(s: Services): Route[] {
       summary: `Executed trades of closed sessions, revealed as far as time allows (at most ${TRADES_SPAN} sessions per call)`,
       params: MarketParams,
       query: TradesQuery,
+      response: { 200: TradesAnswer },
       responses: {
-        200: { description: '{market, from_tick, to_tick, last_closed, last_settled, actor, total, limit, offset, trades[]}: trade objects in (tick, id) order; total counts the matching trades before paging' },
         304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market' },
       },
@@ -61,8 +62,8 @@ export function tradesRoutes(s: Services): Route[] {
       summary: 'The record as a CSV frame: labeled (settled trades, or profit by volume) or unlabeled (menu rows with execution flags)',
       params: MarketParams,
       query: DatasetQuery,
+      response: { 200: media('text/csv; charset=utf-8', 'CSV with a header line; every row carries the listing\'s list_price, unit_cost and listed_at; velocity markets add sv and isv, ranking markets sales_rank, sales_rank_avg, rank_drops, rank_drops_long and nsellers') },
       responses: {
-        200: { description: 'text/csv with a header line; every row carries the listing\'s list_price, unit_cost and listed_at; velocity markets add sv and isv, ranking markets sales_rank, sales_rank_avg, rank_drops, rank_drops_long and nsellers', contentType: 'text/csv' },
         304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market' },
       },

@@ -1,31 +1,30 @@
 // An agent's trading (SPEC.md "Orders, positions, trades, account, inventory"): orders are turns of
 // the agent's account actor, placed on a deal of the in-memory menu snapshot; everything else reads
 // the account's own rows (another account's order or position is simply not found).
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { OrderPlaced } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { LIST_CAPS } from '../../rules.js';
 import { positionTerms } from '../../engine/index.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Route } from '../route.js';
+import {
+  AccountAnswer, InventoryAnswer, LedgerAnswer, MyTradesAnswer, ORDER_STATUSES, Order, OrderCreate, OrderPlacedAnswer, OrdersAnswer, Position,
+  PositionsAnswer, RoundsAnswer,
+} from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { marketOr404, menuSnapshots } from './markets.js';
 import { dealNotOnMenu } from '../../rules.js';
 
-const OrderCreate = Type.Object({
-  market: Type.String({ description: 'm15, m45, h2 or h10' }),
-  offer_key: Type.String({ description: 'a deal key of the market\'s current menu' }),
-  qty: Type.Integer({ minimum: 1, description: 'units, at most the deal\'s max_qty' }),
-  pay_from_balance: Type.Boolean({ default: false, description: 'fund at once from the account balance (needs autonomous funding)' }),
-});
-type OrderCreate = { market: string; offer_key: string; qty: number; pay_from_balance: boolean };
 
-const limit = (max: number, dflt: number) => Type.Integer({ minimum: 1, maximum: max, default: dflt });
+const limit = (max: number, dflt: number) => Type.Integer({ minimum: 1, maximum: max, default: dflt, description: `most entries answered (1..${max})` });
 const OrdersQuery = Type.Object({
-  status: Type.Optional(Type.Union(['awaiting_payment', 'paid', 'filled', 'expired', 'refunded'].map((v) => Type.Literal(v)))),
+  status: Type.Optional(Type.Union(ORDER_STATUSES.map((v) => Type.Literal(v)), { description: 'only orders in this status' })),
   limit: limit(1000, 100),
 });
-const PositionsQuery = Type.Object({ status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('settled')])), limit: limit(1000, 100) });
+const PositionsQuery = Type.Object({ status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('settled')], { description: 'only open or only settled positions' })), limit: limit(1000, 100) });
+const LimitQuery = (max: number, dflt: number) => Type.Object({ limit: limit(max, dflt) });
+type LimitQuery = { limit: number };
 const OrderParams = Type.Object({ order_id: Type.Integer({ minimum: 1 }) });
 const PositionParams = Type.Object({ position_id: Type.Integer({ minimum: 1 }) });
 
@@ -41,8 +40,8 @@ export function tradingRoutes(s: Services): Route[] {
       method: 'POST', path: '/api/v1/orders', auth: 'key',
       summary: 'Order a deal of the current menu; the holder funds it on purchase_url before the close (or pay_from_balance)',
       body: OrderCreate,
+      response: { 201: OrderPlacedAnswer },
       responses: {
-        201: { description: 'the order, with purchase_url, closes_at and instructions' },
         400: { description: 'pay_from_balance with an insufficient balance' },
         403: { description: 'pay_from_balance before the holder switched autonomous funding on' },
         404: { description: 'unknown market, or the deal is not on the current menu (its session closed)' },
@@ -69,50 +68,59 @@ export function tradingRoutes(s: Services): Route[] {
       // The account actor builds the whole answer, so a stored one is answered as it was.
       replay: (placed) => json(placed, 201),
     }),
-    route<unknown, { status?: string; limit: number }>({
+    route<unknown, Static<typeof OrdersQuery>>({
       method: 'GET', path: '/api/v1/orders', auth: 'key', summary: 'My orders, newest first',
       query: OrdersQuery,
+      response: { 200: OrdersAnswer },
       handler: async ({ query, principal }) => json({ orders: await read(s.runtime, 'account.orders', { accountIds: [me(principal).accountId], ...query, baseUrl: base }) }),
     }),
     route<{ order_id: number }>({
       method: 'GET', path: '/api/v1/orders/{order_id}', auth: 'key', summary: 'One of my orders',
       params: OrderParams,
+      response: { 200: Order },
       responses: { 404: { description: 'no such order on my account' } },
       handler: async ({ params, principal }) => json((await read(s.runtime, 'account.order', { accountIds: [me(principal).accountId], orderId: params.order_id, baseUrl: base })) ?? raise(notMine('order', params.order_id))),
     }),
-    route<unknown, { status?: 'open' | 'settled'; limit: number }>({
+    route<unknown, Static<typeof PositionsQuery>>({
       method: 'GET', path: '/api/v1/positions', auth: 'key', summary: 'My positions, newest first',
       query: PositionsQuery,
+      response: { 200: PositionsAnswer },
       handler: async ({ query, principal }) => json({ positions: await read(s.runtime, 'account.positions', { accountIds: [me(principal).accountId], ...query }) }),
     }),
     route<{ position_id: number }>({
       method: 'GET', path: '/api/v1/positions/{position_id}', auth: 'key', summary: 'One of my positions',
       params: PositionParams,
+      response: { 200: Position },
       responses: { 404: { description: 'no such position on my account' } },
       handler: async ({ params, principal }) => json((await read(s.runtime, 'account.position', { accountIds: [me(principal).accountId], positionId: params.position_id })) ?? raise(notMine('position', params.position_id))),
     }),
-    route<unknown, { limit: number }>({
+    route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/trades', auth: 'key', summary: 'My executed trades as they appear in the market record',
-      query: Type.Object({ limit: limit(2000, 200) }),
+      query: LimitQuery(2000, 200),
+      response: { 200: MyTradesAnswer },
       handler: async ({ query, principal }) => json({ trades: await read(s.runtime, 'account.trades', { accountIds: [me(principal).accountId], limit: query.limit }) }),
     }),
-    route<unknown, { limit: number }>({
+    route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/account', auth: 'key', summary: 'My trading account: balance, counts, realised P&L, monthly fee, recent ledger',
-      query: Type.Object({ limit: limit(500, 50) }),
+      query: LimitQuery(500, 50),
+      response: { 200: AccountAnswer },
       handler: async ({ query, principal }) => json((await read(s.runtime, 'account.summaries', { accountIds: [me(principal).accountId], ledgerLimit: query.limit, baseUrl: base }))[0]),
     }),
-    route<unknown, { limit: number }>({
+    route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/account/ledger', auth: 'key', summary: 'My ledger entries, newest first',
-      query: Type.Object({ limit: limit(500, 50) }),
+      query: LimitQuery(500, 50),
+      response: { 200: LedgerAnswer },
       handler: async ({ query, principal }) => json({ ledger: await read(s.runtime, 'account.ledger', { accountIds: [me(principal).accountId], limit: query.limit }) }),
     }),
     route({
       method: 'GET', path: '/api/v1/inventory', auth: 'key', summary: `Owned goods (unsold units of settled positions; the newest ${LIST_CAPS.inventory}) and open listings`,
+      response: { 200: InventoryAnswer },
       handler: async ({ principal }) => json(await read(s.runtime, 'account.inventory', { accountIds: [me(principal).accountId] })),
     }),
-    route<unknown, { limit: number }>({
+    route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/rounds', auth: 'key', summary: 'My trade rounds (orders funded together), newest first',
-      query: Type.Object({ limit: limit(1000, 100) }),
+      query: LimitQuery(1000, 100),
+      response: { 200: RoundsAnswer },
       handler: async ({ query, principal }) => json({ rounds: await read(s.runtime, 'account.rounds', { accountIds: [me(principal).accountId], limit: query.limit }) }),
     }),
   ];

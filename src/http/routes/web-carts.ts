@@ -7,7 +7,7 @@ import type { Connected } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { holderOf } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { route, type Route } from '../route.js';
+import { htmlPage, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { usd } from '../web.js';
 
@@ -33,6 +33,7 @@ export function webCartRoutes(s: Services): Route[] {
   return [
     route<{ token: string }>({
       method: 'GET', path: '/carts/{token}', auth: 'none', summary: "An agent's cart link: connects the agent to the logged-in holder", params: TokenParams,
+      response: { 200: htmlPage('the agent\'s identity and its orders waiting for payment') },
       handler: async ({ req, params }) => {
         const holder = await holderOf(s, req);
         const a = await read(s.runtime, 'agent.cart', { token: params.token });

@@ -2,13 +2,14 @@
 // sees who asks (the agent's declared identity) and for what, and approves by paying. The card is
 // checked here first, so a declined or mistyped card never reaches the account actor and nothing is
 // charged; the payment itself is one turn of the order's account actor.
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { Connected, OrderAgent, Paid } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { checkCard, expired, type StoredCard } from '../../payments/cards.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { PaidForm } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 import { centsToNumber } from '../../engine/index.js';
@@ -23,7 +24,7 @@ const PayForm = Type.Object({
   cvc: Type.String({ maxLength: 16, default: '' }),
   holder: Type.String({ maxLength: 160, default: '' }),
 });
-type PayForm = { method: 'new_card' | 'balance' | 'card'; card_id: number | null; number: string; exp: string; cvc: string; holder: string };
+type PayForm = Static<typeof PayForm>;
 
 type Order = {
   id: number; account_id: number; market: string; tick: number; offer_key: string; deal_title: string; items: unknown[]; qty: number;
@@ -102,10 +103,12 @@ export function webCheckoutRoutes(s: Services): Route[] {
   return [
     route<{ token: string }>({
       method: 'GET', path: '/checkout/{token}', auth: 'none', summary: 'Purchase link of an order: review and pay', params: TokenParams,
+      response: { 200: htmlPage('the order, who asks for it, and the payment form') },
       handler: async ({ req, params }) => pageOrMessage(req, params.token, await holderOf(s, req)),
     }),
     route<{ token: string }, unknown, PayForm>({
       method: 'POST', path: '/checkout/{token}/pay', auth: 'holder', summary: 'Pay an order by card or from the account balance',
+      response: { 200: PaidForm }, responses: { 303: { description: 'browsers: sent on to the next page' } },
       params: TokenParams, body: PayForm,
       onInvalid: invalidForm<HolderPrincipal>({}, (req, p, raw, holder) => pageOrMessage(req, raw.params.token, holder, p)),
       handler: ({ req, params, body, principal, idem }) => {

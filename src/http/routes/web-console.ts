@@ -7,7 +7,8 @@ import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { read } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { FundingForm } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 
@@ -48,6 +49,7 @@ export function webConsoleRoutes(s: Services): Route[] {
   function consolePage<Q>(path: string, name: string, title: string, load: Loader<Q>, query?: ReturnType<typeof Type.Object>): Route {
     return route<unknown, Q>({
       method: 'GET', path, auth: 'holder', summary: `Console: ${title.toLowerCase()}`, query,
+      response: { 200: htmlPage(`the console: ${title.toLowerCase()}`) },
       handler: async ({ principal, query: q }) => {
         const holder = principal as HolderPrincipal;
         return render(name, title, holder, await load(holder, q));
@@ -110,6 +112,7 @@ export function webConsoleRoutes(s: Services): Route[] {
 
     route<{ agent_id: number }, unknown, { enabled: 'on' | 'off' }>({
       method: 'POST', path: '/console/agents/{agent_id}/funding', auth: 'holder',
+      response: { 200: FundingForm }, responses: { 303: { description: 'browsers: sent on to the next page' } },
       summary: `Autonomous-funding switch of an agent (on after ${FUNDING_PROFITABLE_TRADES} settled trades in profit; off at any time)`,
       params: Type.Object({ agent_id: Type.Integer({ minimum: 1 }) }),
       body: Type.Object({ enabled: Type.Union([Type.Literal('on'), Type.Literal('off')]) }),

@@ -1,12 +1,13 @@
 // The holder's account on the web (SPEC.md "Web routes", "Authentication" item 8): register, log in,
 // log out. Password checks and hashing are turns of the holder's actor (worker thread); the route
 // sets or clears the session cookie and answers as CONTRACT.md "Web form posts" says.
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { HolderSession } from '../../../actors/holder/messages.js';
 import { sessionTokenHash } from '../../auth/sessions.js';
 import { holderOf, sessionCookie, sessionToken, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { HttpError, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { LoggedOutForm, SignedInForm } from '../../schemas/index.js';
 import { crossSite } from '../server.js';
 import type { Services } from '../services.js';
 import { DEFAULT_NEXT, field, webAction, formReply, invalidForm, safeNext, type Problem } from '../web.js';
@@ -21,10 +22,10 @@ const RegisterForm = Type.Object({
   display_name: Type.String({ maxLength: 120, default: '' }),
   next: Next,
 });
-type RegisterForm = { email: string; password: string; password2: string; display_name: string; next: string };
+type RegisterForm = Static<typeof RegisterForm>;
 
 const LoginForm = Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 1024 }), next: Next });
-type LoginForm = { email: string; password: string; next: string };
+type LoginForm = Static<typeof LoginForm>;
 
 const NextQuery = Type.Object({ next: Next });
 
@@ -66,6 +67,7 @@ export function webHolderRoutes(s: Services): Route[] {
   const getForm = (name: FormName) =>
     route<unknown, { next: string }>({
       method: 'GET', path: `/${name}`, auth: 'none', summary: `${TITLES[name]} form`, query: NextQuery,
+      response: { 200: htmlPage('the form') },
       handler: async ({ req, query }) => formPage(name, await holderOf(s, req), { next: query.next }),
     });
 
@@ -78,6 +80,7 @@ export function webHolderRoutes(s: Services): Route[] {
     getForm('register'),
     route<unknown, unknown, RegisterForm>({
       method: 'POST', path: '/register', auth: 'none', summary: 'Open a holder account and log in', body: RegisterForm,
+      response: { 200: SignedInForm }, responses: { 303: { description: 'browsers: sent on to the next page' } },
       onInvalid: refill('register'),
       handler: ({ req, body, idem }) =>
         webAction(req, async () => {
@@ -96,6 +99,7 @@ export function webHolderRoutes(s: Services): Route[] {
     getForm('login'),
     route<unknown, unknown, LoginForm>({
       method: 'POST', path: '/login', auth: 'none', summary: 'Log in with e-mail and password', body: LoginForm,
+      response: { 200: SignedInForm }, responses: { 303: { description: 'browsers: sent on to the next page' } },
       onInvalid: refill('login'),
       handler: ({ req, body, idem }) =>
         webAction(req, async () => {
@@ -108,6 +112,7 @@ export function webHolderRoutes(s: Services): Route[] {
 
     route({
       method: 'GET', path: '/logout', auth: 'none', summary: 'End the holder session',
+      response: { 200: LoggedOutForm }, responses: { 303: { description: 'browsers: sent on to the next page' } },
       handler: async ({ req }) => {
         // A GET (SPEC.md) that changes state: refused cross-site like the form posts, so another site cannot log a holder out.
         if (crossSite(req.headers, new URL(s.config.baseUrl).origin)) throw new HttpError(403, 'cross-site request refused');

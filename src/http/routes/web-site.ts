@@ -3,7 +3,7 @@
 import { MARKET_IDS } from '../../engine/index.js';
 import { holderOf } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { route, type Route } from '../route.js';
+import { htmlPage, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { usd } from '../web.js';
 import { marketStatus, menuSnapshots } from './markets.js';
@@ -28,11 +28,11 @@ export function webSiteRoutes(s: Services): Route[] {
     });
   return [
     route({
-      method: 'GET', path: '/', auth: 'none', summary: 'Home page',
+      method: 'GET', path: '/', auth: 'none', summary: 'Home page', response: { 200: htmlPage('the home page') },
       handler: async ({ req }) => renderPage('home', { title: 'Home', holder: await holderOf(s, req), markets: markets(), base_url: s.config.baseUrl }),
     }),
     route({
-      method: 'GET', path: '/markets', auth: 'none', summary: 'The four markets and their current sessions',
+      method: 'GET', path: '/markets', auth: 'none', summary: 'The four markets and their current sessions', response: { 200: htmlPage('the markets page') },
       handler: async ({ req }) => renderPage('markets', { title: 'Markets', holder: await holderOf(s, req), markets: markets() }),
     }),
   ];

@@ -1,0 +1,63 @@
+// SPEC.md "Order": the order an agent places on a deal of the current menu, funded by its holder.
+import Type, { type Static } from 'typebox';
+import { MARKET_ID } from './market.js';
+import { int, intOrNull, list, num, obj, oneOf, str, strOrNull, unixOrNull } from './common.js';
+
+export const ORDER_STATUSES = ['awaiting_payment', 'paid', 'filled', 'expired', 'refunded'] as const;
+
+/** POST /api/v1/orders. */
+export const OrderCreate = Type.Object({
+  market: Type.String({ description: MARKET_ID }),
+  offer_key: Type.String({ description: 'a deal key of the market\'s current menu' }),
+  qty: Type.Integer({ minimum: 1, description: 'units, at most the deal\'s max_qty' }),
+  pay_from_balance: Type.Optional(Type.Boolean({ default: false, description: 'fund at once from the account balance (needs autonomous funding)' })),
+});
+/** What the handler receives: the validator has filled the default in. */
+export type OrderCreate = Required<Static<typeof OrderCreate>>;
+
+export const OrderItem = obj(
+  { name: str('item name'), qty: int('units of the item per bundle unit'), grade: str('condition grade') },
+  'an item of the ordered bundle',
+);
+
+const orderFields = {
+  id: int('order id'),
+  market: str('market id'),
+  tick: int('the session the order is placed in; it fills at that session\'s close'),
+  offer_key: str('the deal\'s key'),
+  deal_title: str('the bundle\'s title'),
+  items: list(OrderItem, 'the items of one unit'),
+  qty: int('units ordered'),
+  unit_cost: num('landed cost per unit'),
+  list_price: num('resale price per unit'),
+  sales_velocity: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: 'the deal\'s quoted velocity (markets with quotes_velocity: true; absent on ranking markets)' })),
+  gross_amount: num('qty x unit_cost'),
+  fee_amount: num('qty x fulfilment fee per unit'),
+  total_amount: num('gross_amount + fee_amount: what funding the order costs'),
+  status: oneOf(ORDER_STATUSES, 'awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill)'),
+  payment_source: Type.Union([oneOf(['card', 'balance'] as const, 'how it was funded'), Type.Null()], { description: 'how it was funded; null while unfunded' }),
+  purchase_url: str('the page where the holder reviews and funds the order'),
+  closes_at: num('when the order\'s session closes (real unix seconds): fund it before'),
+  created_at: num('when it was placed (unix seconds)'),
+  paid_at: unixOrNull('when it was funded'),
+  filled_at: unixOrNull('when it filled'),
+  position_id: intOrNull('the position it filled into; null until filled'),
+  round_id: int('the trade round it is funded with'),
+  account_id: int('the trading account'),
+  agent_id: int('the agent that placed it'),
+  refund_reason: strOrNull('why a paid order was refunded instead of filled; null otherwise'),
+};
+
+export const Order = obj(orderFields, 'an order');
+export type Order = Static<typeof Order>;
+
+export const OrderPlacedAnswer = obj(
+  {
+    ...orderFields,
+    instructions: str('what to do next with this order'),
+    monthly_fee_charged: num('participation fee charged with this order (pay_from_balance in a month not paid yet), else 0'),
+  },
+  'the order placed',
+);
+
+export const OrdersAnswer = obj({ orders: list(Order, 'newest first') }, 'my orders');
