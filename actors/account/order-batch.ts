@@ -45,29 +45,38 @@ export const MAX_BATCH = 512;
 /** A batch that loses a unique race (fee, idempotency key) to another process is re-decided this often at most. */
 const MAX_ATTEMPTS = 3;
 
-/** A connection of the worker's pool, spoken to in PostgreSQL's simple protocol (several statements per round trip). */
-type Conn = { query(text: string): Promise<Result | Result[]>; escapeLiteral(s: string): string };
-type Result = { rows: any[] };
-type Pool = { acquireConnection(): Promise<Conn>; releaseConnection(c: Conn): Promise<void> };
+/**
+ * Statements sent as one text (several statements per round trip): MikroORM's `execute` without
+ * parameters sends the text as it is, which PostgreSQL's simple protocol runs statement by
+ * statement, answering one result per statement. Values are inlined as literals (`lit`).
+ */
+type Exec = (text: string) => Promise<any[][]>;
 
 /**
- * Places `batch` in one transaction and returns one outcome per request, in order. Two round trips:
- * BEGIN, the session lock and the read in one; the write and COMMIT in the other (the batch's
- * latency is what bounds the order rate: bench/README.md). A unique violation (another process
- * charged the same holder's monthly fee, or answered the same Idempotency-Key, a moment earlier)
- * re-decides the whole batch, which then sees the fee charged or the answer stored.
+ * Places `batch` in one transaction and returns one outcome per request, in order. Four round
+ * trips through MikroORM's public API: BEGIN; the session lock and the read; the write; COMMIT
+ * (the batch's latency is what bounds the order rate: bench/README.md). A unique violation
+ * (another process charged the same holder's monthly fee, or answered the same Idempotency-Key, a
+ * moment earlier) rolls back and re-decides the whole batch, which then sees the fee charged or
+ * the answer stored.
  */
 export async function placeOrders(em: EntityManager, batch: OrderRequest[]): Promise<Outcome[]> {
-  const pool = (em.getKnex().client as unknown as Pool);
+  const connection = em.getConnection();
+  const platform = em.getPlatform();
+  // The driver's literal escaping (pg's escapeLiteral), as the statements were always quoted.
+  const lit = (s: string) => platform.escape(s) as string;
   for (let attempt = 1; ; attempt++) {
-    const conn = await pool.acquireConnection();
     try {
-      return await placeOnce(conn, batch);
+      return await connection.transactional((trx) => {
+        const exec: Exec = async (text) => {
+          const res = await connection.execute(text, [], 'all', trx);
+          // One statement answers its rows; several answer one row list per statement.
+          return (res.length && Array.isArray(res[0]) ? res : [res]) as any[][];
+        };
+        return placeOnce(exec, lit, batch);
+      });
     } catch (err) {
-      await conn.query('rollback').catch(() => {});
       if (!isUniqueViolation(err) || attempt >= MAX_ATTEMPTS) throw err;
-    } finally {
-      await pool.releaseConnection(conn);
     }
   }
 }
@@ -92,8 +101,6 @@ type Terms = ReturnType<typeof positionTerms>;
 type Decision = { terms: Terms; amounts: OrderAmounts; fee: number; holder: number | null };
 type Accepted = Decision & { req: OrderRequest; orderId: number; roundId: number; token: string };
 
-const last = (r: Result | Result[]) => (Array.isArray(r) ? r[r.length - 1] : r);
-
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
 const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
 
@@ -112,8 +119,7 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
   // its own statement (a statement's snapshot is taken before it waits), then one read for
   // everything the decisions need; the funded accounts are locked in id order (concurrent batches
   // of other workers never deadlock on them).
-  return `begin;
-     ${markets.map((m) => `select pg_advisory_xact_lock_shared(hashtext(${lit(sessionLockKey(m))}));`).join('\n')}
+  return `${markets.map((m) => `select pg_advisory_xact_lock_shared(hashtext(${lit(sessionLockKey(m))}));`).join('\n')}
      ${expiredKeys}
      select
        (select coalesce(json_agg(json_build_object('market', market, 'tick', tick)), '[]') from market_session
@@ -134,9 +140,8 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
        now() as now`;
 }
 
-async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> {
-  const lit = (s: string) => conn.escapeLiteral(s);
-  const state = last(await conn.query(readSql(batch, lit))).rows[0] as BatchState;
+async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderRequest[]): Promise<Outcome[]> {
+  const state = (await exec(readSql(batch, lit))).at(-1)![0] as BatchState;
   const isOpen = new Set(state.sessions.map((x) => `${x.market}/${x.tick}`));
   const agents = new Map(state.agents.map((a) => [a.id, a]));
   const balances = new Map(state.accounts.map((a) => [a.id, a.balance]));
@@ -163,11 +168,8 @@ async function placeOnce(conn: Conn, batch: OrderRequest[]): Promise<Outcome[]> 
     const [status, body] = o instanceof ActorError ? [o.status, { detail: o.detail }] : [200, o];
     return [{ scope: req.idem.scope, key: req.idem.key, request_hash: req.idem.hash, status, reply: body }];
   });
-  if (!accepted.length && !answers.length) {
-    await conn.query('commit');
-    return outcomes;
-  }
-  await conn.query(writeSql(accepted, answers, lit));
+  if (!accepted.length && !answers.length) return outcomes;
+  await exec(writeSql(accepted, answers, lit));
   return outcomes;
 }
 
@@ -226,7 +228,7 @@ function reply(a: Accepted, row: MenuRow, now: Date): OrderPlaced {
 /**
  * One statement writes the batch: rounds, orders, monthly fees, the ledger postings of the funded
  * ones (ledger.ts's funding entries, posted by its one posting definition, its postcondition
- * checked in the statement) and the stored answers; then COMMIT in the same round trip.
+ * checked in the statement) and the stored answers; the transaction's COMMIT follows.
  */
 function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => string): string {
   const rows = accepted.map((a) => {
@@ -260,8 +262,7 @@ function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => 
          as a(scope text, key text, request_hash text, status int, reply jsonb)),
      ${entriesCte(lit(entriesJson(entries)))},
      ${postingCtes('false')}
-     select ${postconditionSql(String(entries.length))} as ok;
-     commit`;
+     select ${postconditionSql(String(entries.length))} as ok`;
 }
 
 /**
