@@ -1,5 +1,7 @@
 // AccountActor's messages and replies ("account:<id>"), and the arguments and replies of the account
 // read tasks (reads.ts): what the front end may know of this actor kind.
+import type { Static } from 'typebox';
+import type * as schemas from '../../src/schemas/index.js';
 import type { StoredCard } from '../../src/payments/cards.js';
 import type { OrderPlaced, OrderRequest } from './order-batch.js';
 
@@ -44,11 +46,7 @@ export type OrderAgent = {
   purpose: string | null; contact: string | null; holder_id: number | null;
 };
 export type OrderByTokenReply = { order: ServedOrder; agent: OrderAgent } | null;
-export type LedgerEntry = {
-  id: number; account_id: number; kind: string; amount: number; currency: 'USD'; balance_after: number; ref: string; created_at: number | null;
-};
-export type MonthlyFeeStatus = { amount: number; currency: string; month: string; due: boolean; charged_at: number | null };
-export type AccountSummary = {
-  account_id: number; currency: 'USD'; balance: number; open_positions: number; settled_positions: number; pending_orders: number;
-  realized_pnl_total: number; console_url: string; monthly_fee: MonthlyFeeStatus; ledger: LedgerEntry[];
-};
+// The served objects' types derive from their schemas (src/schemas), the one definition.
+export type LedgerEntry = Static<typeof schemas.LedgerEntry>;
+export type MonthlyFeeStatus = Static<typeof schemas.MonthlyFee>;
+export type AccountSummary = Static<typeof schemas.AccountAnswer>;

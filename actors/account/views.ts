@@ -139,7 +139,7 @@ export async function ledgerOf(em: EntityManager, accountIds: number[], limit: n
   );
   return rows.map((r) => ({
     id: r.id, account_id: r.account_id, kind: r.kind, amount: centsToNumber(r.amount_cents), currency: 'USD',
-    balance_after: centsToNumber(r.balance_after_cents), ref: r.ref, created_at: unix(r.created_at),
+    balance_after: centsToNumber(r.balance_after_cents), ref: r.ref, created_at: unix(r.created_at)!, // not null in the table
   }));
 }
 
