@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
-import { orderReply } from '../../src/accounts/order-reply.js';
+import { orderReply } from './order-reply.js';
 import type { OrderRow } from './views.js';
 import { ActorError } from '../runtime/actor.js';
 import { ANSWER_RETENTION_HOURS, replayOf, type IdemRequest } from '../runtime/idempotency.js';

@@ -1,4 +1,5 @@
 // SPEC.md "Account", rounds, owned goods and the account's own trades.
+import { PAYMENT_SOURCES, ROUND_STATUSES } from '../../orm/entities/trading.js';
 import Type from 'typebox';
 import { Trade } from './record.js';
 import { bool, int, intOrNull, keyed, list, num, obj, oneOf, str, unixOrNull } from './common.js';
@@ -68,8 +69,8 @@ export const Round = obj(
     amount: num('total of the orders'),
     fee_amount: num('participation fee charged with the round'),
     charged: num('what the funding charged'),
-    source: Type.Union([oneOf(['card', 'balance'] as const, 'how it was funded'), Type.Null()], { description: 'how it was funded; null while unfunded' }),
-    status: oneOf(['awaiting_payment', 'funded', 'expired', 'completed'] as const, 'the round\'s status'),
+    source: Type.Union([oneOf(PAYMENT_SOURCES, 'how it was funded'), Type.Null()], { description: 'how it was funded; null while unfunded' }),
+    status: oneOf(ROUND_STATUSES, 'the round\'s status: refunded when the close could not fill its paid orders'),
     transferred_units: int('unsold units that became owned goods'),
     created_at: num('when it was opened (unix seconds)'),
     funded_at: unixOrNull('when it was funded'),

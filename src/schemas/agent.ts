@@ -1,4 +1,5 @@
 // SPEC.md "Agent registration body" and the agents' answers: token, registration, recall, me.
+import { CART_KINDS } from '../../orm/entities/trading.js';
 import Type, { type Static } from 'typebox';
 import { KEY_PATTERN } from '../agents/keys.js';
 import { bool, int, list, num, obj, oneOf, str, strOrNull, unixOrNull } from './common.js';
@@ -57,7 +58,7 @@ export const TokenAnswer = obj(
 );
 
 export const CartRef = obj(
-  { id: int('cart id'), checkout_url: str('the link the holder opens to review and pay'), kind: oneOf(['trade', 'own'] as const, 'trade: orders for the market; own: goods to keep') },
+  { id: int('cart id'), checkout_url: str('the link the holder opens to review and pay'), kind: oneOf(CART_KINDS, 'trade: orders for the market; own: goods to keep') },
   'the agent\'s cart',
 );
 

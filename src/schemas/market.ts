@@ -1,4 +1,5 @@
 // SPEC.md "Market" and "Deal object": the market status and the current menu.
+import { TRADE_ACTORS } from '../../orm/entities/record.js';
 import Type, { type Static } from 'typebox';
 import { bool, int, list, num, obj, oneOf, str } from './common.js';
 
@@ -119,4 +120,4 @@ export const DealsPage = obj(
 );
 
 export const MarketIdParam = Type.String({ description: MARKET_ID });
-export const ActorKind = oneOf(['house', 'user'] as const, 'house: the desk; user: a holder\'s account');
+export const ActorKind = oneOf(TRADE_ACTORS, 'house: the desk; user: a holder\'s account');

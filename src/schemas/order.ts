@@ -3,7 +3,9 @@ import Type, { type Static } from 'typebox';
 import { MARKET_ID } from './market.js';
 import { int, intOrNull, list, num, obj, oneOf, str, strOrNull, unixOrNull } from './common.js';
 
-export const ORDER_STATUSES = ['awaiting_payment', 'paid', 'filled', 'expired', 'refunded'] as const;
+// The status and source values are the database's (orm/entities, kept equal to the migrations by a test).
+import { ORDER_STATUSES, PAYMENT_SOURCES } from '../../orm/entities/trading.js';
+export { ORDER_STATUSES };
 
 /** POST /api/v1/orders. */
 export const OrderCreate = Type.Object({
@@ -35,7 +37,7 @@ const orderFields = {
   fee_amount: num('qty x fulfilment fee per unit'),
   total_amount: num('gross_amount + fee_amount: what funding the order costs'),
   status: oneOf(ORDER_STATUSES, 'awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill)'),
-  payment_source: Type.Union([oneOf(['card', 'balance'] as const, 'how it was funded'), Type.Null()], { description: 'how it was funded; null while unfunded' }),
+  payment_source: Type.Union([oneOf(PAYMENT_SOURCES, 'how it was funded'), Type.Null()], { description: 'how it was funded; null while unfunded' }),
   purchase_url: str('the page where the holder reviews and funds the order'),
   closes_at: num('when the order\'s session closes (real unix seconds): fund it before'),
   created_at: num('when it was placed (unix seconds)'),

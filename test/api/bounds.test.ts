@@ -33,13 +33,20 @@ t.test('lists stop at their caps; an agent beyond the console cap can still be s
   const off = await postForm(svc, `/console/agents/${last}/funding`, { enabled: 'off' }, { cookie, json: true });
   t.equal(off.status, 200, 'and still found by its id');
 
+  // Owned goods without their positions (shaped as minted goods: the served item is checked against its schema).
+  const ITEM = {
+    history: { market: 'h2', sku_family: 'f', cluster: 0, ticks: [], price_close: [], vwap: [], sold: [], velocity: [] },
+    economy: { currency: 'USD', units: 1, unit_cost: 1, list_price: 2, cost_value: 1, list_value: 2 },
+    provenance: { market: 'h2', tick: 1, offer_key: 'k', order_id: 1, position_id: 0, round_id: 1, settled_tick: 9 },
+  };
   // Owned goods without their positions (the foreign key dropped in this test's own database).
   const agent = await registerAgent(svc);
   await db('alter table inventory_item drop constraint inventory_item_position_id_fkey');
   await db(
     `insert into inventory_item (account_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, provenance)
-     select ?, g, 'h2', 0, 'item ' || g, 1, '', 'common', 0, '{}', '{}', 'trade', '[]' from generate_series(1, ?) g`,
-    [agent.accountId, LIST_CAPS.inventory + 5],
+     select ?, g, 'h2', 0, 'item ' || g, 1, '', 'common', 0, ?::jsonb, ?::jsonb, 'trade_round',
+            jsonb_set(?::jsonb, '{position_id}', to_jsonb(g)) from generate_series(1, ?) g`,
+    [agent.accountId, JSON.stringify(ITEM.history), JSON.stringify(ITEM.economy), JSON.stringify(ITEM.provenance), LIST_CAPS.inventory + 5],
   );
   const inv = await agent.get('/api/v1/inventory');
   t.equal(inv.status, 200);

@@ -10,7 +10,7 @@ import {
 import { MARKETS, MARKET_IDS, costBasisCents } from '../../src/engine/index.js';
 import { manifest, llmsTxt } from '../../src/http/content/manifest.js';
 import { agentProtocol } from '../../src/http/content/protocol.js';
-import { orderInstructions } from '../../src/accounts/order-reply.js';
+import { orderInstructions } from '../../actors/account/order-reply.js';
 import { DECLINED_DETAIL, TEST_CARDS, checkCard } from '../../src/payments/cards.js';
 import { paymentMethods } from '../../src/http/content/payments.js';
 
