@@ -7,10 +7,10 @@ import { MARKETS, dealOutcomeInputs, engineIdentity, menu, sessionRows, type Dea
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { safeError, type SafeError } from '../runtime/log.js';
 import { intArrayParam, jsonParam } from '../runtime/sql.js';
-import { advanceTrade, deskTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './record.js';
-import { insertDeskTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
+import { advanceTrade, houseTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './rows.js';
+import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
-import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holders.js';
+import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holder-orders.js';
 import type { BackfillReply, CloseReply, MarketMessage, StartReply } from './messages.js';
 
 export type MarketState = { market: MarketId; openTick: number | null };
@@ -71,14 +71,14 @@ export const marketActor = defineActor<MarketState, MarketMessage>({
         }
         const total = Math.floor(msg.backfillDays * sessionsPerDay);
         await em.execute(
-          `insert into market_record (market, live_start, from_tick, sessions_total, engine, finished_at)
+          `insert into history_load (market, live_start, from_tick, sessions_total, engine, finished_at)
            values (?, ?, ?, ?, ?::jsonb, case when ? = 0 then now() end)
            on conflict (market) do nothing`,
           [market, open, open - total, total, jsonParam(engineIdentity(ctx.seed)), total],
         );
         state.openTick = open;
       });
-      const rec = await ctx.em.execute('select live_start::float8 as live_start, from_tick::float8 as from_tick from market_record where market = ?', [market]);
+      const rec = await ctx.em.execute('select live_start::float8 as live_start, from_tick::float8 as from_tick from history_load where market = ?', [market]);
       return { open: state.openTick!, liveStart: rec[0].live_start, fromTick: rec[0].from_tick };
     },
 
@@ -138,8 +138,8 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, dealOutcomeInputs(seed, market, t.tick, t.idx)) }));
   await updateTrades(em, advanced);
   await bookHolderSessions(em, market, tick, open, advanced);
-  const desk = deals.flatMap((d, idx) => (d.house_accepted ? [deskTrade(seed, market, d, idx, dealOutcomeInputs(seed, market, tick, idx), 0)] : []));
-  await insertDeskTrades(em, desk);
+  const desk = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, dealOutcomeInputs(seed, market, tick, idx), 0)] : []));
+  await insertHouseTrades(em, desk);
   const holders = await fillPaidOrders(em, seed, market, tick, deals);
   await expireUnpaidOrders(em, market, tick);
   const sales: Sale[] = open.map((t, i) => ({
@@ -184,7 +184,7 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
     let s = played.get(tick);
     if (!s) {
       const rows = sessionRows(seed, market, tick);
-      const trades = rows.flatMap((r, idx) => (r.deal.house_accepted ? [deskTrade(seed, market, r.deal, idx, r.inputs, horizon)] : []));
+      const trades = rows.flatMap((r, idx) => (r.deal.house_accepted ? [houseTrade(seed, market, r.deal, idx, r.inputs, horizon)] : []));
       played.set(tick, (s = { rows, trades, deals: rows.map((r) => r.deal) }));
     }
     return s;
@@ -198,7 +198,7 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
     const { rows, deals, trades: full } = session(tick);
     const revealed = Math.min(horizon, open - 1 - tick);
     menus.push(...menuRecords(market, deals));
-    trades.push(...rows.flatMap((r, idx) => (r.deal.house_accepted ? [deskTrade(seed, market, r.deal, idx, r.inputs, revealed)] : [])));
+    trades.push(...rows.flatMap((r, idx) => (r.deal.house_accepted ? [houseTrade(seed, market, r.deal, idx, r.inputs, revealed)] : [])));
     const sales: Sale[] = [];
     for (let k = 1; k <= horizon; k++) {
       for (const t of session(tick - k).trades) {
@@ -212,7 +212,7 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
   }
   if (!ticks.length) return 0;
   await insertMenu(em, menus);
-  await insertDeskTrades(em, trades);
+  await insertHouseTrades(em, trades);
   await insertTape(em, market, tape);
   await em.execute(
     `insert into market_session (market, tick, opened_at, closed_at, source, recorded)
@@ -220,7 +220,7 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
     [market, intArrayParam(ticks)],
   );
   await em.execute(
-    `update market_record set sessions_loaded = sessions_loaded + ?,
+    `update history_load set sessions_loaded = sessions_loaded + ?,
         finished_at = case when sessions_loaded + ? >= sessions_total then now() end where market = ?`,
     [ticks.length, ticks.length, market],
   );

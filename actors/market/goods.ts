@@ -2,7 +2,7 @@
 // not sell become one inventory item carrying its story, rarity and the market history of its
 // family at minting. Pure: the same settled position and tape give the same item.
 import { MARKETS, centsToNumber, type MarketId, type ServedDeal } from '../../src/engine/index.js';
-import type { TapeRow } from './record.js';
+import type { TapeRow } from './rows.js';
 
 export type SettledHolding = {
   market: MarketId;

@@ -1,5 +1,5 @@
 // MarketActor's messages and replies ("market:<id>"): what the supervisor may know of this actor kind.
-import type { Quarantined } from './holders.js';
+import type { Quarantined } from './holder-orders.js';
 
 export type { Quarantined };
 

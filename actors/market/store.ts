@@ -2,7 +2,7 @@
 // jsonb_to_recordset: one statement per table per session (or per backfill chunk), no per-row
 // round trips. Every insert is idempotent (primary or unique keys), so a replayed step is a no-op.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { MenuRecord, TapeRow, TradeRecord, TradeState } from './record.js';
+import type { MenuRecord, TapeRow, TradeRecord, TradeState } from './rows.js';
 import { jsonParam as json } from '../runtime/sql.js';
 
 export async function insertMenu(em: EntityManager, rows: MenuRecord[]): Promise<void> {
@@ -28,7 +28,7 @@ const TRADE_TYPES = `market text, tick bigint, idx int, offer_key text, cluster 
   writeoff_cents bigint, realized_pnl_cents bigint, price_by_tick_cents int[], nsellers_by_tick int[]`;
 
 /** The desk's trades; a row the desk already executed is skipped (trade_house_once). */
-export async function insertDeskTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
+export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
   if (!rows.length) return;
   await em.execute(
     `insert into trade (${TRADE_COLUMNS}, settled_at)
@@ -40,7 +40,7 @@ export async function insertDeskTrades(em: EntityManager, rows: TradeRecord[]): 
 }
 
 /** Holders' fills: the position they belong to makes each insert happen once (trade_position). */
-export async function insertUserTrades(em: EntityManager, rows: (TradeRecord & { account_id: number; position_id: number })[]): Promise<void> {
+export async function insertHolderTrades(em: EntityManager, rows: (TradeRecord & { account_id: number; position_id: number })[]): Promise<void> {
   if (!rows.length) return;
   await em.execute(
     `insert into trade (${TRADE_COLUMNS}, account_id, position_id)

@@ -40,7 +40,7 @@ async function settledFigures(em: EntityManager, market: string, from: number, t
     out.set(
       m.tick,
       settledTapeFields({
-        deskPnlCents: t?.desk ?? 0,
+        housePnlCents: t?.desk ?? 0,
         holderPnlCents: t?.holder ?? 0,
         settled: t?.settled ?? 0,
         profitable: t?.profitable ?? 0,
@@ -64,7 +64,7 @@ export const tapeReads = defineReads({
     const lastSettled = Math.min(a.to, a.lastSettled);
     const settled = lastSettled >= a.from ? await settledFigures(em, a.market, a.from, lastSettled, a.cluster) : new Map();
     // A family carried by earlier positions but not listed that session executed nothing: sums 0, rates null.
-    const none = settledTapeFields({ deskPnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 0, executedRows: 0 });
+    const none = settledTapeFields({ housePnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 0, executedRows: 0 });
     return rows.map((r) => ({ tick: r.tick as number, ...orderedTapeRow(r.row), ...(r.tick <= a.lastSettled ? settled.get(r.tick) ?? none : {}) }));
   },
 

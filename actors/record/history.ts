@@ -56,7 +56,7 @@ export const historyReads = defineReads({
     const [plan] = await em.execute(
       `select live_start::float8 as live_start_tick, from_tick::float8 as from_tick, sessions_total, sessions_loaded,
               extract(epoch from started_at)::float8 as started_at, extract(epoch from finished_at)::float8 as finished_at, engine
-         from market_record where market = ?`,
+         from history_load where market = ?`,
       [a.market],
     );
     const [tr] = await em.execute(

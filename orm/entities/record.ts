@@ -176,7 +176,7 @@ export const TapeSchema = new EntitySchema<Tape>({
 });
 
 /** The history-load progress of one market. */
-export type MarketRecord = {
+export type HistoryLoad = {
   market: string;
   liveStart: number;
   fromTick: number;
@@ -187,9 +187,9 @@ export type MarketRecord = {
   finishedAt?: Date | null;
 };
 // Owner: market (actors/market/actor.ts: the history backfill's progress).
-export const MarketRecordSchema = new EntitySchema<MarketRecord>({
-  name: 'MarketRecord',
-  tableName: 'market_record',
+export const HistoryLoadSchema = new EntitySchema<HistoryLoad>({
+  name: 'HistoryLoad',
+  tableName: 'history_load',
   properties: {
     market: { type: 'text', primary: true },
     liveStart: { type: bigint(), fieldName: 'live_start' },
@@ -202,4 +202,4 @@ export const MarketRecordSchema = new EntitySchema<MarketRecord>({
   },
 });
 
-export const recordEntities = [MarketSessionSchema, MenuRowSchema, TradeSchema, TapeSchema, MarketRecordSchema];
+export const recordEntities = [MarketSessionSchema, MenuRowSchema, TradeSchema, TapeSchema, HistoryLoadSchema];

@@ -39,7 +39,7 @@ export function orderedTapeRow(row: Record<string, unknown>): TapeValues {
 
 /** What the record says about one settled session (or one family of it). */
 export interface SettledCounts {
-  deskPnlCents: number;
+  housePnlCents: number;
   holderPnlCents: number;
   /** Settled trades, and those in profit / with a downside regime. */
   settled: number;
@@ -52,7 +52,7 @@ export interface SettledCounts {
 
 export function settledTapeFields(c: SettledCounts): Record<(typeof SETTLED_TAPE_FIELDS)[number], number | null> {
   return {
-    desk_pnl: centsToNumber(c.deskPnlCents),
+    desk_pnl: centsToNumber(c.housePnlCents),
     holder_pnl: centsToNumber(c.holderPnlCents),
     profitable_rate: rate(c.profitable, c.settled),
     downside_rate: rate(c.downside, c.settled),

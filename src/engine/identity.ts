@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ADDONS, FAMILIES, GRADE_VALUE } from './catalog.js';
 import { MARKETS } from './markets.js';
-import { DESK, DYNAMICS, LISTING, REGIME, WINDOW } from './params.js';
+import { HOUSE, DYNAMICS, LISTING, REGIME, WINDOW } from './params.js';
 
 export const ENGINE_NAME = 'core_v1';
 export const ENGINE_VERSION = '1.0.0';
@@ -29,7 +29,7 @@ export const ENGINE_PARAMETERS = Object.freeze({
   dynamics: DYNAMICS,
   listing: LISTING,
   regime: REGIME,
-  desk: DESK,
+  desk: HOUSE,
   window: WINDOW,
 });
 

@@ -32,7 +32,7 @@ export {
   type SessionRow,
 } from './outcome.js';
 export { calibrate, pearson, type CalibrationFigures, type CalibrationReport } from './calibration.js';
-export { deskDecision, type DeskDecision, type DeskInput } from './policy.js';
+export { houseDecision, type HouseDecision, type HouseInput } from './policy.js';
 export { ENGINE_IDENTITY, ENGINE_NAME, ENGINE_VERSION, engineIdentity } from './identity.js';
 export { centsToNumber, numberToCents, fractionOfCents } from './money.js';
 export { dealToJson, type ServedDeal } from './json.js';

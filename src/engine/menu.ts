@@ -7,7 +7,7 @@ import { ADDONS, FAMILIES, GRADE_VALUE, type Family } from './catalog.js';
 import { type MarketId, MARKETS, marketSpec } from './markets.js';
 import { familyTicks, levelsAt, rankingFields, rateFromRank } from './latent.js';
 import { LISTING } from './params.js';
-import { deskDecision } from './policy.js';
+import { houseDecision } from './policy.js';
 import { hexTag, keyedStream } from './rng.js';
 import type { Deal, DealLatent } from './types.js';
 
@@ -82,10 +82,10 @@ export function dealWithLatent(
   const margin = listPrice - unitCost;
   // Object literals, not spreads: this runs for every row of a backfill.
   let deal: Deal;
-  let deskRate: number;
+  let houseRate: number;
   if (spec.quotes_velocity) {
     const quoted = familyTicks(seed, market, tick)[cluster].quoted;
-    deskRate = quoted;
+    houseRate = quoted;
     deal = {
       key, tick, sku_family: sku, cluster, bundle,
       unit_cost_cents: unitCost, list_price_cents: listPrice, margin_cents: margin, listed_at: listedAt,
@@ -94,7 +94,7 @@ export function dealWithLatent(
     };
   } else {
     const r = rankingFields(seed, market, tick)[cluster];
-    deskRate = rateFromRank(market, r.sales_rank, r.nsellers);
+    houseRate = rateFromRank(market, r.sales_rank, r.nsellers);
     deal = {
       key, tick, sku_family: sku, cluster, bundle,
       unit_cost_cents: unitCost, list_price_cents: listPrice, margin_cents: margin, listed_at: listedAt,
@@ -103,7 +103,7 @@ export function dealWithLatent(
       max_qty: maxQty, house_accepted: false, house_qty: 0,
     };
   }
-  const desk = deskDecision(spec, { rate: deskRate, unitCostCents: unitCost, listPriceCents: listPrice, maxQty });
+  const desk = houseDecision(spec, { rate: houseRate, unitCostCents: unitCost, listPriceCents: listPrice, maxQty });
   deal.house_accepted = desk.accepted;
   deal.house_qty = desk.qty;
   return { deal, latent: { cluster, relativePrice: listPrice / refPrice, menuIndex: index } };

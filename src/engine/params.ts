@@ -86,7 +86,7 @@ export const REGIME = Object.freeze({
   extra_cost_frac: [0.04, 0.2] as [number, number],
 });
 
-export const DESK = Object.freeze({
+export const HOUSE = Object.freeze({
   /** Volume bought = expected sales over the horizon at the believed rate x this factor (the
    *  desk stocks a little more than it expects to sell, to not miss upside). */
   size_factor: 1.1,

@@ -9,11 +9,11 @@
 //    family's downside propensity.
 
 import type { MarketSpec } from './markets.js';
-import { DESK } from './params.js';
+import { HOUSE } from './params.js';
 import { logFactorial } from './rng.js';
 import { orderAmounts } from '../rules.js';
 
-export interface DeskInput {
+export interface HouseInput {
   /** Expected units per session the desk believes (quoted or read off the rank). */
   rate: number;
   unitCostCents: number;
@@ -21,7 +21,7 @@ export interface DeskInput {
   maxQty: number;
 }
 
-export interface DeskDecision {
+export interface HouseDecision {
   accepted: boolean;
   qty: number;
   /** The desk's expected profit at qty, cents (not served; useful for analysis and tests). */
@@ -41,18 +41,18 @@ export function expectedSalesPoisson(lambda: number, q: number): number {
   return total;
 }
 
-export function deskDecision(market: MarketSpec, input: DeskInput): DeskDecision {
+export function houseDecision(market: MarketSpec, input: HouseInput): HouseDecision {
   const horizon = market.settlement_horizon_ticks;
   const fee = market.fees.fulfilment_per_unit_cents;
   const hold = market.fees.holding_per_unit_session_cents;
   const { rate, unitCostCents: c, listPriceCents: p, maxQty } = input;
   const lambda = rate * horizon;
-  const qty = Math.min(maxQty, Math.max(1, Math.round(lambda * DESK.size_factor)));
+  const qty = Math.min(maxQty, Math.max(1, Math.round(lambda * HOUSE.size_factor)));
   // Carry under straight-line depletion at the believed rate.
   let carry = 0;
   for (let k = 0; k < horizon; k++) carry += Math.max(0, qty - k * rate);
   const outlay = orderAmounts(qty, c, fee).totalCents;
   const expected = p * expectedSalesPoisson(lambda, qty) - outlay - hold * carry;
-  const accepted = expected >= DESK.hurdle[market.id] * outlay;
+  const accepted = expected >= HOUSE.hurdle[market.id] * outlay;
   return { accepted, qty: accepted ? qty : 0, expectedProfitCents: expected };
 }

@@ -3,7 +3,7 @@
 // advance one session per close and settle after 8 with the cash formulas, and the same seed gives
 // the same record.
 import t from 'tap';
-import { deskTrade } from '../../actors/market/record.js';
+import { houseTrade } from '../../actors/market/rows.js';
 import type { ActorRuntime } from '../../actors/runtime/shards.js';
 import { MARKETS, menu, sessionRows } from '../../src/engine/index.js';
 import type { Supervisor } from '../../src/supervisor/supervisor.js';
@@ -26,7 +26,7 @@ const OPEN = T0 / 900;
 
 t.test('the backfill records every past session of the window once, with the desk revealed as time allows', async (tt) => {
   const r = await rig(tt);
-  const [rec] = await r.q('select live_start::float8 live_start, from_tick::float8 from_tick, sessions_total, sessions_loaded, finished_at is not null done from market_record');
+  const [rec] = await r.q('select live_start::float8 live_start, from_tick::float8 from_tick, sessions_total, sessions_loaded, finished_at is not null done from history_load');
   tt.same(rec, { live_start: OPEN, from_tick: OPEN - 24, sessions_total: 24, sessions_loaded: 24, done: true });
   const sessions = await r.q("select tick::float8 tick from market_session where market = 'm15' and recorded order by tick");
   tt.same(sessions.map((s) => s.tick), Array.from({ length: 24 }, (_, i) => OPEN - 24 + i));
@@ -59,7 +59,7 @@ t.test('live closes advance positions exactly as the engine computes them, and s
   for (const row of rows) {
     if (!byTick.has(row.tick)) byTick.set(row.tick, sessionRows(SEED, 'm15', row.tick));
     const s = byTick.get(row.tick)![row.idx];
-    const expected = deskTrade(SEED, 'm15', s.deal, row.idx, s.inputs, Math.min(8, open - 1 - row.tick));
+    const expected = houseTrade(SEED, 'm15', s.deal, row.idx, s.inputs, Math.min(8, open - 1 - row.tick));
     const same =
       row.revealed_ticks === expected.revealed_ticks &&
       JSON.stringify(row.sales_by_tick) === JSON.stringify(expected.sales_by_tick) &&

@@ -59,7 +59,7 @@ async function slowStartDatabase(tt: Tap.Test): Promise<Record<string, string>> 
     await migrate(orm);
     const q = (sql: string) => orm.em.getConnection().execute(sql);
     await q(`create function slow_start() returns trigger language plpgsql as $$ begin perform pg_sleep(0.2); return new; end $$`);
-    await q(`create trigger slow_start before insert on market_record for each row execute function slow_start()`);
+    await q(`create trigger slow_start before insert on history_load for each row execute function slow_start()`);
   } finally {
     await orm.close();
     await emb?.stop();

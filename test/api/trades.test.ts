@@ -18,7 +18,7 @@ const openOf = (m: MarketId) => svc.services.supervisor.openTick(m)!;
 const arr = (xs: number[] | null) => (xs ? `{${xs.join(',')}}` : null);
 
 /** A holder's settled fill of menu row `idx`, written as the close would write it. */
-async function userTrade(m: MarketId, tick: number, idx: number, qty: number, account: number): Promise<number> {
+async function holderTrade(m: MarketId, tick: number, idx: number, qty: number, account: number): Promise<number> {
   const deal = menu(seed, m, tick)[idx];
   const s = settleDeal(m, deal, dealOutcomeInputs(seed, m, tick, idx), qty);
   const path = MARKETS[m].quotes_velocity ? null : dealMarketPath(seed, m, deal);
@@ -92,9 +92,9 @@ t.test('holders\' trades: actor filter, account_id, and the history rows they ex
   const rejected = rows.find((r: any) => r.status === 'rejected');
   const house = rows.find((r: any) => r.status === 'observed' && r.house_qty < r.max_qty);
   const idxOf = (r: any) => Number(r.key.split('-')[2]);
-  const u1 = await userTrade(m, rejected.tick, idxOf(rejected), 2, 41);
+  const u1 = await holderTrade(m, rejected.tick, idxOf(rejected), 2, 41);
   const bigger = house.max_qty;
-  const u2 = await userTrade(m, house.tick, idxOf(house), bigger, 42);
+  const u2 = await holderTrade(m, house.tick, idxOf(house), bigger, 42);
 
   const all = (await trades(m, `from_tick=${from}&to_tick=${to}`)).body;
   const users = (await trades(m, `from_tick=${from}&to_tick=${to}&actor=user`)).body;
@@ -134,7 +134,7 @@ t.test('holders\' trades: actor filter, account_id, and the history rows they ex
   // A ranking market's holder trade carries the deal's ranking fields and the revealed paths.
   const h2open = openOf('h2');
   const h2row = (await history('h2', `from_tick=${h2open - 10}&to_tick=${h2open - 10}`)).rows.find((r: any) => r.status === 'rejected');
-  await userTrade('h2', h2row.tick, idxOf(h2row), 1, 43);
+  await holderTrade('h2', h2row.tick, idxOf(h2row), 1, 43);
   const h2 = (await trades('h2', `from_tick=${h2row.tick}&to_tick=${h2row.tick}&actor=user`)).body.trades[0];
   for (const f of ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers']) t.equal(h2[f], h2row[f], f);
   t.notOk('sales_velocity' in h2);

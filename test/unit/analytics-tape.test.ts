@@ -21,9 +21,9 @@ t.test('orderedTapeRow: SPEC order, missing fields null, non-numbers null', asyn
 });
 
 t.test('settledTapeFields: cents to 2 decimals and rates', async (t) => {
-  const f = settledTapeFields({ deskPnlCents: -12345, holderPnlCents: 7, settled: 8, profitable: 5, downside: 1, menuRows: 40, executedRows: 9 });
+  const f = settledTapeFields({ housePnlCents: -12345, holderPnlCents: 7, settled: 8, profitable: 5, downside: 1, menuRows: 40, executedRows: 9 });
   t.same(f, { desk_pnl: -123.45, holder_pnl: 0.07, profitable_rate: 0.625, downside_rate: 0.125, exec_rate: 0.225 });
-  const none = settledTapeFields({ deskPnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 3, executedRows: 0 });
+  const none = settledTapeFields({ housePnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 3, executedRows: 0 });
   t.same(none, { desk_pnl: 0, holder_pnl: 0, profitable_rate: null, downside_rate: null, exec_rate: 0 });
 });
 

@@ -111,7 +111,7 @@ t.test('the scanner finds what it must (so this test can fail)', async (t) => {
     "import type { Paid } from '../../../actors/account/actor.js';",
     'const rows = await em.execute(`select 1`);',
     'const em = s.orm.em.fork();',
-    "export { x } from '../../../actors/market/record.js';",
+    "export { x } from '../../../actors/market/rows.js';",
     "const m = await import('../../../actors/holder/reads.js');",
     '  const n = await orm.em.getKnex().client;',
     '  await em.findOne(Holder, { id });',

@@ -8,8 +8,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, dealOutcomeInputs, type Deal, type MarketId, type ServedDeal } from '../../src/engine/index.js';
 import { postEntries, refundEntries, sessionEntries, type Entry } from '../account/ledger.js';
 import { mintItem } from './goods.js';
-import { executedTrade, type TradeRecord, type TradeState } from './record.js';
-import { insertUserTrades, type OpenTrade } from './store.js';
+import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
+import { insertHolderTrades, type OpenTrade } from './store.js';
 import { intArrayParam, jsonParam as json } from '../runtime/sql.js';
 
 type PaidOrder = {
@@ -84,7 +84,7 @@ export async function fillPaidOrders(em: EntityManager, seed: number, market: Ma
   );
   const positionOf = new Map(positions.map((p) => [p.order_id, p.id]));
   const trades = good.map(({ o, trade }) => ({ ...trade, account_id: o.account_id, position_id: positionOf.get(o.id)! }));
-  await insertUserTrades(em, trades);
+  await insertHolderTrades(em, trades);
   await em.execute(
     `update orders o set status = 'filled', filled_at = now(), position_id = x.position_id
        from jsonb_to_recordset(?::jsonb) as x(id bigint, position_id bigint) where o.id = x.id and o.status = 'paid'`,

@@ -145,7 +145,7 @@ export function advanceTrade(
 }
 
 /** The desk's trade of a menu row, as revealed after `revealed` closes since its fill. */
-export function deskTrade(seed: number, market: MarketId, deal: Deal, idx: number, inputs: OutcomeInputs, revealed: number): TradeRecord {
+export function houseTrade(seed: number, market: MarketId, deal: Deal, idx: number, inputs: OutcomeInputs, revealed: number): TradeRecord {
   return executedTrade(seed, market, deal, idx, inputs, revealed, 'house', deal.house_qty);
 }
 
