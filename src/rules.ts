@@ -38,7 +38,7 @@ export type OrderAmounts = {
   totalCents: number;
 };
 
-/** The amounts of an order (also the desk's outlay and a trade's cost basis). Integer cents in, integer cents out. */
+/** The amounts of an order (also the house's outlay and a trade's cost basis). Integer cents in, integer cents out. */
 export function orderAmounts(qty: number, unitCostCents: number, feeCents: number): OrderAmounts {
   for (const [name, v] of [['qty', qty], ['unitCostCents', unitCostCents], ['feeCents', feeCents]] as const) {
     if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative integer, got ${v}`);

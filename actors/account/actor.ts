@@ -3,7 +3,9 @@
 // flip the agent's autonomous-funding switch. Each turn ends in one transaction (orders share theirs
 // with other accounts' orders: order-batch.ts) holding the market's session lock shared
 // (market/session-lock.ts): an order is funded before its close or never.
+import { LockMode, sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { AccountSchema, AgentSchema, CardSchema, MarketSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { feeRowsInsertSql, feesChargedSql, fundingEntries, postEntries } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
@@ -28,8 +30,7 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
 
   async activate(ctx) {
     const id = Number(ctx.id);
-    const rows = Number.isSafeInteger(id) ? await ctx.em.execute('select id from account where id = ?', [id]) : [];
-    if (!rows.length) throw new ActorError(404, `no account ${ctx.id}`);
+    if (!Number.isSafeInteger(id) || !(await ctx.em.count(AccountSchema, { id }))) throw new ActorError(404, `no account ${ctx.id}`);
     return { accountId: id };
   },
 
@@ -66,13 +67,13 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
 
     async funding(state, msg, ctx): Promise<FundingSet> {
       return ctx.em.transactional(async (em) => {
-        const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? and account_id = ? for update', [msg.agentId, state.accountId]);
-        if (!agent || agent.holder_id !== msg.holderId) throw new ActorError(404, `no agent ${msg.agentId} of yours`);
+        const agent = await lockAgent(em, msg.agentId, state.accountId);
+        if (!agent || (agent.holder?.id ?? null) !== msg.holderId) throw new ActorError(404, `no agent ${msg.agentId} of yours`);
         if (msg.enabled) {
           const [won] = await em.execute(`select ${profitableSettledTradesSql('?')} as n`, [state.accountId]);
           if (won.n < FUNDING_PROFITABLE_TRADES) throw new ActorError(403, fundingNotYetAllowed(won.n));
         }
-        await em.execute('update agent set autonomous_funding = ?, funding_changed_at = now() where id = ?', [msg.enabled, msg.agentId]);
+        await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { autonomousFunding: msg.enabled, fundingChangedAt: sql.now() });
         return { agent_id: msg.agentId, autonomous_funding: msg.enabled };
       });
     },
@@ -82,18 +83,26 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
 /** Holds the session lock shared (a close waits for this turn) and refuses a closed session. */
 async function sessionOpen(em: EntityManager, market: string, tick: number, detail: string, status: number): Promise<void> {
   await shareSessionLock(em, [market]);
-  const open = await em.execute('select 1 from market_session where market = ? and tick = ? and closed_at is null', [market, tick]);
-  if (!open.length) throw new ActorError(status, detail);
+  if (!(await em.count(MarketSessionSchema, { market, tick, closedAt: null }))) throw new ActorError(status, detail);
+}
+
+/**
+ * The agent of this account, its row locked until the turn's transaction ends (pairing and the
+ * funding switch decide on its holder), or null. Only its holder is read.
+ */
+function lockAgent(em: EntityManager, agentId: number, accountId: number) {
+  return em.findOne(AgentSchema, { id: agentId, account: accountId }, { fields: ['holder'], lockMode: LockMode.PESSIMISTIC_WRITE });
 }
 
 /** Paying connects the holder to the agent (and its account); an agent has one holder. */
 async function connect(em: EntityManager, agentId: number, accountId: number, holderId: number): Promise<void> {
-  const [agent] = await em.execute('select holder_id::float8 as holder_id from agent where id = ? and account_id = ? for update', [agentId, accountId]);
+  const agent = await lockAgent(em, agentId, accountId);
   if (!agent) throw new ActorError(404, `no agent ${agentId} on account ${accountId}`);
-  if (agent.holder_id === holderId) return;
-  if (agent.holder_id !== null) throw new ActorError(403, 'this agent is connected to another account holder');
-  await em.execute('update agent set holder_id = ?, paired_at = now() where id = ?', [holderId, agentId]);
-  await em.execute('update account set holder_id = ? where id = ?', [holderId, accountId]);
+  const current = agent.holder?.id ?? null;
+  if (current === holderId) return;
+  if (current !== null) throw new ActorError(403, 'this agent is connected to another account holder');
+  await em.nativeUpdate(AgentSchema, { id: agentId }, { holder: holderId, pairedAt: sql.now() });
+  await em.nativeUpdate(AccountSchema, { id: accountId }, { holder: holderId });
 }
 
 type PayMessage = Extract<AccountMessage, { kind: 'pay' }>;
@@ -117,10 +126,11 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connect(em, order.agent_id, accountId, msg.holderId);
   if (msg.card) {
-    await em.execute(
-      `insert into card (holder_id, brand, last4, exp_month, exp_year) values (?, ?, ?, ?, ?) on conflict do nothing`,
-      [msg.holderId, msg.card.brand, msg.card.last4, msg.card.expMonth, msg.card.expYear],
-    );
+    // A card the holder stored before stays as it is.
+    await em.createQueryBuilder(CardSchema)
+      .insert({ holder: msg.holderId, brand: msg.card.brand, last4: msg.card.last4, expMonth: msg.card.expMonth, expYear: msg.card.expYear })
+      .onConflict().ignore()
+      .execute();
   }
   const paid = await fund(em, accountId, order, msg.holderId, msg.method);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };

@@ -3,6 +3,7 @@
 // holder's console (every account the holder owns). Run by the account read tasks (reads.ts) on the
 // pool: writes go through the account actor, and these queries are indexed by account.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { AccountSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
 import { MONTHLY_FEE } from '../../src/payments/terms.js';
 import { LIST_CAPS } from '../../src/rules.js';
@@ -209,6 +210,6 @@ export async function inventoryOf(em: EntityManager, accountIds: number[]) {
 
 /** The account's balance in cents if `holderId` holds it (a checkout page offers it then), else null. */
 export async function checkoutBalanceCents(em: EntityManager, accountId: number, holderId: number): Promise<number | null> {
-  const [row] = await em.execute('select balance_cents::float8 as cents from account where id = ? and holder_id = ?', [accountId, holderId]);
-  return row ? (row.cents as number) : null;
+  const a = await em.findOne(AccountSchema, { id: accountId, holder: holderId }, { fields: ['balanceCents'] });
+  return a ? a.balanceCents : null;
 }

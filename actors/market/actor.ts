@@ -127,7 +127,7 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
 
 /**
  * The close of session `tick`: open trades advance one session (and settle after the horizon) and
- * holders' positions are booked, the desk executes its bids, paid orders fill as `user` trades
+ * holders' positions are booked, the house executes its bids, paid orders fill as `user` trades
  * (or are refunded when they cannot: returned), unpaid ones expire, and the session's tape rows are
  * written.
  */
@@ -138,8 +138,8 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, dealOutcomeInputs(seed, market, t.tick, t.idx)) }));
   await updateTrades(em, advanced);
   await bookHolderSessions(em, market, tick, open, advanced);
-  const desk = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, dealOutcomeInputs(seed, market, tick, idx), 0)] : []));
-  await insertHouseTrades(em, desk);
+  const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, dealOutcomeInputs(seed, market, tick, idx), 0)] : []));
+  await insertHouseTrades(em, house);
   const holders = await fillPaidOrders(em, seed, market, tick, deals);
   await expireUnpaidOrders(em, market, tick);
   const sales: Sale[] = open.map((t, i) => ({
@@ -149,7 +149,7 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
     held_after: advanced[i].qty_left,
     list_price_cents: t.list_price_cents,
   }));
-  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...desk, ...holders.trades], deals), sales));
+  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...house, ...holders.trades], deals), sales));
   return holders.quarantined;
 }
 
@@ -163,7 +163,7 @@ function tapeOf(seed: number, market: MarketId, tick: number, deals: Deal[], fil
 }
 
 /**
- * Records past sessions from..to (ascending) that are not recorded yet, with the desk's trades
+ * Records past sessions from..to (ascending) that are not recorded yet, with the house's trades
  * revealed as far as the market's open session allows. Sales of the 8 sessions before `from` are
  * computed too, so every session's tape sees the positions it carried.
  */
@@ -178,7 +178,7 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
     ),
   );
   const horizon = MARKETS[market].settlement_horizon_ticks;
-  // Each session's desk trades fully played out (for the tape's sales), computed once.
+  // Each session's house trades fully played out (for the tape's sales), computed once.
   const played = new Map<number, { rows: ReturnType<typeof sessionRows>; trades: TradeRecord[]; deals: Deal[] }>();
   const session = (tick: number) => {
     let s = played.get(tick);

@@ -58,7 +58,7 @@ function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: 
 
 /**
  * Fills the paid orders of session `tick` into positions and user trades on the same terms and
- * demand path as the desk's; an order that cannot fill is refunded (quarantined) instead. Returns
+ * demand path as the house's; an order that cannot fill is refunded (quarantined) instead. Returns
  * the trades (for the session's tape) and the refunded orders.
  */
 export async function fillPaidOrders(em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[]): Promise<Filled> {

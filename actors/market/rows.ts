@@ -144,14 +144,14 @@ export function advanceTrade(
   };
 }
 
-/** The desk's trade of a menu row, as revealed after `revealed` closes since its fill. */
+/** The house's trade of a menu row, as revealed after `revealed` closes since its fill. */
 export function houseTrade(seed: number, market: MarketId, deal: Deal, idx: number, inputs: OutcomeInputs, revealed: number): TradeRecord {
   return executedTrade(seed, market, deal, idx, inputs, revealed, 'house', deal.house_qty);
 }
 
 /**
- * A trade of `qty` units of a menu row by the desk or a holder, as revealed after `revealed` closes
- * since its fill. Desk and holders trade on the same terms and the same demand path.
+ * A trade of `qty` units of a menu row by the house or a holder, as revealed after `revealed` closes
+ * since its fill. The house and holders trade on the same terms and the same demand path.
  */
 export function executedTrade(
   seed: number,

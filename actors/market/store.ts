@@ -27,7 +27,7 @@ const TRADE_TYPES = `market text, tick bigint, idx int, offer_key text, cluster 
   holding_cost_cents bigint, settled boolean, sold_out boolean, regime boolean, surcharge_cents bigint,
   writeoff_cents bigint, realized_pnl_cents bigint, price_by_tick_cents int[], nsellers_by_tick int[]`;
 
-/** The desk's trades; a row the desk already executed is skipped (trade_house_once). */
+/** The house's trades; a row the house already executed is skipped (trade_house_once). */
 export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
   if (!rows.length) return;
   await em.execute(

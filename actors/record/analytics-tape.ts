@@ -17,7 +17,7 @@ const CLUSTER = '(?::int < 0 or cluster = ?)';
 async function settledFigures(em: EntityManager, market: string, from: number, to: number, cluster: number) {
   const trades = await em.execute(
     `select tick::float8 as tick,
-            coalesce(sum(realized_pnl_cents) filter (where actor = 'house'), 0)::float8 as desk,
+            coalesce(sum(realized_pnl_cents) filter (where actor = 'house'), 0)::float8 as house,
             coalesce(sum(realized_pnl_cents) filter (where actor = 'user'), 0)::float8 as holder,
             count(*) filter (where settled)::int as settled,
             count(*) filter (where settled and realized_pnl_cents > 0)::int as profitable,
@@ -40,7 +40,7 @@ async function settledFigures(em: EntityManager, market: string, from: number, t
     out.set(
       m.tick,
       settledTapeFields({
-        housePnlCents: t?.desk ?? 0,
+        housePnlCents: t?.house ?? 0,
         holderPnlCents: t?.holder ?? 0,
         settled: t?.settled ?? 0,
         profitable: t?.profitable ?? 0,

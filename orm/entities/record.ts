@@ -107,7 +107,7 @@ export type Trade = {
   createdAt: Opt<Date>;
   settledAt?: Date | null;
 };
-// Owner: market (actors/market/store.ts: the desk's trades at the close, holders' at their fill, settlement).
+// Owner: market (actors/market/store.ts: the house's trades at the close, holders' at their fill, settlement).
 export const TradeSchema = new EntitySchema<Trade>({
   name: 'Trade',
   tableName: 'trade',
@@ -155,7 +155,7 @@ export const TradeSchema = new EntitySchema<Trade>({
     { name: 'trade_account', expression: 'create index trade_account on trade (account_id) where account_id is not null' },
   ],
   uniques: [
-    // The desk executes a menu row at most once, whatever replays or processes run the close.
+    // The house executes a menu row at most once, whatever replays or processes run the close.
     { name: 'trade_house_once', expression: `create unique index trade_house_once on trade (market, tick, idx) where actor = 'house'` },
     { name: 'trade_position', expression: 'create unique index trade_position on trade (position_id) where position_id is not null' },
   ],

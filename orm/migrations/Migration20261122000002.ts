@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * The public record (issue: market engine): every menu row of every recorded session, the trades
- * that executed them (the desk's and, later, holders'), tape rows per session and family, and the
+ * that executed them (the house's and, later, holders'), tape rows per session and family, and the
  * history-load progress per market.
  */
 export class Migration20261122000002 extends Migration {
@@ -64,7 +64,7 @@ export class Migration20261122000002 extends Migration {
       created_at timestamptz not null default now(),
       settled_at timestamptz null,
       check (units_sold + qty_left = qty))`);
-    // The desk executes a menu row at most once, whatever replays or processes run the close.
+    // The house executes a menu row at most once, whatever replays or processes run the close.
     this.addSql(`create unique index trade_house_once on trade (market, tick, idx) where actor = 'house'`);
     this.addSql(`create index trade_market_tick on trade (market, tick)`);
     this.addSql(`create index trade_open on trade (market, tick) where not settled`);

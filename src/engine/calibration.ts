@@ -1,5 +1,5 @@
 // The calibration figures of ENGINE.md, measured the way a backfill would record them: every
-// session of `days` days ending at `endUnix` on every market, the desk executing its own bids.
+// session of `days` days ending at `endUnix` on every market, the house executing its own bids.
 // Used by the calibration test and by operators checking a parameter change.
 
 import { type MarketId, MARKET_IDS, MARKETS } from './markets.js';
@@ -9,15 +9,15 @@ import { isVelocityDeal } from './types.js';
 export interface CalibrationFigures {
   menu_rows: number;
   desk_trades: number;
-  /** Desk trades with realized_pnl > 0. */
+  /** House trades with realized_pnl > 0. */
   profitable_rate: number;
-  /** Desk trades with a downside regime. */
+  /** House trades with a downside regime. */
   downside_rate: number;
-  /** Menu rows the desk executed. */
+  /** Menu rows the house executed. */
   exec_rate: number;
-  /** Desk trades with nothing left at settlement. */
+  /** House trades with nothing left at settlement. */
   sold_out_rate: number;
-  /** Desk P&L in cents. */
+  /** House P&L in cents. */
   desk_pnl_cents: number;
 }
 
@@ -26,7 +26,7 @@ export interface CalibrationReport {
   markets: Record<MarketId, CalibrationFigures>;
   /** Velocity markets: Pearson correlation over (family, fill session) points of the family's
    *  quoted velocity and the realised units sold per session (mean over the horizon) of the
-   *  desk's trades of that family filled in that session — the tape's `quoted` vs `velocity`. */
+   *  house's trades of that family filled in that session — the tape's `quoted` vs `velocity`. */
   velocity_corr: Partial<Record<MarketId, number>>;
   /** The same with each family's points averaged over the whole window first (one point per
    *  family, at least 5 trades): how well the quote ranks families in the long run. */

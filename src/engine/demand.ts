@@ -1,5 +1,5 @@
 // Demand of a deal over its settlement horizon. Keyed by the deal (seed, market, tick, index), not
-// by the position: the desk, every user and the oracle see the same path.
+// by the position: the house, every holder and the oracle see the same path.
 //
 // d_k ~ NegBin(mean = rate_family(tick+k) * m, size = family dispersion), k = 1..horizon, where
 //   m = sell_through_bias(family) * relativePrice^-elasticity * exp(deal_sd*z - deal_sd^2/2)

@@ -1,5 +1,5 @@
 // The frozen identity of the engine: name, version and a hash over every parameter (catalog,
-// market table, latent dynamics, desk policy). Any parameter change changes params_hash, which
+// market table, latent dynamics, house policy). Any parameter change changes params_hash, which
 // coverage reports, so a record is never silently mixed across engines. node:crypto is pure
 // computation here (no I/O).
 
@@ -29,7 +29,7 @@ export const ENGINE_PARAMETERS = Object.freeze({
   dynamics: DYNAMICS,
   listing: LISTING,
   regime: REGIME,
-  desk: HOUSE,
+  desk: HOUSE, // served key (the engine's identity, hashed): SPEC.md calls the house the desk
   window: WINDOW,
 });
 

@@ -103,9 +103,9 @@ export function dealWithLatent(
       max_qty: maxQty, house_accepted: false, house_qty: 0,
     };
   }
-  const desk = houseDecision(spec, { rate: houseRate, unitCostCents: unitCost, listPriceCents: listPrice, maxQty });
-  deal.house_accepted = desk.accepted;
-  deal.house_qty = desk.qty;
+  const house = houseDecision(spec, { rate: houseRate, unitCostCents: unitCost, listPriceCents: listPrice, maxQty });
+  deal.house_accepted = house.accepted;
+  deal.house_qty = house.qty;
   return { deal, latent: { cluster, relativePrice: listPrice / refPrice, menuIndex: index } };
 }
 

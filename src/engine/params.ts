@@ -88,7 +88,7 @@ export const REGIME = Object.freeze({
 
 export const HOUSE = Object.freeze({
   /** Volume bought = expected sales over the horizon at the believed rate x this factor (the
-   *  desk stocks a little more than it expects to sell, to not miss upside). */
+   *  house stocks a little more than it expects to sell, to not miss upside). */
   size_factor: 1.1,
   /** Accept when expected profit at that volume >= hurdle x outlay. The hurdle grows with the
    *  horizon's length in time (capital is tied up longer on slower markets). */

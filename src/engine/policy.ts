@@ -1,4 +1,4 @@
-// The desk's own policy (house_accepted, house_qty). It reads only what a deal serves — the
+// The house's own policy (house_accepted, house_qty). It reads only what a deal serves — the
 // quoted velocity, or on ranking markets the rate implied by sales_rank and nsellers — plus the
 // market's fees, and it is deliberately naive so that an analysing agent can beat it:
 //  - it takes the quote at face value (no family bias, no mean reversion of the demand index);
@@ -14,7 +14,7 @@ import { logFactorial } from './rng.js';
 import { orderAmounts } from '../rules.js';
 
 export interface HouseInput {
-  /** Expected units per session the desk believes (quoted or read off the rank). */
+  /** Expected units per session the house believes (quoted or read off the rank). */
   rate: number;
   unitCostCents: number;
   listPriceCents: number;
@@ -24,7 +24,7 @@ export interface HouseInput {
 export interface HouseDecision {
   accepted: boolean;
   qty: number;
-  /** The desk's expected profit at qty, cents (not served; useful for analysis and tests). */
+  /** The house's expected profit at qty, cents (not served; useful for analysis and tests). */
   expectedProfitCents: number;
 }
 

@@ -29,7 +29,7 @@ interface DealBase {
   listed_at: number;
   max_qty: number;
   house_accepted: boolean;
-  /** 0 when the desk does not bid. */
+  /** 0 when the house does not bid. */
   house_qty: number;
 }
 

@@ -23,7 +23,7 @@ export const Quote = obj(
     price_low: num('lowest list_price on the current menu'),
     price_high: num('highest list_price on the current menu'),
     deals: int('deals on the current menu'),
-    desk_bids: int('deals the desk bids on'),
+    desk_bids: int('deals the house bids on'),
     families: int('item families on the current menu'),
   },
   'observable summary of the listed menu',
@@ -96,8 +96,8 @@ export const DealPrices = {
 };
 export const DealTail = {
   max_qty: int('largest volume of an order on this deal'),
-  house_accepted: bool('whether the desk\'s own policy bids on the deal'),
-  house_qty: int('the desk\'s bid volume'),
+  house_accepted: bool('whether the house\'s own policy bids on the deal'),
+  house_qty: int('the house\'s bid volume'),
 };
 
 export const Deal = obj(
@@ -120,4 +120,4 @@ export const DealsPage = obj(
 );
 
 export const MarketIdParam = Type.String({ description: MARKET_ID });
-export const ActorKind = oneOf(TRADE_ACTORS, 'house: the desk; user: a holder\'s account');
+export const ActorKind = oneOf(TRADE_ACTORS, 'house: the house; user: a holder\'s account');

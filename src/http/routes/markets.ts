@@ -65,7 +65,7 @@ const DealParams = Type.Object({ market_id: MarketParams.properties.market_id, o
 
 const DealsQuery = Type.Object({
   family: Type.Optional(Type.String({ description: 'only deals of this sku_family' })),
-  house_only: Type.Boolean({ default: false, description: 'only deals the desk bids on' }),
+  house_only: Type.Boolean({ default: false, description: 'only deals the house bids on' }),
   limit: Type.Integer({ minimum: 1, maximum: 5000, default: DEFAULT_LIMIT }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });

@@ -13,7 +13,7 @@ export const DATASET_SPAN = { labeled: 400, expanded: 50, unlabeled: 20 } as con
 
 const TradesQuery = Type.Object({
   ...TickRange,
-  actor: Type.Optional(Type.Union([Type.Literal('house'), Type.Literal('user')], { description: 'only trades of the desk or of holders' })),
+  actor: Type.Optional(Type.Union([Type.Literal('house'), Type.Literal('user')], { description: 'only trades of the house or of holders' })),
   limit: Type.Integer({ minimum: 1, maximum: 10000, default: 2000 }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });
