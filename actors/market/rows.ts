@@ -1,5 +1,6 @@
 // Pure builders of the market record: engine output → rows. No I/O, so the live close and the
 // history backfill produce the same rows for the same session, and tests can check them alone.
+import type { TradeActor } from '../../orm/entities/record.js';
 import {
   MARKETS,
   centsToNumber as c2,
@@ -74,7 +75,7 @@ export type TradeRecord = TradeState & {
   idx: number;
   offer_key: string;
   cluster: number;
-  actor: 'house' | 'user';
+  actor: TradeActor;
   qty: number;
   unit_cost_cents: number;
   list_price_cents: number;

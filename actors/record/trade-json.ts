@@ -2,6 +2,7 @@
 // (history rows, market trades, dataset) and the agent's own GET /trades. The trade row holds the
 // revealed state (it advances one session at each close), so serving it never leaks the future;
 // only the ranking paths are stored whole and are cut to `revealed_ticks` here.
+import type { TradeRecord } from '../market/rows.js';
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
 
 const RANKING_FIELDS = ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers'] as const;
@@ -23,35 +24,11 @@ export const TRADE_SELECT = `t.id::float8 as id, t.market, t.tick::float8 as tic
 
 export const TRADE_FROM = `trade t join menu_row m on m.market = t.market and m.tick = t.tick and m.idx = t.idx`;
 
-export type TradeRow = {
+/** A trade row as read with its menu row's quoted signals: the recorded trade plus its id and owner. */
+export type TradeRow = Omit<TradeRecord, 'fee_cents' | 'holding_cents'> & {
   id: number;
-  market: string;
-  tick: number;
-  idx: number;
-  offer_key: string;
-  cluster: number;
-  actor: 'house' | 'user';
   account_id: number | null;
   position_id: number | null;
-  qty: number;
-  unit_cost_cents: number;
-  list_price_cents: number;
-  cost_basis_cents: number;
-  revealed_ticks: number;
-  horizon: number;
-  settled: boolean;
-  sales_by_tick: number[];
-  units_sold: number;
-  qty_left: number;
-  revenue_cents: number;
-  holding_cost_cents: number;
-  sold_out: boolean | null;
-  regime: boolean | null;
-  surcharge_cents: number | null;
-  writeoff_cents: number | null;
-  realized_pnl_cents: number | null;
-  price_by_tick_cents: number[] | null;
-  nsellers_by_tick: number[] | null;
   sales_velocity: number | null;
   sales_rank: number | null;
   sales_rank_avg: number | null;

@@ -6,6 +6,7 @@ import { bigint, createdAt, intArray, timestampNull } from './columns.js';
 
 export const SESSION_SOURCES = ['live', 'backfill'] as const;
 export const TRADE_ACTORS = ['house', 'user'] as const;
+export type TradeActor = (typeof TRADE_ACTORS)[number];
 
 /** One row per (market, tick) ever opened; closed_at set exactly once by the market's close. */
 export type MarketSession = {

@@ -6,23 +6,14 @@ import t from 'tap';
 import { FUNDING_PROFITABLE_TRADES, menuUrl, orderAmounts } from '../../src/rules.js';
 import { TEST_CARDS } from '../../src/payments/cards.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { currentMenu as menuOf, registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder } from '../helpers/holders.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Menu = { tick: number; closes_at: number; deals: any[] };
-/** The current menu with at least 1.5 s of its 3-second session left. */
-async function currentMenu(svc: TestService): Promise<Menu> {
-  for (;;) {
-    const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-    const left = m.closes_at - Date.now() / 1000;
-    if (left >= 1.5) return m;
-    await sleep(Math.max(50, left * 1000 + 100));
-  }
-}
+const currentMenu = (svc: TestService) => menuOf(svc, MARKET);
 
 /** Places an order on a deal `pick` chooses, again when the session closed in between (a 404). */
 async function order(svc: TestService, agent: TestAgent, body: Record<string, unknown>, pick: (m: Menu) => any = (m) => m.deals[0]) {

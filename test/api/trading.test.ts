@@ -6,27 +6,14 @@
 import t from 'tap';
 import { dealOutcomeInputs, menu, settleDeal } from '../../src/engine/index.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { ledgerSumCents, registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { currentMenu as menuOf, ledgerSumCents, registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, type TestHolder } from '../helpers/holders.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Menu = { tick: number; closes_at: number; deals: any[] };
-/**
- * The current menu with at least 1.5 s of its session left, so that ordering and paying on it fit
- * before its close (CONTRACT.md "Session boundary": the clock ends a deal, even before the record
- * closes). Sessions here last 3 s.
- */
-async function currentMenu(svc: TestService): Promise<Menu> {
-  for (;;) {
-    const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-    const left = m.closes_at - Date.now() / 1000;
-    if (left >= 1.5) return m;
-    await sleep(Math.max(50, left * 1000 + 100));
-  }
-}
+const currentMenu = (svc: TestService) => menuOf(svc, MARKET);
 
 /** Realised P&L of `qty` units of menu row `idx` of session `tick`, from the engine. */
 const engineResult = (svc: TestService, tick: number, idx: number, qty: number) => {

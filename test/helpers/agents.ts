@@ -37,3 +37,18 @@ export async function registerAgent(svc: TestService, profile: Record<string, un
 
 /** Sum of ledger amounts in cents (exact: amounts are served with 2 decimals). */
 export const ledgerSumCents = (ledger: { amount: number }[]) => ledger.reduce((s, e) => s + Math.round(e.amount * 100), 0);
+
+export type Menu = { tick: number; closes_at: number; deals: any[] };
+/**
+ * The current menu of `market` with at least `minLeft` seconds of its session left, so that
+ * ordering and paying on it fit before its close (CONTRACT.md "Session boundary": the clock ends a
+ * deal, even before the record closes). Waits for the next session otherwise.
+ */
+export async function currentMenu(svc: TestService, market: string, minLeft = 1.5): Promise<Menu> {
+  for (;;) {
+    const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${market}/deals`)).body;
+    const left = m.closes_at - Date.now() / 1000;
+    if (left >= minLeft) return m;
+    await new Promise((r) => setTimeout(r, Math.max(50, left * 1000 + 100)));
+  }
+}
