@@ -20,7 +20,8 @@ export type Registered = { agent_id: number; account_id: number; cart_id: number
 export type AgentKey = { id: number; account_id: number; key_hash: string };
 /** What POST /agents/recall tells about a key id. */
 export type AgentRecall = { name: string; recall_phrase: string; connected: boolean; carts: number };
-export type CartView = { id: number; name: string; kind: string; token: string; agent_id: number };
+/** `agent_id` is null on a holder's own cart. */
+export type CartView = { id: number; name: string; kind: string; token: string; agent_id: number | null };
 /** An agent's own state (GET /agents/me): its row, its account's balance and the carts it sees. */
 export type AgentState = {
   id: number; key_id: string; name: string; recall_phrase: string; identity: unknown; operator: unknown; purpose: string | null;

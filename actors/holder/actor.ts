@@ -3,7 +3,9 @@
 // front end's event loop, and so that one e-mail's register/login turns never interleave. Only
 // sha256 of a session token is stored; the token itself goes back to the caller once.
 import { randomBytes } from 'node:crypto';
+import { raw, sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { HolderSchema, HolderSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { throttleFor } from './throttle.js';
@@ -17,20 +19,20 @@ import type { HolderMessage, HolderSession, LoggedOut } from './messages.js';
 type HolderRow = { id: number; email: string; display_name: string; password_hash: string };
 
 async function holderByEmail(em: EntityManager, email: string): Promise<HolderRow | undefined> {
-  const [row] = await em.execute<HolderRow[]>('select id::float8 as id, email, display_name, password_hash from holder where email = ?', [email]);
-  return row;
+  const h = await em.findOne(HolderSchema, { email }, { fields: ['email', 'displayName', 'passwordHash'] });
+  return h ? { id: h.id, email: h.email, display_name: h.displayName, password_hash: h.passwordHash } : undefined;
 }
 
 async function openSession(em: EntityManager, h: { id: number; email: string; display_name: string }): Promise<HolderSession> {
   const token = randomBytes(32).toString('base64url');
-  const [row] = await em.execute(
-    `insert into holder_session (token_hash, holder_id, expires_at) values (?, ?, now() + make_interval(days => ?))
-     returning extract(epoch from expires_at)::float8 as expires_at`,
-    [sessionTokenHash(token), h.id, SESSION_DAYS],
-  );
+  // The expiry on the database's clock, which the session look-up compares with (holder/reads.ts).
+  const row = await em.createQueryBuilder(HolderSessionSchema)
+    .insert({ tokenHash: sessionTokenHash(token), holder: h.id, expiresAt: raw('now() + make_interval(days => ?)', [SESSION_DAYS]) })
+    .returning('expiresAt')
+    .execute('get');
   // Expired sessions of this holder are dead weight: drop them while we are here.
-  await em.execute('delete from holder_session where holder_id = ? and expires_at <= now()', [h.id]);
-  return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: row.expires_at };
+  await em.nativeDelete(HolderSessionSchema, { holder: h.id, expiresAt: { $lte: sql.now() } });
+  return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: row.expiresAt.getTime() / 1000 };
 }
 
 const throttle = (em: EntityManager) => throttleFor(em.config.get('clientUrl')!);
@@ -66,11 +68,9 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       const hash = await hashPassword(msg.password);
       try {
         return await effectOnce(ctx.em, ctx.idem, async (em) => {
-          const [row] = await em.execute(
-            'insert into holder (email, password_hash, display_name) values (?, ?, ?) returning id::float8 as id',
-            [state.email, hash, msg.display_name],
-          );
-          return openSession(em, { id: row.id, email: state.email, display_name: msg.display_name });
+          const h = em.create(HolderSchema, { email: state.email, passwordHash: hash, displayName: msg.display_name });
+          await em.flush();
+          return openSession(em, { id: h.id, email: state.email, display_name: msg.display_name });
         }, withoutToken);
       } catch (err) {
         // Another process registered the same e-mail between our check and insert.
@@ -104,11 +104,8 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
     },
 
     async logout(state, msg, ctx): Promise<LoggedOut> {
-      const rows = await ctx.em.execute(
-        'delete from holder_session where token_hash = ? and holder_id = (select id from holder where email = ?) returning token_hash',
-        [msg.tokenHash, state.email],
-      );
-      return { ended: rows.length > 0 };
+      const ended = await ctx.em.nativeDelete(HolderSessionSchema, { tokenHash: msg.tokenHash, holder: { email: state.email } });
+      return { ended: ended > 0 };
     },
   },
 });

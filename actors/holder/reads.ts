@@ -1,6 +1,8 @@
 // Read tasks over a holder's tables and what the console shows of its agents: the session look-up
 // behind the holder authenticator, stored cards (checkout), the console's agents with their wins.
+import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { CardSchema, HolderSessionSchema } from '../../orm/entities/index.js';
 import type { StoredCard } from '../../src/payments/cards.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import { defineReads } from '../runtime/read.js';
@@ -8,27 +10,26 @@ import { profitableSettledTradesSql } from '../account/funding.js';
 import type { CardRow, ConsoleAgent, SessionHolder } from './messages.js';
 
 async function sessionHolder(em: EntityManager, tokenHash: string): Promise<SessionHolder | null> {
-  const [row] = await em.execute<SessionHolder[]>(
-    `select h.id::float8 as id, h.email, h.display_name
-       from holder_session hs join holder h on h.id = hs.holder_id
-      where hs.token_hash = ? and hs.expires_at > now()`,
-    [tokenHash],
+  const hs = await em.findOne(
+    HolderSessionSchema,
+    { tokenHash, expiresAt: { $gt: sql.now() } },
+    { fields: ['holder.email', 'holder.displayName'] },
   );
-  return row ?? null;
+  const h = hs?.holder.$;
+  return h ? { id: h.id, email: h.email, display_name: h.displayName } : null;
 }
 
 /** The holder's stored cards, newest first, up to LIST_CAPS.cards. */
-const cardsOf = (em: EntityManager, holderId: number) =>
-  em.execute<CardRow[]>('select id::float8 as id, brand, last4, exp_month, exp_year from card where holder_id = ? order by id desc limit ?', [
-    holderId, LIST_CAPS.cards,
-  ]);
+async function cardsOf(em: EntityManager, holderId: number): Promise<CardRow[]> {
+  const cards = await em.find(CardSchema, { holder: holderId }, {
+    fields: ['brand', 'last4', 'expMonth', 'expYear'], orderBy: { id: 'desc' }, limit: LIST_CAPS.cards,
+  });
+  return cards.map((c) => ({ id: c.id, brand: c.brand, last4: c.last4, exp_month: c.expMonth, exp_year: c.expYear }));
+}
 
 async function cardOf(em: EntityManager, holderId: number, cardId: number): Promise<StoredCard | null> {
-  const [c] = await em.execute<StoredCard[]>(
-    'select brand, last4, exp_month as "expMonth", exp_year as "expYear" from card where id = ? and holder_id = ?',
-    [cardId, holderId],
-  );
-  return c ?? null;
+  const c = await em.findOne(CardSchema, { id: cardId, holder: holderId }, { fields: ['brand', 'last4', 'expMonth', 'expYear'] });
+  return c && { brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear };
 }
 
 /** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */

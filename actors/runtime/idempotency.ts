@@ -3,10 +3,12 @@
 // effect twice: either the effect and its answer committed together (the retry gets the answer
 // again) or neither did (the retry runs it). Two processes racing on one key meet at the primary
 // key: the loser's transaction (effect included) rolls back and it answers the winner's answer.
+import { raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { IdempotencySchema } from '../../orm/entities/index.js';
 import { ActorError } from './actor.js';
 import { defineReads } from './read.js';
-import { isUniqueViolation, jsonParam } from './sql.js';
+import { isUniqueViolation } from './sql.js';
 
 /** What the front end sends with a turn: who asks on which route (`scope`), the key, the body's hash. */
 export type IdemRequest = { scope: string; key: string; hash: string };
@@ -19,15 +21,19 @@ export const ANSWER_RETENTION_HOURS = 24;
 /** Most answers one sweep deletes. */
 export const SWEEP_BATCH = 5000;
 
+/** Stored answers older than this (the database's clock) are gone. */
+const retentionCutoff = () => raw('now() - make_interval(hours => ?)', [ANSWER_RETENTION_HOURS]);
+
 export const REUSED_KEY = 'this Idempotency-Key was already used with a different request body: use a new key for a new request';
 
 export async function findAnswer(em: EntityManager, idem: Pick<IdemRequest, 'scope' | 'key'>): Promise<StoredAnswer | undefined> {
-  const [row] = await em.execute<{ hash: string; status: number; reply: unknown }[]>(
-    `select request_hash as hash, status, reply from idempotency
-      where scope = ? and key = ? and created_at > now() - make_interval(hours => ?)`,
-    [idem.scope, idem.key, ANSWER_RETENTION_HOURS],
+  // Never from the turn's identity map: a twin process may have stored the key since.
+  const row = await em.findOne(
+    IdempotencySchema,
+    { scope: idem.scope, key: idem.key, createdAt: { $gt: retentionCutoff() } },
+    { fields: ['requestHash', 'status', 'reply'], disableIdentityMap: true },
   );
-  return row;
+  return row ? { hash: row.requestHash, status: row.status, reply: row.reply } : undefined;
 }
 
 /**
@@ -36,12 +42,12 @@ export async function findAnswer(em: EntityManager, idem: Pick<IdemRequest, 'sco
  * 23505, rolling this effect back. An answer past retention is deleted first: the key is free again.
  */
 export async function storeAnswer(em: EntityManager, idem: IdemRequest, status: number, reply: unknown): Promise<void> {
-  await em.execute(`delete from idempotency where scope = ? and key = ? and created_at <= now() - make_interval(hours => ?)`, [
-    idem.scope, idem.key, ANSWER_RETENTION_HOURS,
-  ]);
-  await em.execute(`insert into idempotency (scope, key, request_hash, status, reply) values (?, ?, ?, ?, ?::jsonb)`, [
-    idem.scope, idem.key, idem.hash, status, jsonParam(reply ?? null),
-  ]);
+  await em.nativeDelete(IdempotencySchema, { scope: idem.scope, key: idem.key, createdAt: { $lte: retentionCutoff() } });
+  await em.insert(IdempotencySchema, {
+    scope: idem.scope, key: idem.key, requestHash: idem.hash, status,
+    // The column is `jsonb not null`: an empty reply is JSON null (the json type would send SQL NULL).
+    reply: reply === undefined || reply === null ? raw(`'null'::jsonb`) : reply,
+  });
 }
 
 /** The stored answer as a turn's outcome: its reply, or the refusal it was. */
