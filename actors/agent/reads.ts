@@ -21,7 +21,9 @@ async function recallOf(em: EntityManager, keyId: string): Promise<AgentRecall |
   const g = await em.findOne(AgentSchema, { keyId }, { fields: ['name', 'recallPhrase', 'holder'] });
   if (!g) return null;
   const holderId = g.holder?.id ?? null;
-  return { name: g.name, recall_phrase: g.recallPhrase, connected: holderId !== null, carts: await em.count(CartSchema, cartsSeenBy(g.id, holderId)) };
+  // Its own carts and its holder's (not those of the holder's other agents, which agent.me lists).
+  const carts = await em.count(CartSchema, holderId === null ? { agent: g.id } : { $or: [{ agent: g.id }, { holder: holderId }] });
+  return { name: g.name, recall_phrase: g.recallPhrase, connected: holderId !== null, carts };
 }
 
 /** The agent's row, its balance, and the carts it sees (up to LIST_CAPS.carts). */
