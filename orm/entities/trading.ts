@@ -181,7 +181,7 @@ export type TradeRound = {
   completedAt?: Date | null;
 };
 // Owner: account (actors/account: order-batch.ts creates rounds, actor.ts funds them); the market's
-// close completes, expires or refunds them (actors/market/holders.ts).
+// close completes, expires or refunds them (actors/market/holder-orders.ts).
 export const TradeRoundSchema = new EntitySchema<TradeRound>({
   name: 'TradeRound',
   tableName: 'trade_round',
@@ -233,7 +233,7 @@ export type Order = {
   refundedAt?: Date | null;
 };
 // Owner: account (actors/account: order-batch.ts places orders, actor.ts records a payment); the
-// market's close fills, expires or refunds them (actors/market/holders.ts).
+// market's close fills, expires or refunds them (actors/market/holder-orders.ts).
 export const OrderSchema = new EntitySchema<Order>({
   name: 'Order',
   tableName: 'orders',
@@ -290,7 +290,7 @@ export type Position = {
   itemId?: number | null;
   transferredAt?: Date | null;
 };
-// Owner: market (actors/market/holders.ts: the close fills orders into positions and transfers goods).
+// Owner: market (actors/market/holder-orders.ts: the close fills orders into positions and transfers goods).
 export const PositionSchema = new EntitySchema<Position>({
   name: 'Position',
   tableName: 'position',
@@ -380,7 +380,7 @@ export type InventoryItem = {
   provenance: unknown;
   createdAt: Opt<Date>;
 };
-// Owner: market (actors/market/holders.ts with goods.ts: the close turns unsold units into goods).
+// Owner: market (actors/market/holder-orders.ts with goods.ts: the close turns unsold units into goods).
 export const InventoryItemSchema = new EntitySchema<InventoryItem>({
   name: 'InventoryItem',
   tableName: 'inventory_item',
