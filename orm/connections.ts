@@ -1,5 +1,5 @@
 // The connection budget of one process: the main thread's pool, and per shard (worker thread) its
-// ORM pool and the throttle counters' pool. Start-up refuses a shard count the database cannot
+// ORM pool, the throttle counters' pool and the order batch's connection. Start-up refuses a shard count the database cannot
 // serve, instead of failing later with "too many connections" under load.
 import type { Orm } from './database.js';
 import { EMBEDDED_MAX_CONNECTIONS } from './embedded.js';
@@ -10,6 +10,8 @@ export const MAIN_POOL = 4;
 export const workerPool = (embedded: boolean) => (embedded ? 4 : 10);
 /** A worker's pool for the holder throttles' counters (actors/holder/throttle.ts). */
 export const THROTTLE_POOL = 1;
+/** A worker's order-batch connection (actors/account/order-batch.ts: one batch at a time). */
+export const BATCH_CONNECTION = 1;
 
 export type PoolStats = { used: number; free: number; pending: number; max: number };
 
@@ -55,7 +57,7 @@ function followQueries(orm: Orm): Running {
 export type Budget = { perShard: number; main: number; total: number };
 
 export function connectionBudget(shards: number, embedded: boolean): Budget {
-  const perShard = workerPool(embedded) + THROTTLE_POOL;
+  const perShard = workerPool(embedded) + THROTTLE_POOL + BATCH_CONNECTION;
   return { perShard, main: MAIN_POOL, total: shards * perShard + MAIN_POOL };
 }
 

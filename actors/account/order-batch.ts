@@ -6,6 +6,7 @@
 // the batch's row locks and write nothing but their stored answer. The answers of orders carrying
 // an Idempotency-Key are written in the same statement as the orders (runtime/idempotency.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
@@ -45,39 +46,79 @@ export const MAX_BATCH = 512;
 /** A batch that loses a unique race (fee, idempotency key) to another process is re-decided this often at most. */
 const MAX_ATTEMPTS = 3;
 
-/**
- * Statements sent as one text (several statements per round trip): MikroORM's `execute` without
- * parameters sends the text as it is, which PostgreSQL's simple protocol runs statement by
- * statement, answering one result per statement. Values are inlined as literals (`lit`).
- */
+/** Statements sent as one text; one row list per statement, in order. */
 type Exec = (text: string) => Promise<any[][]>;
 
 /**
- * Places `batch` in one transaction and returns one outcome per request, in order. Four round
- * trips through MikroORM's public API: BEGIN; the session lock and the read; the write; COMMIT
- * (the batch's latency is what bounds the order rate: bench/README.md). A unique violation
- * (another process charged the same holder's monthly fee, or answered the same Idempotency-Key, a
- * moment earlier) rolls back and re-decides the whole batch, which then sees the fee charged or
- * the answer stored.
+ * The order batch's own connection (one per worker: one batch runs at a time), opened with the ORM's
+ * own connection options (MikroORM's public `getConnectionOptions()`: same server, same type
+ * parsers) through node-postgres's public Client. Why not the ORM's pool: a transaction there is
+ * knex's, which spends a round trip on BEGIN and another on COMMIT; here BEGIN rides with the read
+ * and COMMIT with the write, two round trips per batch, which is what bounds the order rate
+ * (bench/README.md: about 10-15 % more orders/s than four). Several statements per text use
+ * PostgreSQL's simple protocol; values are inlined with the driver's `escapeLiteral`.
  */
-export async function placeOrders(em: EntityManager, batch: OrderRequest[]): Promise<Outcome[]> {
-  const connection = em.getConnection();
-  const platform = em.getPlatform();
-  // The driver's literal escaping (pg's escapeLiteral), as the statements were always quoted.
-  const lit = (s: string) => platform.escape(s) as string;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await connection.transactional((trx) => {
-        const exec: Exec = async (text) => {
-          const res = await connection.execute(text, [], 'all', trx);
-          // One statement answers its rows; several answer one row list per statement.
-          return (res.length && Array.isArray(res[0]) ? res : [res]) as any[][];
-        };
-        return placeOnce(exec, lit, batch);
-      });
-    } catch (err) {
-      if (!isUniqueViolation(err) || attempt >= MAX_ATTEMPTS) throw err;
+export class BatchConnection {
+  private client?: pg.Client;
+  constructor(private readonly options: () => pg.ClientConfig) {}
+
+  async get(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    const client = new pg.Client(this.options());
+    // A connection lost between batches is replaced at the next one (its error would otherwise be unhandled).
+    client.on('error', () => this.discard(client));
+    await client.connect();
+    this.client = client;
+    return client;
+  }
+
+  /** Forgets a connection whose state is unknown (a failed rollback, a lost socket). */
+  discard(client = this.client): void {
+    if (!client) return;
+    if (this.client === client) this.client = undefined;
+    client.end().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => {});
+  }
+}
+
+/** A batch connection of `em`'s database (the ORM's connection options, type parsers included). */
+export const batchConnectionOf = (em: EntityManager) => new BatchConnection(() => em.getConnection().getConnectionOptions() as pg.ClientConfig);
+
+/**
+ * Places `batch` in one transaction and returns one outcome per request, in order. Two round trips:
+ * BEGIN, the session lock and the read in one; the write and COMMIT in the other. A unique
+ * violation (another process charged the same holder's monthly fee, or answered the same
+ * Idempotency-Key, a moment earlier) rolls back and re-decides the whole batch, which then sees the
+ * fee charged or the answer stored. Without `via` (tests), a connection is opened for this batch.
+ */
+export async function placeOrders(em: EntityManager, batch: OrderRequest[], via?: BatchConnection): Promise<Outcome[]> {
+  const conn = via ?? batchConnectionOf(em);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const client = await conn.get();
+      let step = 0;
+      const exec: Exec = async (text) => {
+        const sent = step++ === 0 ? `begin;\n${text}` : `${text};\ncommit`;
+        const res = (await client.query(sent)) as unknown as pg.QueryResult | pg.QueryResult[];
+        return (Array.isArray(res) ? res : [res]).map((r) => r.rows);
+      };
+      try {
+        const out = await placeOnce(exec, (v) => client.escapeLiteral(v), batch);
+        if (step < 2) await client.query('commit'); // nothing to write: the read's transaction ends here
+        return out;
+      } catch (err) {
+        // The transaction is aborted (or the connection lost): end it, or drop the connection.
+        await client.query('rollback').catch(() => conn.discard(client));
+        if (!isUniqueViolation(err) || attempt >= MAX_ATTEMPTS) throw err;
+      }
     }
+  } finally {
+    if (!via) await conn.close();
   }
 }
 
@@ -274,6 +315,8 @@ export class OrderBatcher {
   private queue: { req: OrderRequest; resolve: (v: Placed) => void; reject: (e: unknown) => void }[] = [];
   private running = false;
 
+  private connection?: BatchConnection;
+
   constructor(private readonly em: () => EntityManager) {}
 
   submit(req: OrderRequest): Promise<Placed> {
@@ -288,7 +331,8 @@ export class OrderBatcher {
     while (this.queue.length) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {
-        const outcomes = await placeOrders(this.em(), batch.map((b) => b.req));
+        this.connection ??= batchConnectionOf(this.em());
+        const outcomes = await placeOrders(this.em(), batch.map((b) => b.req), this.connection);
         batch.forEach((b, i) => {
           const o = outcomes[i];
           if (o instanceof ActorError) b.reject(o);
