@@ -28,7 +28,9 @@ type Activation = { state: unknown; lastUsed: number };
 
 const options = workerData as WorkerOptions;
 // Errors are logged through the secret-free serializer: a failed statement's values never reach a log.
-const log = pino({ level: options.logLevel, name: 'worker', serializers: logSerializers });
+// Written synchronously to fd 1: a worker's (rare) lines are then out before its answer reaches the
+// front end, and none waits in a buffer of a thread that may be ended.
+const log = pino({ level: options.logLevel, name: 'worker', serializers: logSerializers }, pino.destination({ fd: 1, sync: true }));
 const mailboxes = new Mailboxes();
 const activations = new Map<string, Activation>();
 let ready: Promise<{ orm: Orm; kinds: Map<string, ActorKind>; reads: Map<string, ReadTask> }> | undefined;
