@@ -39,7 +39,8 @@ export type SummaryArgs = { accountIds: number[]; ledgerLimit: number; baseUrl: 
 /** The agent's account balance offered on a checkout page: only once that account is the holder's. */
 export type CheckoutBalanceArgs = { accountId: number; holderId: number };
 
-export type ServedOrder = Record<string, unknown>;
+/** The served Order (SPEC.md "Order"), typed by its schema. */
+export type ServedOrder = Static<typeof schemas.Order>;
 /** The agent that placed an order, as its checkout page shows it. */
 export type OrderAgent = {
   id: number; name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null;

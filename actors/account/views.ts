@@ -8,7 +8,7 @@ import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js
 import { MONTHLY_FEE } from '../../src/payments/terms.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/trade-json.js';
-import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus } from './messages.js';
+import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus, ServedOrder } from './messages.js';
 import { FEE_MONTH_SQL } from './ledger.js';
 import { intArrayParam as ids } from '../runtime/sql.js';
 
@@ -42,7 +42,7 @@ const ORDER_SELECT = `o.id::float8 as id, o.market, o.tick::float8 as tick, o.of
   o.round_id::float8 as round_id, o.account_id::float8 as account_id, o.agent_id::float8 as agent_id, m.deal, o.refund_reason`;
 const ORDER_FROM = `orders o join menu_row m on m.market = o.market and m.tick = o.tick and m.idx = o.idx`;
 
-export function orderJson(r: OrderRow, baseUrl: string): Record<string, unknown> {
+export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
   const out: Record<string, unknown> = {
     id: r.id, market: r.market, tick: r.tick, offer_key: r.offer_key, deal_title: r.deal.bundle.title, items: r.deal.bundle.items,
     qty: r.qty, unit_cost: centsToNumber(r.unit_cost_cents), list_price: centsToNumber(r.list_price_cents),
@@ -54,7 +54,8 @@ export function orderJson(r: OrderRow, baseUrl: string): Record<string, unknown>
     status: r.status, payment_source: r.payment_source, purchase_url: purchaseUrl(baseUrl, r.token), closes_at: r.closes_at,
     created_at: unix(r.created_at), paid_at: unix(r.paid_at), filled_at: unix(r.filled_at), position_id: r.position_id, round_id: r.round_id,
     account_id: r.account_id, agent_id: r.agent_id, refund_reason: r.refund_reason ?? null,
-  });
+  }) as ServedOrder; // built field by field above; the tests check every reply against the schema
+
 }
 
 export async function ordersOf(em: EntityManager, accountIds: number[], opts: { status?: string; limit: number; baseUrl: string }) {

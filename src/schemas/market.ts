@@ -1,9 +1,11 @@
 // SPEC.md "Market" and "Deal object": the market status and the current menu.
 import { TRADE_ACTORS } from '../../orm/entities/record.js';
+import { MARKET_IDS } from '../engine/markets.js';
 import Type, { type Static } from 'typebox';
 import { bool, int, list, num, obj, oneOf, str } from './common.js';
 
-export const MARKET_ID = 'm15, m45, h2 or h10';
+/** How a market id is described: the engine's markets (m15, m45, h2 or h10). */
+export const MARKET_ID = `${MARKET_IDS.slice(0, -1).join(', ')} or ${MARKET_IDS[MARKET_IDS.length - 1]}`;
 
 export const Fees = obj(
   {

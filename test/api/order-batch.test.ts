@@ -3,9 +3,9 @@
 // transaction, the holder's participation fee once, and every balance still equals its ledger.
 import t from 'tap';
 import { openOrm, migrate } from '../../orm/database.js';
-import { placeOrders, type OrderRequest } from '../../actors/account/order-batch.js';
+import { batchConnectionOf, placeOrders, type OrderRequest } from '../../actors/account/order-batch.js';
 import { ActorError } from '../../actors/runtime/actor.js';
-import { freshDatabase } from '../helpers/db.js';
+import { freshDatabase, usingPostgres } from '../helpers/db.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const orm = await openOrm(await freshDatabase(t), 2);
@@ -80,4 +80,42 @@ t.test('placeOrders stores the answer of a keyed order with it and answers a ret
   t.ok(refusedAgain instanceof ActorError && refusedAgain.status === 409 && refusedAgain.replayed, 'a refusal is stored and answered again');
   const [n] = await em.execute(`select count(*)::int as n from orders`);
   t.equal(n.n, 1, 'one order for one key');
+});
+
+// The embedded database is one backend behind its socket: no backend of one connection to end.
+const ONE_BACKEND = usingPostgres ? false : 'needs a PostgreSQL server (DATABASE_URL): ends one backend of several';
+
+t.test("the batch's own connection is replaced after it is lost", { skip: ONE_BACKEND }, async (t) => {
+  const orm = await openOrm(await freshDatabase(t), 2);
+  t.teardown(() => orm.close());
+  await migrate(orm);
+  const em = orm.em.fork();
+  await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
+  await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
+                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{"bundle": {"title": "A bundle", "items": []}}')`);
+  const [a] = await em.execute(`insert into account default values returning id::float8 as id`);
+  const [g] = await em.execute(
+    `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`,
+    ['keyL'.padEnd(20, 'x'), a.id],
+  );
+  const req: OrderRequest = {
+    accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, payFromBalance: false, baseUrl: 'http://svc.test',
+  };
+  const conn = batchConnectionOf(orm.em);
+  t.teardown(() => conn.close());
+  const pid = async () => ((await conn.get()).query('select pg_backend_pid() as pid')).then((r) => r.rows[0].pid as number);
+  const [first] = await placeOrders(orm.em, [req], conn);
+  t.equal((first as { status: string }).status, 'awaiting_payment');
+  const before = await pid();
+  await em.execute('select pg_terminate_backend(?)', [before]);
+  // The lost connection is noticed (its error event, or the failed rollback of the next batch) and replaced.
+  let placed = 0;
+  for (let i = 0; i < 2 && !placed; i++) {
+    const out = await placeOrders(orm.em, [req], conn).catch(() => []);
+    placed = out.filter((o) => !(o instanceof ActorError)).length;
+  }
+  t.equal(placed, 1, 'a later batch is placed on a new connection');
+  t.not(await pid(), before, 'on another backend');
+  const [n] = await em.execute(`select count(*)::int as n from orders`);
+  t.equal(n.n, 2, 'nothing placed twice, nothing lost beyond the batch that met the lost connection');
 });

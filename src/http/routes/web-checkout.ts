@@ -3,7 +3,7 @@
 // checked here first, so a declined or mistyped card never reaches the account actor and nothing is
 // charged; the payment itself is one turn of the order's account actor.
 import Type, { type Static } from 'typebox';
-import type { Connected, OrderAgent, Paid } from '../../../actors/account/messages.js';
+import type { Connected, OrderAgent, Paid, ServedOrder } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { checkCard, expired, type StoredCard } from '../../payments/cards.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
@@ -26,10 +26,7 @@ const PayForm = Type.Object({
 });
 type PayForm = Static<typeof PayForm>;
 
-type Order = {
-  id: number; account_id: number; market: string; tick: number; offer_key: string; deal_title: string; items: unknown[]; qty: number;
-  unit_cost: number; gross_amount: number; fee_amount: number; total_amount: number; status: string; closes_at: number;
-};
+type Order = ServedOrder;
 type Agent = OrderAgent;
 
 
@@ -37,7 +34,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
   async function findOrder(token: string): Promise<{ order: Order; agent: Agent }> {
     const found = await read(s.runtime, 'account.orderByToken', { token, baseUrl: s.config.baseUrl });
     if (!found) throw new HttpError(404, 'no order has this purchase link: check the address the agent gave you');
-    return found as unknown as { order: Order; agent: Agent };
+    return found;
   }
 
   /** The payment part of the page: only for a logged-in holder, on an open order of their own agent. */

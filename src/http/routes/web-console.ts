@@ -4,6 +4,7 @@
 import Type from 'typebox';
 import type { FundingSet } from '../../../actors/account/messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
+import { centsToNumber, numberToCents } from '../../engine/index.js';
 import { read } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
@@ -58,11 +59,11 @@ export function webConsoleRoutes(s: Services): Route[] {
   }
 
   const overview: Loader<unknown> = async (holder) => {
-    const agents = await agentsOf(holder.holderId);
+    const [agents, fee] = await Promise.all([agentsOf(holder.holderId), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId })]);
     const summaries = await read(s.runtime, 'account.summaries', { accountIds: agents.map((a) => a.account_id), ledgerLimit: 1, baseUrl: base });
+    // Summed in integer cents (counts are whole numbers, so the same conversion is exact for them).
     const sum = (k: 'balance' | 'open_positions' | 'settled_positions' | 'pending_orders' | 'realized_pnl_total') =>
-      summaries.reduce((t, x) => t + Math.round((x[k] as number) * 100), 0) / 100;
-    const fee = await read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId });
+      centsToNumber(summaries.reduce((t, x) => t + numberToCents(x[k]), 0));
     return {
       has_agents: agents.length > 0,
       agents: agents.map((a, i) => ({ ...a, ...money(summaries[i], ['balance', 'realized_pnl_total']) })),
