@@ -1,6 +1,7 @@
 // Every table the migrations create, as an EntitySchema (no decorators, no reflection: the compiled
 // workers load them with nothing but the driver). One file per area; each entity names the actor
 // that owns (writes) its table. test/api/orm-schema.test.ts keeps them equal to the migrations.
+import { cartEntities } from './carts.js';
 import { recordEntities } from './record.js';
 import { serviceEntities } from './service.js';
 import { tradingEntities } from './trading.js';
@@ -8,5 +9,6 @@ import { tradingEntities } from './trading.js';
 export * from './record.js';
 export * from './service.js';
 export * from './trading.js';
+export * from './carts.js';
 
-export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities];
+export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities];

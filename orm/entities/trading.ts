@@ -6,7 +6,6 @@
 import { EntitySchema, type Opt, type Ref } from '@mikro-orm/core';
 import { bigint, createdAt, serialId, timestampNull } from './columns.js';
 
-export const CART_KINDS = ['trade', 'own'] as const;
 export const PAYMENT_SOURCES = ['card', 'balance'] as const;
 export const ROUND_STATUSES = ['awaiting_payment', 'funded', 'expired', 'completed', 'refunded'] as const;
 export const ORDER_STATUSES = ['awaiting_payment', 'paid', 'filled', 'expired', 'refunded'] as const;
@@ -15,7 +14,7 @@ export const LEDGER_KINDS = [
 ] as const;
 
 /** A foreign key as the migrations declare it: `on update/delete no action` unless `deleteRule` says otherwise. */
-function ref<T>(entity: () => EntitySchema<T, never>, fieldName: string, table: string, opts: { nullable?: boolean; deleteRule?: 'cascade'; primary?: boolean; unique?: string } = {}) {
+export function ref<T>(entity: () => EntitySchema<T, never>, fieldName: string, table: string, opts: { nullable?: boolean; deleteRule?: 'cascade'; primary?: boolean; unique?: string } = {}) {
   return {
     kind: 'm:1',
     entity,
@@ -61,7 +60,10 @@ export const HolderSessionSchema = new EntitySchema<HolderSession>({
 });
 
 /** A trading account (one per agent); balance = Σ ledger, moved only by actors/account/ledger.ts. */
-export type Account = { id: number; balanceCents: Opt<number>; holder?: Ref<Holder> | null; createdAt: Opt<Date> };
+export const ACCOUNT_KINDS = ['agent', 'manual'] as const;
+
+/** A trading account: an agent's (one per agent), or a holder's Manual desk (`manual`, one per holder). */
+export type Account = { id: number; balanceCents: Opt<number>; holder?: Ref<Holder> | null; kind: Opt<(typeof ACCOUNT_KINDS)[number]>; createdAt: Opt<Date> };
 // Owner: account (actors/account: pairing sets holder_id, ledger.ts moves the balance); the agent
 // actor inserts the row when it registers the agent.
 export const AccountSchema = new EntitySchema<Account>({
@@ -71,9 +73,13 @@ export const AccountSchema = new EntitySchema<Account>({
     id: serialId(),
     balanceCents: { type: bigint(), fieldName: 'balance_cents', default: 0 },
     holder: ref(() => HolderSchema, 'holder_id', 'account', { nullable: true }),
+    kind: { enum: true, items: [...ACCOUNT_KINDS], columnType: 'text', default: 'agent' },
     createdAt: createdAt(),
   },
-  indexes: [{ name: 'account_holder', expression: 'create index account_holder on account (holder_id) where holder_id is not null' }],
+  indexes: [
+    { name: 'account_holder', expression: 'create index account_holder on account (holder_id) where holder_id is not null' },
+    { name: 'account_manual_desk', expression: `create unique index account_manual_desk on account (holder_id) where kind = 'manual'` },
+  ],
 });
 
 /** An agent: its key (key_id in clear, the whole key hashed), who it says it is, its account. */
@@ -118,33 +124,6 @@ export const AgentSchema = new EntitySchema<Agent>({
   },
   checks: [{ name: 'agent_key_id_check', expression: 'length(key_id) = 20' }],
   indexes: [{ name: 'agent_holder', expression: 'create index agent_holder on agent (holder_id) where holder_id is not null' }],
-});
-
-/** A cart (the registration's default cart of an agent, or a holder's). */
-export type Cart = {
-  id: number;
-  agent?: Ref<Agent> | null;
-  holder?: Ref<Holder> | null;
-  name: string;
-  kind: (typeof CART_KINDS)[number];
-  token: string;
-  paid: Opt<boolean>;
-  createdAt: Opt<Date>;
-};
-// Owner: agent (actors/agent/actor.ts creates the registration's cart).
-export const CartSchema = new EntitySchema<Cart>({
-  name: 'Cart',
-  tableName: 'cart',
-  properties: {
-    id: serialId(),
-    agent: ref(() => AgentSchema, 'agent_id', 'cart', { nullable: true }),
-    holder: ref(() => HolderSchema, 'holder_id', 'cart', { nullable: true }),
-    name: { type: 'text' },
-    kind: { enum: true, items: [...CART_KINDS], columnType: 'text' },
-    token: { type: 'text', unique: 'cart_token_key' },
-    paid: { type: 'boolean', default: false },
-    createdAt: createdAt(),
-  },
 });
 
 /** A stored card: brand, last 4 digits and expiry only (CONTRACT.md "Test cards"). */
@@ -206,7 +185,8 @@ export const TradeRoundSchema = new EntitySchema<TradeRound>({
 export type Order = {
   id: number;
   account: Ref<Account>;
-  agent: Ref<Agent>;
+  /** Null on an order of a holder's Manual desk. */
+  agent?: Ref<Agent> | null;
   round: Ref<TradeRound>;
   market: string;
   tick: number;
@@ -240,7 +220,7 @@ export const OrderSchema = new EntitySchema<Order>({
   properties: {
     id: serialId(),
     account: ref(() => AccountSchema, 'account_id', 'orders'),
-    agent: ref(() => AgentSchema, 'agent_id', 'orders'),
+    agent: ref(() => AgentSchema, 'agent_id', 'orders', { nullable: true }),
     round: ref(() => TradeRoundSchema, 'round_id', 'orders'),
     market: { type: 'text' },
     tick: { type: bigint() },
@@ -366,7 +346,8 @@ export type InventoryItem = {
   id: number;
   account: Ref<Account>;
   holder?: Ref<Holder> | null;
-  position: Ref<Position>;
+  /** Null on goods bought outright (an own cart). */
+  position?: Ref<Position> | null;
   market: string;
   cluster: number;
   title: string;
@@ -388,7 +369,7 @@ export const InventoryItemSchema = new EntitySchema<InventoryItem>({
     id: serialId(),
     account: ref(() => AccountSchema, 'account_id', 'inventory_item'),
     holder: ref(() => HolderSchema, 'holder_id', 'inventory_item', { nullable: true }),
-    position: ref(() => PositionSchema, 'position_id', 'inventory_item', { unique: 'inventory_item_position_id_key' }),
+    position: ref(() => PositionSchema, 'position_id', 'inventory_item', { nullable: true, unique: 'inventory_item_position_id_key' }),
     market: { type: 'text' },
     cluster: { type: 'integer' },
     title: { type: 'text' },
@@ -407,6 +388,6 @@ export const InventoryItemSchema = new EntitySchema<InventoryItem>({
 });
 
 export const tradingEntities = [
-  HolderSchema, HolderSessionSchema, AccountSchema, AgentSchema, CartSchema, CardSchema, TradeRoundSchema,
+  HolderSchema, HolderSessionSchema, AccountSchema, AgentSchema, CardSchema, TradeRoundSchema,
   OrderSchema, PositionSchema, LedgerEntrySchema, MonthlyFeeSchema, InventoryItemSchema,
 ];

@@ -1,5 +1,5 @@
 // SPEC.md "Agent registration body" and the agents' answers: token, registration, recall, me.
-import { CART_KINDS } from '../../orm/entities/trading.js';
+import { CART_KINDS } from '../../orm/entities/carts.js';
 import Type, { type Static } from 'typebox';
 import { KEY_PATTERN } from '../agents/keys.js';
 import { bool, int, list, num, obj, oneOf, str, strOrNull, unixOrNull } from './common.js';
