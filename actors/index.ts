@@ -7,8 +7,10 @@ import { marketActor } from './market/actor.js';
 import { holderActor } from './holder/actor.js';
 import { holderReads } from './holder/reads.js';
 import { answersActor } from './answers/actor.js';
+import { cartActor } from './cart/actor.js';
+import { cartReads } from './cart/reads.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 
-export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor];
-export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads };
+export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor];
+export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...cartReads };

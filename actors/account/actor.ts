@@ -3,7 +3,8 @@
 // flip the agent's autonomous-funding switch. Each turn ends in one transaction (orders share theirs
 // with other accounts' orders: order-batch.ts) holding the market's session lock shared
 // (market/session-lock.ts): an order is funded before its close or never.
-import { LockMode, sql } from '@mikro-orm/core';
+import { sql } from '@mikro-orm/core';
+import { connectAgent, lockAgent } from './pairing.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, AgentSchema, CardSchema, MarketSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
@@ -56,7 +57,7 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
     async connect(state, msg, ctx): Promise<Connected> {
       return ctx.em.transactional(async (em) => {
         try {
-          await connect(em, msg.agentId, state.accountId, msg.holderId);
+          await connectAgent(em, msg.agentId, msg.holderId, state.accountId);
           return { agent_id: msg.agentId, connected: true };
         } catch (err) {
           if (err instanceof ActorError && err.status === 403) return { agent_id: msg.agentId, connected: false };
@@ -86,25 +87,6 @@ async function sessionOpen(em: EntityManager, market: string, tick: number, deta
   if (!(await em.count(MarketSessionSchema, { market, tick, closedAt: null }))) throw new ActorError(status, detail);
 }
 
-/**
- * The agent of this account, its row locked until the turn's transaction ends (pairing and the
- * funding switch decide on its holder), or null. Only its holder is read.
- */
-function lockAgent(em: EntityManager, agentId: number, accountId: number) {
-  return em.findOne(AgentSchema, { id: agentId, account: accountId }, { fields: ['holder'], lockMode: LockMode.PESSIMISTIC_WRITE });
-}
-
-/** Paying connects the holder to the agent (and its account); an agent has one holder. */
-async function connect(em: EntityManager, agentId: number, accountId: number, holderId: number): Promise<void> {
-  const agent = await lockAgent(em, agentId, accountId);
-  if (!agent) throw new ActorError(404, `no agent ${agentId} on account ${accountId}`);
-  const current = agent.holder?.id ?? null;
-  if (current === holderId) return;
-  if (current !== null) throw new ActorError(403, 'this agent is connected to another account holder');
-  await em.nativeUpdate(AgentSchema, { id: agentId }, { holder: holderId, pairedAt: sql.now() });
-  await em.nativeUpdate(AccountSchema, { id: accountId }, { holder: holderId });
-}
-
 type PayMessage = Extract<AccountMessage, { kind: 'pay' }>;
 
 /** One payment of a purchase link, in the turn's transaction. */
@@ -124,7 +106,7 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
   // CONTRACT.md "Session boundary": the clock decides, whether or not the record's close has run.
   if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
   await sessionOpen(em, order.market, order.tick, expired, 409);
-  await connect(em, order.agent_id, accountId, msg.holderId);
+  await connectAgent(em, order.agent_id, msg.holderId, accountId);
   if (msg.card) {
     // A card the holder stored before stays as it is.
     await em.createQueryBuilder(CardSchema)

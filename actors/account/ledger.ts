@@ -100,16 +100,26 @@ export async function postEntries(em: EntityManager, entries: Entry[], opts: { r
 }
 
 /**
- * What funding an order books: a card payment is charged onto the account and debited at once;
- * the participation fee, when this checkout carries it, is its own debit.
+ * What one account books for a checkout (an order's purchase link, a cart's lines on that account,
+ * goods bought outright): a card payment is charged onto the account first (`chargeRef`: what the
+ * holder paid for), then each purchase is debited under its own ref; the participation fee, when
+ * this checkout carries it, is its own debit.
  */
+export function checkoutEntries(
+  accountId: number, debits: { ref: string; cents: number }[], feeCents: number, method: 'card' | 'balance', chargeRef: string,
+): Entry[] {
+  const total = debits.reduce((sum, d) => sum + d.cents, 0);
+  const entries: Entry[] = [];
+  if (method === 'card') entries.push({ account_id: accountId, kind: 'card_charge', amount_cents: total + feeCents, ref: chargeRef });
+  for (const d of debits) entries.push({ account_id: accountId, kind: 'order_debit', amount_cents: -d.cents, ref: d.ref });
+  if (feeCents) entries.push({ account_id: accountId, kind: 'monthly_fee', amount_cents: -feeCents, ref: chargeRef });
+  return entries;
+}
+
+/** What funding one order books (its purchase link, or pay_from_balance): a checkout of that order alone. */
 export function fundingEntries(accountId: number, orderId: number, totalCents: number, feeCents: number, method: 'card' | 'balance'): Entry[] {
   const ref = `order:${orderId}`;
-  const entries: Entry[] = [];
-  if (method === 'card') entries.push({ account_id: accountId, kind: 'card_charge', amount_cents: totalCents + feeCents, ref });
-  entries.push({ account_id: accountId, kind: 'order_debit', amount_cents: -totalCents, ref });
-  if (feeCents) entries.push({ account_id: accountId, kind: 'monthly_fee', amount_cents: -feeCents, ref });
-  return entries;
+  return checkoutEntries(accountId, [{ ref, cents: totalCents }], feeCents, method, ref);
 }
 
 /**

@@ -33,7 +33,7 @@ export type OrderRow = {
   id: number; market: string; tick: number; offer_key: string; qty: number; unit_cost_cents: number; list_price_cents: number;
   gross_cents: number; fee_amount_cents: number; total_cents: number; status: string; payment_source: string | null; token: string;
   closes_at: number; created_at: Date; paid_at: Date | null; filled_at: Date | null; position_id: number | null; round_id: number;
-  account_id: number; agent_id: number; deal: { bundle: { title: string; items: unknown[] }; sales_velocity?: number }; refund_reason?: string | null;
+  account_id: number; agent_id: number | null; deal: { bundle: { title: string; items: unknown[] }; sales_velocity?: number }; refund_reason?: string | null;
 };
 
 const ORDER_SELECT = `o.id::float8 as id, o.market, o.tick::float8 as tick, o.offer_key, o.qty, o.unit_cost_cents, o.list_price_cents,

@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { AccountSchema, AgentSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { isUniqueViolation } from '../runtime/sql.js';
-import type { AgentMessage, Registered } from './messages.js';
+import type { AgentMessage, CartMade, Registered } from './messages.js';
+
+/** Carts one agent may own (a bound; SPEC.md leaves it open). */
+export const MAX_CARTS_PER_AGENT = 50;
 
 
 export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
@@ -16,6 +19,20 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
   },
 
   handlers: {
+    async newCart(state, msg, ctx): Promise<CartMade> {
+      return ctx.em.transactional(async (em) => {
+        const agent = await em.findOne(AgentSchema, { keyId: state.keyId }, { fields: ['holder'] });
+        if (!agent) throw new ActorError(404, 'no agent has this key');
+        if ((await em.count(CartSchema, { agent: agent.id })) >= MAX_CARTS_PER_AGENT) {
+          throw new ActorError(409, `you have ${MAX_CARTS_PER_AGENT} carts, the most an agent can: use one of them`);
+        }
+        const token = randomBytes(24).toString('base64url');
+        const cart = em.create(CartSchema, { agent: agent.id, holder: agent.holder?.id ?? null, name: msg.name, kind: 'trade', token });
+        await em.flush();
+        return { id: cart.id, name: msg.name, kind: 'trade', token };
+      });
+    },
+
     async register(state, msg, ctx): Promise<Registered> {
       const p = msg.profile;
       const taken = () => new ActorError(409, 'this key is already registered; use it, or register another key');

@@ -10,7 +10,12 @@ export type AgentProfile = {
   contact?: string | null;
 };
 
-export type AgentMessage = { kind: 'register'; keyHash: string; profile: AgentProfile };
+export type AgentMessage =
+  | { kind: 'register'; keyHash: string; profile: AgentProfile }
+  /** Another cart of the agent's own (POST /carts), its holder's once connected. */
+  | { kind: 'newCart'; name: string };
+
+export type CartMade = { id: number; name: string; kind: 'trade'; token: string };
 
 export type Registered = { agent_id: number; account_id: number; cart_id: number; cart_token: string; cart_kind: 'trade' };
 

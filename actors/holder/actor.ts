@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { raw, sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { HolderSchema, HolderSessionSchema } from '../../orm/entities/index.js';
+import { AccountSchema, CartSchema, HolderSchema, HolderSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { throttleFor } from './throttle.js';
@@ -13,7 +13,8 @@ import { effectOnce, priorAnswer, refused } from '../runtime/idempotency.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { sessionTokenHash } from '../../src/auth/sessions.js';
 import { SESSION_DAYS } from '../../src/rules.js';
-import type { HolderMessage, HolderSession, LoggedOut } from './messages.js';
+import type { Granted, HolderMessage, HolderSession, LoggedOut, Revoked } from './messages.js';
+import { grant, revoke } from './grants.js';
 
 
 type HolderRow = { id: number; email: string; display_name: string; password_hash: string };
@@ -69,6 +70,9 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       try {
         return await effectOnce(ctx.em, ctx.idem, async (em) => {
           const h = em.create(HolderSchema, { email: state.email, passwordHash: hash, displayName: msg.display_name });
+          // The holder's Manual desk (the lines they pick, CONTRACT.md "The holder's money") and own cart.
+          em.create(AccountSchema, { holder: h, kind: 'manual' });
+          em.create(CartSchema, { holder: h, name: 'My cart', kind: 'trade', token: randomBytes(24).toString('base64url') });
           await em.flush();
           return openSession(em, { id: h.id, email: state.email, display_name: msg.display_name });
         }, withoutToken);
@@ -101,6 +105,14 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       const h = await holderByEmail(ctx.em, state.email);
       if (!h || h.id !== msg.holderId) throw new ActorError(404, 'no such holder');
       return ctx.em.transactional((em) => openSession(em, h));
+    },
+
+    async grant(_state, msg, ctx): Promise<Granted> {
+      return ctx.em.transactional((em) => grant(em, msg));
+    },
+
+    async revoke(_state, msg, ctx): Promise<Revoked> {
+      return ctx.em.transactional((em) => revoke(em, msg.holderId, msg.grantId));
     },
 
     async logout(state, msg, ctx): Promise<LoggedOut> {

@@ -7,7 +7,8 @@ export type HolderMessage =
   | { kind: 'login'; email: string; password: string; address: string }
   | { kind: 'logout'; tokenHash: string }
   /** A new session for a holder whose register or login answer is being replayed (same key, same body, password included). */
-  | { kind: 'resume'; holderId: number };
+  | { kind: 'resume'; holderId: number }
+  | GrantMessage;
 
 /** A new web session: `token` goes into the cookie, its hash into holder_session. */
 export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };
@@ -21,3 +22,11 @@ export type SessionHolder = { id: number; email: string; display_name: string };
 export type CardRow = { id: number; brand: string; last4: string; exp_month: number; exp_year: number };
 /** One of the holder's agents on the console, with its settled trades in profit (`wins`). */
 export type ConsoleAgent = { id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number };
+
+// Grants (grants.ts): the holder lets an agent (or every agent of theirs) write to, or execute, a
+// cart (or every cart of theirs). Turns of the holder's actor.
+export type GrantMessage =
+  | { kind: 'grant'; holderId: number; agentId: number | null; cartId: number | null; level: 'write' | 'execute'; payWith: 'balance' | 'card'; cardId: number | null; note: string }
+  | { kind: 'revoke'; holderId: number; grantId: number };
+export type Granted = { grant_id: number };
+export type Revoked = { grant_id: number; revoked: boolean };

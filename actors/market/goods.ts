@@ -53,27 +53,21 @@ export function rarityOf(sessions: number, listedSessions: number, listPriceCent
   return { rarity: TIERS.find(([min]) => score >= min)![1], rarity_score: score };
 }
 
-/** `tape`: the family's tape rows of the sessions before minting (oldest first). */
-export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }[], window: number): MintedItem {
-  const m = MARKETS[h.market];
+/** What goods of a family carry whatever made them: rarity, the family's history and the economy. */
+function familyGoods(
+  g: { market: MarketId; cluster: number; deal: ServedDeal; qty: number; unitCostCents: number; listPriceCents: number },
+  tape: { tick: number; row: TapeRow }[],
+  window: number,
+) {
   const listed = tape.filter((x) => (x.row.menu_n ?? 0) > 0).length;
-  const { rarity, rarity_score } = rarityOf(window, listed, h.listPriceCents);
-  const bundle = h.deal.bundle;
-  const price = (c: number) => centsToNumber(c).toFixed(2);
-  const story =
-    `${h.qty} × ${bundle.title} from ${bundle.origin}, bought on the ${m.label} in session ${h.tick} at ${price(h.unitCostCents)} USD a unit. ` +
-    `${h.regime ? 'A downside event hit its family while it was on sale, and these' : 'These'} units were still unsold when the position settled ` +
-    `${m.settlement_horizon_ticks} sessions later (session ${h.settledTick}), and became the holder's own goods.`;
   return {
-    title: bundle.title,
-    qty: h.qty,
-    story,
-    rarity,
-    rarity_score,
+    title: g.deal.bundle.title,
+    qty: g.qty,
+    ...rarityOf(window, listed, g.listPriceCents),
     history: {
-      market: h.market,
-      sku_family: h.deal.sku_family,
-      cluster: h.cluster,
+      market: g.market,
+      sku_family: g.deal.sku_family,
+      cluster: g.cluster,
       ticks: tape.map((x) => x.tick),
       price_close: tape.map((x) => x.row.price_close ?? null),
       vwap: tape.map((x) => x.row.vwap ?? null),
@@ -82,12 +76,28 @@ export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }
     },
     economy: {
       currency: 'USD',
-      units: h.qty,
-      unit_cost: centsToNumber(h.unitCostCents),
-      list_price: centsToNumber(h.listPriceCents),
-      cost_value: centsToNumber(h.qty * h.unitCostCents),
-      list_value: centsToNumber(h.qty * h.listPriceCents),
+      units: g.qty,
+      unit_cost: centsToNumber(g.unitCostCents),
+      list_price: centsToNumber(g.listPriceCents),
+      cost_value: centsToNumber(g.qty * g.unitCostCents),
+      list_value: centsToNumber(g.qty * g.listPriceCents),
     },
+  };
+}
+
+const price = (c: number) => centsToNumber(c).toFixed(2);
+
+/** `tape`: the family's tape rows of the sessions before minting (oldest first). */
+export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }[], window: number): MintedItem {
+  const m = MARKETS[h.market];
+  const bundle = h.deal.bundle;
+  const story =
+    `${h.qty} × ${bundle.title} from ${bundle.origin}, bought on the ${m.label} in session ${h.tick} at ${price(h.unitCostCents)} USD a unit. ` +
+    `${h.regime ? 'A downside event hit its family while it was on sale, and these' : 'These'} units were still unsold when the position settled ` +
+    `${m.settlement_horizon_ticks} sessions later (session ${h.settledTick}), and became the holder's own goods.`;
+  return {
+    ...familyGoods(h, tape, window),
+    story,
     source: 'trade_round',
     provenance: {
       market: h.market,
@@ -98,5 +108,30 @@ export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }
       round_id: h.roundId,
       settled_tick: h.settledTick,
     },
+  };
+}
+
+/** Goods bought outright from an own cart (CONTRACT.md "Carts"): no order, position or trade. */
+export type Purchase = {
+  market: MarketId; tick: number; cluster: number; deal: ServedDeal; qty: number; unitCostCents: number; listPriceCents: number;
+  cartId: number; cartItemId: number;
+};
+
+export type PurchasedItem = Omit<MintedItem, 'source' | 'provenance'> & {
+  source: 'purchase';
+  provenance: { market: string; tick: number; offer_key: string; cart_id: number; cart_item_id: number };
+};
+
+export function mintPurchase(p: Purchase, tape: { tick: number; row: TapeRow }[], window: number): PurchasedItem {
+  const m = MARKETS[p.market];
+  const bundle = p.deal.bundle;
+  const story =
+    `${p.qty} × ${bundle.title} from ${bundle.origin}, bought outright on the ${m.label} in session ${p.tick} at ${price(p.unitCostCents)} USD a unit. ` +
+    'They went straight into the holder\'s inventory: no order, position or trade was opened for them.';
+  return {
+    ...familyGoods(p, tape, window),
+    story,
+    source: 'purchase',
+    provenance: { market: p.market, tick: p.tick, offer_key: p.deal.key, cart_id: p.cartId, cart_item_id: p.cartItemId },
   };
 }

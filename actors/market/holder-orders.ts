@@ -170,6 +170,20 @@ type SettledRow = {
   deal: ServedDeal;
 };
 
+export type FamilyTape = { tick: number; row: Record<string, number | null> }[];
+
+/** The tape rows of these families (clusters) over sessions `from..to`, oldest first: what goods carry as their history. */
+export async function familyTapes(em: EntityManager, market: string, clusters: number[], from: number, to: number): Promise<Map<number, FamilyTape>> {
+  const tape = new Map<number, FamilyTape>();
+  if (!clusters.length) return tape;
+  const history = await em.execute<{ cluster: number; tick: number; row: Record<string, number | null> }[]>(
+    `select cluster, tick::float8 as tick, row from tape where market = ? and cluster = any(?::int[]) and tick between ? and ? order by tick`,
+    [market, intArrayParam([...new Set(clusters)]), from, to],
+  );
+  for (const h of history) tape.set(h.cluster, [...(tape.get(h.cluster) ?? []), { tick: h.tick, row: h.row }]);
+  return tape;
+}
+
 async function settlePositions(em: EntityManager, market: MarketId, tick: number, positionIds: number[]): Promise<void> {
   const rows = await em.execute<SettledRow[]>(
     `select p.id::float8 as position_id, p.order_id::float8 as order_id, o.round_id::float8 as round_id, p.account_id::float8 as account_id,
@@ -181,15 +195,7 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
   );
   const window = MARKETS[market].settlement_horizon_ticks;
   const left = rows.filter((r) => r.qty_left > 0);
-  const tape = new Map<number, { tick: number; row: Record<string, number | null> }[]>();
-  if (left.length) {
-    const clusters = [...new Set(left.map((r) => r.cluster))];
-    const history = await em.execute<{ cluster: number; tick: number; row: Record<string, number | null> }[]>(
-      `select cluster, tick::float8 as tick, row from tape where market = ? and cluster = any(?::int[]) and tick between ? and ? order by tick`,
-      [market, intArrayParam(clusters), tick - window, tick - 1],
-    );
-    for (const h of history) tape.set(h.cluster, [...(tape.get(h.cluster) ?? []), { tick: h.tick, row: h.row }]);
-  }
+  const tape = await familyTapes(em, market, left.map((r) => r.cluster), tick - window, tick - 1);
   const items = left.map((r) => ({
     account_id: r.account_id,
     holder_id: r.holder_id,

@@ -39,6 +39,7 @@ export const CartSchema = new EntitySchema<Cart>({
   indexes: [
     { name: 'cart_agent', expression: 'create index cart_agent on cart (agent_id) where agent_id is not null' },
     { name: 'cart_holder', expression: 'create index cart_holder on cart (holder_id) where holder_id is not null' },
+    { name: 'cart_holder_own', expression: 'create unique index cart_holder_own on cart (holder_id) where agent_id is null' },
   ],
 });
 

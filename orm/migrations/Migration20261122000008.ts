@@ -6,6 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  *   holder's money"), which takes the lines the holder picks; one desk per holder, and every holder
  *   registered before this migration gets one.
  * - `orders.agent_id` becomes nullable: an order of the Manual desk has no agent.
+ * - every holder's own cart (`agent_id` null), one per holder.
  * - `cart.updated_at`: `GET /carts?since=` answers the carts created, connected or changed after it.
  * - `cart_item`: a proposed line; `agent_id` is the proposing agent (null: the holder picked it).
  *   Its deal is the recorded menu row (market, tick, idx); `order_id` (trade carts) or `item_id`
@@ -26,6 +27,10 @@ export class Migration20261122000008 extends Migration {
     this.addSql(`alter table cart add column updated_at timestamptz not null default now()`);
     this.addSql(`create index cart_agent on cart (agent_id) where agent_id is not null`);
     this.addSql(`create index cart_holder on cart (holder_id) where holder_id is not null`);
+    // Every holder has one cart of their own (the lines they pick), made at registration.
+    this.addSql(`create unique index cart_holder_own on cart (holder_id) where agent_id is null`);
+    this.addSql(`insert into cart (holder_id, name, kind, token)
+      select id, 'My cart', 'trade', replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '') from holder order by id`);
 
     this.addSql(`alter table inventory_item alter column position_id drop not null`);
 

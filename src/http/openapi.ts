@@ -64,7 +64,7 @@ function operation(r: Route, operationId: string): Record<string, unknown> {
   const op: Record<string, unknown> = { tags: ['v1'], operationId, summary: r.summary };
   const parameters = [...params('path', r.params), ...undeclaredPathParams(r), ...params('query', r.query), ...(r.replay ? [IDEMPOTENCY_PARAM] : [])];
   if (parameters.length) op.parameters = parameters;
-  if (r.body) op.requestBody = { required: true, content: jsonContent(r.body) };
+  if (r.body) op.requestBody = { required: !r.optionalBody, content: jsonContent(r.body) };
 
   const responses: Record<string, unknown> = {};
   for (const [status, body] of Object.entries(r.response ?? {})) responses[status] = success(body);

@@ -36,6 +36,11 @@ export type Context<P = any, Q = any, B = any> = {
   /** The authenticated caller on `key` and `holder` routes. */
   principal: unknown;
   /**
+   * The request's bytes as received, for a route that declares no `body` and reads its own (a
+   * multipart upload); null without a body.
+   */
+  bytes?: Buffer | null;
+  /**
    * The request's Idempotency-Key (state-changing routes): pass it with the one turn that has the
    * effect (`runtime.ask(..., { idem })`), which stores its reply with the effect.
    */
@@ -78,6 +83,8 @@ export type Route<P = any, Q = any, B = any> = {
   params?: TObject;
   query?: TObject;
   body?: TSchema;
+  /** The body may be left out (no bytes at all): it is then validated as `{}`, defaults filled in. */
+  optionalBody?: boolean;
   /**
    * The body of each success status (SVC_RESPONSE_CHECKS checks JSON replies against it; the
    * OpenAPI document carries it). Every route declares at least one.

@@ -224,7 +224,8 @@ export function createApp(opts: ServerOptions): FrontEnd {
     // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
     const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
     const contentType = req.headers['content-type'] ?? '';
-    if (c.jsonOnly && !JSON_TYPE.test(contentType)) throw new HttpError(415, 'request body must be JSON (Content-Type: application/json)');
+    const leftOut = !!c.route.optionalBody && (!body || body.length === 0);
+    if (c.jsonOnly && !leftOut && !JSON_TYPE.test(contentType)) throw new HttpError(415, 'request body must be JSON (Content-Type: application/json)');
     const issues: ValidationIssue[] = [];
     const rawQueryValues = parseQuery(rawQuery) ?? (issues.push(tooManyFields('query')), {});
     const params = check(c.params, rawParams, issues);
@@ -232,7 +233,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     let parsed: unknown;
     let rawBody: unknown;
     if (c.body) {
-      const decoded = decodeBody(body, contentType);
+      const decoded = leftOut ? { value: {} } : decodeBody(body, contentType);
       if ('issue' in decoded) issues.push(decoded.issue);
       else {
         rawBody = decoded.value;
@@ -245,7 +246,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       const page = await c.route.onInvalid?.(req, issues, raw, principal);
       return page ?? { status: 422, json: validationError(issues) };
     }
-    const ctx = { params, query, body: parsed, req, principal };
+    const ctx = { params, query, body: parsed, req, principal, bytes: c.body ? undefined : body };
     const ticket = c.route.method !== 'GET' && opts.answers ? ticketOf(req.headers, c.route.method, req.url, principal, body) : undefined;
     return ticket ? answerOnce(c.route, ctx, ticket, opts.answers!) : c.route.handler(ctx);
   }

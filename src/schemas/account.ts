@@ -87,7 +87,7 @@ export const InventoryItem = obj(
   {
     id: int('item id'),
     account_id: int('the trading account'),
-    position_id: int('the position the units come from'),
+    position_id: intOrNull('the position the units come from; null on goods bought outright'),
     market: str('market id'),
     cluster: int('item family id'),
     title: str('the bundle\'s title'),
@@ -119,22 +119,34 @@ export const InventoryItem = obj(
       },
       'what the goods cost and are listed at',
     ),
-    source: oneOf(['trade_round'] as const, 'how the goods came to the account'),
-    provenance: obj(
-      {
-        market: str('market id'),
-        tick: int('the session the position filled at'),
-        offer_key: str('the deal\'s key'),
-        order_id: int('the order'),
-        position_id: int('the position'),
-        round_id: int('the trade round'),
-        settled_tick: int('the session the position settled at'),
-      },
-      'the trade the goods come from',
-    ),
+    source: oneOf(['trade_round', 'purchase'] as const, 'how the goods came to the account: trade_round (unsold units of a settled position) or purchase (bought outright from an own cart)'),
+    provenance: Type.Union([
+      obj(
+        {
+          market: str('market id'),
+          tick: int('the session the position filled at'),
+          offer_key: str('the deal\'s key'),
+          order_id: int('the order'),
+          position_id: int('the position'),
+          round_id: int('the trade round'),
+          settled_tick: int('the session the position settled at'),
+        },
+        'the trade the goods come from',
+      ),
+      obj(
+        {
+          market: str('market id'),
+          tick: int('the session the deal was on the menu'),
+          offer_key: str('the deal\'s key'),
+          cart_id: int('the own cart it was bought from'),
+          cart_item_id: int('the cart line'),
+        },
+        'the purchase the goods come from',
+      ),
+    ], { description: 'where the goods come from' }),
     created_at: num('when the goods were minted (unix seconds)'),
   },
-  'owned goods: unsold units of a settled position',
+  'owned goods: unsold units of a settled position, or goods bought outright',
 );
 
 export const InventoryAnswer = obj(

@@ -46,7 +46,7 @@ const orderFields = {
   position_id: intOrNull('the position it filled into; null until filled'),
   round_id: int('the trade round it is funded with'),
   account_id: int('the trading account'),
-  agent_id: int('the agent that placed it'),
+  agent_id: intOrNull('the agent that placed it; null on an order of the holder\'s Manual desk'),
   refund_reason: strOrNull('why a paid order was refunded instead of filled; null otherwise'),
 };
 

@@ -10,6 +10,7 @@ import { analyticsRoutes } from './analytics.js';
 import { projectionRoutes } from './projection.js';
 import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
+import { cartRoutes } from './carts.js';
 import { webRoutes } from './web.js';
 
 export function routeTable(s: Services): Route[] {
@@ -22,6 +23,7 @@ export function routeTable(s: Services): Route[] {
     ...projectionRoutes(s),
     ...agentRoutes(s),
     ...tradingRoutes(s),
+    ...cartRoutes(s),
     ...webRoutes(s),
     ...opsRoutes(s),
   ];

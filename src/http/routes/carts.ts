@@ -1,0 +1,161 @@
+// An agent's carts (SPEC.md "Carts (key required)"): it proposes deals of the current menu as cart
+// lines, hands the checkout_url to its holder, and may check a cart out itself only under
+// autonomous funding with an execute grant (or its own cart from its own balance). Every change is
+// a turn of the cart's actor ("cart:<id>"), which decides the caller's rights (actors/cart/permissions.ts).
+import Type, { type Static } from 'typebox';
+import type { CartMade } from '../../../actors/agent/messages.js';
+import type { Caller, CheckedOut, LineAdded, LineChanged, NewLine } from '../../../actors/cart/messages.js';
+import { read } from '../../../actors/runtime/client.js';
+import { dealNotOnMenu } from '../../rules.js';
+import type { AgentPrincipal } from '../auth/keys.js';
+import { HttpError, json, route, type Reply, type Route } from '../route.js';
+import {
+  CartCheckout, CartCheckoutAnswer, CartCreate, CartCreatedAnswer, CartDetail, CartItemCreate, CartItemUpdate, CartLinkAnswer, CartsAnswer,
+  DefaultCartAnswer, LineAddedAnswer, LineChangedAnswer,
+} from '../../schemas/index.js';
+import type { Services } from '../services.js';
+import { marketOr404, menuSnapshots } from './markets.js';
+import type { MenuSnapshots } from '../snapshots.js';
+
+const CartParams = Type.Object({ cart_id: Type.Integer({ minimum: 1, description: 'cart id' }) });
+const ItemParams = Type.Object({ item_id: Type.Integer({ minimum: 1, description: 'cart line id' }) });
+const CartItemParams = Type.Object({ cart_id: Type.Integer({ minimum: 1, description: 'cart id' }), item_id: Type.Integer({ minimum: 1, description: 'cart line id' }) });
+const SinceQuery = Type.Object({ since: Type.Optional(Type.Number({ minimum: 0, description: 'unix seconds: only carts created, connected or changed after it' })) });
+
+/**
+ * A deal of the current menu as a cart line (the in-memory snapshot the order route uses too): 404
+ * when the market is unknown or the deal is not on its current menu (CONTRACT.md "Session boundary").
+ */
+export function currentLine(s: Services, snapshots: MenuSnapshots, want: { market: string; offer_key: string; qty: number; note?: string }): NewLine {
+  const market = marketOr404(want.market);
+  const snap = snapshots.get(market);
+  const row = snap.rows.get(want.offer_key);
+  if (!row || s.clock.realNow() >= snap.closesAt) {
+    throw new HttpError(404, dealNotOnMenu(s.config.baseUrl, market, want.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
+  }
+  return { market, tick: snap.tick, idx: row.idx, offerKey: row.deal.key, qty: want.qty, maxQty: row.deal.max_qty, note: want.note ?? '', closesAt: snap.closesAt };
+}
+
+const agentOf = (principal: unknown): Caller => ({ kind: 'agent', agentId: (principal as AgentPrincipal).agentId });
+
+export function cartRoutes(s: Services): Route[] {
+  const base = s.config.baseUrl;
+  const snapshots = menuSnapshots(s);
+  const url = (token: string) => `${base}/carts/${token}`;
+  const defaultCart = (principal: unknown) => read(s.runtime, 'cart.agentDefault', { agentId: (principal as AgentPrincipal).agentId });
+  const detail = async (principal: unknown, cartId: number) => {
+    const c = await read(s.runtime, 'cart.detail', { caller: agentOf(principal), cartId, baseUrl: base, at: s.clock.realNow() });
+    if (!c) throw new HttpError(404, `no cart ${cartId} you can see`);
+    return c;
+  };
+
+  const added = (r: LineAdded): Reply => json({
+    item_id: r.item_id, cart_id: r.cart_id, status: r.status, qty: r.qty, clamped: r.clamped, paired: r.paired, checkout_url: url(r.checkout_url_token),
+    ...(r.paired ? { other_carts: r.other_carts } : {}),
+    note: r.paired
+      ? 'Your holder sees this line now on the checkout_url; nothing is charged until they pay (or you check out under an execute grant).'
+      : 'No account holder is connected yet: hand checkout_url to a human, who connects by opening it (logged in) or paying on it.',
+  }, 201);
+  const lineRoutes = (path: string, cartOf: (ctx: { params: any; principal: unknown }) => Promise<number>) => [
+    route<any, unknown, CartItemCreate>({
+      method: 'POST', path, auth: 'key', summary: 'Propose a deal of the current menu as a cart line (qty clamped to max_qty)',
+      params: path.includes('{cart_id}') ? CartParams : undefined, body: CartItemCreate, response: { 201: LineAddedAnswer },
+      responses: { 403: { description: 'the cart is not yours and you have no write grant' }, 404: { description: 'unknown market, deal not on the current menu, or no such cart' } },
+      handler: async (ctx) => {
+        const line = currentLine(s, snapshots, ctx.body);
+        const cartId = await cartOf(ctx);
+        return added(await s.runtime.ask<LineAdded>(`cart:${cartId}`, { kind: 'add', caller: agentOf(ctx.principal), line }, { idem: ctx.idem }));
+      },
+      replay: added,
+    }),
+  ];
+
+  return [
+    route({
+      method: 'GET', path: '/api/v1/cart', auth: 'key', summary: 'My default cart: its lines with their status, its checkout_url, and the other carts I see',
+      response: { 200: DefaultCartAnswer },
+      handler: async ({ principal }) => {
+        const at = s.clock.realNow();
+        const { id } = await defaultCart(principal);
+        const [cart, all] = await Promise.all([detail(principal, id), read(s.runtime, 'cart.list', { caller: agentOf(principal), baseUrl: base, at })]);
+        return json({ id, kind: cart.kind, paired: cart.associated, checkout_url: cart.checkout_url, items: cart.items, other_carts: all.filter((c) => c.id !== id) });
+      },
+    }),
+    ...lineRoutes('/api/v1/cart/items', async ({ principal }) => (await defaultCart(principal)).id),
+    route<{ item_id: number }>({
+      method: 'DELETE', path: '/api/v1/cart/items/{item_id}', auth: 'key', summary: 'Withdraw a line of my default cart (only while not ordered)',
+      params: ItemParams, response: { 200: LineChangedAnswer },
+      responses: { 404: { description: 'no such line in my default cart' }, 409: { description: 'the line is ordered already' } },
+      handler: async ({ params, principal, idem }) => {
+        const { id } = await defaultCart(principal);
+        return json(await s.runtime.ask<LineChanged>(`cart:${id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id }, { idem }));
+      },
+    }),
+    route({
+      method: 'POST', path: '/api/v1/cart/link', auth: 'key', summary: 'The links of my default cart to hand to a holder',
+      response: { 201: CartLinkAnswer },
+      handler: async ({ principal }) => {
+        const c = await defaultCart(principal);
+        return json({ cart_id: c.id, checkout_url: url(c.token), pairing_url: `${base}/link/${c.token}` }, 201);
+      },
+    }),
+    route<unknown, Static<typeof SinceQuery>>({
+      method: 'GET', path: '/api/v1/carts', auth: 'key', summary: 'Every cart I can see: mine, and once connected my holder\'s and its other agents\'',
+      query: SinceQuery, response: { 200: CartsAnswer },
+      handler: async ({ query, principal }) => json({ carts: await read(s.runtime, 'cart.list', { caller: agentOf(principal), since: query.since, baseUrl: base, at: s.clock.realNow() }) }),
+    }),
+    route<unknown, unknown, CartCreate>({
+      method: 'POST', path: '/api/v1/carts', auth: 'key', summary: 'Another cart of my own',
+      body: CartCreate, response: { 201: CartCreatedAnswer }, responses: { 409: { description: 'the most carts an agent may have' } },
+      handler: async ({ body, principal, idem }) => made(await s.runtime.ask<CartMade>(`agent:${(principal as AgentPrincipal).keyId}`, { kind: 'newCart', name: body.name }, { idem })),
+      replay: (r: CartMade) => made(r),
+    }),
+    route<{ cart_id: number }>({
+      method: 'GET', path: '/api/v1/carts/{cart_id}', auth: 'key', summary: 'One cart with its lines and my permissions',
+      params: CartParams, response: { 200: CartDetail }, responses: { 404: { description: 'no cart I can see' } },
+      handler: async ({ params, principal }) => json(await detail(principal, params.cart_id)),
+    }),
+    ...lineRoutes('/api/v1/carts/{cart_id}/items', async ({ params }) => params.cart_id),
+    route<{ cart_id: number; item_id: number }, unknown, CartItemUpdate>({
+      method: 'PUT', path: '/api/v1/carts/{cart_id}/items/{item_id}', auth: 'key', summary: 'Change a line\'s qty (clamped to max_qty; 0 removes it)',
+      params: CartItemParams, body: CartItemUpdate, response: { 200: LineChangedAnswer },
+      responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
+      handler: async ({ params, body, principal, idem }) =>
+        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'setQty', caller: agentOf(principal), itemId: params.item_id, qty: body.qty }, { idem })),
+    }),
+    route<{ cart_id: number; item_id: number }>({
+      method: 'DELETE', path: '/api/v1/carts/{cart_id}/items/{item_id}', auth: 'key', summary: 'Remove a line (only while not ordered)',
+      params: CartItemParams, response: { 200: LineChangedAnswer },
+      responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
+      handler: async ({ params, principal, idem }) =>
+        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id }, { idem })),
+    }),
+    route<{ cart_id: number }, unknown, CartCheckout>({
+      method: 'POST', path: '/api/v1/carts/{cart_id}/checkout', auth: 'key',
+      summary: 'Check a cart out myself: needs autonomous funding on, then an execute grant (card or balance) or my own cart paid from my own balance',
+      params: CartParams, body: CartCheckout, optionalBody: true, response: { 200: CartCheckoutAnswer },
+      responses: {
+        400: { description: 'a balance does not cover the lines, or the grant\'s card expired (nothing charged)' },
+        403: { description: 'autonomous funding is off, or no execute grant covers this cart and payment' },
+        404: { description: 'no cart I can see' },
+        409: { description: 'nothing to pay: every line is ordered or its session closed (nothing charged)' },
+      },
+      handler: async ({ params, body, principal, idem }) => json(await s.runtime.ask<CheckedOut>(`cart:${params.cart_id}`, {
+        kind: 'checkout', caller: agentOf(principal), payment: { method: 'grant', payWith: body.pay_with }, itemIds: body.item_ids,
+        at: s.clock.realNow(), baseUrl: base,
+      }, { idem })),
+    }),
+    route<{ cart_id: number }>({
+      method: 'POST', path: '/api/v1/carts/{cart_id}/link', auth: 'key', summary: 'The checkout link of a cart I can see',
+      params: CartParams, response: { 201: CartLinkAnswer }, responses: { 404: { description: 'no cart I can see' } },
+      handler: async ({ params, principal }) => {
+        const c = await detail(principal, params.cart_id);
+        return json({ cart_id: c.id, checkout_url: c.checkout_url }, 201);
+      },
+    }),
+  ];
+
+  function made(r: CartMade): Reply {
+    return json({ id: r.id, name: r.name, kind: r.kind, checkout_url: url(r.token) }, 201);
+  }
+}
