@@ -43,7 +43,7 @@ export function renderPage(name: string, view: Record<string, unknown> & { title
   return { status, body, contentType: 'text/html; charset=utf-8' };
 }
 
-const ASSETS = { 'site.css': 'text/css; charset=utf-8', 'api-docs.js': 'text/javascript; charset=utf-8' } as const;
+const ASSETS = { 'site.css': 'text/css; charset=utf-8', 'api-docs.js': 'text/javascript; charset=utf-8', 'countdown.js': 'text/javascript; charset=utf-8' } as const;
 type Asset = keyof typeof ASSETS;
 
 /** GET /assets/{asset}: the files of public/, read once. */

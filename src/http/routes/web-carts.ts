@@ -1,62 +1,203 @@
-// An agent's cart link (SPEC.md "Web routes": GET /carts/{token}), handed out at registration. A
-// holder who opens it while logged in connects the agent to their account (a turn of the agent's
-// account actor); everyone sees the agent's declared identity and the orders waiting for a payment.
-// Cart lines themselves (POST /cart/items) are the carts layer's; this page shows what exists.
-import Type from 'typebox';
-import type { Connected } from '../../../actors/account/messages.js';
-import { read } from '../../../actors/runtime/client.js';
-import { holderOf } from '../auth/holders.js';
+// A cart's link (SPEC.md "Web routes": GET /carts/{token}, POST .../pay; CONTRACT.md "Carts": POST
+// .../kind; GET /link/{token}, the older pairing link). The holder sees who proposes (the agent's
+// declared identity) and what (each line with note, price, fee, stale mark and the countdown to its
+// close), and approves by paying, logged in or signing in on the pay form itself. Opening the link
+// logged in, or signing in on it, connects the cart and its agent (a turn of the cart actor).
+import Type, { type Static } from 'typebox';
+import type { CartByToken, CheckedOut, KindSet, Opened } from '../../../actors/cart/messages.js';
+import type { HolderSession } from '../../../actors/holder/messages.js';
+import { ActorError, read } from '../../../actors/runtime/client.js';
+import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
+import { cartSummary, linesView, paidPayload } from '../cart-view.js';
 import { renderPage } from '../pages.js';
-import { htmlPage, route, type Route } from '../route.js';
+import { PayFields, cardOptions, cartPayment, checkedCard } from '../pay-form.js';
+import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { CartKindForm, CartPaidForm } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { usd } from '../web.js';
+import { WORDS, signIn, signInInline } from './web-holders.js';
+import { field, formReply, invalidForm, usd, webAction, type Problem } from '../web.js';
 
 // A link's token (checkout, cart). Any token is looked up (an indexed miss is cheap): an unknown or
 // malformed one is a 404 page, never a 422.
 export const TokenParams = Type.Object({ token: Type.String({ minLength: 1 }) });
 
-export type DeclaredAgent = { name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null };
+export type DeclaredAgent = {
+  name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null; purpose: string | null; contact: string | null;
+};
 
 const declared = (v: unknown) => (typeof v === 'string' && v ? v : 'not declared');
 
 /** The view of templates/agent-identity.mustache: what the agent declared about itself. */
 export function identityView(a: DeclaredAgent) {
   return {
-    agent_name: a.name, key_id: a.key_id, model: declared(a.identity?.model), operator_name: declared(a.operator?.name),
+    agent_name: a.name, key_id: a.key_id, model: declared(a.identity?.model), vendor: declared(a.identity?.vendor), operator_name: declared(a.operator?.name),
     operator_contact: declared(a.operator?.contact ?? a.contact), purpose: declared(a.purpose),
   };
 }
 
 export const utc = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
+const CartPayForm = Type.Object({
+  auth: Type.Union([Type.Literal('session'), Type.Literal('login'), Type.Literal('register')], {
+    default: 'session', description: 'session (logged in already), or log in or register with the fields below',
+  }),
+  email: Type.String({ maxLength: 254, default: '' }),
+  password: Type.String({ maxLength: 1024, default: '' }),
+  password2: Type.String({ maxLength: 1024, default: '' }),
+  display_name: Type.String({ maxLength: 120, default: '' }),
+  ...PayFields,
+});
+type CartPayForm = Static<typeof CartPayForm>;
+
+const KindForm = Type.Object({ kind: Type.Union([Type.Literal('trade'), Type.Literal('own')], { description: 'trade (orders) or own (buy the goods outright)' }) });
+
+type Found = NonNullable<CartByToken>;
+
 export function webCartRoutes(s: Services): Route[] {
-  return [
+  const base = s.config.baseUrl;
+
+  async function findCart(token: string, holder: HolderPrincipal | null): Promise<Found> {
+    const found = await read(s.runtime, 'cart.byToken', { token, holderId: holder?.holderId ?? null, baseUrl: base, at: s.clock.realNow() });
+    if (!found) throw new HttpError(404, 'no cart has this link: check the address the agent gave you');
+    return found;
+  }
+
+  /**
+   * The cart, connected first when a logged-in holder opens it and nobody holds it yet (SPEC.md
+   * "Cart connection"): read again then, as its lines and permissions are the holder's now.
+   */
+  async function openCart(token: string, holder: HolderPrincipal | null): Promise<{ found: Found; connectedNow: boolean }> {
+    const found = await findCart(token, holder);
+    if (!holder || found.holder_id !== null) return { found, connectedNow: false };
+    const opened = await s.runtime.ask<Opened>(`cart:${found.cart.id}`, { kind: 'open', holderId: holder.holderId });
+    return { found: opened.connected ? await findCart(token, holder) : found, connectedNow: opened.connected_now };
+  }
+
+  /** The pay form's holder-specific part: stored cards and the monthly fee. */
+  async function payView(holder: HolderPrincipal) {
+    const [cards, fee] = await Promise.all([read(s.runtime, 'holder.cards', { holderId: holder.holderId }), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId })]);
+    return { cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month };
+  }
+
+  /** The agent's orders (POST /orders) still waiting for a payment in an open session: each has its own purchase link. */
+  async function waitingOrders(accountId: number) {
+    const now = s.clock.realNow();
+    const rows = await read(s.runtime, 'account.orders', { accountIds: [accountId], status: 'awaiting_payment', limit: 100, baseUrl: base });
+    return rows.filter((o) => o.closes_at > now).map((o) => ({
+      deal_title: o.deal_title, market: o.market, tick: o.tick, qty: o.qty, total: usd(o.total_amount), closes: utc(o.closes_at), pay_path: new URL(o.purchase_url).pathname,
+    }));
+  }
+
+  async function page(token: string, holder: HolderPrincipal | null, p?: Problem, typed?: Partial<CartPayForm>): Promise<Reply> {
+    const { found, connectedNow } = await openCart(token, holder);
+    const { cart, agent } = found;
+    const mine = !!holder && found.holder_id === holder.holderId;
+    const otherHolder = !!holder && found.holder_id !== null && !mine;
+    const here = `/carts/${token}`;
+    const canPay = cart.open_items > 0 && !otherHolder;
+    const orders = mine && agent ? await waitingOrders(agent.account_id) : [];
+    return renderPage('cart', {
+      title: agent ? `${agent.name}'s cart` : cart.name, holder, error: p?.message, token, here, here_q: encodeURIComponent(here),
+      ...cartSummary(cart), ...(agent ? { agent: true, ...identityView(agent) } : {}),
+      lines: linesView(cart, s.clock.realNow(), mine, here),
+      connected_now: connectedNow, other_holder: otherHolder, mine, orders, has_orders: orders.length > 0,
+      can_switch_kind: mine && !found.paid, can_pay: canPay,
+      form_email: typed?.email ?? '', login_chosen: typed?.auth === 'login',
+      ...(canPay && holder ? await payView(holder) : {}),
+      scripts: ['/assets/countdown.js'],
+    }, p?.status ?? 200);
+  }
+
+  /** The page, or for an unknown link a message page (`{detail}` for JSON clients). */
+  async function pageOrMessage(req: RequestInfo, token: string, holder: HolderPrincipal | null, p?: Problem, typed?: Partial<CartPayForm>): Promise<Reply> {
+    return webAction(req, () => page(token, holder, p, typed), (q) =>
+      renderPage('message', { title: 'Cart not found', heading: 'Cart not found', message: q.message, is_error: true, holder }, q.status));
+  }
+
+  /**
+   * The holder who pays: the session's, or one signing in on the form. An inline registration whose
+   * e-mail is taken logs in with the same password instead, so a retry after a refused payment does
+   * not fail on the account its first attempt opened.
+   */
+  async function payer(req: RequestInfo, body: CartPayForm): Promise<{ holder: HolderPrincipal; session?: HolderSession }> {
+    if (body.auth === 'session') {
+      const holder = await holderOf(s, req);
+      if (!holder) throw new HttpError(401, 'log in first, or choose auth=login or auth=register with your e-mail and password');
+      return { holder };
+    }
+    let session: HolderSession;
+    try {
+      session = await signInInline(s, req, body.auth, body);
+    } catch (err) {
+      if (body.auth !== 'register' || !(err instanceof ActorError) || err.status !== 409) throw err;
+      session = await signIn(s, req, 'login', body).catch(() => Promise.reject(err));
+    }
+    return { holder: { holderId: session.holder_id, email: session.email, displayName: session.display_name }, session };
+  }
+
+  const paidReply = (req: RequestInfo, token: string, paid: CheckedOut, session?: HolderSession): Reply =>
+    formReply(req, paid.kind === 'own' ? `/carts/${token}` : '/console/orders', paidPayload(paid), session ? { 'set-cookie': sessionCookie(s, session.token) } : {});
+
+  /** GET of a link: the cart page (both links show it; opening either logged in connects). */
+  const showCart = (path: string, summary: string) =>
     route<{ token: string }>({
-      method: 'GET', path: '/carts/{token}', auth: 'none', summary: "An agent's cart link: connects the agent to the logged-in holder", params: TokenParams,
-      response: { 200: htmlPage('the agent\'s identity and its orders waiting for payment') },
-      handler: async ({ req, params }) => {
-        const holder = await holderOf(s, req);
-        const a = await read(s.runtime, 'agent.cart', { token: params.token });
-        if (!a) return renderPage('message', { title: 'Cart not found', heading: 'Cart not found', message: 'No cart has this link: check the address the agent gave you.', is_error: true, holder }, 404);
-        let connected = holder !== null && a.holder_id === holder.holderId;
-        let connectedNow = false;
-        if (holder && a.holder_id === null) {
-          connected = (await s.runtime.ask<Connected>(`account:${a.account_id}`, { kind: 'connect', agentId: a.agent_id, holderId: holder.holderId })).connected;
-          connectedNow = connected;
-        }
-        const now = s.clock.realNow();
-        const waiting = connected
-          ? (await read(s.runtime, 'account.orders', { accountIds: [a.account_id], status: 'awaiting_payment', limit: 100, baseUrl: s.config.baseUrl })).filter((o) => (o.closes_at as number) > now)
-          : [];
-        const orders = waiting.map((o) => ({
-          deal_title: o.deal_title, market: o.market, tick: o.tick, qty: o.qty, total: usd(o.total_amount as number),
-          closes: utc(o.closes_at as number), pay_path: new URL(o.purchase_url as string).pathname,
-        }));
-        return renderPage('cart-link', {
-          title: `${a.name}'s cart`, holder, ...identityView(a), connected_now: connectedNow,
-          other_holder: holder !== null && !connected, orders, has_orders: orders.length > 0, here_q: encodeURIComponent(`/carts/${params.token}`),
+      method: 'GET', path, auth: 'none', summary, params: TokenParams,
+      response: { 200: htmlPage('the cart, its agent\'s declared identity, and the payment form') },
+      handler: async ({ req, params }) => pageOrMessage(req, params.token, await holderOf(s, req)),
+    });
+
+  const kindReply = (req: RequestInfo, token: string, set: KindSet) => formReply(req, `/carts/${token}`, { cart_id: set.cart_id, kind: set.kind });
+
+  return [
+    showCart('/carts/{token}', 'A cart\'s link: review the lines and who proposes them, and pay; connects the cart to the logged-in holder'),
+    showCart('/link/{token}', 'The older pairing link of a cart: connects the agent like the cart link and shows its cart'),
+
+    route<{ token: string }, unknown, CartPayForm>({
+      method: 'POST', path: '/carts/{token}/pay', auth: 'none', summary: 'Pay a cart\'s lines by card or from balances, logged in or signing in on the form',
+      params: TokenParams, body: CartPayForm,
+      response: { 200: CartPaidForm }, responses: { 303: { description: 'browsers: sent on to the orders (trade cart) or the cart (own cart)' } },
+      onInvalid: invalidForm(WORDS, async (req, p, raw) =>
+        pageOrMessage(req, raw.params.token, await holderOf(s, req), p, { email: field(raw.body, 'email'), auth: field(raw.body, 'auth') === 'login' ? 'login' : undefined })),
+      handler: async ({ req, params, body, idem }) => {
+        let signedIn: HolderSession | undefined;
+        return webAction(req, async () => {
+          const now = new Date(s.clock.realNow() * 1000);
+          // The card first: a declined or mistyped one registers nobody and charges nothing.
+          if (body.method === 'new_card') checkedCard(body, now);
+          const { holder, session } = await payer(req, body);
+          signedIn = session;
+          const payment = await cartPayment(s, holder.holderId, body, now);
+          const { found } = await openCart(params.token, holder);
+          const paid = await s.runtime.ask<CheckedOut>(`cart:${found.cart.id}`, {
+            kind: 'checkout', caller: { kind: 'holder', holderId: holder.holderId }, payment, at: s.clock.realNow(), baseUrl: base,
+          }, { idem });
+          return paidReply(req, params.token, paid, session);
+        }, async (p) => {
+          // Signed in on the form but not paid: the page again, logged in from now on.
+          const holder = signedIn ? { holderId: signedIn.holder_id, email: signedIn.email, displayName: signedIn.display_name } : await holderOf(s, req);
+          const reply = await pageOrMessage(req, params.token, holder, p, body);
+          return signedIn ? { ...reply, headers: { ...reply.headers, 'set-cookie': sessionCookie(s, signedIn.token) } } : reply;
         });
       },
+      // A stored payment is answered again; signing in on the form signs in again (same body, same password).
+      replay: async (paid: CheckedOut, { req, params, body }) =>
+        paidReply(req, params.token, paid, body.auth === 'session' ? undefined : await signIn(s, req, 'login', body)),
+    }),
+
+    route<{ token: string }, unknown, Static<typeof KindForm>>({
+      method: 'POST', path: '/carts/{token}/kind', auth: 'holder', summary: 'Ask for another kind on an unpaid cart: trade (orders) or own (buy outright)',
+      params: TokenParams, body: KindForm,
+      response: { 200: CartKindForm }, responses: { 303: { description: 'browsers: back to the cart' } },
+      onInvalid: invalidForm<HolderPrincipal>({ kind: 'choose trade or own' }, (req, p, raw, holder) => pageOrMessage(req, raw.params.token, holder, p)),
+      handler: ({ req, params, body, principal, idem }) => {
+        const holder = principal as HolderPrincipal;
+        return webAction(req, async () => {
+          const { found } = await openCart(params.token, holder);
+          const set = await s.runtime.ask<KindSet>(`cart:${found.cart.id}`, { kind: 'setKind', holderId: holder.holderId, cartKind: body.kind }, { idem });
+          return kindReply(req, params.token, set);
+        }, (p) => pageOrMessage(req, params.token, holder, p));
+      },
+      replay: (set: KindSet, { req, params }) => kindReply(req, params.token, set),
     }),
   ];
 }

@@ -5,7 +5,8 @@
 import Type, { type Static } from 'typebox';
 import type { Connected, OrderAgent, Paid, ServedOrder } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
-import { checkCard, expired, type StoredCard } from '../../payments/cards.js';
+import type { StoredCard } from '../../payments/cards.js';
+import { PayFields, cardOptions, checkedCard, storedCard } from '../pay-form.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -16,14 +17,7 @@ import { centsToNumber } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from './web-carts.js';
 
 
-const PayForm = Type.Object({
-  method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card')], { default: 'new_card' }),
-  card_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
-  number: Type.String({ maxLength: 64, default: '' }),
-  exp: Type.String({ maxLength: 16, default: '' }),
-  cvc: Type.String({ maxLength: 16, default: '' }),
-  holder: Type.String({ maxLength: 160, default: '' }),
-});
+const PayForm = Type.Object(PayFields);
 type PayForm = Static<typeof PayForm>;
 
 type Order = ServedOrder;
@@ -45,7 +39,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
       read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId }),
     ]);
     return {
-      cards: cards.map((c) => ({ id: c.id, label: `${c.brand} •••• ${c.last4}, ${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year).slice(-2)}` })),
+      cards: cardOptions(cards),
       has_cards: cards.length > 0,
       // The balance is the agent's account: offered only once that account is the holder's.
       balance: balance === null ? null : usd(centsToNumber(balance)),
@@ -85,16 +79,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
   async function cardToCharge(holder: HolderPrincipal, body: PayForm): Promise<StoredCard | undefined> {
     const now = new Date(s.clock.realNow() * 1000);
     if (body.method === 'balance') return undefined;
-    if (body.method === 'new_card') {
-      const c = checkCard(body, now);
-      if (!c.ok) throw new HttpError(c.status, c.detail);
-      return c.card;
-    }
-    if (body.card_id === null) throw new HttpError(400, 'choose one of your stored cards (card_id)');
-    const c = await read(s.runtime, 'holder.card', { holderId: holder.holderId, cardId: body.card_id });
-    if (!c) throw new HttpError(404, `no stored card ${body.card_id} of yours`);
-    if (expired(c.expMonth, c.expYear, now)) throw new HttpError(400, 'that stored card has expired: pay with a new card');
-    return c;
+    return body.method === 'new_card' ? checkedCard(body, now) : storedCard(s, holder.holderId, body.card_id, now);
   }
 
   return [

@@ -1,7 +1,9 @@
 // The holder's console (SPEC.md "Web routes"): overview, positions, orders, ledger and agents with the
 // autonomous-funding switch. The holder's data is every account whose holder is them and every
 // account of an agent connected to them; rows come from the same read models as the agents' API.
-import Type from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
+import type { GrantMessage, Granted, Revoked } from '../../../actors/holder/messages.js';
+import { cardOptions } from '../pay-form.js';
 import type { FundingSet } from '../../../actors/account/messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber, numberToCents } from '../../engine/index.js';
@@ -9,7 +11,7 @@ import { read } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
-import { FundingForm } from '../../schemas/index.js';
+import { FundingForm, GrantForm, RevokedForm } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 
@@ -76,12 +78,23 @@ export function webConsoleRoutes(s: Services): Route[] {
   };
 
   const agentsView = async (holder: HolderPrincipal): Promise<ConsoleView> => {
-    const agents = await agentsOf(holder.holderId);
+    const [agents, grants, carts, cards] = await Promise.all([
+      agentsOf(holder.holderId),
+      read(s.runtime, 'holder.grants', { holderId: holder.holderId }),
+      read(s.runtime, 'cart.list', { caller: { kind: 'holder', holderId: holder.holderId }, baseUrl: base, at: s.clock.realNow() }),
+      read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+    ]);
     return {
       needed: FUNDING_PROFITABLE_TRADES, has_agents: agents.length > 0,
       agents: agents.map((a) => ({ ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES })),
+      grants: grants.map((g) => ({
+        ...g, agent: g.agent_id === null ? 'every agent of yours' : g.agent_name, cart: g.cart_id === null ? 'every cart of yours' : g.cart_name,
+        pays: g.level !== 'execute' ? '' : g.pay_with === 'card' ? `stored card ${g.card_id}` : 'balance', created: when(g.created_at),
+      })),
+      has_grants: grants.length > 0, carts: carts.map((c) => ({ id: c.id, name: c.name, owner: c.owner.name })), cards: cardOptions(cards),
     };
   };
+  const agentsPage = async (holder: HolderPrincipal, p?: Problem) => render('console-agents', 'Agents', holder, await agentsView(holder), p);
 
   const STATUSES = ['', 'open', 'settled'] as const;
   const PositionsQuery = Type.Object({ status: Type.Union(STATUSES.map((v) => Type.Literal(v)), { default: '' }) });
@@ -117,8 +130,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       summary: `Autonomous-funding switch of an agent (on after ${FUNDING_PROFITABLE_TRADES} settled trades in profit; off at any time)`,
       params: Type.Object({ agent_id: Type.Integer({ minimum: 1 }) }),
       body: Type.Object({ enabled: Type.Union([Type.Literal('on'), Type.Literal('off')]) }),
-      onInvalid: invalidForm<HolderPrincipal>({ enabled: 'choose on or off' }, async (_req, p, _raw, holder) =>
-        render('console-agents', 'Agents', holder, await agentsView(holder), p)),
+      onInvalid: invalidForm<HolderPrincipal>({ enabled: 'choose on or off' }, (_req, p, _raw, holder) => agentsPage(holder, p)),
       handler: ({ req, params, body, principal, idem }) => {
         const holder = principal as HolderPrincipal;
         return webAction(req, async () => {
@@ -128,10 +140,48 @@ export function webConsoleRoutes(s: Services): Route[] {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
           }, { idem });
           return fundingReply(req, set);
-        }, async (p) => render('console-agents', 'Agents', holder, await agentsView(holder), p));
+        }, (p) => agentsPage(holder, p));
       },
       replay: (set: FundingSet, { req }) => fundingReply(req, set),
     }),
+    ...grantRoutes(s, agentsPage),
+  ];
+}
+
+const GrantFields = Type.Object({
+  agent_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null, description: 'the agent; empty: every agent of yours' }),
+  cart_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null, description: 'the cart; empty: every cart of yours' }),
+  level: Type.Union([Type.Literal('write'), Type.Literal('execute')], { default: 'write' }),
+  pay_with: Type.Union([Type.Literal('balance'), Type.Literal('card')], { default: 'balance' }),
+  card_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
+  note: Type.String({ maxLength: 255, default: '' }),
+});
+type GrantFields = Static<typeof GrantFields>;
+const RevokeFields = Type.Object({ grant_id: Type.Integer({ minimum: 1 }) });
+
+/**
+ * The holder's cart grants (SPEC.md "Cart connection, kind and funding switch"): turns of the
+ * holder's actor; the console's agents page lists them with their forms.
+ */
+function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Problem) => Promise<Reply>): Route[] {
+  const holderPost = <B, R>(path: string, summary: string, body: ReturnType<typeof Type.Object>, answer: TSchema, message: (holder: HolderPrincipal, body: B) => GrantMessage, reply: (req: RequestInfo, r: R) => Reply) =>
+    route<unknown, unknown, B>({
+      method: 'POST', path, auth: 'holder', summary, body,
+      response: { 200: answer }, responses: { 303: { description: 'browsers: back to the agents page' } },
+      onInvalid: invalidForm<HolderPrincipal>({}, (_req, p, _raw, holder) => agentsPage(holder, p)),
+      handler: ({ req, body, principal, idem }) => {
+        const holder = principal as HolderPrincipal;
+        return webAction(req, async () => reply(req, await s.runtime.ask<R>(`holder:${holder.email}`, message(holder, body), { idem })), (p) => agentsPage(holder, p));
+      },
+      replay: (r: R, { req }) => reply(req, r),
+    });
+  return [
+    holderPost<GrantFields, Granted>('/cart/grant', 'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)', GrantFields, GrantForm,
+      (h, b) => ({ kind: 'grant', holderId: h.holderId, agentId: b.agent_id, cartId: b.cart_id, level: b.level, payWith: b.pay_with, cardId: b.card_id, note: b.note }),
+      (req, g) => formReply(req, '/console/agents', { grant_id: g.grant_id })),
+    holderPost<Static<typeof RevokeFields>, Revoked>('/cart/grant/revoke', 'Revoke a grant', RevokeFields, RevokedForm,
+      (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
+      (req, r) => formReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked })),
   ];
 }
 
