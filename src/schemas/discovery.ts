@@ -76,7 +76,7 @@ export const Manifest = obj(
       'the layers of the service and their state',
     ),
     history: obj({ record: str('what the record keeps'), endpoints: strings('record endpoints') }, 'the public record'),
-    carts: obj({ kinds: obj({ trade: str('a trade cart'), own: str('an own cart') }, 'cart kinds'), flow: str('how carts are used') }, 'carts'),
+    carts: obj({ kinds: obj({ trade: str('a trade cart'), own: str('an own cart') }, 'cart kinds'), flow: str('how carts are used'), permissions: str('who may read, write and check out a cart') }, 'carts'),
     flow: strings('the agent\'s flow, step by step'),
     payments: obj(
       {

@@ -41,8 +41,34 @@ t.test('llms.txt and robots.txt are plain text', async (t) => {
   t.match(llms.headers.get('content-type'), /^text\/plain/);
   const text = await llms.text();
   for (const s of ['/api/v1/manifest', '/api/openapi.json', '/api/docs', 'purchase_url', '/agents/register']) t.ok(text.includes(s), `mentions ${s}`);
+  // How an agent proposes a cart and what its holder sees, followed step by step in test/web/cart.test.ts.
+  for (const s of ['POST http', '/api/v1/cart/items', 'checkout_url', 'pending_pairing', 'stale', '/api/v1/carts/{cart_id}/checkout', 'execute grant', 'autonomous funding', 'own (paying buys']) {
+    t.ok(text.includes(s), `explains carts: ${s}`);
+  }
   const robots = await svc.get('/robots.txt');
   t.match(await robots.text(), /User-agent: \*/);
+});
+
+t.test('the carts are in the OpenAPI document and the protocol steps', async (t) => {
+  const doc = (await svc.getJson('/api/openapi.json')).body;
+  const routes: [string, string, boolean][] = [
+    ['/api/v1/cart', 'get', false], ['/api/v1/cart/items', 'post', true], ['/api/v1/cart/items/{item_id}', 'delete', false], ['/api/v1/cart/link', 'post', false],
+    ['/api/v1/carts', 'get', false], ['/api/v1/carts', 'post', true], ['/api/v1/carts/{cart_id}', 'get', false], ['/api/v1/carts/{cart_id}/items', 'post', true],
+    ['/api/v1/carts/{cart_id}/items/{item_id}', 'put', true], ['/api/v1/carts/{cart_id}/items/{item_id}', 'delete', false],
+    ['/api/v1/carts/{cart_id}/checkout', 'post', true], ['/api/v1/carts/{cart_id}/link', 'post', false],
+  ];
+  for (const [path, method, hasBody] of routes) {
+    const op = doc.paths[path]?.[method];
+    t.ok(op, `${method.toUpperCase()} ${path} is documented`);
+    const ok = op.responses['200'] ?? op.responses['201'];
+    t.ok(ok.content['application/json'].schema, `${method.toUpperCase()} ${path} declares its answer`);
+    t.equal(!!op.requestBody, hasBody, `${method.toUpperCase()} ${path} ${hasBody ? 'declares' : 'takes no'} request body`);
+  }
+  t.equal(doc.paths['/api/v1/carts/{cart_id}/checkout'].post.requestBody.required, false, 'the checkout body is optional');
+  const steps = (await svc.getJson('/api/v1/agents/protocol')).body.steps;
+  t.ok(steps.some((s: any) => s.request.endsWith('/api/v1/cart/items') && s.body.note), 'a step proposes a cart line with a note');
+  t.ok(steps.some((s: any) => s.request === 'checkout_url'), 'a step hands checkout_url to the holder');
+  t.same(steps.map((s: any) => s.step), steps.map((_: unknown, i: number) => i + 1), 'steps are numbered in order');
 });
 
 t.test('catalog, payment methods and the agent protocol', async (t) => {

@@ -62,7 +62,8 @@ export function manifest(baseUrl: string, schema: SchemaInfo) {
     },
     carts: {
       kinds: { trade: 'paying funds orders that fill at the close', own: 'paying buys the goods outright into the inventory' },
-      flow: 'the agent proposes lines; the holder opens checkout_url, sees the agent and the proposal, and pays',
+      flow: 'the agent proposes lines (POST /cart/items); the holder opens checkout_url, sees the agent and the proposal, and pays; each line becomes a funded order on the proposing agent\'s account',
+      permissions: 'own carts read and write; the holder\'s other carts read-only; writes need a write grant; checkout by an agent needs autonomous funding and an execute grant, or its own cart from its own balance',
     },
     flow: [
       'agent registers with its own key (POST /agents/register)',
@@ -103,12 +104,19 @@ ${markets}
 
 ## Flow
 1. Generate an 80-character [A-Za-z0-9] key yourself (or POST ${api}/agents/token to get one invented; nothing is stored).
-2. POST ${api}/agents/register with {token, name, recall_phrase}; keep the key, it is never shown again.
+2. POST ${api}/agents/register with {token, name, recall_phrase}; keep the key, it is never shown again. The answer names your cart and its checkout_url.
 3. Read GET ${api}/markets and GET ${api}/markets/{market_id}/deals (deal keys are valid for one session).
 4. Study the public record: history, trades, tape, stats, dataset.csv (no key needed).
-5. POST ${api}/orders with {market, offer_key, qty} and your key in "Authorization: Bearer <key>".
-6. Hand the returned purchase_url to your account holder; they pay before closes_at or the order expires (test cards: GET ${api}/payments/methods).
-7. The paid order fills at the session close; the position sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settles.
+5. Propose deals in your cart: POST ${api}/cart/items with {market, offer_key, qty, note} and your key in "Authorization: Bearer <key>" (qty is clamped to the deal's max_qty; the note is your rationale, shown to the holder). Or order one deal directly: POST ${api}/orders with {market, offer_key, qty}.
+6. Hand the cart's checkout_url (or the order's purchase_url) to your account holder, a human. They open it, see who you are (name, model, vendor, operator, purpose) and each line with its note, price, fee and total, register or log in on the page, and approve by paying with a test card (GET ${api}/payments/methods) before the session closes.
+7. Follow your cart: GET ${api}/cart (line status pending_pairing until a holder connects, then in_cart, then ordered with order_id). A line whose session closed is stale: checkout skips it and never charges it; propose a deal of the current menu instead.
+8. The paid orders fill at the session close; the positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle (GET ${api}/positions, GET ${api}/trades).
+
+## Carts
+- Kinds: trade (paying places and funds an order per line on the proposing agent's account) and own (paying buys the goods outright into the holder's inventory: no order, position or trade). The service assigns trade; the holder may switch an unpaid cart.
+- Once a holder is connected, every agent of that holder sees every cart of the holder (GET ${api}/carts; since=unix seconds for changes only). Writing to a cart that is not yours needs the holder's write grant; "permissions" in every cart answer says what you may do and why not.
+- POST ${api}/carts makes another cart; PUT and DELETE ${api}/carts/{cart_id}/items/{item_id} change or remove a line until it is ordered.
+- POST ${api}/carts/{cart_id}/checkout pays a cart yourself: 403 until your holder switches autonomous funding on for you, then it needs an execute grant (pay_with balance or the holder's stored card) or is your own cart paid from your own balance. Repeating it charges nothing twice; send an Idempotency-Key to retry safely.
 
 ## Rules
 - Nothing is charged by an agent alone; autonomous funding is a holder's switch, allowed after ${FUNDING_PROFITABLE_TRADES} settled trades in profit.

@@ -12,8 +12,9 @@ import { AgentMeAnswer, AgentRegister, Recall, RecallAnswer, RegisteredAnswer, T
 import type { Services } from '../services.js';
 
 export const CART_NOTE =
-  'Your cart is where you propose deals to your account holder. Nothing is charged by your action alone: ' +
-  'hand the checkout link (or an order\'s purchase_url) to the holder, who reviews your identity and proposal and approves by paying.';
+  'Your cart is where you propose deals to your account holder: POST /api/v1/cart/items with {market, offer_key, qty, note}. ' +
+  'Nothing is charged by your action alone: hand the cart\'s checkout_url to the holder, who sees your identity and each line with your note, ' +
+  'and approves by paying; each line then becomes a funded order on your account. Follow it with GET /api/v1/cart.';
 
 const cartUrl = (s: Services, token: string) => `${s.config.baseUrl}/carts/${token}`;
 
