@@ -1,0 +1,133 @@
+// An agent's cart approved by a holder in a real browser (headless Chromium), issue 10's scenario:
+// the agent proposes lines through the API; a holder who never saw the service opens the cart link,
+// reads who asks and what (notes, prices, the countdown to each close), registers, removes a line,
+// pays with the approved test card and finds the orders in the console. A second newcomer registers
+// on the pay form itself. Screenshots go to test-artifacts/ (kept by CI, never committed).
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { currentMenu, registerAgent, type TestAgent } from '../helpers/agents.js';
+import { startWebService } from '../helpers/web.js';
+import type { TestService } from '../helpers/service.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve('test-artifacts');
+// h2 sessions last 2 hours at time scale 1: the proposed deals stay open for the whole test.
+const MARKET = 'h2';
+
+async function launch(t: { teardown: (fn: () => unknown) => void }): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'] });
+  t.teardown(() => browser.close());
+  return browser;
+}
+
+/** An agent that proposed `deals` as lines of its default cart; the line ids and the cart link. */
+async function proposing(svc: TestService, deals: any[], profile: Record<string, unknown>): Promise<{ agent: TestAgent; itemIds: number[]; link: string }> {
+  const agent = await registerAgent(svc, profile);
+  const itemIds: number[] = [];
+  let link = '';
+  for (const [i, d] of deals.entries()) {
+    const r = await agent.post('/api/v1/cart/items', { market: MARKET, offer_key: d.key, qty: 1, note: `pick ${i + 1}: cheap for its family` });
+    if (r.status !== 201) throw new Error(`cart item: ${r.status} ${JSON.stringify(r.body)}`);
+    itemIds.push(r.body.item_id);
+    link = r.body.checkout_url;
+  }
+  return { agent, itemIds, link };
+}
+
+async function fillCard(page: Page, number: string) {
+  await page.getByLabel('Card number').fill(number);
+  await page.getByLabel('Expiry (MM/YY)').fill('12/39');
+  await page.getByLabel('CVC').fill('123');
+}
+
+t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
+  const svc = await startWebService(t, { SVC_TIME_SCALE: '1' });
+  const deals = (await currentMenu(svc, MARKET, 600)).deals;
+  const browser = await launch(t);
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const violations: string[] = [];
+
+  const newcomer = async () => {
+    const page = await (await browser.newContext({ baseURL: svc.config.baseUrl })).newPage();
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    return page;
+  };
+
+  await t.test('opens the link, registers, removes a line, pays, and sees the orders', async (t) => {
+    const { agent, itemIds, link } = await proposing(svc, deals.slice(0, 3), {
+      name: 'Orchid Buyer', agent: { model: 'gpt-browser', vendor: 'Orchid Labs' }, operator: { name: 'Orchid Ops' }, purpose: 'restock the shop',
+    });
+    const page = await newcomer();
+    await page.goto(link);
+    t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Orchid Buyer\'s cart');
+    const main = (await page.textContent('main'))!;
+    for (const s of ['gpt-browser', 'Orchid Labs', 'Orchid Ops', 'restock the shop', 'pick 1: cheap for its family', deals[0].bundle.title]) t.match(main, s, `shows ${s}`);
+    t.match(await page.locator(`#line-${itemIds[0]} .countdown`).textContent(), /^closes in \d+ min \(\d\d:\d\d UTC\)$/);
+    t.equal(await page.getByRole('button', { name: 'Remove' }).count(), 0, 'a visitor cannot change the lines');
+
+    // The countdown is live: a close 30 s away reads in seconds within a tick of the page's script.
+    await page.locator(`#line-${itemIds[0]} .countdown`).evaluate((el) => el.setAttribute('data-closes', String(Date.now() / 1000 + 30)));
+    await page.waitForFunction((id) => /^closes in \d+ s /.test(document.querySelector(`#line-${id} .countdown`)!.textContent!), itemIds[0]);
+
+    await page.locator('main').getByRole('link', { name: 'register', exact: true }).click();
+    await page.getByLabel('E-mail').fill('iris@example.com');
+    await page.getByLabel('Display name').fill('Iris');
+    await page.getByLabel('Password', { exact: false }).first().fill('a long passphrase');
+    await page.getByLabel('Password again').fill('a long passphrase');
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.waitForURL(link);
+    t.match(await page.getByRole('status').first().textContent(), 'Orchid Buyer is now connected to your account');
+
+    await page.locator(`#line-${itemIds[1]}`).getByRole('button', { name: 'Remove' }).click();
+    await page.waitForURL(link);
+    t.equal(await page.locator(`#line-${itemIds[1]}`).count(), 0, 'the line is gone');
+    t.equal(await page.locator('tr[id^="line-"]').count(), 2);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'cart-link-before-paying.png'), fullPage: true });
+
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.waitForURL('**/console/orders');
+    const orders = (await agent.get('/api/v1/orders')).body.orders;
+    t.equal(orders.length, 2, 'one order per remaining line');
+    for (const o of orders) {
+      t.equal(o.status, 'paid');
+      const row = page.getByRole('row', { name: new RegExp(`^${o.id} `) });
+      t.match(await row.textContent(), 'paid');
+      t.match(await row.textContent(), o.deal_title);
+    }
+    t.notMatch(await page.textContent('main'), deals[1].bundle.title, 'the removed line was never ordered');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'cart-paid-console-orders.png'), fullPage: true });
+    t.ok(fs.statSync(path.join(ARTIFACTS, 'cart-paid-console-orders.png')).size > 0, 'screenshot kept');
+  });
+
+  await t.test('a newcomer registers on the pay form itself and pays', async (t) => {
+    const { agent, link } = await proposing(svc, deals.slice(3, 5), { name: 'Fern Finder' });
+    const page = await newcomer();
+    await page.goto(link);
+    await page.getByLabel('I am new here: register').check();
+    await page.getByLabel('E-mail').fill('june@example.com');
+    await page.getByLabel('Password (at least 8 characters)').fill('another passphrase');
+    await page.getByLabel('Password again (new accounts)').fill('another passphrase');
+    await fillCard(page, '4000 0000 0000 0002');
+    await page.getByRole('button', { name: /^Pay / }).click();
+    t.match(await page.getByRole('alert').textContent(), 'card declined', 'a declined card: the page again, nothing charged');
+    t.same((await agent.get('/api/v1/account')).body.ledger, []);
+    t.equal(await page.getByLabel('E-mail').inputValue(), 'june@example.com', 'the e-mail stays filled in');
+
+    await page.getByLabel('Password (at least 8 characters)').fill('another passphrase');
+    await page.getByLabel('Password again (new accounts)').fill('another passphrase');
+    await fillCard(page, '4242 4242 4242 4242');
+    await page.getByRole('button', { name: /^Pay / }).click();
+    await page.waitForURL('**/console/orders');
+    t.match(await page.locator('header.site').textContent(), 'june@example.com', 'logged in by paying');
+    const orders = (await agent.get('/api/v1/orders')).body.orders;
+    t.same(orders.map((o: any) => o.status), ['paid', 'paid']);
+    for (const o of orders) t.match(await page.getByRole('row', { name: new RegExp(`^${o.id} `) }).textContent(), 'paid');
+  });
+
+  t.same(violations, [], 'no CSP violation on the cart pages');
+});
