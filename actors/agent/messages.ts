@@ -33,8 +33,3 @@ export type AgentState = {
   contact: string | null; account_id: number; holder_id: number | null; paired_at: number | null; autonomous_funding: boolean;
   balance_cents: number; carts: CartView[];
 };
-/** The agent a cart link belongs to, as its page shows it. */
-export type CartAgent = {
-  agent_id: number; account_id: number; holder_id: number | null; name: string; key_id: string; identity: Record<string, unknown> | null;
-  operator: Record<string, unknown> | null; purpose: string | null; contact: string | null;
-};

@@ -1,12 +1,12 @@
 // Read tasks over the agent and cart tables: the key look-up behind the key authenticator's cache,
-// an agent's own state, the recall check and the agent behind a cart link. Plain data out.
+// an agent's own state and the recall check. Plain data out.
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentSchema, CartSchema, type Cart } from '../../orm/entities/index.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import { unix } from '../account/views.js';
 import { defineReads } from '../runtime/read.js';
-import type { AgentKey, AgentRecall, AgentState, CartAgent, CartView } from './messages.js';
+import type { AgentKey, AgentRecall, AgentState, CartView } from './messages.js';
 
 async function agentByKeyId(em: EntityManager, keyId: string): Promise<AgentKey | null> {
   const g = await em.findOne(AgentSchema, { keyId }, { fields: ['account', 'keyHash'] });
@@ -42,23 +42,8 @@ async function agentState(em: EntityManager, agentId: number): Promise<AgentStat
   };
 }
 
-async function cartAgent(em: EntityManager, token: string): Promise<CartAgent | null> {
-  const c = await em.findOne(CartSchema, { token }, {
-    fields: ['agent.account', 'agent.holder', 'agent.name', 'agent.keyId', 'agent.identity', 'agent.operator', 'agent.purpose', 'agent.contact'],
-  });
-  const g = c?.agent?.$;
-  if (!g) return null;
-  return {
-    agent_id: g.id, account_id: g.account.id, holder_id: g.holder?.id ?? null, name: g.name, key_id: g.keyId,
-    identity: (g.identity ?? null) as CartAgent['identity'], operator: (g.operator ?? null) as CartAgent['operator'],
-    purpose: g.purpose ?? null, contact: g.contact ?? null,
-  };
-}
-
 export const agentReads = defineReads({
   'agent.byKeyId': async ({ em }, a: { keyId: string }) => agentByKeyId(em, a.keyId),
   'agent.recall': async ({ em }, a: { keyId: string }) => recallOf(em, a.keyId),
   'agent.me': async ({ em }, a: { agentId: number }) => agentState(em, a.agentId),
-  /** The agent whose cart has this link token, or null. */
-  'agent.cart': async ({ em }, a: { token: string }) => cartAgent(em, a.token),
 });
