@@ -13,16 +13,18 @@ async function agentByKeyId(em: EntityManager, keyId: string): Promise<AgentKey 
   return g && { id: g.id, account_id: g.account.id, key_hash: g.keyHash };
 }
 
-/** The carts an agent sees: its own, and once connected its holder's and the holder's other agents'. */
+/**
+ * The carts an agent sees: its own, and once connected every cart of its holder (its agents' carts
+ * carry the holder from the connection on: actors/account/pairing.ts). As actors/cart/lines.ts reads them.
+ */
 const cartsSeenBy = (agentId: number, holderId: number | null): FilterQuery<Cart> =>
-  holderId === null ? { agent: agentId } : { $or: [{ agent: agentId }, { holder: holderId }, { agent: { holder: holderId } }] };
+  holderId === null ? { agent: agentId } : { $or: [{ agent: agentId }, { holder: holderId }] };
 
 async function recallOf(em: EntityManager, keyId: string): Promise<AgentRecall | null> {
   const g = await em.findOne(AgentSchema, { keyId }, { fields: ['name', 'recallPhrase', 'holder'] });
   if (!g) return null;
   const holderId = g.holder?.id ?? null;
-  // Its own carts and its holder's (not those of the holder's other agents, which agent.me lists).
-  const carts = await em.count(CartSchema, holderId === null ? { agent: g.id } : { $or: [{ agent: g.id }, { holder: holderId }] });
+  const carts = await em.count(CartSchema, cartsSeenBy(g.id, holderId));
   return { name: g.name, recall_phrase: g.recallPhrase, connected: holderId !== null, carts };
 }
 

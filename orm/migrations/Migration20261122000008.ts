@@ -27,6 +27,8 @@ export class Migration20261122000008 extends Migration {
     this.addSql(`alter table cart add column updated_at timestamptz not null default now()`);
     this.addSql(`create index cart_agent on cart (agent_id) where agent_id is not null`);
     this.addSql(`create index cart_holder on cart (holder_id) where holder_id is not null`);
+    // A connected agent's carts are its holder's (every agent of the holder sees them).
+    this.addSql(`update cart c set holder_id = g.holder_id from agent g where g.id = c.agent_id and c.holder_id is null and g.holder_id is not null`);
     // Every holder has one cart of their own (the lines they pick), made at registration.
     this.addSql(`create unique index cart_holder_own on cart (holder_id) where agent_id is null`);
     this.addSql(`insert into cart (holder_id, name, kind, token)

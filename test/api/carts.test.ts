@@ -144,6 +144,11 @@ t.test('connection: the holder opens the link; every agent of the holder sees ev
   t.same(aEntry.owner, { kind: 'agent', agent_id: a.agentId, name: 'Alpha' });
   const own = seenByB.find((c: any) => c.owner.kind === 'holder');
   t.ok(own, 'and the holder\'s own cart');
+  const me = (await call(b, 'GET', '/api/v1/agents/me')).body;
+  t.equal(me.carts.visible, seenByB.length, '/agents/me counts the carts GET /carts lists');
+  t.same(me.carts.mine.map((c: any) => c.id), seenByB.filter((c: any) => c.mine).map((c: any) => c.id));
+  const recall = await send(svc, 'POST', '/api/v1/agents/recall', { key_id: b.key.slice(0, 20) });
+  t.equal(recall.body.carts_visible, seenByB.length, 'and so does the recall');
   // `since` is real unix time, as every time the service serves (the database stamps the changes).
   t.equal((await call(b, 'GET', `/api/v1/carts?since=${Date.now() / 1000 - 3600}`)).body.carts.length, 3, 'all three changed within the hour');
   await new Promise((r) => setTimeout(r, 20));
