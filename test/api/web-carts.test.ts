@@ -100,6 +100,33 @@ t.test('the holder\'s carts on the web', async (t) => {
     t.equal(cross.status, 403, 'a cross-site post is refused');
   });
 
+  await t.test('a stale line is marked, skipped by checkout, and refresh moves it to the current menu', async (t) => {
+    const [d0, d1] = deals;
+    // A holder of its own: the ordered line stays in the cart for good.
+    const gus = await registerHolder(svc, 'gus@example.com');
+    const asGus = { cookie: gus.cookie, json: true };
+    const stale = (await postForm(svc, '/cart/add', { market: MARKET, offer_key: d0.key }, asGus)).body;
+    const fresh = (await postForm(svc, '/cart/add', { market: MARKET, offer_key: d1.key }, asGus)).body;
+    // As if its session had closed: the line's close time is what makes it stale.
+    await db('update cart_item set closes_at = ? where id = ?', [Date.now() / 1000 - 60, stale.item_id]);
+    const page = await getPage(svc, '/cart', { cookie: gus.cookie });
+    t.match(page.text, new RegExp(`id="line-${stale.item_id}">(?:(?!</tr>).)*<strong class="stale">stale</strong>`, 's'), 'the stale line is marked');
+    t.match(page.text, /closed \(\d\d:\d\d UTC\)/);
+
+    const refreshed = await postForm(svc, '/cart/refresh', {}, asGus);
+    t.same(refreshed.body, { ok: true, remapped: 1, still_stale: 0 });
+    t.notMatch((await getPage(svc, '/cart', { cookie: gus.cookie })).text, 'class="stale"', 'nothing stale any more');
+
+    await db('update cart_item set closes_at = ? where id = ?', [Date.now() / 1000 - 60, stale.item_id]);
+    const paid = await postForm(svc, '/cart/checkout', { ...CARD, cart_id: '' }, asGus);
+    t.equal(paid.status, 200);
+    t.match(paid.body, { ok: true, cart_id: fresh.cart_id, skipped_stale: 1, bought_outright: false });
+    t.equal(paid.body.order_ids.length, 1, 'the current line is ordered on the holder\'s Manual desk, the stale one skipped');
+    const [order] = await db('select agent_id, qty from orders where id = ?', [paid.body.order_ids[0]]);
+    t.same(order, { agent_id: null, qty: 1 }, 'a line the holder picked: an order without an agent');
+    t.equal((await postForm(svc, '/cart/clear', {}, asGus)).body.removed, 1, 'the stale line stays in the cart, uncharged');
+  });
+
   await t.test('a CSV upload adds the good rows and says why each bad row was skipped', async (t) => {
     const [d0, d1, d2] = deals;
     const csv = [
