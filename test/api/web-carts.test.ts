@@ -281,6 +281,29 @@ t.test('the holder\'s carts on the web', async (t) => {
     t.same((await agent.get('/api/v1/cart')).body.items.map((l: any) => l.status), ['in_cart'], 'the line waits, unpaid (bob connected on the way)');
   });
 
+  await t.test('signing in on the pay form: a registered e-mail logs in with its password; a wrong one is refused', async (t) => {
+    const { agent, path } = await agentWithLines(svc, deals, 1, { name: 'Second scout' });
+    const carol = { auth: 'register', email: 'carol@example.com', password: 'a long passphrase' };
+    const wrong = await postForm(svc, `${path}/pay`, { ...CARD, ...carol, password: 'not her passphrase' }, { json: true });
+    t.equal(wrong.status, 409, 'registering a taken e-mail with another password');
+    t.match(wrong.body.detail, /already registered/);
+    const login = await postForm(svc, `${path}/pay`, { ...CARD, ...carol, auth: 'login', password: 'not her passphrase' }, { json: true });
+    t.equal(login.status, 401);
+    t.same((await agent.get('/api/v1/account')).body.ledger, [], 'nothing charged');
+    const r = await postForm(svc, `${path}/pay`, { ...CARD, ...carol }, { json: true });
+    t.equal(r.status, 200, 'a retried registration (the account exists) logs in and pays');
+    t.equal(r.body.fee, 0, 'carol paid this month\'s fee already');
+    t.equal(r.body.order_ids.length, 1);
+    const cookie = sessionCookieOf(r);
+    await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[4].key }, { cookie, json: true });
+    const link = /href="(\/carts\/[^"]+)">Review and pay/.exec((await getPage(svc, '/cart', { cookie })).text)?.[1];
+    t.ok(link, 'the carts page links a cart with open lines to its page');
+    const own = await getPage(svc, link!, { cookie });
+    t.match(own.text, '<h1>My cart</h1>', 'the holder\'s own cart: no agent to introduce');
+    t.notMatch(own.text, 'Who is asking');
+    t.match(own.text, 'by you');
+  });
+
   await t.test('an own cart buys outright: no order, the goods in the holder\'s inventory', async (t) => {
     const { agent, path, token } = await agentWithLines(svc, deals, 1, { name: 'Owner scout' });
     const erin = await registerHolder(svc, 'erin@example.com');
