@@ -11,7 +11,7 @@ import { connectAgent } from '../account/pairing.js';
 import { checkout, lockCart } from './checkout.js';
 import { MAX_OPEN_LINES, callerFacts, cartFacts, cartsSeen, isCheckedOut, isStale, linesOf, type CartRow, type LineRow } from './lines.js';
 import { permissionsOf } from './permissions.js';
-import type { Caller, CartMessage, Cleared, KindSet, LineAdded, LineChanged, Opened, Refreshed } from './messages.js';
+import type { Caller, CartMessage, Cleared, KindSet, LineAdded, LineChanged, LinesAdded, NewLine, Opened, Refreshed } from './messages.js';
 
 type CartState = { cartId: number };
 /** How often a checkout that lost the month's fee row to a concurrent checkout is re-decided. */
@@ -30,31 +30,33 @@ export const cartActor = defineActor<CartState, CartMessage>({
     async add(state, msg, ctx): Promise<LineAdded> {
       return ctx.em.transactional(async (em) => {
         const cart = await forWrite(em, state.cartId, msg.caller);
-        const line = msg.line;
-        const open = (await linesOf(em, [cart.id])).filter((l) => !isCheckedOut(l));
-        const proposer = msg.caller.kind === 'agent' ? msg.caller.agentId : null;
-        // The same deal proposed again by the same proposer adds to its line.
-        const same = open.find((l) => l.market === line.market && l.tick === line.tick && l.idx === line.idx && l.agent_id === proposer);
-        if (!same && open.length >= MAX_OPEN_LINES) throw new ActorError(409, `cart ${cart.id} holds ${MAX_OPEN_LINES} open lines, the most it can: remove some first`);
-        const wanted = (same?.qty ?? 0) + line.qty;
-        const qty = Math.min(wanted, line.maxQty);
-        let itemId: number;
-        if (same) {
-          await em.nativeUpdate(CartItemSchema, { id: same.id }, { qty, ...(line.note ? { note: line.note } : {}) });
-          itemId = same.id;
-        } else {
-          const item = em.create(CartItemSchema, {
-            cart: cart.id, agent: proposer, market: line.market, tick: line.tick, idx: line.idx, offerKey: line.offerKey, qty, note: line.note, closesAt: line.closesAt,
-          });
-          await em.flush();
-          itemId = item.id;
-        }
+        const { itemId, qty, clamped } = await addLine(em, cart, msg.caller, msg.line);
         await touch(em, cart.id);
         const paired = cart.holder_id !== null;
         return {
-          item_id: itemId, cart_id: cart.id, status: paired ? 'in_cart' : 'pending_pairing', qty, clamped: wanted > line.maxQty, paired,
+          item_id: itemId, cart_id: cart.id, status: paired ? 'in_cart' : 'pending_pairing', qty, clamped, paired,
           other_carts: paired ? await otherCarts(em, msg.caller, cart.id) : 0, checkout_url_token: cart.token,
         };
+      });
+    },
+
+    async addMany(state, msg, ctx): Promise<LinesAdded> {
+      return ctx.em.transactional(async (em) => {
+        const cart = await forWrite(em, state.cartId, msg.caller);
+        const skipped = [...msg.skipped];
+        let added = 0;
+        for (const { row, line } of msg.lines) {
+          try {
+            await addLine(em, cart, msg.caller, line);
+            added++;
+          } catch (err) {
+            // A full cart refuses the rest of the rows, each reported; the rows before it stay added.
+            if (!(err instanceof ActorError) || err.status !== 409) throw err;
+            skipped.push({ row, detail: err.detail });
+          }
+        }
+        if (added) await touch(em, cart.id);
+        return { cart_id: cart.id, added, skipped: skipped.sort((a, b) => a.row - b.row) };
       });
     },
 
@@ -157,6 +159,25 @@ export const cartActor = defineActor<CartState, CartMessage>({
     },
   },
 });
+
+/** Adds a line, or adds to the same deal's line of the same proposer; qty clamped to max_qty; 409 when the cart is full. */
+async function addLine(em: EntityManager, cart: CartRow, caller: Caller, line: NewLine): Promise<{ itemId: number; qty: number; clamped: boolean }> {
+  const open = (await linesOf(em, [cart.id])).filter((l) => !isCheckedOut(l));
+  const proposer = caller.kind === 'agent' ? caller.agentId : null;
+  const same = open.find((l) => l.market === line.market && l.tick === line.tick && l.idx === line.idx && l.agent_id === proposer);
+  if (!same && open.length >= MAX_OPEN_LINES) throw new ActorError(409, `cart ${cart.id} holds ${MAX_OPEN_LINES} open lines, the most it can: remove some first`);
+  const wanted = (same?.qty ?? 0) + line.qty;
+  const qty = Math.min(wanted, line.maxQty);
+  if (same) {
+    await em.nativeUpdate(CartItemSchema, { id: same.id }, { qty, ...(line.note ? { note: line.note } : {}) });
+    return { itemId: same.id, qty, clamped: wanted > line.maxQty };
+  }
+  const item = em.create(CartItemSchema, {
+    cart: cart.id, agent: proposer, market: line.market, tick: line.tick, idx: line.idx, offerKey: line.offerKey, qty, note: line.note, closesAt: line.closesAt,
+  });
+  await em.flush();
+  return { itemId: item.id, qty, clamped: wanted > line.maxQty };
+}
 
 /** The cart locked for a change by `caller`: 404 when the caller cannot see it, 403 when it may not write. */
 async function forWrite(em: EntityManager, cartId: number, caller: Caller): Promise<CartRow> {

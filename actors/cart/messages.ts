@@ -25,6 +25,12 @@ export type Payment =
 export type CartMessage =
   /** Adds a line (a repeat of the same deal by the same proposer adds to its qty, clamped to max_qty). */
   | { kind: 'add'; caller: Caller; line: NewLine }
+  /**
+   * Adds many lines in one turn (a CSV upload): each as `add` does, those past a full cart reported
+   * in `skipped` with the rows the front end refused already (`skipped`), so a retried upload with
+   * its Idempotency-Key is answered, not added again.
+   */
+  | { kind: 'addMany'; caller: Caller; lines: { row: number; line: NewLine }[]; skipped: { row: number; detail: string }[] }
   /** Sets a line's qty (clamped to its deal's max_qty); 0 removes it. Only while not ordered. */
   | { kind: 'setQty'; caller: Caller; itemId: number; qty: number }
   /** Removes a line. Only while not ordered. */
@@ -49,6 +55,7 @@ export type LineAdded = {
   other_carts: number;
   checkout_url_token: string;
 };
+export type LinesAdded = { cart_id: number; added: number; skipped: { row: number; detail: string }[] };
 export type LineChanged = { item_id: number; cart_id: number; qty: number; removed: boolean; clamped: boolean };
 export type Cleared = { cart_id: number; removed: number };
 export type Refreshed = { cart_id: number; remapped: { item_id: number; from: string; to: string }[]; still_stale: number[] };

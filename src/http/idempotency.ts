@@ -32,8 +32,22 @@ export function ticketOf(headers: Record<string, string>, method: string, path: 
   const key = headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
   if (!KEY_RE.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters');
-  const hash = createHash('sha256').update(body ?? Buffer.alloc(0)).digest('base64url');
+  const hash = createHash('sha256').update(comparableBody(body ?? Buffer.alloc(0), headers['content-type'] ?? '')).digest('base64url');
   return { scope: `${callerOf(principal)} ${method} ${path}`, key, hash };
+}
+
+const BOUNDARY_RE = /^multipart\/form-data\b.*;\s*boundary="?([^";]+)"?/i;
+
+/**
+ * The bytes that make two requests "the same body". A multipart body carries a boundary the client
+ * draws at random for every send (browsers, curl, fetch's FormData): it is replaced by a fixed one,
+ * so a retried upload with its key is the same request. Everything else is compared byte for byte.
+ */
+export function comparableBody(body: Buffer, contentType: string): Buffer | string {
+  const boundary = BOUNDARY_RE.exec(contentType)?.[1];
+  if (!boundary) return body;
+  // latin1 maps bytes 1:1, so the split cannot corrupt binary parts.
+  return body.toString('latin1').split(`--${boundary}`).join('--boundary');
 }
 
 const replayed = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' } });

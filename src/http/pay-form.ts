@@ -8,12 +8,13 @@ import type { CardRow } from '../../actors/holder/messages.js';
 import { read } from '../../actors/runtime/client.js';
 import { checkCard, expired, type CardInput, type StoredCard } from '../payments/cards.js';
 import { HttpError } from './route.js';
+import { rowId } from '../schemas/index.js';
 import type { Services } from './services.js';
 
 /** The fields every pay form has (spread into a form's Type.Object). */
 export const PayFields = {
   method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card')], { default: 'new_card', description: 'new_card (the card fields), card (a stored card: card_id) or balance' }),
-  card_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null, description: 'one of your stored cards (method card)' }),
+  card_id: Type.Union([rowId('a stored card'), Type.Null()], { default: null, description: 'one of your stored cards (method card)' }),
   number: Type.String({ maxLength: 64, default: '' }),
   exp: Type.String({ maxLength: 16, default: '' }),
   cvc: Type.String({ maxLength: 16, default: '' }),

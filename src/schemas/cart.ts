@@ -2,7 +2,7 @@
 // holder sees and pays, and what each caller may do with a cart.
 import Type, { type Static } from 'typebox';
 import { CART_KINDS, GRANT_LEVELS, GRANT_PAY_WITH } from '../../orm/entities/carts.js';
-import { bool, int, intOrNull, list, num, obj, oneOf, str, strOrNull } from './common.js';
+import { bool, int, intOrNull, list, num, obj, oneOf, rowId, str, strOrNull } from './common.js';
 import { MARKET_ID } from './market.js';
 import { Order } from './order.js';
 
@@ -29,7 +29,7 @@ export type CartCreate = Static<typeof CartCreate>;
 /** POST /carts/{id}/checkout (the body is optional). */
 export const CartCheckout = Type.Object({
   pay_with: Type.Optional(oneOf(GRANT_PAY_WITH, 'card: the holder\'s stored card named in your grant; balance: each line\'s own account (default: what your grant allows)')),
-  item_ids: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 500, description: 'the lines to pay (default: every current line)' })),
+  item_ids: Type.Optional(Type.Array(rowId('a line'), { maxItems: 500, description: 'the lines to pay (default: every current line)' })),
 });
 export type CartCheckout = Static<typeof CartCheckout>;
 

@@ -11,6 +11,8 @@ export const str = (description: string) => Type.String({ description });
 export const int = (description: string) => Type.Integer({ description });
 export const num = (description: string) => Type.Number({ description });
 export const bool = (description: string) => Type.Boolean({ description });
+/** A row id a caller names (path, query or form): positive, and a bigint the database can take. */
+export const rowId = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
 export const list = <T extends TSchema>(items: T, description: string) => Type.Array(items, { description });
 /** A value or null; the description sits on the union, where documentation tools look. */
 export const nullable = <T extends TSchema>(s: T, description: string) => Type.Union([s, Type.Null()], { description });

@@ -356,3 +356,30 @@ t.test('stale lines: the clock ends their session; checkout skips them; a refres
     t.equal(Math.abs(deal.unit_cost - l.unit_cost), closest, 'the closest in landed cost');
   }
 });
+
+t.test('a line the holder picked is ordered on the holder\'s Manual desk and fills at the close', async (t) => {
+  const h = await registerHolder(svc);
+  const hid = await holderId(h);
+  const [desk] = await q(`select id::float8 as id from account where holder_id = ? and kind = 'manual'`, [hid]);
+  t.ok(desk, 'a Manual desk made at registration');
+  const own = await rt.ask<{ id: number }>('cart:0', { kind: 'open', holderId: hid }).catch((e) => e);
+  t.equal(own.status, 404, 'no cart 0');
+  const [cart] = await q('select id::float8 as id from cart where holder_id = ? and agent_id is null', [hid]);
+  const menu = (await send(svc, 'GET', '/api/v1/markets/m15/deals?limit=1')).body;
+  const d = menu.deals[0];
+  const line = { market: 'm15', tick: menu.tick, idx: 0, offerKey: d.key, qty: 1, maxQty: d.max_qty, note: '', closesAt: menu.closes_at };
+  const holder = { kind: 'holder', holderId: hid } as const;
+  const added = await rt.ask<any>(`cart:${cart.id}`, { kind: 'add', caller: holder, line });
+  t.equal(added.status, 'in_cart', 'the holder\'s own cart is connected from the start');
+  await credit(desk.id, 100_000);
+  const paid = await rt.ask<any>(`cart:${cart.id}`, { kind: 'checkout', caller: holder, payment: { method: 'balance' }, at: nowMs / 1000, baseUrl: svc.config.baseUrl });
+  t.equal(paid.orders.length, 1);
+  t.same([paid.orders[0].account_id, paid.orders[0].agent_id, paid.orders[0].status], [desk.id, null, 'paid'], 'on the Manual desk, no agent');
+  nowMs = (menu.closes_at + 1) * 1000;
+  await svc.services.supervisor.runDue();
+  const [o] = await q('select status, position_id::float8 as p from orders where id = ?', [paid.orders[0].id]);
+  t.equal(o.status, 'filled', 'the close fills it');
+  const [p] = await q('select account_id::float8 as a from position where id = ?', [o.p]);
+  t.equal(p.a, desk.id, 'a position of the Manual desk');
+  await ledgerBalanced(t, desk.id);
+});

@@ -16,7 +16,7 @@ async function upload(svc: TestService, cookie: string, csv: string, headers: Re
   const form = new FormData();
   form.append('file', new Blob([csv], { type: 'text/csv' }), 'cart.csv');
   const res = await svc.get('/cart/upload', { method: 'POST', body: form, headers: { cookie, accept: 'application/json', ...headers } });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
 /** An agent with `n` lines in its default cart; its checkout link's path. */
@@ -151,6 +151,15 @@ t.test('the holder\'s carts on the web', async (t) => {
     const page = await getPage(svc, '/cart', { cookie: ada.cookie });
     t.match(page.text, 'first, with a comma', 'the note is kept');
     t.match(page.text, 'empty qty is 1');
+    t.equal((await postForm(svc, '/cart/clear', {}, asAda)).body.removed, 2);
+
+    // A retried upload with its Idempotency-Key is answered again, never added twice.
+    const keyed = await upload(svc, ada.cookie, csv, { 'idempotency-key': 'upload-1' });
+    const retried = await upload(svc, ada.cookie, csv, { 'idempotency-key': 'upload-1' });
+    t.same(retried.body, keyed.body);
+    t.equal(retried.headers.get('idempotent-replayed'), 'true');
+    const qtys = await svc.orm.em.fork().execute('select offer_key, qty from cart_item where cart_id = ? order by id', [keyed.body.cart_id]);
+    t.same(qtys, [{ offer_key: d0.key, qty: 2 }, { offer_key: d1.key, qty: 1 }], 'the rows once, their qty not doubled');
     t.equal((await postForm(svc, '/cart/clear', {}, asAda)).body.removed, 2);
 
     const noKey = await upload(svc, ada.cookie, 'market,qty\nh2,1\n');

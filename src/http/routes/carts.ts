@@ -11,16 +11,16 @@ import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Reply, type Route } from '../route.js';
 import {
   CartCheckout, CartCheckoutAnswer, CartCreate, CartCreatedAnswer, CartDetail, CartItemCreate, CartItemUpdate, CartLinkAnswer, CartsAnswer,
-  DefaultCartAnswer, LineAddedAnswer, LineChangedAnswer,
+  DefaultCartAnswer, LineAddedAnswer, LineChangedAnswer, rowId,
 } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { marketOr404, menuSnapshots } from './markets.js';
 import type { MenuSnapshots } from '../snapshots.js';
 
-const CartParams = Type.Object({ cart_id: Type.Integer({ minimum: 1, description: 'cart id' }) });
-const ItemParams = Type.Object({ item_id: Type.Integer({ minimum: 1, description: 'cart line id' }) });
-const CartItemParams = Type.Object({ cart_id: Type.Integer({ minimum: 1, description: 'cart id' }), item_id: Type.Integer({ minimum: 1, description: 'cart line id' }) });
-const SinceQuery = Type.Object({ since: Type.Optional(Type.Number({ minimum: 0, description: 'unix seconds: only carts created, connected or changed after it' })) });
+const CartParams = Type.Object({ cart_id: rowId('cart id') });
+const ItemParams = Type.Object({ item_id: rowId('cart line id') });
+const CartItemParams = Type.Object({ cart_id: rowId('cart id'), item_id: rowId('cart line id') });
+const SinceQuery = Type.Object({ since: Type.Optional(Type.Number({ minimum: 0, maximum: 1e11, description: 'unix seconds (0..1e11): only carts created, connected or changed after it' })) });
 
 /**
  * A deal of the current menu as a cart line (the in-memory snapshot the order route uses too): 404

@@ -3,7 +3,7 @@
 // and the forms that change them. Every change is a turn of the cart's actor, which checks that the
 // holder may make it: a cart or line id from a form is only ever a question to that actor.
 import Type, { type Static, type TObject, type TSchema } from 'typebox';
-import type { Caller, CartDetail, CartMessage, CheckedOut, Cleared, LineAdded, LineChanged, Refreshed } from '../../../actors/cart/messages.js';
+import type { Caller, CartDetail, CartMessage, CheckedOut, Cleared, LineAdded, LineChanged, LinesAdded, NewLine, Refreshed } from '../../../actors/cart/messages.js';
 import { read, type IdemTicket } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { csvRows, rowRequest, templateCsv, uploadedFile } from '../cart-csv.js';
@@ -11,7 +11,7 @@ import { cartSummary, currentSessions, linesView, paidPayload, sampleDeal } from
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, cartPayment } from '../pay-form.js';
 import { HttpError, htmlPage, media, route, type Context, type Reply, type RequestInfo, type Route } from '../route.js';
-import { CartClearedForm, CartLineForm, CartPaidForm, CartRefreshedForm, CartUploadForm } from '../../schemas/index.js';
+import { CartClearedForm, CartLineForm, CartPaidForm, CartRefreshedForm, CartUploadForm, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { formReply, invalidForm, problemOf, webAction, type Problem } from '../web.js';
 import { menuSnapshots } from './markets.js';
@@ -23,7 +23,7 @@ const PAGE_CARTS = 50;
 const SENT_ON = { 303: { description: 'browsers: sent on to the next page' } };
 
 const Next = Type.String({ default: '/cart', description: 'page to go to afterwards (a path of this site)' });
-const Id = (description: string) => Type.Integer({ minimum: 1, description });
+const Id = rowId;
 const CartIdOrOwn = Type.Union([Id('the cart'), Type.Null()], { default: null, description: 'the cart; empty: your own cart' });
 
 const AddForm = Type.Object({
@@ -38,7 +38,6 @@ const NextForm = Type.Object({ next: Next });
 const CheckoutForm = Type.Object({ ...PayFields, cart_id: CartIdOrOwn });
 const CartQuery = Type.Object({ added: Type.Optional(Type.Integer({ minimum: 0 })), skipped: Type.Optional(Type.Integer({ minimum: 0 })) });
 
-type Uploaded = { cart_id: number; added: number; skipped: { row: number; detail: string }[] };
 
 const WORDS = { qty: 'qty is a whole number (at least 1 to add, 0 removes)', item_id: 'which line? (item_id)', market: 'choose a market', offer_key: 'enter a deal key (offer_key)' };
 
@@ -168,29 +167,28 @@ export function webCartPageRoutes(s: Services): Route[] {
       reply: (req, paid) => formReply(req, paid.kind === 'own' ? '/cart' : '/console/orders', paidPayload(paid)),
     }),
 
-    cartPost<unknown, Uploaded>({
+    cartPost<unknown, LinesAdded>({
       path: '/cart/upload', summary: 'Add the rows of a CSV (multipart field file; columns market,offer_key,qty,note) to your own cart', answer: CartUploadForm,
-      // One turn per row, without the key: the cart actor has no message adding many lines at once.
-      run: async (holder, { req, bytes }) => {
+      // Rows are checked against the current menu here; the cart's actor adds them in one turn that
+      // stores the answer under the Idempotency-Key: a retried upload is answered, never added twice.
+      run: async (holder, { req, bytes, idem }) => {
         const rows = csvRows(await uploadedFile(bytes, req.headers['content-type'] ?? ''));
         const cartId = (await ownCart(holder)).id;
         const skipped: { row: number; detail: string }[] = [];
-        let added = 0;
+        const lines: { row: number; line: NewLine }[] = [];
         for (const r of rows) {
           try {
             const want = rowRequest(r);
             if (typeof want === 'string') throw new HttpError(400, want);
-            const line = currentLine(s, snapshots, want);
-            await ask<LineAdded>(cartId, { kind: 'add', caller: caller(holder), line });
-            added++;
+            lines.push({ row: r.row, line: currentLine(s, snapshots, want) });
           } catch (err) {
-            // A row refused (unknown market or deal, a full cart...) is reported; anything else fails the upload.
+            // A row refused (unknown market or deal, a bad qty) is reported; anything else fails the upload.
             const p = problemOf(err);
             if (!p) throw err;
             skipped.push({ row: r.row, detail: p.message });
           }
         }
-        return { cart_id: cartId, added, skipped };
+        return ask<LinesAdded>(cartId, { kind: 'addMany', caller: caller(holder), lines, skipped }, idem);
       },
       reply: (req, u) => formReply(req, `/cart?added=${u.added}&skipped=${u.skipped.length}`, u),
     }),

@@ -11,7 +11,7 @@ import { read } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
-import { FundingForm, GrantForm, RevokedForm } from '../../schemas/index.js';
+import { FundingForm, GrantForm, RevokedForm, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 
@@ -128,7 +128,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       method: 'POST', path: '/console/agents/{agent_id}/funding', auth: 'holder',
       response: { 200: FundingForm }, responses: { 303: { description: 'browsers: sent on to the next page' } },
       summary: `Autonomous-funding switch of an agent (on after ${FUNDING_PROFITABLE_TRADES} settled trades in profit; off at any time)`,
-      params: Type.Object({ agent_id: Type.Integer({ minimum: 1 }) }),
+      params: Type.Object({ agent_id: rowId('the agent') }),
       body: Type.Object({ enabled: Type.Union([Type.Literal('on'), Type.Literal('off')]) }),
       onInvalid: invalidForm<HolderPrincipal>({ enabled: 'choose on or off' }, (_req, p, _raw, holder) => agentsPage(holder, p)),
       handler: ({ req, params, body, principal, idem }) => {
@@ -149,15 +149,15 @@ export function webConsoleRoutes(s: Services): Route[] {
 }
 
 const GrantFields = Type.Object({
-  agent_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null, description: 'the agent; empty: every agent of yours' }),
-  cart_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null, description: 'the cart; empty: every cart of yours' }),
+  agent_id: Type.Union([rowId('the agent'), Type.Null()], { default: null, description: 'the agent; empty: every agent of yours' }),
+  cart_id: Type.Union([rowId('the cart'), Type.Null()], { default: null, description: 'the cart; empty: every cart of yours' }),
   level: Type.Union([Type.Literal('write'), Type.Literal('execute')], { default: 'write' }),
   pay_with: Type.Union([Type.Literal('balance'), Type.Literal('card')], { default: 'balance' }),
-  card_id: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
+  card_id: Type.Union([rowId('the stored card'), Type.Null()], { default: null }),
   note: Type.String({ maxLength: 255, default: '' }),
 });
 type GrantFields = Static<typeof GrantFields>;
-const RevokeFields = Type.Object({ grant_id: Type.Integer({ minimum: 1 }) });
+const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
 
 /**
  * The holder's cart grants (SPEC.md "Cart connection, kind and funding switch"): turns of the
