@@ -8,12 +8,11 @@ import { connectAgent, lockAgent } from './pairing.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, AgentSchema, CardSchema, MarketSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { feeRowsInsertSql, feesChargedSql, fundingEntries, postEntries } from './ledger.js';
+import { feeRowsInsertSql, feesChargedSql, fundingEntries, postEntries, retryOnFeeRace } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
 import type { AccountMessage, Connected, FundingSet, Paid } from './messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
-import { isUniqueViolation } from '../runtime/sql.js';
 import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 
@@ -21,8 +20,6 @@ import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 type AccountState = { accountId: number };
 let batcher: OrderBatcher | undefined;
 type OrderRow = { id: number; round_id: number; market: string; tick: number; status: string; total_cents: number; agent_id: number; closes_at: number };
-/** How often a payment that lost the month's fee row to a concurrent checkout is re-decided. */
-const FEE_RACE_ATTEMPTS = 3;
 
 export const accountActor = defineActor<AccountState, AccountMessage>({
   kind: 'account',
@@ -44,14 +41,7 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
     },
 
     async pay(state, msg, ctx): Promise<Paid> {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await ctx.em.transactional((em) => pay(em, state.accountId, msg));
-        } catch (err) {
-          // Another checkout charged this month's fee since this one read it as due: decide again.
-          if (!isUniqueViolation(err) || attempt >= FEE_RACE_ATTEMPTS) throw err;
-        }
-      }
+      return retryOnFeeRace(() => ctx.em.transactional((em) => pay(em, state.accountId, msg)));
     },
 
     async connect(state, msg, ctx): Promise<Connected> {

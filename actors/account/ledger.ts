@@ -4,7 +4,7 @@
 // rule 2: atomic SQL, the database is the last word).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError } from '../runtime/actor.js';
-import { jsonParam } from '../runtime/sql.js';
+import { isUniqueViolation, jsonParam } from '../runtime/sql.js';
 import { feeMonthSql } from '../../src/rules.js';
 
 export type LedgerKind = 'card_charge' | 'crypto_payment' | 'order_debit' | 'monthly_fee' | 'sale_credit' | 'holding_fee' | 'surcharge' | 'payout' | 'topup' | 'refund';
@@ -32,6 +32,24 @@ export const feesChargedSql = (holderIds: string) => `select holder_id from mont
  */
 export const feeRowsInsertSql = (source: string) =>
   `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) select holder, ${FEE_MONTH_SQL}, account_id, round_id, fee from ${source} where fee > 0`;
+
+/** How often a checkout that lost the month's fee row to a concurrent checkout is decided again. */
+export const FEE_RACE_ATTEMPTS = 3;
+
+/**
+ * Runs a checkout's transaction (`em.transactional` inside `run`) again when another checkout of the
+ * same holder charged this month's fee since this one read it as due (the fee row's unique key):
+ * the next attempt sees the fee charged. Other failures, and the last attempt's, are thrown.
+ */
+export async function retryOnFeeRace<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isUniqueViolation(err) || attempt >= FEE_RACE_ATTEMPTS) throw err;
+    }
+  }
+}
 
 /** The CTE `e` of entries from a JSON array parameter (`param` is its placeholder or literal). */
 export const entriesCte = (param: string) =>

@@ -6,16 +6,14 @@ import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CartItemSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { isUniqueViolation } from '../runtime/sql.js';
+import { retryOnFeeRace } from '../account/ledger.js';
 import { connectAgent } from '../account/pairing.js';
 import { checkout, lockCart } from './checkout.js';
-import { MAX_OPEN_LINES, callerFacts, cartFacts, cartsSeen, isCheckedOut, isStale, linesOf, type CartRow, type LineRow } from './lines.js';
+import { MAX_OPEN_LINES, callerFacts, cartFacts, cartsSeen, isCheckedOut, isStale, lineOf, linesOf, type CartRow, type LineRow } from './lines.js';
 import { permissionsOf } from './permissions.js';
 import type { Caller, CartMessage, Cleared, KindSet, LineAdded, LineChanged, LinesAdded, NewLine, Opened, Refreshed } from './messages.js';
 
 type CartState = { cartId: number };
-/** How often a checkout that lost the month's fee row to a concurrent checkout is re-decided. */
-const FEE_RACE_ATTEMPTS = 3;
 
 export const cartActor = defineActor<CartState, CartMessage>({
   kind: 'cart',
@@ -115,18 +113,11 @@ export const cartActor = defineActor<CartState, CartMessage>({
     },
 
     async checkout(state, msg, ctx) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await ctx.em.transactional(async (em) => {
-            const cart = await lockCart(em, state.cartId);
-            if (!cart) throw new ActorError(404, `no cart ${state.cartId}`);
-            return checkout(em, cart, msg);
-          });
-        } catch (err) {
-          // Another checkout charged this month's fee since this one read it as due: decide again.
-          if (!isUniqueViolation(err) || attempt >= FEE_RACE_ATTEMPTS) throw err;
-        }
-      }
+      return retryOnFeeRace(() => ctx.em.transactional(async (em) => {
+        const cart = await lockCart(em, state.cartId);
+        if (!cart) throw new ActorError(404, `no cart ${state.cartId}`);
+        return checkout(em, cart, msg);
+      }));
     },
 
     async setKind(state, msg, ctx): Promise<KindSet> {
@@ -192,7 +183,7 @@ async function forWrite(em: EntityManager, cartId: number, caller: Caller): Prom
 
 /** A line of this cart that is not checked out: 404 when it is not in the cart, 409 once ordered. */
 async function openLine(em: EntityManager, cart: CartRow, itemId: number): Promise<LineRow> {
-  const line = (await linesOf(em, [cart.id], { ordered: true })).find((l) => l.id === itemId);
+  const line = await lineOf(em, cart.id, itemId);
   if (!line) throw new ActorError(404, `no line ${itemId} in cart ${cart.id}`);
   if (isCheckedOut(line)) throw new ActorError(409, `line ${itemId} is ordered already: it can no longer change`);
   return line;

@@ -99,6 +99,13 @@ export async function linesOf(em: EntityManager, cartIds: number[], opts: { orde
   return [...d, ...o].sort((a, b) => a.id - b.id);
 }
 
+/** One line of a cart, checked out or not, or undefined. */
+export async function lineOf(em: EntityManager, cartId: number, itemId: number): Promise<LineRow | undefined> {
+  if (!Number.isSafeInteger(itemId)) return undefined;
+  const [row] = await em.execute<LineRow[]>(`select ${LINE_SELECT} from ${LINE_FROM} where i.cart_id = ? and i.id = ?`, [cartId, itemId]);
+  return row;
+}
+
 /** A line's amounts, by the one definition of an order's amounts. */
 export function lineAmounts(l: Pick<LineRow, 'market' | 'qty' | 'unit_cost_cents' | 'list_price_cents'>) {
   const terms = positionTerms(l.market as MarketId, { unit_cost_cents: l.unit_cost_cents, list_price_cents: l.list_price_cents } as never, l.qty);
