@@ -8,13 +8,13 @@ import { connectAgent, lockAgent } from './pairing.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, AgentSchema, CardSchema, MarketSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { feeRowsInsertSql, feesChargedSql, fundingEntries, postEntries, retryOnFeeRace } from './ledger.js';
+import { feeDueCents, fundingEntries, postEntries, recordFee, retryOnFeeRace } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
-import type { AccountMessage, Connected, FundingSet, Paid } from './messages.js';
+import type { AccountMessage, Connected, FundingSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
+import { schedulePayout, topup } from './holder-money.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
 import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
-import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 
 
 type AccountState = { accountId: number };
@@ -33,6 +33,14 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
   },
 
   handlers: {
+    async topup(state, msg, ctx): Promise<ToppedUp> {
+      return ctx.em.transactional((em) => topup(em, state.accountId, msg));
+    },
+
+    async payout(state, msg, ctx): Promise<PayoutScheduled> {
+      return ctx.em.transactional((em) => schedulePayout(em, state.accountId, msg));
+    },
+
     async order(state, msg, ctx): Promise<Placed> {
       // Placed with the orders other actors of this worker queue meanwhile (one commit for all).
       batcher ??= new OrderBatcher(() => ctx.em);
@@ -104,7 +112,7 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
       .onConflict().ignore()
       .execute();
   }
-  const paid = await fund(em, accountId, order, msg.holderId, msg.method);
+  const paid = await fund(em, accountId, order, msg.holderId, msg.method, msg.at);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }
 
@@ -120,12 +128,10 @@ async function fund(
   order: { id: number; round_id: number; total_cents: number },
   holderId: number,
   method: 'card' | 'balance',
+  at: number,
 ): Promise<{ charged_cents: number; fee_cents: number }> {
-  const charged = await em.execute(feesChargedSql('array[?]::bigint[]'), [holderId]);
-  const fee = charged.length ? 0 : MONTHLY_FEE_CENTS;
-  await em.execute(`with x as (select ?::bigint as holder, ?::bigint as account_id, ?::bigint as round_id, ?::bigint as fee) ${feeRowsInsertSql('x')}`, [
-    holderId, accountId, order.round_id, fee,
-  ]);
+  const fee = await feeDueCents(em, holderId, at);
+  await recordFee(em, holderId, at, accountId, order.round_id, fee);
   await postEntries(em, fundingEntries(accountId, order.id, order.total_cents, fee, method), { requireFunds: method === 'balance' });
   await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ? where id = ?`, [method, holderId, order.id]);
   await em.execute(

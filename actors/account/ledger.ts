@@ -5,7 +5,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError } from '../runtime/actor.js';
 import { isUniqueViolation, jsonParam } from '../runtime/sql.js';
-import { feeMonthSql } from '../../src/rules.js';
+import { feeMonth } from '../../src/rules.js';
+import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 
 export type LedgerKind = 'card_charge' | 'crypto_payment' | 'order_debit' | 'monthly_fee' | 'sale_credit' | 'holding_fee' | 'surcharge' | 'payout' | 'topup' | 'refund';
 
@@ -19,19 +20,38 @@ export type Entry = { account_id: number; kind: LedgerKind; amount_cents: number
  */
 export const LEDGER_CHECKS = process.env.SVC_LEDGER_CHECKS === '1';
 
-/** The month a participation fee charged now belongs to (src/rules.ts feeMonth, in SQL). */
-export const FEE_MONTH_SQL = feeMonthSql('now()');
+/**
+ * The participation fee's month is the service clock's (src/rules.ts feeMonth of the checkout's
+ * `at`), not the database's: with a scaled or test clock, the month a checkout belongs to is the
+ * month the service says it is. Checkouts pass it as a `YYYY-MM` value.
+ */
 
-/** Holders among `holderIds` (an SQL bigint[] expression) already charged this month's fee. */
-export const feesChargedSql = (holderIds: string) => `select holder_id from monthly_fee where holder_id = any(${holderIds}) and month = ${FEE_MONTH_SQL}`;
+/** Holders among `holderIds` (an SQL bigint[] expression) already charged the fee of `month` (an SQL text expression). */
+export const feesChargedSql = (holderIds: string, month: string) => `select holder_id from monthly_fee where holder_id = any(${holderIds}) and month = ${month}`;
 
 /**
- * The fee rows of a checkout that carries the fee, from a source with (holder, account_id, round_id,
- * fee). A plain insert: the (holder, month) key decides. If another checkout charged the fee since
- * this one read it as due, the insert fails and the whole checkout is retried (and sees it charged).
+ * The fee rows of a checkout that carries the fee, from a source with (holder, month, account_id,
+ * round_id, fee). A plain insert: the (holder, month) key decides. If another checkout charged the
+ * fee since this one read it as due, the insert fails and the whole checkout is retried (and sees
+ * it charged).
  */
 export const feeRowsInsertSql = (source: string) =>
-  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) select holder, ${FEE_MONTH_SQL}, account_id, round_id, fee from ${source} where fee > 0`;
+  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) select holder, month, account_id, round_id, fee from ${source} where fee > 0`;
+
+/** The fee a holder's checkout at `at` (service clock, real unix seconds) carries: the month's fee, or 0 once charged. */
+export async function feeDueCents(em: EntityManager, holderId: number, at: number): Promise<number> {
+  const charged = await em.execute(feesChargedSql('array[?]::bigint[]', '?'), [holderId, feeMonth(new Date(at * 1000))]);
+  return charged.length ? 0 : MONTHLY_FEE_CENTS;
+}
+
+/** Records the month's fee row with the checkout that carries it (nothing when it carries none). */
+export async function recordFee(em: EntityManager, holderId: number, at: number, accountId: number, roundId: number | null, feeCents: number): Promise<void> {
+  if (!feeCents) return;
+  await em.execute(
+    `with x as (select ?::bigint as holder, ?::text as month, ?::bigint as account_id, ?::bigint as round_id, ?::bigint as fee) ${feeRowsInsertSql('x')}`,
+    [holderId, feeMonth(new Date(at * 1000)), accountId, roundId, feeCents],
+  );
+}
 
 /** How often a checkout that lost the month's fee row to a concurrent checkout is decided again. */
 export const FEE_RACE_ATTEMPTS = 3;
@@ -138,6 +158,16 @@ export function checkoutEntries(
 export function fundingEntries(accountId: number, orderId: number, totalCents: number, feeCents: number, method: 'card' | 'balance'): Entry[] {
   const ref = `order:${orderId}`;
   return checkoutEntries(accountId, [{ ref, cents: totalCents }], feeCents, method, ref);
+}
+
+/** A top-up by card: the card's charge lands on the account (never a monthly fee). */
+export function topupEntries(accountId: number, cents: number, ref: string): Entry[] {
+  return [{ account_id: accountId, kind: 'card_charge', amount_cents: cents, ref }];
+}
+
+/** A payout leaves the balance whole when it is scheduled (the commission is taken from what is paid out). */
+export function payoutEntries(accountId: number, payoutId: number, cents: number): Entry[] {
+  return [{ account_id: accountId, kind: 'payout', amount_cents: -cents, ref: `payout:${payoutId}` }];
 }
 
 /**

@@ -16,11 +16,22 @@ export type AccountMessage =
   /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
   | { kind: 'connect'; agentId: number; holderId: number }
   /** The holder's autonomous-funding switch for the agent of this account. */
-  | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean };
+  | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean }
+  /**
+   * A top-up of this account (one the holder owns) by card: a new card the front end checked, or a
+   * stored one. Ledger `card_charge` (+); never a monthly fee. `at`: service clock (real unix seconds).
+   */
+  | { kind: 'topup'; holderId: number; amountCents: number; card: { new: StoredCard } | { storedId: number }; at: number }
+  /** A payout from this account: at least the minimum, at most the balance; it leaves the balance now and is paid at `payAt`. */
+  | { kind: 'payout'; holderId: number; amountCents: number; payAt: number };
 
 export type { OrderPlaced };
 export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
 export type FundingSet = { agent_id: number; autonomous_funding: boolean };
+export type ToppedUp = { account_id: number; amount_cents: number; balance_cents: number };
+export type PayoutScheduled = {
+  payout_id: number; account_id: number; amount_cents: number; commission_cents: number; net_cents: number; pay_at: number; status: 'scheduled';
+};
 /** `connected`: the agent is this holder's (now or before); false when another holder has it. */
 export type Connected = { agent_id: number; connected: boolean };
 
@@ -35,7 +46,8 @@ export type PositionsArgs = AccountScope & { status?: 'open' | 'settled'; limit:
 export type PositionArgs = { accountIds: number[]; positionId: number };
 export type ListArgs = { accountIds: number[]; limit: number };
 export type LedgerArgs = AccountScope & { limit: number };
-export type SummaryArgs = { accountIds: number[]; ledgerLimit: number; baseUrl: string };
+/** `at`: now on the service clock, for the monthly fee's month. */
+export type SummaryArgs = { accountIds: number[]; ledgerLimit: number; baseUrl: string; at: number };
 /** The agent's account balance offered on a checkout page: only once that account is the holder's. */
 export type CheckoutBalanceArgs = { accountId: number; holderId: number };
 

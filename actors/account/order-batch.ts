@@ -10,14 +10,14 @@ import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
-import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
+import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../src/rules.js';
 import { orderReply } from './order-reply.js';
 import type { OrderRow } from './views.js';
 import { ActorError } from '../runtime/actor.js';
 import { ANSWER_RETENTION_HOURS, replayOf, type IdemRequest } from '../runtime/idempotency.js';
 import { bigintArrayLiteral, isUniqueViolation, jsonParam as json } from '../runtime/sql.js';
 import { payFromBalanceRefusal } from './funding.js';
-import { entriesCte, entriesJson, feeRowsInsertSql, feesChargedSql, fundingEntries, postconditionSql, postingCtes, type Entry } from './ledger.js';
+import { entriesCte, entriesJson, feeRowsInsertSql, fundingEntries, postconditionSql, postingCtes, type Entry } from './ledger.js';
 import { sessionLockKey } from '../market/session-lock.js';
 
 export type OrderRequest = {
@@ -29,6 +29,8 @@ export type OrderRequest = {
   offerKey: string;
   qty: number;
   closesAt: number;
+  /** When the order was placed on the service clock (real unix seconds): the month its participation fee belongs to. */
+  at: number;
   payFromBalance: boolean;
   /** The service's public address, for the answer's purchase_url. */
   baseUrl: string;
@@ -131,7 +133,8 @@ type BatchState = {
   sessions: { market: string; tick: number }[];
   agents: { id: number; on: boolean; holder: number | null; changed_at: string | null }[];
   accounts: { id: number; balance: number }[];
-  fees: number[];
+  /** `holder/month` of the fees already charged. */
+  fees: string[];
   menu: MenuRow[];
   answers: StoredRow[];
   ids: { o: number; r: number }[];
@@ -140,6 +143,9 @@ type BatchState = {
 type Terms = ReturnType<typeof positionTerms>;
 /** What an accepted order's decision fixed: its terms and amounts, the monthly fee it carries, and the holder paying that fee. */
 type Decision = { terms: Terms; amounts: OrderAmounts; fee: number; holder: number | null };
+
+/** The fee month of an order: its placing time on the service clock. */
+const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
 type Accepted = Decision & { req: OrderRequest; orderId: number; roundId: number; token: string };
 
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
@@ -169,7 +175,9 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
          where id = any(${agentIds})) as agents,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
          (select id, balance_cents from account where id = any(${bigintArrayLiteral(funded.map((r) => r.accountId))}) order by id for update) a) as accounts,
-       (select coalesce(json_agg(holder_id), '[]') from (${feesChargedSql(`array(select holder_id from agent where id = any(${agentIds}))`)}) f) as fees,
+       (select coalesce(json_agg(holder_id || '/' || month), '[]') from monthly_fee
+         where holder_id = any(array(select holder_id from agent where id = any(${agentIds})))
+           and month = any(array[${[...new Set(funded.map((r) => monthOf(r)))].map(lit).join(',')}]::text[])) as fees,
        (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
                  'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
                  'title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items', 'sales_velocity', m.deal->'sales_velocity')), '[]')
@@ -217,7 +225,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
 /** One order's decision under the batch's locks: its terms from the recorded menu row, or the refusal. */
 function decide(
   req: OrderRequest, isOpen: Set<string>, row: MenuRow | undefined,
-  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<number>,
+  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<string>,
 ): Decision | ActorError {
   if (!isOpen.has(`${req.market}/${req.tick}`)) return new ActorError(404, dealNotOnMenu(req.baseUrl, req.market, req.offerKey, 'is no longer on the menu: its session closed'));
   // The recorded row is what the close fills: an order that does not match it is refused now,
@@ -233,13 +241,14 @@ function decide(
     return new ActorError(403, payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }));
   }
   // The holder's first real-money checkout of the month carries the participation fee.
-  const fee = feePaid.has(agent.holder) ? 0 : MONTHLY_FEE_CENTS;
+  const feeKey = `${agent.holder}/${monthOf(req)}`;
+  const fee = feePaid.has(feeKey) ? 0 : MONTHLY_FEE_CENTS;
   const balance = balances.get(req.accountId) ?? 0;
   if (balance < total + fee) {
     return new ActorError(400, `insufficient balance: this order needs ${centsToNumber(total + fee)} USD, the account holds ${centsToNumber(balance)} USD`);
   }
   balances.set(req.accountId, balance - total - fee);
-  feePaid.add(agent.holder);
+  feePaid.add(feeKey);
   return { amounts, fee, holder: agent.holder, terms };
 }
 
@@ -278,14 +287,14 @@ function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => 
       order_id: a.orderId, round_id: a.roundId, account_id: req.accountId, agent_id: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
       offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents, list_price_cents: terms.listPriceCents, fee_cents: terms.feeCents,
       holding_cents: terms.holdingCents, token: a.token, closes_at: req.closesAt,
-      paid: req.payFromBalance, holder: a.holder, gross: a.amounts.grossCents, fee_amount: a.amounts.feeAmountCents, total: a.amounts.totalCents, fee: a.fee,
+      paid: req.payFromBalance, holder: a.holder, month: monthOf(req), gross: a.amounts.grossCents, fee_amount: a.amounts.feeAmountCents, total: a.amounts.totalCents, fee: a.fee,
     };
   });
   const entries: Entry[] = accepted.filter((a) => a.req.payFromBalance).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.amounts.totalCents, a.fee, 'balance'));
   return `with x as (
        select * from jsonb_to_recordset(${lit(json(rows))}::jsonb) as x(order_id bigint, round_id bigint, account_id bigint, agent_id bigint, market text,
               tick bigint, idx int, offer_key text, qty int, unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, token text,
-              closes_at float8, paid boolean, holder bigint, gross bigint, fee_amount bigint, total bigint, fee bigint)),
+              closes_at float8, paid boolean, holder bigint, month text, gross bigint, fee_amount bigint, total bigint, fee bigint)),
      rounds as (
        insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
        select round_id, account_id, total, case when paid then 'funded' else 'awaiting_payment' end, case when paid then 'balance' end,

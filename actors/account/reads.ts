@@ -25,7 +25,8 @@ export const accountReads = defineReads({
   'account.inventory': async ({ em }, a: { accountIds: number[] }) => inventoryOf(em, a.accountIds),
   /** Summaries of these accounts, in their order (the console's overview reads its agents' at once). */
   'account.summaries': async ({ em }, a: SummaryArgs) =>
-    Promise.all(a.accountIds.map((id) => accountSummary(em.fork(), id, { ledgerLimit: a.ledgerLimit, baseUrl: a.baseUrl }))),
-  'account.monthlyFee': async ({ em }, a: { holderId: number }) => monthlyFeeStatus(em, a.holderId),
+    Promise.all(a.accountIds.map((id) => accountSummary(em.fork(), id, { ledgerLimit: a.ledgerLimit, baseUrl: a.baseUrl, at: a.at }))),
+  /** `at`: now on the service clock (real unix seconds): the fee's month is the service's. */
+  'account.monthlyFee': async ({ em }, a: { holderId: number; at: number }) => monthlyFeeStatus(em, a.holderId, a.at),
   'account.checkoutBalance': async ({ em }, a: CheckoutBalanceArgs) => checkoutBalanceCents(em, a.accountId, a.holderId),
 });

@@ -6,10 +6,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
 import { MONTHLY_FEE } from '../../src/payments/terms.js';
-import { LIST_CAPS } from '../../src/rules.js';
+import { LIST_CAPS, feeMonth } from '../../src/rules.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/trade-json.js';
 import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus, ServedOrder } from './messages.js';
-import { FEE_MONTH_SQL } from './ledger.js';
 import { intArrayParam as ids } from '../runtime/sql.js';
 
 /** Every account of a holder: its own and those of its agents (up to LIST_CAPS.accounts, oldest first). */
@@ -145,17 +144,14 @@ export async function ledgerOf(em: EntityManager, accountIds: number[], limit: n
   }));
 }
 
-/** Whether the holder's participation fee of the current calendar month (UTC) is still due. */
-export async function monthlyFeeStatus(em: EntityManager, holderId: number | null): Promise<MonthlyFeeStatus> {
-  const [row] = await em.execute(
-    `select ${FEE_MONTH_SQL} as month,
-            (select created_at from monthly_fee where holder_id = ? and month = ${FEE_MONTH_SQL}) as charged_at`,
-    [holderId],
-  );
-  return { ...MONTHLY_FEE, month: row.month as string, due: row.charged_at === null, charged_at: unix(row.charged_at) };
+/** Whether the holder's participation fee of the calendar month (UTC, service clock) of `at` is still due. */
+export async function monthlyFeeStatus(em: EntityManager, holderId: number | null, at: number): Promise<MonthlyFeeStatus> {
+  const month = feeMonth(new Date(at * 1000));
+  const [row] = await em.execute('select (select created_at from monthly_fee where holder_id = ? and month = ?) as charged_at', [holderId, month]);
+  return { ...MONTHLY_FEE, month, due: row.charged_at === null, charged_at: unix(row.charged_at) };
 }
 
-export async function accountSummary(em: EntityManager, accountId: number, opts: { ledgerLimit: number; baseUrl: string }): Promise<AccountSummary> {
+export async function accountSummary(em: EntityManager, accountId: number, opts: { ledgerLimit: number; baseUrl: string; at: number }): Promise<AccountSummary> {
   const [a] = await em.execute(
     `select a.id::float8 as id, a.balance_cents::float8 as balance_cents, a.holder_id::float8 as holder_id,
             p.open_positions, p.settled_positions,
@@ -176,7 +172,7 @@ export async function accountSummary(em: EntityManager, accountId: number, opts:
     pending_orders: a.pending_orders,
     realized_pnl_total: centsToNumber(a.realized_cents),
     console_url: `${opts.baseUrl}/console`,
-    monthly_fee: await monthlyFeeStatus(em, a.holder_id),
+    monthly_fee: await monthlyFeeStatus(em, a.holder_id, opts.at),
     ledger: await ledgerOf(em, [accountId], opts.ledgerLimit),
   };
 }

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { AccountSchema, AgentSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { isUniqueViolation } from '../runtime/sql.js';
-import type { AgentMessage, CartMade, Registered } from './messages.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AgentMessage, AgentProfile, CartMade, Registered } from './messages.js';
 
 /** Carts one agent may own (a bound; SPEC.md leaves it open). */
 export const MAX_CARTS_PER_AGENT = 50;
@@ -34,27 +35,47 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
     },
 
     async register(state, msg, ctx): Promise<Registered> {
-      const p = msg.profile;
-      const taken = () => new ActorError(409, 'this key is already registered; use it, or register another key');
-      try {
-        return await ctx.em.transactional(async (em) => {
-          if (await em.count(AgentSchema, { keyId: state.keyId })) throw taken();
-          // One aggregate, one flush: account, then the agent on it, then its default cart.
-          const account = em.create(AccountSchema, {});
-          const agent = em.create(AgentSchema, {
-            keyId: state.keyId, keyHash: msg.keyHash, name: p.name, recallPhrase: p.recall_phrase, identity: p.agent ?? null,
-            operator: p.operator ?? null, purpose: p.purpose ?? null, contact: p.contact ?? null, account,
-          });
-          const token = randomBytes(24).toString('base64url');
-          const cart = em.create(CartSchema, { agent, name: `${p.name}'s cart`, kind: 'trade', token });
-          await em.flush();
-          return { agent_id: agent.id, account_id: account.id, cart_id: cart.id, cart_token: token, cart_kind: 'trade' as const };
-        });
-      } catch (err) {
-        // Another process registered the same key between our check and insert.
-        if (isUniqueViolation(err)) throw taken();
-        throw err;
-      }
+      return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, null);
+    },
+
+    async registerForHolder(state, msg, ctx): Promise<Registered> {
+      return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, { holderId: msg.holderId, accountId: msg.accountId });
     },
   },
 });
+
+/**
+ * One aggregate, one flush: the account (new, or the holder's own one given), the agent on it, its
+ * default cart. With a holder, the agent, its account and its cart are the holder's from the start.
+ */
+async function registerAgent(
+  em0: EntityManager, keyId: string, keyHash: string, p: AgentProfile, holder: { holderId: number; accountId: number | null } | null,
+): Promise<Registered> {
+  const taken = () => new ActorError(409, 'this key is already registered; use it, or register another key');
+  try {
+    return await em0.transactional(async (em) => {
+      if (await em.count(AgentSchema, { keyId })) throw taken();
+      const account = holder?.accountId ? await holderAccount(em, holder.holderId, holder.accountId) : em.create(AccountSchema, { holder: holder?.holderId ?? null });
+      const agent = em.create(AgentSchema, {
+        keyId, keyHash, name: p.name, recallPhrase: p.recall_phrase, identity: p.agent ?? null, operator: p.operator ?? null,
+        purpose: p.purpose ?? null, contact: p.contact ?? null, account, holder: holder?.holderId ?? null, pairedAt: holder ? new Date() : null,
+      });
+      const token = randomBytes(24).toString('base64url');
+      const cart = em.create(CartSchema, { agent, holder: holder?.holderId ?? null, name: `${p.name}'s cart`, kind: 'trade', token });
+      await em.flush();
+      return { agent_id: agent.id, account_id: account.id, cart_id: cart.id, cart_token: token, cart_kind: 'trade' as const };
+    });
+  } catch (err) {
+    // Another process registered the same key between our check and insert.
+    if (isUniqueViolation(err)) throw taken();
+    throw err;
+  }
+}
+
+/** An account the holder owns that no agent trades yet (one key = one agent = one trading account). */
+async function holderAccount(em: EntityManager, holderId: number, accountId: number) {
+  const account = await em.findOne(AccountSchema, { id: accountId, holder: holderId });
+  if (!account) throw new ActorError(404, `no account ${accountId} of yours`);
+  if (await em.count(AgentSchema, { account: accountId })) throw new ActorError(409, `account ${accountId} already has an agent: one key = one agent = one trading account`);
+  return account;
+}

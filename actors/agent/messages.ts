@@ -13,7 +13,13 @@ export type AgentProfile = {
 export type AgentMessage =
   | { kind: 'register'; keyHash: string; profile: AgentProfile }
   /** Another cart of the agent's own (POST /carts), its holder's once connected. */
-  | { kind: 'newCart'; name: string };
+  | { kind: 'newCart'; name: string }
+  /**
+   * A holder makes an agent key on the console (POST /console/agents): the agent is the holder's from
+   * the start, on a new trading account (`accountId` null) or on an account the holder owns that has
+   * no agent yet.
+   */
+  | { kind: 'registerForHolder'; keyHash: string; profile: AgentProfile; holderId: number; accountId: number | null };
 
 export type CartMade = { id: number; name: string; kind: 'trade'; token: string };
 

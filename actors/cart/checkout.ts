@@ -11,13 +11,13 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CardSchema, CartItemSchema, CartSchema, InventoryItemSchema, OrderSchema, TradeRoundSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId, type ServedDeal } from '../../src/engine/index.js';
-import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { expired, type StoredCard } from '../../src/payments/cards.js';
 import { ActorError } from '../runtime/actor.js';
 import { intArrayParam } from '../runtime/sql.js';
-import { checkoutEntries, feeRowsInsertSql, feesChargedSql, postEntries, type Entry } from '../account/ledger.js';
+import { checkoutEntries, feeDueCents, postEntries, recordFee, type Entry } from '../account/ledger.js';
 import { orderJson, type OrderRow } from '../account/views.js';
 import { connectAgent } from '../account/pairing.js';
+import { manualDesk } from '../account/desk.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { familyTapes } from '../market/holder-orders.js';
 import { mintPurchase } from '../market/goods.js';
@@ -57,7 +57,7 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
       throw new ActorError(403, `lines ${others.map((l) => l.id).join(', ')} were not proposed by you: paying them from balances needs an execute grant from your holder; nothing was charged`);
     }
   }
-  const feeCents = (await em.execute(feesChargedSql('array[?]::bigint[]'), [funding.holderId])).length ? 0 : MONTHLY_FEE_CENTS;
+  const feeCents = await feeDueCents(em, funding.holderId, msg.at);
   if (funding.card && msg.payment.method === 'card') {
     // A new card is kept (brand, last 4, expiry) for the holder's next payment; one stored before stays.
     await em.createQueryBuilder(CardSchema)
@@ -66,8 +66,8 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
   }
   const deals = await dealsOf(em, current);
   const done = cart.kind === 'own'
-    ? await buyOutright(em, cart, current, deals, funding, feeCents)
-    : await placeAndFund(em, cart, current, deals, funding, feeCents, msg.baseUrl);
+    ? await buyOutright(em, cart, current, deals, funding, feeCents, msg.at)
+    : await placeAndFund(em, cart, current, deals, funding, feeCents, msg.baseUrl, msg.at);
   await em.nativeUpdate(CartSchema, { id: cart.id }, { paid: true, updatedAt: new Date() });
   const total = current.reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
   return {
@@ -135,8 +135,8 @@ function pickLines(all: LineRow[], itemIds?: number[]): LineRow[] {
 
 async function openSessions(em: EntityManager, lines: LineRow[]): Promise<Set<string>> {
   const rows = await em.execute<{ market: string; tick: number }[]>(
-    'select market, tick::float8 as tick from market_session where closed_at is null and market = any(?::text[])',
-    [`{${[...new Set(lines.map((l) => l.market))].join(',')}}`],
+    `select market, tick::float8 as tick from market_session where closed_at is null and market = any(string_to_array(?, ','))`,
+    [[...new Set(lines.map((l) => l.market))].join(',')],
   );
   return new Set(rows.map((r) => `${r.market}/${r.tick}`));
 }
@@ -163,22 +163,9 @@ async function accountsOf(em: EntityManager, lines: LineRow[], holderId: number)
   return new Map(lines.map((l) => [l.id, l.agent_id === null ? desk : byAgent.get(l.agent_id)!]));
 }
 
-export async function manualDesk(em: EntityManager, holderId: number): Promise<number> {
-  const [d] = await em.execute<{ id: number }[]>(`select id::float8 as id from account where holder_id = ? and kind = 'manual'`, [holderId]);
-  if (!d) throw new Error(`holder ${holderId} has no Manual desk`);
-  return d.id;
-}
-
-/** Records the month's fee row with the checkout that carries it (the (holder, month) key decides a race). */
-async function recordFee(em: EntityManager, holderId: number, accountId: number, roundId: number | null, feeCents: number): Promise<void> {
-  if (!feeCents) return;
-  await em.execute(`with x as (select ?::bigint as holder, ?::bigint as account_id, ?::bigint as round_id, ?::bigint as fee) ${feeRowsInsertSql('x')}`, [
-    holderId, accountId, roundId, feeCents,
-  ]);
-}
 
 async function placeAndFund(
-  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, feeCents: number, baseUrl: string,
+  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, feeCents: number, baseUrl: string, at: number,
 ): Promise<{ orders: CheckedOut['orders']; items: number[] }> {
   const accountOf = await accountsOf(em, lines, f.holderId);
   const groups = [...new Set(lines.map((l) => accountOf.get(l.id)!))].sort((a, b) => a - b);
@@ -202,7 +189,7 @@ async function placeAndFund(
       });
     });
     await em.flush();
-    await recordFee(em, f.holderId, accountId, round.id, fee);
+    await recordFee(em, f.holderId, at, accountId, round.id, fee);
     entries.push(...checkoutEntries(accountId, orders.map((o) => ({ ref: `order:${o.id}`, cents: o.totalCents })), fee, f.method, `cart:${cart.id}`));
     for (const [i, o] of orders.entries()) {
       const l = mine[i];
@@ -221,7 +208,7 @@ async function placeAndFund(
 }
 
 async function buyOutright(
-  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, feeCents: number,
+  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, feeCents: number, at: number,
 ): Promise<{ orders: CheckedOut['orders']; items: number[] }> {
   const desk = await manualDesk(em, f.holderId);
   const items: number[] = [];
@@ -248,7 +235,7 @@ async function buyOutright(
       debits.push({ ref: `cart_item:${l.id}`, cents: amounts.totalCents });
     }
   }
-  await recordFee(em, f.holderId, desk, null, feeCents);
+  await recordFee(em, f.holderId, at, desk, null, feeCents);
   await postEntries(em, checkoutEntries(desk, debits, feeCents, f.method, `cart:${cart.id}`), { requireFunds: f.method === 'balance' });
   return { orders: [], items };
 }

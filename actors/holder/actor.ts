@@ -13,7 +13,10 @@ import { effectOnce, priorAnswer, refused } from '../runtime/idempotency.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { sessionTokenHash } from '../../src/auth/sessions.js';
 import { SESSION_DAYS } from '../../src/rules.js';
-import type { Granted, HolderMessage, HolderSession, LoggedOut, Revoked } from './messages.js';
+import type { CardRemoved, CoinsBought, Granted, HolderMessage, HolderSession, LoggedOut, Revoked } from './messages.js';
+import { buyCoins, postCoins, registrationGrant, removeCard } from './coins.js';
+import { retryOnFeeRace } from '../account/ledger.js';
+import { GC_GRANT_HUNDREDTHS } from '../../src/payments/terms.js';
 import { grant, revoke } from './grants.js';
 
 
@@ -74,6 +77,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
           em.create(AccountSchema, { holder: h, kind: 'manual' });
           em.create(CartSchema, { holder: h, name: 'My cart', kind: 'trade', token: randomBytes(24).toString('base64url') });
           await em.flush();
+          await postCoins(em, h.id, registrationGrant(GC_GRANT_HUNDREDTHS));
           return openSession(em, { id: h.id, email: state.email, display_name: msg.display_name });
         }, withoutToken);
       } catch (err) {
@@ -105,6 +109,14 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       const h = await holderByEmail(ctx.em, state.email);
       if (!h || h.id !== msg.holderId) throw new ActorError(404, 'no such holder');
       return ctx.em.transactional((em) => openSession(em, h));
+    },
+
+    async buyCoins(_state, msg, ctx): Promise<CoinsBought> {
+      return retryOnFeeRace(() => ctx.em.transactional((em) => buyCoins(em, msg)));
+    },
+
+    async removeCard(_state, msg, ctx): Promise<CardRemoved> {
+      return ctx.em.transactional((em) => removeCard(em, msg.holderId, msg.cardId));
     },
 
     async grant(_state, msg, ctx): Promise<Granted> {

@@ -1,5 +1,6 @@
 // HolderActor's messages and replies ("holder:<lowercased e-mail>"), and the arguments and replies of
 // the holder read tasks (reads.ts): what the front end may know of this actor kind.
+import type { StoredCard } from '../../src/payments/cards.js';
 
 /** `address` is the client's address, for the throttles (throttle.ts). */
 export type HolderMessage =
@@ -8,7 +9,18 @@ export type HolderMessage =
   | { kind: 'logout'; tokenHash: string }
   /** A new session for a holder whose register or login answer is being replayed (same key, same body, password included). */
   | { kind: 'resume'; holderId: number }
-  | GrantMessage;
+  | GrantMessage
+  | CoinsMessage;
+
+/**
+ * Gold Coins (coins.ts): a pack bought by card (a real-money checkout: the month's participation fee
+ * when due, booked on the holder's Manual desk), and a stored card removed. `at`: service clock.
+ */
+export type CoinsMessage =
+  | { kind: 'buyCoins'; holderId: number; pack: number; card: { new: StoredCard } | { storedId: number }; at: number }
+  | { kind: 'removeCard'; holderId: number; cardId: number };
+export type CoinsBought = { coins: number; gc_balance_hundredths: number; charged_cents: number; fee_cents: number };
+export type CardRemoved = { card_id: number; removed: boolean };
 
 /** A new web session: `token` goes into the cookie, its hash into holder_session. */
 export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };

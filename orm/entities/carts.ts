@@ -111,14 +111,14 @@ export const CartGrantSchema = new EntitySchema<CartGrant>({
     cart: ref(() => CartSchema, 'cart_id', 'cart_grant', { nullable: true, deleteRule: 'cascade' }),
     level: { enum: true, items: [...GRANT_LEVELS], columnType: 'text' },
     payWith: { enum: true, items: [...GRANT_PAY_WITH], columnType: 'text', fieldName: 'pay_with', default: 'balance' },
-    card: ref(() => CardSchema, 'card_id', 'cart_grant', { nullable: true }),
+    card: ref(() => CardSchema, 'card_id', 'cart_grant', { nullable: true, deleteRule: 'set null' }),
     note: { type: 'text', default: '' },
     createdAt: createdAt(),
     revokedAt: timestampNull('revoked_at'),
   },
   checks: [
     { name: 'cart_grant_note_check', expression: 'length(note) <= 255' },
-    { name: 'cart_grant_card', expression: `pay_with = 'balance' or card_id is not null` },
+    { name: 'cart_grant_card', expression: `pay_with = 'balance' or card_id is not null or revoked_at is not null` },
   ],
   indexes: [{ name: 'cart_grant_live', expression: 'create index cart_grant_live on cart_grant (holder_id) where revoked_at is null' }],
 });

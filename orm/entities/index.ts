@@ -2,6 +2,7 @@
 // workers load them with nothing but the driver). One file per area; each entity names the actor
 // that owns (writes) its table. test/api/orm-schema.test.ts keeps them equal to the migrations.
 import { cartEntities } from './carts.js';
+import { moneyEntities } from './money.js';
 import { recordEntities } from './record.js';
 import { serviceEntities } from './service.js';
 import { tradingEntities } from './trading.js';
@@ -10,5 +11,6 @@ export * from './record.js';
 export * from './service.js';
 export * from './trading.js';
 export * from './carts.js';
+export * from './money.js';
 
-export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities];
+export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities];

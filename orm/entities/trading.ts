@@ -14,7 +14,7 @@ export const LEDGER_KINDS = [
 ] as const;
 
 /** A foreign key as the migrations declare it: `on update/delete no action` unless `deleteRule` says otherwise. */
-export function ref<T>(entity: () => EntitySchema<T, never>, fieldName: string, table: string, opts: { nullable?: boolean; deleteRule?: 'cascade'; primary?: boolean; unique?: string } = {}) {
+export function ref<T>(entity: () => EntitySchema<T, never>, fieldName: string, table: string, opts: { nullable?: boolean; deleteRule?: 'cascade' | 'set null'; primary?: boolean; unique?: string } = {}) {
   return {
     kind: 'm:1',
     entity,
@@ -30,7 +30,7 @@ export function ref<T>(entity: () => EntitySchema<T, never>, fieldName: string, 
 }
 
 /** A person with a web login who pairs agents and funds them. */
-export type Holder = { id: number; email: string; passwordHash: string; displayName: Opt<string>; createdAt: Opt<Date> };
+export type Holder = { id: number; email: string; passwordHash: string; displayName: Opt<string>; gcBalanceHundredths: Opt<number>; createdAt: Opt<Date> };
 // Owner: holder (actors/holder/actor.ts registers holders).
 export const HolderSchema = new EntitySchema<Holder>({
   name: 'Holder',
@@ -40,9 +40,14 @@ export const HolderSchema = new EntitySchema<Holder>({
     email: { type: 'text', unique: 'holder_email_key' },
     passwordHash: { type: 'text', fieldName: 'password_hash' },
     displayName: { type: 'text', fieldName: 'display_name', default: '' },
+    // Gold Coins in hundredths, moved only by actors/holder/coins.ts.
+    gcBalanceHundredths: { type: bigint(), fieldName: 'gc_balance_hundredths', default: 0 },
     createdAt: createdAt(),
   },
-  checks: [{ name: 'holder_email_check', expression: 'email = lower(email)' }],
+  checks: [
+    { name: 'holder_email_check', expression: 'email = lower(email)' },
+    { name: 'holder_gc_balance_check', expression: 'gc_balance_hundredths >= 0' },
+  ],
 });
 
 /** A web session: only a hash of the cookie's token is stored. */

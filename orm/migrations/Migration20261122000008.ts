@@ -12,7 +12,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   Its deal is the recorded menu row (market, tick, idx); `order_id` (trade carts) or `item_id`
  *   (own carts: goods bought outright) once checked out, never both.
  * - `cart_grant`: a holder's write or execute grant to one agent or all, on one cart or all;
- *   `revoked_at` set when revoked (kept for the console's history).
+ *   `revoked_at` set when revoked (kept for the console's history). Removing a stored card revokes
+ *   the grants charging it and forgets the card (`card_id` set null on the revoked ones).
  * - `inventory_item.position_id` becomes nullable: goods bought outright come from no position.
  */
 export class Migration20261122000008 extends Migration {
@@ -60,11 +61,11 @@ export class Migration20261122000008 extends Migration {
       cart_id bigint null references cart(id) on delete cascade,
       level text not null check (level in ('write', 'execute')),
       pay_with text not null default 'balance' check (pay_with in ('balance', 'card')),
-      card_id bigint null references card(id),
+      card_id bigint null references card(id) on delete set null,
       note text not null default '' check (length(note) <= 255),
       created_at timestamptz not null default now(),
       revoked_at timestamptz null,
-      constraint cart_grant_card check (pay_with = 'balance' or card_id is not null))`);
+      constraint cart_grant_card check (pay_with = 'balance' or card_id is not null or revoked_at is not null))`);
     this.addSql(`create index cart_grant_live on cart_grant (holder_id) where revoked_at is null`);
   }
 }

@@ -8,6 +8,7 @@ import { Migration20261122000005 } from './Migration20261122000005.js';
 import { Migration20261122000006 } from './Migration20261122000006.js';
 import { Migration20261122000007 } from './Migration20261122000007.js';
 import { Migration20261122000008 } from './Migration20261122000008.js';
+import { Migration20261122000009 } from './Migration20261122000009.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000001_backbone', class: Migration20261122000001 },
@@ -18,4 +19,5 @@ export const migrationsList = [
   { name: 'Migration20261122000006_rate_limit', class: Migration20261122000006 },
   { name: 'Migration20261122000007_history_load', class: Migration20261122000007 },
   { name: 'Migration20261122000008_carts', class: Migration20261122000008 },
+  { name: 'Migration20261122000009_holder_money', class: Migration20261122000009 },
 ];

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
 import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/messages.js';
+import type { PaidOut } from '../../actors/payouts/messages.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
 
 export type Asker = { ask<T>(to: string, msg: { kind: string; [k: string]: unknown }): Promise<T> };
@@ -36,8 +37,12 @@ export type SupervisorOptions = {
   log: Logger;
   metrics?: SupervisorMetrics;
   onClose?: (market: string, tick: number, reply: CloseReply) => void;
+  /** How often due payouts are looked for (default PAYOUT_SWEEP_MS). */
+  payoutSweepMs?: number;
 };
 
+/** How often due payouts are looked for (one indexed query). */
+const PAYOUT_SWEEP_MS = 2000;
 const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
 const BACKFILL_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 const START_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
@@ -108,7 +113,33 @@ export class Supervisor {
     );
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
+    this.schedulePayouts();
     this.backfilling = this.backfillRest(plans);
+  }
+
+  /**
+   * Marks the payouts whose time has come paid (CONTRACT.md: 3 days of service time after they were
+   * scheduled). The payouts actor pays each once, whichever supervisor asks first.
+   */
+  async payDue(): Promise<number[]> {
+    const { paid } = await this.actors.ask<PaidOut>('payouts:due', { kind: 'payDue', at: this.clock.realNow() });
+    if (paid.length) this.opts.log.info({ payouts: paid }, `${paid.length} payout(s) paid`);
+    return paid;
+  }
+
+  /** Looks for due payouts every PAYOUT_SWEEP_MS; a failed look is logged and the next one retries. */
+  private schedulePayouts(): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      const run = this.payDue()
+        .then(() => undefined, (err) => this.opts.log.warn({ err }, `paying due payouts failed: ${causeOf(err)}; the next sweep retries`))
+        .finally(() => {
+          this.running.delete(run);
+          this.schedulePayouts();
+        });
+      this.running.add(run);
+    }, this.opts.payoutSweepMs ?? PAYOUT_SWEEP_MS);
+    this.timers.set('payouts', timer);
   }
 
   /** Records the older history in the background, newest sessions first, in bounded turns. */
@@ -164,9 +195,10 @@ export class Supervisor {
     await this.backfilling;
   }
 
-  /** Closes every session whose time has passed, on every market (what the timers do). */
+  /** Closes every session whose time has passed, on every market, and pays due payouts (what the timers do). */
   async runDue(): Promise<void> {
     await Promise.all(this.markets.map((m) => this.catchUp(m)));
+    await this.payDue();
   }
 
   /** The open session of a market as the record has it. */

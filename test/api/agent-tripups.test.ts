@@ -94,7 +94,7 @@ t.test('what an agent tripped on', async (t) => {
     // The order batch's own check (a session that closed after the front end let the order through).
     const refused = await svc.services.runtime.ask(`account:${agent.accountId}`, {
       kind: 'order', agentId: agent.agentId, market: MARKET, tick: m.tick, idx: 0, offerKey: key, qty: 1,
-      closesAt: m.closes_at, payFromBalance: false, baseUrl: base,
+      closesAt: m.closes_at, at: Date.now() / 1000, payFromBalance: false, baseUrl: base,
     }).then(() => null, (err: { status: number; detail: string }) => err);
     t.equal(refused?.status, 404);
     t.match(refused?.detail, menuLink);

@@ -32,7 +32,7 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
   await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values (?, 'topup', 2 * 1030 + 1500, 2 * 1030 + 1500, 'test')`, [agents[0].account]);
   const req = (i: number, over: Partial<OrderRequest> = {}): OrderRequest => ({
     accountId: agents[i].account, agentId: agents[i].id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1,
-    closesAt: 2e9, payFromBalance: true, baseUrl: 'http://svc.test', ...over,
+    closesAt: 2e9, at: Date.now() / 1000, payFromBalance: true, baseUrl: 'http://svc.test', ...over,
   });
   const out = await placeOrders(orm.em, [
     req(0), req(0), req(0), req(1), req(2), req(0, { tick: 99, offerKey: 'k99' }), req(1, { payFromBalance: false }),
@@ -68,7 +68,7 @@ t.test('placeOrders stores the answer of a keyed order with it and answers a ret
   const [a] = await em.execute(`insert into account default values returning id::float8 as id`);
   const [g] = await em.execute(`insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`, ['keyidem'.padEnd(20, 'x'), a.id]);
   const idem = { scope: `agent:${g.id} POST /api/v1/orders`, key: 'k-1', hash: 'h1' };
-  const req: OrderRequest = { accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, payFromBalance: false, baseUrl: 'http://x', idem };
+  const req: OrderRequest = { accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000, payFromBalance: false, baseUrl: 'http://x', idem };
   const [fresh] = await placeOrders(orm.em, [req]);
   const [again] = await placeOrders(orm.em, [req]);
   t.same(again, { replayed: true, reply: fresh }, 'the retry gets the first answer');
@@ -99,7 +99,7 @@ t.test("the batch's own connection is replaced after it is lost", { skip: ONE_BA
     ['keyL'.padEnd(20, 'x'), a.id],
   );
   const req: OrderRequest = {
-    accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, payFromBalance: false, baseUrl: 'http://svc.test',
+    accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000, payFromBalance: false, baseUrl: 'http://svc.test',
   };
   const conn = batchConnectionOf(orm.em);
   t.teardown(() => conn.close());

@@ -5,7 +5,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
 import {
-  FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS, dealNotOnMenu, feeMonth, feeMonthSql, menuUrl, orderAmounts,
+  FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS, dealNotOnMenu, feeMonth, menuUrl, orderAmounts,
 } from '../../src/rules.js';
 import { MARKETS, MARKET_IDS, costBasisCents } from '../../src/engine/index.js';
 import { manifest, llmsTxt } from '../../src/http/content/manifest.js';
@@ -43,11 +43,6 @@ t.test("feeMonth does not depend on the process's time zone", async (t) => {
   // The check can fail: in Kiritimati (UTC+14) local months differ from UTC months near a boundary.
   process.env.TZ = 'Pacific/Kiritimati';
   t.ok(dates.some((d) => d.getMonth() !== d.getUTCMonth()), 'local and UTC months differ for some sampled instant');
-});
-
-t.test('feeMonthSql is the same expression of any instant (its run on PostgreSQL: test/api/rules-sql.test.ts)', async (t) => {
-  t.equal(feeMonthSql(), "to_char((now()) at time zone 'UTC', 'YYYY-MM')");
-  t.equal(feeMonthSql('$1::timestamptz'), "to_char(($1::timestamptz) at time zone 'UTC', 'YYYY-MM')");
 });
 
 const cents = fc.integer({ min: 0, max: 10_000_000 });
@@ -120,7 +115,7 @@ t.test('no literal copy of a rule in src/, actors/ or templates/', async (t) => 
   t.same(hits(/=\s*\(\w+(?::[^)]*)?\)\s*=>\s*JSON\.stringify\(\w+\)/g), [], 'JSON parameters are runtime/sql.ts jsonParam');
   t.same(hits(/`\{\$\{\w+\.join\(','\)\}\}`/g, ['actors/runtime/sql.ts']), [], 'array parameters are runtime/sql.ts intArrayParam');
   t.same(hits(/Math\.round\(\w+\)\s*\/\s*100\b/g, ['src/engine/money.ts']), [], 'cents to a served amount is centsToNumber');
-  t.same(hits(/to_char\(.{0,80}?'YYYY-MM'\)/g, ['src/rules.ts']), [], 'the fee month in SQL is feeMonthSql');
+  t.same(hits(/'YYYY-MM'/g), [], 'the fee month is feeMonth of the service clock, never the database\'s clock');
   t.same(hits(/4242 4242 4242 4242|4000 0000 0000 0002/g, ['src/payments/cards.ts']), [], 'test card numbers are TEST_CARDS');
   t.same(hits(/\bqty \* \(/g), [], 'order amounts are orderAmounts');
 });

@@ -61,7 +61,7 @@ export function tradingRoutes(s: Services): Route[] {
         const p = me(principal);
         const placed = await s.runtime.ask<OrderPlaced>(`account:${p.accountId}`, {
           kind: 'order', agentId: p.agentId, market, tick: snap.tick, idx, offerKey: deal.key, qty: body.qty,
-          closesAt: snap.closesAt, payFromBalance: body.pay_from_balance, baseUrl: base,
+          closesAt: snap.closesAt, at: s.clock.realNow(), payFromBalance: body.pay_from_balance, baseUrl: base,
         }, { idem });
         return json(placed, 201);
       },
@@ -104,7 +104,7 @@ export function tradingRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/account', auth: 'key', summary: 'My trading account: balance, counts, realised P&L, monthly fee, recent ledger',
       query: LimitQuery(500, 50),
       response: { 200: AccountAnswer },
-      handler: async ({ query, principal }) => json((await read(s.runtime, 'account.summaries', { accountIds: [me(principal).accountId], ledgerLimit: query.limit, baseUrl: base }))[0]),
+      handler: async ({ query, principal }) => json((await read(s.runtime, 'account.summaries', { accountIds: [me(principal).accountId], ledgerLimit: query.limit, baseUrl: base, at: s.clock.realNow() }))[0]),
     }),
     route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/account/ledger', auth: 'key', summary: 'My ledger entries, newest first',

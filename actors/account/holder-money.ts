@@ -1,0 +1,66 @@
+// A holder's money in and out of a trading account they own (CONTRACT.md "The holder's money"): a
+// top-up by card credits the account (`card_charge`, never a monthly fee); a payout leaves the
+// balance at once (`payout`) and is paid, minus the commission, when the supervisor finds it due
+// (actors/payouts). Both through the ledger's one posting definition, in the account's turn.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AccountSchema, CardSchema, PayoutSchema } from '../../orm/entities/index.js';
+import { PAYOUT_MINIMUM_CENTS, payoutCommissionCents } from '../../src/payments/terms.js';
+import { centsToNumber } from '../../src/engine/money.js';
+import { expired, type StoredCard } from '../../src/payments/cards.js';
+import { ActorError } from '../runtime/actor.js';
+import { payoutEntries, postEntries, topupEntries } from './ledger.js';
+import type { AccountMessage, PayoutScheduled, ToppedUp } from './messages.js';
+
+type Topup = Extract<AccountMessage, { kind: 'topup' }>;
+type Payout = Extract<AccountMessage, { kind: 'payout' }>;
+
+/** The account when the holder owns it (404 otherwise: another holder's account is simply not found). */
+async function ownedAccount(em: EntityManager, accountId: number, holderId: number) {
+  const a = await em.findOne(AccountSchema, { id: accountId, holder: holderId }, { fields: ['balanceCents'] });
+  if (!a) throw new ActorError(404, `no account ${accountId} of yours`);
+  return a;
+}
+
+/** The card a payment charges: a new one (checked by the front end, kept for next time) or a stored one of the holder's. */
+export async function cardToCharge(em: EntityManager, holderId: number, card: { new: StoredCard } | { storedId: number }, at: number): Promise<StoredCard> {
+  if ('new' in card) {
+    await em.createQueryBuilder(CardSchema)
+      .insert({ holder: holderId, brand: card.new.brand, last4: card.new.last4, expMonth: card.new.expMonth, expYear: card.new.expYear })
+      .onConflict().ignore().execute();
+    return card.new;
+  }
+  const c = await em.findOne(CardSchema, { id: card.storedId, holder: holderId }, { fields: ['brand', 'last4', 'expMonth', 'expYear'] });
+  if (!c) throw new ActorError(404, `no stored card ${card.storedId} of yours`);
+  if (expired(c.expMonth, c.expYear, new Date(at * 1000))) throw new ActorError(400, `stored card ${card.storedId} has expired; nothing was charged`);
+  return { brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear };
+}
+
+export async function topup(em: EntityManager, accountId: number, msg: Topup): Promise<ToppedUp> {
+  if (!Number.isSafeInteger(msg.amountCents) || msg.amountCents <= 0) throw new ActorError(400, 'a top-up is a positive amount in USD');
+  await ownedAccount(em, accountId, msg.holderId);
+  const card = await cardToCharge(em, msg.holderId, msg.card, msg.at);
+  await postEntries(em, topupEntries(accountId, msg.amountCents, `topup:${card.brand}-${card.last4}`));
+  const after = await ownedAccount(em, accountId, msg.holderId);
+  return { account_id: accountId, amount_cents: msg.amountCents, balance_cents: after.balanceCents };
+}
+
+export async function schedulePayout(em: EntityManager, accountId: number, msg: Payout): Promise<PayoutScheduled> {
+  const account = await ownedAccount(em, accountId, msg.holderId);
+  if (!Number.isSafeInteger(msg.amountCents) || msg.amountCents < PAYOUT_MINIMUM_CENTS) {
+    throw new ActorError(400, `a payout is at least ${centsToNumber(PAYOUT_MINIMUM_CENTS).toFixed(2)} USD; nothing moved`);
+  }
+  if (msg.amountCents > account.balanceCents) {
+    throw new ActorError(400, `a payout of ${centsToNumber(msg.amountCents).toFixed(2)} USD is more than the balance (${centsToNumber(account.balanceCents).toFixed(2)} USD); nothing moved`);
+  }
+  const commission = payoutCommissionCents(msg.amountCents);
+  const payout = em.create(PayoutSchema, {
+    account: accountId, holder: msg.holderId, amountCents: msg.amountCents, commissionCents: commission, netCents: msg.amountCents - commission, payAt: msg.payAt,
+  });
+  await em.flush();
+  // The balance check above is advisory; the posting's own funds check decides under the row lock.
+  await postEntries(em, payoutEntries(accountId, payout.id, msg.amountCents), { requireFunds: true });
+  return {
+    payout_id: payout.id, account_id: accountId, amount_cents: msg.amountCents, commission_cents: commission, net_cents: msg.amountCents - commission,
+    pay_at: msg.payAt, status: 'scheduled',
+  };
+}
