@@ -6,11 +6,14 @@ import { agentReads } from './agent/reads.js';
 import { marketActor } from './market/actor.js';
 import { holderActor } from './holder/actor.js';
 import { holderReads } from './holder/reads.js';
+import { holderMoneyReads } from './holder/money-reads.js';
+import { timelineReads } from './holder/timeline.js';
 import { answersActor } from './answers/actor.js';
 import { cartActor } from './cart/actor.js';
 import { cartReads } from './cart/reads.js';
+import { payoutsActor } from './payouts/actor.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 
-export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor];
-export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...cartReads };
+export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor];
+export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads };

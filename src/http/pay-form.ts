@@ -1,7 +1,8 @@
 // The payment fields of the holder's pay forms (SPEC.md "Web routes": purchase links, cart links,
-// POST /cart/checkout) and what they become. A new card is checked here, before any actor turn, so
-// a declined or mistyped card never reaches an account and nothing is charged (CONTRACT.md "Test
-// cards"); a stored card must be the holder's and not expired.
+// POST /cart/checkout, the console's top-up and coin packs) and what they become. A new card is
+// checked here, before any actor turn, so a declined or mistyped card never reaches an account and
+// nothing is charged (CONTRACT.md "Test cards"); a stored card must be the holder's and not expired.
+// Crypto is listed but not ready (SPEC.md item 10): choosing it is refused here, before anything.
 import Type from 'typebox';
 import type { Payment } from '../../actors/cart/messages.js';
 import type { CardRow } from '../../actors/holder/messages.js';
@@ -12,15 +13,38 @@ import { rowId } from '../schemas/index.js';
 import type { Services } from './services.js';
 
 /** The fields every pay form has (spread into a form's Type.Object). */
-export const PayFields = {
-  method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card')], { default: 'new_card', description: 'new_card (the card fields), card (a stored card: card_id) or balance' }),
+/** The card fields of every pay form: a stored card, or a typed one. */
+export const CardFields = {
   card_id: Type.Union([rowId('a stored card'), Type.Null()], { default: null, description: 'one of your stored cards (method card)' }),
   number: Type.String({ maxLength: 64, default: '' }),
   exp: Type.String({ maxLength: 16, default: '' }),
   cvc: Type.String({ maxLength: 16, default: '' }),
   holder: Type.String({ maxLength: 160, default: '' }),
 };
-export type PayFields = { method: 'new_card' | 'balance' | 'card'; card_id: number | null } & CardInput & { holder: string };
+export const PayFields = {
+  method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card'), Type.Literal('crypto')], {
+    default: 'new_card', description: 'new_card (the card fields), card (a stored card: card_id), balance, or crypto (listed, not ready: refused)',
+  }),
+  ...CardFields,
+};
+export type PayFields = { method: 'new_card' | 'balance' | 'card' | 'crypto'; card_id: number | null } & CardInput & { holder: string };
+
+/** Forms that charge a card only (top-up, coin packs): no balance; without `method`, a `card_id` means that stored card. */
+export const CardPayFields = {
+  method: Type.Optional(Type.Union([Type.Literal('new_card'), Type.Literal('card'), Type.Literal('crypto')], {
+    description: 'new_card (the card fields), card (a stored card: card_id), or crypto (listed, not ready: refused); default: card when card_id is given, else new_card',
+  })),
+  ...CardFields,
+};
+export type CardPayFields = { method?: 'new_card' | 'card' | 'crypto'; card_id: number | null } & CardInput & { holder: string };
+
+/** SPEC.md item 10: the crypto method exists but is not ready. */
+export const CRYPTO_NOT_READY = 'crypto payments are not ready yet: nothing was charged; pay by card';
+
+/** Refuses the crypto method (400), before any sign-in, card check or turn: nothing is charged. */
+export function refuseCrypto(method: string | undefined): void {
+  if (method === 'crypto') throw new HttpError(400, CRYPTO_NOT_READY);
+}
 
 /** A typed card judged by the demo rules: its stored form, or the refusal (402 declined, 400 mistyped or expired). */
 export function checkedCard(f: CardInput, now: Date): StoredCard {
@@ -40,10 +64,23 @@ export async function storedCard(s: Services, holderId: number, cardId: number |
 
 /** How a cart checkout pays, from the form (the cart actor charges; the card was checked here). */
 export async function cartPayment(s: Services, holderId: number, f: PayFields, now: Date): Promise<Payment> {
+  refuseCrypto(f.method);
   if (f.method === 'balance') return { method: 'balance' };
   if (f.method === 'new_card') return { method: 'card', card: checkedCard(f, now) };
   await storedCard(s, holderId, f.card_id, now);
   return { method: 'stored_card', cardId: f.card_id! };
+}
+
+/**
+ * The card a top-up or a coin pack charges, as the actors take it: a new card checked by the demo
+ * rules, or one of the holder's stored cards (still valid).
+ */
+export async function cardCharge(s: Services, holderId: number, f: CardPayFields, now: Date): Promise<{ new: StoredCard } | { storedId: number }> {
+  const method = f.method ?? (f.card_id !== null ? 'card' : 'new_card');
+  refuseCrypto(method);
+  if (method === 'new_card') return { new: checkedCard(f, now) };
+  await storedCard(s, holderId, f.card_id, now);
+  return { storedId: f.card_id! };
 }
 
 /** Stored cards as a pay form offers them. */

@@ -1,8 +1,10 @@
 // Answers of the holder's web pages (CONTRACT.md "Web form posts"): a browser that posts a form is
 // sent on with 303 See Other; a client that asks for JSON gets the same outcome as a JSON object.
 // Failures: JSON clients get `{detail}` with the status, browsers get the page again, with the message.
+import type { TObject, TSchema } from 'typebox';
 import { ActorError } from '../../actors/runtime/client.js';
-import { HttpError, type RawInput, type Reply, type RequestInfo } from './route.js';
+import type { HolderPrincipal } from './auth/holders.js';
+import { HttpError, route, type Context, type RawInput, type Reply, type RequestInfo, type Route } from './route.js';
 import type { ValidationIssue } from './validation.js';
 
 export const DEFAULT_NEXT = '/console';
@@ -82,6 +84,39 @@ export function invalidForm<T>(
 ) {
   return (req: RequestInfo, issues: ValidationIssue[], raw: RawInput, principal: unknown) =>
     wantsJson(req) ? undefined : page(req, { status: 422, message: issuesMessage(issues, words) }, raw, principal as T);
+}
+
+/**
+ * A form post of a logged-in holder: its one effect (`run`: a turn, or a few, given the request's
+ * Idempotency-Key) and its answer, fresh or replayed from the stored reply (`reply`).
+ */
+export type HolderForm<B, R> = {
+  path: string;
+  summary: string;
+  body?: TObject;
+  /** The JSON answer (the schema of `{ok: true, ...}`). */
+  answer: TSchema;
+  /** Field → what a person is told when it is wrong. */
+  words?: Record<string, string>;
+  run: (holder: HolderPrincipal, ctx: Context<unknown, unknown, B>) => Promise<R>;
+  reply: (req: RequestInfo, r: R, body: B) => Reply;
+};
+
+/**
+ * The route of a holder's form post (CONTRACT.md "Web form posts"): a refusal, or a form that fails
+ * validation, shows a browser `page` again with the message; JSON clients get `{detail}`.
+ */
+export function holderFormRoute<B, R>(d: HolderForm<B, R>, page: (holder: HolderPrincipal, p: Problem) => Reply | Promise<Reply>): Route {
+  return route<unknown, unknown, B>({
+    method: 'POST', path: d.path, auth: 'holder', summary: d.summary, body: d.body,
+    response: { 200: d.answer }, responses: { 303: { description: 'browsers: sent on to the next page' } },
+    onInvalid: invalidForm<HolderPrincipal>(d.words ?? {}, (_req, p, _raw, holder) => page(holder, p)),
+    handler: (ctx) => {
+      const holder = ctx.principal as HolderPrincipal;
+      return webAction(ctx.req, async () => d.reply(ctx.req, await d.run(holder, ctx), ctx.body), (p) => page(holder, p), d.words);
+    },
+    replay: (r: R, { req, body }) => d.reply(req, r, body),
+  });
 }
 
 /** A raw form value as a string (a repeated field's last value). */

@@ -2,7 +2,7 @@
 // "Carts" for the CSV): their own cart and their agents' carts with lines, totals and stale marks,
 // and the forms that change them. Every change is a turn of the cart's actor, which checks that the
 // holder may make it: a cart or line id from a form is only ever a question to that actor.
-import Type, { type Static, type TObject, type TSchema } from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { Caller, CartDetail, CartMessage, CheckedOut, Cleared, LineAdded, LineChanged, LinesAdded, NewLine, Refreshed } from '../../../actors/cart/messages.js';
 import { read, type IdemTicket } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
@@ -10,17 +10,16 @@ import { csvRows, rowRequest, templateCsv, uploadedFile } from '../cart-csv.js';
 import { cartSummary, currentSessions, linesView, paidPayload, sampleDeal } from '../cart-view.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, cartPayment } from '../pay-form.js';
-import { HttpError, htmlPage, media, route, type Context, type Reply, type RequestInfo, type Route } from '../route.js';
+import { HttpError, htmlPage, media, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { CartClearedForm, CartLineForm, CartPaidForm, CartRefreshedForm, CartUploadForm, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { formReply, invalidForm, problemOf, webAction, type Problem } from '../web.js';
+import { formReply, holderFormRoute, problemOf, type HolderForm, type Problem } from '../web.js';
 import { menuSnapshots } from './markets.js';
 import { currentLine } from './carts.js';
 import { MARKET_IDS } from '../../engine/index.js';
 
 /** Carts the page shows with their lines (a holder with more finds the rest through their links). */
 const PAGE_CARTS = 50;
-const SENT_ON = { 303: { description: 'browsers: sent on to the next page' } };
 
 const Next = Type.String({ default: '/cart', description: 'page to go to afterwards (a path of this site)' });
 const Id = rowId;
@@ -42,11 +41,7 @@ const CartQuery = Type.Object({ added: Type.Optional(Type.Integer({ minimum: 0 }
 const WORDS = { qty: 'qty is a whole number (at least 1 to add, 0 removes)', item_id: 'which line? (item_id)', market: 'choose a market', offer_key: 'enter a deal key (offer_key)' };
 
 /** A form post of the cart: its one effect (`run`, a turn or a few) and its answer, fresh or replayed (`reply`). */
-type CartPost<B, R> = {
-  path: string; summary: string; body?: TObject; answer: TSchema;
-  run: (holder: HolderPrincipal, ctx: Context<unknown, unknown, B>) => Promise<R>;
-  reply: (req: RequestInfo, r: R, body: B) => Reply;
-};
+type CartPost<B, R> = Omit<HolderForm<B, R>, 'words'>;
 
 export function webCartPageRoutes(s: Services): Route[] {
   const base = s.config.baseUrl;
@@ -86,18 +81,7 @@ export function webCartPageRoutes(s: Services): Route[] {
     return cart.id;
   }
 
-  function cartPost<B, R>(d: CartPost<B, R>): Route {
-    return route<unknown, unknown, B>({
-      method: 'POST', path: d.path, auth: 'holder', summary: d.summary, body: d.body,
-      response: { 200: d.answer }, responses: SENT_ON,
-      onInvalid: invalidForm<HolderPrincipal>(WORDS, (_req, p, _raw, holder) => cartPage(holder, p)),
-      handler: (ctx) => {
-        const holder = ctx.principal as HolderPrincipal;
-        return webAction(ctx.req, async () => d.reply(ctx.req, await d.run(holder, ctx), ctx.body), (p) => cartPage(holder, p), WORDS);
-      },
-      replay: (r: R, { req, body }) => d.reply(req, r, body),
-    });
-  }
+  const cartPost = <B, R>(d: CartPost<B, R>): Route => holderFormRoute({ ...d, words: WORDS }, cartPage);
 
   const lineReply = (req: RequestInfo, c: LineChanged, body: { next: string }) =>
     formReply(req, body.next, { cart_id: c.cart_id, item_id: c.removed ? null : c.item_id, qty: c.qty });

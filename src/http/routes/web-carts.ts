@@ -10,7 +10,7 @@ import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
 import { renderPage } from '../pages.js';
-import { PayFields, cardOptions, cartPayment, checkedCard } from '../pay-form.js';
+import { PayFields, cardOptions, cartPayment, checkedCard, refuseCrypto } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { CartKindForm, CartPaidForm } from '../../schemas/index.js';
 import type { Services } from '../services.js';
@@ -75,7 +75,7 @@ export function webCartRoutes(s: Services): Route[] {
 
   /** The pay form's holder-specific part: stored cards and the monthly fee. */
   async function payView(holder: HolderPrincipal) {
-    const [cards, fee] = await Promise.all([read(s.runtime, 'holder.cards', { holderId: holder.holderId }), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId })]);
+    const [cards, fee] = await Promise.all([read(s.runtime, 'holder.cards', { holderId: holder.holderId }), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() })]);
     return { cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month };
   }
 
@@ -162,7 +162,8 @@ export function webCartRoutes(s: Services): Route[] {
         let signedIn: HolderSession | undefined;
         return webAction(req, async () => {
           const now = new Date(s.clock.realNow() * 1000);
-          // The card first: a declined or mistyped one registers nobody and charges nothing.
+          // The method and card first: crypto, or a declined or mistyped card, registers nobody and charges nothing.
+          refuseCrypto(body.method);
           if (body.method === 'new_card') checkedCard(body, now);
           const { holder, session } = await payer(req, body);
           signedIn = session;

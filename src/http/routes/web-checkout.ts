@@ -6,7 +6,7 @@ import Type, { type Static } from 'typebox';
 import type { Connected, OrderAgent, Paid, ServedOrder } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import type { StoredCard } from '../../payments/cards.js';
-import { PayFields, cardOptions, checkedCard, storedCard } from '../pay-form.js';
+import { PayFields, cardOptions, checkedCard, refuseCrypto, storedCard } from '../pay-form.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -36,7 +36,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
     const [cards, balance, fee] = await Promise.all([
       read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
       read(s.runtime, 'account.checkoutBalance', { accountId: order.account_id, holderId: holder.holderId }),
-      read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId }),
+      read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() }),
     ]);
     return {
       cards: cardOptions(cards),
@@ -78,6 +78,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
   /** The card to charge: a new one checked by the demo rules, or one of the holder's stored cards. */
   async function cardToCharge(holder: HolderPrincipal, body: PayForm): Promise<StoredCard | undefined> {
     const now = new Date(s.clock.realNow() * 1000);
+    refuseCrypto(body.method);
     if (body.method === 'balance') return undefined;
     return body.method === 'new_card' ? checkedCard(body, now) : storedCard(s, holder.holderId, body.card_id, now);
   }

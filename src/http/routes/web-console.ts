@@ -1,19 +1,23 @@
-// The holder's console (SPEC.md "Web routes"): overview, positions, orders, ledger and agents with the
-// autonomous-funding switch. The holder's data is every account whose holder is them and every
-// account of an agent connected to them; rows come from the same read models as the agents' API.
+// The holder's console (SPEC.md "Web routes"): overview (accounts, Gold Coins, payouts, stored cards
+// and the money forms), positions, orders, ledger, the timeline, and agents with the
+// autonomous-funding switch, the grants and holder-made keys. The holder's data is every account
+// whose holder is them and every account of an agent connected to them; rows come from the same
+// read models as the agents' API.
 import Type, { type Static, type TSchema } from 'typebox';
 import type { GrantMessage, Granted, Revoked } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
 import type { FundingSet } from '../../../actors/account/messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
-import { centsToNumber, numberToCents } from '../../engine/index.js';
-import { read } from '../../../actors/runtime/client.js';
+import { centsToNumber } from '../../engine/index.js';
+import { read, type ReadReply } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
-import { FundingForm, GrantForm, RevokedForm, rowId } from '../../schemas/index.js';
+import { HttpError, Media, HTML, htmlPage, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
+import { FundingForm, GrantForm, RevokedForm, TIMELINE_CURSOR_PATTERN, TIMELINE_PAGE_MAX, TimelineAnswer, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
+import { formReply, holderFormRoute, invalidForm, usd, wantsJson, webAction, type Problem } from '../web.js';
+import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
+import { agentKeyRoute, moneyRoutes } from './web-money.js';
 
 const PAGE_ROWS = 100;
 
@@ -22,8 +26,17 @@ const TABS = [
   { href: '/console/positions', label: 'Positions' },
   { href: '/console/orders', label: 'Orders' },
   { href: '/console/ledger', label: 'Ledger' },
+  { href: '/console/timeline', label: 'Timeline' },
   { href: '/console/agents', label: 'Agents' },
 ];
+
+/** Events a timeline page shows unless `limit` says otherwise. */
+const TIMELINE_PAGE = 50;
+const TimelineQuery = Type.Object({
+  before: Type.Optional(Type.String({ pattern: TIMELINE_CURSOR_PATTERN, description: 'a cursor from the previous page: the events older than it' })),
+  limit: Type.Integer({ minimum: 1, maximum: TIMELINE_PAGE_MAX, default: TIMELINE_PAGE, description: 'events per page' }),
+});
+type TimelineQuery = Static<typeof TimelineQuery>;
 
 const when = (unix: number | null) => (unix === null ? '' : `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
 
@@ -60,31 +73,66 @@ export function webConsoleRoutes(s: Services): Route[] {
     });
   }
 
+  const holderMoney = (holder: HolderPrincipal) => read(s.runtime, 'holder.money', { holderId: holder.holderId });
+
+  /** Every account the holder owns (Manual desk first) with its balance and counts, the Gold Coins, payouts, cards and the money forms. */
   const overview: Loader<unknown> = async (holder) => {
-    const [agents, fee] = await Promise.all([agentsOf(holder.holderId), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId })]);
-    const summaries = await read(s.runtime, 'account.summaries', { accountIds: agents.map((a) => a.account_id), ledgerLimit: 1, baseUrl: base });
-    // Summed in integer cents (counts are whole numbers, so the same conversion is exact for them).
-    const sum = (k: 'balance' | 'open_positions' | 'settled_positions' | 'pending_orders' | 'realized_pnl_total') =>
-      centsToNumber(summaries.reduce((t, x) => t + numberToCents(x[k]), 0));
+    const [money, fee, cards] = await Promise.all([
+      holderMoney(holder),
+      read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() }),
+      read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+    ]);
+    const accounts = money.accounts;
+    // Summed in integer cents (counts are whole numbers).
+    const sum = (k: 'balance_cents' | 'open_positions' | 'settled_positions' | 'pending_orders' | 'realized_cents') => accounts.reduce((t, a) => t + a[k], 0);
     return {
-      has_agents: agents.length > 0,
-      agents: agents.map((a, i) => ({ ...a, ...money(summaries[i], ['balance', 'realized_pnl_total']) })),
+      accounts: accounts.map((a) => ({
+        ...a, owner: accountOwner(a), balance: usd(centsToNumber(a.balance_cents)), realized_pnl_total: usd(centsToNumber(a.realized_cents)),
+      })),
+      has_agents: accounts.some((a) => a.kind === 'agent'),
       totals: {
-        balance: usd(sum('balance')), realized_pnl_total: usd(sum('realized_pnl_total')),
+        balance: usd(centsToNumber(sum('balance_cents'))), realized_pnl_total: usd(centsToNumber(sum('realized_cents'))),
         open_positions: sum('open_positions'), settled_positions: sum('settled_positions'), pending_orders: sum('pending_orders'),
       },
+      gc_balance: (money.gc_balance_hundredths / 100).toFixed(2),
+      packs: GOLD_COINS.packs.map((n) => ({ coins: n, price: usd(n * GOLD_COINS.coin_price) })),
+      coin_price: usd(GOLD_COINS.coin_price),
+      payouts: money.payouts.map((p) => ({
+        ...p, amount: usd(centsToNumber(p.amount_cents)), commission: usd(centsToNumber(p.commission_cents)), net: usd(centsToNumber(p.net_cents)),
+        pays: when(p.pay_at), paid: when(p.paid_at), requested: when(p.created_at),
+      })),
+      has_payouts: money.payouts.length > 0,
+      payout_terms: { minimum: usd(PAYOUTS.minimum), commission_pct: PAYOUTS.commission_pct, delay_days: PAYOUTS.delay_days },
+      cards: cardOptions(cards), has_cards: cards.length > 0,
       fee: { ...fee, amount: usd(fee.amount), charged: when(fee.charged_at) },
     };
   };
+  const overviewPage = async (holder: HolderPrincipal, p?: Problem) => render('console', 'Console', holder, await overview(holder, undefined), p);
+
+  /** A page of the timeline: HTML, or the page as JSON for a client that asks for it. */
+  async function timeline(req: RequestInfo, holder: HolderPrincipal, q: TimelineQuery): Promise<Reply> {
+    const page = await read(s.runtime, 'holder.timeline', { holderId: holder.holderId, before: q.before ?? null, limit: q.limit });
+    if (wantsJson(req)) return json(page);
+    const more = (cursor: string) => `/console/timeline?before=${encodeURIComponent(cursor)}${q.limit === TIMELINE_PAGE ? '' : `&limit=${q.limit}`}`;
+    return render('console-timeline', 'Timeline', holder, {
+      events: page.events.map((e) => ({
+        ...e, when: when(e.at), amount: e.amount === null ? '' : usd(e.amount), coins: e.coins === null ? '' : e.coins.toFixed(2), account_id: e.account_id ?? '',
+      })),
+      has_events: page.events.length > 0, older: page.next_before === null ? null : more(page.next_before), paged: q.before !== undefined,
+    });
+  }
 
   const agentsView = async (holder: HolderPrincipal): Promise<ConsoleView> => {
-    const [agents, grants, carts, cards] = await Promise.all([
+    const [agents, grants, carts, cards, money] = await Promise.all([
       agentsOf(holder.holderId),
       read(s.runtime, 'holder.grants', { holderId: holder.holderId }),
       read(s.runtime, 'cart.list', { caller: { kind: 'holder', holderId: holder.holderId }, baseUrl: base, at: s.clock.realNow() }),
       read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+      holderMoney(holder),
     ]);
     return {
+      // A new key goes on a new account, or on an account of the holder's that no agent trades yet.
+      free_accounts: money.accounts.filter((a) => a.agent_id === null).map((a) => ({ id: a.account_id, owner: accountOwner(a) })),
       needed: FUNDING_PROFITABLE_TRADES, has_agents: agents.length > 0,
       agents: agents.map((a) => ({ ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES })),
       grants: grants.map((g) => ({
@@ -123,6 +171,12 @@ export function webConsoleRoutes(s: Services): Route[] {
       return { rows: rows.map((r) => ({ ...money(r, ['amount', 'balance_after']), created: when(r.created_at) })) };
     }),
     consolePage('/console/agents', 'console-agents', 'Agents', agentsView),
+    route<unknown, TimelineQuery>({
+      method: 'GET', path: '/console/timeline', auth: 'holder', query: TimelineQuery,
+      summary: 'Console: every event of your accounts, newest first, paged by before= (a cursor) and limit',
+      response: { 200: new Media('the timeline: a page, or the events as JSON (Accept: application/json)', { [HTML]: undefined, 'application/json': TimelineAnswer }) },
+      handler: ({ req, principal, query }) => timeline(req, principal as HolderPrincipal, query),
+    }),
 
     route<{ agent_id: number }, unknown, { enabled: 'on' | 'off' }>({
       method: 'POST', path: '/console/agents/{agent_id}/funding', auth: 'holder',
@@ -145,8 +199,13 @@ export function webConsoleRoutes(s: Services): Route[] {
       replay: (set: FundingSet, { req }) => fundingReply(req, set),
     }),
     ...grantRoutes(s, agentsPage),
+    ...moneyRoutes(s, overviewPage),
+    agentKeyRoute(s, agentsPage),
   ];
 }
+
+/** Who an account is for, as the console names it. */
+const accountOwner = (a: ReadReply<'holder.money'>['accounts'][number]) => (a.kind === 'manual' ? 'Manual desk' : `${a.agent_name} (${a.key_id})`);
 
 const GrantFields = Type.Object({
   agent_id: Type.Union([rowId('the agent'), Type.Null()], { default: null, description: 'the agent; empty: every agent of yours' }),
@@ -165,16 +224,10 @@ const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
  */
 function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Problem) => Promise<Reply>): Route[] {
   const holderPost = <B, R>(path: string, summary: string, body: ReturnType<typeof Type.Object>, answer: TSchema, message: (holder: HolderPrincipal, body: B) => GrantMessage, reply: (req: RequestInfo, r: R) => Reply) =>
-    route<unknown, unknown, B>({
-      method: 'POST', path, auth: 'holder', summary, body,
-      response: { 200: answer }, responses: { 303: { description: 'browsers: back to the agents page' } },
-      onInvalid: invalidForm<HolderPrincipal>({}, (_req, p, _raw, holder) => agentsPage(holder, p)),
-      handler: ({ req, body, principal, idem }) => {
-        const holder = principal as HolderPrincipal;
-        return webAction(req, async () => reply(req, await s.runtime.ask<R>(`holder:${holder.email}`, message(holder, body), { idem })), (p) => agentsPage(holder, p));
-      },
-      replay: (r: R, { req }) => reply(req, r),
-    });
+    holderFormRoute<B, R>({
+      path, summary, body, answer, reply,
+      run: (holder, { body: b, idem }) => s.runtime.ask<R>(`holder:${holder.email}`, message(holder, b), { idem }),
+    }, agentsPage);
   return [
     holderPost<GrantFields, Granted>('/cart/grant', 'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)', GrantFields, GrantForm,
       (h, b) => ({ kind: 'grant', holderId: h.holderId, agentId: b.agent_id, cartId: b.cart_id, level: b.level, payWith: b.pay_with, cardId: b.card_id, note: b.note }),
