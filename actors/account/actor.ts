@@ -6,7 +6,8 @@
 import { sql } from '@mikro-orm/core';
 import { connectAgent, lockAgent } from './pairing.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, AgentSchema, CardSchema, MarketSessionSchema } from '../../orm/entities/index.js';
+import { AccountSchema, AgentSchema, MarketSessionSchema } from '../../orm/entities/index.js';
+import { cardToCharge } from './cards.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { feeDueCents, fundingEntries, postEntries, recordFee, retryOnFeeRace } from './ledger.js';
 import { shareSessionLock } from '../market/session-lock.js';
@@ -105,13 +106,8 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
   if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connectAgent(em, order.agent_id, msg.holderId, accountId);
-  if (msg.card) {
-    // A card the holder stored before stays as it is.
-    await em.createQueryBuilder(CardSchema)
-      .insert({ holder: msg.holderId, brand: msg.card.brand, last4: msg.card.last4, expMonth: msg.card.expMonth, expYear: msg.card.expYear })
-      .onConflict().ignore()
-      .execute();
-  }
+  // A new card is kept for the holder's next payment (one stored before stays as it is).
+  if (msg.card) await cardToCharge(em, msg.holderId, { new: msg.card }, msg.at);
   const paid = await fund(em, accountId, order, msg.holderId, msg.method, msg.at);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }

@@ -3,10 +3,10 @@
 // balance at once (`payout`) and is paid, minus the commission, when the supervisor finds it due
 // (actors/payouts). Both through the ledger's one posting definition, in the account's turn.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, CardSchema, PayoutSchema } from '../../orm/entities/index.js';
+import { AccountSchema, PayoutSchema } from '../../orm/entities/index.js';
+import { cardToCharge } from './cards.js';
 import { PAYOUT_MINIMUM_CENTS, payoutCommissionCents } from '../../src/payments/terms.js';
 import { centsToNumber } from '../../src/engine/money.js';
-import { expired, type StoredCard } from '../../src/payments/cards.js';
 import { ActorError } from '../runtime/actor.js';
 import { payoutEntries, postEntries, topupEntries } from './ledger.js';
 import type { AccountMessage, PayoutScheduled, ToppedUp } from './messages.js';
@@ -19,20 +19,6 @@ async function ownedAccount(em: EntityManager, accountId: number, holderId: numb
   const a = await em.findOne(AccountSchema, { id: accountId, holder: holderId }, { fields: ['balanceCents'] });
   if (!a) throw new ActorError(404, `no account ${accountId} of yours`);
   return a;
-}
-
-/** The card a payment charges: a new one (checked by the front end, kept for next time) or a stored one of the holder's. */
-export async function cardToCharge(em: EntityManager, holderId: number, card: { new: StoredCard } | { storedId: number }, at: number): Promise<StoredCard> {
-  if ('new' in card) {
-    await em.createQueryBuilder(CardSchema)
-      .insert({ holder: holderId, brand: card.new.brand, last4: card.new.last4, expMonth: card.new.expMonth, expYear: card.new.expYear })
-      .onConflict().ignore().execute();
-    return card.new;
-  }
-  const c = await em.findOne(CardSchema, { id: card.storedId, holder: holderId }, { fields: ['brand', 'last4', 'expMonth', 'expYear'] });
-  if (!c) throw new ActorError(404, `no stored card ${card.storedId} of yours`);
-  if (expired(c.expMonth, c.expYear, new Date(at * 1000))) throw new ActorError(400, `stored card ${card.storedId} has expired; nothing was charged`);
-  return { brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear };
 }
 
 export async function topup(em: EntityManager, accountId: number, msg: Topup): Promise<ToppedUp> {

@@ -9,9 +9,10 @@
 // skipped, never charged.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CardSchema, CartItemSchema, CartSchema, InventoryItemSchema, OrderSchema, TradeRoundSchema } from '../../orm/entities/index.js';
+import { CartItemSchema, CartSchema, InventoryItemSchema, OrderSchema, TradeRoundSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId, type ServedDeal } from '../../src/engine/index.js';
-import { expired, type StoredCard } from '../../src/payments/cards.js';
+import type { StoredCard } from '../../src/payments/cards.js';
+import { cardToCharge } from '../account/cards.js';
 import { ActorError } from '../runtime/actor.js';
 import { intArrayParam } from '../runtime/sql.js';
 import { checkoutEntries, feeDueCents, postEntries, recordFee, type Entry } from '../account/ledger.js';
@@ -58,12 +59,6 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
     }
   }
   const feeCents = await feeDueCents(em, funding.holderId, msg.at);
-  if (funding.card && msg.payment.method === 'card') {
-    // A new card is kept (brand, last 4, expiry) for the holder's next payment; one stored before stays.
-    await em.createQueryBuilder(CardSchema)
-      .insert({ holder: funding.holderId, brand: funding.card.brand, last4: funding.card.last4, expMonth: funding.card.expMonth, expYear: funding.card.expYear })
-      .onConflict().ignore().execute();
-  }
   const deals = await dealsOf(em, current);
   const done = cart.kind === 'own'
     ? await buyOutright(em, cart, current, deals, funding, feeCents, msg.at)
@@ -91,8 +86,8 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
     }
     if (cart.holder_id !== caller.holderId) throw new ActorError(404, `no cart ${cart.id} of yours`);
     const p = msg.payment;
-    if (p.method === 'card') return { holderId: caller.holderId, method: 'card', card: p.card };
-    if (p.method === 'stored_card') return { holderId: caller.holderId, method: 'card', card: await storedCard(em, caller.holderId, p.cardId, msg.at) };
+    if (p.method === 'card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { new: p.card }, msg.at) };
+    if (p.method === 'stored_card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { storedId: p.cardId }, msg.at) };
     if (p.method === 'balance') return { holderId: caller.holderId, method: 'balance' };
     throw new ActorError(400, 'a holder pays by card or from a balance');
   }
@@ -109,16 +104,10 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
     throw new ActorError(403, `this checkout may not pay with ${payWith}: ${perms.execute_note}`);
   }
   const holderId = cart.holder_id!;
-  if (payWith === 'card') return { holderId, method: 'card', card: await storedCard(em, holderId, grant!.cardId!, msg.at) };
+  if (payWith === 'card') return { holderId, method: 'card', card: await cardToCharge(em, holderId, { storedId: grant!.cardId! }, msg.at) };
   return { holderId, method: 'balance', onlyAgent: grant ? undefined : caller.agentId };
 }
 
-async function storedCard(em: EntityManager, holderId: number, cardId: number, at: number): Promise<StoredCard> {
-  const c = await em.findOne(CardSchema, { id: cardId, holder: holderId }, { fields: ['brand', 'last4', 'expMonth', 'expYear'] });
-  if (!c) throw new ActorError(404, `no stored card ${cardId} of the holder`);
-  if (expired(c.expMonth, c.expYear, new Date(at * 1000))) throw new ActorError(400, `stored card ${cardId} has expired; nothing was charged`);
-  return { brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear };
-}
 
 /** The lines to pay: every open line, or those named (each must be in the cart and not yet checked out). */
 function pickLines(all: LineRow[], itemIds?: number[]): LineRow[] {

@@ -9,7 +9,7 @@ import { GC_HUNDREDTHS, isPack, packPriceCents } from '../../src/payments/terms.
 import { ActorError } from '../runtime/actor.js';
 import { jsonParam } from '../runtime/sql.js';
 import { checkoutEntries, feeDueCents, postEntries, recordFee } from '../account/ledger.js';
-import { cardToCharge } from '../account/holder-money.js';
+import { cardToCharge } from '../account/cards.js';
 import { manualDesk } from '../account/desk.js';
 import type { CardRemoved, CoinsBought, CoinsMessage } from './messages.js';
 
