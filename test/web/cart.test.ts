@@ -4,23 +4,15 @@
 // pays with the approved test card and finds the orders in the console. A second newcomer registers
 // on the pay form itself. Screenshots go to test-artifacts/ (kept by CI, never committed).
 import fs from 'node:fs';
-import path from 'node:path';
 import t from 'tap';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { artifact, launchChromium } from '../helpers/browser.js';
 import { currentMenu, registerAgent, type TestAgent } from '../helpers/agents.js';
 import { startWebService } from '../helpers/web.js';
 import type { TestService } from '../helpers/service.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARTIFACTS = path.resolve('test-artifacts');
 // h2 sessions last 2 hours at time scale 1: the proposed deals stay open for the whole test.
 const MARKET = 'h2';
-
-async function launch(t: { teardown: (fn: () => unknown) => void }): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'] });
-  t.teardown(() => browser.close());
-  return browser;
-}
 
 /** An agent that proposed `deals` as lines of its default cart; the line ids and the cart link. */
 async function proposing(svc: TestService, deals: any[], profile: Record<string, unknown>): Promise<{ agent: TestAgent; itemIds: number[]; link: string }> {
@@ -45,8 +37,7 @@ async function fillCard(page: Page, number: string) {
 t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
   const svc = await startWebService(t, { SVC_TIME_SCALE: '1' });
   const deals = (await currentMenu(svc, MARKET, 600)).deals;
-  const browser = await launch(t);
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const browser = await launchChromium(t);
   const violations: string[] = [];
 
   const newcomer = async () => {
@@ -86,7 +77,7 @@ t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
     await page.waitForURL(link);
     t.equal(await page.locator(`#line-${itemIds[1]}`).count(), 0, 'the line is gone');
     t.equal(await page.locator('tr[id^="line-"]').count(), 2);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'cart-link-before-paying.png'), fullPage: true });
+    await page.screenshot({ path: artifact('cart-link-before-paying.png'), fullPage: true });
 
     await fillCard(page, '4242 4242 4242 4242');
     await page.getByRole('button', { name: /^Pay / }).click();
@@ -100,8 +91,8 @@ t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
       t.match(await row.textContent(), o.deal_title);
     }
     t.notMatch(await page.textContent('main'), deals[1].bundle.title, 'the removed line was never ordered');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'cart-paid-console-orders.png'), fullPage: true });
-    t.ok(fs.statSync(path.join(ARTIFACTS, 'cart-paid-console-orders.png')).size > 0, 'screenshot kept');
+    await page.screenshot({ path: artifact('cart-paid-console-orders.png'), fullPage: true });
+    t.ok(fs.statSync(artifact('cart-paid-console-orders.png')).size > 0, 'screenshot kept');
   });
 
   await t.test('a newcomer registers on the pay form itself and pays', async (t) => {

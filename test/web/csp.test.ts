@@ -1,15 +1,13 @@
 // The pages under their Content-Security-Policy in headless Chromium: no violation reported on any
 // page (styles and scripts are served files), and the API docs (Swagger UI) still render.
 import t from 'tap';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { startWebService } from '../helpers/web.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 t.test('pages hold under their CSP', async (t) => {
   const svc = await startWebService(t);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'] });
-  t.teardown(() => browser.close());
+  const browser = await launchChromium(t);
   const page = await browser.newPage({ baseURL: svc.config.baseUrl });
   const violations: string[] = [];
   page.on('console', (m) => {

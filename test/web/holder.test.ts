@@ -4,19 +4,13 @@
 // Chromium sends Origin and Sec-Fetch-Site on every form post, so this also shows the cross-site
 // guard lets the site's own forms through.
 import t from 'tap';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { registerAgent } from '../helpers/agents.js';
 import { startWebService } from '../helpers/web.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const EMAIL = 'grace@example.com';
 const PASSWORD = 'a long passphrase';
-
-async function launch(t: { teardown: (fn: () => unknown) => void }): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'] });
-  t.teardown(() => browser.close());
-  return browser;
-}
 
 const path = (page: Page) => {
   const u = new URL(page.url());
@@ -26,7 +20,7 @@ const path = (page: Page) => {
 t.test('a holder in Chromium', async (t) => {
   // Time scale 1: the m15 session stays open for the whole test, so the order can be paid.
   const svc = await startWebService(t, { SVC_TIME_SCALE: '1' });
-  const browser = await launch(t);
+  const browser = await launchChromium(t);
   const page = await browser.newPage({ baseURL: svc.config.baseUrl });
 
   await t.test('registers from the login redirect and lands on the console', async (t) => {

@@ -116,7 +116,7 @@ export function webConsoleRoutes(s: Services): Route[] {
     const more = (cursor: string) => `/console/timeline?before=${encodeURIComponent(cursor)}${q.limit === TIMELINE_PAGE ? '' : `&limit=${q.limit}`}`;
     return render('console-timeline', 'Timeline', holder, {
       events: page.events.map((e) => ({
-        ...e, when: when(e.at), amount: e.amount === null ? '' : usd(e.amount), coins: e.coins === null ? '' : e.coins.toFixed(2), account_id: e.account_id ?? '',
+        ...e, when: `${new Date(e.at * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`, amount: e.amount === null ? '' : usd(e.amount), coins: e.coins === null ? '' : e.coins.toFixed(2), account_id: e.account_id ?? '',
       })),
       has_events: page.events.length > 0, older: page.next_before === null ? null : more(page.next_before), paged: q.before !== undefined,
     });
