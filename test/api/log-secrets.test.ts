@@ -49,6 +49,11 @@ t.test('database errors in turns and read tasks log the statement and cause, no 
   const ada = await call('POST', '/register', { email: 'ada@example.com', password: 'correct horse 1' });
   t.equal(ada.status, 200);
   const token = /holder_session=([^;]+)/.exec(ada.cookie ?? '')![1];
+  const asAda = { cookie: `holder_session=${token}` };
+  // A key the holder makes on the console is in its answer only (issue 11).
+  const made = await call('POST', '/console/agents', { name: 'Console-made' }, asAda);
+  t.equal(made.status, 200);
+  const madeKey = JSON.parse(made.text).key as string;
 
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -61,6 +66,8 @@ t.test('database errors in turns and read tasks log the statement and cause, no 
   const agentTurn = await call('POST', '/api/v1/agents/register', { token: key, name: 'Leaky', recall_phrase: phrase, purpose: 'refuse me' });
   t.equal(holderTurn.status, 500, 'the holder turn failed in the database');
   t.equal(agentTurn.status, 500, 'the agent turn failed in the database');
+  const consoleTurn = await call('POST', '/console/agents', { name: 'Leaky too', purpose: 'refuse me' }, asAda);
+  t.equal(consoleTurn.status, 500, 'so did the console\'s agent turn (its key was never shown)');
 
   // The session look-up (a read task of the holder's folder, with the token's hash) fails too.
   await admin.query('alter table holder_session rename to holder_session_gone');
@@ -79,13 +86,18 @@ t.test('database errors in turns and read tasks log the statement and cause, no 
   t.match(errorsOf('turn failed'), [
     { code: '23514', statement: 'insert into holder', constraint: 't_refuse' },
     { code: '23514', statement: 'insert into agent', constraint: 't_refuse' },
+    { code: '23514', statement: 'insert into agent', constraint: 't_refuse' },
   ], 'each failed turn names its statement and cause');
   t.match(errorsOf('read task failed'), [{ code: '42P01', statement: 'select from holder_session' }], 'so does the read task');
 
   for (const [what, secret] of [
     ['API key', key], ['API key sha256', sha256(key)], ['recall phrase', phrase], ['scrypt hash', 'scrypt$'],
+    ['console-made key', madeKey], ['console-made key sha256', sha256(madeKey)],
     ['session token', token], ['session token sha256', sha256(token)], ['password', 'correct horse'],
   ]) {
     t.notOk(output.includes(secret), `no ${what} in the logs`);
   }
+  // The key of the failed console turn was never seen by the test: no key-shaped or hash-shaped value is logged at all.
+  t.notMatch(output, /(^|[^A-Za-z0-9])[A-Za-z0-9]{80}([^A-Za-z0-9]|$)/, 'no 80-character key in the logs');
+  t.notMatch(output, /(^|[^0-9a-f])[0-9a-f]{64}([^0-9a-f]|$)/, 'no sha256 in the logs');
 });

@@ -131,8 +131,9 @@ export function webConsoleRoutes(s: Services): Route[] {
       holderMoney(holder),
     ]);
     return {
-      // A new key goes on a new account, or on an account of the holder's that no agent trades yet.
-      free_accounts: money.accounts.filter((a) => a.agent_id === null).map((a) => ({ id: a.account_id, owner: accountOwner(a) })),
+      // A new key goes on a new account, or on an account of the holder's that no agent trades yet;
+      // the Manual desk stays the holder's own (the lines they pick), so the form does not offer it.
+      free_accounts: money.accounts.filter((a) => a.agent_id === null && a.kind !== 'manual').map((a) => ({ id: a.account_id, owner: accountOwner(a) })),
       needed: FUNDING_PROFITABLE_TRADES, has_agents: agents.length > 0,
       agents: agents.map((a) => ({ ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES })),
       grants: grants.map((g) => ({
