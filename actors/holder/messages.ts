@@ -1,6 +1,8 @@
 // HolderActor's messages and replies ("holder:<lowercased e-mail>"), and the arguments and replies of
 // the holder read tasks (reads.ts): what the front end may know of this actor kind.
+import type { Static } from 'typebox';
 import type { StoredCard } from '../../src/payments/cards.js';
+import type * as schemas from '../../src/schemas/index.js';
 
 /** `address` is the client's address, for the throttles (throttle.ts). */
 export type HolderMessage =
@@ -34,6 +36,26 @@ export type SessionHolder = { id: number; email: string; display_name: string };
 export type CardRow = { id: number; brand: string; last4: string; exp_month: number; exp_year: number };
 /** One of the holder's agents on the console, with its settled trades in profit (`wins`). */
 export type ConsoleAgent = { id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number };
+
+// The console's money (money-reads.ts) and timeline (timeline.ts).
+
+/** One account of the holder as the console's overview shows it (money in integer cents). */
+export type HolderAccount = {
+  account_id: number; kind: 'manual' | 'agent'; agent_id: number | null; agent_name: string | null; key_id: string | null; balance_cents: number;
+  open_positions: number; settled_positions: number; pending_orders: number; realized_cents: number;
+};
+export type HolderPayout = {
+  id: number; account_id: number; amount_cents: number; commission_cents: number; net_cents: number;
+  status: 'scheduled' | 'paid'; pay_at: number; created_at: number; paid_at: number | null;
+};
+/** What the overview shows of the holder's money, read at once. */
+export type HolderMoney = { accounts: HolderAccount[]; gc_balance_hundredths: number; payouts: HolderPayout[] };
+
+/** A page of the timeline: newest first, after the cursor `before` when given. */
+export type TimelineArgs = { holderId: number; before: string | null; limit: number };
+/** A served timeline event (src/schemas TimelineEvent). */
+export type TimelineEventView = Static<typeof schemas.TimelineEvent>;
+export type TimelinePage = Static<typeof schemas.TimelineAnswer>;
 
 // Grants (grants.ts): the holder lets an agent (or every agent of theirs) write to, or execute, a
 // cart (or every cart of theirs). Turns of the holder's actor.

@@ -6,31 +6,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { LIST_CAPS } from '../../src/rules.js';
 import { unix } from '../account/views.js';
 import { defineReads } from '../runtime/read.js';
+import type { HolderAccount, HolderMoney, HolderPayout } from './messages.js';
 
 /** Payouts the console lists, newest first (older ones stay in the ledger and the timeline). */
 export const PAYOUTS_LISTED = 50;
-
-/** One account of the holder as the console's overview shows it (money in integer cents). */
-export type HolderAccount = {
-  account_id: number;
-  kind: 'manual' | 'agent';
-  agent_id: number | null;
-  agent_name: string | null;
-  key_id: string | null;
-  balance_cents: number;
-  open_positions: number;
-  settled_positions: number;
-  pending_orders: number;
-  realized_cents: number;
-};
-
-export type HolderPayout = {
-  id: number; account_id: number; amount_cents: number; commission_cents: number; net_cents: number;
-  status: 'scheduled' | 'paid'; pay_at: number; created_at: number; paid_at: number | null;
-};
-
-/** What the overview shows of the holder's money, read at once. */
-export type HolderMoney = { accounts: HolderAccount[]; gc_balance_hundredths: number; payouts: HolderPayout[] };
 
 /**
  * Every account of the holder (its own, the Manual desk first, and its agents'; up to

@@ -9,13 +9,7 @@ import { centsToNumber } from '../../src/engine/money.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import { TIMELINE_PAGE_MAX, type TimelineKind } from '../../src/schemas/index.js';
 import { defineReads } from '../runtime/read.js';
-
-export type TimelineArgs = { holderId: number; before: string | null; limit: number };
-
-export type TimelineEventView = {
-  kind: TimelineKind; at: number; account_id: number | null; amount: number | null; coins: number | null; ref: string | null; text: string; cursor: string;
-};
-export type TimelinePage = { events: TimelineEventView[]; next_before: string | null };
+import type { TimelineArgs, TimelinePage } from './messages.js';
 
 /** One kind of event: where its rows come from and what each column is. `detail` carries what its sentence needs. */
 type Branch = {

@@ -4,12 +4,12 @@
 // whose holder is them and every account of an agent connected to them; rows come from the same
 // read models as the agents' API.
 import Type, { type Static, type TSchema } from 'typebox';
-import type { GrantMessage, Granted, Revoked } from '../../../actors/holder/messages.js';
+import type { GrantMessage, Granted, HolderAccount, Revoked } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
 import type { FundingSet } from '../../../actors/account/messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber } from '../../engine/index.js';
-import { read, type ReadReply } from '../../../actors/runtime/client.js';
+import { read } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, Media, HTML, htmlPage, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -206,7 +206,7 @@ export function webConsoleRoutes(s: Services): Route[] {
 }
 
 /** Who an account is for, as the console names it. */
-const accountOwner = (a: ReadReply<'holder.money'>['accounts'][number]) => (a.kind === 'manual' ? 'Manual desk' : `${a.agent_name} (${a.key_id})`);
+const accountOwner = (a: HolderAccount) => (a.kind === 'manual' ? 'Manual desk' : `${a.agent_name} (${a.key_id})`);
 
 const GrantFields = Type.Object({
   agent_id: Type.Union([rowId('the agent'), Type.Null()], { default: null, description: 'the agent; empty: every agent of yours' }),
