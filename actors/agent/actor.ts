@@ -76,6 +76,8 @@ async function registerAgent(
 async function holderAccount(em: EntityManager, holderId: number, accountId: number) {
   const account = await em.findOne(AccountSchema, { id: accountId, holder: holderId });
   if (!account) throw new ActorError(404, `no account ${accountId} of yours`);
+  // The Manual desk takes the holder's own picks; an agent trades an account of its own.
+  if (account.kind === 'manual') throw new ActorError(400, `account ${accountId} is your Manual desk, which takes your own picks: leave account_id empty to give the agent a new account`);
   if (await em.count(AgentSchema, { account: accountId })) throw new ActorError(409, `account ${accountId} already has an agent: one key = one agent = one trading account`);
   return account;
 }

@@ -165,6 +165,8 @@ t.test('the participation fee is charged once per month across checkout kinds, t
   t.equal((await checkoutCart(await proposeLine(m, 0))).fee, 0, 'a trade cart in February: no fee');
   const top = await ask<any>(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 5000, card: { new: VISA }, at: at(svc) });
   t.equal(top.balance_cents, 5000, 'a top-up is never charged the fee');
+  const onDesk = await refusal(ask(m, 'agent:DeskAgentKeyId000001', { kind: 'registerForHolder', keyHash: 'x', profile: { name: 'a', recall_phrase: 'abc' }, holderId: m.hid, accountId: m.desk }));
+  t.equal(onDesk, 400, 'a holder-made key never trades the Manual desk');
 
   nowMs = (FEB_END + 1200) * 1000; // 00:10 UTC, 1 March 2027: the same h10 session, a new month
   const fresh = await send(svc, 'POST', '/api/v1/carts', { name: 'to keep' }, { authorization: `Bearer ${m.agent.key}` });
