@@ -3,12 +3,13 @@
 // every commit a balance equals the sum of its ledger amounts, across processes too (ARCHITECTURE
 // rule 2: atomic SQL, the database is the last word).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
 import { isUniqueViolation, jsonParam } from '../runtime/sql.js';
 import { feeMonth } from '../../src/rules.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 
-export type LedgerKind = 'card_charge' | 'crypto_payment' | 'order_debit' | 'monthly_fee' | 'sale_credit' | 'holding_fee' | 'surcharge' | 'payout' | 'topup' | 'refund';
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 /** A signed amount: + credits, - debits. `tick` marks entries of a session close (booked once). */
 export type Entry = { account_id: number; kind: LedgerKind; amount_cents: number; ref: string; tick?: number | null };

@@ -11,6 +11,7 @@ export const ROUND_STATUSES = ['awaiting_payment', 'funded', 'expired', 'complet
 export const ORDER_STATUSES = ['awaiting_payment', 'paid', 'filled', 'expired', 'refunded'] as const;
 export const LEDGER_KINDS = [
   'card_charge', 'crypto_payment', 'order_debit', 'monthly_fee', 'sale_credit', 'holding_fee', 'surcharge', 'payout', 'topup', 'refund',
+  'exchange_purchase', 'exchange_sale', 'prize',
 ] as const;
 
 /** A foreign key as the migrations declare it: `on update/delete no action` unless `deleteRule` says otherwise. */
@@ -65,7 +66,7 @@ export const HolderSessionSchema = new EntitySchema<HolderSession>({
 });
 
 /** A trading account (one per agent); balance = Σ ledger, moved only by actors/account/ledger.ts. */
-export const ACCOUNT_KINDS = ['agent', 'manual'] as const;
+export const ACCOUNT_KINDS = ['agent', 'manual', 'competition'] as const;
 
 /** A trading account: an agent's (one per agent), or a holder's Manual desk (`manual`, one per holder). */
 export type Account = { id: number; balanceCents: Opt<number>; holder?: Ref<Holder> | null; kind: Opt<(typeof ACCOUNT_KINDS)[number]>; createdAt: Opt<Date> };

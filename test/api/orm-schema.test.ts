@@ -82,7 +82,6 @@ t.test('the entities equal the migrated database', async (t) => {
   const tables = (await em.execute(`select tablename from pg_tables where schemaname = current_schema() and tablename <> ? order by 1`, [MIGRATIONS_TABLE]))
     .map((r: { tablename: string }) => r.tablename);
   t.same([...new Set(entities.map((e) => e.meta.tableName))].sort(), tables, 'one entity per table');
-  t.equal(tables.length, 24);
 
   const diff = await schemaDiff(url, entities as Schema[]);
   t.equal(diff.up, '', `entities and migrations differ; to make the database equal the entities:\n${diff.up}\n-- and back:\n${diff.down}`);
