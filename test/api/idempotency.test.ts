@@ -156,7 +156,8 @@ t.test('a stored answer is kept 24 hours, then swept', async (t) => {
 });
 
 t.test('while the first request runs, a repeat is a 409; a time-out 503 says to retry with the key', { skip: !usingPostgres && 'needs a second database session to hold the session lock' }, async (t) => {
-  const slow = await startTestService(t, { SVC_ASK_TIMEOUT_MS: '700' }, { realMs: () => nowMs });
+  // Asks time out after 700 ms; a loaded machine's first activations may take longer: the start retries, patiently.
+  const slow = await startTestService(t, { SVC_ASK_TIMEOUT_MS: '700' }, { realMs: () => nowMs, startRetry: { baseMs: 200, capMs: 2000, attempts: 30 } });
   const agent = await registerAgent(slow);
   const deal = await aDeal(slow);
   const body = { market: MARKET, offer_key: deal.key, qty: 1 };
