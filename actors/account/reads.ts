@@ -2,11 +2,13 @@
 // agents' API and the holder's console and checkout pages read through these, on the pool, never
 // on the front end's thread. Each answers plain data (structured clone), shaped by views.ts.
 import { defineReads } from '../runtime/read.js';
+import { listingsOf } from '../exchange/reads.js';
+import { LIST_CAPS } from '../../src/rules.js';
 import type {
   CheckoutBalanceArgs, LedgerArgs, ListArgs, OrderArgs, OrderByTokenArgs, OrderByTokenReply, OrdersArgs, PositionArgs, PositionsArgs, SummaryArgs,
 } from './messages.js';
 import {
-  accountIdsOf, accountSummary, checkoutBalanceCents, inventoryOf, ledgerOf, monthlyFeeStatus, orderByToken, orderOf, ordersOf, positionOf,
+  accountIdsOf, accountSummary, checkoutBalanceCents, holderOfAccounts, inventoryOf, ledgerOf, monthlyFeeStatus, orderByToken, orderOf, ordersOf, positionOf,
   positionsOf, roundsOf, tradesOf,
 } from './views.js';
 
@@ -22,7 +24,12 @@ export const accountReads = defineReads({
   'account.trades': async ({ em }, a: ListArgs) => tradesOf(em, a.accountIds, a.limit),
   'account.ledger': async ({ em }, a: LedgerArgs) => ledgerOf(em, await accountIdsOf(em, a), a.limit),
   'account.rounds': async ({ em }, a: ListArgs) => roundsOf(em, a.accountIds, a.limit),
-  'account.inventory': async ({ em }, a: { accountIds: number[] }) => inventoryOf(em, a.accountIds),
+  /** The holder's owned goods and open listings (an agent without a holder: its own minted goods, no listings). */
+  'account.inventory': async ({ em }, a: { accountIds: number[] }) => {
+    const holderId = await holderOfAccounts(em, a.accountIds);
+    const listings = holderId === null ? [] : await listingsOf(em, { currency: null, family: null, holderId, limit: LIST_CAPS.listings });
+    return { items: await inventoryOf(em, a.accountIds, holderId), listings };
+  },
   /** Summaries of these accounts, in their order (the console's overview reads its agents' at once). */
   'account.summaries': async ({ em }, a: SummaryArgs) =>
     Promise.all(a.accountIds.map((id) => accountSummary(em.fork(), id, { ledgerLimit: a.ledgerLimit, baseUrl: a.baseUrl, at: a.at }))),

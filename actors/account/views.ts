@@ -194,15 +194,42 @@ export async function roundsOf(em: EntityManager, accountIds: number[], limit: n
   }));
 }
 
-export async function inventoryOf(em: EntityManager, accountIds: number[]) {
-  const items = await em.execute(
-    `select id::float8 as id, account_id::float8 as account_id, position_id::float8 as position_id, market, cluster, title, qty, story, rarity,
-            rarity_score, history, economy, source, provenance, created_at
-       from inventory_item where account_id = any(?::bigint[]) order by id desc limit ?`,
-    [ids(accountIds), LIST_CAPS.inventory],
+/** The served columns of an inventory item (alias `i`), read by itemJson; the exchange's listings carry them too. */
+export const ITEM_COLUMNS = (i: string) =>
+  `${i}.id::float8 as id, ${i}.account_id::float8 as account_id, ${i}.position_id::float8 as position_id, ${i}.market, ${i}.cluster, ${i}.title, ${i}.qty,
+   ${i}.story, ${i}.rarity, ${i}.rarity_score, ${i}.history, ${i}.economy, ${i}.source, ${i}.provenance, ${i}.created_at`;
+
+/** An inventory item as served (src/schemas InventoryItem), from ITEM_COLUMNS. */
+export function itemJson(r: Record<string, any>) {
+  return {
+    id: r.id, account_id: r.account_id, position_id: r.position_id, market: r.market, cluster: r.cluster, title: r.title, qty: r.qty, story: r.story,
+    rarity: r.rarity, rarity_score: r.rarity_score, history: r.history, economy: r.economy, source: r.source, provenance: r.provenance,
+    created_at: unix(r.created_at)!,
+  };
+}
+
+/** The holder who owns these accounts (a Manual desk's, or a connected agent's), or null. */
+export async function holderOfAccounts(em: EntityManager, accountIds: number[]): Promise<number | null> {
+  const [r] = await em.execute<{ holder_id: number | null }[]>(
+    `select coalesce(a.holder_id, g.holder_id)::float8 as holder_id from account a left join agent g on g.account_id = a.id
+      where a.id = any(?::bigint[]) and coalesce(a.holder_id, g.holder_id) is not null limit 1`,
+    [ids(accountIds)],
   );
-  // The exchange (listing owned goods) is a later layer: no listing can exist yet.
-  return { items: items.map((i) => ({ ...i, created_at: unix(i.created_at) })), listings: [] as unknown[] };
+  return r?.holder_id ?? null;
+}
+
+/**
+ * Owned goods belong to holders (CONTRACT.md "Exchange"): a holder's goods from every source and
+ * account (bought on the exchange too); without a holder, the goods these accounts' trades minted.
+ */
+export async function inventoryOf(em: EntityManager, accountIds: number[], holderId: number | null) {
+  const items = await em.execute(
+    `select ${ITEM_COLUMNS('i')} from inventory_item i
+      where (?::bigint is not null and i.holder_id = ?::bigint) or (?::bigint is null and i.account_id = any(?::bigint[]))
+      order by i.id desc limit ?`,
+    [holderId, holderId, holderId, ids(accountIds), LIST_CAPS.inventory],
+  );
+  return items.map(itemJson);
 }
 
 /** The account's balance in cents if `holderId` holds it (a checkout page offers it then), else null. */

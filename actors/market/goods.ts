@@ -19,6 +19,18 @@ export type SettledHolding = {
   roundId: number;
 };
 
+/** The first entry of an item's provenance: the settled trade it was minted from. */
+export type SettlementEntry = {
+  kind: 'settlement'; market: string; tick: number; offer_key: string; order_id: number; position_id: number; round_id: number; settled_tick: number;
+};
+/** The first entry of an item bought outright from an own cart. */
+export type PurchaseEntry = { kind: 'purchase'; market: string; tick: number; offer_key: string; cart_id: number; cart_item_id: number };
+/** Each later entry: a sale on the exchange (actors/exchange), appended when the item changes owner. */
+export type SaleEntry = { kind: 'exchange'; at: number; from_holder: number; to_holder: number; price: number; currency: 'USD' | 'GC'; listing_id: number };
+export type ProvenanceEntry = SettlementEntry | PurchaseEntry | SaleEntry;
+/** How an item came to its owner; the latest change of owner decides (`exchange` once it was sold). */
+export type ItemSource = 'settlement' | 'purchase' | 'exchange';
+
 export type MintedItem = {
   title: string;
   qty: number;
@@ -27,8 +39,8 @@ export type MintedItem = {
   rarity_score: number;
   history: Record<string, unknown>;
   economy: Record<string, unknown>;
-  source: 'trade_round';
-  provenance: Record<string, unknown>;
+  source: 'settlement';
+  provenance: [SettlementEntry];
 };
 
 const TIERS: [number, string][] = [
@@ -98,8 +110,9 @@ export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }
   return {
     ...familyGoods(h, tape, window),
     story,
-    source: 'trade_round',
-    provenance: {
+    source: 'settlement',
+    provenance: [{
+      kind: 'settlement',
       market: h.market,
       tick: h.tick,
       offer_key: h.deal.key,
@@ -107,7 +120,7 @@ export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }
       position_id: h.positionId,
       round_id: h.roundId,
       settled_tick: h.settledTick,
-    },
+    }],
   };
 }
 
@@ -119,7 +132,7 @@ export type Purchase = {
 
 export type PurchasedItem = Omit<MintedItem, 'source' | 'provenance'> & {
   source: 'purchase';
-  provenance: { market: string; tick: number; offer_key: string; cart_id: number; cart_item_id: number };
+  provenance: [PurchaseEntry];
 };
 
 export function mintPurchase(p: Purchase, tape: { tick: number; row: TapeRow }[], window: number): PurchasedItem {
@@ -132,6 +145,6 @@ export function mintPurchase(p: Purchase, tape: { tick: number; row: TapeRow }[]
     ...familyGoods(p, tape, window),
     story,
     source: 'purchase',
-    provenance: { market: p.market, tick: p.tick, offer_key: p.deal.key, cart_id: p.cartId, cart_item_id: p.cartItemId },
+    provenance: [{ kind: 'purchase', market: p.market, tick: p.tick, offer_key: p.deal.key, cart_id: p.cartId, cart_item_id: p.cartItemId }],
   };
 }

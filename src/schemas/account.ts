@@ -83,6 +83,46 @@ export const RoundsAnswer = obj({ rounds: list(Round, 'newest first') }, 'my tra
 
 const nums = (description: string) => list(Type.Union([Type.Number(), Type.Null()]), description);
 
+/** One change of owner of an item (the first is how it was minted or bought; then each sale). */
+export const ProvenanceEntry = Type.Union([
+  obj(
+    {
+      kind: Type.Literal('settlement'),
+      market: str('market id'),
+      tick: int('the session the position filled at'),
+      offer_key: str('the deal\'s key'),
+      order_id: int('the order'),
+      position_id: int('the position'),
+      round_id: int('the trade round'),
+      settled_tick: int('the session the position settled at'),
+    },
+    'minted from the unsold units of a settled trade',
+  ),
+  obj(
+    {
+      kind: Type.Literal('purchase'),
+      market: str('market id'),
+      tick: int('the session the deal was on the menu'),
+      offer_key: str('the deal\'s key'),
+      cart_id: int('the own cart it was bought from'),
+      cart_item_id: int('the cart line'),
+    },
+    'bought outright from an own cart',
+  ),
+  obj(
+    {
+      kind: Type.Literal('exchange'),
+      at: num('when it was sold (unix seconds, service clock)'),
+      from_holder: int('the seller (holder id)'),
+      to_holder: int('the buyer (holder id)'),
+      price: num('the price paid (USD, or Gold Coins)'),
+      currency: oneOf(['USD', 'GC'] as const, 'the book it sold in'),
+      listing_id: int('the listing'),
+    },
+    'sold on the exchange',
+  ),
+], { description: 'a change of owner' });
+
 export const InventoryItem = obj(
   {
     id: int('item id'),
@@ -119,40 +159,31 @@ export const InventoryItem = obj(
       },
       'what the goods cost and are listed at',
     ),
-    source: oneOf(['trade_round', 'purchase'] as const, 'how the goods came to the account: trade_round (unsold units of a settled position) or purchase (bought outright from an own cart)'),
-    provenance: Type.Union([
-      obj(
-        {
-          market: str('market id'),
-          tick: int('the session the position filled at'),
-          offer_key: str('the deal\'s key'),
-          order_id: int('the order'),
-          position_id: int('the position'),
-          round_id: int('the trade round'),
-          settled_tick: int('the session the position settled at'),
-        },
-        'the trade the goods come from',
-      ),
-      obj(
-        {
-          market: str('market id'),
-          tick: int('the session the deal was on the menu'),
-          offer_key: str('the deal\'s key'),
-          cart_id: int('the own cart it was bought from'),
-          cart_item_id: int('the cart line'),
-        },
-        'the purchase the goods come from',
-      ),
-    ], { description: 'where the goods come from' }),
+    source: oneOf(['settlement', 'purchase', 'exchange'] as const,
+      'how the goods came to their owner: settlement (unsold units of a settled position), purchase (bought outright from an own cart) or exchange (bought from another holder)'),
+    provenance: list(ProvenanceEntry, 'every change of owner, oldest first: the minting or purchase, then each sale on the exchange'),
     created_at: num('when the goods were minted (unix seconds)'),
   },
   'owned goods: unsold units of a settled position, or goods bought outright',
 );
 
+/** An open listing of the exchange (CONTRACT.md "Exchange"). */
+export const Listing = obj(
+  {
+    id: int('listing id'),
+    currency: oneOf(['USD', 'GC'] as const, 'the book: USD or Gold Coins, never mixed'),
+    price: num('the asking price (USD with 2 decimals, or Gold Coins with 2 decimals)'),
+    listed_at: num('when it was listed (unix seconds)'),
+    seller: str('the seller\'s display name'),
+    item: InventoryItem,
+  },
+  'an owned item offered on the exchange',
+);
+
 export const InventoryAnswer = obj(
   {
     items: list(InventoryItem, 'owned goods, newest first'),
-    listings: list(keyed(Type.Unknown(), 'a listing'), 'open listings of the exchange (none yet: the exchange is a later layer)'),
+    listings: list(Listing, 'the holder\'s open listings on the exchange, newest first'),
   },
   'owned goods and open listings',
 );

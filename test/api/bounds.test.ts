@@ -37,15 +37,15 @@ t.test('lists stop at their caps; an agent beyond the console cap can still be s
   const ITEM = {
     history: { market: 'h2', sku_family: 'f', cluster: 0, ticks: [], price_close: [], vwap: [], sold: [], velocity: [] },
     economy: { currency: 'USD', units: 1, unit_cost: 1, list_price: 2, cost_value: 1, list_value: 2 },
-    provenance: { market: 'h2', tick: 1, offer_key: 'k', order_id: 1, position_id: 0, round_id: 1, settled_tick: 9 },
+    provenance: [{ kind: 'settlement', market: 'h2', tick: 1, offer_key: 'k', order_id: 1, position_id: 0, round_id: 1, settled_tick: 9 }],
   };
   // Owned goods without their positions (the foreign key dropped in this test's own database).
   const agent = await registerAgent(svc);
   await db('alter table inventory_item drop constraint inventory_item_position_id_fkey');
   await db(
     `insert into inventory_item (account_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, provenance)
-     select ?, g, 'h2', 0, 'item ' || g, 1, '', 'common', 0, ?::jsonb, ?::jsonb, 'trade_round',
-            jsonb_set(?::jsonb, '{position_id}', to_jsonb(g)) from generate_series(1, ?) g`,
+     select ?, g, 'h2', 0, 'item ' || g, 1, '', 'common', 0, ?::jsonb, ?::jsonb, 'settlement',
+            jsonb_set(?::jsonb, '{0,position_id}', to_jsonb(g)) from generate_series(1, ?) g`,
     [agent.accountId, JSON.stringify(ITEM.history), JSON.stringify(ITEM.economy), JSON.stringify(ITEM.provenance), LIST_CAPS.inventory + 5],
   );
   const inv = await agent.get('/api/v1/inventory');

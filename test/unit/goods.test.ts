@@ -29,7 +29,7 @@ t.test('mintItem: the unsold units with their story, economy and provenance', as
   t.match(item.story, /^2 × /);
   t.match(item.story, /session 1008/);
   t.equal(item.economy.cost_value, (2 * deal.unit_cost_cents) / 100);
-  t.same(item.provenance, { market: 'm15', tick: 1000, offer_key: deal.key, order_id: 9, position_id: 7, round_id: 11, settled_tick: 1008 });
+  t.same(item.provenance, [{ kind: 'settlement', market: 'm15', tick: 1000, offer_key: deal.key, order_id: 9, position_id: 7, round_id: 11, settled_tick: 1008 }]);
   t.same(item.history.ticks, [1006, 1007]);
   t.equal(item.rarity_score, rarityOf(8, 1, deal.list_price_cents).rarity_score);
   t.match(mintItem({ ...holding, regime: true }, tape, 8).story, /downside event/);
