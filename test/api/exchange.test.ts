@@ -188,3 +188,27 @@ t.test('listings filter by family and bound their count; the web page shows both
   const mine = await (await svc.get('/exchange', { headers: { cookie: seller.cookie } })).text();
   t.match(mine, /action="\/exchange\/cancel"/, 'the seller gets a cancel button');
 });
+
+t.test('a retried buy (same Idempotency-Key) is answered again, charged once; a balance that does not cover it is 400', async (t) => {
+  const seller = await party(100_000);
+  const poor = await party(1_000);
+  const buyer = await party(100_000);
+  const itemId = await ownedItem(seller);
+  const { listing_id } = (await seller.form('/exchange/list', { item_id: String(itemId), price: '20', currency: 'USD' })).body;
+  const short = await poor.form('/exchange/buy', { listing_id: String(listing_id), method: 'balance' });
+  t.same([short.status, short.body], [400, { detail: 'insufficient balance' }]);
+  t.same(await ledgerOf(poor.desk), [], 'nothing moved');
+  const post = () => svc.get('/exchange/buy', {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', cookie: buyer.cookie, 'idempotency-key': `buy-${listing_id}` },
+    body: new URLSearchParams({ listing_id: String(listing_id), method: 'balance' }).toString(),
+  });
+  const first = await post();
+  const firstBody = await first.json();
+  const again = await post();
+  t.same([first.status, again.status], [200, 200]);
+  t.same(await again.json(), firstBody, 'the same answer');
+  t.equal(again.headers.get('idempotent-replayed'), 'true');
+  t.equal((await ledgerOf(buyer.desk)).length, 2, 'charged once: price and fee');
+  await booksBalance(t);
+});
