@@ -61,8 +61,6 @@ export const LIST_CAPS = {
   accounts: 1000,
   /** Carts in GET /api/v1/agents/me, oldest first. */
   carts: 200,
-  /** Open exchange listings: the largest `limit` of GET /api/v1/exchange/listings, the /exchange page, an inventory's own listings. */
-  listings: 500,
 } as const;
 
 /** Where the current menu of `market` is served: the link every refusal of a gone deal carries. */
@@ -77,4 +75,36 @@ export function menuUrl(baseUrl: string, market: string): string {
 export function dealNotOnMenu(baseUrl: string, market: string, offerKey: string, why: string): string {
   return `deal ${JSON.stringify(offerKey)} ${why}; deal keys are valid only during the session that published them: ` +
     `the current menu is ${menuUrl(baseUrl, market)}`;
+}
+
+/**
+ * Competitions (CONTRACT.md "Competitions"): each market always has one running, in windows of a
+ * whole number of that market's sessions, so a window holds enough sessions for positions to fill
+ * and settle (8 sessions) several times over. Windows are aligned to session numbers (window w of
+ * a market covers sessions w·N … w·N+N-1), so every process derives the same windows and ids.
+ * m15 (15 min): 96 sessions = 1 day; m45: 64 = 2 days; h2: 36 = 3 days; h10: 21 ≈ 8.75 days.
+ */
+export const COMPETITION_WINDOW_SESSIONS: Readonly<Record<string, number>> = { m15: 96, m45: 64, h2: 36, h10: 21 };
+
+export const COMPETITION = {
+  /** Simulated USD every entrant's competition account starts with. */
+  startingBalanceCents: 10_000_00,
+  /** The sponsor-funded prize pool of every competition (real USD, paid to the winners' Manual desks). */
+  prizePoolCents: 300_00,
+  sponsor: 'Demo Sponsor',
+  /** Shares of the pool (percent) for ranks 1, 2, 3. */
+  prizeShares: [50, 30, 20] as readonly number[],
+  /** Leaderboard rows in the list answer; the single competition answers up to `leaderboardMax`. */
+  leaderboardInList: 10,
+  leaderboardMax: 1000,
+} as const;
+
+/** The id of a market's competition window `w`: stable across processes (`h2-1234`). */
+export const competitionId = (market: string, window: number) => `${market}-${window}`;
+
+/** The prizes (cents) of ranks 1..3 of a pool: the shares, the rounding remainder to the winner. */
+export function prizeSplit(poolCents: number): number[] {
+  const shares = COMPETITION.prizeShares.map((p) => Math.floor((poolCents * p) / 100));
+  shares[0] += poolCents - shares.reduce((a, b) => a + b, 0);
+  return shares;
 }

@@ -14,24 +14,28 @@ import type { AccountMessage, PayoutScheduled, ToppedUp } from './messages.js';
 type Topup = Extract<AccountMessage, { kind: 'topup' }>;
 type Payout = Extract<AccountMessage, { kind: 'payout' }>;
 
-/** The account when the holder owns it (404 otherwise: another holder's account is simply not found). */
-async function ownedAccount(em: EntityManager, accountId: number, holderId: number) {
-  const a = await em.findOne(AccountSchema, { id: accountId, holder: holderId }, { fields: ['balanceCents'] });
+/**
+ * The account when the holder owns it (404 otherwise: another holder's account is simply not found).
+ * A competition account holds simulated USD only: no card tops it up and nothing is paid out of it (400).
+ */
+async function ownedAccount(em: EntityManager, accountId: number, holderId: number, moving: string) {
+  const a = await em.findOne(AccountSchema, { id: accountId, holder: holderId }, { fields: ['balanceCents', 'kind'] });
   if (!a) throw new ActorError(404, `no account ${accountId} of yours`);
+  if (a.kind === 'competition') throw new ActorError(400, `account ${accountId} is a competition account holding simulated USD: it takes no ${moving}; nothing moved`);
   return a;
 }
 
 export async function topup(em: EntityManager, accountId: number, msg: Topup): Promise<ToppedUp> {
   if (!Number.isSafeInteger(msg.amountCents) || msg.amountCents <= 0) throw new ActorError(400, 'a top-up is a positive amount in USD');
-  await ownedAccount(em, accountId, msg.holderId);
+  await ownedAccount(em, accountId, msg.holderId, 'top-up');
   const card = await cardToCharge(em, msg.holderId, msg.card, msg.at);
   await postEntries(em, topupEntries(accountId, msg.amountCents, `topup:${card.brand}-${card.last4}`));
-  const after = await ownedAccount(em, accountId, msg.holderId);
+  const after = await ownedAccount(em, accountId, msg.holderId, 'top-up');
   return { account_id: accountId, amount_cents: msg.amountCents, balance_cents: after.balanceCents };
 }
 
 export async function schedulePayout(em: EntityManager, accountId: number, msg: Payout): Promise<PayoutScheduled> {
-  const account = await ownedAccount(em, accountId, msg.holderId);
+  const account = await ownedAccount(em, accountId, msg.holderId, 'payout');
   if (!Number.isSafeInteger(msg.amountCents) || msg.amountCents < PAYOUT_MINIMUM_CENTS) {
     throw new ActorError(400, `a payout is at least ${centsToNumber(PAYOUT_MINIMUM_CENTS).toFixed(2)} USD; nothing moved`);
   }

@@ -193,3 +193,17 @@ export function sessionEntries(
 export function refundEntries(accountId: number, orderId: number, tick: number, debitedCents: number): Entry[] {
   return debitedCents > 0 ? [{ account_id: accountId, kind: 'refund', amount_cents: debitedCents, ref: `order:${orderId}`, tick }] : [];
 }
+
+/**
+ * A competition account's starting balance: simulated USD credited once when the holder enters
+ * (kind `topup`, ref `competition:<id>`); it never came from a card and can never leave as money
+ * (holder-money.ts refuses top-ups and payouts on competition accounts).
+ */
+export function competitionStartEntries(accountId: number, competitionId: string, cents: number): Entry[] {
+  return [{ account_id: accountId, kind: 'topup', amount_cents: cents, ref: `competition:${competitionId}` }];
+}
+
+/** A competition's prizes: each winner's share credited to their holder's Manual desk (ref `competition:<id>`). */
+export function prizeEntries(competitionId: string, prizes: { deskId: number; cents: number }[]): Entry[] {
+  return prizes.filter((p) => p.cents > 0).map((p) => ({ account_id: p.deskId, kind: 'prize' as const, amount_cents: p.cents, ref: `competition:${competitionId}` }));
+}

@@ -133,6 +133,8 @@ type BatchState = {
   sessions: { market: string; tick: number }[];
   agents: { id: number; on: boolean; holder: number | null; changed_at: string | null }[];
   accounts: { id: number; balance: number }[];
+  /** The competition of each competition account in the batch (its window in real unix seconds). */
+  competitions: Competing[];
   /** `holder/month` of the fees already charged. */
   fees: string[];
   menu: MenuRow[];
@@ -140,9 +142,14 @@ type BatchState = {
   ids: { o: number; r: number }[];
   now: string;
 };
+type Competing = { account: number; id: string; market: string; starts_at: number; ends_at: number; status: string };
 type Terms = ReturnType<typeof positionTerms>;
-/** What an accepted order's decision fixed: its terms and amounts, the monthly fee it carries, and the holder paying that fee. */
-type Decision = { terms: Terms; amounts: OrderAmounts; fee: number; holder: number | null };
+/**
+ * What an accepted order's decision fixed: its terms and amounts, whether it is funded at once from
+ * the balance (pay_from_balance, or any order of a competition account), the monthly fee it
+ * carries, and the holder paying that fee.
+ */
+type Decision = { terms: Terms; amounts: OrderAmounts; funded: boolean; fee: number; holder: number | null };
 
 /** The fee month of an order: its placing time on the service clock. */
 const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
@@ -156,6 +163,7 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
   const markets = [...new Set(batch.map((r) => r.market))].sort();
   const funded = batch.filter((r) => r.payFromBalance);
   const agentIds = bigintArrayLiteral(funded.map((r) => r.agentId));
+  const allAccounts = bigintArrayLiteral(batch.map((r) => r.accountId));
   const keys = batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key }));
   const rows = batch.map((r) => ({ market: r.market, tick: r.tick, idx: r.idx }));
   const expiredKeys = keys.length
@@ -165,7 +173,8 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
   // A close waits for this batch; an order after the close finds its session closed. The lock is
   // its own statement (a statement's snapshot is taken before it waits), then one read for
   // everything the decisions need; the funded accounts are locked in id order (concurrent batches
-  // of other workers never deadlock on them).
+  // of other workers never deadlock on them). Competition accounts are always funded at once from
+  // their simulated balance, so they are locked too, and their competition read with them.
   return `${markets.map((m) => `select pg_advisory_xact_lock_shared(hashtext(${lit(sessionLockKey(m))}));`).join('\n')}
      ${expiredKeys}
      select
@@ -174,7 +183,11 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
        (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at)), '[]') from agent
          where id = any(${agentIds})) as agents,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
-         (select id, balance_cents from account where id = any(${bigintArrayLiteral(funded.map((r) => r.accountId))}) order by id for update) a) as accounts,
+         (select id, balance_cents from account where id = any(${allAccounts})
+            and (id = any(${bigintArrayLiteral(funded.map((r) => r.accountId))}) or kind = 'competition') order by id for update) a) as accounts,
+       (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
+                 'ends_at', c.ends_at, 'status', c.status)), '[]')
+          from competition_entry e join competition c on c.id = e.competition_id where e.account_id = any(${allAccounts})) as competitions,
        (select coalesce(json_agg(holder_id || '/' || month), '[]') from monthly_fee
          where holder_id = any(array(select holder_id from agent where id = any(${agentIds})))
            and month = any(array[${[...new Set(funded.map((r) => monthOf(r)))].map(lit).join(',')}]::text[])) as fees,
@@ -195,6 +208,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
   const agents = new Map(state.agents.map((a) => [a.id, a]));
   const balances = new Map(state.accounts.map((a) => [a.id, a.balance]));
   const feePaid = new Set(state.fees);
+  const competing = new Map(state.competitions.map((c) => [c.account, c]));
   const menu = new Map(state.menu.map((m) => [menuKey(m), m]));
   const stored = new Map(state.answers.map((a) => [answerKey(a), a]));
   const now = new Date(state.now);
@@ -204,7 +218,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
   batch.forEach((req, i) => {
     const prior = req.idem && stored.get(answerKey(req.idem));
     if (prior) return void (outcomes[i] = replay(prior, req.idem!));
-    const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid);
+    const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid, competing.get(req.accountId));
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
     const a: Accepted = { ...decided, req, orderId: state.ids[i].o, roundId: state.ids[i].r, token: randomBytes(24).toString('base64url') };
     accepted.push(a);
@@ -225,7 +239,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
 /** One order's decision under the batch's locks: its terms from the recorded menu row, or the refusal. */
 function decide(
   req: OrderRequest, isOpen: Set<string>, row: MenuRow | undefined,
-  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<string>,
+  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<string>, competition?: Competing,
 ): Decision | ActorError {
   if (!isOpen.has(`${req.market}/${req.tick}`)) return new ActorError(404, dealNotOnMenu(req.baseUrl, req.market, req.offerKey, 'is no longer on the menu: its session closed'));
   // The recorded row is what the close fills: an order that does not match it is refused now,
@@ -235,7 +249,8 @@ function decide(
   const terms = positionTerms(req.market as MarketId, row as never, req.qty);
   const amounts = orderAmounts(req.qty, terms.unitCostCents, terms.feeCents);
   const total = amounts.totalCents;
-  if (!req.payFromBalance) return { amounts, fee: 0, holder: null, terms };
+  if (competition) return competitionOrder(req, competition, balances, { amounts, terms });
+  if (!req.payFromBalance) return { amounts, funded: false, fee: 0, holder: null, terms };
   const agent = agents.get(req.agentId);
   if (!agent?.on || agent.holder === null) {
     return new ActorError(403, payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }));
@@ -249,7 +264,28 @@ function decide(
   }
   balances.set(req.accountId, balance - total - fee);
   feePaid.add(feeKey);
-  return { amounts, fee, holder: agent.holder, terms };
+  return { amounts, funded: true, fee, holder: agent.holder, terms };
+}
+
+/**
+ * An order of a competition account (CONTRACT.md "Competitions"): funded at once from the
+ * simulated balance, with no switch and no participation fee (no real money moves), only while its
+ * competition runs (its window on the service clock) and only on the competition's market (403).
+ */
+function competitionOrder(
+  req: OrderRequest, c: Competing, balances: Map<number, number>, d: Pick<Decision, 'amounts' | 'terms'>,
+): Decision | ActorError {
+  if (c.status !== 'running' || req.at < c.starts_at || req.at >= c.ends_at) {
+    return new ActorError(403, `competition ${c.id} is not running (it runs from ${new Date(c.starts_at * 1000).toISOString()} to ${new Date(c.ends_at * 1000).toISOString()}): its account places no orders now`);
+  }
+  if (req.market !== c.market) return new ActorError(403, `competition ${c.id} trades market ${c.market} only, not ${req.market}`);
+  const total = d.amounts.totalCents;
+  const balance = balances.get(req.accountId) ?? 0;
+  if (balance < total) {
+    return new ActorError(400, `insufficient balance: this order needs ${centsToNumber(total)} USD, the competition account holds ${centsToNumber(balance)} simulated USD`);
+  }
+  balances.set(req.accountId, balance - total);
+  return { ...d, funded: true, fee: 0, holder: null };
 }
 
 /** A stored answer as this order's outcome (replayOf throws the refusals; a batch returns them). */
@@ -263,7 +299,7 @@ function replay(prior: StoredRow, idem: IdemRequest): Outcome {
 
 function reply(a: Accepted, row: MenuRow, now: Date): OrderPlaced {
   const { req, terms } = a;
-  const paid = req.payFromBalance;
+  const paid = a.funded;
   const order: OrderRow = {
     id: a.orderId, market: req.market, tick: req.tick, offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents,
     list_price_cents: terms.listPriceCents, gross_cents: a.amounts.grossCents, fee_amount_cents: a.amounts.feeAmountCents,
@@ -287,10 +323,10 @@ function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => 
       order_id: a.orderId, round_id: a.roundId, account_id: req.accountId, agent_id: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
       offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents, list_price_cents: terms.listPriceCents, fee_cents: terms.feeCents,
       holding_cents: terms.holdingCents, token: a.token, closes_at: req.closesAt,
-      paid: req.payFromBalance, holder: a.holder, month: monthOf(req), gross: a.amounts.grossCents, fee_amount: a.amounts.feeAmountCents, total: a.amounts.totalCents, fee: a.fee,
+      paid: a.funded, holder: a.holder, month: monthOf(req), gross: a.amounts.grossCents, fee_amount: a.amounts.feeAmountCents, total: a.amounts.totalCents, fee: a.fee,
     };
   });
-  const entries: Entry[] = accepted.filter((a) => a.req.payFromBalance).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.amounts.totalCents, a.fee, 'balance'));
+  const entries: Entry[] = accepted.filter((a) => a.funded).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.amounts.totalCents, a.fee, 'balance'));
   return `with x as (
        select * from jsonb_to_recordset(${lit(json(rows))}::jsonb) as x(order_id bigint, round_id bigint, account_id bigint, agent_id bigint, market text,
               tick bigint, idx int, offer_key text, qty int, unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, token text,

@@ -2,7 +2,7 @@
 // workers load them with nothing but the driver). One file per area; each entity names the actor
 // that owns (writes) its table. test/api/orm-schema.test.ts keeps them equal to the migrations.
 import { cartEntities } from './carts.js';
-import { exchangeEntities } from './exchange.js';
+import { competitionEntities } from './competitions.js';
 import { moneyEntities } from './money.js';
 import { recordEntities } from './record.js';
 import { serviceEntities } from './service.js';
@@ -13,6 +13,6 @@ export * from './service.js';
 export * from './trading.js';
 export * from './carts.js';
 export * from './money.js';
-export * from './exchange.js';
+export * from './competitions.js';
 
-export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...exchangeEntities];
+export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...competitionEntities];

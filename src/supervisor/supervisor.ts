@@ -8,7 +8,8 @@ import type { Clock } from './clock.js';
 import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
 import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/messages.js';
 import type { PaidOut } from '../../actors/payouts/messages.js';
-import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
+import type { Finished, Opened } from '../../actors/competition/messages.js';
+import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
 
 export type Asker = { ask<T>(to: string, msg: { kind: string; [k: string]: unknown }): Promise<T> };
 export type ScheduledMarket = { id: string; interval_seconds: number };
@@ -111,6 +112,7 @@ export class Supervisor {
         return { m, from: reply.fromTick, to: recent - 1 };
       }),
     );
+    await this.runCompetitions();
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
     this.schedulePayouts();
@@ -127,12 +129,13 @@ export class Supervisor {
     return paid;
   }
 
-  /** Looks for due payouts every PAYOUT_SWEEP_MS; a failed look is logged and the next one retries. */
+  /** Looks for due payouts and competitions to open or finish every PAYOUT_SWEEP_MS; a failed look is logged and the next one retries. */
   private schedulePayouts(): void {
     if (this.stopped) return;
     const timer = setTimeout(() => {
       const run = this.payDue()
-        .then(() => undefined, (err) => this.opts.log.warn({ err }, `paying due payouts failed: ${causeOf(err)}; the next sweep retries`))
+        .then(() => this.runCompetitions())
+        .then(() => undefined, (err) => this.opts.log.warn({ err }, `paying due payouts or running competitions failed: ${causeOf(err)}; the next sweep retries`))
         .finally(() => {
           this.running.delete(run);
           this.schedulePayouts();
@@ -199,6 +202,35 @@ export class Supervisor {
   async runDue(): Promise<void> {
     await Promise.all(this.markets.map((m) => this.catchUp(m)));
     await this.payDue();
+    await this.runCompetitions();
+  }
+
+  /**
+   * Keeps a running competition on every market (the window of the current session, src/rules.ts
+   * COMPETITION_WINDOW_SESSIONS) and finishes the ended ones. Each competition's actor decides:
+   * opening is keyed by the window's id, finishing flips its status once with the prizes, so two
+   * supervisors, or one after a restart, never open or pay twice.
+   */
+  async runCompetitions(): Promise<string[]> {
+    const at = this.clock.realNow();
+    const finished: string[] = [];
+    for (const m of this.markets) {
+      const n = COMPETITION_WINDOW_SESSIONS[m.id];
+      if (!n) continue;
+      const w = Math.floor(this.clock.tick(m.interval_seconds) / n);
+      const { due } = await this.actors.ask<Opened>(`competition:${competitionId(m.id, w)}`, {
+        kind: 'open', market: m.id, name: `${m.id} challenge #${w}`, at,
+        startsAt: this.clock.closesAt(w * n - 1, m.interval_seconds), endsAt: this.clock.closesAt((w + 1) * n - 1, m.interval_seconds),
+      });
+      for (const id of due) {
+        const r = await this.actors.ask<Finished>(`competition:${id}`, { kind: 'finish', at });
+        if (r.finished) {
+          finished.push(id);
+          this.opts.log.info({ competition: id, prizes: r.prizes }, `competition ${id} finished`);
+        }
+      }
+    }
+    return finished;
   }
 
   /** The open session of a market as the record has it. */

@@ -28,6 +28,7 @@ function scripted(fail: (msg: Msg, n: number) => boolean) {
       asks.push({ msg, at: Date.now(), ok });
       if (!ok) throw new Error(`injected ${msg.kind} failure ${n}`);
       if (msg.kind === 'start') return { open: OPEN, liveStart: OPEN, fromTick: OPEN - 100 } as T;
+      if (msg.kind === 'open') return { id: _to, due: [] } as T; // a competition window (CompetitionActor)
       if (msg.kind === 'backfill') return { recorded: (msg.to as number) - (msg.from as number) + 1, ms: 1 } as T;
       return { closed: true, open: (msg.tick as number) + 1, ms: 1, quarantined: [] } as T;
     },
@@ -145,6 +146,7 @@ t.test('orders a close refunded are logged by order and cause, and counted', asy
   const asker: Asker = {
     async ask<T>(_to: string, msg: Msg): Promise<T> {
       if (msg.kind === 'start') return { open: OPEN, liveStart: OPEN, fromTick: OPEN } as T;
+      if (msg.kind === 'open') return { id: _to, due: [] } as T;
       const quarantined = [{ order_id: 7, account_id: 3, reason: 'not filled: its unit_cost differs', total_cents: 500, refunded_cents: 500 }];
       return { closed: true, open: OPEN + 1, ms: 1, quarantined } as T;
     },

@@ -11,8 +11,8 @@ import { projectionRoutes } from './projection.js';
 import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
 import { cartRoutes } from './carts.js';
-import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
+import { competitionRoutes } from './competitions.js';
 
 export function routeTable(s: Services): Route[] {
   const routes = [
@@ -25,7 +25,7 @@ export function routeTable(s: Services): Route[] {
     ...agentRoutes(s),
     ...tradingRoutes(s),
     ...cartRoutes(s),
-    ...exchangeRoutes(s),
+    ...competitionRoutes(s),
     ...webRoutes(s),
     ...opsRoutes(s),
   ];
