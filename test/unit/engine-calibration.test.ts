@@ -23,6 +23,7 @@ for (const seed of [1, 2, 3]) {
     const t0 = performance.now();
     const r = calibrate(seed, END, 30);
     const ms = performance.now() - t0;
+    // How long it takes is reported, not asserted: speed goals live in bench/ (bench/backfill.mjs), a timed test fails on a loaded machine.
     t.comment(`seed ${seed}: 30 days x 4 markets (menus, outcomes, desk settlement) in ${ms.toFixed(0)} ms`);
     t.comment(line('all', r.overall));
     for (const m of MARKET_IDS) t.comment(line(m, r.markets[m]));
@@ -37,6 +38,5 @@ for (const seed of [1, 2, 3]) {
     t.ok(...within('sold_out_rate', o.sold_out_rate, 0.2, 0.5));
     t.ok(...within('corr m15', r.velocity_corr.m15 ?? NaN, 0.5, 0.9));
     t.ok(...within('corr m45', r.velocity_corr.m45 ?? NaN, 0.5, 0.9));
-    t.ok(ms < 10_000, `computed in under 10 s (${ms.toFixed(0)} ms)`);
   });
 }
