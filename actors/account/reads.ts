@@ -30,6 +30,8 @@ export const accountReads = defineReads({
     const listings = holderId === null ? [] : await listingsOf(em, { currency: null, family: null, holderId, limit: LIST_CAPS.listings });
     return { items: await inventoryOf(em, a.accountIds, holderId), listings };
   },
+  /** A holder's owned goods (the console's inventory page). */
+  'account.holderInventory': async ({ em }, a: { holderId: number }) => inventoryOf(em, [], a.holderId),
   /** Summaries of these accounts, in their order (the console's overview reads its agents' at once). */
   'account.summaries': async ({ em }, a: SummaryArgs) =>
     Promise.all(a.accountIds.map((id) => accountSummary(em.fork(), id, { ledgerLimit: a.ledgerLimit, baseUrl: a.baseUrl, at: a.at }))),

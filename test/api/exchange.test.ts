@@ -212,3 +212,13 @@ t.test('a retried buy (same Idempotency-Key) is answered again, charged once; a 
   t.equal((await ledgerOf(buyer.desk)).length, 2, 'charged once: price and fee');
   await booksBalance(t);
 });
+
+t.test('the console\'s inventory page: each owned item with its story', async (t) => {
+  const seller = await party(100_000);
+  const itemId = await ownedItem(seller);
+  const page = await svc.get('/console/inventory', { headers: { cookie: seller.cookie } });
+  t.equal(page.status, 200);
+  const html = await page.text();
+  t.match(html, new RegExp(`item ${itemId},`));
+  t.match(html, /bought outright/, 'the story');
+});

@@ -26,6 +26,7 @@ const TABS = [
   { href: '/console/positions', label: 'Positions' },
   { href: '/console/orders', label: 'Orders' },
   { href: '/console/ledger', label: 'Ledger' },
+  { href: '/console/inventory', label: 'Inventory' },
   { href: '/console/timeline', label: 'Timeline' },
   { href: '/console/agents', label: 'Agents' },
 ];
@@ -45,6 +46,24 @@ function money<T extends Record<string, unknown>>(row: T, keys: string[]): T {
   const out: Record<string, unknown> = { ...row };
   for (const k of keys) out[k] = usd(row[k] as number | null);
   return out as T;
+}
+
+/** The chart's size in SVG user units (the page scales it). */
+const CHART_W = 240;
+const CHART_H = 48;
+
+/**
+ * A family's resale price over the sessions before minting as an SVG polyline's points (oldest
+ * left); sessions without a price are skipped. Empty when fewer than two prices are known.
+ */
+export function chartPoints(prices: (number | null)[]): string {
+  const known = prices.map((p, i) => [i, p] as const).filter((x): x is readonly [number, number] => x[1] !== null);
+  if (known.length < 2) return '';
+  const lo = Math.min(...known.map((x) => x[1]));
+  const hi = Math.max(...known.map((x) => x[1]));
+  const x = (i: number) => ((i / Math.max(1, prices.length - 1)) * CHART_W).toFixed(1);
+  const y = (p: number) => (hi === lo ? CHART_H / 2 : CHART_H - ((p - lo) / (hi - lo)) * CHART_H).toFixed(1);
+  return known.map(([i, p]) => `${x(i)},${y(p)}`).join(' ');
 }
 
 type ConsoleView = Record<string, unknown>;
@@ -170,6 +189,13 @@ export function webConsoleRoutes(s: Services): Route[] {
     consolePage('/console/ledger', 'console-ledger', 'Ledger', async (holder) => {
       const rows = await read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS });
       return { rows: rows.map((r) => ({ ...money(r, ['amount', 'balance_after']), created: when(r.created_at) })) };
+    }),
+    consolePage('/console/inventory', 'console-inventory', 'Inventory', async (holder) => {
+      const items = await read(s.runtime, 'account.holderInventory', { holderId: holder.holderId });
+      return {
+        chart_w: CHART_W, chart_h: CHART_H,
+        items: items.map((i) => ({ ...i, created: when(i.created_at), owners: i.provenance.length, points: chartPoints(i.history.price_close) })),
+      };
     }),
     consolePage('/console/agents', 'console-agents', 'Agents', agentsView),
     route<unknown, TimelineQuery>({
