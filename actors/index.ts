@@ -12,10 +12,12 @@ import { answersActor } from './answers/actor.js';
 import { cartActor } from './cart/actor.js';
 import { cartReads } from './cart/reads.js';
 import { payoutsActor } from './payouts/actor.js';
+import { exchangeActor } from './exchange/actor.js';
+import { exchangeReads } from './exchange/reads.js';
 import { competitionActor } from './competition/actor.js';
 import { competitionReads } from './competition/reads.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 
-export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, competitionActor];
-export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...competitionReads };
+export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor];
+export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads };

@@ -61,6 +61,8 @@ export const LIST_CAPS = {
   accounts: 1000,
   /** Carts in GET /api/v1/agents/me, oldest first. */
   carts: 200,
+  /** Open exchange listings: the largest `limit` of GET /api/v1/exchange/listings, the /exchange page, an inventory's own listings. */
+  listings: 500,
 } as const;
 
 /** Where the current menu of `market` is served: the link every refusal of a gone deal carries. */

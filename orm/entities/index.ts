@@ -3,6 +3,7 @@
 // that owns (writes) its table. test/api/orm-schema.test.ts keeps them equal to the migrations.
 import { cartEntities } from './carts.js';
 import { competitionEntities } from './competitions.js';
+import { exchangeEntities } from './exchange.js';
 import { moneyEntities } from './money.js';
 import { recordEntities } from './record.js';
 import { serviceEntities } from './service.js';
@@ -14,5 +15,6 @@ export * from './trading.js';
 export * from './carts.js';
 export * from './money.js';
 export * from './competitions.js';
+export * from './exchange.js';
 
-export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...competitionEntities];
+export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...exchangeEntities, ...competitionEntities];

@@ -10,6 +10,7 @@ import { Migration20261122000007 } from './Migration20261122000007.js';
 import { Migration20261122000008 } from './Migration20261122000008.js';
 import { Migration20261122000009 } from './Migration20261122000009.js';
 import { Migration20261122000010 } from './Migration20261122000010.js';
+import { Migration20261122000011 } from './Migration20261122000011.js';
 import { Migration20261122000012 } from './Migration20261122000012.js';
 
 export const migrationsList = [
@@ -23,6 +24,6 @@ export const migrationsList = [
   { name: 'Migration20261122000008_carts', class: Migration20261122000008 },
   { name: 'Migration20261122000009_holder_money', class: Migration20261122000009 },
   { name: 'Migration20261122000010_exchange_competition_kinds', class: Migration20261122000010 },
-  // (11: the exchange, added by its layer before this one)
+  { name: 'Migration20261122000011_exchange', class: Migration20261122000011 },
   { name: 'Migration20261122000012_competitions', class: Migration20261122000012 },
 ];

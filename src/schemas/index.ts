@@ -22,6 +22,7 @@ export * from './agent.js';
 export * from './discovery.js';
 export * from './web.js';
 export * from './cart.js';
+export * from './exchange.js';
 export * from './competition.js';
 
 /** Resources the OpenAPI document names under components/schemas (and refers to wherever they occur). */

@@ -11,6 +11,7 @@ import { projectionRoutes } from './projection.js';
 import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
 import { cartRoutes } from './carts.js';
+import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
 import { competitionRoutes } from './competitions.js';
 
@@ -25,6 +26,7 @@ export function routeTable(s: Services): Route[] {
     ...agentRoutes(s),
     ...tradingRoutes(s),
     ...cartRoutes(s),
+    ...exchangeRoutes(s),
     ...competitionRoutes(s),
     ...webRoutes(s),
     ...opsRoutes(s),
