@@ -12,10 +12,10 @@ import { answersActor } from './answers/actor.js';
 import { cartActor } from './cart/actor.js';
 import { cartReads } from './cart/reads.js';
 import { payoutsActor } from './payouts/actor.js';
-import { competitionActor } from './competition/actor.js';
-import { competitionReads } from './competition/reads.js';
 import { exchangeActor } from './exchange/actor.js';
 import { exchangeReads } from './exchange/reads.js';
+import { competitionActor } from './competition/actor.js';
+import { competitionReads } from './competition/reads.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 

@@ -26,8 +26,8 @@ export function routeTable(s: Services): Route[] {
     ...agentRoutes(s),
     ...tradingRoutes(s),
     ...cartRoutes(s),
-    ...competitionRoutes(s),
     ...exchangeRoutes(s),
+    ...competitionRoutes(s),
     ...webRoutes(s),
     ...opsRoutes(s),
   ];
