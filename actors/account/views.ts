@@ -9,7 +9,7 @@ import { MONTHLY_FEE } from '../../src/payments/terms.js';
 import { LIST_CAPS, feeMonth } from '../../src/rules.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/trade-json.js';
 import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus, ServedOrder } from './messages.js';
-import { intArrayParam as ids } from '../runtime/sql.js';
+import { intArrayParam as ids, isLinkToken } from '../runtime/sql.js';
 
 /** Every account of a holder: its own and those of its agents (up to LIST_CAPS.accounts, oldest first). */
 export async function accountsOfHolder(em: EntityManager, holderId: number): Promise<number[]> {
@@ -73,6 +73,7 @@ export async function orderOf(em: EntityManager, accountIds: number[], orderId: 
 
 /** An order by its purchase-link token (the checkout page), with the agent's declared identity. */
 export async function orderByToken(em: EntityManager, token: string, baseUrl: string) {
+  if (!isLinkToken(token)) return null;
   const [row] = await em.execute<(OrderRow & { agent: Record<string, unknown> })[]>(
     `select ${ORDER_SELECT}, json_build_object('id', g.id, 'name', g.name, 'key_id', g.key_id, 'identity', g.identity, 'operator', g.operator,
             'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent

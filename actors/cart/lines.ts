@@ -4,7 +4,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { LIST_CAPS, orderAmounts } from '../../src/rules.js';
-import { intArrayParam } from '../runtime/sql.js';
+import { intArrayParam, isLinkToken } from '../runtime/sql.js';
 import type { Caller, CartDetail, CartEntry } from './messages.js';
 import { permissionsOf, type AgentFacts, type CartFacts, type LiveGrant, type Permissions } from './permissions.js';
 import { unix } from '../account/views.js';
@@ -71,6 +71,7 @@ export async function cartsSeen(
 }
 
 export async function cartByToken(em: EntityManager, token: string): Promise<CartRow | undefined> {
+  if (!isLinkToken(token)) return undefined;
   const [row] = await em.execute<CartRow[]>(`select ${CART_SELECT} from ${CART_FROM} where c.token = ?`, [token]);
   return row;
 }

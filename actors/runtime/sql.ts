@@ -32,3 +32,10 @@ export function intArrayParam(xs: readonly number[]): string {
 export function bigintArrayLiteral(xs: readonly number[]): string {
   return `'${intArrayParam([...new Set(xs)])}'::bigint[]`;
 }
+
+/**
+ * Whether a link token (purchase link, cart link) can be one the service made (base64url or hex,
+ * bounded): anything else, a NUL character included, which PostgreSQL refuses in text, is simply
+ * not found, without a query.
+ */
+export const isLinkToken = (token: string): boolean => /^[A-Za-z0-9_-]{1,128}$/.test(token);

@@ -49,6 +49,10 @@ t.test('checkout: purchase links', async (t) => {
     t.equal(j.status, 404);
     t.type(j.body.detail, 'string');
     t.equal((await getPage(svc, '/checkout/bad%20token!')).status, 404, 'a malformed token is not found either');
+    // CONTRACT.md "Retries and idempotency": a NUL answers 422 at its field; a form refused for it shows the link as not found.
+    t.equal((await getPage(svc, '/checkout/%00')).status, 422, 'a NUL in a token is refused at its field');
+    t.equal((await postForm(svc, '/checkout/%00/pay', {}, { cookie: ada.cookie })).status, 404, 'a refused form with a NUL token: the link is not found, never a 500');
+    t.equal((await postForm(svc, '/carts/%00/pay', {}, { cookie: ada.cookie })).status, 404, 'nor on a cart link');
     t.equal((await postForm(svc, '/checkout/nosuchtoken/pay', CARD, { cookie: ada.cookie, json: true })).status, 404);
   });
 
