@@ -57,16 +57,25 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
   t.equal(rounds[0].charged, 1030 + 1500);
 });
 
-t.test('placeOrders stores the answer of a keyed order with it and answers a retry from it', async (t) => {
+/** A migrated database with an open m15 session 100, its menu row `k100` (max 5) and one agent on its account. */
+async function oneDeal(t: Tap.Test, keyPrefix: string) {
   const orm = await openOrm(await freshDatabase(t), 2);
   t.teardown(() => orm.close());
   await migrate(orm);
   const em = orm.em.fork();
   await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
   await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
-                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{}')`);
+                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{"bundle": {"title": "A bundle", "items": []}}')`);
   const [a] = await em.execute(`insert into account default values returning id::float8 as id`);
-  const [g] = await em.execute(`insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`, ['keyidem'.padEnd(20, 'x'), a.id]);
+  const [g] = await em.execute(
+    `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`,
+    [keyPrefix.padEnd(20, 'x'), a.id],
+  );
+  return { orm, em, a, g };
+}
+
+t.test('placeOrders stores the answer of a keyed order with it and answers a retry from it', async (t) => {
+  const { orm, em, a, g } = await oneDeal(t, 'keyidem');
   const idem = { scope: `agent:${g.id} POST /api/v1/orders`, key: 'k-1', hash: 'h1' };
   const req: OrderRequest = { accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000, payFromBalance: false, baseUrl: 'http://x', idem };
   const [fresh] = await placeOrders(orm.em, [req]);
@@ -86,18 +95,7 @@ t.test('placeOrders stores the answer of a keyed order with it and answers a ret
 const ONE_BACKEND = usingPostgres ? false : 'needs a PostgreSQL server (DATABASE_URL): ends one backend of several';
 
 t.test("the batch's own connection is replaced after it is lost", { skip: ONE_BACKEND }, async (t) => {
-  const orm = await openOrm(await freshDatabase(t), 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
-  const em = orm.em.fork();
-  await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
-  await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
-                    values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{"bundle": {"title": "A bundle", "items": []}}')`);
-  const [a] = await em.execute(`insert into account default values returning id::float8 as id`);
-  const [g] = await em.execute(
-    `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`,
-    ['keyL'.padEnd(20, 'x'), a.id],
-  );
+  const { orm, em, a, g } = await oneDeal(t, 'keyL');
   const req: OrderRequest = {
     accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000, payFromBalance: false, baseUrl: 'http://svc.test',
   };
