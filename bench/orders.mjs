@@ -1,11 +1,14 @@
-// Load scenario (issue 4): many agents placing pay_from_balance orders at once, every 201 a
-// committed row, against a single-row-update transaction loop (pgbench) on the same PostgreSQL in
-// the same run. Target: orders/s >= 60 % of pgbench's tps at the same client count and duration.
+// Load scenario (issues 4 and 14): many agents placing pay_from_balance orders at once, every 201 a
+// committed row, against a naive peer of the same endpoint (bench/orders-peer.mjs: Fastify + pg, one
+// transaction per request, same database, same checks and rows) and a single-row-update transaction
+// loop (pgbench) on the same PostgreSQL, all in the same run. Issue 14's targets: service orders/s
+// >= 2.0x the peer's, >= 50 % of pgbench's tps, p99 <= 25 ms at 32 connections.
 //
 //   npm run build && node bench/orders.mjs [--duration 20] [--warmup 3] [--connections 32]
 //       [--agents 1000] [--threads 1] [--shards N] [--holders 1] [--market m15] [--scale 10]
-//       [--pgbench-jobs 2] [--only orders|pgbench] [--ready-timeout 180] [--max-wait 960]
-//       [--pg postgres://postgres@127.0.0.1:5432/] [--service dist/src/main.js]
+//       [--pgbench-jobs 2] [--only orders,peer,pgbench] [--peer-pool 10] [--cpu-prof DIR]
+//       [--ready-timeout 180] [--max-wait 960] [--pg postgres://postgres@127.0.0.1:5432/]
+//       [--service dist/src/main.js]
 //
 // One run, everything started and stopped by the script (also on error and Ctrl-C):
 //  1. a fresh database bench_orders_<pid>; the built service (dist/src/main.js) on it with
@@ -22,20 +25,23 @@
 //     measured period; the Lua response() callback tallies statuses;
 //  6. durability: orders paid in the measured window (rows in the database) vs 201s wrk saw and
 //     201s the service counted (/metrics); balance = sum(ledger) for every account;
+//  6b. the same warm-up, measured period and checks for the naive peer, started on the same
+//     database while the service idles (its market actor keeps the session and its close);
 //  7. pgbench on a second fresh database bench_pgbench_<pid> (pgbench -i -s 10; then -n -c C -j 2
 //     -T D with the one-UPDATE script), same connections and duration;
 //  8. prints a JSON summary (orders/s, tps, ratio, CPU per process) and writes
 //     bench/results/<iso-date>-orders.json.
 // Only 127.0.0.1 is targeted; every wait is bounded.
 import { spawn, execFile, execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { freePort, sleep, stopChild, within } from './lib/process.mjs';
+import { followServiceLog, freePort, sleep, stopChild, within } from './lib/process.mjs';
+import { fundAgents, registerMany } from './lib/agents.mjs';
+import { CLK_TCK, postgresTicks, procTicks, threadTicks } from './lib/cpu.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -47,8 +53,8 @@ const FIXTURE_CENTS = 10n ** 12n;
 
 const USAGE = `usage: node bench/orders.mjs [--duration S] [--warmup S] [--connections N] [--agents N]
        [--threads N] [--shards N] [--holders N] [--market m15|m45|h2|h10] [--scale N]
-       [--pgbench-jobs N] [--only orders|pgbench] [--ready-timeout S] [--max-wait S] [--pg URL]
-       [--service PATH]`;
+       [--pgbench-jobs N] [--only orders,peer,pgbench] [--peer-pool N] [--cpu-prof DIR]
+       [--ready-timeout S] [--max-wait S] [--pg URL] [--service PATH]`;
 
 let opts;
 try {
@@ -65,6 +71,9 @@ try {
       scale: { type: 'string', default: '10' },
       'pgbench-jobs': { type: 'string', default: '2' },
       only: { type: 'string' },
+      'peer-pool': { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '4' },
+      'cpu-prof': { type: 'string' },
       'ready-timeout': { type: 'string', default: '180' },
       'max-wait': { type: 'string', default: '960' },
       pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/' },
@@ -106,11 +115,19 @@ if (!['m15', 'm45', 'h2', 'h10'].includes(MARKET)) {
   console.error(`--market must be m15, m45, h2 or h10, got ${JSON.stringify(MARKET)}`);
   process.exit(2);
 }
+// Targets run: the service ('orders'), the naive peer ('peer'), pgbench; --only takes a comma list.
 const ONLY = opts.only;
-if (ONLY !== undefined && !['orders', 'pgbench'].includes(ONLY)) {
-  console.error(`--only must be orders or pgbench, got ${JSON.stringify(ONLY)}`);
+const RUN = new Set(ONLY === undefined ? ['orders', 'peer', 'pgbench'] : ONLY.split(','));
+if (![...RUN].every((t) => ['orders', 'peer', 'pgbench'].includes(t))) {
+  console.error(`--only takes orders, peer and/or pgbench (comma-separated), got ${JSON.stringify(ONLY)}`);
   process.exit(2);
 }
+const PEER = path.join(BENCH_DIR, 'orders-peer.mjs');
+// --cpu-prof DIR: the service and the peer run under `node --cpu-prof` (a .cpuprofile per thread, written at exit)
+const CPU_PROF = opts['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(opts['cpu-prof'])];
+const PEER_POOL = integer('peer-pool', opts['peer-pool'], 1, 90);
+// Slices per target: --duration is split into --rounds slices, interleaved service, peer, pgbench.
+const ROUNDS = integer('rounds', opts.rounds, 1, 100);
 if (THREADS > CONNECTIONS) {
   console.error('--threads must not exceed --connections');
   process.exit(2);
@@ -129,7 +146,7 @@ if (!['127.0.0.1', 'localhost'].includes(PG_BASE.hostname)) {
   process.exit(2);
 }
 const SERVICE_MAIN = path.resolve(opts.service ?? path.join(ROOT, 'dist', 'src', 'main.js'));
-if (ONLY !== 'pgbench' && !fs.existsSync(SERVICE_MAIN)) {
+if ((RUN.has('orders') || RUN.has('peer')) && !fs.existsSync(SERVICE_MAIN)) {
   console.error(`${SERVICE_MAIN} is missing: run \`npm run build\` first.`);
   process.exit(2);
 }
@@ -142,11 +159,11 @@ function toolVersion(cmd, args, re) {
 }
 const WRK_VERSION = toolVersion('wrk', ['-v'], /wrk\s+(\S+)/);
 const PGBENCH_VERSION = toolVersion('pgbench', ['--version'], /pgbench \(PostgreSQL\) (\S+)/);
-if (ONLY !== 'pgbench' && !WRK_VERSION) {
+if ((RUN.has('orders') || RUN.has('peer')) && !WRK_VERSION) {
   console.error('wrk is not installed (apt-get update && apt-get install -y wrk)');
   process.exit(2);
 }
-if (ONLY !== 'orders' && !PGBENCH_VERSION) {
+if (RUN.has('pgbench') && !PGBENCH_VERSION) {
   console.error('pgbench is not installed (apt-get install -y postgresql-contrib or postgresql-client)');
   process.exit(2);
 }
@@ -156,18 +173,6 @@ if (ONLY !== 'orders' && !PGBENCH_VERSION) {
 const log = (msg) => console.error(`[orders ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
 
-
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-/** 80 characters of [A-Za-z0-9] from the CSPRNG (rejection sampling: no modulo bias). */
-function newKey() {
-  let out = '';
-  while (out.length < 80) {
-    for (const b of randomBytes(96)) {
-      if (b < 248 && out.length < 80) out += ALPHABET[b % 62];
-    }
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------- database
 
@@ -210,67 +215,6 @@ function pgEnv() {
 }
 
 // ---------------------------------------------------------------- CPU accounting (/proc)
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 5000 }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-function procTicks(pid) {
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]); // utime + stime (fields 14, 15)
-  } catch {
-    return undefined;
-  }
-}
-
-/** Per-thread ticks of a process: { tid: { comm, ticks } }. */
-function threadTicks(pid) {
-  const out = {};
-  try {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-      try {
-        const s = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const comm = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
-        const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-        out[tid] = { comm, ticks: Number(f[11]) + Number(f[12]) };
-      } catch {}
-    }
-  } catch {}
-  return out;
-}
-
-/**
- * ticks of every process whose comm is `postgres`, with the database of a client backend (from its
- * process title "postgres: 15/main: <user> <db> <host>(<port>) <state>"); '' = a background process
- * (walwriter, checkpointer, autovacuum, ...).
- */
-const backendDb = new Map(); // pid -> database: a backend never changes database, its title does
-function postgresTicks() {
-  const out = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const t = procTicks(d);
-      if (t === undefined) continue;
-      let db = backendDb.get(d);
-      if (db === undefined) {
-        // a title read while the backend rewrites it can come back cut: only a match is remembered
-        const title = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ');
-        const m = /^postgres: [^:]+: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(title);
-        if (m) backendDb.set(d, (db = m[1]));
-      }
-      out.set(d, { ticks: t, db: db ?? '' });
-    } catch {}
-  }
-  return out;
-}
 
 function machineTicks() {
   const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0];
@@ -402,6 +346,8 @@ const PID = process.pid;
 const state = {
   dbs: [],
   service: undefined,
+  peer: undefined,
+  peerStderr: [],
   generator: undefined,
   tmpDir: undefined,
   serviceLog: { warnings: [], warningCount: 0, stderr: [] },
@@ -415,6 +361,7 @@ function cleanup() {
     try {
       state.generator?.stop();
     } catch {}
+    await stopChild(state.peer, 'peer', 10_000, log);
     if (state.service && state.service.exitCode === null && state.service.signalCode === null) {
       await stopChild(state.service, 'service', 20_000, log);
       const { exitCode, signalCode } = state.service;
@@ -459,22 +406,14 @@ async function startService(dbName) {
   url.pathname = `/${dbName}`;
   env.DATABASE_URL = url.toString();
   log(`starting service ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${dbName}`);
-  const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
   state.service = child;
-  readline.createInterface({ input: child.stdout }).on('line', (line) => {
-    let rec;
-    try {
-      rec = JSON.parse(line);
-    } catch {
-      rec = { level: 40, msg: line };
-    }
-    if ((rec.level ?? 40) >= 40) {
+  followServiceLog(child, {
+    onWarning: (rec) => {
       state.serviceLog.warningCount++;
       if (state.serviceLog.warnings.length < 20) state.serviceLog.warnings.push(rec);
-    }
-  });
-  readline.createInterface({ input: child.stderr }).on('line', (line) => {
-    if (state.serviceLog.stderr.length < 200) state.serviceLog.stderr.push(line);
+    },
+    onStderr: (line) => state.serviceLog.stderr.length < 200 && state.serviceLog.stderr.push(line),
   });
   child.once('exit', (code, signal) => {
     if (!state.stopping && !state.serviceStopAsked) console.error(`service exited unexpectedly (code ${code}, signal ${signal})`);
@@ -525,85 +464,10 @@ function delta(before, after) {
   return d;
 }
 
-/** Registers `n` agents with bounded concurrency; returns [{ key, agent_id, account_id }]. */
-async function registerAgents(base, n) {
-  const agents = new Array(n);
-  let next = 0;
-  const statuses = {};
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= n || interrupted) return;
-      const key = newKey();
-      const body = JSON.stringify({
-        token: key,
-        name: `bench agent ${i + 1}`,
-        recall_phrase: `bench orders ${PID} ${i + 1}`,
-        agent: { kind: 'script', model: 'bench/orders.mjs' },
-        purpose: 'load benchmark (bench/orders.mjs)',
-      });
-      const r = await fetch(`${base}/api/v1/agents/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(30_000),
-      });
-      const text = await r.text();
-      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-      if (r.status !== 201) throw new Error(`POST /api/v1/agents/register answered ${r.status}: ${text.slice(0, 300)}`);
-      const j = JSON.parse(text);
-      agents[i] = { key, agent_id: j.agent_id, account_id: j.account_id };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(16, n) }, worker));
-  checkInterrupted();
-  return agents;
-}
-
-/**
- * BENCH FIXTURE (not an API path): holders, agents connected with autonomous funding on, accounts
- * topped up by 10^12 cents with a matching 'topup' ledger row, in one transaction.
- */
-async function fixture(dbName, agents) {
-  return withDb(dbName, async (c) => {
-    await c.query('begin');
-    try {
-      const holders = [];
-      for (let h = 0; h < HOLDERS; h++) {
-        const { rows } = await c.query(`insert into holder (email, password_hash, display_name) values ($1, $2, $3) returning id::float8 as id`, [
-          `bench-${PID}-${h + 1}@bench.invalid`,
-          'bench-fixture:no-login',
-          `bench holder ${h + 1}`,
-        ]);
-        holders.push(rows[0].id);
-      }
-      const agentIds = agents.map((a) => a.agent_id);
-      const accountIds = agents.map((a) => a.account_id);
-      const holderOf = agents.map((_, i) => holders[i % HOLDERS]);
-      const a = await c.query(
-        `update agent g set holder_id = x.holder_id, paired_at = now(), autonomous_funding = true, funding_changed_at = now()
-           from unnest($1::bigint[], $2::bigint[]) as x(id, holder_id) where g.id = x.id`,
-        [agentIds, holderOf],
-      );
-      const l = await c.query(
-        `with u as (update account t set holder_id = x.holder_id, balance_cents = t.balance_cents + $3::bigint
-                      from unnest($1::bigint[], $2::bigint[]) as x(id, holder_id) where t.id = x.id
-                    returning t.id, t.balance_cents)
-         insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref)
-         select id, 'topup', $3::bigint, balance_cents, 'bench:fixture' from u`,
-        [accountIds, holderOf, FIXTURE_CENTS.toString()],
-      );
-      if (a.rowCount !== agents.length || l.rowCount !== agents.length) {
-        throw new Error(`fixture touched ${a.rowCount} agents and ${l.rowCount} accounts, expected ${agents.length}`);
-      }
-      await c.query('commit');
-      return { holders: holders.length, agents: a.rowCount, accounts_topped_up: l.rowCount };
-    } catch (err) {
-      await c.query('rollback').catch(() => {});
-      throw err;
-    }
-  });
-}
+/** Registers `n` agents (bench/lib/agents.mjs), stopping on Ctrl-C. */
+const registerAgents = (base, n) => registerMany(base, n, { tag: `bench orders ${PID}`, model: 'bench/orders.mjs', stop: () => interrupted }).finally(checkInterrupted);
+/** The fixture (bench/lib/agents.mjs): holders, agents paired with autonomous funding, funded accounts. */
+const fixture = (dbName, agents) => withDb(dbName, (c) => fundAgents(c, agents, { holders: HOLDERS, tag: `bench-${PID}`, cents: FIXTURE_CENTS }));
 
 /** The market's current menu, once at least `needS` seconds are left before its close. */
 async function currentDeals(base, needS) {
@@ -714,11 +578,213 @@ async function xactCommits(c, dbName) {
   return rows[0]?.n ?? 0;
 }
 
-async function ordersHalf(summary) {
+/** Balance = sum(ledger) for every account, and one order_debit row per paid order (the whole database). */
+async function ledgerChecks(c) {
+  const [{ n: mismatched }] = (
+    await c.query(
+      `select count(*)::int as n from account a
+        where balance_cents <> coalesce((select sum(amount_cents) from ledger l where l.account_id = a.id), 0)`,
+    )
+  ).rows;
+  const [debits] = (await c.query(`select count(*)::float8 as n from ledger where kind = 'order_debit' and ref like 'order:%'`)).rows;
+  const [{ n: allPaid }] = (await c.query(`select count(*)::float8 as n from orders where status in ('paid', 'filled')`)).rows;
+  return { mismatched, debits: debits.n, allPaid };
+}
+
+/**
+ * pg_stat_statements, when the server preloads it (shared_preload_libraries; a restart of the
+ * server, so the bench never sets it): the extension is created in the `postgres` database and its
+ * counters reset before each measured period; statements() answers the top statements of `dbName`
+ * by plan + execution time. Undefined when the server does not load it.
+ */
+async function statementStats(dbName) {
+  const loaded = await withDb('postgres', async (c) => {
+    const { rows } = await c.query(`select setting from pg_settings where name = 'shared_preload_libraries'`);
+    if (!/\bpg_stat_statements\b/.test(rows[0]?.setting ?? '')) return false;
+    await c.query('create extension if not exists pg_stat_statements');
+    return true;
+  });
+  if (!loaded) return undefined;
+  await withDb('postgres', (c) => c.query('select pg_stat_statements_reset()'));
+  return {
+    statements: () =>
+      withDb('postgres', async (c) => {
+        const { rows } = await c.query(
+          `select calls::float8 as calls, round(total_plan_time::numeric, 1)::float8 as plan_ms, round(total_exec_time::numeric, 1)::float8 as exec_ms,
+                  rows::float8 as rows, shared_blks_hit::float8 as blks_hit, wal_records::float8 as wal_records, wal_bytes::float8 as wal_bytes,
+                  left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 300) as query
+             from pg_stat_statements s join pg_database d on d.oid = s.dbid
+            where d.datname = $1 order by total_plan_time + total_exec_time desc limit 20`,
+          [dbName],
+        );
+        return rows;
+      }),
+  };
+}
+
+/** Starts the naive peer (bench/orders-peer.mjs) on the service's database; resolves once it listens. */
+async function startPeer(dbName) {
+  const port = await freePort(HOST);
+  const url = new URL(PG_BASE);
+  url.pathname = `/${dbName}`;
+  const env = { ...process.env, PORT: String(port), HOST, BASE_URL: `http://${HOST}:${port}`, DATABASE_URL: url.toString(), PEER_POOL: String(PEER_POOL) };
+  log(`starting the naive peer bench/orders-peer.mjs on ${HOST}:${port} (pool ${PEER_POOL})`);
+  const child = spawn(process.execPath, [...CPU_PROF, PEER], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  state.peer = child;
+  const stderr = [];
+  readline.createInterface({ input: child.stderr }).on('line', (line) => stderr.length < 200 && stderr.push(line));
+  state.peerStderr = stderr;
+  const base = `http://${HOST}:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    checkInterrupted();
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the peer exited (code ${child.exitCode}):\n${stderr.join('\n')}`);
+    try {
+      // an empty POST is refused by its body validation: the peer answers, nothing is written
+      const r = await fetch(`${base}/api/v1/orders`, { method: 'POST', signal: AbortSignal.timeout(2000) });
+      await r.arrayBuffer();
+      return { base, port, pid: child.pid };
+    } catch {}
+    await sleep(200);
+  }
+  throw new Error(`the peer did not listen within 30 s:\n${stderr.join('\n')}`);
+}
+
+/** Weighted mean of the numeric fields of per-slice CPU samples (by window), threads summed by id. */
+function mergeCpu(cpus) {
+  const list = cpus.filter(Boolean);
+  if (!list.length) return undefined;
+  const total = list.reduce((a, c) => a + c.window_s, 0);
+  const out = { window_s: round(total, 2) };
+  for (const k of Object.keys(list[0])) {
+    if (k === 'window_s' || typeof list[0][k] !== 'number') continue;
+    out[k] = round(list.reduce((a, c) => a + (c[k] ?? 0) * c.window_s, 0) / total);
+  }
+  if (list[0].service_threads) {
+    const byTid = new Map();
+    for (const c of list) for (const t of c.service_threads ?? []) {
+      const x = byTid.get(t.tid) ?? { ...t, cpu_pct: 0 };
+      x.cpu_pct += (t.cpu_pct * c.window_s) / total;
+      byTid.set(t.tid, x);
+    }
+    out.service_threads = [...byTid.values()].map((t) => ({ ...t, cpu_pct: round(t.cpu_pct) })).sort((x, y) => y.cpu_pct - x.cpu_pct).slice(0, 6);
+  }
+  return out;
+}
+
+/** pg_stat_activity samples of several slices as one average. */
+function mergeWaits(waits) {
+  const samples = waits.reduce((a, w) => a + w.samples, 0);
+  const sum = new Map();
+  for (const w of waits) for (const [k, v] of Object.entries(w.avg_backends)) sum.set(k, (sum.get(k) ?? 0) + v * w.samples);
+  return { samples, avg_backends: Object.fromEntries([...sum].map(([k, v]) => [k, round(v / Math.max(samples, 1), 2)]).sort((x, y) => y[1] - x[1])) };
+}
+
+/** One measured slice of a wrk target (the service, or the peer on the same database). */
+async function wrkSlice(c, { base, pid, dbName, dataFile, counted }, secs) {
+  const before = await paidCounts(c, 0);
+  const metricsBefore = counted ? await counted() : undefined;
+  const xactBefore = await xactCommits(c, dbName);
+  const pgss = await statementStats(dbName);
+  const waits = await waitSampler(dbName);
+  const r = await runWrk(base, dataFile, secs, pid, dbName);
+  const pgWaits = await waits.stop();
+  const statements = await pgss?.statements();
+  await sleep(1500); // let the last in-flight requests commit
+  const metricsAfter = counted ? await counted() : undefined;
+  const xactAfter = await xactCommits(c, dbName);
+  const after = await paidCounts(c, before.max_id);
+  const ledger = await ledgerChecks(c);
+  return { r, pgWaits, statements, ledger, svc: counted ? delta(metricsBefore, metricsAfter) : undefined, commits: xactAfter - xactBefore, paid: after.paid, total: after.total };
+}
+
+/**
+ * A wrk target's slices as one result, and its durability checks: every 201 a committed paid row,
+ * balance = sum(ledger) everywhere, one order_debit row per paid order.
+ */
+function wrkResult(slices, counted) {
+  // the worst slice's ledger check, and the totals after the last one
+  const ledger = { ...slices.at(-1).ledger, mismatched: Math.max(...slices.map((x) => x.ledger.mismatched)) };
+  const sum = (f) => slices.reduce((a, x) => a + f(x), 0);
+  const statuses = {};
+  const sockets = { connect: 0, read: 0, write: 0, timeout: 0 };
+  for (const { r } of slices) {
+    for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+    for (const k of Object.keys(sockets)) sockets[k] += r.socket_errors[k] ?? 0;
+  }
+  const elapsed = sum((x) => x.r.elapsed_s);
+  const ok201 = statuses['201'] ?? 0;
+  const non201 = Object.entries(statuses).filter(([k]) => k !== '201').reduce((a, [, v]) => a + v, 0);
+  const svc201 = counted ? sum((x) => x.svc['201'] ?? 0) : undefined;
+  const paid = sum((x) => x.paid);
+  const commits = sum((x) => x.commits);
+  const rate = ok201 / elapsed;
+  const problems = [];
+  if (non201) problems.push(`${non201} non-201 answers: ${JSON.stringify(statuses)}`);
+  const sockErr = Object.values(sockets).reduce((a, b) => a + b, 0);
+  if (sockErr) problems.push(`socket errors ${JSON.stringify(sockets)}`);
+  if (paid < ok201) problems.push(`DURABILITY: ${paid} paid rows < ${ok201} 201s seen by wrk`);
+  if (svc201 !== undefined && paid < svc201) problems.push(`DURABILITY: ${paid} paid rows < ${svc201} 201s counted by the service`);
+  if (paid - ok201 > CONNECTIONS * slices.length) problems.push(`${paid - ok201} more paid rows than 201s seen, more than the ${CONNECTIONS} requests in flight at the end of each slice`);
+  if (ledger.mismatched !== 0) problems.push(`LEDGER: ${ledger.mismatched} accounts whose balance differs from the sum of their ledger`);
+  if (ledger.debits !== ledger.allPaid) problems.push(`LEDGER: ${ledger.debits} order_debit rows for ${ledger.allPaid} paid orders`);
+  const cpu = mergeCpu(slices.map((x) => x.r.cpu));
+  const perOrderMs = (pct) => (pct === undefined || !rate ? undefined : round((10 * pct) / rate, 3)); // % of a core / orders per s -> ms
+  const lat = slices.map((x) => x.r.latency_ms);
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  return {
+    command: slices[0].r.command,
+    slices: slices.length,
+    duration_s: round(elapsed, 2),
+    requests: sum((x) => x.r.requests),
+    statuses,
+    non_201: non201,
+    non_201_samples: slices.flatMap((x) => x.r.non_201_samples).slice(0, 10),
+    socket_errors: sockets,
+    orders_per_s: round(rate),
+    // wrk reports percentiles per slice: the median slice's p50, the worst slice's p99 and max
+    latency_ms: { p50: median(lat.map((l) => l.p50)), p90: Math.max(...lat.map((l) => l.p90)), p99: Math.max(...lat.map((l) => l.p99)), max: Math.max(...lat.map((l) => l.max)) },
+    latency_ms_by_slice: lat,
+    orders_per_s_by_slice: slices.map((x) => round((x.r.statuses['201'] ?? 0) / x.r.elapsed_s)),
+    durability: {
+      created_201_seen_by_wrk: ok201,
+      created_201_counted_by_service: svc201,
+      paid_rows_in_window: paid,
+      order_rows_in_window: sum((x) => x.total),
+      paid_minus_201_seen: paid - ok201,
+      accounts_balance_ne_ledger_sum: ledger.mismatched,
+      order_debit_rows: ledger.debits,
+      paid_orders_total: ledger.allPaid,
+    },
+    // every transaction committed on the database in the windows (order batches, and anything
+    // else: the market actor, key look-ups); paid rows per commit = the mean batch size at most
+    database_commits: commits,
+    paid_rows_per_commit: round(paid / Math.max(1, commits), 2),
+    // CPU per order, in ms of one core: the target's process (all threads), the database's backends, wrk
+    cpu_ms_per_order: { target: perOrderMs(cpu?.service_pct_of_core), postgres: perOrderMs(cpu?.postgres_backends_pct_of_core), wrk: perOrderMs(cpu?.generator_pct_of_core) },
+    cpu,
+    cpu_by_slice: slices.map((x) => x.r.cpu),
+    pg_activity: mergeWaits(slices.map((x) => x.pgWaits)),
+    // of the last slice (pg_stat_statements is reset before each)
+    pg_stat_statements: slices.at(-1).statements,
+    top_mid_run: slices.at(-1).r.top,
+    problems,
+  };
+}
+
+/**
+ * The whole measurement: the service (and its database) set up, the peer started on that database,
+ * pgbench's database initialised; a warm-up of each; then --rounds rounds of one slice each
+ * (service, peer, pgbench; --duration / --rounds seconds a slice), so that all three see the same
+ * neighbours on a shared machine on average; then the service and peer stop.
+ */
+async function measure(summary) {
+  if (!RUN.has('orders') && !RUN.has('peer')) return pgbenchOnly(summary);
   const dbName = `bench_orders_${PID}`;
   await pgAdmin(`CREATE DATABASE "${dbName}"`);
   state.dbs.push(dbName);
   const service = await startService(dbName);
+  state.serviceBase = service.base;
   log(`service ready at ${service.base} (pid ${service.pid})`);
 
   const t0 = Date.now();
@@ -740,110 +806,69 @@ async function ordersHalf(summary) {
   else if (meJson?.autonomous_funding !== true || meJson?.paired !== true) notes.push(`GET /api/v1/agents/me: autonomous_funding ${meJson?.autonomous_funding}, paired ${meJson?.paired}`);
   for (const n of notes) log(`note: ${n}`);
 
-  const need = WARMUP + DURATION + 15;
+  const pb = RUN.has('pgbench') ? await pgbenchSetup() : undefined;
+  const peer = RUN.has('peer') ? await startPeer(dbName) : undefined;
+  const targets = [
+    ...(RUN.has('orders') ? [{ name: 'service', base: service.base, pid: service.pid, dbName, counted: () => orderCounts(service.base) }] : []),
+    ...(peer ? [{ name: 'peer', base: peer.base, pid: peer.pid, dbName }] : []),
+  ];
+  // Every slice places orders in the same session: its deal keys die at the close.
+  const secs = Math.max(1, Math.round(DURATION / ROUNDS));
+  const perSlice = secs + 3; // counts, samplers, the 1.5 s settle
+  const need = (targets.length + (pb ? 1 : 0)) * (WARMUP + 2 + ROUNDS * perSlice) + 15;
   const deals = await currentDeals(service.base, need);
   log(`${MARKET} session ${deals.tick}: ${deals.keys.length} deals, ${round(deals.seconds_to_close)} s to its close`);
 
-  state.tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-orders-'));
+  state.tmpDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'bench-orders-'));
   const dataFile = path.join(state.tmpDir, 'orders.txt');
   fs.writeFileSync(dataFile, [`market ${MARKET}`, ...agents.map((a) => `key ${a.key}`), ...deals.keys.map((k) => `deal ${k}`)].join('\n') + '\n', { mode: 0o600 });
+  for (const t of targets) t.dataFile = dataFile;
 
-  // Setup wrote rows: flush them now so that no checkpoint of ours lands in the measured period.
+  // Setup wrote rows: flush them now so that no checkpoint of ours lands in a measured slice.
   await pgAdmin('CHECKPOINT');
-  let warmup;
+  const warmups = {};
   if (WARMUP > 0) {
-    log(`warm-up: ${WARMUP} s`);
-    const w = await runWrk(service.base, dataFile, WARMUP, service.pid, dbName);
-    warmup = { requests: w.requests, statuses: w.statuses, wrk_requests_per_s: w.wrk_requests_per_s };
+    for (const t of targets) {
+      log(`${t.name} warm-up: ${WARMUP} s`);
+      const w = await runWrk(t.base, dataFile, WARMUP, t.pid, dbName);
+      warmups[t.name] = { requests: w.requests, statuses: w.statuses, wrk_requests_per_s: w.wrk_requests_per_s };
+    }
+    if (pb) {
+      log(`pgbench warm-up: ${WARMUP} s`);
+      await runPgbench(pb.run(WARMUP), WARMUP, false);
+    }
     await sleep(1000);
   }
   checkInterrupted();
-
-  return withDb(dbName, async (c) => {
-    const before = await paidCounts(c, 0);
-    const metricsBefore = await orderCounts(service.base);
-    const xactBefore = await xactCommits(c, dbName);
-    log(`measured: ${DURATION} s, ${CONNECTIONS} connections, ${agents.length} agents, ${deals.keys.length} deals`);
-    const waits = await waitSampler(dbName);
-    const r = await runWrk(service.base, dataFile, DURATION, service.pid, dbName);
-    const pgWaits = await waits.stop();
-    await sleep(1500); // let the last in-flight turns commit
-    const metricsAfter = await orderCounts(service.base);
-    const xactAfter = await xactCommits(c, dbName);
-    const after = await paidCounts(c, before.max_id);
-    const statusNow = await getJson(`${service.base}/api/v1/markets/${MARKET}`);
-    const [{ n: mismatched }] = (
-      await c.query(
-        `select count(*)::int as n from account a
-          where balance_cents <> coalesce((select sum(amount_cents) from ledger l where l.account_id = a.id), 0)`,
-      )
-    ).rows;
-    const [debits] = (
-      await c.query(`select count(*)::float8 as n from ledger where kind = 'order_debit' and ref like 'order:%'`)
-    ).rows;
-    const [{ n: allPaid }] = (await c.query(`select count(*)::float8 as n from orders where status in ('paid', 'filled')`)).rows;
-
-    const ok201 = r.statuses['201'] ?? 0;
-    const non201 = Object.entries(r.statuses).filter(([k]) => k !== '201').reduce((a, [, v]) => a + v, 0);
-    const svc = delta(metricsBefore, metricsAfter);
-    const svc201 = svc['201'] ?? 0;
-    const rate = ok201 / r.elapsed_s;
-    const problems = [];
-    if (non201) problems.push(`${non201} non-201 answers: ${JSON.stringify(r.statuses)}`);
-    const sockErr = Object.values(r.socket_errors).reduce((a, b) => a + b, 0);
-    if (sockErr) problems.push(`socket errors ${JSON.stringify(r.socket_errors)}`);
-    if (after.paid < ok201) problems.push(`DURABILITY: ${after.paid} paid rows < ${ok201} 201s seen by wrk`);
-    if (after.paid < svc201) problems.push(`DURABILITY: ${after.paid} paid rows < ${svc201} 201s counted by the service`);
-    if (after.paid - ok201 > CONNECTIONS) problems.push(`${after.paid - ok201} more paid rows than 201s seen, more than the ${CONNECTIONS} requests that can be in flight`);
-    if (mismatched !== 0) problems.push(`LEDGER: ${mismatched} accounts whose balance differs from the sum of their ledger`);
-    if (debits.n !== allPaid) problems.push(`LEDGER: ${debits.n} order_debit rows for ${allPaid} paid orders`);
-    if (statusNow.current_tick !== deals.tick) problems.push(`the ${MARKET} session closed during the run (deal keys expired)`);
-    if (state.serviceLog.warningCount) problems.push(`service logged ${state.serviceLog.warningCount} warn/error lines (first: ${JSON.stringify(state.serviceLog.warnings[0]).slice(0, 400)})`);
-
-    summary.orders = {
-      command: r.command.replace(dataFile, '<data file: keys and deals>'),
-      agents: agents.length,
-      holders: fx.holders,
-      market: MARKET,
-      session_tick: deals.tick,
-      deals: deals.keys.length,
-      registration_s: round(regS, 2),
-      warmup,
-      duration_s: round(r.elapsed_s, 2),
-      requests: r.requests,
-      statuses: r.statuses,
-      non_201: non201,
-      non_201_samples: r.non_201_samples,
-      socket_errors: r.socket_errors,
-      orders_per_s: round(rate),
-      latency_ms: r.latency_ms,
-      durability: {
-        created_201_seen_by_wrk: ok201,
-        created_201_counted_by_service: svc201,
-        service_statuses: svc,
-        paid_rows_in_window: after.paid,
-        order_rows_in_window: after.total,
-        paid_minus_201_seen: after.paid - ok201,
-        accounts_balance_ne_ledger_sum: mismatched,
-        order_debit_rows: debits.n,
-        paid_orders_total: allPaid,
-      },
-      // every transaction the service committed on its database in the window (order batches, and
-      // anything else: market actor, key look-ups); paid rows per commit = the mean batch size at most
-      database_commits: xactAfter - xactBefore,
-      paid_rows_per_commit: round(after.paid / Math.max(1, xactAfter - xactBefore), 2),
-      cpu: r.cpu,
-      pg_activity: pgWaits,
-      top_mid_run: r.top,
-      problems,
-      notes,
-    };
-    state.serviceStopAsked = true;
-    await stopChild(state.service, 'service', 20_000, log);
-    log(`service stopped (${state.service.exitCode !== null ? `exit code ${state.service.exitCode}` : `signal ${state.service.signalCode}`})`);
-    summary.orders.service_exit = { code: state.service.exitCode, signal: state.service.signalCode };
-    return summary.orders;
+  const slices = Object.fromEntries(targets.map((t) => [t.name, []]));
+  const pbSlices = [];
+  await withDb(dbName, async (c) => {
+    for (let k = 1; k <= ROUNDS; k++) {
+      log(`round ${k}/${ROUNDS}: ${[...targets.map((t) => t.name), ...(pb ? ['pgbench'] : [])].join(', ')}, ${secs} s each, ${CONNECTIONS} connections`);
+      for (const t of targets) {
+        slices[t.name].push(await wrkSlice(c, t, secs));
+        checkInterrupted();
+      }
+      if (pb) pbSlices.push(await pgbenchSlice(pb, secs));
+    }
   });
+  const closed = (await getJson(`${service.base}/api/v1/markets/${MARKET}`)).current_tick !== deals.tick;
+  const common = { agents: agents.length, holders: fx.holders, market: MARKET, session_tick: deals.tick, deals: deals.keys.length, registration_s: round(regS, 2) };
+  for (const t of targets) {
+    const res = { ...common, warmup: warmups[t.name], ...wrkResult(slices[t.name], t.counted) };
+    if (closed) res.problems.push(`the ${MARKET} session closed during the run (deal keys expired)`);
+    if (t.name === 'service') summary.orders = { ...res, notes };
+    else summary.peer = { implementation: 'bench/orders-peer.mjs: Fastify 5 + pg, one transaction per request', pool: PEER_POOL, ...res, stderr_tail: state.peerStderr.slice(-10) };
+  }
+  if (pb) summary.pgbench = pgbenchResult(pb, pbSlices);
+  if (peer) await stopChild(state.peer, 'peer', 10_000, log);
+  if (state.serviceLog.warningCount && summary.orders) {
+    summary.orders.problems.push(`service logged ${state.serviceLog.warningCount} warn/error lines (first: ${JSON.stringify(state.serviceLog.warnings[0]).slice(0, 400)})`);
+  }
+  state.serviceStopAsked = true;
+  await stopChild(state.service, 'service', 20_000, log);
+  log(`service stopped (${state.service.exitCode !== null ? `exit code ${state.service.exitCode}` : `signal ${state.service.signalCode}`})`);
+  if (summary.orders) summary.orders.service_exit = { code: state.service.exitCode, signal: state.service.signalCode };
 }
 
 // ---------------------------------------------------------------- the pgbench half
@@ -874,7 +899,18 @@ function runPgbench(args, durationS, withCpu, dbName) {
   });
 }
 
-async function pgbenchHalf(summary) {
+/** --only pgbench: its warm-up and slices alone (no service). */
+async function pgbenchOnly(summary) {
+  const pb = await pgbenchSetup();
+  await pgAdmin('CHECKPOINT');
+  if (WARMUP > 0) await runPgbench(pb.run(WARMUP), WARMUP, false);
+  const slices = [];
+  for (let k = 1; k <= ROUNDS; k++) slices.push(await pgbenchSlice(pb, Math.max(1, Math.round(DURATION / ROUNDS))));
+  summary.pgbench = pgbenchResult(pb, slices);
+}
+
+/** pgbench's own database, initialised (pgbench -i -s SCALE), and its command line for t seconds. */
+async function pgbenchSetup() {
   const dbName = `bench_pgbench_${PID}`;
   await pgAdmin(`CREATE DATABASE "${dbName}"`);
   state.dbs.push(dbName);
@@ -886,16 +922,13 @@ async function pgbenchHalf(summary) {
   await runPgbench([...pgConnArgs(), '-i', '-q', '-s', String(SCALE), dbName], 600, false);
   log(`initialised in ${round((Date.now() - t0) / 1000, 1)} s`);
   // -s sets :scale for a custom script (pgbench reads pgbench_branches only for its built-in ones)
-  await pgAdmin('CHECKPOINT'); // pgbench -i wrote ~1.3 M rows: flush them before the load
   const run = (t) => [...pgConnArgs(), '-n', '-c', String(CONNECTIONS), '-j', String(PGBENCH_JOBS), '-T', String(t), '-s', String(SCALE), '-f', script, dbName];
-  if (WARMUP > 0) {
-    log(`pgbench warm-up: ${WARMUP} s`);
-    await runPgbench(run(WARMUP), WARMUP, false);
-  }
-  checkInterrupted();
-  log(`pgbench measured: ${DURATION} s, ${CONNECTIONS} clients, ${PGBENCH_JOBS} threads`);
-  const waits = await waitSampler(dbName);
-  const r = await runPgbench(run(DURATION), DURATION, true, dbName);
+  return { dbName, script, run };
+}
+
+async function pgbenchSlice(pb, secs) {
+  const waits = await waitSampler(pb.dbName);
+  const r = await runPgbench(pb.run(secs), secs, true, pb.dbName);
   const pgWaits = await waits.stop();
   const num = (re) => {
     const m = re.exec(r.out);
@@ -903,23 +936,39 @@ async function pgbenchHalf(summary) {
   };
   const tps = num(/tps = ([\d.]+) \(without initial connection time\)/) ?? num(/tps = ([\d.]+)/);
   if (tps === undefined) throw new Error(`cannot parse pgbench output:\n${r.out}\n${r.err}`);
-  summary.pgbench = {
-    command: `pgbench ${run(DURATION).join(' ').replace(script, '<script>')}`,
+  return {
+    tps,
+    transactions: num(/number of transactions actually processed: (\d+)/),
+    failed: num(/number of failed transactions: (\d+)/) ?? 0,
+    latency_avg_ms: num(/latency average = ([\d.]+) ms/),
+    cpu: r.cpu,
+    pgWaits,
+    top: r.top,
+    raw: r.out,
+  };
+}
+
+function pgbenchResult(pb, slices) {
+  // tps over the slices: each slice's tps weighted by its (equal) duration
+  const tps = slices.reduce((a, x) => a + x.tps, 0) / slices.length;
+  return {
+    command: `pgbench ${pb.run(Math.max(1, Math.round(DURATION / ROUNDS))).join(' ').replace(pb.script, '<script>')}`,
     script: PGBENCH_SCRIPT,
     scale: SCALE,
     clients: CONNECTIONS,
     threads: PGBENCH_JOBS,
+    slices: slices.length,
     duration_s: DURATION,
-    transactions: num(/number of transactions actually processed: (\d+)/),
-    failed: num(/number of failed transactions: (\d+)/) ?? 0,
+    transactions: slices.reduce((a, x) => a + (x.transactions ?? 0), 0),
+    failed: slices.reduce((a, x) => a + x.failed, 0),
     tps: round(tps),
-    latency_avg_ms: num(/latency average = ([\d.]+) ms/),
-    cpu: r.cpu,
-    pg_activity: pgWaits,
-    top_mid_run: r.top,
-    raw: r.out,
+    tps_by_slice: slices.map((x) => round(x.tps)),
+    latency_avg_ms: round(slices.reduce((a, x) => a + (x.latency_avg_ms ?? 0), 0) / slices.length, 3),
+    cpu: mergeCpu(slices.map((x) => x.cpu)),
+    pg_activity: mergeWaits(slices.map((x) => x.pgWaits)),
+    top_mid_run: slices.at(-1).top,
+    raw: slices.map((x) => x.raw).join('\n'),
   };
-  return summary.pgbench;
 }
 
 // ---------------------------------------------------------------- main
@@ -980,15 +1029,21 @@ async function main() {
     config: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, agents: AGENTS, holders: HOLDERS, market: MARKET, wrk_threads: THREADS, shards: SHARDS ?? 'default (CPUs)', pgbench_scale: SCALE, pgbench_jobs: PGBENCH_JOBS },
     generator: { wrk: WRK_VERSION, pgbench: PGBENCH_VERSION },
   };
-  if (ONLY !== 'pgbench') await ordersHalf(summary);
-  checkInterrupted();
-  if (ONLY !== 'orders') await pgbenchHalf(summary);
+  await measure(summary);
   summary.loadavg_at_end = os.loadavg().map((x) => round(x, 2));
+  // Issue 14's ratios, all measured in this run: the service against the naive peer and against
+  // pgbench's single-row update, and the peer against pgbench.
+  const per = (a, b) => (a && b ? round(a / b, 4) : undefined);
+  summary.ratios = {
+    service_to_peer: per(summary.orders?.orders_per_s, summary.peer?.orders_per_s),
+    service_to_pgbench: per(summary.orders?.orders_per_s, summary.pgbench?.tps),
+    peer_to_pgbench: per(summary.peer?.orders_per_s, summary.pgbench?.tps),
+  };
+  summary.targets = { service_to_peer: 2.0, service_to_pgbench: 0.5, service_p99_ms: 25 };
   if (summary.orders && summary.pgbench) {
-    summary.ratio = round(summary.orders.orders_per_s / summary.pgbench.tps, 4);
+    // kept from issue 4 (its target was 60 %)
+    summary.ratio = summary.ratios.service_to_pgbench;
     summary.ratio_pct = round(100 * summary.ratio, 1);
-    summary.target_pct = 60;
-    summary.target_met = summary.ratio >= 0.6;
   }
   summary.service_log = { warn_or_error_lines: state.serviceLog.warningCount, first: state.serviceLog.warnings.slice(0, 5), stderr_tail: state.serviceLog.stderr.slice(-20) };
 
@@ -999,16 +1054,34 @@ async function main() {
   const printed = {
     ...summary,
     orders: summary.orders ? { ...summary.orders, top_mid_run: undefined } : undefined,
+    peer: summary.peer ? { ...summary.peer, top_mid_run: undefined } : undefined,
     pgbench: summary.pgbench ? { ...pgbenchShort, top_mid_run: undefined } : undefined,
     service_log: { warn_or_error_lines: state.serviceLog.warningCount },
     result_file: path.relative(ROOT, file),
   };
   fs.writeFileSync(file, JSON.stringify(summary, null, 2) + '\n');
   console.log(JSON.stringify(printed, null, 2));
-  if (summary.ratio !== undefined) {
-    log(`orders ${summary.orders.orders_per_s}/s vs pgbench ${summary.pgbench.tps} tps: ${summary.ratio_pct} % (target 60 %)`);
-  }
-  for (const p of summary.orders?.problems ?? []) log(`problem: ${p}`);
+  console.error(table(summary));
+  for (const [name, t] of [['service', summary.orders], ['peer', summary.peer]]) for (const p of t?.problems ?? []) log(`problem (${name}): ${p}`);
+}
+
+/** The run at a glance (stderr): rate, latency, CPU per order, rows per commit, the three ratios. */
+function table(summary) {
+  const pgCpu = summary.pgbench?.cpu;
+  const pgMs = (pct) => (pct === undefined || !summary.pgbench?.tps ? undefined : round((10 * pct) / summary.pgbench.tps, 3));
+  const rows = [
+    ['', 'per s', 'p50 ms', 'p99 ms', 'CPU ms/order: target', 'PostgreSQL', 'paid rows/commit', 'others % core'],
+    ...[['service', summary.orders], ['peer', summary.peer]].filter(([, t]) => t).map(([n, t]) => [
+      n, t.orders_per_s, t.latency_ms.p50, t.latency_ms.p99, t.cpu_ms_per_order.target, t.cpu_ms_per_order.postgres, t.paid_rows_per_commit, t.cpu?.others_pct_of_core,
+    ]),
+    ...(summary.pgbench ? [['pgbench', summary.pgbench.tps, '', '', pgMs(pgCpu?.generator_pct_of_core), pgMs(pgCpu?.postgres_backends_pct_of_core), '', pgCpu?.others_pct_of_core]] : []),
+  ];
+  const w = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
+  const lines = rows.map((r) => r.map((v, i) => String(v ?? '').padStart(w[i])).join('  '));
+  const pct = (x) => (x === undefined ? '—' : `${round(100 * x, 1)} %`);
+  const r = summary.ratios;
+  lines.push(`service/peer ${r.service_to_peer === undefined ? '—' : `${round(r.service_to_peer, 2)}x`} (target 2.0x) · service/pgbench ${pct(r.service_to_pgbench)} (target 50 %) · peer/pgbench ${pct(r.peer_to_pgbench)}`);
+  return lines.join('\n');
 }
 
 let exitCode = 0;

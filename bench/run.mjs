@@ -5,6 +5,7 @@
 //                      [--embedded] [--generator wrk|autocannon] [--fixed-bytes 20480|deals]
 //                      [--shards N] [--backfill-days 0] [--ready-timeout 180]
 //                      [--pg postgres://postgres@127.0.0.1:5432/]
+//                      [--targets catalog,markets,deals|market-page,explore-page,...]
 //
 // One run: create a fresh PostgreSQL database (or a temporary DATA_DIR with --embedded), start the
 // built service (dist/src/main.js) with LOG_LEVEL=warn, wait for GET /readyz = 200, start
@@ -14,6 +15,12 @@
 //   markets       GET /api/v1/markets, computed and JSON-serialised per request
 //   deals         GET /api/v1/markets/m15/deals, the current menu: pre-serialised per session
 //                 (snapshot lookup + one tick comparison + query validation per request)
+//   market-page   GET /markets/m15, the market's HTML page: menu part rendered once per session
+//                 and kept (fragment cache), countdown and layout rendered per request
+//   explore-page  GET /explore/m15, the record's last 120 sessions as an HTML page with a chart:
+//                 rendered once per close and kept (with --backfill-days N the run first waits
+//                 until the history load is complete, as the cache waits for it too)
+// `--targets` picks the targets (fixed-bytes is always measured first, as the baseline).
 // `--fixed-bytes deals` sizes the baseline like the deals answer measured before the load.
 // Prints a table with each target's ratio to fixed-bytes and writes
 // bench/results/<iso-date>-http.json. Everything is stopped at the end, also on error or Ctrl-C:
@@ -26,7 +33,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { freePort, sleep, stopChild, within } from './lib/process.mjs';
+import { followServiceLog, freePort, sleep, stopChild, within } from './lib/process.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -36,7 +43,8 @@ const HOST = '127.0.0.1';
 
 const USAGE = `usage: node bench/run.mjs [--duration S] [--warmup S] [--connections N] [--threads N]
        [--embedded] [--generator wrk|autocannon] [--fixed-bytes N|deals] [--shards N]
-       [--backfill-days N] [--ready-timeout S] [--pg URL]`;
+       [--backfill-days N] [--ready-timeout S] [--pg URL]
+       [--targets LIST]   (default catalog,markets,deals; any of catalog, markets, deals, market-page, explore-page)`;
 
 let opts;
 try {
@@ -53,6 +61,7 @@ try {
       'backfill-days': { type: 'string', default: '0' },
       'ready-timeout': { type: 'string', default: '180' },
       pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/' },
+      targets: { type: 'string', default: 'catalog,markets,deals' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }).values;
@@ -97,6 +106,19 @@ const READY_TIMEOUT_S = seconds('ready-timeout', opts['ready-timeout'], 1, 3600)
 const PG_BASE = new URL(opts.pg);
 if (!['127.0.0.1', 'localhost'].includes(PG_BASE.hostname)) {
   console.error(`--pg must point at 127.0.0.1, got ${PG_BASE.hostname}`);
+  process.exit(2);
+}
+const TARGET_PATHS = {
+  catalog: '/api/v1/catalog',
+  markets: '/api/v1/markets',
+  deals: '/api/v1/markets/m15/deals',
+  'market-page': '/markets/m15',
+  'explore-page': '/explore/m15',
+};
+const TARGETS = String(opts.targets).split(',').map((x) => x.trim()).filter(Boolean);
+const unknownTargets = TARGETS.filter((x) => !(x in TARGET_PATHS));
+if (!TARGETS.length || unknownTargets.length) {
+  console.error(`--targets takes a comma-separated list of ${Object.keys(TARGET_PATHS).join(', ')}; got ${JSON.stringify(opts.targets)}`);
   process.exit(2);
 }
 if (THREADS > CONNECTIONS) {
@@ -228,20 +250,12 @@ async function startService() {
   const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   state.service = child;
   // pino JSON lines at warn and above (LOG_LEVEL=warn): keep them for the report.
-  readline.createInterface({ input: child.stdout }).on('line', (line) => {
-    let rec;
-    try {
-      rec = JSON.parse(line);
-    } catch {
-      rec = { level: 40, msg: line };
-    }
-    if ((rec.level ?? 40) >= 40) {
+  followServiceLog(child, {
+    onWarning: (rec) => {
       state.serviceLog.warningCount++;
       if (state.serviceLog.warnings.length < 50) state.serviceLog.warnings.push(rec);
-    }
-  });
-  readline.createInterface({ input: child.stderr }).on('line', (line) => {
-    if (state.serviceLog.stderr.length < 200) state.serviceLog.stderr.push(line);
+    },
+    onStderr: (line) => state.serviceLog.stderr.length < 200 && state.serviceLog.stderr.push(line),
   });
   child.once('exit', (code, signal) => {
     if (!state.stopping) console.error(`service exited unexpectedly (code ${code}, signal ${signal})`);
@@ -382,7 +396,8 @@ async function requestCounts(base) {
   const r = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5000) });
   const text = await r.text();
   const out = {};
-  for (const m of text.matchAll(/^http_requests_total\{([^}]*)\}\s+(\S+)$/gm)) {
+  // Greedy to the last brace: route patterns carry braces of their own ({market_id}).
+  for (const m of text.matchAll(/^http_requests_total\{(.*)\}\s+(\S+)$/gm)) {
     const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
     out[`${labels.method} ${labels.route} ${labels.status}`] = Number(m[2]);
   }
@@ -396,6 +411,26 @@ function countsDelta(before, after) {
     if (n > 0) d[k] = n;
   }
   return d;
+}
+
+// ---------------------------------------------------------------- the record
+
+/** Waits (bounded by --ready-timeout) until every market's history load is complete. */
+async function historyLoaded(base) {
+  const deadline = Date.now() + READY_TIMEOUT_S * 1000;
+  const started = Date.now();
+  for (;;) {
+    const loads = await Promise.all(['m15', 'm45', 'h2', 'h10'].map(async (m) => {
+      const r = await fetch(`${base}/api/v1/markets/${m}/coverage`, { signal: AbortSignal.timeout(5000) });
+      return (await r.json()).history_load;
+    }));
+    if (loads.every((l) => l === null || l.complete)) {
+      log(`history of ${BACKFILL_DAYS} day(s) loaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`history not loaded within ${READY_TIMEOUT_S} s: ${JSON.stringify(loads.map((l) => l?.fraction))}`);
+    await sleep(1000);
+  }
 }
 
 // ---------------------------------------------------------------- the run
@@ -482,11 +517,10 @@ async function main() {
   const fixed = await startFixed();
   log(`fixed-server at ${fixed.base} (${FIXED_BYTES} bytes per GET)`);
 
+  if (BACKFILL_DAYS > 0 && TARGETS.includes('explore-page')) await historyLoaded(service.base);
   const targets = [
     { name: 'fixed-bytes', url: `${fixed.base}/` },
-    { name: 'catalog', url: `${service.base}/api/v1/catalog`, metricsBase: service.base },
-    { name: 'markets', url: `${service.base}/api/v1/markets`, metricsBase: service.base },
-    { name: 'deals', url: dealsUrl, metricsBase: service.base },
+    ...TARGETS.map((name) => ({ name, url: `${service.base}${TARGET_PATHS[name]}`, metricsBase: service.base })),
   ];
   const results = [];
   for (const t of targets) {
@@ -540,6 +574,7 @@ async function main() {
     fixed_bytes: FIXED_BYTES,
     fixed_bytes_sized_as: FIXED_BYTES_DEALS ? 'deals' : undefined,
     backfill_days: BACKFILL_DAYS,
+    targets: TARGETS,
     results,
     loadavg_at_end: os.loadavg().map((x) => Math.round(x * 100) / 100),
     problems,

@@ -1,12 +1,12 @@
-// Keeps the cart pages' "closes in N min (HH:MM UTC)" current. The server writes the same words
-// (src/http/cart-view.ts countdown), so the page is right without this script too.
+// Keeps the purchase and cart pages' "closes in N s (HH:MM:SS UTC)" current, second by second. The
+// server writes the same words (src/http/cart-view.ts countdown), so the page is right without this
+// script too: the close time is in the text.
 (function () {
-  var hhmm = function (unix) { return new Date(unix * 1000).toISOString().slice(11, 16); };
+  var hhmmss = function (unix) { return new Date(unix * 1000).toISOString().slice(11, 19); };
   function words(closesAt) {
-    var left = closesAt - Date.now() / 1000;
-    var at = '(' + hhmm(closesAt) + ' UTC)';
-    if (left <= 0) return 'closed ' + at;
-    return left >= 60 ? 'closes in ' + Math.ceil(left / 60) + ' min ' + at : 'closes in ' + Math.ceil(left) + ' s ' + at;
+    var left = Math.ceil(closesAt - Date.now() / 1000);
+    var at = '(' + hhmmss(closesAt) + ' UTC)';
+    return left > 0 ? 'closes in ' + left + ' s ' + at : 'closed ' + at;
   }
   function tick() {
     var els = document.querySelectorAll('.countdown[data-closes]');

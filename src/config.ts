@@ -23,6 +23,8 @@ export type Config = {
   mailboxLimit: number;
   /** Missed sessions replayed one by one after downtime, per market; older ones are skipped. */
   catchupLimit: number;
+  /** Bytes of settled sessions' record kept in memory (0: off, every record answer read whole). */
+  recordCacheBytes: number;
 };
 
 export class ConfigError extends Error {}
@@ -74,5 +76,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     mailboxLimit: int(env, 'SVC_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
     catchupLimit: int(env, 'SVC_CATCHUP_LIMIT', 5_000, 1, 1_000_000),
+    recordCacheBytes: int(env, 'SVC_RECORD_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
   };
 }

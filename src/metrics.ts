@@ -136,6 +136,32 @@ export class Metrics {
     });
   }
 
+  /** The record's cache of settled sessions (src/http/record-fragments.ts), read at each scrape. */
+  watchRecord(stats: () => { bytes: number; capBytes: number; entries: number; hits: number; misses: number; evicted: number; built: number; warmed: number }): void {
+    const registers = [this.registry];
+    new client.Gauge({
+      name: 'record_cache_bytes',
+      help: "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        const s = stats();
+        this.set({ kind: 'kept' }, s.bytes);
+        this.set({ kind: 'cap' }, s.capBytes);
+      },
+    });
+    new client.Gauge({
+      name: 'record_cache_sessions',
+      help: 'Sessions kept now (kept), and since start: found in memory (hit), not found (miss), evicted, read from a worker (built), built by a close (warmed)',
+      labelNames: ['event'] as const,
+      registers,
+      collect() {
+        const s = stats();
+        for (const [event, n] of [['kept', s.entries], ['hit', s.hits], ['miss', s.misses], ['evicted', s.evicted], ['built', s.built], ['warmed', s.warmed]] as const) this.set({ event }, n);
+      },
+    });
+  }
+
   async text(): Promise<string> {
     return (await this.registry.metrics()) + this.http.render();
   }

@@ -2,7 +2,7 @@
 // supervisor, front end. `startService` is what `npm start` runs and what the API tests start.
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import { MARKETS, MARKET_IDS } from './engine/index.js';
+import { MARKETS, MARKET_IDS, type MarketId } from './engine/index.js';
 import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
@@ -14,10 +14,12 @@ import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
 import { initMeta, writeMeta } from '../orm/meta.js';
 import { Metrics } from './metrics.js';
 import { createApp, listen } from './http/server.js';
+import { errorPage } from './http/pages.js';
 import { routeTable } from './http/routes/index.js';
 import { keyAuthenticator } from './http/auth/keys.js';
 import { holderAuthenticator } from './http/auth/holders.js';
 import type { Services } from './http/services.js';
+import { RecordFragments } from './http/record-fragments.js';
 
 /** How often stored idempotency answers past their retention are swept. */
 const ANSWER_SWEEP_MS = 3_600_000;
@@ -90,6 +92,15 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     onTurn: metrics.observeTurn,
   });
   metrics.watch(runtime, () => poolStats(orm));
+  const record = new RecordFragments(runtime, config.recordCacheBytes, log, (market) => [
+    // What a request with default flags reads: warmed at each close even before anyone asked.
+    { kind: 'history', market, includeBundle: false, oracle: false },
+    { kind: 'trades', market },
+    { kind: 'tape', market, cluster: -1 },
+    { kind: 'stats', market, oracle: config.oracle },
+    { kind: 'dataset', market, split: 'labeled', expandQty: false },
+  ]);
+  metrics.watchRecord(() => record.stats());
 
   const supervisor = new Supervisor(
     runtime,
@@ -101,6 +112,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       startRetry: opts.startRetry,
       log,
       metrics,
+      warm: (market, prevOpen, open) => record.warm(market as MarketId, prevOpen, open),
       onClose: (market, tick, reply) => {
         metrics.observeClose(market, reply.closed, reply.ms / 1000);
         log.info({ market, tick, performed: reply.closed, ms: reply.ms }, 'session closed');
@@ -108,7 +120,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     },
   );
 
-  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema };
+  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record };
   const front = createApp({
     routes: routeTable(services),
     log,
@@ -121,6 +133,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       find: async (scope, key) => (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
     },
     onRequest: metrics.observeRequest,
+    errorPage,
   });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;

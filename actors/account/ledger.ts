@@ -76,12 +76,29 @@ export async function retryOnFeeRace<T>(run: () => Promise<T>): Promise<T> {
 export const entriesCte = (param: string) =>
   `e as (select * from jsonb_to_recordset(${param}::jsonb) as x(account_id bigint, kind text, amount_cents bigint, ref text, tick bigint, seq int))`;
 
-/** Entries as the JSON `entriesCte` reads, each asserted to be integer cents. */
-export function entriesJson(entries: Entry[]): string {
+function assertCents(entries: Entry[]): void {
   for (const e of entries) {
     if (!Number.isSafeInteger(e.amount_cents) || e.amount_cents === 0) throw new Error(`ledger amount must be non-zero integer cents, got ${e.amount_cents}`);
   }
+}
+
+/** Entries as the JSON `entriesCte` reads, each asserted to be integer cents. */
+export function entriesJson(entries: Entry[]): string {
+  assertCents(entries);
   return jsonParam(entries.map((e, seq) => ({ ...e, tick: e.tick ?? null, seq })));
+}
+
+/**
+ * The CTE `e` of entries from five array parameters (account ids, kinds, amounts, refs, ticks), in
+ * order: for prepared statements (the order batch), where a JSON parameter would be parsed per call.
+ */
+export const entriesArraysCte = (params: string[]) =>
+  `e as (select * from unnest(${params.join(', ')}) with ordinality as x(account_id, kind, amount_cents, ref, tick, seq))`;
+
+/** Entries as the five columns `entriesArraysCte` reads, each asserted to be integer cents. */
+export function entriesArrays(entries: Entry[]): [number[], string[], number[], string[], (number | null)[]] {
+  assertCents(entries);
+  return [entries.map((e) => e.account_id), entries.map((e) => e.kind), entries.map((e) => e.amount_cents), entries.map((e) => e.ref), entries.map((e) => e.tick ?? null)];
 }
 
 /**

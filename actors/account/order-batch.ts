@@ -14,11 +14,11 @@ import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../
 import { orderReply } from './order-reply.js';
 import type { OrderRow } from './views.js';
 import { ActorError } from '../runtime/actor.js';
-import { ANSWER_RETENTION_HOURS, replayOf, type IdemRequest } from '../runtime/idempotency.js';
-import { bigintArrayLiteral, isUniqueViolation, jsonParam as json } from '../runtime/sql.js';
+import { replayOf, type IdemRequest } from '../runtime/idempotency.js';
+import { isUniqueViolation } from '../runtime/sql.js';
 import { payFromBalanceRefusal } from './funding.js';
-import { entriesCte, entriesJson, feeRowsInsertSql, fundingEntries, postconditionSql, postingCtes, type Entry } from './ledger.js';
-import { sessionLockKey } from '../market/session-lock.js';
+import { fundingEntries, type Entry } from './ledger.js';
+import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
 
 export type OrderRequest = {
   accountId: number;
@@ -45,6 +45,8 @@ type Outcome = Placed | ActorError;
 
 /** Most orders one transaction places; more wait for the next batch. */
 export const MAX_BATCH = 512;
+/** Random bytes of an order's purchase-link token. */
+const TOKEN_BYTES = 24;
 /** A batch that loses a unique race (fee, idempotency key) to another process is re-decided this often at most. */
 const MAX_ATTEMPTS = 3;
 
@@ -58,7 +60,8 @@ type Exec = (text: string) => Promise<any[][]>;
  * knex's, which spends a round trip on BEGIN and another on COMMIT; here BEGIN rides with the read
  * and COMMIT with the write, two round trips per batch, which is what bounds the order rate
  * (bench/README.md: about 10-15 % more orders/s than four). Several statements per text use
- * PostgreSQL's simple protocol; values are inlined with the driver's `escapeLiteral`.
+ * PostgreSQL's simple protocol; the batch's statements are prepared once per connection
+ * (order-batch-sql.ts) and each batch sends EXECUTEs, its values inlined with the driver's `escapeLiteral`.
  */
 export class BatchConnection {
   private client?: pg.Client;
@@ -70,6 +73,12 @@ export class BatchConnection {
     // A connection lost between batches is replaced at the next one (its error would otherwise be unhandled).
     client.on('error', () => this.discard(client));
     await client.connect();
+    try {
+      await client.query(PREPARE_BATCH);
+    } catch (err) {
+      client.end().catch(() => {});
+      throw err;
+    }
     this.client = client;
     return client;
   }
@@ -158,48 +167,17 @@ type Accepted = Decision & { req: OrderRequest; orderId: number; roundId: number
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
 const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
 
-/** The batch's reads in one statement: open sessions, agents, funded accounts (locked), fees, menu rows, stored answers, ids. */
+/** The batch's reads (order-batch-sql.ts): what each request needs decided, for the prepared read. */
 function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
-  const markets = [...new Set(batch.map((r) => r.market))].sort();
   const funded = batch.filter((r) => r.payFromBalance);
-  const agentIds = bigintArrayLiteral(funded.map((r) => r.agentId));
-  const allAccounts = bigintArrayLiteral(batch.map((r) => r.accountId));
-  const keys = batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key }));
-  const rows = batch.map((r) => ({ market: r.market, tick: r.tick, idx: r.idx }));
-  const expiredKeys = keys.length
-    ? `delete from idempotency i using jsonb_to_recordset(${lit(json(keys))}::jsonb) as k(scope text, key text)
-        where i.scope = k.scope and i.key = k.key and i.created_at <= now() - make_interval(hours => ${ANSWER_RETENTION_HOURS});`
-    : '';
-  // A close waits for this batch; an order after the close finds its session closed. The lock is
-  // its own statement (a statement's snapshot is taken before it waits), then one read for
-  // everything the decisions need; the funded accounts are locked in id order (concurrent batches
-  // of other workers never deadlock on them). Competition accounts are always funded at once from
-  // their simulated balance, so they are locked too, and their competition read with them.
-  return `${markets.map((m) => `select pg_advisory_xact_lock_shared(hashtext(${lit(sessionLockKey(m))}));`).join('\n')}
-     ${expiredKeys}
-     select
-       (select coalesce(json_agg(json_build_object('market', market, 'tick', tick)), '[]') from market_session
-         where closed_at is null and market = any(array[${markets.map(lit).join(',')}])) as sessions,
-       (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at)), '[]') from agent
-         where id = any(${agentIds})) as agents,
-       (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
-         (select id, balance_cents from account where id = any(${allAccounts})
-            and (id = any(${bigintArrayLiteral(funded.map((r) => r.accountId))}) or kind = 'competition') order by id for update) a) as accounts,
-       (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
-                 'ends_at', c.ends_at, 'status', c.status)), '[]')
-          from competition_entry e join competition c on c.id = e.competition_id where e.account_id = any(${allAccounts})) as competitions,
-       (select coalesce(json_agg(holder_id || '/' || month), '[]') from monthly_fee
-         where holder_id = any(array(select holder_id from agent where id = any(${agentIds})))
-           and month = any(array[${[...new Set(funded.map((r) => monthOf(r)))].map(lit).join(',')}]::text[])) as fees,
-       (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
-                 'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
-                 'title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items', 'sales_velocity', m.deal->'sales_velocity')), '[]')
-          from menu_row m join (select distinct * from jsonb_to_recordset(${lit(json(rows))}::jsonb) as k(market text, tick bigint, idx int)) k
-            on m.market = k.market and m.tick = k.tick and m.idx = k.idx) as menu,
-       (select coalesce(json_agg(json_build_object('scope', i.scope, 'key', i.key, 'hash', i.request_hash, 'status', i.status, 'reply', i.reply)), '[]')
-          from idempotency i join jsonb_to_recordset(${lit(json(keys))}::jsonb) as k(scope text, key text) on i.scope = k.scope and i.key = k.key) as answers,
-       (select json_agg(json_build_object('o', nextval('orders_id_seq'), 'r', nextval('trade_round_id_seq'))) from generate_series(1, ${batch.length})) as ids,
-       now() as now`;
+  const distinct = <T>(xs: T[]) => [...new Set(xs)];
+  const menu = new Map(batch.map((r) => [menuKey(r), { market: r.market, tick: r.tick, idx: r.idx }]));
+  return readStatements({
+    // sorted: concurrent batches take the session locks in the same order
+    markets: distinct(batch.map((r) => r.market)).sort(), agents: distinct(funded.map((r) => r.agentId)), accounts: distinct(batch.map((r) => r.accountId)),
+    funded: distinct(funded.map((r) => r.accountId)), months: distinct(funded.map((r) => monthOf(r))), menu: [...menu.values()],
+    keys: batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key })), n: batch.length,
+  }, lit);
 }
 
 async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderRequest[]): Promise<Outcome[]> {
@@ -215,12 +193,13 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
 
   const outcomes: Outcome[] = new Array(batch.length);
   const accepted: Accepted[] = [];
+  const tokens = randomBytes(TOKEN_BYTES * batch.length); // one draw for the batch's purchase-link tokens
   batch.forEach((req, i) => {
     const prior = req.idem && stored.get(answerKey(req.idem));
     if (prior) return void (outcomes[i] = replay(prior, req.idem!));
     const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid, competing.get(req.accountId));
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
-    const a: Accepted = { ...decided, req, orderId: state.ids[i].o, roundId: state.ids[i].r, token: randomBytes(24).toString('base64url') };
+    const a: Accepted = { ...decided, req, orderId: state.ids[i].o, roundId: state.ids[i].r, token: tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url') };
     accepted.push(a);
     outcomes[i] = reply(a, menu.get(menuKey(req))!, now);
   });
@@ -229,7 +208,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
     // A key answered before keeps its first answer (a reused key's 400 is not stored).
     if (!req.idem || stored.has(answerKey(req.idem))) return [];
     const [status, body] = o instanceof ActorError ? [o.status, { detail: o.detail }] : [200, o];
-    return [{ scope: req.idem.scope, key: req.idem.key, request_hash: req.idem.hash, status, reply: body }];
+    return [{ scope: req.idem.scope, key: req.idem.key, request_hash: req.idem.hash, status, reply: body } satisfies Answer];
   });
   if (!accepted.length && !answers.length) return outcomes;
   await exec(writeSql(accepted, answers, lit));
@@ -312,12 +291,12 @@ function reply(a: Accepted, row: MenuRow, now: Date): OrderPlaced {
 }
 
 /**
- * One statement writes the batch: rounds, orders, monthly fees, the ledger postings of the funded
- * ones (ledger.ts's funding entries, posted by its one posting definition, its postcondition
- * checked in the statement) and the stored answers; the transaction's COMMIT follows.
+ * One statement writes the batch (order-batch-sql.ts): rounds, orders, monthly fees, the ledger
+ * postings of the funded ones (ledger.ts's funding entries) and the stored answers; the
+ * transaction's COMMIT follows.
  */
-function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => string): string {
-  const rows = accepted.map((a) => {
+function writeSql(accepted: Accepted[], answers: Answer[], lit: (s: string) => string): string {
+  const rows = accepted.map((a): Record<OrderColumn, string | number | boolean | null> => {
     const { req, terms } = a;
     return {
       order_id: a.orderId, round_id: a.roundId, account_id: req.accountId, agent_id: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
@@ -327,28 +306,7 @@ function writeSql(accepted: Accepted[], answers: unknown[], lit: (s: string) => 
     };
   });
   const entries: Entry[] = accepted.filter((a) => a.funded).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.amounts.totalCents, a.fee, 'balance'));
-  return `with x as (
-       select * from jsonb_to_recordset(${lit(json(rows))}::jsonb) as x(order_id bigint, round_id bigint, account_id bigint, agent_id bigint, market text,
-              tick bigint, idx int, offer_key text, qty int, unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, token text,
-              closes_at float8, paid boolean, holder bigint, month text, gross bigint, fee_amount bigint, total bigint, fee bigint)),
-     rounds as (
-       insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
-       select round_id, account_id, total, case when paid then 'funded' else 'awaiting_payment' end, case when paid then 'balance' end,
-              fee, case when paid then total + fee else 0 end, case when paid then now() end from x),
-     placed as (
-       insert into orders (id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
-                           holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, paid_at, paid_by_holder)
-       select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
-              gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
-              case when paid then 'balance' end, case when paid then now() end, holder from x),
-     fees as (${feeRowsInsertSql('x')}),
-     answers as (
-       insert into idempotency (scope, key, request_hash, status, reply)
-       select scope, key, request_hash, status, reply from jsonb_to_recordset(${lit(json(answers))}::jsonb)
-         as a(scope text, key text, request_hash text, status int, reply jsonb)),
-     ${entriesCte(lit(entriesJson(entries)))},
-     ${postingCtes('false')}
-     select ${postconditionSql(String(entries.length))} as ok`;
+  return writeStatement(rows, answers, entries, lit);
 }
 
 /**
@@ -367,12 +325,16 @@ export class OrderBatcher {
   submit(req: OrderRequest): Promise<Placed> {
     return new Promise((resolve, reject) => {
       this.queue.push({ req, resolve, reject });
-      if (!this.running) void this.drain();
+      if (this.running) return;
+      this.running = true;
+      // The first batch after a pause starts once this event-loop turn is over, not with its first
+      // order: the orders that arrived in the same message (grouped asks) or the same turn go
+      // together, instead of the first one alone and its group waiting for the next commit.
+      setImmediate(() => void this.drain());
     });
   }
 
   private async drain(): Promise<void> {
-    this.running = true;
     while (this.queue.length) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {

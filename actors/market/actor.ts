@@ -3,7 +3,7 @@
 // past sessions (the history backfill). Close and backfill take the same advisory lock, so they
 // never interleave across processes either.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MARKETS, dealOutcomeInputs, engineIdentity, menu, sessionRows, type Deal, type MarketId } from '../../src/engine/index.js';
+import { MARKETS, engineIdentity, menu, outcomeInputsMemo, sessionRows, type Deal, type MarketId } from '../../src/engine/index.js';
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { safeError, type SafeError } from '../runtime/log.js';
 import { intArrayParam, jsonParam } from '../runtime/sql.js';
@@ -135,12 +135,14 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   const deals = menu(seed, market, tick);
   await insertMenu(em, menuRecords(market, deals));
   const open = await openTrades(em, market, tick);
-  const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, dealOutcomeInputs(seed, market, t.tick, t.idx)) }));
+  // Many trades share a menu row (every open position of a deal): its outcome inputs are drawn once per close.
+  const inputs = outcomeInputsMemo(seed, market);
+  const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, inputs(t.tick, t.idx)) }));
   await updateTrades(em, advanced);
   await bookHolderSessions(em, market, tick, open, advanced);
-  const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, dealOutcomeInputs(seed, market, tick, idx), 0)] : []));
+  const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, inputs(tick, idx), 0)] : []));
   await insertHouseTrades(em, house);
-  const holders = await fillPaidOrders(em, seed, market, tick, deals);
+  const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs);
   await expireUnpaidOrders(em, market, tick);
   const sales: Sale[] = open.map((t, i) => ({
     cluster: t.cluster,

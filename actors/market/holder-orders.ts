@@ -5,7 +5,7 @@
 // at settlement the surcharge and the owned goods of what is left. Set-based SQL; the close's
 // exactly-once gate (market_session.closed_at) makes each step happen once.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MARKETS, dealOutcomeInputs, type Deal, type MarketId, type ServedDeal } from '../../src/engine/index.js';
+import { MARKETS, type Deal, type MarketId, type OutcomeInputs, type ServedDeal } from '../../src/engine/index.js';
 import { postEntries, refundEntries, sessionEntries, type Entry } from '../account/ledger.js';
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
@@ -40,14 +40,14 @@ const TERMS = [
  * The trade a paid order fills as, or why it cannot: the order copied its menu row's terms when it
  * was placed, and the fill must be on exactly those.
  */
-function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: PaidOrder): TradeRecord | string {
+function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: PaidOrder, inputs: OutcomeInputsOf): TradeRecord | string {
   const row = `menu row ${market}/${tick}/${o.idx}`;
   const deal = deals[o.idx];
   if (!deal || deal.key !== o.offer_key) return `its deal ${o.offer_key} is not ${row}`;
   if (o.qty < 1 || o.qty > deal.max_qty) return `its qty ${o.qty} is outside 1..${deal.max_qty} of ${row}`;
   let trade: TradeRecord;
   try {
-    trade = executedTrade(seed, market, deal, o.idx, dealOutcomeInputs(seed, market, tick, o.idx), 0, 'user', o.qty);
+    trade = executedTrade(seed, market, deal, o.idx, inputs(tick, o.idx), 0, 'user', o.qty);
   } catch (err) {
     return `${row} could not be executed (${(err as Error).message})`;
   }
@@ -61,7 +61,12 @@ function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: 
  * demand path as the house's; an order that cannot fill is refunded (quarantined) instead. Returns
  * the trades (for the session's tape) and the refunded orders.
  */
-export async function fillPaidOrders(em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[]): Promise<Filled> {
+/** A menu row's outcome inputs (the close's memo of dealOutcomeInputs). */
+type OutcomeInputsOf = (tick: number, idx: number) => OutcomeInputs;
+
+export async function fillPaidOrders(
+  em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf,
+): Promise<Filled> {
   const paid = await em.execute<PaidOrder[]>(
     `select id::float8 as id, account_id::float8 as account_id, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
        from orders where market = ? and tick = ? and status = 'paid' order by id for update`,
@@ -70,7 +75,7 @@ export async function fillPaidOrders(em: EntityManager, seed: number, market: Ma
   const good: { o: PaidOrder; trade: TradeRecord }[] = [];
   const bad: { id: number; reason: string }[] = [];
   for (const o of paid) {
-    const fill = fillOf(seed, market, tick, deals, o);
+    const fill = fillOf(seed, market, tick, deals, o, inputs);
     if (typeof fill === 'string') bad.push({ id: o.id, reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account` });
     else good.push({ o, trade: fill });
   }

@@ -142,23 +142,26 @@ async function executedRows(em: EntityManager, market: string, from: number, to:
   return out;
 }
 
+/** One row per recorded session from..to (the route clamps `to` to the last settled session). */
+export async function statsRows(em: EntityManager, seed: number, a: StatsArgs) {
+  // First: a session seen recorded here has all its rows committed for the queries below.
+  const sessions = await em.execute(
+    `select s.tick::float8 as tick, (select count(*) from menu_row m where m.market = s.market and m.tick = s.tick)::int as menu_n
+       from market_session s where s.market = ? and s.recorded and s.tick between ? and ? order by s.tick`,
+    [a.market, a.from, a.to],
+  );
+  if (!sessions.length) return [];
+  const aggs = (await em.execute(AGG_SQL, [a.market, a.from, a.to, a.market])) as Agg[];
+  const byTick = new Map<number, Agg[]>();
+  for (const g of aggs) (byTick.get(g.tick) ?? byTick.set(g.tick, []).get(g.tick)!).push(g);
+  const executed = a.oracle ? await executedRows(em, a.market, a.from, a.to) : undefined;
+  const velocity = MARKETS[a.market].quotes_velocity;
+  return sessions.map((s) => {
+    const row = statsRow(s.tick, s.menu_n, byTick.get(s.tick) ?? [], velocity);
+    return executed ? { ...row, oracle: oracleRow(seed, a.market, s.tick, executed.get(s.tick) ?? new Set()) } : row;
+  });
+}
+
 export const statsReads = defineReads({
-  /** One row per recorded session from..to (the route clamps `to` to the last settled session). */
-  'analytics.stats': async ({ em, seed }, a: StatsArgs) => {
-    const sessions = await em.execute(
-      `select s.tick::float8 as tick, (select count(*) from menu_row m where m.market = s.market and m.tick = s.tick)::int as menu_n
-         from market_session s where s.market = ? and s.recorded and s.tick between ? and ? order by s.tick`,
-      [a.market, a.from, a.to],
-    );
-    if (!sessions.length) return [];
-    const aggs = (await em.execute(AGG_SQL, [a.market, a.from, a.to, a.market])) as Agg[];
-    const byTick = new Map<number, Agg[]>();
-    for (const g of aggs) (byTick.get(g.tick) ?? byTick.set(g.tick, []).get(g.tick)!).push(g);
-    const executed = a.oracle ? await executedRows(em, a.market, a.from, a.to) : undefined;
-    const velocity = MARKETS[a.market].quotes_velocity;
-    return sessions.map((s) => {
-      const row = statsRow(s.tick, s.menu_n, byTick.get(s.tick) ?? [], velocity);
-      return executed ? { ...row, oracle: oracleRow(seed, a.market, s.tick, executed.get(s.tick) ?? new Set()) } : row;
-    });
-  },
+  'analytics.stats': async ({ em, seed }, a: StatsArgs) => statsRows(em, seed, a),
 });

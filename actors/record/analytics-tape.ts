@@ -53,20 +53,22 @@ async function settledFigures(em: EntityManager, market: string, from: number, t
   return out;
 }
 
+/** Tape rows of closed recorded sessions from..to; settled sessions carry the settled-only figures. */
+export async function tapeRows(em: EntityManager, a: TapeArgs): Promise<({ tick: number } & Record<string, unknown>)[]> {
+  const rows = await em.execute(
+    `select tick::float8 as tick, row from tape
+      where market = ? and cluster = ? and tick between ? and ? and tick < ? order by tick`,
+    [a.market, a.cluster, a.from, a.to, a.open],
+  );
+  const lastSettled = Math.min(a.to, a.lastSettled);
+  const settled = lastSettled >= a.from ? await settledFigures(em, a.market, a.from, lastSettled, a.cluster) : new Map();
+  // A family carried by earlier positions but not listed that session executed nothing: sums 0, rates null.
+  const none = settledTapeFields({ housePnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 0, executedRows: 0 });
+  return rows.map((r) => ({ tick: r.tick as number, ...orderedTapeRow(r.row), ...(r.tick <= a.lastSettled ? settled.get(r.tick) ?? none : {}) }));
+}
+
 export const tapeReads = defineReads({
-  /** Tape rows of closed recorded sessions from..to; settled sessions carry the settled-only figures. */
-  'analytics.tape': async ({ em }, a: TapeArgs) => {
-    const rows = await em.execute(
-      `select tick::float8 as tick, row from tape
-        where market = ? and cluster = ? and tick between ? and ? and tick < ? order by tick`,
-      [a.market, a.cluster, a.from, a.to, a.open],
-    );
-    const lastSettled = Math.min(a.to, a.lastSettled);
-    const settled = lastSettled >= a.from ? await settledFigures(em, a.market, a.from, lastSettled, a.cluster) : new Map();
-    // A family carried by earlier positions but not listed that session executed nothing: sums 0, rates null.
-    const none = settledTapeFields({ housePnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 0, executedRows: 0 });
-    return rows.map((r) => ({ tick: r.tick as number, ...orderedTapeRow(r.row), ...(r.tick <= a.lastSettled ? settled.get(r.tick) ?? none : {}) }));
-  },
+  'analytics.tape': async ({ em }, a: TapeArgs) => tapeRows(em, a),
 
   /** The synthetic book from the tape of sessions open-window..open-1 and the open session's menu. */
   'analytics.book': async ({ em }, a: BookArgs) => {

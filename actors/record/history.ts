@@ -24,27 +24,38 @@ export async function rangeTrades(em: EntityManager, market: string, from: numbe
   )) as TradeRow[];
 }
 
+/** A session's history rows, and whether the session is recorded. */
+export type HistorySession = { tick: number; recorded: boolean; rows: Record<string, unknown>[] };
+
+/** History rows of sessions a.from..a.to (closed ones: the route clips `to`), session by session. */
+export async function historySessions(em: EntityManager, seed: number, a: HistoryArgs): Promise<HistorySession[]> {
+  if (a.to < a.from) return [];
+  // First: a session seen recorded here has all its rows committed for the queries below.
+  const recorded = await recordedTicks(em, a.market, a.from, a.to);
+  const menuRows = (await em.execute(
+    `select tick::float8 as tick, idx, deal from menu_row where market = ? and tick between ? and ? order by tick, idx`,
+    [a.market, a.from, a.to],
+  )) as { tick: number; idx: number; deal: DealJson }[];
+  const trades = tradesByRow(await rangeTrades(em, a.market, a.from, a.to));
+  const byTick = new Map<number, { idx: number; deal: DealJson }[]>();
+  for (const r of menuRows) if (recorded.has(r.tick)) (byTick.get(r.tick) ?? byTick.set(r.tick, []).get(r.tick)!).push(r);
+  const outcomes = new Outcomes(seed, a.market);
+  const out: HistorySession[] = [];
+  for (let tick = a.from; tick <= a.to; tick++) {
+    const isRecorded = recorded.has(tick);
+    // A session not recorded yet: its menu from the engine, with no outcomes.
+    const deals = isRecorded ? byTick.get(tick) ?? [] : menu(seed, a.market, tick).map((d, idx) => ({ idx, deal: dealToJson(d) as unknown as DealJson }));
+    const ctx = { recorded: isRecorded, settled: tick <= a.lastSettled, includeBundle: a.includeBundle, oracle: a.oracle, outcomes };
+    out.push({ tick, recorded: isRecorded, rows: deals.map(({ idx, deal }) => historyRow(deal, idx, isRecorded ? trades.get(`${tick}:${idx}`) ?? [] : [], ctx)) });
+  }
+  return out;
+}
+
 export const historyReads = defineReads({
   'history.rows': async ({ em, seed }, a: HistoryArgs): Promise<HistoryReply> => {
     if (a.to < a.from) return { sessions: 0, recorded_sessions: 0, rows: [] };
-    const recorded = await recordedTicks(em, a.market, a.from, a.to);
-    const menuRows = (await em.execute(
-      `select tick::float8 as tick, idx, deal from menu_row where market = ? and tick between ? and ? order by tick, idx`,
-      [a.market, a.from, a.to],
-    )) as { tick: number; idx: number; deal: DealJson }[];
-    const trades = tradesByRow(await rangeTrades(em, a.market, a.from, a.to));
-    const byTick = new Map<number, { idx: number; deal: DealJson }[]>();
-    for (const r of menuRows) if (recorded.has(r.tick)) (byTick.get(r.tick) ?? byTick.set(r.tick, []).get(r.tick)!).push(r);
-    const outcomes = new Outcomes(seed, a.market);
-    const rows: Record<string, unknown>[] = [];
-    for (let tick = a.from; tick <= a.to; tick++) {
-      const isRecorded = recorded.has(tick);
-      // A session not recorded yet: its menu from the engine, with no outcomes.
-      const deals = isRecorded ? byTick.get(tick) ?? [] : menu(seed, a.market, tick).map((d, idx) => ({ idx, deal: dealToJson(d) as unknown as DealJson }));
-      const ctx = { recorded: isRecorded, settled: tick <= a.lastSettled, includeBundle: a.includeBundle, oracle: a.oracle, outcomes };
-      for (const { idx, deal } of deals) rows.push(historyRow(deal, idx, isRecorded ? trades.get(`${tick}:${idx}`) ?? [] : [], ctx));
-    }
-    return { sessions: a.to - a.from + 1, recorded_sessions: recorded.size, rows };
+    const sessions = await historySessions(em, seed, a);
+    return { sessions: a.to - a.from + 1, recorded_sessions: sessions.filter((x) => x.recorded).length, rows: sessions.flatMap((x) => x.rows) };
   },
 
   'history.coverage': async ({ em }, a: { market: MarketId }): Promise<CoverageReply> => {

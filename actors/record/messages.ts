@@ -60,3 +60,36 @@ export type DayRow = { day: number; market: MarketId } & DayCents;
 export type FinalDays = { before: number; rows: DayRow[] };
 export type PulseArgs = { open: Record<MarketId, number>; final: FinalDays | null; keep: boolean };
 export type PulseReply = { answer: PulseAnswer; final: FinalDays | null };
+
+/**
+ * One series of the record's per-session fragments: which answer they are parts of, and the query
+ * flags that change a session's bytes. The front end keeps settled sessions' fragments in memory.
+ */
+export type FragmentSpec =
+  | { kind: 'history'; market: MarketId; includeBundle: boolean; oracle: boolean }
+  | { kind: 'trades'; market: MarketId }
+  | { kind: 'tape'; market: MarketId; cluster: number }
+  | { kind: 'stats'; market: MarketId; oracle: boolean }
+  | { kind: 'dataset'; market: MarketId; split: 'labeled' | 'unlabeled'; expandQty: boolean };
+
+/** Sessions from..to of a series, as the record stands at `open` (its last settled session given). */
+export type FragmentsArgs = { spec: FragmentSpec; from: number; to: number; open: number; lastSettled: number };
+
+/**
+ * A session's part of an answer: its items (history rows, trades, tape or stats row, CSV lines)
+ * serialised, JSON items joined by commas, CSV lines each ending in CRLF. `digest`: sha1 of `text`.
+ */
+export type SessionFragment = {
+  tick: number;
+  /** Recorded when read: its bytes never change once it is settled too. */
+  recorded: boolean;
+  text: string;
+  digest: string;
+  items: number;
+  /** trades: each trade's actor, h(ouse) or u(ser), and the UTF-8 byte offset of each trade in `text` plus its length + 1. */
+  actors?: string;
+  starts?: number[];
+};
+
+/** One fragment per session from..to, in order. */
+export type FragmentsReply = SessionFragment[];

@@ -1,5 +1,7 @@
 // Read tasks of the record: the market's trades (paged) and the dataset CSV frames.
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
+import { RANKING_HEAD, csv, datasetHeader, type Cell } from '../../src/analytics/dataset.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineReads } from '../runtime/read.js';
 import type { DatasetArgs, TradesArgs, TradesReply } from './messages.js';
 import { intArrayParam } from '../runtime/sql.js';
@@ -7,34 +9,15 @@ import { Outcomes, tradesByRow, type DealJson } from './history-rows.js';
 import { recordedTicks } from './history.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from './trade-json.js';
 
-type Cell = string | number | boolean | null | undefined;
-
-/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled; null is empty. */
-function cell(v: Cell): string {
-  if (v === null || v === undefined) return '';
-  if (typeof v !== 'string') return String(v);
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
-}
-
-const csv = (header: string[], rows: Cell[][]) => [header, ...rows].map((r) => r.map(cell).join(',')).join('\r\n') + '\r\n';
-
-const DEAL_HEAD = ['market', 'tick', 'offer_key', 'cluster', 'sku_family', 'title', 'listed_at', 'unit_cost', 'list_price', 'margin', 'max_qty', 'house_accepted', 'house_qty'];
-const VELOCITY_HEAD = ['sv', 'isv'];
-const RANKING_HEAD = ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers'];
-
 /** The listing's own columns, quote fields by market kind. */
 function dealCells(market: MarketId, d: DealJson): Cell[] {
   const head: Cell[] = [market, d.tick, d.key, d.cluster, d.sku_family, d.bundle.title, d.listed_at, d.unit_cost, d.list_price, d.margin, d.max_qty, d.house_accepted, d.house_qty];
   return MARKETS[market].quotes_velocity ? [...head, d.sales_velocity, d.inverse_sv] : [...head, ...RANKING_HEAD.map((f) => d[f])];
 }
 
-const dealHead = (market: MarketId) => [...DEAL_HEAD, ...(MARKETS[market].quotes_velocity ? VELOCITY_HEAD : RANKING_HEAD)];
-
-const LABEL_HEAD = ['trade_id', 'actor', 'qty', 'cost_basis', 'sales_by_tick', 'units_sold', 'sold_out', 'regime', 'revenue', 'holding_cost', 'surcharge', 'writeoff', 'realized_pnl'];
-const EXPAND_HEAD = ['executed_qty', 'house_executed', 'user_executed', 'known_up_to_qty', 'qty', 'profit'];
-const FLAG_HEAD = ['executed', 'house_executed', 'user_executed'];
-
 type LabeledRow = TradeRow & { deal: DealJson };
+/** A dataset row with the session it belongs to. */
+export type DatasetRow = { tick: number; cells: Cell[] };
 
 const money = (c: number | null) => (c === null ? null : centsToNumber(c));
 
@@ -46,9 +29,9 @@ function labelCells(t: TradeRow): Cell[] {
 }
 
 /** One row per volume 1..max_qty of every executed deal: the profit there, empty where unknown. */
-function expandedRows(seed: number, market: MarketId, trades: LabeledRow[]): Cell[][] {
+function expandedRows(seed: number, market: MarketId, trades: LabeledRow[]): DatasetRow[] {
   const outcomes = new Outcomes(seed, market);
-  const out: Cell[][] = [];
+  const out: DatasetRow[] = [];
   const groups = [...tradesByRow(trades).values()].sort((x, y) => x[0].tick - y[0].tick || x[0].idx - y[0].idx);
   for (const group of groups) {
     const first = group[0];
@@ -56,9 +39,30 @@ function expandedRows(seed: number, market: MarketId, trades: LabeledRow[]): Cel
     const c = outcomes.curve(first.tick, first.idx, executed);
     const deal = dealCells(market, first.deal);
     const flags = [executed, group.some((t) => t.actor === 'house'), group.some((t) => t.actor === 'user'), c.known_up_to_qty];
-    c.profit_curve_cents.forEach((p, i) => out.push([...deal, ...flags, i + 1, money(p)]));
+    c.profit_curve_cents.forEach((p, i) => out.push({ tick: first.tick, cells: [...deal, ...flags, i + 1, money(p)] }));
   }
   return out;
+}
+
+/** The rows of a dataset frame over sessions a.from..a.to (the route clips `to`), in served order. */
+export async function datasetRows(em: EntityManager, seed: number, a: DatasetArgs): Promise<DatasetRow[]> {
+  if (a.to < a.from) return [];
+  if (a.split === 'unlabeled') {
+    const recorded = [...(await recordedTicks(em, a.market, a.from, a.to))];
+    const menuRows = (await em.execute(
+      `select m.deal,
+              exists (select 1 from trade t where t.market = m.market and t.tick = m.tick and t.idx = m.idx and t.actor = 'house') as house_executed,
+              exists (select 1 from trade t where t.market = m.market and t.tick = m.tick and t.idx = m.idx and t.actor = 'user') as user_executed
+         from menu_row m where m.market = ? and m.tick = any(?::bigint[]) order by m.tick, m.idx`,
+      [a.market, intArrayParam(recorded)],
+    )) as { deal: DealJson; house_executed: boolean; user_executed: boolean }[];
+    return menuRows.map((r) => ({ tick: r.deal.tick, cells: [...dealCells(a.market, r.deal), r.house_executed || r.user_executed, r.house_executed, r.user_executed] }));
+  }
+  const trades = (await em.execute(
+    `select ${TRADE_SELECT}, m.deal from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? and t.settled order by t.tick, t.id`,
+    [a.market, a.from, a.to],
+  )) as LabeledRow[];
+  return a.expandQty ? expandedRows(seed, a.market, trades) : trades.map((t) => ({ tick: t.tick, cells: [...dealCells(a.market, t.deal), ...labelCells(t)] }));
 }
 
 export const tradesReads = defineReads({
@@ -76,28 +80,7 @@ export const tradesReads = defineReads({
   },
 
   'trades.dataset': async ({ em, seed }, a: DatasetArgs): Promise<{ csv: string; rows: number }> => {
-    const head = dealHead(a.market);
-    if (a.split === 'unlabeled') {
-      const header = [...head, ...FLAG_HEAD];
-      if (a.to < a.from) return { csv: csv(header, []), rows: 0 };
-      const recorded = [...(await recordedTicks(em, a.market, a.from, a.to))];
-      const menuRows = (await em.execute(
-        `select m.deal,
-                exists (select 1 from trade t where t.market = m.market and t.tick = m.tick and t.idx = m.idx and t.actor = 'house') as house_executed,
-                exists (select 1 from trade t where t.market = m.market and t.tick = m.tick and t.idx = m.idx and t.actor = 'user') as user_executed
-           from menu_row m where m.market = ? and m.tick = any(?::bigint[]) order by m.tick, m.idx`,
-        [a.market, intArrayParam(recorded)],
-      )) as { deal: DealJson; house_executed: boolean; user_executed: boolean }[];
-      const rows = menuRows.map((r) => [...dealCells(a.market, r.deal), r.house_executed || r.user_executed, r.house_executed, r.user_executed]);
-      return { csv: csv(header, rows), rows: rows.length };
-    }
-    const header = [...head, ...(a.expandQty ? EXPAND_HEAD : LABEL_HEAD)];
-    if (a.to < a.from) return { csv: csv(header, []), rows: 0 };
-    const trades = (await em.execute(
-      `select ${TRADE_SELECT}, m.deal from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? and t.settled order by t.tick, t.id`,
-      [a.market, a.from, a.to],
-    )) as LabeledRow[];
-    const rows = a.expandQty ? expandedRows(seed, a.market, trades) : trades.map((t) => [...dealCells(a.market, t.deal), ...labelCells(t)]);
-    return { csv: csv(header, rows), rows: rows.length };
+    const rows = await datasetRows(em, seed, a);
+    return { csv: csv(datasetHeader(a.market, a), rows.map((r) => r.cells)), rows: rows.length };
   },
 });

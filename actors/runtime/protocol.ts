@@ -4,6 +4,9 @@ import type { IdemRequest } from './idempotency.js';
 /** `msg` is the actor kind's message union member, tagged by `kind`. */
 export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown }; idem?: IdemRequest };
 
+/** Several asks for one shard in one message (AskOptions.grouped); the reply is their results, in order. */
+export type BatchEnvelope = { batch: Envelope[] };
+
 /** A read task: a named query over the record, run on any shard outside the mailboxes. */
 export type ReadEnvelope = { read: string; args: unknown };
 

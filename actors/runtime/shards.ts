@@ -5,13 +5,24 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { ActorError } from './actor.js';
-import { shardOf, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
+import { shardOf, type BatchEnvelope, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
 import type { IdemRequest } from './idempotency.js';
 
 /** A request's Idempotency-Key on its way to the turn that stores its answer; `replayed` is set on the way back. */
 export type IdemTicket = IdemRequest & { replayed?: boolean };
-export type AskOptions = { timeoutMs?: number; idem?: IdemTicket };
+export type AskOptions = {
+  timeoutMs?: number;
+  idem?: IdemTicket;
+  /**
+   * Travel to the worker with the other grouped asks of this event-loop turn for the same shard, in
+   * one message, and come back with them in one reply: for turns that end together anyway (order
+   * placement: one commit for the worker's whole batch), so the front end pays one message per shard
+   * and batch instead of one per order (bench/README.md "Issue 14"). A group answers when its last
+   * turn ends: never for turns of unequal length.
+   */
+  grouped?: boolean;
+};
 
 /** Why a 503 may hide an effect, and what to do about it (CONTRACT.md "Retries and idempotency"). */
 const mayHaveHappened = (idem: IdemTicket | undefined) =>
@@ -38,7 +49,8 @@ const distRuntime = here.includes(`${path.sep}dist${path.sep}`)
 const WORKER_FILE = path.join(distRuntime, 'worker.js');
 const SERVICE_ACTORS = pathToFileURL(path.resolve(distRuntime, '..', 'index.js')).href;
 
-type Shard = { pool: Piscina; pending: number; restarts: number };
+type Waiter = { envelope: Envelope; resolve: (r: TurnResult) => void; reject: (e: unknown) => void };
+type Shard = { pool: Piscina; pending: number; restarts: number; group?: Waiter[] };
 
 export class ActorRuntime {
   private readonly shards: Shard[];
@@ -83,9 +95,32 @@ export class ActorRuntime {
 
   /** Sends `msg` to actor `to` and waits for its reply; throws ActorError for refusals. */
   ask<T = unknown>(to: string, msg: Envelope['msg'], opts: number | AskOptions = {}): Promise<T> {
-    const { timeoutMs = this.opts.askTimeoutMs, idem } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
+    const { timeoutMs = this.opts.askTimeoutMs, idem, grouped = false } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
     const envelope: Envelope = idem ? { to, msg, idem: { scope: idem.scope, key: idem.key, hash: idem.hash } } : { to, msg };
-    return this.run<T>(shardOf(to, this.shards.length), envelope, to, msg.kind, timeoutMs, idem);
+    return this.run<T>(shardOf(to, this.shards.length), envelope, to, msg.kind, timeoutMs, idem, grouped);
+  }
+
+  /** Joins the shard's group of this event-loop turn; the first member schedules the group's one message. */
+  private grouped(shard: Shard, envelope: Envelope): Promise<TurnResult> {
+    return new Promise((resolve, reject) => {
+      if (!shard.group) {
+        const group: Waiter[] = (shard.group = []);
+        setImmediate(() => {
+          shard.group = undefined;
+          this.sendGroup(shard, group);
+        });
+      }
+      shard.group.push({ envelope, resolve, reject });
+    });
+  }
+
+  private sendGroup(shard: Shard, group: Waiter[]): void {
+    const one = group.length === 1;
+    const task: Envelope | BatchEnvelope = one ? group[0].envelope : { batch: group.map((w) => w.envelope) };
+    (shard.pool.run(task) as Promise<TurnResult | TurnResult[]>).then(
+      (r) => (one ? group[0].resolve(r as TurnResult) : group.forEach((w, i) => w.resolve((r as TurnResult[])[i]))),
+      (err) => group.forEach((w) => w.reject(err)),
+    );
   }
 
   /** Is a request with this Idempotency-Key (scope + key) still running in this process? */
@@ -112,7 +147,9 @@ export class ActorRuntime {
     return this.run<T>(this.nextReader, { read: name, args }, 'read:', name, timeoutMs);
   }
 
-  private async run<T>(index: number, envelope: Envelope | ReadEnvelope, to: string, kind: string, timeoutMs: number, idem?: IdemTicket): Promise<T> {
+  private async run<T>(
+    index: number, envelope: Envelope | ReadEnvelope, to: string, kind: string, timeoutMs: number, idem?: IdemTicket, grouped = false,
+  ): Promise<T> {
     if (this.closing) throw new ActorError(503, 'service is shutting down; nothing was done: retry shortly', 5);
     const shard = this.shards[index];
     if (shard.pending >= this.opts.mailboxLimit) {
@@ -126,7 +163,7 @@ export class ActorRuntime {
         timeoutMs,
       );
     });
-    const run = shard.pool.run(envelope) as Promise<TurnResult>;
+    const run = grouped && 'to' in envelope ? this.grouped(shard, envelope) : (shard.pool.run(envelope) as Promise<TurnResult>);
     // A late answer after the timeout is dropped; the turn itself still completes (and commits),
     // so its key stays busy (a retry answers 409) until the turn really ends.
     const release = idem ? this.holdKey(`${idem.scope}\n${idem.key}`) : undefined;

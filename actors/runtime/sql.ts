@@ -34,6 +34,24 @@ export function bigintArrayLiteral(xs: readonly number[]): string {
 }
 
 /**
+ * Values as one PostgreSQL array literal (`{"a","b",NULL}`), quoted with `lit` (the driver's
+ * escapeLiteral), for statements sent without parameters (the order batch's EXECUTEs): every
+ * element is double-quoted with its `"` and `\` escaped; numbers must be finite.
+ */
+export function arrayLiteral(values: readonly (string | number | boolean | null)[], lit: (s: string) => string): string {
+  const items = values.map((v) => {
+    if (v === null) return 'NULL';
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new Error(`not a finite number: ${v}`);
+      return String(v);
+    }
+    if (typeof v === 'boolean') return v ? 't' : 'f';
+    return `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  });
+  return lit(`{${items.join(',')}}`);
+}
+
+/**
  * Whether a link token (purchase link, cart link) can be one the service made (base64url or hex,
  * bounded): anything else, a NUL character included, which PostgreSQL refuses in text, is simply
  * not found, without a query.

@@ -1,6 +1,7 @@
 // Child processes and bounded waits shared by the bench drivers: every wait has a limit, every
 // process started is stopped (SIGTERM, then SIGKILL after a grace period).
 import net from 'node:net';
+import readline from 'node:readline';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,4 +45,21 @@ export async function stopChild(child, name, graceMs, log = console.error) {
   log(`${name} did not stop within ${graceMs} ms of SIGTERM: SIGKILL`);
   child.kill('SIGKILL');
   await waitExit(child, 5000);
+}
+
+/**
+ * Follows a service's pino JSON lines on stdout: every record at warn (40) and above, and any line
+ * that is not JSON (counted as a warning), goes to `onWarning`; stderr lines to `onStderr`.
+ */
+export function followServiceLog(child, { onWarning, onStderr = () => {} }) {
+  readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    let rec;
+    try {
+      rec = JSON.parse(line);
+    } catch {
+      rec = { level: 40, msg: line };
+    }
+    if ((rec.level ?? 40) >= 40) onWarning(rec);
+  });
+  readline.createInterface({ input: child.stderr }).on('line', (line) => onStderr(line));
 }

@@ -28,6 +28,21 @@ export function dealOutcomeInputs(seed: number, market: MarketId, tick: number, 
   return outcomeInputsFor(seed, market, tick, dealWithLatent(seed, market, tick, index).latent);
 }
 
+/**
+ * dealOutcomeInputs remembered per (tick, index) for one pass over many trades of the same few
+ * sessions (a close advances every open trade: 10k trades come from a few hundred menu rows, and
+ * each draw recomputes its deal, ~0.1 ms). Drop it after the pass: it holds every row asked for.
+ */
+export function outcomeInputsMemo(seed: number, market: MarketId): (tick: number, index: number) => OutcomeInputs {
+  const known = new Map<string, OutcomeInputs>();
+  return (tick, index) => {
+    const k = `${tick}/${index}`;
+    let v = known.get(k);
+    if (!v) known.set(k, (v = dealOutcomeInputs(seed, market, tick, index)));
+    return v;
+  };
+}
+
 /** Same as dealOutcomeInputs for a deal whose latent facts are already at hand (menu walks). */
 export function outcomeInputsFor(seed: number, market: MarketId, tick: number, latent: DealLatent): OutcomeInputs {
   const fam = familyByCluster(latent.cluster);

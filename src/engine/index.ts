@@ -3,7 +3,7 @@
 export { catalog, FAMILIES, familyByCluster, GRADES, ADDONS, type CatalogResponse, type Family } from './catalog.js';
 export { MARKETS, MARKET_IDS, PRICING_MODEL, isMarketId, marketSpec, type MarketId, type MarketSpec } from './markets.js';
 export { menu, menuSize, dealAt, dealKey, parseDealKey, type ParsedKey } from './menu.js';
-export { dealOutcomeInputs } from './demand.js';
+export { dealOutcomeInputs, outcomeInputsMemo } from './demand.js';
 export { familyTicks, familyTick, rankingFields, rateFromRank, type FamilyTick, type RankingFields } from './latent.js';
 export {
   openPosition,

@@ -7,14 +7,14 @@ import { MARKET_IDS, type MarketId, type ServedDeal } from '../engine/index.js';
 import type { MenuSnapshots } from './snapshots.js';
 import { usd } from './web.js';
 
-const hhmm = (unix: number) => new Date(unix * 1000).toISOString().slice(11, 16);
+/** A close time to the second: "14:05:30 UTC". */
+export const closeTime = (unix: number) => `${new Date(unix * 1000).toISOString().slice(11, 19)} UTC`;
 
-/** "closes in 12 min (14:05 UTC)", "closes in 40 s (14:05 UTC)", "closed (14:05 UTC)" (public/countdown.js says the same). */
+/** "closes in 754 s (14:05:30 UTC)", "closed (14:05:30 UTC)" (public/countdown.js says the same). */
 export function countdown(closesAt: number, now: number): string {
-  const left = closesAt - now;
-  const at = `(${hhmm(closesAt)} UTC)`;
-  if (left <= 0) return `closed ${at}`;
-  return left >= 60 ? `closes in ${Math.ceil(left / 60)} min ${at}` : `closes in ${Math.ceil(left)} s ${at}`;
+  const left = Math.ceil(closesAt - now);
+  const at = `(${closeTime(closesAt)})`;
+  return left > 0 ? `closes in ${left} s ${at}` : `closed ${at}`;
 }
 
 const STATUS_WORDS = { pending_pairing: 'waiting for you', in_cart: 'in the cart', ordered: 'ordered' } as const;

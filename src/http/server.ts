@@ -35,6 +35,11 @@ export type ServerOptions = {
    * test/helpers/db.ts sets); off, nothing is compiled and a request pays one boolean test.
    */
   responseChecks?: boolean;
+  /**
+   * The page a browser gets instead of a JSON error outside `/api/` (a request whose Accept names
+   * text/html): the status stays, the words are the error's. Unset: errors are JSON everywhere.
+   */
+  errorPage?: (status: number, message: string) => Reply;
 };
 
 type Compiled = {
@@ -158,7 +163,8 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const method = req.getMethod().toUpperCase();
     const other = known.some((k) => k.method !== method && k.re.test(url));
     const status = other ? 405 : 404;
-    finish(res, x, { status, json: { detail: other ? 'Method Not Allowed' : 'Not Found' } }, '(unmatched)', method, started);
+    const reply = asPage({ status, json: { detail: other ? 'Method Not Allowed' : 'Not Found' } }, url, req.getHeader('accept'));
+    finish(res, x, reply, '(unmatched)', method, started);
   });
 
   function serve(res: HttpResponse, req: HttpRequest, c: Compiled): void {
@@ -192,7 +198,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       x.started = true;
       return handle(c, info, rawParams, rawQuery, body)
         .catch((err) => errorReply(err))
-        .then((reply) => finish(res, x, c.checkReply ? checked(c, reply) : reply, c.route.path, c.route.method, started))
+        .then((reply) => finish(res, x, asPage(c.checkReply ? checked(c, reply) : reply, info.url, headers['accept']), c.route.path, c.route.method, started))
         .catch((err) => opts.log.error({ err }, 'answer failed'));
     };
 
@@ -307,6 +313,17 @@ export function createApp(opts: ServerOptions): FrontEnd {
     if (wrong === undefined) return reply;
     opts.log.error({ route: `${c.route.method} ${c.route.path}`, status: reply.status ?? 200, mismatch: wrong }, 'answer does not match its declared schema');
     return { status: 500, json: { detail: 'internal error' } };
+  }
+
+  /** A JSON error for a browser on a page of the site becomes the error page (JSON stays under /api/). */
+  function asPage(reply: Reply, url: string, accept: string | undefined): Reply {
+    const status = reply.status ?? 200;
+    if (!opts.errorPage || status < 400 || url.startsWith('/api/') || !accept?.includes('text/html')) return reply;
+    const detail = isRecord(reply.json) ? reply.json.detail : undefined;
+    if (detail === undefined) return reply;
+    const message = Array.isArray(detail) ? detail.map((d) => (isRecord(d) ? `${String(d.loc ?? '')}: ${String(d.msg ?? '')}` : String(d))).join('; ') : String(detail);
+    const page = opts.errorPage(status, message);
+    return { ...page, status, headers: { ...reply.headers, ...page.headers } };
   }
 
   function errorReply(err: unknown): Reply {

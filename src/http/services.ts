@@ -7,6 +7,7 @@ import type { Supervisor } from '../supervisor/supervisor.js';
 import type { ActorRuntime } from '../../actors/runtime/client.js';
 import type { SchemaInfo } from '../../orm/database.js';
 import type { Metrics } from '../metrics.js';
+import type { RecordFragments } from './record-fragments.js';
 
 export type Services = {
   config: Config;
@@ -16,4 +17,6 @@ export type Services = {
   metrics: Metrics;
   supervisor: Supervisor;
   schema: SchemaInfo;
+  /** The record's settled sessions kept in memory (off with SVC_RECORD_CACHE_MB=0). */
+  record: RecordFragments;
 };

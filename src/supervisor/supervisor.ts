@@ -38,6 +38,12 @@ export type SupervisorOptions = {
   log: Logger;
   metrics?: SupervisorMetrics;
   onClose?: (market: string, tick: number, reply: CloseReply) => void;
+  /**
+   * After a close that brought a market up to date, before the record's position moves to the new
+   * open session (recordOpenTick): builds what the close settled, so no request builds it. A failure
+   * is logged; the position moves anyway.
+   */
+  warm?: (market: string, prevOpen: number, open: number) => Promise<void>;
   /** How often due payouts are looked for (default PAYOUT_SWEEP_MS). */
   payoutSweepMs?: number;
 };
@@ -52,6 +58,8 @@ const causeOf = (err: unknown) => (err instanceof Error ? err.message : String(e
 
 export class Supervisor {
   private readonly open = new Map<string, number>();
+  /** The open session the record is served at: `open` once the close's warming is done. */
+  private readonly recordOpen = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
   /** Consecutive failed closes per market: the backoff's attempt number. */
@@ -87,7 +95,8 @@ export class Supervisor {
           throw err;
         }
         const delayMs = backoffMs(attempt, p);
-        this.opts.log.error({ err, attempt, retryInMs: Math.round(delayMs) }, `supervisor failed to start: ${causeOf(err)}; retrying`);
+        // A failure that will be retried is a warning (a slow first start under load is one); giving up is the error.
+        this.opts.log.warn({ err, attempt, retryInMs: Math.round(delayMs) }, `supervisor failed to start: ${causeOf(err)}; retrying`);
         await this.sleeper.sleep(delayMs);
         if (this.stopped) return;
       }
@@ -104,6 +113,7 @@ export class Supervisor {
           backfillDays: this.opts.backfillDays ?? 0,
         });
         this.open.set(m.id, reply.open);
+        this.recordOpen.set(m.id, reply.open);
         // The sessions whose positions are still selling interact with live closes: record them
         // first, so every live close advances them.
         const recent = Math.max(reply.fromTick, reply.liveStart - SETTLEMENT_HORIZON_SESSIONS);
@@ -238,6 +248,11 @@ export class Supervisor {
     return this.open.get(market);
   }
 
+  /** The open session as the record's routes serve it: moves after the close's warming. */
+  recordOpenTick(market: string): number | undefined {
+    return this.recordOpen.get(market);
+  }
+
   /** Closes every session of `m` whose time has passed, oldest first. */
   private async catchUp(m: ScheduledMarket): Promise<void> {
     const current = this.clock.tick(m.interval_seconds);
@@ -251,8 +266,21 @@ export class Supervisor {
       const reply = await this.actors.ask<CloseReply>(`market:${m.id}`, { kind: 'close', tick: open, next });
       this.quarantined(m.id, open, reply);
       this.opts.onClose?.(m.id, open, reply);
+      const prev = this.recordOpen.get(m.id) ?? open;
       open = reply.open;
       this.open.set(m.id, open);
+      // Warm only the close that brings the market up to date: a catch-up's earlier ones settle
+      // sessions nobody reads before the last one.
+      if (this.opts.warm && open >= current) await this.warmRecord(m.id, prev, open);
+      this.recordOpen.set(m.id, open);
+    }
+  }
+
+  private async warmRecord(market: string, prevOpen: number, open: number): Promise<void> {
+    try {
+      await this.opts.warm!(market, prevOpen, open);
+    } catch (err) {
+      this.opts.log.warn({ err, market, open }, `warming the record after the close of ${market} failed: ${causeOf(err)}; requests build it`);
     }
   }
 

@@ -59,6 +59,19 @@ t.test('turns of two actors overlap; turns of one actor do not', async (tt) => {
   tt.ok(second.start >= first.end, 'the same actor runs its turns one after another');
 });
 
+t.test('grouped asks travel to their shard together and each gets its own answer', async (tt) => {
+  const rt = await runtime(tt);
+  const ids = Array.from({ length: 20 }, (_, i) => `counter:g${i}`);
+  // asked in one event-loop turn: one message per shard, two turns per actor
+  const asks = ids.flatMap((id) => [0, 1].map(() => rt.ask<{ n: number }>(id, { kind: 'increment' }, { grouped: true })));
+  const refused = rt.ask('counter:g0', { kind: 'nope' }, { grouped: true }).then(() => undefined, (e: unknown) => e);
+  const replies = await Promise.all(asks);
+  tt.same(replies.map((r) => r.n), ids.flatMap(() => [1, 2]), "each ask gets its own reply; one actor's grouped turns run in the order asked");
+  const err = await refused;
+  tt.ok(err instanceof ActorError && err.status === 500, "a refusal in a group is that ask's alone");
+  tt.same(await rt.ask('counter:g5', { kind: 'read' }), { n: 2 }, 'persisted');
+});
+
 t.test('an actor that does not answer in time gives 503 with a detail', async (tt) => {
   const rt = await runtime(tt);
   const err = await rt.ask('counter:slow', { kind: 'hold', ms: 600 }, 100).catch((e) => e);

@@ -23,15 +23,15 @@ t.test('every page carries the security headers and nothing inline', async (t) =
     t.notMatch(p.text, /<script(?![^>]*\bsrc=)[^>]*>/i, `${path}: no inline <script>`);
     t.notMatch(p.text, /<style\b|\sstyle=|\son[a-z]+=/i, `${path}: no inline style or event handler`);
   }
-  const css = await svc.get('/assets/site.css');
+  const css = await svc.get('/static/site.css');
   t.equal(css.status, 200);
   t.match(css.headers.get('content-type'), /^text\/css/);
   t.match(await css.text(), /font:/);
-  const js = await svc.get('/assets/api-docs.js');
+  const js = await svc.get('/static/api-docs.js');
   t.match(js.headers.get('content-type'), /^text\/javascript/);
   t.match(await js.text(), /SwaggerUIBundle\(/);
-  t.equal((await svc.get('/assets/../package.json')).status, 404);
-  t.equal((await svc.get('/assets/other.js')).status, 422);
+  t.equal((await svc.get('/static/../package.json')).status, 404);
+  t.equal((await svc.get('/static/other.js')).status, 422);
 });
 
 t.test('GET /logout from another site is refused and the session lives on', async (t) => {
@@ -39,7 +39,7 @@ t.test('GET /logout from another site is refused and the session lives on', asyn
   for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }, { origin: 'null' }]) {
     const r = await getPage(svc, '/logout', { cookie, headers });
     t.equal(r.status, 403, JSON.stringify(headers));
-    t.same(r.body, { detail: 'cross-site request refused' });
+    t.match(r.body, /cross-site request refused/, 'a browser reads why on the error page');
     t.equal(r.setCookie, null, 'the cookie is not cleared');
     t.equal((await getPage(svc, '/console', { cookie })).status, 200, 'still logged in');
   }

@@ -1,8 +1,10 @@
 // GET /markets/{id}/trades over HTTP on a started service with one day of history, plus holders'
-// trades written straight into the record (as a fill at a close would): actor filter, account_id,
-// paging, order, SQL sums, and how a holder's fill makes a history row observed.
+// trades written straight into the record before anything is read (as the fill at the close of their
+// settled session did): actor filter, account_id, paging, order, SQL sums, and how a holder's fill
+// makes a history row observed.
 import t from 'tap';
-import { dealMarketPath, dealOutcomeInputs, dealProfitCurve, menu, settleDeal, MARKETS, type MarketId } from '../../src/engine/index.js';
+import { dealMarketPath, dealProfitCurve, dealOutcomeInputs, menu, MARKETS, type MarketId } from '../../src/engine/index.js';
+import { holderTrade as writeHolderTrade } from '../helpers/holder-trades.js';
 import { startTestService } from '../helpers/service.js';
 
 // A frozen clock: no session closes while the test compares answers about the same range.
@@ -15,27 +17,31 @@ const cents = (x: number) => Math.round(x * 100);
 const trades = (m: string, qs: string) => svc.getJson(`/api/v1/markets/${m}/trades?${qs}`);
 const history = async (m: string, qs: string) => (await svc.getJson(`/api/v1/markets/${m}/history?${qs}`)).body;
 const openOf = (m: MarketId) => svc.services.supervisor.openTick(m)!;
-const arr = (xs: number[] | null) => (xs ? `{${xs.join(',')}}` : null);
+const holderTrade = (m: MarketId, tick: number, idx: number, qty: number, account: number) => writeHolderTrade(em(), seed, m, tick, idx, qty, account);
 
-/** A holder's settled fill of menu row `idx`, written as the close would write it. */
-async function holderTrade(m: MarketId, tick: number, idx: number, qty: number, account: number): Promise<number> {
-  const deal = menu(seed, m, tick)[idx];
-  const s = settleDeal(m, deal, dealOutcomeInputs(seed, m, tick, idx), qty);
-  const path = MARKETS[m].quotes_velocity ? null : dealMarketPath(seed, m, deal);
-  const fees = MARKETS[m].fees;
-  const [row] = await em().execute(
-    `insert into trade (market, tick, idx, offer_key, cluster, actor, account_id, position_id, qty, unit_cost_cents, list_price_cents,
-       fee_cents, holding_cents, cost_basis_cents, horizon, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents,
-       holding_cost_cents, settled, sold_out, regime, surcharge_cents, writeoff_cents, realized_pnl_cents, price_by_tick_cents, nsellers_by_tick, settled_at)
-     values (?, ?, ?, ?, ?, 'user', ?, ?, ?, ?, ?, ?, ?, ?, 8, 8, ?::int[], ?, ?, ?, ?, true, ?, ?, ?, ?, ?, ?::int[], ?::int[], now())
-     returning id::float8 as id`,
-    [m, tick, idx, deal.key, deal.cluster, account, account * 10, qty, deal.unit_cost_cents, deal.list_price_cents,
-      fees.fulfilment_per_unit_cents, fees.holding_per_unit_session_cents, s.cost_basis_cents, arr(s.sales_by_tick), s.units_sold, s.qty_left,
-      s.revenue_cents, s.holding_cost_cents, s.sold_out, s.regime, s.surcharge_cents, s.writeoff_cents, s.realized_pnl_cents,
-      arr(path?.price_by_tick_cents ?? null), arr(path?.nsellers_by_tick ?? null)],
-  );
-  return row.id;
-}
+// The holders' fills, in settled sessions, chosen from the engine's menus: a row the house
+// rejected, and one it executed below max_qty (the holder buys all of it).
+const fills = (() => {
+  const open = openOf('m15');
+  const at = (pick: (d: ReturnType<typeof menu>[number]) => boolean) => {
+    for (let tick = open - 30; tick <= open - 20; tick++) {
+      const idx = menu(seed, 'm15', tick).findIndex(pick);
+      if (idx >= 0) return { tick, idx, deal: menu(seed, 'm15', tick)[idx] };
+    }
+    throw new Error('no such row');
+  };
+  const h2open = openOf('h2');
+  const h2tick = h2open - 10;
+  return {
+    from: open - 30, to: open - 20,
+    rejected: at((d) => !d.house_accepted),
+    house: at((d) => d.house_accepted && d.house_qty < d.max_qty),
+    h2: { tick: h2tick, idx: menu(seed, 'h2', h2tick).findIndex((d) => !d.house_accepted) },
+  };
+})();
+const u1 = await holderTrade('m15', fills.rejected.tick, fills.rejected.idx, 2, 41);
+const u2 = await holderTrade('m15', fills.house.tick, fills.house.idx, fills.house.deal.max_qty, 42);
+await holderTrade('h2', fills.h2.tick, fills.h2.idx, 1, 43);
 
 t.test('every trade of a range in (tick, id) order, with SQL-exact sums; unsettled trades revealed so far', async (t) => {
   for (const m of ['m15', 'h2'] as MarketId[]) {
@@ -86,15 +92,14 @@ t.test('every trade of a range in (tick, id) order, with SQL-exact sums; unsettl
 
 t.test('holders\' trades: actor filter, account_id, and the history rows they execute', async (t) => {
   const m = 'm15';
-  const open = openOf(m);
-  const from = open - 30, to = open - 20;
+  const { from, to } = fills;
   const rows = (await history(m, `from_tick=${from}&to_tick=${to}`)).rows;
-  const rejected = rows.find((r: any) => r.status === 'rejected');
-  const house = rows.find((r: any) => r.status === 'observed' && r.house_qty < r.max_qty);
+  const rejected = rows.find((r: any) => r.key === fills.rejected.deal.key);
+  const house = rows.find((r: any) => r.key === fills.house.deal.key);
   const idxOf = (r: any) => Number(r.key.split('-')[2]);
-  const u1 = await holderTrade(m, rejected.tick, idxOf(rejected), 2, 41);
   const bigger = house.max_qty;
-  const u2 = await holderTrade(m, house.tick, idxOf(house), bigger, 42);
+  t.equal(rejected.house_accepted, false);
+  t.ok(house.house_accepted && house.house_qty < house.max_qty);
 
   const all = (await trades(m, `from_tick=${from}&to_tick=${to}`)).body;
   const users = (await trades(m, `from_tick=${from}&to_tick=${to}&actor=user`)).body;
@@ -111,17 +116,16 @@ t.test('holders\' trades: actor filter, account_id, and the history rows they ex
     t.equal(cents(x.realized_pnl), cents(x.revenue_so_far) - cents(x.cost_basis) - cents(x.holding_cost_so_far) - cents(x.surcharge));
   }
 
-  const after = (await history(m, `from_tick=${from}&to_tick=${to}`)).rows;
-  const r1 = after.find((r: any) => r.key === rejected.key);
+  const r1 = rejected;
   t.equal(r1.status, 'observed', 'a holder\'s fill makes a rejected row observed');
   t.same(r1.trades.map((x: any) => [x.id, x.actor, x.account_id, x.qty]), [[u1, 'user', 41, 2]]);
   const c1 = dealProfitCurve(m, menu(seed, m, r1.tick)[idxOf(r1)], dealOutcomeInputs(seed, m, r1.tick, idxOf(r1)), 2);
   t.same(r1.profit_curve, c1.profit_curve_cents.map((x) => (x === null ? null : x / 100)));
   t.equal(r1.profit_curve[1], r1.trades[0].realized_pnl);
   t.notOk('house_profit' in r1 || 'house_units_sold' in r1, 'no desk figures without the desk');
-  const r2 = after.find((r: any) => r.key === house.key);
+  const r2 = house;
   t.same(r2.trades.map((x: any) => x.actor), ['house', 'user'], 'trades of a row in id order');
-  t.equal(r2.house_profit, house.house_profit);
+  t.equal(r2.house_profit, r2.trades[0].realized_pnl, 'house_profit is the house trade\'s');
   t.equal(r2.known_up_to_qty, r2.max_qty, 'censoring judged at the largest executed volume (the whole max_qty here)');
   const c2 = dealProfitCurve(m, menu(seed, m, r2.tick)[idxOf(r2)], dealOutcomeInputs(seed, m, r2.tick, idxOf(r2)), bigger);
   t.same(r2.profit_curve, c2.profit_curve_cents.map((x) => (x === null ? null : x / 100)));
@@ -132,9 +136,7 @@ t.test('holders\' trades: actor filter, account_id, and the history rows they ex
   t.same(cov.trades.user, 2);
 
   // A ranking market's holder trade carries the deal's ranking fields and the revealed paths.
-  const h2open = openOf('h2');
-  const h2row = (await history('h2', `from_tick=${h2open - 10}&to_tick=${h2open - 10}`)).rows.find((r: any) => r.status === 'rejected');
-  await holderTrade('h2', h2row.tick, idxOf(h2row), 1, 43);
+  const h2row = (await history('h2', `from_tick=${fills.h2.tick}&to_tick=${fills.h2.tick}`)).rows[fills.h2.idx];
   const h2 = (await trades('h2', `from_tick=${h2row.tick}&to_tick=${h2row.tick}&actor=user`)).body.trades[0];
   for (const f of ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers']) t.equal(h2[f], h2row[f], f);
   t.notOk('sales_velocity' in h2);

@@ -56,7 +56,7 @@ t.test('the holder\'s carts on the web', async (t) => {
     const page = await getPage(svc, '/cart', { cookie: ada.cookie });
     t.equal(page.status, 200);
     for (const d of [d0, d1]) t.match(page.text, d.key, 'the page lists each line');
-    t.match(page.text, /closes in \d+ min \(\d\d:\d\d UTC\)/, 'with the countdown to its close');
+    t.match(page.text, /closes in \d+ s \(\d\d:\d\d:\d\d UTC\)/, 'with the countdown to its close');
 
     const updated = await postForm(svc, '/cart/update', { item_id: itemId, qty: 1 }, asAda);
     t.same(updated.body, { ok: true, cart_id: cartId, item_id: itemId, qty: 1 });
@@ -111,7 +111,7 @@ t.test('the holder\'s carts on the web', async (t) => {
     await db('update cart_item set closes_at = ? where id = ?', [Date.now() / 1000 - 60, stale.item_id]);
     const page = await getPage(svc, '/cart', { cookie: gus.cookie });
     t.match(page.text, new RegExp(`id="line-${stale.item_id}">(?:(?!</tr>).)*<strong class="stale">stale</strong>`, 's'), 'the stale line is marked');
-    t.match(page.text, /closed \(\d\d:\d\d UTC\)/);
+    t.match(page.text, /closed \(\d\d:\d\d:\d\d UTC\)/);
 
     const refreshed = await postForm(svc, '/cart/refresh', {}, asGus);
     t.same(refreshed.body, { ok: true, remapped: 1, still_stale: 0 });
@@ -237,7 +237,7 @@ t.test('the holder\'s carts on the web', async (t) => {
     for (const s of ['Quartz Scout', 'gpt-test-1', 'Acme Models', 'Acme Research', 'buy cheap bundles', `why ${deals[0].key.slice(0, 6)}`, 'name="auth" value="register"']) {
       t.match(page.text, s, `shows ${s}`);
     }
-    t.match(page.text, /class="countdown" data-closes="[\d.]+">closes in \d+ min \(\d\d:\d\d UTC\)/);
+    t.match(page.text, /class="countdown" data-closes="[\d.]+">closes in \d+ s \(\d\d:\d\d:\d\d UTC\)/);
     t.match(page.text, 'This cart trades');
 
     const noSession = await postForm(svc, `${path}/pay`, CARD, { json: true });

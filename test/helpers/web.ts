@@ -68,3 +68,19 @@ export async function registerHolder(svc: TestService, email: string, password =
   if (r.status !== 200) throw new Error(`register: ${r.status} ${r.text}`);
   return { cookie: sessionCookieOf(r), holderId: r.body.holder_id };
 }
+
+/**
+ * A service at its real address on a day of recorded history, with the clock frozen (no session
+ * closes while a test reads the pages): the site's pages all have closed and settled sessions to show.
+ */
+export async function startRecordedSite(t: T): Promise<TestService> {
+  const port = await freePort();
+  const T0 = Date.now();
+  const svc = await startTestService(
+    t,
+    { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' },
+    { realMs: () => T0 },
+  );
+  await svc.services.supervisor.backfilled();
+  return svc;
+}

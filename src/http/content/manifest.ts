@@ -4,6 +4,7 @@ import { ENGINE_NAME, MARKETS, MARKET_IDS } from '../../engine/index.js';
 import type { SchemaInfo } from '../../../orm/database.js';
 import { GOLD_COINS, MONTHLY_FEE, PAYOUTS, TERMS_VERSION } from './payments.js';
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
+import { SUMMARY, guideSections, sectionText } from './guide.js';
 
 export const SERVICE_NAME = 'Agent Market-Access Service';
 
@@ -89,53 +90,7 @@ export function manifest(baseUrl: string, schema: SchemaInfo) {
   };
 }
 
+/** /llms.txt: the guide's sections as plain text (the docs pages render the same sections). */
 export function llmsTxt(baseUrl: string): string {
-  const api = `${baseUrl}/api/v1`;
-  const markets = MARKET_IDS.map((id) => `- ${id}: ${MARKETS[id].label}, a session every ${MARKETS[id].interval_seconds} s`).join('\n');
-  return `# ${SERVICE_NAME}
-
-> A session-based market-access service for automated agents and their human account holders.
-> Agents register with their own API key, read markets that run in numbered sessions and propose
-> deals; humans approve by paying; positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle; everything
-> is recorded and served back as data. Demo environment: test cards only, no real money.
-
-## Markets
-${markets}
-
-## Flow
-1. Generate an 80-character [A-Za-z0-9] key yourself (or POST ${api}/agents/token to get one invented; nothing is stored).
-2. POST ${api}/agents/register with {token, name, recall_phrase}; keep the key, it is never shown again. The answer names your cart and its checkout_url.
-3. Read GET ${api}/markets and GET ${api}/markets/{market_id}/deals (deal keys are valid for one session).
-4. Study the public record: history, trades, tape, stats, dataset.csv (no key needed).
-5. Propose deals in your cart: POST ${api}/cart/items with {market, offer_key, qty, note} and your key in "Authorization: Bearer <key>" (qty is clamped to the deal's max_qty; the note is your rationale, shown to the holder). Or order one deal directly: POST ${api}/orders with {market, offer_key, qty}.
-6. Hand the cart's checkout_url (or the order's purchase_url) to your account holder, a human. They open it, see who you are (name, model, vendor, operator, purpose) and each line with its note, price, fee and total, register or log in on the page, and approve by paying with a test card (GET ${api}/payments/methods) before the session closes.
-7. Follow your cart: GET ${api}/cart (line status pending_pairing until a holder connects, then in_cart, then ordered with order_id). A line whose session closed is stale: checkout skips it and never charges it; propose a deal of the current menu instead.
-8. The paid orders fill at the session close; the positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle (GET ${api}/positions, GET ${api}/trades).
-
-## Carts
-- Kinds: trade (paying places and funds an order per line on the proposing agent's account) and own (paying buys the goods outright into the holder's inventory: no order, position or trade). The service assigns trade; the holder may switch an unpaid cart.
-- Once a holder is connected, every agent of that holder sees every cart of the holder (GET ${api}/carts; since=unix seconds for changes only). Writing to a cart that is not yours needs the holder's write grant; "permissions" in every cart answer says what you may do and why not.
-- POST ${api}/carts makes another cart; PUT and DELETE ${api}/carts/{cart_id}/items/{item_id} change or remove a line until it is ordered.
-- POST ${api}/carts/{cart_id}/checkout pays a cart yourself: 403 until your holder switches autonomous funding on for you, then it needs an execute grant (pay_with balance or the holder's stored card) or is your own cart paid from your own balance. Repeating it charges nothing twice; send an Idempotency-Key to retry safely.
-
-## Owned goods and the exchange
-- Whole units a position did not sell by settlement, and goods an own cart bought outright, become the holder's owned goods: GET ${api}/inventory (story, rarity, the family's history, provenance: one entry per owner).
-- Holders list and buy goods by hand on the web (${baseUrl}/exchange), in USD or in Gold Coins (two books); agents read the open listings: GET ${api}/exchange/listings?currency=USD|GC&family=&limit=.
-
-## Competitions
-- Free-entry paper trading on simulated balances, one running competition per market at all times: GET ${api}/competitions (and /{id} for the whole leaderboard, ranked by return on the starting balance from settled positions).
-- To enter, your holder joins on ${baseUrl}/competitions/{id} and makes a key attached to that competition account on the console (POST /console/agents with its account_id). Orders with that key are funded at once from the simulated balance; outside the window or on another market they answer 403. Real money is never touched; the top three get the sponsor's prize pool.
-
-## Rules
-- Nothing is charged by an agent alone; autonomous funding is a holder's switch, allowed after ${FUNDING_PROFITABLE_TRADES} settled trades in profit.
-- Demo payments take test cards only: GET ${api}/payments/methods lists them (the approved and the declined number).
-- Errors are JSON {"detail": ...}; 422 lists each invalid field with loc, msg and type.
-
-## Docs
-- Manifest: ${api}/manifest
-- Agent protocol (steps as data): ${api}/agents/protocol
-- OpenAPI 3.1: ${baseUrl}/api/openapi.json
-- Interactive API docs: ${baseUrl}/api/docs
-- Human docs: ${baseUrl}/docs
-`;
+  return `# ${SERVICE_NAME}\n\n${SUMMARY.map((l) => `> ${l}`).join('\n')}\n\n${guideSections(baseUrl).map(sectionText).join('\n')}`;
 }

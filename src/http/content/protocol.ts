@@ -1,6 +1,8 @@
 // GET /api/v1/agents/protocol: the agent's working protocol as data, so an agent can follow it
 // step by step without parsing prose. Requests are relative to the API base.
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
+import { HISTORY_SPAN } from '../routes/history.js';
+import { COVERAGE_PATH } from './record-ranges.js';
 
 export function agentProtocol(apiBase: string) {
   return {
@@ -44,7 +46,7 @@ export function agentProtocol(apiBase: string) {
         note: '409 when the key is already registered; store the `keep` note',
       },
       { step: 4, do: 'Read the markets and the current menu', request: `GET ${apiBase}/markets`, note: 'then GET /markets/{market_id}/deals' },
-      { step: 5, do: 'Study the record', request: `GET ${apiBase}/markets/{market_id}/history?from_tick=&to_tick=`, note: 'at most 20 sessions per call' },
+      { step: 5, do: 'Study the record', request: `GET ${apiBase}/markets/{market_id}/history?from_tick=&to_tick=`, note: `at most ${HISTORY_SPAN} sessions per call; the sessions on record: GET ${COVERAGE_PATH}` },
       {
         step: 6,
         do: 'Propose deals in your cart',

@@ -10,6 +10,8 @@ import { BookAnswer, FamiliesAnswer, SignalsAnswer } from '../../schemas/index.j
 
 export const SIGNALS_CAP = 2000;
 export const SIGNALS_DEFAULT = 120;
+/** Closed sessions of outcomes a families answer covers unless asked otherwise (the pages use it too). */
+export const FAMILIES_WINDOW = 48;
 
 export const clusterField = (what: string) => Type.Integer({ minimum: 0, description: `family (cluster id, 0..${FAMILIES.length - 1}); ${what}` });
 
@@ -26,7 +28,7 @@ const BookQuery = Type.Object({
   window: Type.Integer({ minimum: 2, maximum: 500, default: 48, description: 'closed sessions of tape the book is drawn from' }),
 });
 type BookQuery = Static<typeof BookQuery>;
-const FamiliesQuery = Type.Object({ window: Type.Integer({ minimum: 1, maximum: 400, default: 48, description: 'closed sessions of outcomes' }) });
+const FamiliesQuery = Type.Object({ window: Type.Integer({ minimum: 1, maximum: 400, default: FAMILIES_WINDOW, description: 'closed sessions of outcomes' }) });
 type FamiliesQuery = Static<typeof FamiliesQuery>;
 const SignalsParams = Type.Object({ market_id: MarketParams.properties.market_id, cluster: clusterField('the family') });
 const SignalsQuery = Type.Object({ from_tick: Type.Optional(TickRange.from_tick), to_tick: Type.Optional(TickRange.to_tick) });

@@ -3,7 +3,7 @@ import Type, { type Static } from 'typebox';
 import { route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
-import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+import { JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition } from './record-common.js';
 import { StatsAnswer, TapeAnswer } from '../../schemas/index.js';
 import { bookRoutes, clusterField, clusterOr404 } from './analytics-book.js';
 
@@ -32,11 +32,19 @@ export function analyticsRoutes(s: Services): Route[] {
         checkSpan(query, TAPE_CAP);
         const cluster = query.cluster === undefined ? -1 : clusterOr404(query.cluster);
         const pos = recordPosition(s, market);
-        const rows = await s.runtime.read('analytics.tape', {
-          market, from: query.from_tick, to: query.to_tick, cluster, open: pos.open, lastSettled: pos.lastSettled,
+        const head = { market, cluster: query.cluster ?? null, from_tick: query.from_tick, to_tick: query.to_tick };
+        const settledOnly = query.to_tick <= pos.lastSettled;
+        if (!s.record.enabled) {
+          const rows = await s.runtime.read('analytics.tape', {
+            market, from: query.from_tick, to: query.to_tick, cluster, open: pos.open, lastSettled: pos.lastSettled,
+          });
+          return cacheable(s, req, market, { json: { ...head, rows } }, settledOnly);
+        }
+        return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
+          // Closed sessions only: the open one has no tape yet.
+          const parts = await s.record.sessions({ kind: 'tape', market, cluster }, query.from_tick, Math.min(query.to_tick, pos.open - 1), pos);
+          return { pieces: jsonWithArray(head, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts) };
         });
-        const json = { market, cluster: query.cluster ?? null, from_tick: query.from_tick, to_tick: query.to_tick, rows };
-        return cacheable(s, req, market, { json }, query.to_tick <= pos.lastSettled);
       },
     }),
     route<MarketParam, StatsQuery>({
@@ -53,9 +61,16 @@ export function analyticsRoutes(s: Services): Route[] {
         checkSpan(query, STATS_CAP);
         const pos = recordPosition(s, market);
         const to = Math.min(query.to_tick, pos.lastSettled);
-        const rows = to < query.from_tick ? [] : await s.runtime.read('analytics.stats', { market, from: query.from_tick, to, oracle: s.config.oracle });
-        const json = { market, from_tick: query.from_tick, to_tick: query.to_tick, rows };
-        return cacheable(s, req, market, { json }, query.to_tick <= pos.lastSettled);
+        const head = { market, from_tick: query.from_tick, to_tick: query.to_tick };
+        const settledOnly = query.to_tick <= pos.lastSettled;
+        if (!s.record.enabled) {
+          const rows = to < query.from_tick ? [] : await s.runtime.read('analytics.stats', { market, from: query.from_tick, to, oracle: s.config.oracle });
+          return cacheable(s, req, market, { json: { ...head, rows } }, settledOnly);
+        }
+        return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
+          const parts = await s.record.sessions({ kind: 'stats', market, oracle: s.config.oracle }, query.from_tick, to, pos);
+          return { pieces: jsonWithArray(head, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts) };
+        });
       },
     }),
     ...bookRoutes(s),

@@ -80,7 +80,7 @@ export function discoveryRoutes(s: Services): Route[] {
           title: 'API docs',
           openapi_url: '/api/openapi.json',
           stylesheets: ['/api/docs/swagger-ui.css'],
-          scripts: ['/api/docs/swagger-ui-bundle.js', '/assets/api-docs.js'],
+          scripts: ['/api/docs/swagger-ui-bundle.js', '/static/api-docs.js'],
         }),
     }),
     route({
@@ -96,6 +96,16 @@ export function discoveryRoutes(s: Services): Route[] {
   ];
 }
 
+/** The OpenAPI document of the finished route table: /api/openapi.json serves it, /docs/developers renders it. */
+export function openApiDocument(routes: Route[], baseUrl: string): object {
+  return buildOpenApi(routes, {
+    title: SERVICE_NAME,
+    version: '1.0.0',
+    description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...} (the Problem schema).',
+    serverUrl: baseUrl,
+  });
+}
+
 /** GET /api/openapi.json over the finished route table (it documents itself out). */
 export function openApiRoute(routes: Route[], s: Services): Route {
   let doc: Buffer | undefined;
@@ -103,18 +113,8 @@ export function openApiRoute(routes: Route[], s: Services): Route {
     method: 'GET', path: '/api/openapi.json', auth: 'none', api: false, summary: 'OpenAPI 3.1 description',
     response: { 200: media('application/json', 'this document') },
     handler: () => {
-      doc ??= Buffer.from(
-        JSON.stringify(
-          buildOpenApi(routes, {
-            title: SERVICE_NAME,
-            version: '1.0.0',
-            description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...} (the Problem schema).',
-            serverUrl: s.config.baseUrl,
-          }),
-        ),
-      );
+      doc ??= Buffer.from(JSON.stringify(openApiDocument(routes, s.config.baseUrl)));
       return { body: doc, contentType: 'application/json' };
     },
   });
 }
-

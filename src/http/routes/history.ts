@@ -6,7 +6,7 @@ import { HttpError, route, type Route } from '../route.js';
 import { Coverage, HistoryAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
-import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+import { JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition } from './record-common.js';
 
 export const HISTORY_SPAN = 20;
 
@@ -46,14 +46,22 @@ export function historyRoutes(s: Services): Route[] {
           market, from: query.from_tick, to: Math.min(query.to_tick, pos.lastClosed), lastSettled: pos.lastSettled,
           includeBundle: query.include_bundle, oracle: query.reveal === 'full',
         };
-        const r = await s.runtime.read<HistoryReply>('history.rows', args);
-        const answer = {
+        const head = {
           market, from_tick: query.from_tick, to_tick: query.to_tick,
           open_tick: pos.open, last_closed: pos.lastClosed, last_settled: pos.lastSettled,
           reveal: query.reveal, include_bundle: query.include_bundle,
-          sessions: r.sessions, recorded_sessions: r.recorded_sessions, rows: r.rows,
         };
-        return cacheable(s, req, market, { json: answer }, query.to_tick <= pos.lastSettled);
+        const settledOnly = query.to_tick <= pos.lastSettled;
+        if (!s.record.enabled) {
+          const r = await s.runtime.read<HistoryReply>('history.rows', args);
+          const answer = { ...head, sessions: r.sessions, recorded_sessions: r.recorded_sessions, rows: r.rows };
+          return cacheable(s, req, market, { json: answer }, settledOnly);
+        }
+        return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
+          const parts = await s.record.sessions({ kind: 'history', market, includeBundle: args.includeBundle, oracle: args.oracle }, args.from, args.to, pos);
+          const counts = { sessions: parts.length, recorded_sessions: parts.filter((f) => f.recorded).length };
+          return { pieces: jsonWithArray({ ...head, ...counts }, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts) };
+        });
       },
     }),
     route<{ market_id: string }>({

@@ -14,6 +14,7 @@ import { cartRoutes } from './carts.js';
 import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
 import { competitionRoutes } from './competitions.js';
+import { webDocsRoutes } from './web-docs.js';
 
 export function routeTable(s: Services): Route[] {
   const routes = [
@@ -31,6 +32,6 @@ export function routeTable(s: Services): Route[] {
     ...webRoutes(s),
     ...opsRoutes(s),
   ];
-  routes.push(openApiRoute(routes, s));
+  routes.push(...webDocsRoutes(s, routes), openApiRoute(routes, s));
   return routes;
 }

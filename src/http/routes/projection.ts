@@ -3,7 +3,7 @@
 // 'projection.deal' (actors/record/projection-deal.ts, which documents the choices). Ticker and
 // pulse live in pulse.ts and are served through projectionRoutes too.
 import Type, { type Static } from 'typebox';
-import { FAMILIES, MARKETS, numberToCents, type MarketId } from '../../engine/index.js';
+import { FAMILIES, MARKETS, numberToCents, type MarketId, type ServedDeal } from '../../engine/index.js';
 import { HttpError, route, type Route } from '../route.js';
 import { ProjectionAnswer } from '../../schemas/index.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
@@ -12,9 +12,13 @@ import { MarketParams, marketOr404, menuSnapshots } from './markets.js';
 import { cacheable } from './record-common.js';
 import { pulseRoutes } from './pulse.js';
 import type { DealProjectionArgs } from '../../../actors/record/messages.js';
+import { read } from '../../../actors/runtime/client.js';
+import type { MenuSnapshot } from '../snapshots.js';
 
-const Lookback = Type.Integer({ minimum: 8, maximum: 400, default: 48, description: 'closed sessions of family history to fit' });
-const Fit = Type.Union([Type.Literal('trend'), Type.Literal('mean')], { default: 'trend', description: 'least-squares line or the mean' });
+/** The query's defaults: also what the purchase pages project a deal with. */
+export const PROJECTION_DEFAULTS = { lookback: 48, fit: 'trend' } as const;
+const Lookback = Type.Integer({ minimum: 8, maximum: 400, default: PROJECTION_DEFAULTS.lookback, description: 'closed sessions of family history to fit' });
+const Fit = Type.Union([Type.Literal('trend'), Type.Literal('mean')], { default: PROJECTION_DEFAULTS.fit, description: 'least-squares line or the mean' });
 const ProjectionQuery = Type.Object({ lookback: Lookback, fit: Fit });
 type ProjectionQuery = Static<typeof ProjectionQuery>;
 const HypotheticalQuery = Type.Object({
@@ -42,11 +46,7 @@ export function projectionRoutes(s: Services): Route[] {
         const snap = snapshots.get(market);
         const deal = snap.byKey.get(params.offer_key);
         if (!deal) throw new HttpError(404, `deal ${JSON.stringify(params.offer_key)} is not on the current menu of ${market} (session ${snap.tick})`);
-        const answer = await run({
-          market, cluster: deal.cluster, lookback: query.lookback, fit: query.fit, open: snap.tick,
-          unitCostCents: numberToCents(deal.unit_cost), listPriceCents: numberToCents(deal.list_price), listPriceBasis: 'deal',
-          maxQty: deal.max_qty, quotedVelocity: 'sales_velocity' in deal ? deal.sales_velocity : null,
-        });
+        const answer = await projectDeal(s, snap, deal, query);
         return cacheable(s, req, market, { json: { ...answer, offer_key: deal.key } }, false);
       },
     }),
@@ -71,6 +71,18 @@ export function projectionRoutes(s: Services): Route[] {
     }),
     ...pulseRoutes(s, snapshots),
   ];
+}
+
+/**
+ * The projection of a deal of the menu `snap` (GET .../deals/{offer_key}/projection answers it with
+ * the deal's key): one definition for the route and the purchase pages.
+ */
+export function projectDeal(s: Services, snap: MenuSnapshot, deal: ServedDeal, query: ProjectionQuery) {
+  return read(s.runtime, 'projection.deal', {
+    market: snap.market, cluster: deal.cluster, lookback: query.lookback, fit: query.fit, open: snap.tick,
+    unitCostCents: numberToCents(deal.unit_cost), listPriceCents: numberToCents(deal.list_price), listPriceBasis: 'deal',
+    maxQty: deal.max_qty, quotedVelocity: 'sales_velocity' in deal ? deal.sales_velocity : null,
+  });
 }
 
 /** Mean of 2-decimal prices in integer cents; null for none. */

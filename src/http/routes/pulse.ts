@@ -13,6 +13,8 @@ import { marketStatus } from './markets.js';
 import { cacheable, recordPosition } from './record-common.js';
 import type { FinalDays, PulseArgs, PulseReply, TickerArgs } from '../../../actors/record/messages.js';
 
+type Pulse = PulseReply['answer'];
+
 type TapeRow = { market: MarketId; tick: number; row: Record<string, number | null> };
 
 export const PRICE_BASIS = "price_close of the last closed session's whole-market tape row: the resale price (list_price) of its last listing in listed_at order";
@@ -31,23 +33,61 @@ class CloseCache<T> {
   }
 }
 
-export function pulseRoutes(s: Services, snapshots: MenuSnapshots): Route[] {
+export type PulseSource = {
+  /** The record part of the ticker: the last two whole-market tape rows of each market. */
+  tickerRows: () => Promise<TapeRow[]>;
+  /** The pulse answer, kept until the next close of any market. */
+  pulse: () => Promise<Pulse>;
+};
+
+const sources = new WeakMap<Services, PulseSource>();
+
+/** One pulse and ticker cache per Services: the API routes and the site's pages share it. */
+export function pulseSource(s: Services): PulseSource {
+  let src = sources.get(s);
+  if (src) return src;
   const opens = () => Object.fromEntries(MARKET_IDS.map((m) => [m, recordPosition(s, m).open])) as Record<MarketId, number>;
   const keyOf = (open: Record<MarketId, number>) => MARKET_IDS.map((m) => open[m]).join(',');
   const tickerCache = new CloseCache<TapeRow[]>();
-  const pulseCache = new CloseCache<unknown>();
+  const pulseCache = new CloseCache<Pulse>();
   let finalDays: FinalDays | null = null;
+  src = {
+    tickerRows: () => {
+      const open = opens();
+      const args: TickerArgs = { markets: MARKET_IDS.map((m) => ({ market: m, hi: open[m] - 1 })) };
+      return tickerCache.get(keyOf(open), true, () => s.runtime.read<TapeRow[]>('projection.ticker', args));
+    },
+    pulse: () => {
+      const open = opens();
+      const loaded = MARKET_IDS.every((m) => s.supervisor.historyLoaded(m));
+      return pulseCache.get(keyOf(open), loaded, async () => {
+        // Final days (every close of theirs done) are kept, so a recompute scans only recent trades.
+        const args: PulseArgs = { open, final: loaded ? finalDays : null, keep: loaded };
+        const reply = await s.runtime.read<PulseReply>('projection.pulse', args);
+        if (reply.final) finalDays = reply.final;
+        return reply.answer;
+      });
+    },
+  };
+  sources.set(s, src);
+  return src;
+}
 
+/** The ticker of every market: the record's last closes with the clock of now. */
+export async function tickerNow(s: Services, snapshots: MenuSnapshots) {
+  const rows = await pulseSource(s).tickerRows();
+  return MARKET_IDS.map((m) => tickerOf(m, rows.filter((r) => r.market === m), marketStatus(m, s.clock, snapshots.get(m))));
+}
+
+export function pulseRoutes(s: Services, snapshots: MenuSnapshots): Route[] {
+  const source = pulseSource(s);
   return [
     route({
       method: 'GET', path: '/api/v1/ticker', auth: 'none', summary: 'Ticker per market: resale price at the last close, change, executed cost, volume, demand index, clock',
       response: { 200: TickerAnswer },
       responses: { 304: { description: 'If-None-Match matched' } },
       handler: async ({ req }) => {
-        const open = opens();
-        const args: TickerArgs = { markets: MARKET_IDS.map((m) => ({ market: m, hi: open[m] - 1 })) };
-        const rows = await tickerCache.get(keyOf(open), true, () => s.runtime.read<TapeRow[]>('projection.ticker', args));
-        const markets = MARKET_IDS.map((m) => tickerOf(m, rows.filter((r) => r.market === m), marketStatus(m, s.clock, snapshots.get(m))));
+        const markets = await tickerNow(s, snapshots);
         return cacheable(s, req, 'm15', { json: { price_basis: PRICE_BASIS, markets } }, false);
       },
     }),
@@ -55,18 +95,7 @@ export function pulseRoutes(s: Services, snapshots: MenuSnapshots): Route[] {
       method: 'GET', path: '/api/v1/pulse', auth: 'none', summary: 'Pulse across the four markets: totals, last 30 days, last 24 hours, per day, per market, latest settled trades',
       response: { 200: PulseAnswer },
       responses: { 304: { description: 'If-None-Match matched' } },
-      handler: async ({ req }) => {
-        const open = opens();
-        const loaded = MARKET_IDS.every((m) => s.supervisor.historyLoaded(m));
-        const value = await pulseCache.get(keyOf(open), loaded, async () => {
-          // Final days (every close of theirs done) are kept, so a recompute scans only recent trades.
-          const args: PulseArgs = { open, final: loaded ? finalDays : null, keep: loaded };
-          const reply = await s.runtime.read<PulseReply>('projection.pulse', args);
-          if (reply.final) finalDays = reply.final;
-          return reply.answer;
-        });
-        return cacheable(s, req, 'm15', { json: value }, false);
-      },
+      handler: async ({ req }) => cacheable(s, req, 'm15', { json: await source.pulse() }, false),
     }),
   ];
 }

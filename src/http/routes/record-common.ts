@@ -2,11 +2,12 @@
 // (CONTRACT.md: 422 at ["query","to_tick"]), the record's position (open, last closed, last
 // settled session), and cacheable answers: an ETag on every answer, immutable for answers that
 // only cover settled sessions of a fully loaded history.
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import Type from 'typebox';
 import { MARKETS, type MarketId } from '../../engine/index.js';
 import { HttpError, type Reply, type RequestInfo } from '../route.js';
 import type { Services } from '../services.js';
+import type { Fragment } from '../record-cache.js';
 
 export const TickRange = {
   from_tick: Type.Integer({ minimum: 0, description: 'first session (tick) of the range' }),
@@ -33,7 +34,8 @@ export type RecordPosition = { open: number; lastClosed: number; lastSettled: nu
 /** Where the market's record stands now: closed sessions are < open; settled ones <= lastSettled. */
 export function recordPosition(s: Services, market: MarketId): RecordPosition {
   const m = MARKETS[market];
-  const open = s.supervisor.openTick(market) ?? s.clock.tick(m.interval_seconds);
+  // The record's own open session: it moves only once the close has warmed what it settled.
+  const open = s.supervisor.recordOpenTick(market) ?? s.clock.tick(m.interval_seconds);
   const horizon = m.settlement_horizon_ticks;
   return { open, lastClosed: open - 1, lastSettled: open - 1 - horizon, horizon };
 }
@@ -49,12 +51,83 @@ export function cacheable(
   body: { json: unknown } | { text: string; contentType: string },
   settledOnly: boolean,
 ): Reply {
-  const immutable = settledOnly && s.supervisor.historyLoaded(market);
   // Serialise once: the same bytes are hashed and sent.
   const [payload, contentType] = 'json' in body ? [JSON.stringify(body.json), 'application/json'] : [body.text, body.contentType];
-  const state = `${s.config.seed}|${req.url}|${immutable ? 'final' : recordPosition(s, market).open}|`;
-  const etag = `W/"${createHash('sha1').update(state).update(payload).digest('base64url').slice(0, 22)}"`;
-  const headers = { etag, 'cache-control': immutable ? 'public, max-age=86400, immutable' : 'no-cache' };
+  return tagged(s, req, market, settledOnly, (h) => h.update(payload), () => ({ body: payload, contentType }));
+}
+
+export const JSON_TYPE = 'application/json';
+
+/** Part of an answer: bytes, and what stands for them in the ETag (a fragment's digest) if not themselves. */
+export type Piece = { bytes: Uint8Array; tag?: string };
+
+const COMMA: Piece = { bytes: Buffer.from(',') };
+const CLOSE: Piece = { bytes: Buffer.from(']}') };
+
+/** A fragment, or a part of it (a range of its items, named in the tag), as a piece of an answer. */
+export const fragmentPiece = (f: Fragment, start = 0, end = f.bytes.length, range = ''): Piece => ({
+  bytes: start === 0 && end === f.bytes.length ? f.bytes : f.bytes.subarray(start, end),
+  tag: range ? `${f.digest}:${range}` : f.digest,
+});
+
+/**
+ * `head` as JSON with one more property last, `key`, an array whose items are the pieces' (each a
+ * comma-joined list of JSON values, empty ones left out): the bytes JSON.stringify would write.
+ */
+export function jsonWithArray(head: Record<string, unknown>, key: string, items: Piece[]): Piece[] {
+  const open = JSON.stringify({ ...head, [key]: [] });
+  const out: Piece[] = [{ bytes: Buffer.from(open.slice(0, -2)) }];
+  for (const p of items) {
+    if (!p.bytes.length) continue;
+    if (out.length > 1) out.push(COMMA);
+    out.push(p);
+  }
+  out.push(CLOSE);
+  return out;
+}
+
+/** Every session of an answer recorded (with settled ones only, its bytes are final). */
+export const allRecorded = (parts: readonly Fragment[]) => parts.every((f) => f.recorded);
+
+/** What a record route assembles from fragments: the pieces, and whether every session is settled and recorded. */
+export type Assembled = { pieces: Piece[]; contentType: string; final: boolean; headers?: Record<string, string> };
+
+/**
+ * `cacheable` for an answer assembled from pieces: the ETag hashes the fragments' digests, not their
+ * bytes. An answer about settled, recorded sessions only is kept whole for the record's position
+ * (`open`): the same request again is one lookup, until the next close.
+ */
+export async function recordAnswer(s: Services, req: RequestInfo, market: MarketId, open: number, settledOnly: boolean, assemble: () => Promise<Assembled>): Promise<Reply> {
+  const request = settledOnly ? `${req.url}?${req.query}|${+s.supervisor.historyLoaded(market)}` : undefined;
+  let kept = request === undefined ? undefined : s.record.answer(request, open);
+  if (!kept) {
+    const a = await assemble();
+    const { etag, headers } = tag(s, req, market, settledOnly, (h) => {
+      for (const p of a.pieces) {
+        if (p.tag === undefined) h.update(p.bytes);
+        else h.update(`\u0001${p.tag}`);
+      }
+    });
+    const body = Buffer.concat(a.pieces.map((p) => p.bytes));
+    kept = { body, contentType: a.contentType, headers: { ...headers, ...a.headers, etag } };
+    if (request !== undefined && a.final) s.record.keepAnswer(request, open, kept);
+  }
+  if (req.headers['if-none-match'] === kept.headers.etag) return { status: 304, headers: kept.headers };
+  return { body: kept.body, contentType: kept.contentType, headers: kept.headers };
+}
+
+/** ETag and cache headers of an answer whose body `hashBody` hashes; 304 when If-None-Match has it. */
+function tagged(s: Services, req: RequestInfo, market: MarketId, settledOnly: boolean, hashBody: (h: Hash) => void, body: () => Reply): Reply {
+  const { etag, headers } = tag(s, req, market, settledOnly, hashBody);
   if (req.headers['if-none-match'] === etag) return { status: 304, headers };
-  return { body: payload, contentType, headers };
+  return { ...body(), headers };
+}
+
+function tag(s: Services, req: RequestInfo, market: MarketId, settledOnly: boolean, hashBody: (h: Hash) => void) {
+  const immutable = settledOnly && s.supervisor.historyLoaded(market);
+  const state = `${s.config.seed}|${req.url}|${immutable ? 'final' : recordPosition(s, market).open}|`;
+  const h = createHash('sha1').update(state);
+  hashBody(h);
+  const etag = `W/"${h.digest('base64url').slice(0, 22)}"`;
+  return { etag, headers: { etag, 'cache-control': immutable ? 'public, max-age=86400, immutable' : 'no-cache' } };
 }

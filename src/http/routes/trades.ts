@@ -6,7 +6,9 @@ import { media, route, type Route } from '../route.js';
 import { TradesAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
-import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+import { JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition, type Piece } from './record-common.js';
+import { csvLine, datasetHeader } from '../../analytics/dataset.js';
+import type { Fragment } from '../record-cache.js';
 
 export const TRADES_SPAN = 200;
 export const DATASET_SPAN = { labeled: 400, expanded: 50, unlabeled: 20 } as const;
@@ -32,6 +34,57 @@ const DatasetQuery = Type.Object({
 });
 type DatasetQuery = Static<typeof DatasetQuery>;
 
+const CSV_TYPE = 'text/csv; charset=utf-8';
+
+/**
+ * The page `offset`, `limit` of the sessions' trades (of `actor` only if given) as pieces of the
+ * sessions' fragments: runs of consecutive trades are one slice each.
+ */
+export function tradesPage(parts: Fragment[], actor: 'house' | 'user' | undefined, offset: number, limit: number): { total: number; pieces: Piece[] } {
+  const want = actor === undefined ? undefined : actor === 'house' ? 104 /* h */ : 117; /* u */
+  let total = 0;
+  for (const f of parts) total += want === undefined ? f.items : want === 104 ? f.houses! : f.items - f.houses!;
+  const pieces: Piece[] = [];
+  let skip = offset;
+  let left = limit;
+  for (const f of parts) {
+    if (left === 0) break;
+    const starts = f.starts!;
+    const slice = (i: number, j: number) => pieces.push(fragmentPiece(f, starts[i], starts[j] - 1, `${i}-${j}`));
+    if (want === undefined) {
+      if (skip >= f.items) {
+        skip -= f.items;
+        continue;
+      }
+      const end = Math.min(f.items, skip + left);
+      slice(skip, end);
+      left -= end - skip;
+      skip = 0;
+      continue;
+    }
+    let run = -1;
+    for (let k = 0; k < f.items && left > 0; k++) {
+      let take = f.actors!.charCodeAt(k) === want;
+      if (take && skip > 0) {
+        skip--;
+        take = false;
+      }
+      if (take) {
+        if (run < 0) run = k;
+        if (--left === 0) {
+          slice(run, k + 1);
+          run = -1;
+        }
+      } else if (run >= 0) {
+        slice(run, k);
+        run = -1;
+      }
+    }
+    if (run >= 0) slice(run, f.items);
+  }
+  return { total, pieces };
+}
+
 export function tradesRoutes(s: Services): Route[] {
   return [
     route<{ market_id: string }, TradesQuery>({
@@ -49,12 +102,19 @@ export function tradesRoutes(s: Services): Route[] {
         checkSpan(query, TRADES_SPAN);
         const pos = recordPosition(s, market);
         const args: TradesArgs = { market, from: query.from_tick, to: Math.min(query.to_tick, pos.lastClosed), actor: query.actor, limit: query.limit, offset: query.offset };
-        const r = await s.runtime.read<TradesReply>('trades.list', args);
-        const answer = {
-          market, from_tick: query.from_tick, to_tick: query.to_tick, last_closed: pos.lastClosed, last_settled: pos.lastSettled,
-          actor: query.actor ?? null, total: r.total, limit: query.limit, offset: query.offset, trades: r.trades,
-        };
-        return cacheable(s, req, market, { json: answer }, query.to_tick <= pos.lastSettled);
+        const head = { market, from_tick: query.from_tick, to_tick: query.to_tick, last_closed: pos.lastClosed, last_settled: pos.lastSettled, actor: query.actor ?? null };
+        const settledOnly = query.to_tick <= pos.lastSettled;
+        if (!s.record.enabled) {
+          const r = await s.runtime.read<TradesReply>('trades.list', args);
+          const answer = { ...head, total: r.total, limit: query.limit, offset: query.offset, trades: r.trades };
+          return cacheable(s, req, market, { json: answer }, settledOnly);
+        }
+        return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
+          const parts = await s.record.sessions({ kind: 'trades', market }, args.from, args.to, pos);
+          const page = tradesPage(parts, query.actor, query.offset, query.limit);
+          const pieces = jsonWithArray({ ...head, total: page.total, limit: query.limit, offset: query.offset }, 'trades', page.pieces);
+          return { pieces, contentType: JSON_TYPE, final: allRecorded(parts) };
+        });
       },
     }),
     route<{ market_id: string }, DatasetQuery>({
@@ -76,11 +136,20 @@ export function tradesRoutes(s: Services): Route[] {
           market, from: query.from_tick, to: Math.min(query.to_tick, labeled ? pos.lastSettled : pos.lastClosed),
           split: query.split, expandQty: labeled && query.expand_qty,
         };
-        const r = await s.runtime.read<{ csv: string; rows: number }>('trades.dataset', args);
-        const reply = cacheable(s, req, market, { text: r.csv, contentType: 'text/csv; charset=utf-8' }, query.to_tick <= pos.lastSettled);
+        const settledOnly = query.to_tick <= pos.lastSettled;
         const name = `${market}-${query.split}${args.expandQty ? '-expanded' : ''}-${query.from_tick}-${query.to_tick}.csv`;
-        reply.headers = { ...reply.headers, 'content-disposition': `inline; filename="${name}"`, 'x-rows': String(r.rows) };
-        return reply;
+        const headers = (rows: number) => ({ 'content-disposition': `inline; filename="${name}"`, 'x-rows': String(rows) });
+        if (!s.record.enabled) {
+          const r = await s.runtime.read<{ csv: string; rows: number }>('trades.dataset', args);
+          const reply = cacheable(s, req, market, { text: r.csv, contentType: CSV_TYPE }, settledOnly);
+          reply.headers = { ...reply.headers, ...headers(r.rows) };
+          return reply;
+        }
+        return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
+          const parts = await s.record.sessions({ kind: 'dataset', market, split: args.split, expandQty: args.expandQty }, args.from, args.to, pos);
+          const pieces = [{ bytes: Buffer.from(csvLine(datasetHeader(market, args))) }, ...parts.map((f) => fragmentPiece(f))];
+          return { pieces, contentType: CSV_TYPE, final: allRecorded(parts), headers: headers(parts.reduce((n, f) => n + f.items, 0)) };
+        });
       },
     }),
   ];

@@ -62,7 +62,8 @@ export function tradingRoutes(s: Services): Route[] {
         const placed = await s.runtime.ask<OrderPlaced>(`account:${p.accountId}`, {
           kind: 'order', agentId: p.agentId, market, tick: snap.tick, idx, offerKey: deal.key, qty: body.qty,
           closesAt: snap.closesAt, at: s.clock.realNow(), payFromBalance: body.pay_from_balance, baseUrl: base,
-        }, { idem });
+          // grouped: the worker places the orders it holds in one transaction, so they answer together
+        }, { idem, grouped: true });
         return json(placed, 201);
       },
       // The account actor builds the whole answer, so a stored one is answered as it was.

@@ -66,7 +66,7 @@ export function webCartPageRoutes(s: Services): Route[] {
       carts: carts.map((c) => ({ ...cartSummary(c), owner_name: c.owner.kind === 'agent' ? c.owner.name : 'you', mine: true, lines: linesView(c, at, true, '/cart') })),
       has_carts: carts.length > 0, markets: MARKET_IDS, cards: cardOptions(cards), has_cards: cards.length > 0,
       uploaded: upload?.added !== undefined ? { added: upload.added, skipped: upload.skipped ?? 0 } : undefined,
-      scripts: ['/assets/countdown.js'],
+      scripts: ['/static/countdown.js'],
     }, p?.status ?? 200);
   }
 

@@ -1,7 +1,7 @@
 // A cart's link (SPEC.md "Web routes": GET /carts/{token}, POST .../pay; CONTRACT.md "Carts": POST
 // .../kind; GET /link/{token}, the older pairing link). The holder sees who proposes (the agent's
 // declared identity) and what (each line with note, price, fee, stale mark and the countdown to its
-// close), and approves by paying, logged in or signing in on the pay form itself. Opening the link
+// close, and what each open line bets on: src/http/deal-facts.ts), and approves by paying, logged in or signing in on the pay form itself. Opening the link
 // logged in, or signing in on it, connects the cart and its agent (a turn of the cart actor).
 import Type, { type Static } from 'typebox';
 import type { CartByToken, CheckedOut, KindSet, Opened } from '../../../actors/cart/messages.js';
@@ -9,6 +9,7 @@ import type { HolderSession } from '../../../actors/holder/messages.js';
 import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
+import { cartFacts } from '../deal-facts.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, cartPayment, checkedCard, refuseCrypto } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -95,16 +96,16 @@ export function webCartRoutes(s: Services): Route[] {
     const otherHolder = !!holder && found.holder_id !== null && !mine;
     const here = `/carts/${token}`;
     const canPay = cart.open_items > 0 && !otherHolder;
-    const orders = mine && agent ? await waitingOrders(agent.account_id) : [];
+    const [orders, facts] = await Promise.all([mine && agent ? waitingOrders(agent.account_id) : [], cartFacts(s, cart)]);
     return renderPage('cart', {
       title: agent ? `${agent.name}'s cart` : cart.name, holder, error: p?.message, token, here, here_q: encodeURIComponent(here),
       ...cartSummary(cart), ...(agent ? { agent: true, ...identityView(agent) } : {}),
-      lines: linesView(cart, s.clock.realNow(), mine, here),
+      lines: linesView(cart, s.clock.realNow(), mine, here), ...facts,
       connected_now: connectedNow, other_holder: otherHolder, mine, orders, has_orders: orders.length > 0,
       can_switch_kind: mine && !found.paid, can_pay: canPay,
       form_email: typed?.email ?? '', login_chosen: typed?.auth === 'login',
       ...(canPay && holder ? await payView(holder) : {}),
-      scripts: ['/assets/countdown.js'],
+      scripts: ['/static/countdown.js'],
     }, p?.status ?? 200);
   }
 

@@ -1,7 +1,8 @@
 // The purchase link of an order (SPEC.md "Web routes": GET /checkout/{token}, POST .../pay): the holder
-// sees who asks (the agent's declared identity) and for what, and approves by paying. The card is
-// checked here first, so a declined or mistyped card never reaches the account actor and nothing is
-// charged; the payment itself is one turn of the order's account actor.
+// sees who asks (the agent's declared identity), for what, what the order bets on (src/http/deal-facts.ts)
+// and the seconds left, and approves by paying. The card is checked here first, so a declined or
+// mistyped card never reaches the account actor and nothing is charged; the payment itself is one
+// turn of the order's account actor.
 import Type, { type Static } from 'typebox';
 import type { Connected, OrderAgent, Paid, ServedOrder } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
@@ -15,6 +16,8 @@ import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 import { centsToNumber } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from './web-carts.js';
+import { dealFacts } from '../deal-facts.js';
+import { countdown } from '../cart-view.js';
 
 
 const PayForm = Type.Object(PayFields);
@@ -58,12 +61,14 @@ export function webCheckoutRoutes(s: Services): Route[] {
     const closed = !paid && (o.status === 'expired' || o.closes_at <= s.clock.realNow());
     const otherHolder = !!holder && a.holder_id !== null && a.holder_id !== holder.holderId;
     const canPay = !!holder && !paid && !closed && !otherHolder;
+    const [facts] = await dealFacts(s, [o]);
     return renderPage('checkout', {
       title: `Order from ${a.name}`, holder, error: p?.message, token,
       ...identityView(a),
       market: o.market, tick: o.tick, offer_key: o.offer_key, deal_title: o.deal_title, items: o.items, qty: o.qty,
       unit_cost: usd(o.unit_cost), gross_amount: usd(o.gross_amount), fee_amount: usd(o.fee_amount), total_amount: usd(o.total_amount),
       status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, closes: utc(o.closes_at),
+      closes_at: o.closes_at, countdown: countdown(o.closes_at, s.clock.realNow()), facts, scripts: ['/static/countdown.js'],
       paid, expired: closed, open: !paid && !closed, other_holder: otherHolder, can_pay: canPay, here_q: encodeURIComponent(`/checkout/${token}`),
       ...(canPay ? await payView(holder!, o) : {}),
     }, p?.status ?? 200);

@@ -1,12 +1,17 @@
-// The site's front pages for people: what the service is, where agents and holders start, and the
-// four markets as they stand (served from the same in-memory snapshots as the API: no worker hop).
+// The site's front pages for people: what the service is, where agents and holders start, the
+// four markets as they stand (served from the same in-memory snapshots as the API: no worker hop)
+// and, on the home page, the pulse and the ticker (the API's cached record reads).
 import { MARKET_IDS } from '../../engine/index.js';
 import { holderOf } from '../auth/holders.js';
-import { renderPage } from '../pages.js';
+import { renderFragment, renderPage } from '../pages.js';
 import { htmlPage, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { usd } from '../web.js';
 import { marketStatus, menuSnapshots } from './markets.js';
+import { pulseSource, tickerNow } from './pulse.js';
+import { FragmentCache } from '../fragment-cache.js';
+import { pulseView, type PulseLike } from '../pulse-view.js';
+import { recordPosition } from './record-common.js';
 
 /** A session's real length (SVC_TIME_SCALE divides every interval), in the largest fitting unit. */
 export function sessionLength(seconds: number): string {
@@ -26,10 +31,24 @@ export function webSiteRoutes(s: Services): Route[] {
         list_price: usd(m.quote.list_price), velocity: m.quotes_velocity ? 'quoted velocity' : 'sales rank',
       };
     });
+  // The pulse part of the home page changes only when a market closes: kept per set of open sessions.
+  const pulseParts = new FragmentCache(4, 512 * 1024);
+  const pulse = () =>
+    pulseParts.get(
+      MARKET_IDS.map((m) => recordPosition(s, m).open).join(','),
+      async () => {
+        const [p, ticker] = await Promise.all([pulseSource(s).pulse(), tickerNow(s, snapshots)]);
+        return renderFragment('home-pulse', pulseView(p as PulseLike, ticker));
+      },
+      MARKET_IDS.every((m) => s.supervisor.historyLoaded(m)),
+    );
   return [
     route({
       method: 'GET', path: '/', auth: 'none', summary: 'Home page', response: { 200: htmlPage('the home page') },
-      handler: async ({ req }) => renderPage('home', { title: 'Home', holder: await holderOf(s, req), markets: markets(), base_url: s.config.baseUrl }),
+      handler: async ({ req }) => {
+        const [holder, pulsePart] = await Promise.all([holderOf(s, req), pulse()]);
+        return renderPage('home', { title: 'Home', holder, markets: markets(), base_url: s.config.baseUrl, pulse: pulsePart });
+      },
     }),
     route({
       method: 'GET', path: '/markets', auth: 'none', summary: 'The four markets and their current sessions', response: { 200: htmlPage('the markets page') },

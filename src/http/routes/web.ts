@@ -7,8 +7,14 @@ import { webConsoleRoutes } from './web-console.js';
 import { webCartRoutes } from './web-carts.js';
 import { webCartPageRoutes } from './web-cart.js';
 import { webSiteRoutes } from './web-site.js';
+import { webMarketRoutes } from './web-markets.js';
+import { webExploreRoutes } from './web-explore.js';
+import { webAssetRoutes } from './web-assets.js';
 import { assetRoute } from '../pages.js';
 
 export function webRoutes(s: Services): Route[] {
-  return [...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s), ...webCartPageRoutes(s), ...webSiteRoutes(s), assetRoute()];
+  return [
+    ...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s), ...webCartPageRoutes(s),
+    ...webSiteRoutes(s), ...webMarketRoutes(s), ...webExploreRoutes(s), ...webAssetRoutes(s), assetRoute(),
+  ];
 }

@@ -1,0 +1,135 @@
+// The order batch's statements (order-batch.ts), prepared once per batch connection. Each batch
+// sends EXECUTEs with its values as array literals, so PostgreSQL neither parses nor plans the
+// batch's SQL again: planning the two statements cost ~1.6 ms per batch when they were sent as
+// text with a JSON literal (bench/README.md "Issue 14"), as much as executing them. PREPARE/EXECUTE
+// rather than the protocol's own prepared statements: several EXECUTEs still ride in one simple
+// query, so a batch keeps its two round trips (BEGIN with the read, the write with COMMIT).
+import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
+import { arrayLiteral } from '../runtime/sql.js';
+import { sessionLockKey } from '../market/session-lock.js';
+import { entriesArraysCte, entriesArrays, feeRowsInsertSql, postconditionSql, postingCtes, type Entry } from './ledger.js';
+
+/** One column of values per array parameter. */
+type Column = readonly (string | number | boolean | null)[];
+
+/**
+ * What the decisions need, in one statement (its snapshot taken after the session locks): open
+ * sessions of $1 (markets), the paying agents $2, the accounts $3 of the batch locked FOR UPDATE in
+ * id order when they pay now ($4) or are competition accounts (so concurrent batches of other
+ * workers never deadlock), their competitions, the fees already charged ($5 months), the recorded
+ * menu rows ($6 markets, $7 ticks, $8 idx), the stored answers ($9 scopes, $10 keys) and $11 pairs
+ * of new order and round ids.
+ */
+function readSql(): string {
+  return `select
+       (select coalesce(json_agg(json_build_object('market', market, 'tick', tick)), '[]') from market_session
+         where closed_at is null and market = any($1)) as sessions,
+       (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at)), '[]') from agent
+         where id = any($2)) as agents,
+       (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
+         (select id, balance_cents from account where id = any($3) and (id = any($4) or kind = 'competition') order by id for update) a) as accounts,
+       (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
+                 'ends_at', c.ends_at, 'status', c.status)), '[]')
+          from competition_entry e join competition c on c.id = e.competition_id where e.account_id = any($3)) as competitions,
+       (select coalesce(json_agg(holder_id || '/' || month), '[]') from monthly_fee
+         where holder_id = any(array(select holder_id from agent where id = any($2))) and month = any($5)) as fees,
+       (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
+                 'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
+                 'title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items', 'sales_velocity', m.deal->'sales_velocity')), '[]')
+          from menu_row m join (select distinct * from unnest($6, $7, $8) as k(market, tick, idx)) k
+            on m.market = k.market and m.tick = k.tick and m.idx = k.idx) as menu,
+       (select coalesce(json_agg(json_build_object('scope', i.scope, 'key', i.key, 'hash', i.request_hash, 'status', i.status, 'reply', i.reply)), '[]')
+          from idempotency i join unnest($9, $10) as k(scope, key) on i.scope = k.scope and i.key = k.key) as answers,
+       (select json_agg(json_build_object('o', nextval('orders_id_seq'), 'r', nextval('trade_round_id_seq'))) from generate_series(1, $11)) as ids,
+       now() as now`;
+}
+
+/** The read's values, in its parameters' order. */
+export type ReadArgs = {
+  markets: string[]; agents: number[]; accounts: number[]; funded: number[]; months: string[];
+  menu: { market: string; tick: number; idx: number }[]; keys: { scope: string; key: string }[]; n: number;
+};
+
+/** BEGIN's statements: the session locks (their own statements: a snapshot is taken before a wait), expired answers, the read. */
+export function readStatements(a: ReadArgs, lit: (s: string) => string): string {
+  const arr = (c: Column) => arrayLiteral(c, lit);
+  const keys = [arr(a.keys.map((k) => k.scope)), arr(a.keys.map((k) => k.key))];
+  return [
+    ...a.markets.map((m) => `execute order_batch_lock(${lit(sessionLockKey(m))})`),
+    ...(a.keys.length ? [`execute order_batch_expire(${keys.join(', ')})`] : []),
+    `execute order_batch_read(${[
+      arr(a.markets), arr(a.agents), arr(a.accounts), arr(a.funded), arr(a.months),
+      arr(a.menu.map((m) => m.market)), arr(a.menu.map((m) => m.tick)), arr(a.menu.map((m) => m.idx)), ...keys, String(a.n),
+    ].join(', ')})`,
+  ].join(';\n');
+}
+
+/** The columns of the batch's orders (the CTE `x`), with their types: one array parameter each. */
+const ORDER_COLUMNS = [
+  ['order_id', 'bigint'], ['round_id', 'bigint'], ['account_id', 'bigint'], ['agent_id', 'bigint'], ['market', 'text'], ['tick', 'bigint'],
+  ['idx', 'int'], ['offer_key', 'text'], ['qty', 'int'], ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'],
+  ['holding_cents', 'int'], ['token', 'text'], ['closes_at', 'float8'], ['paid', 'boolean'], ['holder', 'bigint'], ['month', 'text'],
+  ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'], ['fee', 'bigint'],
+] as const;
+export type OrderColumn = (typeof ORDER_COLUMNS)[number][0];
+const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'text'], ['status', 'int'], ['reply', 'text']] as const;
+export type Answer = { scope: string; key: string; request_hash: string; status: number; reply: unknown };
+
+function WRITE_TYPES(): string[] {
+  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int'];
+}
+
+/**
+ * The batch's writes in one statement: rounds, orders, monthly fees, the stored answers and the
+ * ledger postings of the funded orders (ledger.ts's one posting definition, its postcondition
+ * checked in the statement). Parameters: the order columns, the answer columns, the entries' columns
+ * and how many entries there are.
+ */
+function writeSql(): string {
+  const o = ORDER_COLUMNS.length;
+  const p = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(', ');
+  const entries = Array.from({ length: 5 }, (_, i) => `$${o + ANSWER_COLUMNS.length + 1 + i}`);
+  return `with x as (select * from unnest(${p(1, o)}) as x(${ORDER_COLUMNS.map(([c]) => c).join(', ')})),
+     rounds as (
+       insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
+       select round_id, account_id, total, case when paid then 'funded' else 'awaiting_payment' end, case when paid then 'balance' end,
+              fee, case when paid then total + fee else 0 end, case when paid then now() end from x),
+     placed as (
+       insert into orders (id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
+                           holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, paid_at, paid_by_holder)
+       select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
+              gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
+              case when paid then 'balance' end, case when paid then now() end, holder from x),
+     fees as (${feeRowsInsertSql('x')}),
+     answers as (
+       insert into idempotency (scope, key, request_hash, status, reply)
+       select scope, key, request_hash, status, reply::jsonb from unnest(${p(o + 1, ANSWER_COLUMNS.length)}) as a(${ANSWER_COLUMNS.map(([c]) => c).join(', ')})),
+     ${entriesArraysCte(entries)},
+     ${postingCtes('false')}
+     select ${postconditionSql(`$${o + ANSWER_COLUMNS.length + 6}`)} as ok`;
+}
+
+/** The write's EXECUTE: the orders (one value per column each), the answers to store and the ledger entries. */
+export function writeStatement(orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], lit: (s: string) => string): string {
+  const arr = (c: Column) => arrayLiteral(c, lit);
+  return `execute order_batch_write(${[
+    ...ORDER_COLUMNS.map(([c]) => arr(orders.map((r) => r[c]))),
+    ...ANSWER_COLUMNS.map(([c]) => arr(answers.map((a) => (c === 'reply' ? JSON.stringify(a.reply ?? null) : a[c])))),
+    ...entriesArrays(entries).map(arr),
+    String(entries.length),
+  ].join(', ')})`;
+}
+
+/**
+ * Prepared on every new batch connection. Generic plans always: the batch's arrays change length
+ * from one batch to the next, and a custom plan per EXECUTE would be planning again.
+ */
+export const PREPARE_BATCH = `set plan_cache_mode = force_generic_plan;
+prepare order_batch_lock(text) as select pg_advisory_xact_lock_shared(hashtext($1));
+prepare order_batch_expire(text[], text[]) as
+  delete from idempotency i using unnest($1, $2) as k(scope, key)
+   where i.scope = k.scope and i.key = k.key and i.created_at <= now() - make_interval(hours => ${ANSWER_RETENTION_HOURS});
+prepare order_batch_read(text[], bigint[], bigint[], bigint[], text[], text[], bigint[], int[], text[], text[], int) as
+${readSql()};
+prepare order_batch_write(${WRITE_TYPES().join(', ')}) as
+${writeSql()};`;

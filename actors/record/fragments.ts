@@ -1,0 +1,76 @@
+// Read tasks building the record's answers session by session (messages.ts FragmentSpec): each
+// session's items serialised once, so the front end can keep settled sessions' bytes and answer
+// a range by concatenating them. The items are the very rows the whole-range read tasks serve.
+import { createHash } from 'node:crypto';
+import { csvLine } from '../../src/analytics/dataset.js';
+import { defineReads, type ReadContext } from '../runtime/read.js';
+import type { FragmentsArgs, FragmentsReply, SessionFragment } from './messages.js';
+import { historySessions, rangeTrades, recordedTicks } from './history.js';
+import { tapeRows } from './analytics-tape.js';
+import { statsRows } from './analytics-stats.js';
+import { datasetRows } from './trades.js';
+import { tradeJson } from './trade-json.js';
+
+const digest = (text: string) => createHash('sha1').update(text).digest('base64');
+
+/** Groups items by session: a list per tick from..to. */
+function perTick<T>(from: number, to: number, items: T[], tickOf: (x: T) => number): T[][] {
+  const out: T[][] = Array.from({ length: to - from + 1 }, () => []);
+  for (const x of items) out[tickOf(x) - from]?.push(x);
+  return out;
+}
+
+function fragment(tick: number, recorded: boolean, texts: string[], separator: string): SessionFragment {
+  const text = texts.join(separator);
+  return { tick, recorded, text, digest: digest(text), items: texts.length };
+}
+
+/** Every fragment of sessions a.from..a.to of a series. */
+export async function buildFragments({ em, seed }: ReadContext, a: FragmentsArgs): Promise<FragmentsReply> {
+  const { spec, from, to } = a;
+  if (to < from) return [];
+  const ticks = (f: (tick: number, i: number) => SessionFragment) => Array.from({ length: to - from + 1 }, (_, i) => f(from + i, i));
+  switch (spec.kind) {
+    case 'history': {
+      const sessions = await historySessions(em, seed, { market: spec.market, from, to, lastSettled: a.lastSettled, includeBundle: spec.includeBundle, oracle: spec.oracle });
+      return sessions.map((s) => fragment(s.tick, s.recorded, s.rows.map((r) => JSON.stringify(r)), ','));
+    }
+    case 'stats': {
+      // A row per recorded session: the rows say which sessions are recorded.
+      const rows = await statsRows(em, seed, { market: spec.market, from, to, oracle: spec.oracle });
+      const byTick = perTick(from, to, rows, (r) => r.tick);
+      return ticks((tick, i) => fragment(tick, byTick[i].length > 0, byTick[i].map((r) => JSON.stringify(r)), ','));
+    }
+    case 'tape': {
+      // First: a session seen recorded here has all its rows committed for the queries below.
+      const recorded = await recordedTicks(em, spec.market, from, to);
+      const byTick = perTick(from, to, await tapeRows(em, { market: spec.market, cluster: spec.cluster, from, to, open: a.open, lastSettled: a.lastSettled }), (r) => r.tick);
+      return ticks((tick, i) => fragment(tick, recorded.has(tick), byTick[i].map((r) => JSON.stringify(r)), ','));
+    }
+    case 'dataset': {
+      const recorded = await recordedTicks(em, spec.market, from, to);
+      const byTick = perTick(from, to, await datasetRows(em, seed, { market: spec.market, from, to, split: spec.split, expandQty: spec.expandQty }), (r) => r.tick);
+      return ticks((tick, i) => fragment(tick, recorded.has(tick), byTick[i].map((r) => csvLine(r.cells)), ''));
+    }
+    case 'trades': {
+      const recorded = await recordedTicks(em, spec.market, from, to);
+      const byTick = perTick(from, to, await rangeTrades(em, spec.market, from, to), (t) => t.tick);
+      return ticks((tick, i) => {
+        const texts = byTick[i].map((t) => JSON.stringify(tradeJson(t)));
+        const starts: number[] = [0];
+        for (const t of texts) starts.push(starts[starts.length - 1] + Buffer.byteLength(t) + 1);
+        return { ...fragment(tick, recorded.has(tick), texts, ','), actors: byTick[i].map((t) => (t.actor === 'house' ? 'h' : 'u')).join(''), starts };
+      });
+    }
+  }
+}
+
+export const fragmentReads = defineReads({
+  'record.fragments': (ctx, a: FragmentsArgs) => buildFragments(ctx, a),
+  /** Several series at once (the close warms the sessions it settled): one worker hop. */
+  'record.warm': async (ctx, a: { jobs: FragmentsArgs[] }) => {
+    const out: FragmentsReply[] = [];
+    for (const job of a.jobs) out.push(await buildFragments(ctx, job));
+    return out;
+  },
+});

@@ -1,0 +1,152 @@
+// Charts of the pages: inline SVG drawn on the server (no script; the pages' CSP allows none inline).
+// Scales and paths come from d3-scale and d3-shape; this module only lays out axes and text. Every
+// chart carries its own text alternative (<title>, <desc>) and a summary sentence for the caption.
+import { scaleBand, scaleLinear } from 'd3-scale';
+import { area, line } from 'd3-shape';
+
+/** One line of a chart; `null` where a value is unknown (the line breaks there). */
+export type Series = { name: string; values: (number | null)[] };
+
+export type ChartSpec = {
+  /** Short title: the chart's accessible name. */
+  title: string;
+  /** x positions (session ticks, quantities...), one per value of each series. */
+  x: number[];
+  xLabel: string;
+  yLabel: string;
+  /** Formats a y value for the axis and the summary ("12.50 USD"). */
+  yFormat?: (v: number) => string;
+  /** Formats an x value for the axis and the summary (a day number as a date...); default: the number. */
+  xFormat?: (x: number) => string;
+  series: Series[];
+  /** A shaded range (low / high) behind the lines, e.g. a projection's scenarios. */
+  band?: { low: (number | null)[]; high: (number | null)[] };
+  width?: number;
+  height?: number;
+};
+
+export type Chart = { svg: string; summary: string };
+
+const M = { top: 12, right: 14, bottom: 36, left: 58 };
+let ids = 0;
+
+const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ESC[c]);
+const defaultFormat = (v: number) => (Math.abs(v) >= 1000 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+
+function extent(values: (number | null)[]): [number, number] | undefined {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) if (v !== null && Number.isFinite(v)) (lo = Math.min(lo, v)), (hi = Math.max(hi, v));
+  return lo <= hi ? [lo, hi] : undefined;
+}
+
+/** "price: from 10.00 to 12.50 USD (low 9.80, high 13.10) over sessions 100 to 219." */
+function describe(spec: ChartSpec, fmt: (v: number) => string): string {
+  const parts = spec.series.map((s) => {
+    const known = s.values.map((v, i) => [spec.x[i], v] as const).filter((p): p is readonly [number, number] => p[1] !== null && Number.isFinite(p[1]));
+    if (!known.length) return `${s.name}: no data`;
+    const [lo, hi] = extent(known.map((p) => p[1]))!;
+    return `${s.name} from ${fmt(known[0][1])} to ${fmt(known[known.length - 1][1])} (low ${fmt(lo)}, high ${fmt(hi)})`;
+  });
+  const xs = extent(spec.x);
+  const xf = spec.xFormat ?? String;
+  const span = xs ? ` over ${spec.xLabel} ${xf(xs[0])} to ${xf(xs[1])}` : '';
+  return `${spec.title}: ${parts.join('; ')}${span}.`;
+}
+
+function frame(spec: ChartSpec, w: number, h: number, body: string, summary: string): string {
+  const id = `chart-${++ids}`;
+  return (
+    `<svg class="chart" role="img" aria-labelledby="${id}-t ${id}-d" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" xmlns="http://www.w3.org/2000/svg">` +
+    `<title id="${id}-t">${esc(spec.title)}</title><desc id="${id}-d">${esc(summary)}</desc>${body}</svg>`
+  );
+}
+
+function yAxis(y: ReturnType<typeof scaleLinear<number, number>>, w: number, fmt: (v: number) => string, label: string, h: number): string {
+  const ticks = y.ticks(5);
+  let out = `<g class="axis y">`;
+  for (const t of ticks) {
+    const py = y(t).toFixed(1);
+    out += `<line x1="${M.left}" x2="${w - M.right}" y1="${py}" y2="${py}" stroke-opacity=".25"/><text x="${M.left - 6}" y="${py}" dy=".32em" text-anchor="end">${esc(fmt(t))}</text>`;
+  }
+  const mid = ((M.top + h - M.bottom) / 2).toFixed(1);
+  return `${out}<text transform="translate(12 ${mid}) rotate(-90)" text-anchor="middle">${esc(label)}</text></g>`;
+}
+
+function xAxisLabel(w: number, h: number, label: string): string {
+  return `<text x="${((M.left + w - M.right) / 2).toFixed(1)}" y="${h - 4}" text-anchor="middle">${esc(label)}</text>`;
+}
+
+/** Lines over a numeric x axis (sessions, quantities), with an optional shaded band. */
+export function lineChart(spec: ChartSpec): Chart {
+  const w = spec.width ?? 640;
+  const h = spec.height ?? 220;
+  const fmt = spec.yFormat ?? defaultFormat;
+  const summary = describe(spec, fmt);
+  const all = [...spec.series.flatMap((s) => s.values), ...(spec.band ? [...spec.band.low, ...spec.band.high] : [])];
+  const ys = extent(all);
+  const xs = extent(spec.x);
+  if (!ys || !xs) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
+  const pad = ys[0] === ys[1] ? Math.max(Math.abs(ys[0]) * 0.1, 1) : 0;
+  const y = scaleLinear().domain([ys[0] - pad, ys[1] + pad]).nice().range([h - M.bottom, M.top]);
+  const x = scaleLinear().domain(xs[0] === xs[1] ? [xs[0] - 1, xs[1] + 1] : xs).range([M.left, w - M.right]);
+  const known = (v: number | null): v is number => v !== null && Number.isFinite(v);
+  let body = yAxis(y, w, fmt, spec.yLabel, h);
+  let xAxis = `<g class="axis x"><line x1="${M.left}" x2="${w - M.right}" y1="${h - M.bottom}" y2="${h - M.bottom}"/>`;
+  for (const t of x.ticks(Math.min(6, spec.x.length)).filter(Number.isInteger)) {
+    xAxis += `<text x="${x(t).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc((spec.xFormat ?? String)(t))}</text>`;
+  }
+  body += `${xAxis}${xAxisLabel(w, h, spec.xLabel)}</g>`;
+  if (spec.band) {
+    const { low, high } = spec.band;
+    const d = area<number>()
+      .defined((i) => known(low[i]) && known(high[i]))
+      .x((i) => x(spec.x[i]))
+      .y0((i) => y(low[i] as number))
+      .y1((i) => y(high[i] as number))(spec.x.map((_, i) => i));
+    if (d) body += `<path class="band" d="${d}"/>`;
+  }
+  spec.series.forEach((s, k) => {
+    const d = line<number>()
+      .defined((i) => known(s.values[i]))
+      .x((i) => x(spec.x[i]))
+      .y((i) => y(s.values[i] as number))(spec.x.map((_, i) => i));
+    if (d) body += `<path class="line series-${k % 4}" d="${d}"><title>${esc(s.name)}</title></path>`;
+  });
+  return { svg: frame(spec, w, h, body, summary), summary };
+}
+
+/** Bars over categories or sessions (volume, P&L per session); negative bars drawn below zero. */
+export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): Chart {
+  const w = spec.width ?? 640;
+  const h = spec.height ?? 200;
+  const fmt = spec.yFormat ?? defaultFormat;
+  const xf = spec.xFormat ?? String;
+  const summary = describe(spec, fmt);
+  const values = spec.series[0].values;
+  const ys = extent([...values, 0]);
+  if (!ys || spec.x.length === 0) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
+  const y = scaleLinear().domain(ys[0] === ys[1] ? [ys[0], ys[0] + 1] : ys).nice().range([h - M.bottom, M.top]);
+  const x = scaleBand<number>().domain(spec.x).range([M.left, w - M.right]).paddingInner(0.15);
+  let body = yAxis(y, w, fmt, spec.yLabel, h);
+  const zero = y(0);
+  values.forEach((v, i) => {
+    if (v === null || !Number.isFinite(v)) return;
+    const top = Math.min(y(v), zero);
+    const height = Math.max(Math.abs(y(v) - zero), v === 0 ? 0 : 0.5);
+    body += `<rect class="bar${v < 0 ? ' neg' : ''}" x="${x(spec.x[i])!.toFixed(1)}" y="${top.toFixed(1)}" width="${Math.max(x.bandwidth(), 0.5).toFixed(1)}" height="${height.toFixed(1)}"><title>${esc(xf(spec.x[i]))}: ${esc(fmt(v))}</title></rect>`;
+  });
+  let xAxis = `<g class="axis x"><line x1="${M.left}" x2="${w - M.right}" y1="${zero.toFixed(1)}" y2="${zero.toFixed(1)}"/>`;
+  const every = Math.max(1, Math.ceil(spec.x.length / 6));
+  spec.x.forEach((t, i) => {
+    if (i % every === 0) xAxis += `<text x="${(x(t)! + x.bandwidth() / 2).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc(xf(t))}</text>`;
+  });
+  body += `${xAxis}${xAxisLabel(w, h, spec.xLabel)}</g>`;
+  return { svg: frame(spec, w, h, body, summary), summary };
+}
+
+/** The chart inside a <figure> with its summary as the caption: what a template inserts with {{{ }}}. */
+export function figure(chart: Chart, caption?: string): string {
+  return `<figure class="chart">${chart.svg}<figcaption>${esc(caption ? `${caption} ${chart.summary}` : chart.summary)}</figcaption></figure>`;
+}

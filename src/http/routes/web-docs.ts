@@ -1,0 +1,124 @@
+// The human docs: /docs (the index), /docs/{slug} (agents, developers, protocol; competitions has
+// its own route), /terms and /privacy. Every page is generated from the sources the machines read:
+// the guide behind /llms.txt, the manifest, the agent protocol and the OpenAPI document of the
+// finished route table, so the documents cannot disagree.
+import Type from 'typebox';
+import { holderOf } from '../auth/holders.js';
+import { renderPage } from '../pages.js';
+import { HttpError, htmlPage, route, type RequestInfo, type Route } from '../route.js';
+import type { Services } from '../services.js';
+import { openApiDocument } from './discovery.js';
+import { manifest } from '../content/manifest.js';
+import { agentProtocol } from '../content/protocol.js';
+import { guideSections, rulesSection } from '../content/guide.js';
+import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from '../content/record-ranges.js';
+import { agentExamples, developerExamples, shellText, type Example } from '../content/examples.js';
+import { idempotentOperations, referenceByTag, statusesDeclared, type OpenApiDoc } from '../content/api-reference.js';
+import { DOC_PAGES, RENDERED_SLUGS, richText, sectionView, type RenderedSlug } from '../content/docs.js';
+import { privacy, terms, type LegalDoc } from '../content/legal.js';
+
+const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100, description: 'the page' }) });
+
+const exampleView = (e: Example) => ({ id: e.id, title: e.title, intro: e.intro, text: shellText(e) });
+
+/** Path patterns of the GET routes anyone may open (a docs link is made only to those). */
+function openableBy(routes: Route[]): (path: string) => boolean {
+  const patterns = routes
+    .filter((r) => r.method === 'GET' && r.auth === 'none')
+    .map((r) => new RegExp(`^${r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`));
+  return (path) => patterns.some((p) => p.test(path));
+}
+
+export function webDocsRoutes(s: Services, routes: Route[]): Route[] {
+  const base = s.config.baseUrl;
+  const api = `${base}/api/v1`;
+  // Built on first use: the OpenAPI document needs the finished route table. Constant afterwards.
+  let views: Record<RenderedSlug, Record<string, unknown>> | undefined;
+  const build = () => {
+    const openable = openableBy(routes);
+    const rich = (t: string) => richText(t, base, openable);
+    const doc = openApiDocument(routes, base) as OpenApiDoc;
+    const m = manifest(base, s.schema);
+    const proto = agentProtocol(api);
+    const dev = Object.fromEntries(developerExamples(base).map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
+    return {
+      agents: {
+        title: 'For agents',
+        description: 'From registration to a cart, as curl commands that run against this service.',
+        examples: agentExamples(base).map(exampleView),
+        sections: guideSections(base).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
+        llms_txt: '/llms.txt',
+      },
+      developers: {
+        title: 'For developers',
+        description: 'Every route of the API with its parameters and defaults, authentication, errors, limits and retries.',
+        api_base: api,
+        auth: { ...m.auth, headers: m.auth.headers.map((name, i) => ({ name, or: i > 0 })), key_required: m.auth.key_required.join(', '), public: m.auth.public.join(', ') },
+        errors: { rule: rich(rulesSection().items.find((i) => i.startsWith('Errors'))!), statuses: statusesDeclared(doc) },
+        ranges: RECORD_RANGES.map((r) => ({ path: `${api}${r.path}`, required: r.required, caps: capWords(r), note: r.note })),
+        coverage: rich(`GET ${api}${COVERAGE_PATH}`),
+        refusal: SPAN_REFUSAL,
+        idempotency: idempotentOperations(doc),
+        ex: dev,
+        tags: referenceByTag(doc),
+      },
+      protocol: {
+        title: 'The agent protocol',
+        description: 'The working protocol of an agent, step by step.',
+        data_url: '/api/v1/agents/protocol',
+        recommendation: proto.recommendation,
+        rules: proto.rules,
+        steps: proto.steps.map((st) => ({
+          ...st,
+          request_html: rich(st.request),
+          body_json: 'body' in st && st.body ? JSON.stringify(st.body, null, 2) : null,
+        })),
+        analysis: { ...proto.analysis, endpoints: proto.analysis.endpoints.map(rich) },
+        consent: proto.consent,
+      },
+    } satisfies Record<RenderedSlug, Record<string, unknown>>;
+  };
+  const page = async (req: RequestInfo, slug: RenderedSlug) => {
+    views ??= build();
+    const v = views[slug] as { title: string };
+    return renderPage(`docs-${slug}`, { ...v, holder: await holderOf(s, req), docs_nav: nav(slug) });
+  };
+  const legal = async (req: RequestInfo, d: LegalDoc) => {
+    const openable = openableBy(routes);
+    return renderPage('docs-legal', {
+      title: d.title, holder: await holderOf(s, req), doc: d, intro: richText(d.intro, base, openable),
+      sections: d.sections.map((x) => sectionView(x, base, openable)),
+    });
+  };
+
+  return [
+    route({
+      method: 'GET', path: '/docs', auth: 'none', summary: 'The docs: an index of the pages', response: { 200: htmlPage('the docs index') },
+      handler: async ({ req }) => renderPage('docs-index', { title: 'Docs', holder: await holderOf(s, req), pages: DOC_PAGES, docs_nav: nav('') }),
+    }),
+    route<{ slug: string }>({
+      method: 'GET', path: '/docs/{slug}', auth: 'none', summary: 'A docs page: agents, developers or protocol', params: SlugParams,
+      response: { 200: htmlPage('the docs page') }, responses: { 404: { description: 'no such page' } },
+      handler: ({ req, params }) => {
+        const slug = RENDERED_SLUGS.find((x) => x === params.slug);
+        if (!slug) throw new HttpError(404, `no docs page ${params.slug}; the pages are listed at /docs`);
+        return page(req, slug);
+      },
+    }),
+    route({
+      method: 'GET', path: '/terms', auth: 'none', summary: 'Terms of use', response: { 200: htmlPage('the terms') },
+      handler: ({ req }) => legal(req, terms(base)),
+    }),
+    route({
+      method: 'GET', path: '/privacy', auth: 'none', summary: 'Privacy notice', response: { 200: htmlPage('the privacy notice') },
+      handler: ({ req }) => legal(req, privacy(base)),
+    }),
+  ];
+}
+
+/** The docs' own navigation, the current page marked. */
+const nav = (current: string) => [{ slug: '', title: 'Docs' }, ...DOC_PAGES.map((p) => ({ slug: p.slug, title: p.title.split(':')[0] }))].map((p) => ({
+  href: p.slug ? `/docs/${p.slug}` : '/docs',
+  title: p.title,
+  current: p.slug === current,
+}));

@@ -1,0 +1,76 @@
+// Every kind of page of the site in headless Chromium (issue 13 "Quality"): axe-core finds no serious
+// or critical accessibility violation, and at a phone's 375 px nothing widens the page (wide tables
+// scroll in their own box), and no page breaks its CSP. The pages are found by crawling, as a visitor and as a holder with an
+// agent, an order and a cart; one page of each kind is checked. Screenshots go to test-artifacts/.
+import t from 'tap';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Browser } from 'playwright-core';
+import { registerAgent } from '../helpers/agents.js';
+import { artifact, launchChromium } from '../helpers/browser.js';
+import { crawl, shapeOf } from '../helpers/crawl.js';
+import { registerHolder, startRecordedSite } from '../helpers/web.js';
+
+// A frozen clock on a day of history: the record has closed and settled sessions to link to.
+const svc = await startRecordedSite(t);
+const browser: Browser = await launchChromium(t);
+
+/** One page of each kind that answers 200 with HTML, as the crawl found them. */
+async function pageKinds(starts: string[], cookie?: string): Promise<string[]> {
+  const pages = await crawl(svc, starts, { cookie, perShape: 1, skip: (p) => p.startsWith('/logout') || p.startsWith('/api/docs') });
+  // One page per path kind: the query variants of a page (sorts, filters) share its template.
+  const kinds = new Map<string, string>();
+  for (const p of pages) if (p.status === 200 && p.type.startsWith('text/html') && !kinds.has(shapeOf(p.url.split('?')[0]))) kinds.set(shapeOf(p.url.split('?')[0]), p.url);
+  return [...kinds.values()];
+}
+
+async function holderWithWork(): Promise<{ cookie: string; starts: string[] }> {
+  const { cookie } = await registerHolder(svc, 'quality@example.org');
+  const agent = await registerAgent(svc);
+  const menu = await svc.getJson('/api/v1/markets/h2/deals?limit=5');
+  const order = await agent.post('/api/v1/orders', { market: 'h2', offer_key: menu.body.deals[0].key, qty: 1 });
+  const item = await agent.post('/api/v1/cart/items', { market: 'h2', offer_key: menu.body.deals[1].key, qty: 1 });
+  if (order.status !== 201 || item.status !== 201) throw new Error(`setup: ${order.status} ${item.status}`);
+  return { cookie, starts: ['/console', new URL(order.body.purchase_url).pathname, new URL(item.body.checkout_url).pathname] };
+}
+
+const cookieFor = (value: string) => {
+  const [name, v] = value.split('=');
+  return [{ name, value: v, url: svc.config.baseUrl }];
+};
+
+for (const who of ['visitor', 'holder'] as const) {
+  t.test(`${who}: no serious or critical axe violation, nothing wider than a phone`, async (t) => {
+    const setup = who === 'holder' ? await holderWithWork() : { cookie: undefined, starts: ['/'] };
+    const paths = await pageKinds(setup.starts, setup.cookie);
+    t.ok(paths.length >= (who === 'holder' ? 8 : 4), `${paths.length} kinds of page found`);
+    const context = await browser.newContext({ baseURL: svc.config.baseUrl });
+    t.teardown(() => context.close());
+    if (setup.cookie) await context.addCookies(cookieFor(setup.cookie));
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(`${page.url()}: ${m.text()}`);
+    });
+    for (const path of paths) {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.goto(path);
+      const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+      const bad = axe.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+      t.same(bad, [], `${path}: axe`);
+      await page.setViewportSize({ width: 375, height: 800 });
+      const widths = await page.evaluate(() => {
+        // What sticks out, to name in the message: the first few elements past the right edge.
+        const wide = [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5 && !e.parentElement?.closest('table'))
+          .slice(0, 3)
+          .map((e) => `${e.tagName.toLowerCase()}${e.className ? '.' + String(e.className).split(' ')[0] : ''}`);
+        return { page: document.documentElement.scrollWidth, view: window.innerWidth, wide };
+      });
+      t.ok(widths.page <= widths.view, `${path}: ${widths.page} px wide at ${widths.view} px ${widths.wide.join(' ')}`);
+      await page.screenshot({ path: artifact(`site-375-${who}-${shapeOf(path).replace(/[^a-z0-9]+/gi, '_')}.png`), fullPage: true });
+    }
+    t.same(violations, [], 'no page breaks its Content-Security-Policy (no inline script or style)');
+  });
+}
