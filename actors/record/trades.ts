@@ -70,7 +70,8 @@ export const tradesReads = defineReads({
     if (a.to < a.from) return { total: 0, trades: [] };
     const actor = a.actor ? 'and t.actor = ?' : '';
     const params = a.actor ? [a.market, a.from, a.to, a.actor] : [a.market, a.from, a.to];
-    const [{ total }] = await em.execute(`select count(*)::int as total from trade t where t.market = ? and t.tick between ? and ? ${actor}`, params);
+    // Counted over the rows the page lists (a trade is served with its session's menu row).
+    const [{ total }] = await em.execute(`select count(*)::int as total from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? ${actor}`, params);
     const rows = (await em.execute(
       `select ${TRADE_SELECT} from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? ${actor}
         order by t.tick, t.id limit ? offset ?`,

@@ -26,6 +26,8 @@ const pos = (m: MarketId) => {
 
 // Holders' fills in settled sessions, written before anything is read (a settled session's trades
 // are final: the close of its session wrote them): the actor filter has both kinds to page through.
+// h2's oldest (5 back) lies before its one-day record (12 sessions): a trade of a session off the
+// record is in no answer, nor in any `total` (the uncached count once included it).
 for (const [m, account] of [['m15', 40], ['h2', 60]] as const) {
   const { lastSettled } = pos(m);
   for (const back of [0, 2, 5]) {
@@ -108,6 +110,9 @@ const queries = (maxBack: number) =>
   });
 
 t.test('random ranges and flags: cached answers are the uncached ones, byte for byte', async (t) => {
+  // First, h2's holder fills inside and outside its record (see above).
+  const { lastSettled } = pos('h2');
+  for (const actor of ['', '&actor=user']) await compare(t, `/api/v1/markets/h2/trades?from_tick=${lastSettled - 8}&to_tick=${lastSettled}${actor}`);
   await fc.assert(fc.asyncProperty(queries(110), async (q) => compare(t, pathOf(q))), { numRuns: 80 });
   const st = cached.stats();
   t.ok(st.hits > 0 && st.entries > 0, `answers were served from memory (${st.entries} sessions kept, ${st.hits} hits)`);
@@ -157,10 +162,8 @@ t.test('across a close: the settled session is warmed by the close and answers s
     `trades?${around}&actor=house&limit=7&offset=5`, `tape?${around}`, `tape?${around}&cluster=7`, `stats?${around}`,
     `dataset.csv?${around}`, `dataset.csv?${around}&split=unlabeled`, `dataset.csv?${around}&expand_qty=true`,
   ]) await compare(t, `/api/v1/markets/${m}/${path}`);
-  // Random queries on the market this test closed. Open finding (see the session note): when another
-  // market's close falls in the same runDue (h2's boundaries are also m15's, one time in eight), a
-  // cached h2 trades answer was seen with `total` 2 lower than the uncached one; not yet explained.
-  await fc.assert(fc.asyncProperty(queries(40).map((q) => ({ ...q, market: m })), async (q) => compare(t, pathOf(q))), { numRuns: 40 });
+  // Random queries again, every market, now that the positions have moved.
+  await fc.assert(fc.asyncProperty(queries(40), async (q) => compare(t, pathOf(q))), { numRuns: 40 });
 });
 
 t.test('eviction under the byte cap: the least recently used go, answers stay equal', async (t) => {
