@@ -8,7 +8,8 @@
 // One run, everything started and stopped by the script (also on error and Ctrl-C; every wait
 // bounded; only 127.0.0.1):
 //  1. a fresh database bench_close_<pid>; the built service on it with SVC_TIME_SCALE (sessions run
-//     that many times faster: an m15 session lasts 30 s at 30), SVC_BACKFILL_DAYS=0, LOG_LEVEL=warn;
+//     that many times faster: an m15 session lasts 30 s at 30), SVC_BACKFILL_DAYS=0, LOG_LEVEL=info (its
+//     "session closed" lines carry the close's steps in ms: steps_ms in the result);
 //  2. --agents agents registered through the API and the bench fixture (bench/lib/agents.mjs);
 //  3. --positions orders, pay_from_balance, qty 1, random agent and deal of the current menu,
 //     through POST /api/v1/orders (--connections in flight), into the next session's menu when one
@@ -83,7 +84,7 @@ const PID = process.pid;
 const DB = `bench_close_${PID}`;
 const log = (msg) => console.error(`[close ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
-const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false };
+const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, closeSteps: new Map() };
 
 let pgMod;
 async function withDb(dbName, fn) {
@@ -104,13 +105,15 @@ async function startService() {
   const port = await freePort(HOST);
   const url = new URL(PG_BASE);
   url.pathname = `/${DB}`;
-  const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'warn', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: url.toString() };
+  const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'info', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: url.toString() };
   delete env.DATA_DIR;
   log(`starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (${MARKET} sessions of ${round(SESSION_S)} s)`);
   const child = spawn(process.execPath, [...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
   state.service = child;
   followServiceLog(child, {
     onWarning: (rec) => state.warnings.length < 20 && state.warnings.push(rec),
+    // The close's own account of its steps (actors/runtime/laps.ts): where its time goes.
+    onRecord: (rec) => rec.msg === 'session closed' && rec.market === MARKET && rec.steps && state.closeSteps.set(rec.tick, rec),
     onStderr: (line) => state.stderr.length < 200 && state.stderr.push(line),
   });
   const base = `http://${HOST}:${port}`;
@@ -252,6 +255,9 @@ async function measureClose(c, service, tick, pgss) {
   }
   const after = { service: procTicks(service.pid), pg: pgBackendTicks(), t: Date.now() };
   if (!row?.closed) throw new Error(`session ${tick} did not close in time`);
+  // Its log line follows the commit by a moment.
+  for (const until = Date.now() + 5000; !state.closeSteps.has(tick) && Date.now() < until; ) await sleep(50);
+  const logged = state.closeSteps.get(tick);
   const ms = (d) => round((1000 * d) / CLK_TCK, 0);
   return {
     tick,
@@ -262,6 +268,9 @@ async function measureClose(c, service, tick, pgss) {
     open_user_trades: open.user_trades,
     window_ms: after.t - before.t,
     cpu_ms: { service: ms(after.service - before.service), postgres_backends: ms(after.pg - before.pg) },
+    /** The close turn as the service timed it (with its commit), and its steps in ms. */
+    turn_ms: logged?.ms ?? null,
+    steps_ms: logged?.steps ?? null,
     statements: await pgss?.top(),
   };
 }
@@ -314,6 +323,7 @@ async function main() {
   console.log(JSON.stringify({ ...summary, closes: summary.closes.map(({ statements: _s, ...r }) => r), result_file: path.relative(ROOT, file) }, null, 2));
   for (const r of summary.closes) {
     log(`session ${r.tick}: close ${r.close_ms} ms · fills ${r.paid_orders_filled_here} · open positions ${r.open_positions} · CPU service ${r.cpu_ms.service} ms, PostgreSQL ${r.cpu_ms.postgres_backends} ms`);
+    if (r.steps_ms) log(`  steps (ms): ${Object.entries(r.steps_ms).map(([k, v]) => `${k} ${v}`).join(' · ')}`);
   }
   for (const p of summary.checks.problems) log(`problem: ${p}`);
 }

@@ -115,7 +115,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
       warm: (market, prevOpen, open) => record.warm(market as MarketId, prevOpen, open),
       onClose: (market, tick, reply) => {
         metrics.observeClose(market, reply.closed, reply.ms / 1000);
-        log.info({ market, tick, performed: reply.closed, ms: reply.ms }, 'session closed');
+        log.info({ market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps }, 'session closed');
       },
     },
   );

@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, engineIdentity, menu, outcomeInputsMemo, sessionRows, type Deal, type MarketId } from '../../src/engine/index.js';
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { safeError, type SafeError } from '../runtime/log.js';
+import { Laps } from '../runtime/laps.js';
 import { intArrayParam, jsonParam } from '../runtime/sql.js';
 import { advanceTrade, houseTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './rows.js';
 import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
@@ -102,10 +103,12 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
   const t0 = Date.now();
   const { market } = state;
   let quarantined: Quarantined[] = [];
+  const laps = new Laps();
   const closed = await ctx.em.transactional(async (em) => {
     await lock(em, market);
     // Payments into this session finish first; later ones will find it closed.
     await exclusiveSessionLock(em, market);
+    laps.mark('locks');
     // The exactly-once gate: only the turn that flips closed_at does the close's work.
     const done = await em.execute(
       `update market_session set closed_at = now(), recorded = true
@@ -113,16 +116,18 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
       [market, msg.tick],
     );
     if (done.length !== 1) return false;
-    quarantined = await recordLiveClose(em, ctx.seed, market, msg.tick);
+    quarantined = await recordLiveClose(em, ctx.seed, market, msg.tick, laps);
     const next = Math.max(msg.tick + 1, msg.next ?? msg.tick + 1);
     await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, next]);
     await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
+    laps.mark('next_menu');
     await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [Date.now() - t0, market, msg.tick]);
     return true;
   });
+  laps.mark('commit');
   state.openTick = await openSession(ctx.em, market);
   if (state.openTick === null) throw new ActorError(500, `market ${market} has no open session after close`);
-  return { closed, open: state.openTick, ms: Date.now() - t0, quarantined };
+  return { closed, open: state.openTick, ms: Date.now() - t0, quarantined, steps: laps.ms };
 }
 
 /**
@@ -131,19 +136,26 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
  * (or are refunded when they cannot: returned), unpaid ones expire, and the session's tape rows are
  * written.
  */
-async function recordLiveClose(em: EntityManager, seed: number, market: MarketId, tick: number): Promise<Quarantined[]> {
+async function recordLiveClose(em: EntityManager, seed: number, market: MarketId, tick: number, laps: Laps): Promise<Quarantined[]> {
   const deals = menu(seed, market, tick);
   await insertMenu(em, menuRecords(market, deals));
+  laps.mark('menu');
   const open = await openTrades(em, market, tick);
+  laps.mark('open_trades_read');
   // Many trades share a menu row (every open position of a deal): its outcome inputs are drawn once per close.
   const inputs = outcomeInputsMemo(seed, market);
   const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, inputs(t.tick, t.idx)) }));
+  laps.mark('advance');
   await updateTrades(em, advanced);
-  await bookHolderSessions(em, market, tick, open, advanced);
+  laps.mark('trades_update');
+  await bookHolderSessions(em, market, tick, open, advanced, laps);
   const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, inputs(tick, idx), 0)] : []));
   await insertHouseTrades(em, house);
+  laps.mark('house_trades');
   const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs);
+  laps.mark('fills');
   await expireUnpaidOrders(em, market, tick);
+  laps.mark('expire');
   const sales: Sale[] = open.map((t, i) => ({
     cluster: t.cluster,
     sold: advanced[i].units_sold - t.units_sold,
@@ -152,6 +164,7 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
     list_price_cents: t.list_price_cents,
   }));
   await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...house, ...holders.trades], deals), sales));
+  laps.mark('tape');
   return holders.quarantined;
 }
 

@@ -11,6 +11,7 @@ import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
 import { intArrayParam, jsonParam as json } from '../runtime/sql.js';
+import type { Laps } from '../runtime/laps.js';
 
 type PaidOrder = {
   id: number;
@@ -143,7 +144,7 @@ export async function expireUnpaidOrders(em: EntityManager, market: string, tick
  * credited, holding is charged, a settlement's surcharge is debited; settled positions hand their
  * unsold units to the holder as owned goods and complete their rounds.
  */
-export async function bookHolderSessions(em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[]): Promise<void> {
+export async function bookHolderSessions(em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps?: Laps): Promise<void> {
   const entries: Entry[] = [];
   const settled: number[] = [];
   before.forEach((t, i) => {
@@ -157,7 +158,9 @@ export async function bookHolderSessions(em: EntityManager, market: MarketId, ti
     if (a.settled) settled.push(t.position_id);
   });
   await postEntries(em, entries);
+  laps?.mark('ledger');
   if (settled.length) await settlePositions(em, market, tick, settled);
+  laps?.mark('settle_positions');
 }
 
 type SettledRow = {

@@ -1,5 +1,6 @@
 // MarketActor's messages and replies ("market:<id>"): what the supervisor may know of this actor kind.
 import type { Quarantined } from './holder-orders.js';
+import type { LapTimes } from '../runtime/laps.js';
 
 export type { Quarantined };
 
@@ -16,5 +17,6 @@ export type MarketMessage =
 
 export type StartReply = { open: number; liveStart: number; fromTick: number };
 /** `quarantined`: paid orders this close refunded instead of filling (empty when it closed nothing). */
-export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[] };
+/** `steps`: milliseconds by step of the close (actors/runtime/laps.ts), for its log line. */
+export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[]; steps?: LapTimes };
 export type BackfillReply = { recorded: number; ms: number };

@@ -49,9 +49,10 @@ export async function stopChild(child, name, graceMs, log = console.error) {
 
 /**
  * Follows a service's pino JSON lines on stdout: every record at warn (40) and above, and any line
- * that is not JSON (counted as a warning), goes to `onWarning`; stderr lines to `onStderr`.
+ * that is not JSON (counted as a warning), goes to `onWarning`; every record to `onRecord`; stderr
+ * lines to `onStderr`.
  */
-export function followServiceLog(child, { onWarning, onStderr = () => {} }) {
+export function followServiceLog(child, { onWarning, onRecord = () => {}, onStderr = () => {} }) {
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
     let rec;
     try {
@@ -60,6 +61,7 @@ export function followServiceLog(child, { onWarning, onStderr = () => {} }) {
       rec = { level: 40, msg: line };
     }
     if ((rec.level ?? 40) >= 40) onWarning(rec);
+    onRecord(rec);
   });
   readline.createInterface({ input: child.stderr }).on('line', (line) => onStderr(line));
 }
