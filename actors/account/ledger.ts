@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
-import { isUniqueViolation, jsonParam } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, isUniqueViolation } from '../runtime/sql.js';
 import { feeMonth } from '../../src/rules.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 
@@ -72,25 +72,16 @@ export async function retryOnFeeRace<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The CTE `e` of entries from a JSON array parameter (`param` is its placeholder or literal). */
-export const entriesCte = (param: string) =>
-  `e as (select * from jsonb_to_recordset(${param}::jsonb) as x(account_id bigint, kind text, amount_cents bigint, ref text, tick bigint, seq int))`;
-
 function assertCents(entries: Entry[]): void {
   for (const e of entries) {
     if (!Number.isSafeInteger(e.amount_cents) || e.amount_cents === 0) throw new Error(`ledger amount must be non-zero integer cents, got ${e.amount_cents}`);
   }
 }
 
-/** Entries as the JSON `entriesCte` reads, each asserted to be integer cents. */
-export function entriesJson(entries: Entry[]): string {
-  assertCents(entries);
-  return jsonParam(entries.map((e, seq) => ({ ...e, tick: e.tick ?? null, seq })));
-}
-
 /**
  * The CTE `e` of entries from five array parameters (account ids, kinds, amounts, refs, ticks), in
- * order: for prepared statements (the order batch), where a JSON parameter would be parsed per call.
+ * order: arrays cost PostgreSQL less to read than JSON, and let the order batch's statement be
+ * prepared once.
  */
 export const entriesArraysCte = (params: string[]) =>
   `e as (select * from unnest(${params.join(', ')}) with ordinality as x(account_id, kind, amount_cents, ref, tick, seq))`;
@@ -142,11 +133,12 @@ export function postconditionSql(expected: string): string {
 export async function postEntries(em: EntityManager, entries: Entry[], opts: { requireFunds?: boolean } = {}): Promise<void> {
   if (!entries.length) return;
   const accounts = new Set(entries.map((e) => e.account_id)).size;
+  const [ids, kinds, amounts, refs, ticks] = entriesArrays(entries);
   const [r] = await em.execute<{ accounts: number }[]>(
-    `with ${entriesCte('?')}, ${postingCtes('?::boolean')}
+    `with ${entriesArraysCte(['?::bigint[]', '?::text[]', '?::bigint[]', '?::text[]', '?::bigint[]'])}, ${postingCtes('?::boolean')}
      select count(distinct account_id)::int as accounts from posted
       where (select count(*) from upd) = 0 or ${postconditionSql('(select count(*) from e join upd on upd.id = e.account_id)')}`,
-    [entriesJson(entries), opts.requireFunds ?? false],
+    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false],
   );
   if (r.accounts !== accounts) {
     // Only a funds check (or an unknown account) leaves an account unmoved: nothing was written for it.

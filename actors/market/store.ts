@@ -1,9 +1,9 @@
 // Set-based SQL of the market record. Bulk writes pass all rows as one JSON parameter expanded by
-// jsonb_to_recordset: one statement per table per session (or per backfill chunk), no per-row
-// round trips. Every insert is idempotent (primary or unique keys), so a replayed step is a no-op.
+// jsonb_to_recordset (the close's largest, the open trades' update, as column arrays): one
+// statement per table per session (or per backfill chunk), no per-row round trips. Every insert is idempotent (primary or unique keys), so a replayed step is a no-op.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MenuRecord, TapeRow, TradeRecord, TradeState } from './rows.js';
-import { jsonParam as json } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, jsonParam as json } from '../runtime/sql.js';
 
 export async function insertMenu(em: EntityManager, rows: MenuRecord[]): Promise<void> {
   if (!rows.length) return;
@@ -72,19 +72,26 @@ export async function openTrades(em: EntityManager, market: string, tick: number
   return rows as OpenTrade[];
 }
 
+/** Every open trade advanced one session, as column arrays (one statement, no JSON to build or parse). */
 export async function updateTrades(em: EntityManager, rows: (TradeState & { id: number })[]): Promise<void> {
   if (!rows.length) return;
+  const col = <K extends keyof TradeState>(k: K) => arrayParam(rows.map((r) => r[k] as number | boolean | null));
   await em.execute(
-    `update trade t set revealed_ticks = x.revealed_ticks, sales_by_tick = x.sales_by_tick, units_sold = x.units_sold,
+    `update trade t set revealed_ticks = x.revealed_ticks, sales_by_tick = x.sales_by_tick::int[], units_sold = x.units_sold,
             qty_left = x.qty_left, revenue_cents = x.revenue_cents, holding_cost_cents = x.holding_cost_cents,
             settled = x.settled, sold_out = x.sold_out, regime = x.regime, surcharge_cents = x.surcharge_cents,
             writeoff_cents = x.writeoff_cents, realized_pnl_cents = x.realized_pnl_cents,
             settled_at = case when x.settled then now() end
-       from jsonb_to_recordset(?::jsonb) as x(id bigint, revealed_ticks int, sales_by_tick int[], units_sold int, qty_left int,
-            revenue_cents bigint, holding_cost_cents bigint, settled boolean, sold_out boolean, regime boolean,
-            surcharge_cents bigint, writeoff_cents bigint, realized_pnl_cents bigint)
+       from unnest(?::bigint[], ?::int[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::bigint[], ?::boolean[], ?::boolean[], ?::boolean[],
+                   ?::bigint[], ?::bigint[], ?::bigint[])
+            as x(id, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents, holding_cost_cents, settled, sold_out, regime,
+                 surcharge_cents, writeoff_cents, realized_pnl_cents)
       where t.id = x.id and t.revealed_ticks = x.revealed_ticks - 1`,
-    [json(rows)],
+    [
+      intArrayParam(rows.map((r) => r.id)), col('revealed_ticks'), arrayParam(rows.map((r) => `{${r.sales_by_tick.join(',')}}`)),
+      col('units_sold'), col('qty_left'), col('revenue_cents'), col('holding_cost_cents'), col('settled'), col('sold_out'), col('regime'),
+      col('surcharge_cents'), col('writeoff_cents'), col('realized_pnl_cents'),
+    ],
   );
 }
 

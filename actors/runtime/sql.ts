@@ -52,6 +52,14 @@ export function arrayLiteral(values: readonly (string | number | boolean | null)
 }
 
 /**
+ * Values as one array parameter (`?::text[]`, `?::boolean[]`, `unnest(...)`): the array literal
+ * `arrayLiteral` makes, sent as a bound value (the driver quotes it).
+ */
+export function arrayParam(values: readonly (string | number | boolean | null)[]): string {
+  return arrayLiteral(values, (s) => s);
+}
+
+/**
  * Whether a link token (purchase link, cart link) can be one the service made (base64url or hex,
  * bounded): anything else, a NUL character included, which PostgreSQL refuses in text, is simply
  * not found, without a query.
