@@ -59,14 +59,18 @@ export type OpenTrade = TradeState &
     position_id: number | null;
   };
 
-/** Unsettled trades filled before session `tick` closes: the ones this close advances. */
+/**
+ * Unsettled trades filled before session `tick` closes: the ones this close advances. No row locks:
+ * only the close writes trade rows of a market after they are inserted, under the market's record
+ * lock (and the update checks the revealed count it advances from).
+ */
 export async function openTrades(em: EntityManager, market: string, tick: number): Promise<OpenTrade[]> {
   const rows = await em.execute(
     `select id::float8 as id, tick::float8 as tick, idx, cluster, actor, qty, unit_cost_cents, list_price_cents, fee_cents,
             holding_cents, horizon, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents::float8 as revenue_cents,
             holding_cost_cents::float8 as holding_cost_cents, settled,
             account_id::float8 as account_id, position_id::float8 as position_id
-       from trade where market = ? and tick < ? and not settled order by id for update`,
+       from trade where market = ? and tick < ? and not settled order by id`,
     [market, tick],
   );
   return rows as OpenTrade[];

@@ -12,6 +12,7 @@ import { Migration20261122000009 } from './Migration20261122000009.js';
 import { Migration20261122000010 } from './Migration20261122000010.js';
 import { Migration20261122000011 } from './Migration20261122000011.js';
 import { Migration20261122000012 } from './Migration20261122000012.js';
+import { Migration20261122000013 } from './Migration20261122000013.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000001_backbone', class: Migration20261122000001 },
@@ -26,4 +27,5 @@ export const migrationsList = [
   { name: 'Migration20261122000010_exchange_competition_kinds', class: Migration20261122000010 },
   { name: 'Migration20261122000011_exchange', class: Migration20261122000011 },
   { name: 'Migration20261122000012_competitions', class: Migration20261122000012 },
+  { name: 'Migration20261122000013_trade_fillfactor', class: Migration20261122000013 },
 ];
