@@ -25,6 +25,8 @@ export type Config = {
   catchupLimit: number;
   /** Bytes of settled sessions' record kept in memory (0: off, every record answer read whole). */
   recordCacheBytes: number;
+  /** Old-generation heap of each shard worker, in MB (SVC_WORKER_HEAP_MB). */
+  workerHeapMb: number;
 };
 
 export class ConfigError extends Error {}
@@ -77,5 +79,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailboxLimit: int(env, 'SVC_MAILBOX_LIMIT', 10_000, 1, 10_000_000),
     catchupLimit: int(env, 'SVC_CATCHUP_LIMIT', 5_000, 1, 1_000_000),
     recordCacheBytes: int(env, 'SVC_RECORD_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+    workerHeapMb: int(env, 'SVC_WORKER_HEAP_MB', 256, 64, 16_384),
   };
 }

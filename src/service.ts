@@ -88,6 +88,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
     logLevel: config.logLevel,
     askTimeoutMs: config.askTimeoutMs,
     mailboxLimit: config.mailboxLimit,
+    workerHeapMb: config.workerHeapMb,
     extraActorModules: opts.extraActorModules,
     onTurn: metrics.observeTurn,
   });

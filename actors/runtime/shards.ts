@@ -35,6 +35,12 @@ export type RuntimeOptions = Omit<WorkerOptions, 'actorModules'> & {
   askTimeoutMs: number;
   /** Pending messages per shard before refusing. */
   mailboxLimit: number;
+  /**
+   * Each worker's old-generation heap, in MB. V8's default scales with the machine's memory (GBs
+   * here), so a worker let its garbage grow to hundreds of MB under a burst (the first start's
+   * history backfill) before collecting; a cap makes it collect sooner. Unset: V8's default.
+   */
+  workerHeapMb?: number;
   /** Extra actor modules (tests); the service's own kinds are always loaded. */
   extraActorModules?: string[];
   onTurn?: (actorKind: string, msgKind: string, seconds: number, ok: boolean) => void;
@@ -79,6 +85,7 @@ export class ActorRuntime {
           concurrentTasksPerWorker: 256,
           idleTimeout: Number.POSITIVE_INFINITY,
           maxQueue: opts.mailboxLimit,
+          ...(opts.workerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.workerHeapMb } } : {}),
           workerData,
         }),
         pending: 0,
