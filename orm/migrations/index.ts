@@ -27,5 +27,5 @@ export const migrationsList = [
   { name: 'Migration20261122000010_exchange_competition_kinds', class: Migration20261122000010 },
   { name: 'Migration20261122000011_exchange', class: Migration20261122000011 },
   { name: 'Migration20261122000012_competitions', class: Migration20261122000012 },
-  { name: 'Migration20261122000013_trade_fillfactor', class: Migration20261122000013 },
+  { name: 'Migration20261122000013_close_writes', class: Migration20261122000013 },
 ];
