@@ -48,6 +48,19 @@ t.test('1000 concurrent increments of one persisted counter end at exactly 1000'
   tt.same(await again.ask('counter:one', { kind: 'read' }), { n: 1000 }, 'persisted');
 });
 
+t.test('each worker runs under the old-generation heap cap it was given', async (tt) => {
+  const capped = await runtime(tt, { workerHeapMb: 96 });
+  const [a, b] = [0, 1].map((shard) => { for (let i = 0; ; i++) if (shardOf(`counter:h${i}`, 2) === shard) return `counter:h${i}`; });
+  for (const id of [a, b]) {
+    const { mb } = await capped.ask<{ mb: number }>(id, { kind: 'heapLimit' });
+    // The limit V8 reports is the old generation plus the young one (a few MB to tens of MB).
+    tt.ok(mb >= 96 && mb < 200, `${id}: heap limit ${Math.round(mb)} MB with a 96 MB cap`);
+  }
+  const free = await runtime(tt);
+  const { mb } = await free.ask<{ mb: number }>(a, { kind: 'heapLimit' });
+  tt.ok(mb > 200, `without a cap, V8's default (${Math.round(mb)} MB)`);
+});
+
 t.test('turns of two actors overlap; turns of one actor do not', async (tt) => {
   const rt = await runtime(tt);
   const [a, b] = sameShardIds(2);
