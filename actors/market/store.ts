@@ -1,6 +1,7 @@
 // Set-based SQL of the market record. Bulk writes pass all rows as one JSON parameter expanded by
 // jsonb_to_recordset (the close's largest, the open trades' update, as column arrays): one
-// statement per table per session (or per backfill chunk), no per-row round trips. Every insert is idempotent (primary or unique keys), so a replayed step is a no-op.
+// statement per table per session (or per backfill chunk), no per-row round trips. Every insert
+// is idempotent (primary or unique keys), so a replayed step is a no-op.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MenuRecord, TapeRow, TradeRecord, TradeState } from './rows.js';
 import { arrayParam, intArrayParam, jsonParam as json } from '../runtime/sql.js';

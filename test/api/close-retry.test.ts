@@ -6,6 +6,7 @@ import t from 'tap';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import type { SupervisorMetrics } from '../../src/supervisor/supervisor.js';
+import type { CloseReply } from '../../actors/market/messages.js';
 import { clockRig, T0 } from '../helpers/clock-rig.js';
 
 const M15 = { id: 'm15', interval_seconds: 900 };
@@ -28,10 +29,11 @@ t.test('a failing close is retried with backoff and recovers', async (t) => {
   let failures = 0;
   const metrics: SupervisorMetrics = { closeFailed: () => failures++, ordersQuarantined: () => {}, backfillChunkFailed: () => {}, startFailed: () => {} };
   const closed: number[] = [];
+  const replies: CloseReply[] = [];
   const tick = T0 / 900;
 
   r.setNow(T0 + 899.7); // the session's close is due in 0.3 s
-  const sup = r.supervisor(r.runtime(), [M15], { log, metrics, closeRetry: { baseMs: 200, capMs: 5000 }, onClose: (_m, tk, reply) => reply.closed && closed.push(tk) });
+  const sup = r.supervisor(r.runtime(), [M15], { log, metrics, closeRetry: { baseMs: 200, capMs: 5000 }, onClose: (_m, tk, reply) => reply.closed && closed.push(tk) && replies.push(reply) });
   await sup.start();
   r.setNow(T0 + 901);
   const t0 = Date.now();
@@ -39,6 +41,11 @@ t.test('a failing close is retried with backoff and recovers', async (t) => {
 
   t.equal(sup.openTick('m15'), tick + 1, 'the close went through');
   t.same(closed, [tick], 'performed once');
+  // The close accounts for its time step by step (its log line and bench/close.mjs show them).
+  const steps = replies[0].steps!;
+  t.same(Object.keys(steps), ['locks', 'menu', 'open_trades_read', 'advance', 'trades_update', 'ledger', 'settle_positions', 'house_trades', 'fills', 'expire', 'tape', 'next_menu', 'commit'], 'the close names its steps in order');
+  const sum = Object.values(steps).reduce((a, b) => a + b, 0);
+  t.ok(Object.values(steps).every((ms) => ms >= 0) && sum <= replies[0].ms + 1, `steps (${sum.toFixed(1)} ms) within the close (${replies[0].ms} ms)`);
   t.equal(failures, 3);
   t.same((await r.q(`select last_value::int as n from close_failures`))[0].n, 4, 'three failed attempts, then the one that closed');
   const errs = logs.filter((l) => l.level === 50);
