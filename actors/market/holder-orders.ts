@@ -144,7 +144,7 @@ export async function expireUnpaidOrders(em: EntityManager, market: string, tick
  * credited, holding is charged, a settlement's surcharge is debited; settled positions hand their
  * unsold units to the holder as owned goods and complete their rounds.
  */
-export async function bookHolderSessions(em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps?: Laps): Promise<void> {
+export async function bookHolderSessions(em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps: Laps): Promise<void> {
   const entries: Entry[] = [];
   const settled: number[] = [];
   before.forEach((t, i) => {
@@ -158,9 +158,9 @@ export async function bookHolderSessions(em: EntityManager, market: MarketId, ti
     if (a.settled) settled.push(t.position_id);
   });
   await postEntries(em, entries);
-  laps?.mark('ledger');
+  laps.mark('ledger');
   if (settled.length) await settlePositions(em, market, tick, settled);
-  laps?.mark('settle_positions');
+  laps.mark('settle_positions');
 }
 
 type SettledRow = {

@@ -80,7 +80,7 @@ export async function openTrades(em: EntityManager, market: string, tick: number
 /** Every open trade advanced one session, as column arrays (one statement, no JSON to build or parse). */
 export async function updateTrades(em: EntityManager, rows: (TradeState & { id: number })[]): Promise<void> {
   if (!rows.length) return;
-  const col = <K extends keyof TradeState>(k: K) => arrayParam(rows.map((r) => r[k] as number | boolean | null));
+  const col = (k: Exclude<keyof TradeState, 'sales_by_tick'>) => arrayParam(rows.map((r) => r[k]));
   await em.execute(
     `update trade t set revealed_ticks = x.revealed_ticks, sales_by_tick = x.sales_by_tick::int[], units_sold = x.units_sold,
             qty_left = x.qty_left, revenue_cents = x.revenue_cents, holding_cost_cents = x.holding_cost_cents,
