@@ -96,11 +96,14 @@ export function entriesArrays(entries: Entry[]): [number[], string[], number[], 
  * The posting as SQL CTEs, after a CTE `e` (`entriesCte`): moves each account's balance by the sum
  * of its entries (only if `requireFunds` is false or the balance covers the debits) and inserts the
  * entries with their running balance_after into `posted`. The one definition every posting uses.
+ * The accounts are reached by their key (`= any(array(…))`) also in the order batch's generic plan,
+ * which would otherwise hash-join `tot` against a sequential scan of every account.
  */
 export function postingCtes(requireFunds: string): string {
   return `tot as (select account_id, sum(amount_cents) as net, sum(least(amount_cents, 0)) as debits from e group by account_id),
      upd as (update account a set balance_cents = a.balance_cents + tot.net from tot
-              where a.id = tot.account_id and (not ${requireFunds} or a.balance_cents + tot.debits >= 0)
+              where a.id = tot.account_id and a.id = any(array(select account_id from tot))
+                and (not ${requireFunds} or a.balance_cents + tot.debits >= 0)
           returning a.id, a.balance_cents - tot.net as before),
      posted as (insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, tick)
        select e.account_id, e.kind, e.amount_cents,

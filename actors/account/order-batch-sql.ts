@@ -30,16 +30,18 @@ function readSql(): string {
          (select id, balance_cents from account where id = any($3) and (id = any($4) or kind = 'competition') order by id for update) a) as accounts,
        (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
                  'ends_at', c.ends_at, 'status', c.status)), '[]')
-          from competition_entry e join competition c on c.id = e.competition_id where e.account_id = any($3)) as competitions,
+          from competition_entry e join lateral (select * from competition c where c.id = e.competition_id limit 1) c on true
+         where e.account_id = any($3)) as competitions,
        (select coalesce(json_agg(holder_id || '/' || month), '[]') from monthly_fee
          where holder_id = any(array(select holder_id from agent where id = any($2))) and month = any($5)) as fees,
        (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
                  'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
                  'title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items', 'sales_velocity', m.deal->'sales_velocity')), '[]')
-          from menu_row m join (select distinct * from unnest($6, $7, $8) as k(market, tick, idx)) k
-            on m.market = k.market and m.tick = k.tick and m.idx = k.idx) as menu,
+          from (select distinct * from unnest($6, $7, $8) as k(market, tick, idx)) k
+          join lateral (select * from menu_row m where m.market = k.market and m.tick = k.tick and m.idx = k.idx limit 1) m on true) as menu,
        (select coalesce(json_agg(json_build_object('scope', i.scope, 'key', i.key, 'hash', i.request_hash, 'status', i.status, 'reply', i.reply)), '[]')
-          from idempotency i join unnest($9, $10) as k(scope, key) on i.scope = k.scope and i.key = k.key) as answers,
+          from unnest($9, $10) as k(scope, key)
+          join lateral (select * from idempotency i where i.scope = k.scope and i.key = k.key limit 1) i on true) as answers,
        (select json_agg(json_build_object('o', nextval('orders_id_seq'), 'r', nextval('trade_round_id_seq'))) from generate_series(1, $11)) as ids,
        now() as now`;
 }
@@ -122,13 +124,22 @@ export function writeStatement(orders: Record<OrderColumn, string | number | boo
 
 /**
  * Prepared on every new batch connection. Generic plans always: the batch's arrays change length
- * from one batch to the next, and a custom plan per EXECUTE would be planning again.
+ * from one batch to the next, and a custom plan per EXECUTE would be planning again. A generic
+ * plan is made once, from the tables' sizes when the connection first runs it, and kept for the
+ * connection's life; so every look-up by key is written to reach its index whatever the sizes
+ * (`join lateral (… limit 1)`, `= any(array(…))`, rows by ctid) and sequential scans are off on this
+ * connection: made on small tables, plain joins became hash joins over a sequential scan of
+ * `account`, `agent`, `idempotency` or `competition`, a cost per batch that grows with those tables
+ * (order-batch.test.ts checks the plans).
  */
 export const PREPARE_BATCH = `set plan_cache_mode = force_generic_plan;
+set enable_seqscan = off;
 prepare order_batch_lock(text) as select pg_advisory_xact_lock_shared(hashtext($1));
 prepare order_batch_expire(text[], text[]) as
-  delete from idempotency i using unnest($1, $2) as k(scope, key)
-   where i.scope = k.scope and i.key = k.key and i.created_at <= now() - make_interval(hours => ${ANSWER_RETENTION_HOURS});
+  delete from idempotency where ctid = any(array(
+    select i.ctid from unnest($1, $2) as k(scope, key)
+      join lateral (select ctid, created_at from idempotency i where i.scope = k.scope and i.key = k.key limit 1) i on true
+     where i.created_at <= now() - make_interval(hours => ${ANSWER_RETENTION_HOURS})));
 prepare order_batch_read(text[], bigint[], bigint[], bigint[], text[], text[], bigint[], int[], text[], text[], int) as
 ${readSql()};
 prepare order_batch_write(${WRITE_TYPES().join(', ')}) as

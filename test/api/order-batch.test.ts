@@ -5,6 +5,7 @@ import t from 'tap';
 import { openOrm, migrate } from '../../orm/database.js';
 import { batchConnectionOf, placeOrders, type OrderRequest } from '../../actors/account/order-batch.js';
 import { ActorError } from '../../actors/runtime/actor.js';
+import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { freshDatabase, usingPostgres } from '../helpers/db.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
@@ -89,6 +90,40 @@ t.test('placeOrders stores the answer of a keyed order with it and answers a ret
   t.ok(refusedAgain instanceof ActorError && refusedAgain.status === 409 && refusedAgain.replayed, 'a refusal is stored and answered again');
   const [n] = await em.execute(`select count(*)::int as n from orders`);
   t.equal(n.n, 1, 'one order for one key');
+});
+
+t.test("the batch's generic plans reach every table through its index, whatever the tables' sizes", async (t) => {
+  // The plans are made on nearly empty tables, as a new service's batch connection makes them and
+  // then keeps them: a sequential scan here is one that every batch would repeat on a large table.
+  const { em, a, g } = await oneDeal(t, 'keyplan');
+  const conn = batchConnectionOf(em);
+  t.teardown(() => conn.close());
+  const client = await conn.get();
+  const lit = (s: string) => client.escapeLiteral(s);
+  const read = readStatements({
+    markets: ['m15'], agents: [g.id], accounts: [a.id], funded: [a.id], months: ['2026-11'],
+    menu: [{ market: 'm15', tick: 100, idx: 0 }], keys: [{ scope: 'agent:1 POST /api/v1/orders', key: 'k' }], n: 1,
+  }, lit).split(';\n').filter((s) => !s.includes('order_batch_lock'));
+  const order = {
+    order_id: 1, round_id: 1, account_id: a.id, agent_id: g.id, market: 'm15', tick: 100, idx: 0, offer_key: 'k100', qty: 1, unit_cost_cents: 1000,
+    list_price_cents: 1500, fee_cents: 30, holding_cents: 1, token: 't', closes_at: 2e9, paid: true, holder: null, month: '2026-11', gross: 1000,
+    fee_amount: 30, total: 1030, fee: 0,
+  } satisfies Record<OrderColumn, string | number | boolean | null>;
+  const write = writeStatement([order], [{ scope: 's', key: 'k', request_hash: 'h', status: 201, reply: {} }],
+    [{ account_id: a.id, kind: 'order_debit', amount_cents: -1030, ref: 'order:1' }], lit);
+  t.equal(read.length, 2, 'the expiry of stored answers and the read');
+  for (const statement of [...read, write]) {
+    const [row] = (await client.query(`explain (format json) ${statement}`)).rows;
+    const scans: string[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      // A scan of a table or index without a condition reads all of it.
+      const type = String(node['Node Type']);
+      if (type === 'Seq Scan' || (/Index/.test(type) && !node['Index Cond'])) scans.push(`${type} ${node['Relation Name'] ?? node['Index Name']}`);
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk(row['QUERY PLAN'][0].Plan);
+    t.same(scans, [], `no scan of a whole table in ${statement.slice(0, 26)}`);
+  }
 });
 
 // The embedded database is one backend behind its socket: no backend of one connection to end.
