@@ -152,8 +152,8 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, inputs(tick, idx), 0)] : []));
   await insertHouseTrades(em, house);
   laps.mark('house_trades');
-  const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs);
-  laps.mark('fills');
+  const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs, laps);
+  laps.mark('fills_orders');
   await expireUnpaidOrders(em, market, tick);
   laps.mark('expire');
   const sales: Sale[] = open.map((t, i) => ({

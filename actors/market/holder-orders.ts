@@ -39,22 +39,40 @@ const TERMS = [
 
 /**
  * The trade a paid order fills as, or why it cannot: the order copied its menu row's terms when it
- * was placed, and the fill must be on exactly those.
+ * was placed, and the fill must be on exactly those. `trade` is the menu row's trade of a quantity.
  */
-function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: PaidOrder, inputs: OutcomeInputsOf): TradeRecord | string {
+function fillOf(market: MarketId, tick: number, deals: Deal[], o: PaidOrder, trade: (idx: number, qty: number) => TradeRecord | Error): TradeRecord | string {
   const row = `menu row ${market}/${tick}/${o.idx}`;
   const deal = deals[o.idx];
   if (!deal || deal.key !== o.offer_key) return `its deal ${o.offer_key} is not ${row}`;
   if (o.qty < 1 || o.qty > deal.max_qty) return `its qty ${o.qty} is outside 1..${deal.max_qty} of ${row}`;
-  let trade: TradeRecord;
-  try {
-    trade = executedTrade(seed, market, deal, o.idx, inputs(tick, o.idx), 0, 'user', o.qty);
-  } catch (err) {
-    return `${row} could not be executed (${(err as Error).message})`;
-  }
-  const differs = TERMS.filter(([k]) => trade[k] !== o[k]).map(([, name]) => name);
-  if (!differs.length) return trade;
+  const t = trade(o.idx, o.qty);
+  if (t instanceof Error) return `${row} could not be executed (${t.message})`;
+  const differs = TERMS.filter(([k]) => t[k] !== o[k]).map(([, name]) => name);
+  if (!differs.length) return t;
   return `its ${differs.join(', ')} ${differs.length > 1 ? 'differ' : 'differs'} from ${row}`;
+}
+
+/**
+ * The session's user trades by menu row and quantity, each computed once: a trade is a pure function
+ * of them (terms, the deal's ranking path, nothing revealed yet), and its ranking path is the costly
+ * part, so 10k paid orders of a few dozen rows cost a few dozen computations, not 10k.
+ */
+function tradesMemo(seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf) {
+  const memo = new Map<string, TradeRecord | Error>();
+  return (idx: number, qty: number): TradeRecord | Error => {
+    const key = `${idx}/${qty}`;
+    let t = memo.get(key);
+    if (t === undefined) {
+      try {
+        t = executedTrade(seed, market, deals[idx], idx, inputs(tick, idx), 0, 'user', qty);
+      } catch (err) {
+        t = err as Error;
+      }
+      memo.set(key, t);
+    }
+    return t;
+  };
 }
 
 /**
@@ -66,36 +84,45 @@ function fillOf(seed: number, market: MarketId, tick: number, deals: Deal[], o: 
 type OutcomeInputsOf = (tick: number, idx: number) => OutcomeInputs;
 
 export async function fillPaidOrders(
-  em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf,
+  em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf, laps: Laps,
 ): Promise<Filled> {
   const paid = await em.execute<PaidOrder[]>(
     `select id::float8 as id, account_id::float8 as account_id, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
        from orders where market = ? and tick = ? and status = 'paid' order by id for update`,
     [market, tick],
   );
+  laps.mark('fills_read');
   const good: { o: PaidOrder; trade: TradeRecord }[] = [];
   const bad: { id: number; reason: string }[] = [];
+  const trade = tradesMemo(seed, market, tick, deals, inputs);
   for (const o of paid) {
-    const fill = fillOf(seed, market, tick, deals, o, inputs);
+    const fill = fillOf(market, tick, deals, o, trade);
     if (typeof fill === 'string') bad.push({ id: o.id, reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account` });
     else good.push({ o, trade: fill });
   }
   const quarantined = await refundOrders(em, tick, bad);
-  if (!good.length) return { trades: [], quarantined };
-  const positions = await em.execute<{ id: number; order_id: number }[]>(
-    `insert into position (order_id, account_id, market, tick)
-     select id, account_id, ?, ? from jsonb_to_recordset(?::jsonb) as x(id bigint, account_id bigint)
-     returning id::float8 as id, order_id::float8 as order_id`,
-    [market, tick, json(good.map(({ o }) => ({ id: o.id, account_id: o.account_id })))],
-  );
+  laps.mark('fills_terms');
+  // Every step is marked, also with nothing to fill, so that the close names the same steps each time.
+  const positions = good.length
+    ? await em.execute<{ id: number; order_id: number }[]>(
+      `insert into position (order_id, account_id, market, tick)
+       select id, account_id, ?, ? from jsonb_to_recordset(?::jsonb) as x(id bigint, account_id bigint)
+       returning id::float8 as id, order_id::float8 as order_id`,
+      [market, tick, json(good.map(({ o }) => ({ id: o.id, account_id: o.account_id })))],
+    )
+    : [];
+  laps.mark('fills_positions');
   const positionOf = new Map(positions.map((p) => [p.order_id, p.id]));
   const trades = good.map(({ o, trade }) => ({ ...trade, account_id: o.account_id, position_id: positionOf.get(o.id)! }));
   await insertHolderTrades(em, trades);
-  await em.execute(
-    `update orders o set status = 'filled', filled_at = now(), position_id = x.position_id
-       from jsonb_to_recordset(?::jsonb) as x(id bigint, position_id bigint) where o.id = x.id and o.status = 'paid'`,
-    [json(good.map(({ o }) => ({ id: o.id, position_id: positionOf.get(o.id) })))],
-  );
+  laps.mark('fills_trades');
+  if (good.length) {
+    await em.execute(
+      `update orders o set status = 'filled', filled_at = now(), position_id = x.position_id
+         from jsonb_to_recordset(?::jsonb) as x(id bigint, position_id bigint) where o.id = x.id and o.status = 'paid'`,
+      [json(good.map(({ o }) => ({ id: o.id, position_id: positionOf.get(o.id) })))],
+    );
+  }
   return { trades, quarantined };
 }
 
