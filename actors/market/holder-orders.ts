@@ -106,9 +106,9 @@ export async function fillPaidOrders(
   const positions = good.length
     ? await em.execute<{ id: number; order_id: number }[]>(
       `insert into position (order_id, account_id, market, tick)
-       select id, account_id, ?, ? from jsonb_to_recordset(?::jsonb) as x(id bigint, account_id bigint)
+       select id, account_id, ?, ? from unnest(?::bigint[], ?::bigint[]) as x(id, account_id)
        returning id::float8 as id, order_id::float8 as order_id`,
-      [market, tick, json(good.map(({ o }) => ({ id: o.id, account_id: o.account_id })))],
+      [market, tick, intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => o.account_id))],
     )
     : [];
   laps.mark('fills_positions');
@@ -119,8 +119,8 @@ export async function fillPaidOrders(
   if (good.length) {
     await em.execute(
       `update orders o set status = 'filled', filled_at = now(), position_id = x.position_id
-         from jsonb_to_recordset(?::jsonb) as x(id bigint, position_id bigint) where o.id = x.id and o.status = 'paid'`,
-      [json(good.map(({ o }) => ({ id: o.id, position_id: positionOf.get(o.id) })))],
+         from unnest(?::bigint[], ?::bigint[]) as x(id, position_id) where o.id = x.id and o.status = 'paid'`,
+      [intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => positionOf.get(o.id)!))],
     );
   }
   return { trades, quarantined };

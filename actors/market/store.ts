@@ -1,5 +1,5 @@
 // Set-based SQL of the market record. Bulk writes pass all rows as one JSON parameter expanded by
-// jsonb_to_recordset (the close's largest, the open trades' update, as column arrays): one
+// jsonb_to_recordset (the close's largest, the trades' inserts and update, as column arrays): one
 // statement per table per session (or per backfill chunk), no per-row round trips. Every insert
 // is idempotent (primary or unique keys), so a replayed step is a no-op.
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -17,39 +17,53 @@ export async function insertMenu(em: EntityManager, rows: MenuRecord[]): Promise
   );
 }
 
-const TRADE_COLUMNS = `market, tick, idx, offer_key, cluster, actor, qty, unit_cost_cents, list_price_cents, fee_cents,
-  holding_cents, cost_basis_cents, horizon, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents,
-  holding_cost_cents, settled, sold_out, regime, surcharge_cents, writeoff_cents, realized_pnl_cents,
-  price_by_tick_cents, nsellers_by_tick`;
+/** A trade row's columns and their types, in insert order; `int[]` ones travel as the text of each array. */
+const TRADE_FIELDS = [
+  ['market', 'text'], ['tick', 'bigint'], ['idx', 'int'], ['offer_key', 'text'], ['cluster', 'int'], ['actor', 'text'], ['qty', 'int'],
+  ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'], ['holding_cents', 'int'], ['cost_basis_cents', 'bigint'],
+  ['horizon', 'int'], ['revealed_ticks', 'int'], ['sales_by_tick', 'int[]'], ['units_sold', 'int'], ['qty_left', 'int'],
+  ['revenue_cents', 'bigint'], ['holding_cost_cents', 'bigint'], ['settled', 'boolean'], ['sold_out', 'boolean'], ['regime', 'boolean'],
+  ['surcharge_cents', 'bigint'], ['writeoff_cents', 'bigint'], ['realized_pnl_cents', 'bigint'], ['price_by_tick_cents', 'int[]'],
+  ['nsellers_by_tick', 'int[]'],
+] as const satisfies readonly (readonly [keyof TradeRecord, string])[];
+type Holder = { account_id: number; position_id: number };
+const HOLDER_FIELDS = [['account_id', 'bigint'], ['position_id', 'bigint']] as const satisfies readonly (readonly [keyof Holder, string])[];
 
-const TRADE_TYPES = `market text, tick bigint, idx int, offer_key text, cluster int, actor text, qty int,
-  unit_cost_cents int, list_price_cents int, fee_cents int, holding_cents int, cost_basis_cents bigint, horizon int,
-  revealed_ticks int, sales_by_tick int[], units_sold int, qty_left int, revenue_cents bigint,
-  holding_cost_cents bigint, settled boolean, sold_out boolean, regime boolean, surcharge_cents bigint,
-  writeoff_cents bigint, realized_pnl_cents bigint, price_by_tick_cents int[], nsellers_by_tick int[]`;
-
-/** The house's trades; a row the house already executed is skipped (trade_house_once). */
-export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
+/**
+ * `insert into trade` of `rows` as column arrays (one `unnest`, as the open trades' update): a
+ * close inserts up to one trade per paid order, and as one JSON document each of 10k trades was
+ * written, inlined, parsed and collected several times over.
+ */
+async function insertTrades<R extends TradeRecord>(
+  em: EntityManager, rows: R[], fields: readonly (readonly [keyof R & string, string])[], tail: { settledAt?: boolean; conflict: string },
+): Promise<void> {
   if (!rows.length) return;
+  const names = fields.map(([c]) => c);
+  const values = fields.map(([c, type]) =>
+    arrayParam(rows.map((r) => {
+      const v = r[c] as unknown;
+      if (type !== 'int[]') return v as string | number | boolean | null;
+      return v === null ? null : `{${(v as number[]).join(',')}}`;
+    })),
+  );
+  const unnest = fields.map(([, type]) => `?::${type === 'int[]' ? 'text' : type}[]`).join(', ');
+  const select = fields.map(([c, type]) => (type === 'int[]' ? `x.${c}::int[]` : `x.${c}`)).join(', ');
   await em.execute(
-    `insert into trade (${TRADE_COLUMNS}, settled_at)
-     select ${TRADE_COLUMNS}, case when settled then now() end
-       from jsonb_to_recordset(?::jsonb) as x(${TRADE_TYPES})
-     on conflict (market, tick, idx) where actor = 'house' do nothing`,
-    [json(rows)],
+    `insert into trade (${names.join(', ')}${tail.settledAt ? ', settled_at' : ''})
+     select ${select}${tail.settledAt ? ', case when x.settled then now() end' : ''} from unnest(${unnest}) as x(${names.join(', ')})
+     ${tail.conflict}`,
+    values,
   );
 }
 
+/** The house's trades; a row the house already executed is skipped (trade_house_once). */
+export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
+  await insertTrades(em, rows, TRADE_FIELDS, { settledAt: true, conflict: `on conflict (market, tick, idx) where actor = 'house' do nothing` });
+}
+
 /** Holders' fills: the position they belong to makes each insert happen once (trade_position). */
-export async function insertHolderTrades(em: EntityManager, rows: (TradeRecord & { account_id: number; position_id: number })[]): Promise<void> {
-  if (!rows.length) return;
-  await em.execute(
-    `insert into trade (${TRADE_COLUMNS}, account_id, position_id)
-     select ${TRADE_COLUMNS}, account_id, position_id
-       from jsonb_to_recordset(?::jsonb) as x(${TRADE_TYPES}, account_id bigint, position_id bigint)
-     on conflict (position_id) where position_id is not null do nothing`,
-    [json(rows)],
-  );
+export async function insertHolderTrades(em: EntityManager, rows: (TradeRecord & Holder)[]): Promise<void> {
+  await insertTrades(em, rows, [...TRADE_FIELDS, ...HOLDER_FIELDS], { conflict: 'on conflict (position_id) where position_id is not null do nothing' });
 }
 
 export type OpenTrade = TradeState &
