@@ -224,7 +224,13 @@ async function statementStats() {
   };
 }
 
-const pgBackendTicks = () => [...postgresTicks().values()].filter((v) => v.db === DB).reduce((a, v) => a + v.ticks, 0);
+/** The bench database's backends: ticks by pid. */
+const pgBackendTicks = () => new Map([...postgresTicks()].filter(([, v]) => v.db === DB).map(([pid, v]) => [pid, v.ticks]));
+/**
+ * Ticks the backends used between two snapshots, per backend: a backend that ended in between is
+ * left out (its last ticks are unknown) instead of being subtracted, which made a sum go negative.
+ */
+const pgTicksBetween = (a, b) => [...b].reduce((n, [pid, t]) => n + t - (a.get(pid) ?? 0), 0);
 
 /** Waits for the close of `tick` (bounded), measuring CPU around it; returns what the close recorded. */
 async function measureClose(c, service, tick, pgss) {
@@ -267,7 +273,7 @@ async function measureClose(c, service, tick, pgss) {
     open_trades: open.trades,
     open_user_trades: open.user_trades,
     window_ms: after.t - before.t,
-    cpu_ms: { service: ms(after.service - before.service), postgres_backends: ms(after.pg - before.pg) },
+    cpu_ms: { service: ms(after.service - before.service), postgres_backends: ms(pgTicksBetween(before.pg, after.pg)) },
     /** The close turn as the service timed it (with its commit), and its steps in ms. */
     turn_ms: logged?.ms ?? null,
     steps_ms: logged?.steps ?? null,

@@ -8,7 +8,7 @@
 // history (SVC_BACKFILL_DAYS) once; then, --runs times, for each mode the service is started on
 // that database — `before`: SVC_RECORD_CACHE_MB=0, every answer read whole by a worker (the code
 // before the cache); `after`: the default cache — and measured: one cold request per record target
-// (the first after start: nothing kept yet), then wrk -c{connections} per target (warm-up, then
+// (the first on a service started for it: nothing kept yet), then wrk -c{connections} per target (warm-up, then
 // the measured period). Targets: m15 history (20 settled sessions), tape (250), stats (200),
 // trades (100), dataset.csv (100), and families, book, pulse. Prints the medians and the after /
 // before ratios; writes bench/results/<date>-record.json. Everything started is stopped at the end
@@ -146,20 +146,56 @@ async function drained(base) {
   return round((Date.now() - t0) / 1000);
 }
 
-async function measureMode(mode, run) {
-  const svc = await start(mode, run);
-  const cov = await getJson(`${svc.base}/api/v1/markets/m15/coverage`);
-  const only = opts.targets?.split(',');
-  const list = targets(cov.last_settled_tick).filter((t) => !only || only.includes(t.name));
-  const out = { mode, run, last_settled_tick: cov.last_settled_tick, cold: {}, load: {}, rss_after_mb: undefined };
-  // Cold: the first request of each record target after start (nothing kept yet), then a second one.
+/**
+ * Waits (bounded) until no message is pending in any shard for three polls in a row: a start catches
+ * up on the sessions that ended while the service was down, and those closes (and, with the cache,
+ * the warming of what they settled) would otherwise run beside the first, cold requests.
+ */
+async function quiet(base) {
+  const t0 = Date.now();
+  let still = 0;
+  while (still < 3 && Date.now() - t0 < 60_000) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const pending = [...text.matchAll(/^actor_mailbox_depth\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    still = pending === 0 ? still + 1 : 0;
+    await sleep(200);
+  }
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return { seconds: round((Date.now() - t0) / 1000), record_cache_sessions: Number(/^record_cache_sessions (\d+)/m.exec(text)?.[1] ?? 0) };
+}
+
+/**
+ * Cold: each record target's first request on a service started for it alone (nothing kept, no
+ * code warmed by another target's requests), once it is quiet; then a second request. Measured one
+ * after another on one service, a target's "cold" time depended on what the targets before it had
+ * warmed, and the two modes warm differently (before, every second request is a worker read again).
+ */
+async function coldReads(mode, run, list) {
+  const cold = {};
   for (const t of list.filter((x) => x.record)) {
+    const svc = await start(mode, run);
+    const settled = await quiet(svc.base);
     const first = await timedGet(svc.base + t.path);
     const second = await timedGet(svc.base + t.path);
     if (first.status !== 200 || second.status !== 200) throw new Error(`${t.name}: HTTP ${first.status}/${second.status}`);
-    out.cold[t.name] = { first_ms: first.ms, second_ms: second.ms, bytes: first.bytes };
-    log(`${mode} cold ${t.name}: ${first.ms} ms, then ${second.ms} ms (${first.bytes} B)`);
+    cold[t.name] = { first_ms: first.ms, second_ms: second.ms, bytes: first.bytes, quiet_after_s: settled.seconds, sessions_kept_before: settled.record_cache_sessions };
+    log(`${mode} cold ${t.name}: ${first.ms} ms, then ${second.ms} ms (${first.bytes} B; quiet after ${settled.seconds} s, ${settled.record_cache_sessions} sessions kept before)`);
+    await svc.stop();
+    state.service = undefined;
   }
+  return cold;
+}
+
+async function measureMode(mode, run) {
+  const probe = await start(mode, run);
+  const cov = await getJson(`${probe.base}/api/v1/markets/m15/coverage`);
+  await probe.stop();
+  state.service = undefined;
+  const only = opts.targets?.split(',');
+  const list = targets(cov.last_settled_tick).filter((t) => !only || only.includes(t.name));
+  const out = { mode, run, last_settled_tick: cov.last_settled_tick, cold: await coldReads(mode, run, list), load: {}, rss_after_mb: undefined };
+  const svc = await start(mode, run);
+  await quiet(svc.base);
   for (const t of list) {
     const url = svc.base + t.path;
     if (WARMUP) {
