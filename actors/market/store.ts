@@ -43,7 +43,7 @@ async function insertTrades<R extends TradeRecord>(
     arrayParam(rows.map((r) => {
       const v = r[c] as unknown;
       if (type !== 'int[]') return v as string | number | boolean | null;
-      return v === null ? null : `{${(v as number[]).join(',')}}`;
+      return v === null ? null : intArrayParam(v as number[]);
     })),
   );
   const unnest = fields.map(([, type]) => `?::${type === 'int[]' ? 'text' : type}[]`).join(', ');

@@ -28,7 +28,9 @@ function fragment(tick: number, recorded: boolean, text: string, items: number):
  * A session's JSON items, comma-joined: the array's JSON without its brackets, in one call (one
  * string, not one per row and then their join: less to collect when a cold read builds 250 sessions).
  */
-const jsonItems = (rows: readonly unknown[]) => JSON.stringify(rows).slice(1, -1);
+function jsonItems(rows: readonly unknown[]): string {
+  return JSON.stringify(rows).slice(1, -1);
+}
 
 /** Every fragment of sessions a.from..a.to of a series. */
 export async function buildFragments({ em, seed }: ReadContext, a: FragmentsArgs): Promise<FragmentsReply> {
