@@ -148,6 +148,11 @@ export class ActorRuntime {
     };
   }
 
+  /** How many shards (workers) read tasks are spread over. */
+  get shardCount(): number {
+    return this.shards.length;
+  }
+
   /** Runs the read task `name` on the next shard in turn (no actor, no mailbox). */
   read<T = unknown>(name: string, args: unknown, timeoutMs = this.opts.askTimeoutMs): Promise<T> {
     this.nextReader = (this.nextReader + 1) % this.shards.length;

@@ -16,6 +16,28 @@ export type Position = { open: number; lastSettled: number };
 /** At most this many newly settled sessions are warmed by one close (a catch-up settles more). */
 export const WARM_MAX = 8;
 
+/** A range not kept is read in parts of at least this many sessions, one part per worker. */
+export const MIN_PART = 4;
+
+/**
+ * Sessions from..to in at most `parts` contiguous ranges of at least `minPart` sessions each, in
+ * order, their sizes differing by at most one: a cold range is built by every worker at once (a
+ * session's fragment depends on no other session), not by one while the others idle.
+ */
+export function splitRange(from: number, to: number, parts: number, minPart = MIN_PART): [number, number][] {
+  const n = to - from + 1;
+  if (n <= 0) return [];
+  const k = Math.max(1, Math.min(parts, Math.floor(n / minPart)));
+  const out: [number, number][] = [];
+  let start = from;
+  for (let i = 0; i < k; i++) {
+    const size = Math.floor(n / k) + (i < n % k ? 1 : 0);
+    out.push([start, start + size - 1]);
+    start += size;
+  }
+  return out;
+}
+
 /** A whole answer as sent (headers: ETag, cache-control and the route's own). */
 export type CachedAnswer = Readonly<{ body: Buffer; contentType: string; headers: Readonly<Record<string, string>> }>;
 const answerSize = (a: CachedAnswer) => a.body.length + 512;
@@ -31,6 +53,8 @@ export class RecordFragments {
   private readonly inflight = new Map<string, Promise<Fragment[]>>();
   /** Sessions read from workers (on requests or warming). */
   built = 0;
+  /** Read tasks sent for requests (a gap in parts: one per part). */
+  reads = 0;
   warmed = 0;
 
   constructor(
@@ -78,7 +102,8 @@ export class RecordFragments {
       else gaps.push([tick, tick]);
     }
     if (gaps.length) {
-      const read = await Promise.all(gaps.map(([a, b]) => this.readRange(key, { spec, from: a, to: b, open: pos.open, lastSettled: pos.lastSettled })));
+      const parts = gaps.flatMap(([a, b]) => splitRange(a, b, this.runtime.shardCount));
+      const read = await Promise.all(parts.map(([a, b]) => this.readRange(key, { spec, from: a, to: b, open: pos.open, lastSettled: pos.lastSettled })));
       for (const list of read) for (const f of list) out[f.tick - from] = f;
     }
     return out;
@@ -120,6 +145,7 @@ export class RecordFragments {
     const id = `${key}|${a.from}|${a.to}|${a.open}`;
     let p = this.inflight.get(id);
     if (!p) {
+      this.reads++;
       p = read(this.runtime, 'record.fragments', a)
         .then((list) =>
           list.map((reply) => {

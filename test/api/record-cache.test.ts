@@ -195,6 +195,26 @@ t.test('eviction under the byte cap: the least recently used go, answers stay eq
   t.ok(a.body.equals(b.body), 'an evicted range rebuilt is the same bytes');
 });
 
+t.test('a cold range is read in one part per worker, each session once', async (t) => {
+  const fresh = new RecordFragments(s.runtime, 64 * 1024 * 1024, s.log, () => []);
+  const { lastSettled } = pos('m15');
+  const path = `/api/v1/markets/m15/history?from_tick=${lastSettled - 19}&to_tick=${lastSettled}`;
+  s.record = fresh;
+  let a: Answer;
+  try {
+    a = await fetchAnswer(path);
+  } finally {
+    s.record = uncached;
+  }
+  const b = await fetchAnswer(path);
+  s.record = cached;
+  t.equal(s.runtime.shardCount, 2);
+  t.equal(fresh.reads, 2, 'twenty sessions not kept: two read tasks, one per worker');
+  t.equal(fresh.built, 20, 'each session built once');
+  t.equal(a.status, 200);
+  t.ok(a.body.equals(b.body), 'the parts joined are the uncached answer');
+});
+
 t.test('ETag and 304 on answers served from memory', async (t) => {
   const { lastSettled, open } = pos('m15');
   const settled = `/api/v1/markets/m15/trades?from_tick=${lastSettled - 30}&to_tick=${lastSettled}&actor=house&limit=5&offset=3`;
