@@ -8,7 +8,8 @@
 // history (SVC_BACKFILL_DAYS) once; then, --runs times, for each mode the service is started on
 // that database — `before`: SVC_RECORD_CACHE_MB=0, every answer read whole by a worker (the code
 // before the cache); `after`: the default cache — and measured: one cold request per record target
-// (the first on a service started for it: nothing kept yet), then wrk -c{connections} per target (warm-up, then
+// (the first on a service started for it: nothing kept yet), a miss on a warm service (the range
+// read first on a service whose workers have served the same route on other markets), then wrk -c{connections} per target (warm-up, then
 // the measured period). Targets: m15 history (20 settled sessions), tape (250), stats (200),
 // trades (100), dataset.csv (100), and families, book, pulse. Prints the medians and the after /
 // before ratios; writes bench/results/<date>-record.json. Everything started is stopped at the end
@@ -70,9 +71,9 @@ const median = (xs) => {
 const round = (x, d = 1) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x);
 
 /** The measured targets: the five record routes over settled m15 sessions, then three neighbours. */
-function targets(lastSettled) {
+function targets(lastSettled, market = 'm15') {
   const range = (n) => `from_tick=${lastSettled - n + 1}&to_tick=${lastSettled}`;
-  const m = '/api/v1/markets/m15';
+  const m = `/api/v1/markets/${market}`;
   return [
     { name: 'history', sessions: 20, path: `${m}/history?${range(20)}`, record: true },
     { name: 'tape', sessions: 250, path: `${m}/tape?${range(250)}`, record: true },
@@ -169,6 +170,11 @@ async function quiet(base) {
  * code warmed by another target's requests), once it is quiet; then a second request. Measured one
  * after another on one service, a target's "cold" time depended on what the targets before it had
  * warmed, and the two modes warm differently (before, every second request is a worker read again).
+ *
+ * Then a miss on a warm service: on another fresh service, the same target is first read on m45
+ * and h2 (twice each: the workers' code compiled, their connections used, as on a service that has
+ * been running), then the m15 range, which nothing has read: the cost of sessions not in memory,
+ * without the fresh process's interpreted code, which dominates the first figure.
  */
 async function coldReads(mode, run, list) {
   const cold = {};
@@ -178,10 +184,25 @@ async function coldReads(mode, run, list) {
     const first = await timedGet(svc.base + t.path);
     const second = await timedGet(svc.base + t.path);
     if (first.status !== 200 || second.status !== 200) throw new Error(`${t.name}: HTTP ${first.status}/${second.status}`);
-    cold[t.name] = { first_ms: first.ms, second_ms: second.ms, bytes: first.bytes, quiet_after_s: settled.seconds, sessions_kept_before: settled.record_cache_sessions };
-    log(`${mode} cold ${t.name}: ${first.ms} ms, then ${second.ms} ms (${first.bytes} B; quiet after ${settled.seconds} s, ${settled.record_cache_sessions} sessions kept before)`);
     await svc.stop();
     state.service = undefined;
+
+    const warm = await start(mode, run);
+    await quiet(warm.base);
+    for (const market of ['m45', 'm45', 'h2', 'h2']) {
+      const cov = await getJson(`${warm.base}/api/v1/markets/${market}/coverage`);
+      const other = targets(cov.last_settled_tick, market).find((x) => x.name === t.name);
+      const r = await timedGet(warm.base + other.path);
+      if (r.status !== 200) throw new Error(`${t.name} on ${market}: HTTP ${r.status}`);
+    }
+    await quiet(warm.base);
+    const miss = await timedGet(warm.base + t.path);
+    if (miss.status !== 200) throw new Error(`${t.name}: HTTP ${miss.status}`);
+    await warm.stop();
+    state.service = undefined;
+
+    cold[t.name] = { first_ms: first.ms, second_ms: second.ms, miss_ms: miss.ms, bytes: first.bytes, quiet_after_s: settled.seconds, sessions_kept_before: settled.record_cache_sessions };
+    log(`${mode} cold ${t.name}: ${first.ms} ms, then ${second.ms} ms (${first.bytes} B; quiet after ${settled.seconds} s, ${settled.record_cache_sessions} sessions kept before); a miss on a warm service ${miss.ms} ms`);
   }
   return cold;
 }
@@ -260,6 +281,7 @@ async function main() {
         p99_ms: med(mode, (x) => x.latency_ms.p99),
         non_2xx: per(mode).reduce((n, x) => n + x.non_2xx, 0),
         cold_first_ms: median(measured.filter((x) => x.mode === mode && x.cold[name]).map((x) => x.cold[name].first_ms)),
+        cold_miss_ms: median(measured.filter((x) => x.mode === mode && x.cold[name]).map((x) => x.cold[name].miss_ms)),
       };
     }
     // Per run ratios (both modes measured back to back), then their median.
@@ -275,11 +297,11 @@ async function main() {
   }
 
   console.log(`\nrecord reads, ${RUNS} run(s), wrk ${WRK} -t1 -c${CONNECTIONS} ${WARMUP}s + ${DURATION}s per target; medians`);
-  console.log('target        |  before req/s  p99 ms | after req/s  p99 ms | after/before | cold first ms before / after');
+  console.log('target        |  before req/s  p99 ms | after req/s  p99 ms | after/before | cold first ms before / after | miss on a warm service ms before / after');
   for (const name of names) {
     const s = summary[name];
     const f = (x, w) => String(x ?? '-').padStart(w);
-    console.log(`${name.padEnd(13)} | ${f(s.before?.requests_per_s, 13)} ${f(s.before?.p99_ms, 7)} | ${f(s.after?.requests_per_s, 11)} ${f(s.after?.p99_ms, 7)} | ${f(s.ratio_after_before, 12)} | ${f(s.before?.cold_first_ms, 8)} / ${f(s.after?.cold_first_ms, 8)}`);
+    console.log(`${name.padEnd(13)} | ${f(s.before?.requests_per_s, 13)} ${f(s.before?.p99_ms, 7)} | ${f(s.after?.requests_per_s, 11)} ${f(s.after?.p99_ms, 7)} | ${f(s.ratio_after_before, 12)} | ${f(s.before?.cold_first_ms, 8)} / ${f(s.after?.cold_first_ms, 8)} | ${f(s.before?.cold_miss_ms, 8)} / ${f(s.after?.cold_miss_ms, 8)}`);
   }
 
   const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-record.json`);

@@ -153,7 +153,6 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   await insertHouseTrades(em, house);
   laps.mark('house_trades');
   const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs, laps);
-  laps.mark('fills_orders');
   await expireUnpaidOrders(em, market, tick);
   laps.mark('expire');
   const sales: Sale[] = open.map((t, i) => ({

@@ -75,13 +75,14 @@ function tradesMemo(seed: number, market: MarketId, tick: number, deals: Deal[],
   };
 }
 
+/** A menu row's outcome inputs (the close's memo of dealOutcomeInputs). */
+type OutcomeInputsOf = (tick: number, idx: number) => OutcomeInputs;
+
 /**
  * Fills the paid orders of session `tick` into positions and user trades on the same terms and
  * demand path as the house's; an order that cannot fill is refunded (quarantined) instead. Returns
- * the trades (for the session's tape) and the refunded orders.
+ * the trades (for the session's tape) and the refunded orders. Marks its five steps in `laps`.
  */
-/** A menu row's outcome inputs (the close's memo of dealOutcomeInputs). */
-type OutcomeInputsOf = (tick: number, idx: number) => OutcomeInputs;
 
 export async function fillPaidOrders(
   em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf, laps: Laps,
@@ -123,6 +124,7 @@ export async function fillPaidOrders(
       [intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => positionOf.get(o.id)!))],
     );
   }
+  laps.mark('fills_orders');
   return { trades, quarantined };
 }
 

@@ -32,10 +32,11 @@ const HOLDER_FIELDS = [['account_id', 'bigint'], ['position_id', 'bigint']] as c
 /**
  * `insert into trade` of `rows` as column arrays (one `unnest`, as the open trades' update): a
  * close inserts up to one trade per paid order, and as one JSON document each of 10k trades was
- * written, inlined, parsed and collected several times over.
+ * written, inlined, parsed and collected several times over. `settled_at` is the insert's time for
+ * a trade inserted settled (the house's rows of a backfilled session), as in `updateTrades`.
  */
 async function insertTrades<R extends TradeRecord>(
-  em: EntityManager, rows: R[], fields: readonly (readonly [keyof R & string, string])[], tail: { settledAt?: boolean; conflict: string },
+  em: EntityManager, rows: R[], fields: readonly (readonly [keyof R & string, string])[], conflict: string,
 ): Promise<void> {
   if (!rows.length) return;
   const names = fields.map(([c]) => c);
@@ -49,21 +50,21 @@ async function insertTrades<R extends TradeRecord>(
   const unnest = fields.map(([, type]) => `?::${type === 'int[]' ? 'text' : type}[]`).join(', ');
   const select = fields.map(([c, type]) => (type === 'int[]' ? `x.${c}::int[]` : `x.${c}`)).join(', ');
   await em.execute(
-    `insert into trade (${names.join(', ')}${tail.settledAt ? ', settled_at' : ''})
-     select ${select}${tail.settledAt ? ', case when x.settled then now() end' : ''} from unnest(${unnest}) as x(${names.join(', ')})
-     ${tail.conflict}`,
+    `insert into trade (${names.join(', ')}, settled_at)
+     select ${select}, case when x.settled then now() end from unnest(${unnest}) as x(${names.join(', ')})
+     ${conflict}`,
     values,
   );
 }
 
 /** The house's trades; a row the house already executed is skipped (trade_house_once). */
 export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
-  await insertTrades(em, rows, TRADE_FIELDS, { settledAt: true, conflict: `on conflict (market, tick, idx) where actor = 'house' do nothing` });
+  await insertTrades(em, rows, TRADE_FIELDS, `on conflict (market, tick, idx) where actor = 'house' do nothing`);
 }
 
 /** Holders' fills: the position they belong to makes each insert happen once (trade_position). */
 export async function insertHolderTrades(em: EntityManager, rows: (TradeRecord & Holder)[]): Promise<void> {
-  await insertTrades(em, rows, [...TRADE_FIELDS, ...HOLDER_FIELDS], { conflict: 'on conflict (position_id) where position_id is not null do nothing' });
+  await insertTrades(em, rows, [...TRADE_FIELDS, ...HOLDER_FIELDS], 'on conflict (position_id) where position_id is not null do nothing');
 }
 
 export type OpenTrade = TradeState &
