@@ -1,7 +1,7 @@
 // Pure builders of history rows (SPEC "History row"): a served deal plus what the record knows of
 // it. Outcomes come only from trades that executed the row, revealed by settlement; the profit
 // curve is the engine's, censored at the largest executed volume when that position sold out.
-import { dealProfitCurve, centsToNumber, sessionRows, type MarketId, type ProfitCurve, type SessionRow } from '../../src/engine/index.js';
+import { dealProfitCurve, centsToNumber, menuSize, sessionRow, type MarketId, type ProfitCurve, type SessionRow } from '../../src/engine/index.js';
 import { tradeJson, type TradeRow } from './trade-json.js';
 
 /** SPEC field order of a Deal object (jsonb does not keep key order). */
@@ -24,19 +24,28 @@ export function servedDeal(deal: DealJson, includeBundle: boolean): Record<strin
   return out;
 }
 
-/** Engine outcomes of a market's sessions, computed once per session a request touches. */
+/**
+ * Engine outcomes of the menu rows a request reveals, each computed once: row by row, not the
+ * whole session (a history read reveals the observed rows, about one in five, unless the oracle
+ * asks for the rejected ones too).
+ */
 export class Outcomes {
-  private readonly sessions = new Map<number, SessionRow[]>();
+  private readonly rows = new Map<string, SessionRow>();
+  private readonly sizes = new Map<number, number>();
   constructor(
     private readonly seed: number,
     private readonly market: MarketId,
   ) {}
 
   row(tick: number, idx: number): SessionRow {
-    let rows = this.sessions.get(tick);
-    if (!rows) this.sessions.set(tick, (rows = sessionRows(this.seed, this.market, tick)));
-    const row = rows[idx];
-    if (!row) throw new Error(`no menu row ${idx} in ${this.market} session ${tick}`);
+    const key = `${tick}:${idx}`;
+    let row = this.rows.get(key);
+    if (!row) {
+      let n = this.sizes.get(tick);
+      if (n === undefined) this.sizes.set(tick, (n = menuSize(this.seed, this.market, tick)));
+      if (!Number.isInteger(idx) || idx < 0 || idx >= n) throw new Error(`no menu row ${idx} in ${this.market} session ${tick}`);
+      this.rows.set(key, (row = sessionRow(this.seed, this.market, tick, idx, n)));
+    }
     return row;
   }
 

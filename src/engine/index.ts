@@ -28,6 +28,7 @@ export {
   dealProfitCurve,
   dealMarketPath,
   sessionRows,
+  sessionRow,
   type MarketPath,
   type SessionRow,
 } from './outcome.js';

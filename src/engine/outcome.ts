@@ -61,12 +61,14 @@ export interface SessionRow {
  *  reads rejected rows' outcomes from the same inputs). */
 export function sessionRows(seed: number, market: MarketId, tick: number): SessionRow[] {
   const n = menuSize(seed, market, tick);
-  const rows: SessionRow[] = [];
-  for (let i = 0; i < n; i++) {
-    const { deal, latent } = dealWithLatent(seed, market, tick, i, n);
-    rows.push({ deal, inputs: outcomeInputsFor(seed, market, tick, latent) });
-  }
-  return rows;
+  return Array.from({ length: n }, (_, i) => sessionRow(seed, market, tick, i, n));
+}
+
+/** Row `index` of a session's menu with its outcome inputs: what sessionRows holds at `index`,
+ *  without drawing the session's other rows (a record read needs only the rows it reveals). */
+export function sessionRow(seed: number, market: MarketId, tick: number, index: number, n = menuSize(seed, market, tick)): SessionRow {
+  const { deal, latent } = dealWithLatent(seed, market, tick, index, n);
+  return { deal, inputs: outcomeInputsFor(seed, market, tick, latent) };
 }
 
 export interface MarketPath {

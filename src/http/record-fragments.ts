@@ -103,8 +103,16 @@ export class RecordFragments {
     }
     if (gaps.length) {
       const parts = gaps.flatMap(([a, b]) => splitRange(a, b, this.runtime.shardCount));
-      const read = await Promise.all(parts.map(([a, b]) => this.readRange(key, { spec, from: a, to: b, open: pos.open, lastSettled: pos.lastSettled })));
-      for (const list of read) for (const f of list) out[f.tick - from] = f;
+      const read = await Promise.all(parts.map(([a, b]) => this.readRange({ spec, from: a, to: b, open: pos.open, lastSettled: pos.lastSettled })));
+      // Kept in session order once every part is in, whichever part answered first: the range's
+      // last session is the most recently used.
+      for (const list of read) {
+        for (const f of list) {
+          out[f.tick - from] = f;
+          // Settled and recorded: these bytes are final.
+          if (f.recorded && f.tick <= pos.lastSettled) this.keep(key, spec, f);
+        }
+      }
     }
     return out;
   }
@@ -141,8 +149,8 @@ export class RecordFragments {
     this.cache.set(key, f.tick, f);
   }
 
-  private readRange(key: string, a: FragmentsArgs): Promise<Fragment[]> {
-    const id = `${key}|${a.from}|${a.to}|${a.open}`;
+  private readRange(a: FragmentsArgs): Promise<Fragment[]> {
+    const id = `${seriesKey(a.spec)}|${a.from}|${a.to}|${a.open}`;
     let p = this.inflight.get(id);
     if (!p) {
       this.reads++;
@@ -150,10 +158,7 @@ export class RecordFragments {
         .then((list) =>
           list.map((reply) => {
             this.built++;
-            const f = fromReply(reply);
-            // Settled and recorded: these bytes are final.
-            if (f.recorded && f.tick <= a.lastSettled) this.keep(key, a.spec, f);
-            return f;
+            return fromReply(reply);
           }),
         )
         .finally(() => this.inflight.delete(id));

@@ -11,6 +11,7 @@ import {
   dealOutcomeInputs,
   dealToJson,
   menu,
+  sessionRow,
   sessionRows,
 } from '../../src/engine/index.js';
 
@@ -51,6 +52,9 @@ t.test('a single deal recomputed alone equals its menu row', async (t) => {
   sessionJson(8, m, tick); // flush the memo
   t.same(dealOutcomeInputs(7, m, tick, i), rows[i].inputs);
   t.same(dealOutcomeInputs(7, m, tick, rows[i].deal.key), rows[i].inputs);
+  // Every row alone, in reverse order after a flush: a record read builds only the rows it reveals.
+  sessionJson(8, m, tick);
+  for (let k = rows.length - 1; k >= 0; k--) t.same(sessionRow(7, m, tick, k), rows[k], `row ${k} alone`);
 });
 
 t.test('different seeds give different menus and outcomes', async (t) => {
