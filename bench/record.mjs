@@ -2,7 +2,8 @@
 // in-memory fragments, in one run.
 //
 //   npm run build && node bench/record.mjs [--runs 3] [--duration 10] [--warmup 3] [--connections 64]
-//        [--days 3] [--modes before,after] [--targets history,tape,...] [--cpu-prof DIR] [--pg postgres://postgres@127.0.0.1:5432/]
+//        [--days 3] [--modes before,after] [--before-service PATH] [--targets history,tape,...] [--cpu-prof DIR]
+//        [--pg postgres://postgres@127.0.0.1:5432/]
 //
 // One run: a fresh database bench_record_<time>_<pid>; the built service records --days days of
 // history (SVC_BACKFILL_DAYS) once; then, --runs times, for each mode the service is started on
@@ -37,6 +38,7 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '64' },
     days: { type: 'string', default: '3' },
     modes: { type: 'string', default: 'before,after' },
+    'before-service': { type: 'string' },
     targets: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'backfill-timeout': { type: 'string', default: '900' },
@@ -45,7 +47,7 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help) {
-  console.log('usage: node bench/record.mjs [--runs 3] [--duration 10] [--warmup 3] [--connections 64] [--days 3] [--modes before,after] [--targets history,...] [--cpu-prof DIR] [--pg URL]');
+  console.log('usage: node bench/record.mjs [--runs 3] [--duration 10] [--warmup 3] [--connections 64] [--days 3] [--modes before,after] [--before-service PATH] [--targets history,...] [--cpu-prof DIR] [--pg URL]');
   process.exit(0);
 }
 const RUNS = Number(opts.runs);
@@ -109,7 +111,9 @@ async function start(mode, run) {
   const env = { SVC_BACKFILL_DAYS: String(DAYS), SVC_RECORD_CACHE_MB: mode === 'before' ? '0' : '64' };
   const nodeArgs = opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts['cpu-prof'], `${mode}-run${run}`)}`] : [];
   log(`starting the service (${mode}: SVC_RECORD_CACHE_MB=${env.SVC_RECORD_CACHE_MB})`);
-  state.service = await startService({ main: MAIN, pgBase: opts.pg, dbName: state.db, env, nodeArgs, log });
+  // --before-service: the before mode runs another build (dist/src/main.js of an older commit).
+  const main = mode === 'before' && opts['before-service'] ? path.resolve(opts['before-service']) : MAIN;
+  state.service = await startService({ main, pgBase: opts.pg, dbName: state.db, env, nodeArgs, log });
   return state.service;
 }
 
@@ -245,15 +249,21 @@ function machine() {
   };
 }
 
+/** The short commit of the checkout at `dir`, if it is one. */
+function commitOf(dir) {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
 async function main() {
   const started = new Date();
   const m = machine();
   log(`machine: ${m.nproc} CPUs, node ${m.node}, load average ${m.loadavg_at_start.join(' ')}`);
   if (m.loadavg_at_start[0] > 0.5 * m.nproc) log(`WARNING: the machine is busy (1-min load ${m.loadavg_at_start[0]}); compare the ratios of one run only`);
-  let commit;
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {}
+  const commit = commitOf(ROOT);
   state.db = `bench_record_${started.toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
   await pgAdmin(opts.pg, `CREATE DATABASE "${state.db}"`);
   log(`created database ${state.db}`);
@@ -307,6 +317,7 @@ async function main() {
   const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-record.json`);
   const result = {
     scenario: 'record reads (issue 14)', started: started.toISOString(), finished: new Date().toISOString(), commit,
+    before_service: opts['before-service'] ? { main: path.resolve(opts['before-service']), commit: commitOf(path.resolve(opts['before-service'], '../../..')) } : undefined,
     machine: { ...m, loadavg_at_end: os.loadavg().map((x) => round(x, 2)) },
     generator: { name: 'wrk', version: WRK, threads: 1, connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP },
     days: DAYS, history: loaded, summary, runs: measured.map((x) => ({ ...x, load: Object.fromEntries(Object.entries(x.load).map(([k, v]) => [k, { ...v, raw: undefined }])) })),
