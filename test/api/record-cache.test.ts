@@ -52,15 +52,19 @@ async function fetchAnswer(path: string, init?: RequestInit): Promise<Answer & {
   return { status: res.status, body, headers: Object.fromEntries(HEADERS.map((h) => [h, res.headers.get(h)])), etag: res.headers.get('etag') };
 }
 
-/** The answer without the cache, then with it twice (the first may build, the second is from memory). */
-async function compare(t: Test, path: string): Promise<void> {
-  s.record = uncached;
-  let before: Answer;
+/** The answer served through `record` (the service's own cache again afterwards). */
+async function answerWith(record: RecordFragments, path: string): Promise<Answer & { etag: string | null }> {
+  s.record = record;
   try {
-    before = await fetchAnswer(path);
+    return await fetchAnswer(path);
   } finally {
     s.record = cached;
   }
+}
+
+/** The answer without the cache, then with it twice (the first may build, the second is from memory). */
+async function compare(t: Test, path: string): Promise<void> {
+  const before = await answerWith(uncached, path);
   const cold = await fetchAnswer(path);
   const warm = await fetchAnswer(path);
   for (const [name, a] of [['cold', cold], ['warm', warm]] as const) {
@@ -169,28 +173,19 @@ t.test('across a close: the settled session is warmed by the close and answers s
 t.test('eviction under the byte cap: the least recently used go, answers stay equal', async (t) => {
   const cap = 300_000;
   const small = new RecordFragments(s.runtime, cap, s.log, () => []);
-  s.record = small;
-  try {
-    const { lastSettled } = pos('m15');
-    const ranges = [0, 20, 40, 60].map((k) => `from_tick=${lastSettled - k - 19}&to_tick=${lastSettled - k}`);
-    for (const r of ranges) await fetchAnswer(`/api/v1/markets/m15/history?${r}&include_bundle=true`);
-    const st = small.stats();
-    t.ok(st.bytes <= cap, `${st.bytes} B kept, at most the cap ${cap}`);
-    t.ok(st.evicted > 0, `${st.evicted} sessions evicted`);
-    const key = seriesKey({ kind: 'history', market: 'm15', includeBundle: true, oracle: false });
-    t.ok(small.cache!.get(key, lastSettled - 60), 'the most recently read session is kept');
-    t.notOk(small.cache!.get(key, lastSettled - 19), 'the least recently read one is gone');
-  } finally {
-    s.record = cached;
-  }
-  // Served with the small cache (evicted sessions rebuilt), compared with the uncached answer.
-  s.record = small;
   const { lastSettled } = pos('m15');
+  const ranges = [0, 20, 40, 60].map((k) => `from_tick=${lastSettled - k - 19}&to_tick=${lastSettled - k}`);
+  for (const r of ranges) await answerWith(small, `/api/v1/markets/m15/history?${r}&include_bundle=true`);
+  const st = small.stats();
+  t.ok(st.bytes <= cap, `${st.bytes} B kept, at most the cap ${cap}`);
+  t.ok(st.evicted > 0, `${st.evicted} sessions evicted`);
+  const key = seriesKey({ kind: 'history', market: 'm15', includeBundle: true, oracle: false });
+  t.ok(small.cache!.get(key, lastSettled - 60), 'the most recently read session is kept');
+  t.notOk(small.cache!.get(key, lastSettled - 19), 'the least recently read one is gone');
+  // Served with the small cache (evicted sessions rebuilt), compared with the uncached answer.
   const path = `/api/v1/markets/m15/history?from_tick=${lastSettled - 79}&to_tick=${lastSettled - 60}&include_bundle=true`;
-  const a = await fetchAnswer(path);
-  s.record = uncached;
-  const b = await fetchAnswer(path);
-  s.record = cached;
+  const a = await answerWith(small, path);
+  const b = await answerWith(uncached, path);
   t.equal(a.status, 200);
   t.ok(a.body.equals(b.body), 'an evicted range rebuilt is the same bytes');
 });
@@ -199,15 +194,8 @@ t.test('a cold range is read in one part per worker, each session once', async (
   const fresh = new RecordFragments(s.runtime, 64 * 1024 * 1024, s.log, () => []);
   const { lastSettled } = pos('m15');
   const path = `/api/v1/markets/m15/history?from_tick=${lastSettled - 19}&to_tick=${lastSettled}`;
-  s.record = fresh;
-  let a: Answer;
-  try {
-    a = await fetchAnswer(path);
-  } finally {
-    s.record = uncached;
-  }
-  const b = await fetchAnswer(path);
-  s.record = cached;
+  const a = await answerWith(fresh, path);
+  const b = await answerWith(uncached, path);
   t.equal(s.runtime.shardCount, 2);
   t.equal(fresh.reads, 2, 'twenty sessions not kept: two read tasks, one per worker');
   t.equal(fresh.built, 20, 'each session built once');
