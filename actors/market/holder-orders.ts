@@ -83,7 +83,6 @@ type OutcomeInputsOf = (tick: number, idx: number) => OutcomeInputs;
  * demand path as the house's; an order that cannot fill is refunded (quarantined) instead. Returns
  * the trades (for the session's tape) and the refunded orders. Marks its five steps in `laps`.
  */
-
 export async function fillPaidOrders(
   em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf, laps: Laps,
 ): Promise<Filled> {

@@ -1,6 +1,7 @@
 // The record's answers by session: a range is the settled sessions' fragments from memory
-// (record-cache.ts) plus, read from a worker in one read task per gap, the sessions not kept
-// (evicted, never read, or not settled yet: those are read as the record stands and never kept).
+// (record-cache.ts) plus, read from the workers (a gap in one part per worker: splitRange), the
+// sessions not kept (evicted, never read, or not settled yet: those are read as the record stands
+// and never kept).
 // The close warms the sessions it settled (supervisor option `warm`), so the first request after
 // a close finds them built. An answer made only of settled, recorded sessions is also kept whole
 // for the record's current position (a quarter of the cap), so a repeated request is one lookup.
@@ -103,7 +104,7 @@ export class RecordFragments {
     }
     if (gaps.length) {
       const parts = gaps.flatMap(([a, b]) => splitRange(a, b, this.runtime.shardCount));
-      const read = await Promise.all(parts.map(([a, b]) => this.readRange({ spec, from: a, to: b, open: pos.open, lastSettled: pos.lastSettled })));
+      const read = await Promise.all(parts.map(([a, b]) => this.readRange(key, { spec, from: a, to: b, open: pos.open, lastSettled: pos.lastSettled })));
       // Kept in session order once every part is in, whichever part answered first: the range's
       // last session is the most recently used.
       for (const list of read) {
@@ -149,8 +150,8 @@ export class RecordFragments {
     this.cache.set(key, f.tick, f);
   }
 
-  private readRange(a: FragmentsArgs): Promise<Fragment[]> {
-    const id = `${seriesKey(a.spec)}|${a.from}|${a.to}|${a.open}`;
+  private readRange(key: string, a: FragmentsArgs): Promise<Fragment[]> {
+    const id = `${key}|${a.from}|${a.to}|${a.open}`;
     let p = this.inflight.get(id);
     if (!p) {
       this.reads++;
