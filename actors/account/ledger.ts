@@ -34,10 +34,12 @@ export const feesChargedSql = (holderIds: string, month: string) => `select hold
  * The fee rows of a checkout that carries the fee, from a source with (holder, month, account_id,
  * round_id, fee). A plain insert: the (holder, month) key decides. If another checkout charged the
  * fee since this one read it as due, the insert fails and the whole checkout is retried (and sees
- * it charged).
+ * it charged). In holder order: two order batches (two shards) charging the same holders' fees
+ * then wait for each other's rows in one order, a unique violation for the later, never a deadlock.
  */
 export const feeRowsInsertSql = (source: string) =>
-  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) select holder, month, account_id, round_id, fee from ${source} where fee > 0`;
+  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents)
+   select holder, month, account_id, round_id, fee from ${source} where fee > 0 order by holder, month`;
 
 /** The fee a holder's checkout at `at` (service clock, real unix seconds) carries: the month's fee, or 0 once charged. */
 export async function feeDueCents(em: EntityManager, holderId: number, at: number): Promise<number> {

@@ -2,10 +2,12 @@
 // pay_from_balance without the switch (403) or beyond the balance (400); the rest are placed in one
 // transaction, the holder's participation fee once, and every balance still equals its ledger.
 import t from 'tap';
+import pg from 'pg';
 import { openOrm, migrate } from '../../orm/database.js';
 import { batchConnectionOf, placeOrders, type OrderRequest } from '../../actors/account/order-batch.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
+import { feeRowsInsertSql } from '../../actors/account/ledger.js';
 import { freshDatabase, usingPostgres } from '../helpers/db.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
@@ -151,4 +153,46 @@ t.test("the batch's own connection is replaced after it is lost", { skip: ONE_BA
   t.not(await pid(), before, 'on another backend');
   const [n] = await em.execute(`select count(*)::int as n from orders`);
   t.equal(n.n, 2, 'nothing placed twice, nothing lost beyond the batch that met the lost connection');
+});
+
+t.test('two batches charging the same holders\' fees wait in holder order: a lost race, never a deadlock', { skip: ONE_BACKEND }, async (t) => {
+  const { em, a } = await oneDeal(t, 'keyfee');
+  const holders: number[] = [];
+  for (const email of ['f1@example.org', 'f2@example.org']) {
+    const [h] = await em.execute(`insert into holder (email, password_hash) values (?, 'x') returning id::float8 as id`, [email]);
+    holders.push(h.id);
+  }
+  const [h1, h2] = holders;
+  const options = em.getConnection().getConnectionOptions() as pg.ClientConfig;
+  const [first, second] = [new pg.Client(options), new pg.Client(options)];
+  await first.connect();
+  await second.connect();
+  t.teardown(() => Promise.all([first.end(), second.end()]));
+  const fee = (holder: number) => `(${holder}::bigint, '2026-11', ${a.id}::bigint, null::bigint, 15::bigint)`;
+  // One batch holds h1's fee row uncommitted; the other charges h2 and h1, listed in that order.
+  await first.query('begin');
+  await first.query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h1)}) ${feeRowsInsertSql('x')}`);
+  await second.query('begin');
+  const secondDone = second
+    .query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h2)}, ${fee(h1)}) ${feeRowsInsertSql('x')}`)
+    .then(() => 'inserted', (err: { code?: string }) => err.code);
+  // Wait (bounded) until the second batch waits for a lock.
+  for (let i = 0; i < 100; i++) {
+    const r = await em.execute(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%monthly_fee%'`,
+    );
+    if (r[0].n > 0) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // The first batch now charges h2 too: in holder order the second has not taken h2 yet.
+  const firstH2 = await first
+    .query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h2)}) ${feeRowsInsertSql('x')}`)
+    .then(() => 'inserted', (err: { code?: string }) => err.code);
+  await first.query(firstH2 === 'inserted' ? 'commit' : 'rollback');
+  const secondOutcome = await secondDone;
+  await second.query('rollback');
+  t.equal(firstH2, 'inserted', 'the first batch charges h2 without waiting (40P01 would be a deadlock)');
+  t.equal(secondOutcome, '23505', 'the second loses the race on h1 (a unique violation: the batch is decided again)');
+  const [n] = await em.execute(`select count(*)::int as n from monthly_fee`);
+  t.equal(n.n, 2, 'both fees charged once, by the first batch');
 });
