@@ -108,7 +108,7 @@ export async function updateTrades(em: EntityManager, rows: (TradeState & { id: 
                  surcharge_cents, writeoff_cents, realized_pnl_cents)
       where t.id = x.id and t.revealed_ticks = x.revealed_ticks - 1`,
     [
-      intArrayParam(rows.map((r) => r.id)), col('revealed_ticks'), arrayParam(rows.map((r) => `{${r.sales_by_tick.join(',')}}`)),
+      intArrayParam(rows.map((r) => r.id)), col('revealed_ticks'), arrayParam(rows.map((r) => intArrayParam(r.sales_by_tick))),
       col('units_sold'), col('qty_left'), col('revenue_cents'), col('holding_cost_cents'), col('settled'), col('sold_out'), col('regime'),
       col('surcharge_cents'), col('writeoff_cents'), col('realized_pnl_cents'),
     ],

@@ -1,6 +1,6 @@
 // Small SQL helpers every actor's set-based SQL shares, defined once: bulk rows travel as one JSON
-// parameter (expanded by jsonb_to_recordset), id lists as one array, and a lost unique race is
-// recognised by its SQLSTATE.
+// parameter (expanded by jsonb_to_recordset) or as one array per column (unnest), id lists as one
+// array, and a lost unique race is recognised by its SQLSTATE.
 
 /** SQLSTATE of a unique violation: a twin (another process, a concurrent turn) wrote the key first. */
 export const UNIQUE_VIOLATION = '23505';

@@ -182,7 +182,7 @@ t.test('two batches charging the same holders\' fees wait in holder order: a los
       `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%monthly_fee%'`,
     );
     if (r[0].n > 0) break;
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((done) => setTimeout(done, 20));
   }
   // The first batch now charges h2 too: in holder order the second has not taken h2 yet.
   const firstH2 = await first

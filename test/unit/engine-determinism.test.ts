@@ -52,9 +52,16 @@ t.test('a single deal recomputed alone equals its menu row', async (t) => {
   sessionJson(8, m, tick); // flush the memo
   t.same(dealOutcomeInputs(7, m, tick, i), rows[i].inputs);
   t.same(dealOutcomeInputs(7, m, tick, rows[i].deal.key), rows[i].inputs);
-  // Every row alone, in reverse order after a flush: a record read builds only the rows it reveals.
+  // Every row alone (its menu size drawn by sessionRow itself), in reverse order after a flush: a
+  // record read builds only the rows it reveals; compared with the menu's deal and the deal's
+  // outcome inputs recomputed on their own paths, and with the session's row.
   sessionJson(8, m, tick);
-  for (let k = rows.length - 1; k >= 0; k--) t.same(sessionRow(7, m, tick, k), rows[k], `row ${k} alone`);
+  const deals = menu(7, m, tick);
+  for (let k = rows.length - 1; k >= 0; k--) {
+    const alone = sessionRow(7, m, tick, k);
+    t.same(alone, { deal: deals[k], inputs: dealOutcomeInputs(7, m, tick, k) }, `row ${k} alone: the menu's deal and its outcome inputs`);
+    t.same(alone, rows[k], `row ${k} alone: the session's row`);
+  }
 });
 
 t.test('different seeds give different menus and outcomes', async (t) => {
