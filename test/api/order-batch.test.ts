@@ -176,14 +176,16 @@ t.test('two batches charging the same holders\' fees wait in holder order: a los
   const secondDone = second
     .query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h2)}, ${fee(h1)}) ${feeRowsInsertSql('x')}`)
     .then(() => 'inserted', (err: { code?: string }) => err.code);
-  // Wait (bounded) until the second batch waits for a lock.
-  for (let i = 0; i < 100; i++) {
+  // Wait (bounded) until the second batch waits for a lock: without that wait there is no race to test.
+  let waiting = false;
+  for (let i = 0; i < 250 && !waiting; i++) {
     const r = await em.execute(
       `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%monthly_fee%'`,
     );
-    if (r[0].n > 0) break;
-    await new Promise((done) => setTimeout(done, 20));
+    waiting = r[0].n > 0;
+    if (!waiting) await new Promise((done) => setTimeout(done, 20));
   }
+  t.ok(waiting, 'the second batch waits for the first one\'s uncommitted fee row of h1');
   // The first batch now charges h2 too: in holder order the second has not taken h2 yet.
   const firstH2 = await first
     .query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h2)}) ${feeRowsInsertSql('x')}`)
