@@ -1,15 +1,12 @@
 // The connection budget of one process: the main thread's pool, and per shard (worker thread) its
-// ORM pool, the throttle counters' pool and the order batch's connection. Start-up refuses a shard count the database cannot
+// ORM pool and the order batch's connection. Start-up refuses a shard count the database cannot
 // serve, instead of failing later with "too many connections" under load.
 import type { Orm } from './database.js';
-import { EMBEDDED_MAX_CONNECTIONS } from './embedded.js';
 
 /** The main thread's pool: migrations and start-up (the front end's reads run on the workers' pools). */
 export const MAIN_POOL = 4;
-/** A worker's ORM pool: the embedded database runs one statement at a time, so more would only queue. */
-export const workerPool = (embedded: boolean) => (embedded ? 4 : 10);
-/** A worker's pool for the holder throttles' counters (actors/holder/throttle.ts). */
-export const THROTTLE_POOL = 1;
+/** A worker's ORM pool: its turns and read tasks. */
+export const WORKER_POOL = 10;
 /** A worker's order-batch connection (actors/account/order-batch.ts: one batch at a time). */
 export const BATCH_CONNECTION = 1;
 
@@ -56,17 +53,17 @@ function followQueries(orm: Orm): Running {
 
 export type Budget = { perShard: number; main: number; total: number };
 
-export function connectionBudget(shards: number, embedded: boolean): Budget {
-  const perShard = workerPool(embedded) + THROTTLE_POOL + BATCH_CONNECTION;
+export function connectionBudget(shards: number): Budget {
+  const perShard = WORKER_POOL + BATCH_CONNECTION;
   return { perShard, main: MAIN_POOL, total: shards * perShard + MAIN_POOL };
 }
 
 /**
- * Connections this process may open: the embedded server's bound, or PostgreSQL's max_connections
- * less the slots it keeps for superusers (and, from PostgreSQL 16, for reserved roles).
+ * Connections this process may open: PostgreSQL's max_connections less the slots it keeps for
+ * superusers (and, from PostgreSQL 16, for reserved roles). The embedded server is started with
+ * room for the budget (orm/embedded.ts), a server of DATABASE_URL is as its operator set it.
  */
-export async function connectionLimit(orm: Orm, embedded: boolean): Promise<number> {
-  if (embedded) return EMBEDDED_MAX_CONNECTIONS;
+export async function connectionLimit(orm: Orm): Promise<number> {
   const rows = await orm.em.fork().execute<{ name: string; setting: string }[]>(
     `select name, setting from pg_settings where name in ('max_connections', 'superuser_reserved_connections', 'reserved_connections')`,
   );
@@ -75,11 +72,10 @@ export async function connectionLimit(orm: Orm, embedded: boolean): Promise<numb
 }
 
 /** Why `shards` cannot run on a database allowing `limit` connections, or undefined when it can. */
-export function budgetProblem(shards: number, embedded: boolean, limit: number): string | undefined {
-  const b = connectionBudget(shards, embedded);
+export function budgetProblem(shards: number, limit: number): string | undefined {
+  const b = connectionBudget(shards);
   if (b.total <= limit) return undefined;
   const fits = Math.max(0, Math.floor((limit - b.main) / b.perShard));
-  const where = embedded ? 'the embedded database accepts' : 'PostgreSQL allows (max_connections less reserved slots)';
   return `SVC_SHARDS=${shards} needs up to ${b.total} database connections (${shards} shards x ${b.perShard} + ${b.main}), ` +
-    `more than the ${limit} ${where}; set SVC_SHARDS to at most ${fits}${embedded ? '' : ' or raise max_connections'}`;
+    `more than the ${limit} PostgreSQL allows (max_connections less reserved slots); set SVC_SHARDS to at most ${fits} or raise max_connections`;
 }

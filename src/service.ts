@@ -7,10 +7,10 @@ import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
 import { ActorRuntime, read, withSafeErrors } from '../actors/runtime/client.js';
-import { budgetProblem, connectionLimit, MAIN_POOL, poolStats, workerPool } from '../orm/connections.js';
+import { budgetProblem, connectionBudget, connectionLimit, MAIN_POOL, poolStats, WORKER_POOL } from '../orm/connections.js';
 import { ConfigError } from './config.js';
 import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
-import { startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
+import { EmbeddedDatabaseError, startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
 import { initMeta, writeMeta } from '../orm/meta.js';
 import { Metrics } from './metrics.js';
 import { createApp, listen } from './http/server.js';
@@ -56,21 +56,42 @@ async function loadClock(orm: Orm, scale: number, realMs: () => number): Promise
   return new Clock(anchor, realMs);
 }
 
+/** Headroom of the embedded server over the service's own connections (psql, pg_dump). */
+const EMBEDDED_SPARE_CONNECTIONS = 10;
+
+/** The embedded server under DATA_DIR, sized for the shards; what it cannot use is a configuration error. */
+async function startEmbeddedServer(config: Config, log: Logger): Promise<EmbeddedDatabase> {
+  try {
+    const db = await startEmbedded(config.dataDir, { maxConnections: connectionBudget(config.shards).total + EMBEDDED_SPARE_CONNECTIONS });
+    for (const note of db.notes) log.info({ dataDir: config.dataDir }, note);
+    // Where to point pg_dump or psql (README "Your data"); never the password itself.
+    log.info({ dataDir: config.dataDir, host: db.host, port: db.port, user: 'postgres', passwordFile: db.passwordFile }, 'embedded PostgreSQL started');
+    return db;
+  } catch (err) {
+    if (err instanceof EmbeddedDatabaseError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
 export async function startService(config: Config, opts: StartOptions = {}): Promise<RunningService> {
   // Every error log of this process goes through the secret-free `err` serializer (actors/runtime/log.ts).
   const log = withSafeErrors(opts.log ?? pino({ level: config.logLevel }));
-  let embedded: EmbeddedDatabase | undefined;
-  if (!config.databaseUrl) {
-    embedded = await startEmbedded(config.dataDir);
-    log.info({ dataDir: config.dataDir }, 'embedded PostgreSQL (PGlite) started');
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedServer(config, log);
+  try {
+    return await serve(config, opts, log, config.databaseUrl ?? embedded!.url, embedded);
+  } catch (err) {
+    // A start that fails (migrations, the port) leaves no server of ours running.
+    await embedded?.stop().catch((e) => log.error({ err: e }, 'embedded PostgreSQL did not stop'));
+    throw err;
   }
-  const databaseUrl = config.databaseUrl ?? embedded!.url;
+}
+
+async function serve(config: Config, opts: StartOptions, log: Logger, databaseUrl: string, embedded: EmbeddedDatabase | undefined): Promise<RunningService> {
   const orm = await openOrm(databaseUrl, MAIN_POOL);
   // Every shard's pools must fit in what the database accepts: refuse to start rather than fail under load.
-  const problem = budgetProblem(config.shards, Boolean(embedded), await connectionLimit(orm, Boolean(embedded)));
+  const problem = budgetProblem(config.shards, await connectionLimit(orm));
   if (problem) {
     await orm.close();
-    await embedded?.stop();
     throw new ConfigError(problem);
   }
   const applied = await migrate(orm);
@@ -82,7 +103,7 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   const runtime = new ActorRuntime({
     shards: config.shards,
     databaseUrl,
-    poolMax: workerPool(Boolean(embedded)),
+    poolMax: WORKER_POOL,
     seed: config.seed,
     idleMs: 60_000,
     logLevel: config.logLevel,

@@ -39,7 +39,7 @@ async function openSession(em: EntityManager, h: { id: number; email: string; di
   return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: row.expiresAt.getTime() / 1000 };
 }
 
-const throttle = (em: EntityManager) => throttleFor(em.config.get('clientUrl')!);
+const throttle = (em: EntityManager) => throttleFor(em.getKnex());
 
 function sameEmail(stateEmail: string, email: string): void {
   // The route addresses the actor by the normalised e-mail; a mismatch is a caller bug, not input.
@@ -51,8 +51,8 @@ const withoutToken = (s: HolderSession): Omit<HolderSession, 'token'> => ({ hold
 
 export const holderActor = defineActor<{ email: string }, HolderMessage>({
   kind: 'holder',
-  // Their throttle counts go through a pool of their own, which on the embedded database waits for
-  // any open transaction: the throttles run outside the transaction that stores the answer.
+  // Their throttle counts must outlive a refused attempt: they run outside the transaction that
+  // stores the answer.
   ownsIdempotency: ['register', 'login'],
 
   async activate(ctx) {

@@ -3,10 +3,9 @@
 // created by a migration) so every process on one database shares them; rate-limiter-flexible does
 // the atomic upserts. Agent registration is not throttled: fleets register many keys at once.
 import { isIPv4, isIPv6 } from 'node:net';
-import { knex, type Knex } from '@mikro-orm/postgresql';
+import type { Knex } from '@mikro-orm/postgresql';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ActorError } from '../runtime/actor.js';
-import { THROTTLE_POOL } from '../../orm/connections.js';
 
 /** The limits, in one place: at most `points` per `seconds`. */
 export const HOLDER_LIMITS = {
@@ -29,7 +28,6 @@ export type HolderThrottle = {
   loginSucceeded(email: string): Promise<void>;
   /** Counts a registration attempt; refuses (429) beyond the address's bound. */
   register(address: string): Promise<void>;
-  close(): Promise<void>;
 };
 
 /**
@@ -67,16 +65,14 @@ function tooMany(what: string, msBeforeNext: number): ActorError {
 }
 
 /**
- * Counters on their own pool (THROTTLE_POOL connections) of `databaseUrl`, one per worker. Apart from
- * the turn's pool: a count must outlive the turn's rolled-back transaction, and a turn holding a
- * transaction must never wait for a second connection of the same pool (enough at once would starve it).
+ * Counters on the worker's own pool (`db`, the ORM's knex). A count must outlive the turn's refused
+ * answer, so the holder's turns count outside their transaction, never holding a connection while
+ * they wait for the counter's.
  */
-export function createHolderThrottle(databaseUrl: string): HolderThrottle {
-  const db: Knex = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: THROTTLE_POOL, idleTimeoutMillis: 10_000 } });
-  const store = unnamedStatements(db);
+export function createHolderThrottle(db: Knex): HolderThrottle {
   const make = (name: Name) =>
     new RateLimiterPostgres({
-      storeClient: store, storeType: 'client', tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix: name,
+      storeClient: db, storeType: 'knex', tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix: name,
       points: HOLDER_LIMITS[name].points, duration: HOLDER_LIMITS[name].seconds,
       // One limiter sweeps the shared table's expired rows (every 5 minutes); the others need not.
       clearExpiredByTimeout: name === 'loginFailsPerEmail',
@@ -106,33 +102,14 @@ export function createHolderThrottle(databaseUrl: string): HolderThrottle {
         throw err;
       }
     },
-    close: () => db.destroy(),
   };
 }
 
-type Query = { text: string; values?: unknown[] };
+const throttles = new WeakMap<Knex, HolderThrottle>();
 
-/**
- * The library's queries without their statement names: the embedded database (PGlite) is one
- * session behind many connections, where two connections preparing one name collide (42P05).
- */
-function unnamedStatements(db: Knex) {
-  return {
-    async query(q: Query) {
-      const conn = await db.client.acquireConnection();
-      try {
-        return await conn.query({ text: q.text, values: q.values });
-      } finally {
-        await db.client.releaseConnection(conn);
-      }
-    },
-  };
-}
-
-let shared: { url: string; throttle: HolderThrottle } | undefined;
-
-/** This worker's throttle, made on first use. */
-export function throttleFor(databaseUrl: string): HolderThrottle {
-  if (shared?.url !== databaseUrl) shared = { url: databaseUrl, throttle: createHolderThrottle(databaseUrl) };
-  return shared.throttle;
+/** This worker's throttle on its pool, made on first use. */
+export function throttleFor(db: Knex): HolderThrottle {
+  let throttle = throttles.get(db);
+  if (!throttle) throttles.set(db, (throttle = createHolderThrottle(db)));
+  return throttle;
 }

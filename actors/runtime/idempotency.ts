@@ -98,7 +98,7 @@ export async function withIdempotency(
 
 /**
  * For handlers that own their idempotency (`ownsIdempotency`) because part of their turn must run
- * outside any transaction (a throttle's counts on the embedded database's single session): the
+ * outside any transaction (a throttle's counts, which a refused attempt must keep): the
  * stored answer of this key, as a replay, before anything else happens.
  */
 export async function priorAnswer(em: EntityManager, idem: IdemRequest | undefined): Promise<{ replayed: true; reply: unknown } | undefined> {

@@ -1,9 +1,11 @@
-// A fresh, empty database per test: a new database on the PostgreSQL server named by DATABASE_URL
-// (dropped afterwards), or an embedded PGlite in a temporary folder when DATABASE_URL is unset.
+// A fresh, empty database per test: a new database on the PostgreSQL server named by DATABASE_URL,
+// or on an embedded server of the test process's own when DATABASE_URL is unset (dropped afterwards).
+// A service started without DATABASE_URL starts its own embedded server in a temporary DATA_DIR.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import tap from 'tap';
 import { startEmbedded } from '../../orm/embedded.js';
 
 type Teardown = { teardown: (fn: () => unknown) => void };
@@ -23,34 +25,62 @@ export function tempDir(t: Teardown, prefix = 'svc-test-'): string {
 }
 
 /**
- * A temporary folder holding an empty embedded database. PGlite's first start (initdb) takes
- * seconds, so one initialised template per machine is copied instead.
+ * A temporary DATA_DIR for a service on the embedded database (the server is initialised in it at
+ * the service's first start). Open to the server's user, which a root process runs it as. At
+ * teardown a server a killed service left running there is stopped before the folder goes.
  */
 export async function embeddedDataDir(t: Teardown): Promise<string> {
-  const template = path.join(os.tmpdir(), `svc-pglite-template-${process.getuid?.() ?? 0}`);
-  if (!fs.existsSync(template)) {
-    const building = fs.mkdtempSync(`${template}-building-`);
-    const emb = await startEmbedded(building);
-    await emb.stop();
-    try {
-      fs.renameSync(building, template);
-    } catch {
-      fs.rmSync(building, { recursive: true, force: true }); // another test file won the race
-    }
-  }
-  const dir = tempDir(t);
-  fs.cpSync(template, dir, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
+  fs.chmodSync(dir, 0o711);
+  t.teardown(async () => {
+    await stopLeftServer(path.join(dir, 'postgres'));
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
   return dir;
+}
+
+/** The pid of the server running on `clusterDir` (its postmaster names the cluster), if any. */
+export function leftServer(clusterDir: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(clusterDir) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stops (SIGINT: fast shutdown) a server left running on `clusterDir`; waits up to 10 s for it to go. */
+export async function stopLeftServer(clusterDir: string): Promise<void> {
+  const pid = leftServer(clusterDir);
+  if (pid === undefined) return;
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 100 && leftServer(clusterDir) === pid; i++) await new Promise((r) => setTimeout(r, 100));
+}
+
+let shared: Promise<string> | undefined;
+
+/**
+ * The admin URL of this test process's own embedded server, started on first use and stopped when
+ * the process's tests end: the files that create databases of their own share it as they share the
+ * machine's PostgreSQL under DATABASE_URL.
+ */
+function sharedEmbedded(): Promise<string> {
+  return (shared ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
+    fs.chmodSync(dir, 0o711);
+    const emb = await startEmbedded(dir, { maxConnections: 300 });
+    tap.teardown(async () => {
+      await emb.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    return emb.url;
+  })());
 }
 
 /** A database URL for the test's own empty database, removed at teardown. */
 export async function freshDatabase(t: Teardown): Promise<string> {
-  if (!usingPostgres) {
-    const emb = await startEmbedded(await embeddedDataDir(t));
-    t.teardown(() => emb.stop());
-    return emb.url;
-  }
-  const admin = new URL(process.env.DATABASE_URL!);
+  const admin = new URL(usingPostgres ? process.env.DATABASE_URL! : await sharedEmbedded());
   const name = `svc_t_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const client = new pg.Client({ connectionString: admin.href });
   await client.connect();

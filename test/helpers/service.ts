@@ -18,13 +18,21 @@ export type TestService = RunningService & {
   getJson: (path: string) => Promise<{ status: number; body: any; headers: Headers }>;
 };
 
-/** Config for a test: port 0, 2 shards, a fresh database; `env` overrides any setting. */
+// A loaded CI machine can take seconds to start a worker: tests wait longer than the default.
+const BASE: Record<string, string> = { PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
+
+/**
+ * Config for a test: port 0, 2 shards, a fresh database (on DATABASE_URL's server, or the embedded
+ * default in a temporary DATA_DIR without it); `env` overrides any setting.
+ */
 export async function testConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
-  // A loaded CI machine can take seconds to start a worker: tests wait longer than the default.
-  const base: Record<string, string> = { PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
-  if (usingPostgres) base.DATABASE_URL = await freshDatabase(t);
-  else base.DATA_DIR = await embeddedDataDir(t);
-  return loadConfig({ ...base, ...env });
+  if (!usingPostgres) return embeddedTestConfig(t, env);
+  return loadConfig({ ...BASE, DATABASE_URL: await freshDatabase(t), ...env });
+}
+
+/** Config for a test of the embedded default whatever DATABASE_URL says: no DATABASE_URL, a temporary DATA_DIR. */
+export async function embeddedTestConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
+  return loadConfig({ ...BASE, DATA_DIR: await embeddedDataDir(t), ...env });
 }
 
 export async function startTestService(t: T, env: Record<string, string> = {}, opts: StartOptions = {}, config?: Config): Promise<TestService> {
