@@ -5,7 +5,7 @@
 // paid once when it ends (also after a restart, with two services sweeping one database), and no
 // real money moves except the prizes.
 import t from 'tap';
-import { startTestService, testConfig, type TestService } from '../helpers/service.js';
+import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
 import { send } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder } from '../helpers/web.js';
 import { COMPETITION, COMPETITION_WINDOW_SESSIONS } from '../../src/rules.js';
@@ -18,7 +18,7 @@ const WINDOW_START = W * N * H2;
 
 t.test('a competition from join to prizes, paid exactly once across a restart and two services', async (t) => {
   let nowMs = (WINDOW_START + 100) * 1000;
-  const config = await testConfig(t);
+  const config = await sharedDatabaseConfig(t);
   const svc = await startTestService(t, {}, { realMs: () => nowMs }, config);
   const q = (s: TestService, sql: string, p: unknown[] = []) => s.orm.em.fork().execute(sql, p) as Promise<any[]>;
 

@@ -19,12 +19,9 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
-import { freshDatabase, usingPostgres } from '../helpers/db.js';
+import { freshDatabase } from '../helpers/db.js';
 import { startChild, type ChildService } from '../helpers/child-service.js';
 
-const SKIP = usingPostgres
-  ? false
-  : 'needs a PostgreSQL server (DATABASE_URL): killing the service and running two processes need a database server outside the process';
 const MARKET = 'h10';
 const MONTHLY_FEE = 1500;
 const cents = (x: number) => Math.round(x * 100);
@@ -343,7 +340,7 @@ async function checkBooks(t: Test, db: pg.Client, tally: Tally, accounts: number
   return unacked;
 }
 
-t.test('kill -9 under pay_from_balance order load, three times, then restart on the same database', { skip: SKIP }, async (t) => {
+t.test('kill -9 under pay_from_balance order load, three times, then restart on the same database', async (t) => {
   const started = Date.now();
   const url = await freshDatabase(t);
   const env = serviceEnv(url);
@@ -407,7 +404,7 @@ t.test('kill -9 under pay_from_balance order load, three times, then restart on 
   t.comment(`kill test: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 });
 
-t.test('two service processes on one database take the same accounts\' orders; one is killed mid-load', { skip: SKIP }, async (t) => {
+t.test('two service processes on one database take the same accounts\' orders; one is killed mid-load', async (t) => {
   const started = Date.now();
   const url = await freshDatabase(t);
   const env = serviceEnv(url);

@@ -5,7 +5,7 @@
 // kinds, the month being the service clock's. The clock is the test's.
 import fc from 'fast-check';
 import t from 'tap';
-import { startTestService, testConfig, type TestService } from '../helpers/service.js';
+import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder, type TestHolder } from '../helpers/holders.js';
 
@@ -123,7 +123,7 @@ t.test('over random sequences of top-ups, payouts, coin packs and checkouts, eve
 
 t.test('a payout is paid exactly once: after a restart, and with two services on one database', async (t) => {
   let nowMs = (FEB_END - 10 * 86_400) * 1000;
-  const config = await testConfig(t);
+  const config = await sharedDatabaseConfig(t);
   const first = await startTestService(t, {}, { realMs: () => nowMs }, config);
   const m = await setUp(first);
   await ask(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 100_000, card: { new: VISA }, at: at(first) });

@@ -7,16 +7,15 @@ import t from 'tap';
 import pg from 'pg';
 import { MARKETS } from '../../src/engine/index.js';
 import { sessionLockKey } from '../../actors/market/session-lock.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, submit } from '../helpers/holders.js';
-import { usingPostgres } from '../helpers/db.js';
 import { T0 } from '../helpers/clock-rig.js';
 
 const MARKET = 'h10';
 const INTERVAL = MARKETS[MARKET].interval_seconds;
 let nowMs = (T0 + 100) * 1000;
-const svc = await startTestService(t, {}, { realMs: () => nowMs });
+const svc = await startTestService(t, {}, { realMs: () => nowMs }, await sharedDatabaseConfig(t));
 const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
 
 const keyed = (agent: TestAgent, key: string, body: unknown, s: TestService = svc) =>
@@ -155,9 +154,9 @@ t.test('a stored answer is kept 24 hours, then swept', async (t) => {
   t.same(await q(`select key from idempotency where key = 'old-1'`), []);
 });
 
-t.test('while the first request runs, a repeat is a 409; a time-out 503 says to retry with the key', { skip: !usingPostgres && 'needs a second database session to hold the session lock' }, async (t) => {
+t.test('while the first request runs, a repeat is a 409; a time-out 503 says to retry with the key', async (t) => {
   // Asks time out after 700 ms; a loaded machine's first activations may take longer: the start retries, patiently.
-  const slow = await startTestService(t, { SVC_ASK_TIMEOUT_MS: '700' }, { realMs: () => nowMs, startRetry: { baseMs: 200, capMs: 2000, attempts: 30 } });
+  const slow = await startTestService(t, {}, { realMs: () => nowMs, startRetry: { baseMs: 200, capMs: 2000, attempts: 30 } }, await sharedDatabaseConfig(t, { SVC_ASK_TIMEOUT_MS: '700' }));
   const agent = await registerAgent(slow);
   const deal = await aDeal(slow);
   const body = { market: MARKET, offer_key: deal.key, qty: 1 };
@@ -225,7 +224,7 @@ t.test('a client that gives up after random time-outs and retries with its key g
   t.equal(bal.b, bal.s, 'balance = Σ ledger');
 });
 
-t.test('two processes on one database running one key at once: one effect, the other answers it again', { skip: !usingPostgres && 'two processes share a PostgreSQL server, not an embedded database' }, async (t) => {
+t.test('two processes on one database running one key at once: one effect, the other answers it again', async (t) => {
   const twin = await startTestService(t, {}, { realMs: () => nowMs }, svc.config);
   const agent = await registerAgent(svc);
   const holder = await registerHolder(svc);

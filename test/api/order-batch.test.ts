@@ -8,7 +8,7 @@ import { batchConnectionOf, placeOrders, type OrderRequest } from '../../actors/
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { feeRowsInsertSql } from '../../actors/account/ledger.js';
-import { freshDatabase, usingPostgres } from '../helpers/db.js';
+import { freshDatabase } from '../helpers/db.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const orm = await openOrm(await freshDatabase(t), 2);
@@ -129,9 +129,8 @@ t.test("the batch's generic plans reach every table through its index, whatever 
 });
 
 // The embedded database is one backend behind its socket: no backend of one connection to end.
-const ONE_BACKEND = usingPostgres ? false : 'needs a PostgreSQL server (DATABASE_URL): ends one backend of several';
 
-t.test("the batch's own connection is replaced after it is lost", { skip: ONE_BACKEND }, async (t) => {
+t.test("the batch's own connection is replaced after it is lost", async (t) => {
   const { orm, em, a, g } = await oneDeal(t, 'keyL');
   const req: OrderRequest = {
     accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000, payFromBalance: false, baseUrl: 'http://svc.test',
@@ -155,7 +154,7 @@ t.test("the batch's own connection is replaced after it is lost", { skip: ONE_BA
   t.equal(n.n, 2, 'nothing placed twice, nothing lost beyond the batch that met the lost connection');
 });
 
-t.test('two batches charging the same holders\' fees wait in holder order: a lost race, never a deadlock', { skip: ONE_BACKEND }, async (t) => {
+t.test('two batches charging the same holders\' fees wait in holder order: a lost race, never a deadlock', async (t) => {
   const { em, a } = await oneDeal(t, 'keyfee');
   const holders: number[] = [];
   for (const email of ['f1@example.org', 'f2@example.org']) {

@@ -2,12 +2,11 @@
 // of the same accounts at once. Exactly as many orders are funded as the balances cover, every 201
 // is a paid order, every refusal is a 400 that wrote nothing, and each balance equals its ledger.
 import t from 'tap';
-import { startTestService, testConfig } from '../helpers/service.js';
+import { sharedDatabaseConfig, startTestService } from '../helpers/service.js';
 import { ledgerSumCents, registerAgent, send, type TestAgent } from '../helpers/agents.js';
-import { usingPostgres } from '../helpers/db.js';
 
-t.test('two processes, one database, concurrent pay_from_balance orders', { skip: usingPostgres ? false : 'needs a PostgreSQL server (DATABASE_URL): the embedded database serves one process' }, async (t) => {
-  const config = await testConfig(t);
+t.test('two processes, one database, concurrent pay_from_balance orders', async (t) => {
+  const config = await sharedDatabaseConfig(t);
   const a = await startTestService(t, {}, {}, config);
   const b = await startTestService(t, {}, {}, { ...config });
   const agents: TestAgent[] = [];

@@ -30,6 +30,15 @@ export async function testConfig(t: T, env: Record<string, string> = {}): Promis
   return loadConfig({ ...BASE, DATABASE_URL: await freshDatabase(t), ...env });
 }
 
+/**
+ * Config for services that share one database (several processes on one server): a fresh database
+ * on DATABASE_URL's server, or on the test process's own embedded server without it (a DATA_DIR
+ * serves one process).
+ */
+export async function sharedDatabaseConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
+  return loadConfig({ ...BASE, DATABASE_URL: await freshDatabase(t), ...env });
+}
+
 /** Config for a test of the embedded default whatever DATABASE_URL says: no DATABASE_URL, a temporary DATA_DIR. */
 export async function embeddedTestConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
   return loadConfig({ ...BASE, DATA_DIR: await embeddedDataDir(t), ...env });
