@@ -13,6 +13,7 @@ const port = await new Promise((resolve) => {
   });
 });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-smoke-'));
+fs.chmodSync(dataDir, 0o711); // reachable by the server's user when CI runs as root
 const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };
 delete env.DATABASE_URL;
 // Its own process group: a stop signals the group, as systemd or a terminal's Ctrl-C does (npm

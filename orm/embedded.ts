@@ -11,9 +11,10 @@
 // DATA_DIR holds:
 //   postgres/           the cluster (owned by the server's user, mode 0700); its log in postgres/log/
 //   postgres.password   the superuser's password (mode 0600), made at the first start
+//   postgres.location   (as root, only when the server's user cannot reach DATA_DIR) where the cluster is
 //   service.pid         the process that uses the cluster: a second process on one DATA_DIR refuses
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -40,6 +41,8 @@ export type EmbeddedOptions = {
   port?: number;
   /** The system user the server runs as when this process is root (PostgreSQL refuses root). */
   serverUser?: string;
+  /** Where a root process puts a cluster whose DATA_DIR that user cannot reach (default /var/lib/agent-market). */
+  fallbackRoot?: string;
 };
 
 /** A DATA_DIR, port or user the embedded server cannot use: the service exits with this message. */
@@ -189,6 +192,55 @@ function claim(dataDir: string): () => void {
   };
 }
 
+/** Where a root process keeps a cluster whose DATA_DIR the server's user cannot reach. */
+const FALLBACK_ROOT = '/var/lib/agent-market';
+
+/**
+ * The cluster's directory: DATA_DIR/postgres, owned by the server's user. As root, when that user
+ * cannot reach it (a clone under a home directory of mode 700) and no cluster is there yet, the
+ * cluster lives under `fallbackRoot` instead, at a place named after DATA_DIR and recorded in
+ * DATA_DIR/postgres.location, so every later start finds it. A cluster already in DATA_DIR that its
+ * user cannot reach any more is refused with how to fix it (never replaced by an empty one).
+ */
+function placeCluster(dataDir: string, who: Identity, fallbackRoot: string, notes: string[]): string {
+  const inside = path.join(dataDir, 'postgres');
+  const pointer = path.join(dataDir, 'postgres.location');
+  if (fs.existsSync(pointer)) {
+    const recorded = fs.readFileSync(pointer, 'utf8').trim();
+    fs.mkdirSync(recorded, { recursive: true, mode: 0o700 });
+    giveTo(who, recorded);
+    return recorded;
+  }
+  const fresh = !fs.existsSync(inside);
+  fs.mkdirSync(inside, { recursive: true, mode: 0o700 });
+  giveTo(who, inside);
+  if (reachable(who, inside)) return inside;
+  const closed = new EmbeddedDatabaseError(
+    `the embedded PostgreSQL server runs as the system user "${who.name}" (PostgreSQL refuses root), and that user cannot reach ` +
+      `${inside}: a parent directory is closed to it (a home directory with mode 700, say). Set DATA_DIR to a directory it ` +
+      `can reach (DATA_DIR=/var/lib/agent-market), open the parents to it (chmod o+x), run the service as a non-root user, ` +
+      'or set DATABASE_URL to a PostgreSQL server',
+  );
+  if (fs.existsSync(path.join(inside, 'PG_VERSION'))) throw closed;
+  if (fresh) fs.rmdirSync(inside);
+  const hash = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+  const elsewhere = path.join(fallbackRoot, `${path.basename(dataDir)}-${hash}`, 'postgres');
+  try {
+    fs.mkdirSync(path.dirname(elsewhere), { recursive: true, mode: 0o755 });
+    fs.mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
+    giveTo(who, elsewhere);
+  } catch (err) {
+    throw new EmbeddedDatabaseError(`${closed.message} (${fallbackRoot} could not be used instead: ${(err as Error).message})`);
+  }
+  if (!reachable(who, elsewhere)) throw closed;
+  fs.writeFileSync(pointer, `${elsewhere}\n`, { mode: 0o644 });
+  notes.push(
+    `DATA_DIR ${dataDir} is closed to the server's user "${who.name}", so its cluster lives in ${elsewhere} (recorded in ${pointer}); ` +
+      'set DATA_DIR to a directory that user can reach to keep everything in one place',
+  );
+  return elsewhere;
+}
+
 /** The postmaster's pid from the cluster's lock file, if there is one. */
 function postmasterPid(clusterDir: string): number | undefined {
   try {
@@ -244,21 +296,11 @@ export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {})
   const notes: string[] = [];
   const release = claim(dataDir);
   try {
-    const clusterDir = path.join(dataDir, 'postgres');
     const passwordFile = path.join(dataDir, 'postgres.password');
     if (fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
-      notes.push(`${dataDir} also holds an earlier version's embedded database (PGlite), which is not read: the data now lives in ${clusterDir}`);
+      notes.push(`${dataDir} also holds an earlier version's embedded database (PGlite), which is not read: the data now lives in ${path.join(dataDir, 'postgres')}`);
     }
-    fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
-    giveTo(who, clusterDir);
-    if (!reachable(who, clusterDir)) {
-      throw new EmbeddedDatabaseError(
-        `the embedded PostgreSQL server runs as the system user "${who.name}" (PostgreSQL refuses root), and that user cannot reach ` +
-          `${clusterDir}: a parent directory is closed to it (a home directory with mode 700, say). Set DATA_DIR to a directory it ` +
-          `can reach (DATA_DIR=/var/lib/agent-market), open the parents to it (chmod o+x), run the service as a non-root user, ` +
-          'or set DATABASE_URL to a PostgreSQL server',
-      );
-    }
+    const clusterDir = placeCluster(dataDir, who, opts.fallbackRoot ?? FALLBACK_ROOT, notes);
     fs.chmodSync(clusterDir, 0o700);
     if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) {
       await initialise(bin.initdb, who, clusterDir, passwordFile);

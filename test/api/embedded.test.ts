@@ -170,19 +170,52 @@ t.test('what the server cannot use is said clearly', async (t) => {
     t.match(r.out, new RegExp(`configuration error: DATA_DIR ${file} cannot be used`));
   });
 
-  await t.test('as root, a DATA_DIR the server\'s user cannot reach', { skip: !isRoot && 'only a root process runs the server as another user' }, async (t) => {
-    const closed = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-closed-')); // mode 700, as a home directory
-    t.teardown(() => fs.rmSync(closed, { recursive: true, force: true }));
-    const r = await runMain({ DATABASE_URL: '', DATA_DIR: path.join(closed, 'data') });
+  await t.test('as root, a cluster in a DATA_DIR its user can no longer reach', { skip: !isRoot && 'only a root process runs the server as another user' }, async (t) => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-closed-'));
+    t.teardown(() => fs.rmSync(parent, { recursive: true, force: true }));
+    fs.chmodSync(parent, 0o711);
+    const dataDir = path.join(parent, 'data');
+    await (await startEmbedded(dataDir)).stop();
+    fs.chmodSync(parent, 0o700); // closed afterwards, as a home directory
+    const r = await runMain({ DATABASE_URL: '', DATA_DIR: dataDir });
     t.equal(r.code, 2, r.out);
     t.match(r.out, /configuration error: the embedded PostgreSQL server runs as the system user "postgres" .* cannot reach .*: a parent directory is closed to it/);
     t.match(r.out, /Set DATA_DIR to a directory it can reach/, 'and says how to fix it');
+    t.ok(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION')), 'the cluster is left as it was');
   });
 
   await t.test('as root, no system user to run the server as', { skip: !isRoot && 'only a root process needs another user' }, async (t) => {
     const dir = await embeddedDataDir(t);
     await t.rejects(startEmbedded(dir, { serverUser: 'no-such-user-svc' }), { message: /there is no system user "no-such-user-svc" .*\(useradd --system/ });
   });
+});
+
+t.test('as root, a fresh DATA_DIR the server\'s user cannot reach: the cluster lives in a reachable place, found again at the next start', { skip: !isRoot && 'only a root process runs the server as another user' }, async (t) => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-home-')); // mode 700, as /root
+  const fallbackRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fallback-'));
+  fs.chmodSync(fallbackRoot, 0o755);
+  t.teardown(() => {
+    fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(fallbackRoot, { recursive: true, force: true });
+  });
+  const dataDir = path.join(home, 'clone', 'data');
+  const first = await startEmbedded(dataDir, { fallbackRoot });
+  t.ok(first.clusterDir.startsWith(`${fallbackRoot}/data-`), `the cluster is in ${first.clusterDir}`);
+  t.match(first.notes.join('\n'), /is closed to the server's user "postgres", so its cluster lives in .* set DATA_DIR to a directory that user can reach/);
+  t.equal(fs.readFileSync(path.join(dataDir, 'postgres.location'), 'utf8').trim(), first.clusterDir, 'recorded in DATA_DIR');
+  const write = new pg.Client({ connectionString: first.url });
+  await write.connect();
+  await write.query("create table kept (v text); insert into kept values ('still here')");
+  await write.end();
+  await first.stop();
+
+  const second = await startEmbedded(dataDir, { fallbackRoot: path.join(fallbackRoot, 'not-this-one') });
+  t.teardown(() => second.stop());
+  t.equal(second.clusterDir, first.clusterDir, 'the next start finds the same cluster');
+  const read = new pg.Client({ connectionString: second.url });
+  await read.connect();
+  t.same((await read.query('select v from kept')).rows, [{ v: 'still here' }], 'with its data');
+  await read.end();
 });
 
 t.test('service.pid: a dead holder is taken over, a live one refuses', async (t) => {
