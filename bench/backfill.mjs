@@ -36,6 +36,7 @@ const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 
 let cleanup = () => {};
 if (o.embedded) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-backfill-'));
+  fs.chmodSync(dir, 0o711); // reachable by the embedded server's user when run as root
   env.DATA_DIR = dir;
   delete env.DATABASE_URL;
   cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
@@ -77,7 +78,7 @@ try {
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
-    database: o.embedded ? 'embedded PGlite' : 'PostgreSQL',
+    database: o.embedded ? 'embedded PostgreSQL' : 'PostgreSQL',
     days: Number(o.days),
     ready_s: (readyAt - t0) / 1000,
     recorded_s: (done.at - readyAt) / 1000,

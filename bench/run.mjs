@@ -235,8 +235,9 @@ async function startService() {
   let database;
   if (opts.embedded) {
     state.dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-embedded-'));
+    fs.chmodSync(state.dataDir, 0o711); // reachable by the embedded server's user when run as root
     env.DATA_DIR = state.dataDir;
-    database = `embedded (PGlite) in ${state.dataDir}`;
+    database = `embedded PostgreSQL in ${state.dataDir}`;
   } else {
     const name = `bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
     await pgAdmin(`CREATE DATABASE "${name}"`);
