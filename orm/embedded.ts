@@ -321,7 +321,8 @@ export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {})
     }
     const port = opts.port ?? (await freePort());
     const settings = [
-      `listen_addresses=${HOST}`, `port=${port}`, "unix_socket_directories=''",
+      // cluster_name: its processes read "postgres: embedded: ..." in ps (and in the benches' CPU counts).
+      `listen_addresses=${HOST}`, `port=${port}`, "unix_socket_directories=''", 'cluster_name=embedded',
       `max_connections=${Math.max(100, opts.maxConnections ?? 0)}`, ...LOG_SETTINGS,
     ];
     const started = await run(who, bin.pg_ctl, [
