@@ -5,6 +5,7 @@ import { Busboy } from '@fastify/busboy';
 import { CsvError, parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { HttpError } from './route.js';
+import { hasBadChars } from './validation.js';
 
 export const CSV_COLUMNS = ['market', 'offer_key', 'qty', 'note'] as const;
 /** Most bytes of an uploaded CSV (far below the request body limit, far above a cart's worth of lines). */
@@ -30,13 +31,17 @@ export function uploadedFile(bytes: Buffer | null | undefined, contentType: stri
     } catch (err) {
       return reject(new HttpError(400, `not a readable multipart form: ${(err as Error).message}`));
     }
+    const unreadable = (err: unknown) => reject(new HttpError(400, `not a readable multipart form: ${(err as Error).message}`));
     bb.on('file', (name, stream) => {
+      // A part cut off before its closing boundary errors on its own stream: unhandled, that error
+      // would end the process, so every part's stream, read or skipped, reports it here.
+      stream.on('error', unreadable);
       if (name !== 'file') return void stream.resume();
       found = true;
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('limit', () => (tooLarge = true));
     });
-    bb.on('error', (err) => reject(new HttpError(400, `not a readable multipart form: ${(err as Error).message}`)));
+    bb.on('error', unreadable);
     bb.on('finish', () => {
       if (tooLarge) reject(new HttpError(413, `the CSV is larger than ${UPLOAD_MAX_BYTES / 1024} KiB, the most one upload takes: split it`));
       else if (!found) reject(new HttpError(422, [{ loc: ['body', 'file'], msg: 'Field required: the CSV file', type: 'missing' }]));
@@ -79,6 +84,8 @@ export function rowRequest(r: CsvRow): RowRequest | string {
   if (!offer_key) return 'offer_key is empty';
   if (qty !== '' && (!QTY_RE.test(qty) || Number(qty) < 1)) return `qty must be a whole number of at least 1, not ${JSON.stringify(qty.slice(0, 40))}`;
   if (note.length > NOTE_MAX) return `note has more than ${NOTE_MAX} characters`;
+  const bad = CSV_COLUMNS.filter((c) => hasBadChars(r.fields[c] ?? ''));
+  if (bad.length) return `${bad.join(', ')} contains NUL characters or unpaired surrogates, which no field may carry`;
   return { market, offer_key, qty: qty === '' ? 1 : Number(qty), note };
 }
 

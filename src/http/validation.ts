@@ -66,6 +66,8 @@ function nestingExceeds(text: string, max: number): boolean {
 
 /** NUL and unpaired UTF-16 surrogates: no field may carry them (PostgreSQL text refuses both). */
 const BAD_CHARS = /\u0000|\p{Cs}/u;
+/** Whether `s` has a character no field may carry (the rule for bodies, forms and CSV cells alike). */
+export const hasBadChars = (s: string): boolean => BAD_CHARS.test(s);
 const badChars = (loc: (string | number)[]): ValidationIssue => ({
   loc, msg: 'String should not contain NUL characters or unpaired surrogates', type: 'string_invalid_characters',
 });

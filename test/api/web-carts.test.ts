@@ -185,6 +185,49 @@ t.test('the holder\'s carts on the web', async (t) => {
     await postForm(svc, '/cart/clear', {}, asAda);
   });
 
+  await t.test('a multipart body cut off anywhere answers 400; the service lives on and nothing is added', async (t) => {
+    const head = (name: string, filename?: string) =>
+      `--XyZ\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n`;
+    const header = 'market,offer_key,qty,note\n';
+    const cutOff: [string, string | Buffer][] = [
+      ['a file part without its closing boundary (107 bytes)', `${head('file', 'a.csv')}${header}`],
+      ['a file part ending in a partial boundary', `${head('file', 'a.csv')}${header}\r\n--Xy`],
+      ['an unterminated part named other than file', `${head('other', 'b.txt')}some bytes`],
+      ['an unterminated field without a file name', `${head('note')}a field`],
+      ['an unterminated file over 256 KiB', `${head('file', 'a.csv')}${header}${'x'.repeat(300 * 1024)}`],
+      ['a complete part, then a cut-off file', `${head('other')}v\r\n${head('file', 'a.csv')}${header}${MARKET},${deals[0].key},1`],
+      ['only the opening boundary', '--XyZ'],
+      ['an empty body', ''],
+      ['a part with broken headers', '--XyZ\r\nContent-Disposition\r\n\r\nx'],
+    ];
+    expect400: for (const [what, body] of cutOff) {
+      const res = await svc.get('/cart/upload', {
+        method: 'POST', body, headers: { cookie: ada.cookie, accept: 'application/json', 'content-type': 'multipart/form-data; boundary=XyZ' },
+      });
+      const answer = await res.json();
+      if (res.status === 422) {
+        t.match(answer.detail, [{ loc: ['body', 'file'] }], `${what}: 422, no file part`);
+        continue expect400;
+      }
+      t.equal(res.status, 400, `${what}: ${res.status} ${JSON.stringify(answer).slice(0, 160)}`);
+      t.match(answer.detail, /not a readable multipart form/);
+    }
+    const noBoundary = await svc.get('/cart/upload', { method: 'POST', body: 'x', headers: { cookie: ada.cookie, accept: 'application/json', 'content-type': 'multipart/form-data' } });
+    t.equal(noBoundary.status, 400, 'no boundary: 400');
+    t.equal((await svc.get('/healthz')).status, 200, 'the service still answers');
+    t.equal((await postForm(svc, '/cart/clear', {}, asAda)).body.removed, 0, 'nothing was added');
+  });
+
+  await t.test('a CSV cell with a NUL character is a skipped row with its reason, never a 500', async (t) => {
+    const csv = `market,offer_key,qty,note\n${MARKET},${deals[0].key},1,"bad\u0000note"\n${MARKET},${deals[1].key},1,fine\n`;
+    const r = await upload(svc, ada.cookie, csv);
+    t.equal(r.status, 200);
+    t.match(r.body, { ok: true, added: 1 });
+    t.same(r.body.skipped.map((x: any) => x.row), [1]);
+    t.match(r.body.skipped[0].detail, /note contains NUL characters or unpaired surrogates/);
+    t.equal((await postForm(svc, '/cart/clear', {}, asAda)).body.removed, 1);
+  });
+
   await t.test('the CSV template names the columns and a deal of the current menu', async (t) => {
     const r = await getPage(svc, '/cart/template.csv');
     t.equal(r.status, 200);
