@@ -17,7 +17,6 @@ import { ActorError } from '../runtime/actor.js';
 import { intArrayParam } from '../runtime/sql.js';
 import { checkoutEntries, feeDueCents, postEntries, recordFee, type Entry } from '../account/ledger.js';
 import { orderJson, type OrderRow } from '../account/views.js';
-import { connectAgent } from '../account/pairing.js';
 import { manualDesk } from '../account/desk.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { familyTapes } from '../market/holder-orders.js';
@@ -76,14 +75,14 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
   };
 }
 
-/** Who pays and how: the holder on the web (connecting an unconnected agent cart), or an agent under its execute right. */
+/**
+ * Who pays and how: the holder of the cart on the web, or an agent under its execute right. A holder
+ * pays only a cart already theirs: an agent's cart becomes a holder's only through its link (the
+ * `open` turn the link's pages send first), never through a cart id in a form.
+ */
 async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promise<Funding> {
   const caller = msg.caller;
   if (caller.kind === 'holder') {
-    if (cart.holder_id === null && cart.agent_id !== null) {
-      await connectAgent(em, cart.agent_id, caller.holderId);
-      cart.holder_id = caller.holderId;
-    }
     if (cart.holder_id !== caller.holderId) throw new ActorError(404, `no cart ${cart.id} of yours`);
     const p = msg.payment;
     if (p.method === 'card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { new: p.card }, msg.at) };

@@ -313,6 +313,28 @@ t.test('the holder\'s carts on the web', async (t) => {
     t.equal((await getPage(svc, `/link/${token}`, { cookie: carol })).status, 200, 'the older pairing link shows the same cart');
   });
 
+  await t.test('a cart id in a form takes over nothing: another agent\'s cart answers 404, unpaid and unconnected', async (t) => {
+    const { agent, path } = await agentWithLines(svc, deals, 1, { name: 'Not yours' });
+    const cartId = (await agent.get('/api/v1/cart')).body.id;
+    const asBob = { cookie: bob.cookie, json: true };
+    for (const [route, fields] of [
+      ['/cart/checkout', { ...CARD, cart_id: cartId }],
+      ['/cart/clear', { cart_id: cartId }],
+    ] as const) {
+      const r = await postForm(svc, route, fields, asBob);
+      t.equal(r.status, 404, `${route} with another agent's cart_id: 404 (${JSON.stringify(r.body).slice(0, 120)})`);
+    }
+    const me = (await agent.get('/api/v1/agents/me')).body;
+    t.equal(me.paired, false, 'the agent is still nobody\'s');
+    const cart = (await agent.get('/api/v1/cart')).body;
+    t.same(cart.items.map((l: any) => l.status), ['pending_pairing'], 'its line is still there, unpaid, waiting for a holder');
+    t.same((await agent.get('/api/v1/account')).body.ledger, [], 'nothing charged to its account');
+    t.same((await agent.get('/api/v1/orders')).body.orders, [], 'no order');
+    // The link is how a cart becomes a holder's: opening it connects the agent to whoever holds it.
+    t.equal((await getPage(svc, path, { cookie: bob.cookie })).status, 200);
+    t.equal((await agent.get('/api/v1/agents/me')).body.paired, true, 'the link connects');
+  });
+
   await t.test('a declined card registers nobody and charges nothing; a logged-in holder is refused the same', async (t) => {
     const { agent, path } = await agentWithLines(svc, deals, 1, { name: 'Declined scout' });
     const declined = { ...CARD, number: '4000 0000 0000 0002' };
