@@ -91,7 +91,8 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
       const prior = await priorAnswer(ctx.em, ctx.idem);
       if (prior) return prior;
       sameEmail(state.email, msg.email);
-      // A throttled login is refused before its password is checked, the right one too.
+      // A throttled login (this address, or this e-mail from this address) is refused before its
+      // password is checked, the right one too; the same e-mail from another address is checked.
       await throttle(ctx.em).checkLogin(state.email, msg.address);
       const h = await holderByEmail(ctx.em, state.email);
       // An unknown e-mail costs a full verification too: timing does not reveal who is registered.
@@ -101,7 +102,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
         return refused(ctx.em, ctx.idem, new ActorError(401, 'wrong e-mail or password'));
       }
       const session = await effectOnce(ctx.em, ctx.idem, (em) => openSession(em, h), withoutToken);
-      await throttle(ctx.em).loginSucceeded(state.email);
+      await throttle(ctx.em).loginSucceeded(state.email, msg.address);
       return session;
     },
 

@@ -1,18 +1,25 @@
-// Throttles of the holder's login and web registration: consecutive failed logins per e-mail and per
-// client address, registrations per address. The counters live in PostgreSQL (table rate_limit,
-// created by a migration) so every process on one database shares them; rate-limiter-flexible does
-// the atomic upserts. Agent registration is not throttled: fleets register many keys at once.
+// Throttles of the holder's login and web registration, after rate-limiter-flexible's "Login endpoint
+// protection" example: consecutive failed logins per (e-mail, client address) pair, which block that
+// pair only, and failed logins per client address per day, which block that address for everyone;
+// registrations per address. A stranger who guesses a holder's password from elsewhere slows only
+// themselves: the holder still logs in from their own address. The counters live in PostgreSQL
+// (table rate_limit, created by a migration) so every process on one database shares them;
+// rate-limiter-flexible does the atomic upserts. Agent registration is not throttled: fleets
+// register many keys at once.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Knex } from '@mikro-orm/postgresql';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ActorError } from '../runtime/actor.js';
 
-/** The limits, in one place: at most `points` per `seconds`. */
+/** The limits, in one place: at most `points` per `seconds` (a window from the first count). */
 export const HOLDER_LIMITS = {
-  /** Failed logins of one e-mail (registered or not); a successful login clears the count. */
-  loginFailsPerEmail: { points: 10, seconds: 15 * 60 },
-  /** Failed logins from one client address, whatever the e-mail. */
-  loginFailsPerAddress: { points: 50, seconds: 15 * 60 },
+  /**
+   * Consecutive failed logins of one e-mail (registered or not) from one client address: beyond it
+   * that pair is refused, the right password too; a successful login clears the pair's count.
+   */
+  loginFailsPerEmailAndAddress: { points: 10, seconds: 15 * 60 },
+  /** Failed logins from one client address in a day, whatever the e-mail: beyond it the address is refused. */
+  loginFailsPerAddressPerDay: { points: 100, seconds: 24 * 60 * 60 },
   /** Registration attempts from one client address. */
   registerPerAddress: { points: 20, seconds: 60 * 60 },
 } as const;
@@ -22,10 +29,11 @@ export const RATE_LIMIT_TABLE = 'rate_limit';
 type Name = keyof typeof HOLDER_LIMITS;
 
 export type HolderThrottle = {
-  /** Refuses (429) while the e-mail or the address has used up its failed logins. */
+  /** Refuses (429) while the address, or this e-mail from this address, has used up its failed logins. */
   checkLogin(email: string, address: string): Promise<void>;
   loginFailed(email: string, address: string): Promise<void>;
-  loginSucceeded(email: string): Promise<void>;
+  /** Clears the consecutive failures of this e-mail from this address (not the address's day). */
+  loginSucceeded(email: string, address: string): Promise<void>;
   /** Counts a registration attempt; refuses (429) beyond the address's bound. */
   register(address: string): Promise<void>;
 };
@@ -57,11 +65,15 @@ function expandIPv6(a: string): number[] {
   return [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t];
 }
 
-const minutes = (seconds: number) => (seconds <= 60 ? 'a minute' : `${Math.ceil(seconds / 60)} minutes`);
+/** The pair's counting key: the address key has no space, so the first space ends it. */
+const pairKey = (email: string, address: string) => `${addressKey(address)} ${email}`;
+
+const later = (seconds: number) =>
+  seconds <= 60 ? 'a minute' : seconds <= 2 * 60 * 60 ? `${Math.ceil(seconds / 60)} minutes` : `${Math.ceil(seconds / 3600)} hours`;
 
 function tooMany(what: string, msBeforeNext: number): ActorError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
-  return new ActorError(429, `${what}; try again in ${minutes(seconds)}`, seconds);
+  return new ActorError(429, `${what}; try again in ${later(seconds)}`, seconds);
 }
 
 /**
@@ -75,24 +87,24 @@ export function createHolderThrottle(db: Knex): HolderThrottle {
       storeClient: db, storeType: 'knex', tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix: name,
       points: HOLDER_LIMITS[name].points, duration: HOLDER_LIMITS[name].seconds,
       // One limiter sweeps the shared table's expired rows (every 5 minutes); the others need not.
-      clearExpiredByTimeout: name === 'loginFailsPerEmail',
+      clearExpiredByTimeout: name === 'loginFailsPerEmailAndAddress',
     });
-  const byEmail = make('loginFailsPerEmail');
-  const byAddress = make('loginFailsPerAddress');
+  const byPair = make('loginFailsPerEmailAndAddress');
+  const byAddress = make('loginFailsPerAddressPerDay');
   const registrations = make('registerPerAddress');
   const usedUp = (res: RateLimiterRes | null, name: Name) => res !== null && res.consumedPoints >= HOLDER_LIMITS[name].points;
 
   return {
     async checkLogin(email, address) {
-      const [e, a] = await Promise.all([byEmail.get(email), byAddress.get(addressKey(address))]);
-      if (usedUp(e, 'loginFailsPerEmail')) throw tooMany('too many failed logins for this account', e!.msBeforeNext);
-      if (usedUp(a, 'loginFailsPerAddress')) throw tooMany('too many failed logins from your address', a!.msBeforeNext);
+      const [a, p] = await Promise.all([byAddress.get(addressKey(address)), byPair.get(pairKey(email, address))]);
+      if (usedUp(a, 'loginFailsPerAddressPerDay')) throw tooMany('too many failed logins from your address', a!.msBeforeNext);
+      if (usedUp(p, 'loginFailsPerEmailAndAddress')) throw tooMany('too many failed logins for this account from your address', p!.msBeforeNext);
     },
     async loginFailed(email, address) {
-      await Promise.all([byEmail.penalty(email), byAddress.penalty(addressKey(address))]);
+      await Promise.all([byPair.penalty(pairKey(email, address)), byAddress.penalty(addressKey(address))]);
     },
-    async loginSucceeded(email) {
-      await byEmail.delete(email);
+    async loginSucceeded(email, address) {
+      await byPair.delete(pairKey(email, address));
     },
     async register(address) {
       try {

@@ -48,7 +48,7 @@ export const IdempotencySchema = new EntitySchema<Idempotency>({
   indexes: [{ name: 'idempotency_created_at', properties: ['createdAt'] }],
 });
 
-/** A throttle counter; `key` = `<limit>:<e-mail or address>`, `expire` in unix milliseconds. */
+/** A throttle counter; `key` = `<limit>:<address>` or `<limit>:<address> <e-mail>`, `expire` in unix milliseconds. */
 export type RateLimit = { key: string; points: Opt<number>; expire?: number | null };
 // Owner: holder (actors/holder/throttle.ts; rows are written by rate-limiter-flexible's own SQL).
 export const RateLimitSchema = new EntitySchema<RateLimit>({

@@ -1,7 +1,10 @@
-// Throttles of holder login and web registration (issue 8): consecutive failed logins per e-mail
-// and per client address, registrations per address, answered 429 with Retry-After. The counters
-// live in PostgreSQL, so two service processes on one database share them. Agent registration is
-// never throttled. Requests come from distinct loopback addresses (127.0.0.x) to tell clients apart.
+// Throttles of holder login and web registration (issue 8; issue 24 item 5): consecutive failed
+// logins per (e-mail, client address) pair, which block that pair only, and failed logins per client
+// address per day, which block that address for every e-mail; registrations per address; answered
+// 429 with Retry-After. A stranger's wrong passwords do not lock the holder out of their own address.
+// The counters live in PostgreSQL, so two service processes on one database share them. Agent
+// registration is never throttled. Requests come from distinct loopback addresses (127.0.0.x: the
+// service keys on the socket's peer address) to tell clients apart.
 import t from 'tap';
 import { Agent } from 'undici';
 import { HOLDER_LIMITS } from '../../actors/holder/throttle.js';
@@ -9,8 +12,8 @@ import { freshDatabase } from '../helpers/db.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const PASSWORD = 'correct horse 1';
-const LOGIN = HOLDER_LIMITS.loginFailsPerEmail;
-const ADDRESS = HOLDER_LIMITS.loginFailsPerAddress;
+const PAIR = HOLDER_LIMITS.loginFailsPerEmailAndAddress;
+const DAY = HOLDER_LIMITS.loginFailsPerAddressPerDay;
 const REGISTER = HOLDER_LIMITS.registerPerAddress;
 
 type Answer = { status: number; body: any; text: string; retryAfter: string | null };
@@ -52,58 +55,91 @@ t.test('login and registration throttles, shared by two processes on one databas
     t.equal((await post(a, '/register', { email, password: PASSWORD })).status, 200, `${email} registered`);
   }
 
-  await t.test('200 wrong passwords: 401 up to the bound, then 429 with Retry-After, counted across both processes', async (t) => {
+  // The holder logs in from 127.0.0.1; a stranger guesses their password from 127.0.0.2.
+  const HOME = '127.0.0.1';
+  const ATTACKER = '127.0.0.2';
+  const pairRow = (address: string, email: string) => db(`select points from rate_limit where key = ?`, [`loginFailsPerEmailAndAddress:${address} ${email}`]);
+
+  await t.test('200 wrong passwords from one address: 401 up to the pair bound, then 429 with Retry-After, counted across both processes', async (t) => {
     const statuses: number[] = [];
     const oddAnswers: string[] = [];
     for (let i = 0; i < 200; i++) {
-      const r = await login(i % 2 ? a : b, 'ada@example.com', `wrong password ${i}`);
+      const r = await login(i % 2 ? a : b, 'ada@example.com', `wrong password ${i}`, ATTACKER);
       statuses.push(r.status);
       const seconds = Number(r.retryAfter);
-      const ok429 = /^too many failed logins for this account; try again in \d+ minutes$/.test(r.body?.detail) && Number.isInteger(seconds) && seconds >= 1 && seconds <= LOGIN.seconds;
+      const ok429 = /^too many failed logins for this account from your address; try again in \d+ minutes$/.test(r.body?.detail) && Number.isInteger(seconds) && seconds >= 1 && seconds <= PAIR.seconds;
       if (r.status === 429 && !ok429) oddAnswers.push(`${r.retryAfter} ${r.text}`);
     }
     t.same(oddAnswers, [], 'every 429 has {detail} and Retry-After within the window');
-    t.same(statuses.slice(0, LOGIN.points), Array(LOGIN.points).fill(401), `the first ${LOGIN.points} are checked`);
-    t.same(statuses.slice(LOGIN.points), Array(200 - LOGIN.points).fill(429), 'every later one is refused unchecked');
-    const [row] = await db(`select points from rate_limit where key = 'loginFailsPerEmail:ada@example.com'`);
-    t.equal(row.points, LOGIN.points, 'refused attempts are not counted as failures');
+    t.same(statuses.slice(0, PAIR.points), Array(PAIR.points).fill(401), `the first ${PAIR.points} are checked`);
+    t.same(statuses.slice(PAIR.points), Array(200 - PAIR.points).fill(429), 'every later one is refused unchecked');
+    t.same(await pairRow(ATTACKER, 'ada@example.com'), [{ points: PAIR.points }], 'refused attempts are not counted as failures');
+    const [day] = await db(`select points from rate_limit where key = ?`, [`loginFailsPerAddressPerDay:${ATTACKER}`]);
+    t.equal(day.points, PAIR.points, "the address's day counts the same failures");
   });
 
-  await t.test('the right password is refused too while the account is throttled, on either process', async (t) => {
+  await t.test("the right password is refused too on the attacker's own pair, on either process", async (t) => {
     for (const svc of [a, b]) {
-      const r = await login(svc, 'ada@example.com', PASSWORD);
+      const r = await login(svc, 'ada@example.com', PASSWORD, ATTACKER);
       t.equal(r.status, 429);
+      t.match(r.body, { detail: /^too many failed logins for this account from your address/ });
       t.ok(Number(r.retryAfter) > 0);
     }
   });
 
-  await t.test('another account from the same address is unaffected', async (t) => {
-    t.equal((await login(a, 'bob@example.com', PASSWORD)).status, 200);
+  await t.test('the holder logs in from another address while their e-mail is attacked, on either process', async (t) => {
+    for (const svc of [a, b]) {
+      const r = await login(svc, 'ada@example.com', PASSWORD, HOME);
+      t.equal(r.status, 200, r.text);
+      t.equal(r.body?.email, 'ada@example.com');
+    }
+    t.same(await pairRow(ATTACKER, 'ada@example.com'), [{ points: PAIR.points }], "the holder's success leaves the attacker's pair blocked");
+    t.equal((await login(a, 'ada@example.com', PASSWORD, ATTACKER)).status, 429);
+  });
+
+  await t.test("another account from the attacker's address is checked (the pair blocks only itself)", async (t) => {
+    t.equal((await login(a, 'bob@example.com', 'wrong password', ATTACKER)).status, 401);
+    t.equal((await login(b, 'bob@example.com', PASSWORD, ATTACKER)).status, 200);
   });
 
   await t.test('a browser gets the login form again under 429, with the message and Retry-After', async (t) => {
-    const r = await post(b, '/login', { email: 'ada@example.com', password: PASSWORD }, '127.0.0.1', false);
+    const r = await post(b, '/login', { email: 'ada@example.com', password: PASSWORD }, ATTACKER, false);
     t.equal(r.status, 429);
-    t.match(r.text, 'too many failed logins for this account');
+    t.match(r.text, 'too many failed logins for this account from your address');
     t.match(r.text, 'value="ada@example.com"');
     t.ok(Number(r.retryAfter) > 0);
   });
 
-  await t.test('once the window has passed the right password works, and success clears the count', async (t) => {
-    await db(`update rate_limit set expire = ? where key = 'loginFailsPerEmail:ada@example.com'`, [Date.now() - 1]);
-    t.equal((await login(b, 'ada@example.com', PASSWORD)).status, 200);
-    t.same(await db(`select key from rate_limit where key = 'loginFailsPerEmail:ada@example.com'`), [], 'the e-mail counter is gone');
+  await t.test("once the pair's window has passed the right password works from there, and success clears the pair's count", async (t) => {
+    await db(`update rate_limit set expire = ? where key = ?`, [Date.now() - 1, `loginFailsPerEmailAndAddress:${ATTACKER} ada@example.com`]);
+    t.equal((await login(b, 'ada@example.com', PASSWORD, ATTACKER)).status, 200);
+    t.same(await pairRow(ATTACKER, 'ada@example.com'), [], 'the pair counter is gone');
+    // Consecutive: failures short of the bound, a success, and the count starts again.
+    for (let i = 0; i < PAIR.points - 1; i++) t.equal((await login(i % 2 ? a : b, 'bob@example.com', 'wrong password', '127.0.0.3')).status, 401);
+    t.equal((await login(a, 'bob@example.com', PASSWORD, '127.0.0.3')).status, 200);
+    t.same(await pairRow('127.0.0.3', 'bob@example.com'), [], "bob's pair counter is cleared by his success");
+    t.equal((await login(b, 'bob@example.com', 'wrong password', '127.0.0.3')).status, 401, 'checked again, not refused');
   });
 
-  await t.test('failed logins per address: beyond the bound the address is refused, whatever the account; other addresses are not', async (t) => {
-    for (let i = 0; i < ADDRESS.points; i++) {
-      const r = await login(i % 2 ? a : b, `nobody${i}@example.com`, 'wrong password', '127.0.0.2');
+  await t.test("failed logins per address per day: beyond the bound the address is refused, whatever the account; other addresses are not", async (t) => {
+    const SPRAYER = '127.0.0.6';
+    // One wrong password for each of many e-mails: no pair comes near its bound.
+    for (let i = 0; i < DAY.points; i++) {
+      const r = await login(i % 2 ? a : b, `nobody${i}@example.com`, 'wrong password', SPRAYER);
       if (r.status !== 401) t.fail(`attempt ${i}: ${r.status} ${r.text}`);
     }
-    const refused = await login(a, 'bob@example.com', PASSWORD, '127.0.0.2');
-    t.equal(refused.status, 429);
-    t.match(refused.body, { detail: /too many failed logins from your address/ });
-    t.equal((await login(b, 'bob@example.com', PASSWORD, '127.0.0.3')).status, 200, 'another address logs in');
+    for (const svc of [a, b]) {
+      for (const email of ['bob@example.com', 'someone-new@example.com']) {
+        const refused = await login(svc, email, PASSWORD, SPRAYER);
+        t.equal(refused.status, 429, `${email} from the address`);
+        t.match(refused.body, { detail: /^too many failed logins from your address; try again in \d+ (minutes|hours)$/ });
+        const seconds = Number(refused.retryAfter);
+        t.ok(Number.isInteger(seconds) && seconds >= 1 && seconds <= DAY.seconds, `Retry-After ${refused.retryAfter}`);
+      }
+    }
+    const [day] = await db(`select points from rate_limit where key = ?`, [`loginFailsPerAddressPerDay:${SPRAYER}`]);
+    t.equal(day.points, DAY.points, 'refused attempts are not counted');
+    t.equal((await login(b, 'bob@example.com', PASSWORD, '127.0.0.7')).status, 200, 'another address logs in');
   });
 
   await t.test('registrations per address: beyond the bound 429; another address registers', async (t) => {
