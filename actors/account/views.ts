@@ -198,13 +198,13 @@ export async function roundsOf(em: EntityManager, accountIds: number[], limit: n
 /** The served columns of an inventory item (alias `i`), read by itemJson; the exchange's listings carry them too. */
 export const ITEM_COLUMNS = (i: string) =>
   `${i}.id::float8 as id, ${i}.account_id::float8 as account_id, ${i}.position_id::float8 as position_id, ${i}.market, ${i}.cluster, ${i}.title, ${i}.qty,
-   ${i}.story, ${i}.rarity, ${i}.rarity_score, ${i}.history, ${i}.economy, ${i}.source, ${i}.provenance, ${i}.created_at`;
+   ${i}.story, ${i}.rarity, ${i}.rarity_score, ${i}.history, ${i}.economy, ${i}.source, ${i}.simulated, ${i}.provenance, ${i}.created_at`;
 
 /** An inventory item as served (src/schemas InventoryItem), from ITEM_COLUMNS. */
 export function itemJson(r: Record<string, any>) {
   return {
     id: r.id, account_id: r.account_id, position_id: r.position_id, market: r.market, cluster: r.cluster, title: r.title, qty: r.qty, story: r.story,
-    rarity: r.rarity, rarity_score: r.rarity_score, history: r.history, economy: r.economy, source: r.source, provenance: r.provenance,
+    rarity: r.rarity, rarity_score: r.rarity_score, history: r.history, economy: r.economy, source: r.source, simulated: r.simulated, provenance: r.provenance,
     created_at: unix(r.created_at)!,
   };
 }

@@ -215,7 +215,8 @@ async function buyOutright(
       }, tapes.get(d.cluster) ?? [], window);
       const item = em.create(InventoryItemSchema, {
         account: desk, holder: f.holderId, position: null, market, cluster: d.cluster, title: goods.title, qty: goods.qty, story: goods.story,
-        rarity: goods.rarity, rarityScore: goods.rarity_score, history: goods.history, economy: goods.economy, source: goods.source, provenance: goods.provenance,
+        rarity: goods.rarity, rarityScore: goods.rarity_score, history: goods.history, economy: goods.economy, source: goods.source, simulated: goods.simulated,
+        provenance: goods.provenance,
       });
       await em.flush();
       await em.nativeUpdate(CartItemSchema, { id: l.id, order: null, item: null }, { item: item.id });

@@ -3,7 +3,8 @@
 // listed once at a time (the partial unique index on open listings) and a buy locks its listing row
 // (`for update`) and checks it is still open in the same transaction, so exactly one buyer wins and
 // the loser's turn, rolled back whole, charged nothing. Money moves only through the ledgers:
-// USD through actors/account/ledger.ts, Gold Coins through actors/holder/coins.ts.
+// USD through actors/account/ledger.ts, Gold Coins through actors/holder/coins.ts. Simulated
+// (competition) goods are never listed, so neither book ever sells them.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { jsonParam } from '../runtime/sql.js';
@@ -25,8 +26,15 @@ function bookOf(id: string): Book {
 async function list(em: EntityManager, book: Book, msg: Extract<ExchangeMessage, { kind: 'list' }>): Promise<Listed> {
   if (!Number.isSafeInteger(msg.priceUnits) || msg.priceUnits <= 0) throw new ActorError(400, 'a price is above 0');
   // Only the item's owner lists it; another holder's item (or none) is not found.
-  const [item] = await em.execute(`select id from inventory_item where id = ? and holder_id = ? for update`, [msg.itemId, msg.holderId]);
+  const [item] = await em.execute<{ simulated: boolean }[]>(
+    `select simulated from inventory_item where id = ? and holder_id = ? for update`, [msg.itemId, msg.holderId],
+  );
   if (!item) throw new ActorError(404, `no owned item ${msg.itemId} of yours`);
+  // Competition goods were bought with simulated USD: selling them in either book would turn it into
+  // real money or coins (CONTRACT.md "Competitions").
+  if (item.simulated) {
+    throw new ActorError(400, `item ${msg.itemId} is competition goods: simulated goods, bought with simulated USD, cannot be sold on the exchange; nothing was listed`);
+  }
   // The partial unique index decides, also against the other book's actor: no row, already listed.
   const [row] = await em.execute<{ id: number }[]>(
     `insert into exchange_listing (item_id, seller_holder_id, currency, price_units) values (?, ?, ?, ?)

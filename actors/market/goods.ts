@@ -17,6 +17,8 @@ export type SettledHolding = {
   positionId: number;
   orderId: number;
   roundId: number;
+  /** The position traded a competition account's simulated USD. */
+  competition: boolean;
 };
 
 /** The first entry of an item's provenance: the settled trade it was minted from. */
@@ -28,8 +30,12 @@ export type PurchaseEntry = { kind: 'purchase'; market: string; tick: number; of
 /** Each later entry: a sale on the exchange (actors/exchange), appended when the item changes owner. */
 export type SaleEntry = { kind: 'exchange'; at: number; from_holder: number; to_holder: number; price: number; currency: 'USD' | 'GC'; listing_id: number };
 export type ProvenanceEntry = SettlementEntry | PurchaseEntry | SaleEntry;
-/** How an item came to its owner; the latest change of owner decides (`exchange` once it was sold). */
-export type ItemSource = 'settlement' | 'purchase' | 'exchange';
+/**
+ * How an item came to its owner; the latest change of owner decides (`exchange` once it was sold).
+ * `competition`: minted from a competition account's position, so bought with simulated USD; such
+ * goods are `simulated` and never change owner (CONTRACT.md "Competitions").
+ */
+export type ItemSource = 'settlement' | 'competition' | 'purchase' | 'exchange';
 
 export type MintedItem = {
   title: string;
@@ -39,7 +45,8 @@ export type MintedItem = {
   rarity_score: number;
   history: Record<string, unknown>;
   economy: Record<string, unknown>;
-  source: 'settlement';
+  source: 'settlement' | 'competition';
+  simulated: boolean;
   provenance: [SettlementEntry];
 };
 
@@ -106,11 +113,13 @@ export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }
   const story =
     `${h.qty} × ${bundle.title} from ${bundle.origin}, bought on the ${m.label} in session ${h.tick} at ${price(h.unitCostCents)} USD a unit. ` +
     `${h.regime ? 'A downside event hit its family while it was on sale, and these' : 'These'} units were still unsold when the position settled ` +
-    `${m.settlement_horizon_ticks} sessions later (session ${h.settledTick}), and became the holder's own goods.`;
+    `${m.settlement_horizon_ticks} sessions later (session ${h.settledTick}), and became the holder's own goods.` +
+    (h.competition ? ' They were bought in a competition with simulated USD, so they cannot be sold on the exchange.' : '');
   return {
     ...familyGoods(h, tape, window),
     story,
-    source: 'settlement',
+    source: h.competition ? 'competition' : 'settlement',
+    simulated: h.competition,
     provenance: [{
       kind: 'settlement',
       market: h.market,
@@ -130,8 +139,9 @@ export type Purchase = {
   cartId: number; cartItemId: number;
 };
 
-export type PurchasedItem = Omit<MintedItem, 'source' | 'provenance'> & {
+export type PurchasedItem = Omit<MintedItem, 'source' | 'simulated' | 'provenance'> & {
   source: 'purchase';
+  simulated: false;
   provenance: [PurchaseEntry];
 };
 
@@ -145,6 +155,7 @@ export function mintPurchase(p: Purchase, tape: { tick: number; row: TapeRow }[]
     ...familyGoods(p, tape, window),
     story,
     source: 'purchase',
+    simulated: false,
     provenance: [{ kind: 'purchase', market: p.market, tick: p.tick, offer_key: p.deal.key, cart_id: p.cartId, cart_item_id: p.cartItemId }],
   };
 }

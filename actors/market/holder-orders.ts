@@ -203,6 +203,7 @@ type SettledRow = {
   unit_cost_cents: number;
   list_price_cents: number;
   regime: boolean;
+  competition: boolean;
   deal: ServedDeal;
 };
 
@@ -223,7 +224,8 @@ export async function familyTapes(em: EntityManager, market: string, clusters: n
 async function settlePositions(em: EntityManager, market: MarketId, tick: number, positionIds: number[]): Promise<void> {
   const rows = await em.execute<SettledRow[]>(
     `select p.id::float8 as position_id, p.order_id::float8 as order_id, o.round_id::float8 as round_id, p.account_id::float8 as account_id,
-            a.holder_id::float8 as holder_id, t.tick::float8 as tick, t.cluster, t.qty_left, t.unit_cost_cents, t.list_price_cents, t.regime, m.deal
+            a.holder_id::float8 as holder_id, t.tick::float8 as tick, t.cluster, t.qty_left, t.unit_cost_cents, t.list_price_cents, t.regime,
+            a.kind = 'competition' as competition, m.deal
        from position p join orders o on o.id = p.order_id join account a on a.id = p.account_id
        join trade t on t.position_id = p.id join menu_row m on m.market = t.market and m.tick = t.tick and m.idx = t.idx
       where p.id = any(?::bigint[])`,
@@ -242,6 +244,7 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
       {
         market, tick: r.tick, settledTick: tick, cluster: r.cluster, deal: r.deal, qty: r.qty_left, unitCostCents: r.unit_cost_cents,
         listPriceCents: r.list_price_cents, regime: r.regime, positionId: r.position_id, orderId: r.order_id, roundId: r.round_id,
+        competition: r.competition,
       },
       tape.get(r.cluster) ?? [],
       window,
@@ -250,9 +253,9 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
   if (items.length) {
     await em.execute(
       `with i as (
-         insert into inventory_item (account_id, holder_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, provenance)
+         insert into inventory_item (account_id, holder_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, simulated, provenance)
          select * from jsonb_to_recordset(?::jsonb) as x(account_id bigint, holder_id bigint, position_id bigint, market text, cluster int, title text,
-           qty int, story text, rarity text, rarity_score float8, history jsonb, economy jsonb, source text, provenance jsonb)
+           qty int, story text, rarity text, rarity_score float8, history jsonb, economy jsonb, source text, simulated boolean, provenance jsonb)
          returning id, position_id)
        update position p set item_id = i.id from i where p.id = i.position_id`,
       [json(items)],

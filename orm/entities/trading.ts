@@ -371,6 +371,8 @@ export type InventoryItem = {
   history: unknown;
   economy: unknown;
   source: string;
+  /** Bought with a competition account's simulated USD (source `competition`): never sold on the exchange. */
+  simulated: Opt<boolean>;
   provenance: unknown;
   createdAt: Opt<Date>;
 };
@@ -393,10 +395,15 @@ export const InventoryItemSchema = new EntitySchema<InventoryItem>({
     history: { type: 'json', columnType: 'jsonb' },
     economy: { type: 'json', columnType: 'jsonb' },
     source: { type: 'text' },
+    simulated: { type: 'boolean', default: false },
     provenance: { type: 'json', columnType: 'jsonb' },
     createdAt: createdAt(),
   },
-  checks: [{ name: 'inventory_item_qty_check', expression: 'qty > 0' }],
+  checks: [
+    { name: 'inventory_item_qty_check', expression: 'qty > 0' },
+    // Written source-first: MikroORM reads a check starting `simulated = '...` as an enum of that column.
+    { name: 'inventory_item_simulated_check', expression: "(source = 'competition') = simulated" },
+  ],
   indexes: [{ name: 'inventory_account', properties: ['account', 'id'] }],
 });
 

@@ -13,6 +13,7 @@ import { Migration20261122000010 } from './Migration20261122000010.js';
 import { Migration20261122000011 } from './Migration20261122000011.js';
 import { Migration20261122000012 } from './Migration20261122000012.js';
 import { Migration20261122000013 } from './Migration20261122000013.js';
+import { Migration20261122000014 } from './Migration20261122000014.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000001_backbone', class: Migration20261122000001 },
@@ -28,4 +29,5 @@ export const migrationsList = [
   { name: 'Migration20261122000011_exchange', class: Migration20261122000011 },
   { name: 'Migration20261122000012_competitions', class: Migration20261122000012 },
   { name: 'Migration20261122000013_close_writes', class: Migration20261122000013 },
+  { name: 'Migration20261122000014_competition_goods', class: Migration20261122000014 },
 ];

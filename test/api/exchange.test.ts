@@ -68,7 +68,7 @@ t.test('USD: list, the listings API, buy from the balance; the seller is paid, t
   const api = await send(svc, 'GET', '/api/v1/exchange/listings?currency=USD');
   t.equal(api.status, 200);
   const l = api.body.listings.find((x: any) => x.id === listingId);
-  t.same([l.currency, l.price, l.item.id, l.item.source], ['USD', 12.34, itemId, 'purchase']);
+  t.same([l.currency, l.price, l.item.id, l.item.source, l.item.simulated], ['USD', 12.34, itemId, 'purchase', false]);
   t.equal((await send(svc, 'GET', '/api/v1/exchange/listings?currency=GC')).body.listings.find((x: any) => x.id === listingId), undefined, 'not in the GC book');
   const inv = await call(seller.agent, 'GET', '/api/v1/inventory');
   t.same(inv.body.listings.map((x: any) => x.id), [listingId], 'the seller\'s agent sees the holder\'s open listing');

@@ -20,6 +20,7 @@ t.test('mintItem: the unsold units with their story, economy and provenance', as
   const holding = {
     market: 'm15' as const, tick: 1000, settledTick: 1008, cluster: deal.cluster, deal: dealToJson(deal), qty: 2,
     unitCostCents: deal.unit_cost_cents, listPriceCents: deal.list_price_cents, regime: false, positionId: 7, orderId: 9, roundId: 11,
+    competition: false,
   };
   const tape = [{ tick: 1006, row: { menu_n: 3, price_close: 12.5, vwap: 10, sold: 1, velocity: 0.5 } }, { tick: 1007, row: { menu_n: 0, price_close: null, vwap: null, sold: 0, velocity: null } }];
   const item = mintItem(holding, tape, 8);
@@ -33,4 +34,9 @@ t.test('mintItem: the unsold units with their story, economy and provenance', as
   t.same(item.history.ticks, [1006, 1007]);
   t.equal(item.rarity_score, rarityOf(8, 1, deal.list_price_cents).rarity_score);
   t.match(mintItem({ ...holding, regime: true }, tape, 8).story, /downside event/);
+  t.same([item.source, item.simulated], ['settlement', false]);
+  const sim = mintItem({ ...holding, competition: true }, tape, 8);
+  t.same([sim.source, sim.simulated], ['competition', true], 'a competition account\'s goods are simulated');
+  t.match(sim.story, /simulated USD/);
+  t.same(sim.provenance, item.provenance, 'minted like any others');
 });
