@@ -49,4 +49,7 @@ if (!/"msg":"stopped"/.test(stdout)) fail(`no clean stop logged:\n${stdout.split
 const closed = await fetch(`${base}/healthz`).then(() => false, () => true);
 if (!closed) fail('still accepting after SIGTERM');
 console.log('smoke: stopped cleanly on SIGTERM');
+// The embedded PostgreSQL server stopped with it (its lock file goes when it shuts down).
+if (fs.existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))) fail('the embedded PostgreSQL server is still running after the service stopped');
+console.log('smoke: the embedded PostgreSQL server stopped with it');
 fs.rmSync(dataDir, { recursive: true, force: true });

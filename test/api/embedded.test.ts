@@ -150,6 +150,18 @@ function runMain(env: Record<string, string>): Promise<{ code: number | null; ou
   });
 }
 
+t.test('a start that fails after the server started (the HTTP port is taken) leaves no server running', async (t) => {
+  const blocker = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => blocker.once('listening', r));
+  t.teardown(() => blocker.close());
+  const dataDir = await embeddedDataDir(t);
+  const r = await runMain({ DATABASE_URL: '', DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String((blocker.address() as net.AddressInfo).port) });
+  t.not(r.code, 0, `the service refuses to run (exit ${r.code})`);
+  t.match(r.out, /embedded PostgreSQL started/, 'after its database had started');
+  t.equal(leftServer(path.join(dataDir, 'postgres')), undefined, 'which it stopped');
+  t.notOk(fs.existsSync(path.join(dataDir, 'service.pid')), 'and DATA_DIR is released');
+});
+
 t.test('what the server cannot use is said clearly', async (t) => {
   await t.test('an occupied port', async (t) => {
     const blocker = net.createServer().listen(0, '127.0.0.1');
