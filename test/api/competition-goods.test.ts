@@ -8,14 +8,9 @@ import { dealOutcomeInputs, menu, settleDeal, type MarketId } from '../../src/en
 import { startTestService } from '../helpers/service.js';
 import { send } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder } from '../helpers/web.js';
-import { COMPETITION_WINDOW_SESSIONS } from '../../src/rules.js';
+import { H2, W, WINDOW_START } from '../helpers/competition.js';
 
 const MARKET: MarketId = 'h2';
-const H2 = 7200;
-const N = COMPETITION_WINDOW_SESSIONS.h2;
-/** The h2 competition window holding 10 January 2027; the test starts 100 s into it. */
-const W = Math.floor(Date.UTC(2027, 0, 10) / 1000 / H2 / N);
-const WINDOW_START = W * N * H2;
 
 t.test('goods of a competition position are simulated: marked in the inventory, refused by both exchange books', async (t) => {
   let nowMs = (WINDOW_START + 100) * 1000;

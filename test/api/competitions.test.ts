@@ -8,13 +8,9 @@ import t from 'tap';
 import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
 import { send } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder } from '../helpers/web.js';
-import { COMPETITION, COMPETITION_WINDOW_SESSIONS } from '../../src/rules.js';
+import { H2, N, W, WINDOW_START } from '../helpers/competition.js';
+import { COMPETITION } from '../../src/rules.js';
 
-const H2 = 7200;
-const N = COMPETITION_WINDOW_SESSIONS.h2;
-/** The h2 competition window holding 10 January 2027; the test starts 100 s into it. */
-const W = Math.floor(Date.UTC(2027, 0, 10) / 1000 / H2 / N);
-const WINDOW_START = W * N * H2;
 
 t.test('a competition from join to prizes, paid exactly once across a restart and two services', async (t) => {
   let nowMs = (WINDOW_START + 100) * 1000;
