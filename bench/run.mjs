@@ -5,7 +5,8 @@
 //                      [--embedded] [--generator wrk|autocannon] [--fixed-bytes 20480|deals]
 //                      [--shards N] [--backfill-days 0] [--ready-timeout 180]
 //                      [--pg postgres://postgres@127.0.0.1:5432/]
-//                      [--targets catalog,markets,deals|market-page,explore-page,...]
+//                      [--targets catalog,markets,deals|market-page,explore-page,families,book,signals,...]
+//                      [--service path/to/dist/src/main.js]
 //
 // One run: create a fresh PostgreSQL database (or a temporary DATA_DIR with --embedded), start the
 // built service (dist/src/main.js) with LOG_LEVEL=warn, wait for GET /readyz = 200, start
@@ -20,6 +21,10 @@
 //   explore-page  GET /explore/m15, the record's last 120 sessions as an HTML page with a chart:
 //                 rendered once per close and kept (with --backfill-days N the run first waits
 //                 until the history load is complete, as the cache waits for it too)
+//   families      GET /api/v1/markets/m15/families, book GET /api/v1/markets/m15/book, signals
+//                 GET /api/v1/markets/h2/families/0/signals: default queries, answers that change
+//                 only at a close (with --backfill-days N the run first waits for the history load)
+// `--service` runs another build of the service (a "before" build in a second directory).
 // `--targets` picks the targets (fixed-bytes is always measured first, as the baseline).
 // `--fixed-bytes deals` sizes the baseline like the deals answer measured before the load.
 // Prints a table with each target's ratio to fixed-bytes and writes
@@ -44,7 +49,8 @@ const HOST = '127.0.0.1';
 const USAGE = `usage: node bench/run.mjs [--duration S] [--warmup S] [--connections N] [--threads N]
        [--embedded] [--generator wrk|autocannon] [--fixed-bytes N|deals] [--shards N]
        [--backfill-days N] [--ready-timeout S] [--pg URL]
-       [--targets LIST]   (default catalog,markets,deals; any of catalog, markets, deals, market-page, explore-page)`;
+       [--targets LIST]   (default catalog,markets,deals; any of catalog, markets, deals, market-page, explore-page, families, book, signals)
+       [--service PATH]   (default dist/src/main.js of this checkout)`;
 
 let opts;
 try {
@@ -62,6 +68,7 @@ try {
       'ready-timeout': { type: 'string', default: '180' },
       pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/' },
       targets: { type: 'string', default: 'catalog,markets,deals' },
+      service: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }).values;
@@ -114,7 +121,12 @@ const TARGET_PATHS = {
   deals: '/api/v1/markets/m15/deals',
   'market-page': '/markets/m15',
   'explore-page': '/explore/m15',
+  families: '/api/v1/markets/m15/families',
+  book: '/api/v1/markets/m15/book',
+  signals: '/api/v1/markets/h2/families/0/signals',
 };
+/** Targets that read the record: with --backfill-days N the run waits for the history load first. */
+const RECORD_TARGETS = ['explore-page', 'families', 'book', 'signals'];
 const TARGETS = String(opts.targets).split(',').map((x) => x.trim()).filter(Boolean);
 const unknownTargets = TARGETS.filter((x) => !(x in TARGET_PATHS));
 if (!TARGETS.length || unknownTargets.length) {
@@ -126,7 +138,9 @@ if (THREADS > CONNECTIONS) {
   process.exit(2);
 }
 
-const SERVICE_MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
+const SERVICE_MAIN = opts.service ? path.resolve(opts.service) : path.join(ROOT, 'dist', 'src', 'main.js');
+// The service's own checkout (dist/src/main.js three levels down): its cwd.
+const SERVICE_ROOT = path.resolve(path.dirname(SERVICE_MAIN), '..', '..');
 if (!fs.existsSync(SERVICE_MAIN)) {
   console.error(`${path.relative(process.cwd(), SERVICE_MAIN)} is missing: run \`npm run build\` first (or \`npm run bench\`).`);
   process.exit(2);
@@ -248,7 +262,7 @@ async function startService() {
     database = `postgresql ${url.host}/${name}`;
   }
   log(`starting service on ${HOST}:${port}, database ${database}`);
-  const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: SERVICE_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   state.service = child;
   // pino JSON lines at warn and above (LOG_LEVEL=warn): keep them for the report.
   followServiceLog(child, {
@@ -518,7 +532,7 @@ async function main() {
   const fixed = await startFixed();
   log(`fixed-server at ${fixed.base} (${FIXED_BYTES} bytes per GET)`);
 
-  if (BACKFILL_DAYS > 0 && TARGETS.includes('explore-page')) await historyLoaded(service.base);
+  if (BACKFILL_DAYS > 0 && TARGETS.some((x) => RECORD_TARGETS.includes(x))) await historyLoaded(service.base);
   const targets = [
     { name: 'fixed-bytes', url: `${fixed.base}/` },
     ...TARGETS.map((name) => ({ name, url: `${service.base}${TARGET_PATHS[name]}`, metricsBase: service.base })),
@@ -575,6 +589,7 @@ async function main() {
     fixed_bytes: FIXED_BYTES,
     fixed_bytes_sized_as: FIXED_BYTES_DEALS ? 'deals' : undefined,
     backfill_days: BACKFILL_DAYS,
+    service: path.relative(ROOT, SERVICE_MAIN),
     targets: TARGETS,
     results,
     loadavg_at_end: os.loadavg().map((x) => Math.round(x * 100) / 100),

@@ -20,6 +20,7 @@ import { keyAuthenticator } from './http/auth/keys.js';
 import { holderAuthenticator } from './http/auth/holders.js';
 import type { Services } from './http/services.js';
 import { RecordFragments } from './http/record-fragments.js';
+import { warmCloseAnswers } from './http/routes/analytics-book.js';
 
 /** How often stored idempotency answers past their retention are swept. */
 const ANSWER_SWEEP_MS = 3_600_000;
@@ -134,7 +135,10 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       startRetry: opts.startRetry,
       log,
       metrics,
-      warm: (market, prevOpen, open) => record.warm(market as MarketId, prevOpen, open),
+      // The sessions the close settled, and the answers that change only at a close (families, book).
+      warm: async (market, prevOpen, open) => {
+        await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(services, market as MarketId, open)]);
+      },
       onClose: (market, tick, reply) => {
         metrics.observeClose(market, reply.closed, reply.ms / 1000);
         log.info({ market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps }, 'session closed');

@@ -52,6 +52,8 @@ export class RecordFragments {
   private readonly kept = new Map<string, FragmentSpec>();
   /** Reads of a range in flight: concurrent requests for the same gap share one. */
   private readonly inflight = new Map<string, Promise<Fragment[]>>();
+  /** Close-keyed answers being built: concurrent misses share one build. */
+  private readonly building = new Map<string, Promise<CachedAnswer>>();
   /** Sessions read from workers (on requests or warming). */
   built = 0;
   /** Read tasks sent for requests (a gap in parts: one per part). */
@@ -88,6 +90,28 @@ export class RecordFragments {
 
   keepAnswer(request: string, open: number, a: CachedAnswer): void {
     this.answers?.set(request, open, a);
+  }
+
+  /**
+   * An answer that changes only at a close (families, book, signals), kept whole for the record's
+   * open session when `keep` (the record under it is complete). Concurrent misses share one build,
+   * so a burst of requests after a close computes it once.
+   */
+  closeAnswer(request: string, open: number, keep: boolean, build: () => Promise<CachedAnswer>): Promise<CachedAnswer> {
+    const kept = keep ? this.answers?.get(request, open) : undefined;
+    if (kept) return Promise.resolve(kept);
+    const id = `${request}|${open}|${+keep}`;
+    let p = this.building.get(id);
+    if (!p) {
+      p = build()
+        .then((a) => {
+          if (keep) this.answers?.set(request, open, a);
+          return a;
+        })
+        .finally(() => this.building.delete(id));
+      this.building.set(id, p);
+    }
+    return p;
   }
 
   /** Fragments of sessions from..to of a series, in order (none when to < from). */

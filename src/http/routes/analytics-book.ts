@@ -2,10 +2,11 @@
 import Type, { type Static } from 'typebox';
 import { FAMILIES, MARKETS } from '../../engine/index.js';
 import type { ServedBook } from '../../analytics/tape.js';
+import type { MarketId } from '../../engine/index.js';
 import { HttpError, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
-import { TickRange, cacheable, checkSpan, recordPosition } from './record-common.js';
+import { TickRange, builtAnswer, checkSpan, closeAnswer, recordPosition, type CloseJson } from './record-common.js';
 import { BookAnswer, FamiliesAnswer, SignalsAnswer } from '../../schemas/index.js';
 
 export const SIGNALS_CAP = 2000;
@@ -21,11 +22,13 @@ export function clusterOr404(cluster: number): number {
   return cluster;
 }
 
+/** The book of a request without a query (warmed at each close). */
+const BOOK_DEFAULTS = { step: 1.0, levels: 10, window: 48 };
 const BookQuery = Type.Object({
   cluster: Type.Optional(clusterField('default: the whole market')),
-  step: Type.Number({ exclusiveMinimum: 0.05, maximum: 10, default: 1.0, description: 'price distance between levels' }),
-  levels: Type.Integer({ minimum: 1, maximum: 50, default: 10, description: 'levels per side' }),
-  window: Type.Integer({ minimum: 2, maximum: 500, default: 48, description: 'closed sessions of tape the book is drawn from' }),
+  step: Type.Number({ exclusiveMinimum: 0.05, maximum: 10, default: BOOK_DEFAULTS.step, description: 'price distance between levels' }),
+  levels: Type.Integer({ minimum: 1, maximum: 50, default: BOOK_DEFAULTS.levels, description: 'levels per side' }),
+  window: Type.Integer({ minimum: 2, maximum: 500, default: BOOK_DEFAULTS.window, description: 'closed sessions of tape the book is drawn from' }),
 });
 type BookQuery = Static<typeof BookQuery>;
 const FamiliesQuery = Type.Object({ window: Type.Integer({ minimum: 1, maximum: 400, default: FAMILIES_WINDOW, description: 'closed sessions of outcomes' }) });
@@ -47,14 +50,8 @@ export function bookRoutes(s: Services): Route[] {
       },
       handler: async ({ params, query, req }) => {
         const market = marketOr404(params.market_id);
-        const cluster = query.cluster === undefined ? -1 : clusterOr404(query.cluster);
-        const { open } = recordPosition(s, market);
-        const r = await s.runtime.read<{ sessions: number; book: ServedBook } | null>('analytics.book', {
-          market, cluster, window: query.window, step: query.step, levels: query.levels, open,
-        });
-        if (!r) throw new HttpError(404, `no tape with prices for ${query.cluster === undefined ? 'the market' : `cluster ${cluster}`} in the last ${query.window} sessions`);
-        const json = { market, cluster: query.cluster ?? null, window: query.window, sessions: r.sessions, ...r.book };
-        return cacheable(s, req, market, { json }, false);
+        if (query.cluster !== undefined) clusterOr404(query.cluster);
+        return closeAnswer(s, req, market, bookKey(query), (open) => bookJson(s, market, query, open));
       },
     }),
     route<{ market_id: string }, FamiliesQuery>({
@@ -65,9 +62,7 @@ export function bookRoutes(s: Services): Route[] {
       responses: { 304: { description: 'If-None-Match matched' }, 404: { description: 'unknown market' } },
       handler: async ({ params, query, req }) => {
         const market = marketOr404(params.market_id);
-        const { open } = recordPosition(s, market);
-        const r = await s.runtime.read<{ sessions: number; families: unknown[] }>('analytics.families', { market, window: query.window, open });
-        return cacheable(s, req, market, { json: { market, tick: open, window: query.window, ...r } }, false);
+        return closeAnswer(s, req, market, `families|${query.window}`, (open) => familiesJson(s, market, query.window, open));
       },
     }),
     route<Static<typeof SignalsParams>, SignalsQuery>({
@@ -88,11 +83,49 @@ export function bookRoutes(s: Services): Route[] {
         const to = query.to_tick ?? open;
         const from = query.from_tick ?? Math.max(0, to - SIGNALS_DEFAULT + 1);
         checkSpan({ from_tick: from, to_tick: to }, SIGNALS_CAP);
-        const last = Math.min(to, open);
-        const rows = await s.runtime.read('analytics.signals', { market, cluster, from, to: last });
-        const json = { market, cluster, sku_family: FAMILIES[cluster].sku_family, from_tick: from, to_tick: last, rows };
-        return cacheable(s, req, market, { json }, to < open);
+        // Rows come from the seed; the answer still moves with the open session (rows up to it, the ETag).
+        return closeAnswer(s, req, market, `signals|${from}|${to}`, async (open) => {
+          const last = Math.min(to, open);
+          const rows = await s.runtime.read('analytics.signals', { market, cluster, from, to: last });
+          return { json: { market, cluster, sku_family: FAMILIES[cluster].sku_family, from_tick: from, to_tick: last, rows }, settledOnly: to < open };
+        });
       },
     }),
   ];
+}
+
+/** A book query (defaults applied) as a key of the close-keyed answers. */
+const bookKey = (q: BookQuery) => `book|${q.cluster ?? ''}|${q.step}|${q.levels}|${q.window}`;
+
+async function bookJson(s: Services, market: MarketId, query: BookQuery, open: number): Promise<CloseJson> {
+  const cluster = query.cluster ?? -1;
+  const r = await s.runtime.read<{ sessions: number; book: ServedBook } | null>('analytics.book', {
+    market, cluster, window: query.window, step: query.step, levels: query.levels, open,
+  });
+  if (!r) throw new HttpError(404, `no tape with prices for ${query.cluster === undefined ? 'the market' : `cluster ${cluster}`} in the last ${query.window} sessions`);
+  return { json: { market, cluster: query.cluster ?? null, window: query.window, sessions: r.sessions, ...r.book }, settledOnly: false };
+}
+
+async function familiesJson(s: Services, market: MarketId, window: number, open: number): Promise<CloseJson> {
+  const r = await s.runtime.read<{ sessions: number; families: unknown[] }>('analytics.families', { market, window, open });
+  return { json: { market, tick: open, window, ...r }, settledOnly: false };
+}
+
+/**
+ * At a close (supervisor option `warm`, before the record's position moves to `open`): builds the
+ * default families and book answers of the new session and keeps them, so no request after the
+ * close computes them. Nothing is kept while the market's history is still loading.
+ */
+export async function warmCloseAnswers(s: Services, market: MarketId, open: number): Promise<void> {
+  if (!s.record.enabled || !s.supervisor.historyLoaded(market)) return;
+  const base = `/api/v1/markets/${market}`;
+  const keep = (path: string, key: string, build: () => Promise<CloseJson>) =>
+    s.record.closeAnswer(`${path}|${key}`, open, true, async () => builtAnswer(s, path, market, open, await build()));
+  await Promise.all([
+    keep(`${base}/families`, `families|${FAMILIES_WINDOW}`, () => familiesJson(s, market, FAMILIES_WINDOW, open)),
+    // No tape in the window yet: a 404, nothing to keep.
+    keep(`${base}/book`, bookKey(BOOK_DEFAULTS), () => bookJson(s, market, BOOK_DEFAULTS, open)).catch((err) => {
+      if (!(err instanceof HttpError)) throw err;
+    }),
+  ]);
 }

@@ -8,6 +8,7 @@ import { MARKETS, type MarketId } from '../../engine/index.js';
 import { HttpError, type Reply, type RequestInfo } from '../route.js';
 import type { Services } from '../services.js';
 import type { Fragment } from '../record-cache.js';
+import type { CachedAnswer } from '../record-fragments.js';
 
 export const TickRange = {
   from_tick: Type.Integer({ minimum: 0, description: 'first session (tick) of the range' }),
@@ -102,7 +103,7 @@ export async function recordAnswer(s: Services, req: RequestInfo, market: Market
   let kept = request === undefined ? undefined : s.record.answer(request, open);
   if (!kept) {
     const a = await assemble();
-    const { etag, headers } = tag(s, req, market, settledOnly, (h) => {
+    const { etag, headers } = tag(s, req.url, market, settledOnly, (h) => {
       for (const p of a.pieces) {
         if (p.tag === undefined) h.update(p.bytes);
         else h.update(`\u0001${p.tag}`);
@@ -116,16 +117,43 @@ export async function recordAnswer(s: Services, req: RequestInfo, market: Market
   return { body: kept.body, contentType: kept.contentType, headers: kept.headers };
 }
 
+/** What a close-keyed answer is made of: its JSON and whether it only covers settled sessions (see `cacheable`). */
+export type CloseJson = { json: unknown; settledOnly: boolean };
+
+/**
+ * The answer of `path` (a route's path, query excluded) as `cacheable` makes it, with the record at
+ * open session `open`: the same bytes, ETag and headers, built whole to be kept.
+ */
+export function builtAnswer(s: Services, path: string, market: MarketId, open: number, a: CloseJson): CachedAnswer {
+  const body = Buffer.from(JSON.stringify(a.json));
+  const { headers } = tag(s, path, market, a.settledOnly, (h) => h.update(body), open);
+  return { body, contentType: JSON_TYPE, headers };
+}
+
+/**
+ * `cacheable` for an answer that changes only at a close (families, book, signals): built once per
+ * request (`key`: the query as parsed, defaults applied) and open session, then served from memory
+ * until the next close. Kept only once the market's whole history is recorded: before that, the
+ * background backfill may change it between closes.
+ */
+export async function closeAnswer(s: Services, req: RequestInfo, market: MarketId, key: string, build: (open: number) => Promise<CloseJson>): Promise<Reply> {
+  const { open } = recordPosition(s, market);
+  const kept = await s.record.closeAnswer(`${req.url}|${key}`, open, s.supervisor.historyLoaded(market), async () => builtAnswer(s, req.url, market, open, await build(open)));
+  if (req.headers['if-none-match'] === kept.headers.etag) return { status: 304, headers: kept.headers };
+  return { body: kept.body, contentType: kept.contentType, headers: kept.headers };
+}
+
 /** ETag and cache headers of an answer whose body `hashBody` hashes; 304 when If-None-Match has it. */
 function tagged(s: Services, req: RequestInfo, market: MarketId, settledOnly: boolean, hashBody: (h: Hash) => void, body: () => Reply): Reply {
-  const { etag, headers } = tag(s, req, market, settledOnly, hashBody);
+  const { etag, headers } = tag(s, req.url, market, settledOnly, hashBody);
   if (req.headers['if-none-match'] === etag) return { status: 304, headers };
   return { ...body(), headers };
 }
 
-function tag(s: Services, req: RequestInfo, market: MarketId, settledOnly: boolean, hashBody: (h: Hash) => void) {
+/** `open`: the record's open session the answer is about (a close's warming passes the new one before the position moves). */
+function tag(s: Services, url: string, market: MarketId, settledOnly: boolean, hashBody: (h: Hash) => void, open = recordPosition(s, market).open) {
   const immutable = settledOnly && s.supervisor.historyLoaded(market);
-  const state = `${s.config.seed}|${req.url}|${immutable ? 'final' : recordPosition(s, market).open}|`;
+  const state = `${s.config.seed}|${url}|${immutable ? 'final' : open}|`;
   const h = createHash('sha1').update(state);
   hashBody(h);
   const etag = `W/"${h.digest('base64url').slice(0, 22)}"`;
