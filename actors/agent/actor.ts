@@ -44,6 +44,10 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
   },
 });
 
+/** The unique index that keeps one agent per account (orm/entities/trading.ts). */
+const AGENT_ACCOUNT_UNIQUE = 'agent_account_id_key';
+const accountTaken = (id: number) => new ActorError(409, `account ${id} already has an agent: one key = one agent = one trading account`);
+
 /**
  * One aggregate, one flush: the account (new, or the holder's own one given), the agent on it, its
  * default cart. With a holder, the agent, its account and its cart are the holder's from the start.
@@ -66,6 +70,8 @@ async function registerAgent(
       return { agent_id: agent.id, account_id: account.id, cart_id: cart.id, cart_token: token, cart_kind: 'trade' as const };
     });
   } catch (err) {
+    // Another registration (another key) took the holder's account between our check and insert.
+    if (holder?.accountId && isUniqueViolation(err) && (err as { constraint?: string }).constraint === AGENT_ACCOUNT_UNIQUE) throw accountTaken(holder.accountId);
     // Another process registered the same key between our check and insert.
     if (isUniqueViolation(err)) throw taken();
     throw err;
@@ -78,6 +84,6 @@ async function holderAccount(em: EntityManager, holderId: number, accountId: num
   if (!account) throw new ActorError(404, `no account ${accountId} of yours`);
   // The Manual desk takes the holder's own picks; an agent trades an account of its own.
   if (account.kind === 'manual') throw new ActorError(400, `account ${accountId} is your Manual desk, which takes your own picks: leave account_id empty to give the agent a new account`);
-  if (await em.count(AgentSchema, { account: accountId })) throw new ActorError(409, `account ${accountId} already has an agent: one key = one agent = one trading account`);
+  if (await em.count(AgentSchema, { account: accountId })) throw accountTaken(accountId);
   return account;
 }

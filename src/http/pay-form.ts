@@ -38,6 +38,13 @@ export const CardPayFields = {
 };
 export type CardPayFields = { method?: 'new_card' | 'card' | 'crypto'; card_id: number | null } & CardInput & { holder: string };
 
+/**
+ * The top-up's card fields (SPEC.md "Web routes", CONTRACT.md "The holder's money"): a stored
+ * `card_id`, or `number`, `exp`, `holder`; no `cvc` (one sent is ignored, never checked).
+ */
+const { cvc: _cvc, ...NoCvcCardFields } = CardFields;
+export const TopupCardFields = { method: CardPayFields.method, ...NoCvcCardFields };
+
 /** SPEC.md item 10: the crypto method exists but is not ready. */
 export const CRYPTO_NOT_READY = 'crypto payments are not ready yet: nothing was charged; pay by card';
 

@@ -11,6 +11,7 @@ import { HttpError, Media, type Auth, type Method, type Reply, type RequestInfo,
 import { Problem } from '../schemas/common.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
+import { prefersJson } from './web.js';
 import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
@@ -315,10 +316,13 @@ export function createApp(opts: ServerOptions): FrontEnd {
     return { status: 500, json: { detail: 'internal error' } };
   }
 
-  /** A JSON error for a browser on a page of the site becomes the error page (JSON stays under /api/). */
+  /**
+   * A JSON error for a browser on a page of the site becomes the error page (JSON stays under /api/,
+   * and for a client whose Accept prefers JSON, as web.ts's wantsJson decides for the pages).
+   */
   function asPage(reply: Reply, url: string, accept: string | undefined): Reply {
     const status = reply.status ?? 200;
-    if (!opts.errorPage || status < 400 || url.startsWith('/api/') || !accept?.includes('text/html')) return reply;
+    if (!opts.errorPage || status < 400 || url.startsWith('/api/') || !accept?.includes('text/html') || prefersJson(accept)) return reply;
     const detail = isRecord(reply.json) ? reply.json.detail : undefined;
     if (detail === undefined) return reply;
     const message = Array.isArray(detail) ? detail.map((d) => (isRecord(d) ? `${String(d.loc ?? '')}: ${String(d.msg ?? '')}` : String(d))).join('; ') : String(detail);

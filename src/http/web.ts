@@ -10,11 +10,35 @@ import type { ValidationIssue } from './validation.js';
 export const DEFAULT_NEXT = '/console';
 
 /**
- * A client that sends `Accept: application/json` gets JSON instead of redirects and pages; so does
- * one that posts a JSON body (no HTML form can).
+ * The q-value an Accept header gives the media type `type` (`text/html`): that of the most specific
+ * range matching it (RFC 9110 section 12.5.1: `text/html` over `text/*` over any type), 0 when none does.
+ * A range with a malformed q is skipped; other parameters are ignored.
+ */
+export function acceptQ(accept: string, type: string): number {
+  const main = type.slice(0, type.indexOf('/'));
+  let best = -1;
+  let q = 0;
+  for (const part of accept.split(',')) {
+    const [range, ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const rank = range === type ? 2 : range === `${main}/*` ? 1 : range === '*/*' ? 0 : -1;
+    if (rank < 0 || rank < best) continue;
+    const qParam = params.find((p) => /^q\s*=/.test(p));
+    const raw = qParam?.replace(/^q\s*=\s*/, '') ?? '1';
+    if (!/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(raw)) continue;
+    if (rank > best || Number(raw) > q) [best, q] = [rank, Number(raw)];
+  }
+  return q;
+}
+
+/** An Accept header that prefers JSON to HTML: a higher q (JSON listed, HTML absent counts). Equal or no header: HTML. */
+export const prefersJson = (accept: string | undefined) => !!accept && acceptQ(accept, 'application/json') > acceptQ(accept, 'text/html');
+
+/**
+ * A client whose Accept header prefers JSON to HTML gets JSON instead of redirects and pages (a
+ * browser's, listing JSON below HTML, gets the page); so does one that posts a JSON body (no HTML form can).
  */
 export const wantsJson = (req: RequestInfo) =>
-  /\bapplication\/json\b/i.test(req.headers['accept'] ?? '') || /^application\/json\b/i.test(req.headers['content-type'] ?? '');
+  prefersJson(req.headers['accept']) || /^application\/json\b/i.test(req.headers['content-type'] ?? '');
 
 /**
  * `next` only ever names a page of this site: a path starting with one `/`. `//evil.example` and

@@ -3,7 +3,8 @@
 // stored card keeps is exactly StoredCard: brand, last 4 digits and expiry.
 
 export type StoredCard = { brand: string; last4: string; expMonth: number; expYear: number };
-export type CardInput = { number: string; exp: string; cvc: string };
+/** `cvc` absent: a form that has none (SPEC.md's top-up is number, exp and holder), so none is checked. */
+export type CardInput = { number: string; exp: string; cvc?: string };
 export type CardCheck = { ok: true; card: StoredCard } | { ok: false; status: 400 | 402; detail: string };
 
 /** CONTRACT.md "Test cards": the demo bank approves the first and always declines the second. */
@@ -60,7 +61,7 @@ const refuse = (status: 400 | 402, detail: string): CardCheck => ({ ok: false, s
 
 /**
  * Checks a typed card. The number is judged first (format, Luhn, the declined test number): the
- * decline is the bank's answer to that number whatever the expiry; then expiry and cvc.
+ * decline is the bank's answer to that number whatever the expiry; then expiry and cvc (when the form has one).
  */
 export function checkCard(input: CardInput, now: Date): CardCheck {
   const digits = input.number.replace(/ /g, '');
@@ -71,6 +72,6 @@ export function checkCard(input: CardInput, now: Date): CardCheck {
   const exp = parseExpiry(input.exp);
   if (!exp) return refuse(400, 'expiry must be MM/YY, for example 12/30');
   if (expired(exp.month, exp.year, now)) return refuse(400, 'card expired: its expiry date has passed');
-  if (!/^\d{3}$/.test(input.cvc.trim())) return refuse(400, 'cvc must be 3 digits');
+  if (input.cvc !== undefined && !/^\d{3}$/.test(input.cvc.trim())) return refuse(400, 'cvc must be 3 digits');
   return { ok: true, card: { brand: cardBrand(digits), last4: digits.slice(-4), expMonth: exp.month, expYear: exp.year } };
 }

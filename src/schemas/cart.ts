@@ -29,7 +29,7 @@ export type CartCreate = Static<typeof CartCreate>;
 /** POST /carts/{id}/checkout (the body is optional). */
 export const CartCheckout = Type.Object({
   pay_with: Type.Optional(oneOf(GRANT_PAY_WITH, 'card: the holder\'s stored card named in your grant; balance: each line\'s own account (default: what your grant allows)')),
-  item_ids: Type.Optional(Type.Array(rowId('a line'), { maxItems: 500, description: 'the lines to pay (default: every current line)' })),
+  item_ids: Type.Optional(Type.Array(rowId('a line'), { maxItems: 500, description: 'the lines to pay, at least one (default: every current line)' })),
 });
 export type CartCheckout = Static<typeof CartCheckout>;
 

@@ -265,6 +265,25 @@ t.test('a checkout of lines from 3 agents: one card charge per account, the fee 
   t.equal(rounds[0].n, 3, 'one round per account');
 });
 
+t.test('a checkout naming no line (item_ids: []) says so: 422 at item_ids, nothing charged', async (t) => {
+  const h = await registerHolder(svc);
+  const a = await registerAgent(svc);
+  await connect(h, a);
+  await fundingOn(a);
+  await credit(a.accountId, 1_000_000);
+  const cart = (await call(a, 'GET', '/api/v1/cart')).body.id;
+  const [d] = await deals('h10');
+  const line = (await call(a, 'POST', '/api/v1/cart/items', { market: 'h10', offer_key: d.key, qty: 1 })).body;
+  const none = await call(a, 'POST', `/api/v1/carts/${cart}/checkout`, { item_ids: [] });
+  t.equal(none.status, 422);
+  t.match(none.body.detail, [{ loc: ['body', 'item_ids'], msg: /no line was selected/ }]);
+  t.notMatch(JSON.stringify(none.body), /stale|session/, 'not a word about closed sessions');
+  t.equal((await q('select count(*)::int as n from orders where account_id = ?', [a.accountId]))[0].n, 0, 'nothing placed');
+  const paid = await call(a, 'POST', `/api/v1/carts/${cart}/checkout`, { item_ids: [line.item_id] });
+  t.equal(paid.status, 200, 'naming the line pays it');
+  t.same(paid.body.ordered_item_ids, [line.item_id]);
+});
+
 t.test('two concurrent checkouts of one cart charge once', async (t) => {
   const h = await registerHolder(svc);
   const a = await registerAgent(svc);

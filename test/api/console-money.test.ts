@@ -202,6 +202,19 @@ t.test('the holder\'s money on the console', async (t) => {
     t.notMatch(page.text, first.body.key);
   });
 
+  await t.test('parallel POST /console/agents on one account: one agent, the others told the account has one', async (t) => {
+    const running = (await send(svc, 'GET', '/api/v1/competitions')).body.competitions.filter((c: any) => c.status === 'running');
+    for (const c of running) {
+      const joined = await postForm(svc, `/competitions/${c.id}/join`, {}, asAda);
+      t.equal(joined.status, 200);
+      const account = joined.body.account_id as number;
+      const all = await Promise.all([1, 2, 3, 4].map((i) => postForm(svc, '/console/agents', { name: `Racer ${c.id} ${i}`, account_id: account }, asAda)));
+      t.same(all.map((r) => r.status).sort(), [200, 409, 409, 409], `${c.id}: one agent is made`);
+      for (const r of all.filter((a) => a.status === 409)) t.match(r.body.detail, `account ${account} already has an agent`, `${c.id}: the truth`);
+      t.equal((await q('select count(*)::int as n from agent where account_id = ?', [account]))[0].n, 1);
+    }
+  });
+
   await t.test('no key a holder made is ever logged', async (t) => {
     const made = await postForm(svc, '/console/agents', { name: 'Quiet' }, asAda);
     t.equal(made.status, 200);
@@ -209,6 +222,31 @@ t.test('the holder\'s money on the console', async (t) => {
     t.ok(logged.includes('/console/agents'), 'the request was logged');
     t.notOk(logged.includes(made.body.key.slice(20)), 'its key (the secret part) is in no log line');
   });
+});
+
+t.test('a top-up takes SPEC.md\'s fields: a new card is number, exp and holder (no cvc), a stored one card_id', async (t) => {
+  const gus = await registerHolder(svc, 'gus@example.com');
+  const asGus = { cookie: gus.cookie, json: true };
+  const desk = await deskOf(gus.holderId);
+  const spec = { account_id: desk, amount: '12.50', number: '4242 4242 4242 4242', exp: '12/39', holder: 'Gus G' };
+  const r = await postForm(svc, '/console/topup', spec, asGus);
+  t.equal(r.status, 200, JSON.stringify(r.body));
+  t.same(r.body, { ok: true, account_id: desk, amount: 12.5, balance: 12.5 });
+  const browser = await postForm(svc, '/console/topup', { ...spec, amount: '2.50' }, { cookie: gus.cookie });
+  t.equal(browser.status, 303, 'a browser posting the same fields is sent on');
+  t.equal(await balanceOf(desk), 1500);
+  const declined = await postForm(svc, '/console/topup', { ...spec, number: '4000 0000 0000 0002' }, asGus);
+  t.equal(declined.status, 402, 'the card is still judged: the declined test number');
+  await unmoved(t, desk, 1500, 2);
+  // A stored card, then a top-up naming it alone.
+  await q(`insert into card (holder_id, brand, last4, exp_month, exp_year) values (?, 'visa', '4242', 12, 2039) on conflict do nothing`, [gus.holderId]);
+  const [card] = await q('select id::float8 as id from card where holder_id = ?', [gus.holderId]);
+  const stored = await postForm(svc, '/console/topup', { account_id: desk, amount: '5', card_id: card.id }, asGus);
+  t.same(stored.body, { ok: true, account_id: desk, amount: 5, balance: 20 }, 'a stored card by card_id alone');
+  const page = await getPage(svc, '/console', { cookie: gus.cookie });
+  const form = /<form[^>]*action="\/console\/topup"[^]*?<\/form>/.exec(page.text)?.[0] ?? '';
+  t.match(form, 'name="number"');
+  t.notMatch(form, 'name="cvc"', 'the top-up form asks no cvc');
 });
 
 t.test('crypto is listed as not ready on every pay form, and choosing it charges nothing', async (t) => {
@@ -296,6 +334,16 @@ t.test('the timeline: every event of the holder\'s accounts, newest first, paged
   t.equal(html.status, 200);
   t.match(html.text, 'You revoked the write grant');
   t.match(html.text, /rel="next"/, 'a link to the older events');
+  // A browser's Accept lists JSON below HTML: the page. JSON only when it is preferred.
+  const browserAccept = await getPage(svc, '/console/timeline?limit=3', { cookie: cy.cookie, headers: { accept: 'text/html,application/json;q=0.9,*/*;q=0.8' } });
+  t.equal(browserAccept.status, 200);
+  t.match(browserAccept.headers.get('content-type'), /^text\/html/, 'HTML preferred by q-value: the page');
+  const jsonFirst = await getPage(svc, '/console/timeline?limit=3', { cookie: cy.cookie, headers: { accept: 'text/html;q=0.5,application/json' } });
+  t.match(jsonFirst.headers.get('content-type'), /^application\/json/, 'JSON preferred by q-value: JSON');
+  t.equal(jsonFirst.body.events.length, 3);
+  const refused = await getPage(svc, '/console/timeline?before=nope', { cookie: cy.cookie, headers: { accept: 'text/html;q=0.5,application/json' } });
+  t.equal(refused.status, 422);
+  t.match(refused.body.detail, [{ loc: ['query', 'before'] }], 'its refusal is JSON too, not the error page');
   t.equal((await getPage(svc, '/console/timeline?before=nope', asCy)).status, 422, 'a cursor is a cursor');
   const others = await getPage(svc, '/console/timeline', { cookie: (await registerHolder(svc, 'dee@example.com')).cookie, json: true });
   t.same(others.body.events.map((e: any) => e.kind), ['gc_grant'], 'another holder sees only their own');

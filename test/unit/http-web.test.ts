@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { createApp, crossSite, listen } from '../../src/http/server.js';
 import { HttpError, json, route, text, type RequestInfo } from '../../src/http/route.js';
 import { compileFormValidator } from '../../src/http/validation.js';
-import { webAction, formReply, invalidForm, issuesMessage, safeNext, wantsJson } from '../../src/http/web.js';
+import { acceptQ, webAction, formReply, invalidForm, issuesMessage, safeNext, wantsJson } from '../../src/http/web.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 
 const SITE = 'http://shop.example:8080';
@@ -158,6 +158,41 @@ t.test('safeNext keeps only paths of this site', async (t) => {
     const n = safeNext(s);
     return n === '/console' || (n === s && n.startsWith('/') && !n.startsWith('//') && new URL(n, 'http://site.example').host === 'site.example');
   }));
+});
+
+t.test('content negotiation: JSON only when the Accept header prefers it to HTML, by q-value', async (t) => {
+  const req = (accept?: string, contentType?: string): RequestInfo => ({
+    method: 'GET', url: '/x', query: '', headers: { ...(accept !== undefined ? { accept } : {}), ...(contentType ? { 'content-type': contentType } : {}) }, remoteAddress: () => '',
+  });
+  const cases: [string | undefined, boolean][] = [
+    [undefined, false],
+    ['', false],
+    ['*/*', false],
+    ['text/html', false],
+    ['application/json', true],
+    ['Application/JSON; charset=utf-8', true],
+    ['text/html,application/json;q=0.9,*/*;q=0.8', false],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false],
+    ['application/json, text/html', false],
+    ['application/json;q=1, text/html;q=0.5', true],
+    ['text/html;q=0.5, application/json', true],
+    ['application/json, */*;q=0.1', true],
+    ['application/json;q=0.2, */*;q=0.1', true],
+    ['application/json;q=0.2, */*', false],
+    ['application/*', true],
+    ['text/*;q=0.3, application/*;q=0.2', false],
+    ['application/json;q=0', false],
+    ['text/html;q=0, */*', true],
+    ['application/json;q=0.900, text/html;q=0.899', true],
+    ['application/json;q=2, text/html;q=0.5', false],
+    ['application/json;q=bad, text/html;q=0.5', false],
+    [' application/json ; q=0.7 , text/html ; q=0.6 ', true],
+  ];
+  for (const [accept, json] of cases) t.equal(wantsJson(req(accept)), json, String(accept));
+  t.equal(wantsJson(req('text/html', 'application/json')), true, 'a JSON body comes from no HTML form');
+  t.equal(acceptQ('text/html;q=0.4, text/*;q=0.8, */*;q=0.1', 'text/html'), 0.4, 'the most specific range decides');
+  t.equal(acceptQ('text/*;q=0.8, */*;q=0.1', 'text/html'), 0.8);
+  t.equal(acceptQ('image/png', 'text/html'), 0, 'no range matches');
 });
 
 t.test('formReply, wantsJson and issuesMessage', async (t) => {

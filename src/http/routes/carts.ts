@@ -140,10 +140,19 @@ export function cartRoutes(s: Services): Route[] {
         404: { description: 'no cart I can see' },
         409: { description: 'nothing to pay: every line is ordered or its session closed (nothing charged)' },
       },
-      handler: async ({ params, body, principal, idem }) => json(await s.runtime.ask<CheckedOut>(`cart:${params.cart_id}`, {
-        kind: 'checkout', caller: agentOf(principal), payment: { method: 'grant', payWith: body.pay_with }, itemIds: body.item_ids,
-        at: s.clock.realNow(), baseUrl: base,
-      }, { idem })),
+      handler: async ({ params, body, principal, idem }) => {
+        // An empty selection names no line: said so here, not mistaken for lines whose session closed.
+        if (body.item_ids?.length === 0) {
+          throw new HttpError(422, [{
+            loc: ['body', 'item_ids'], msg: 'no line was selected: name at least one line, or leave item_ids out to pay every current line; nothing was charged',
+            type: 'too_short', input: [],
+          }]);
+        }
+        return json(await s.runtime.ask<CheckedOut>(`cart:${params.cart_id}`, {
+          kind: 'checkout', caller: agentOf(principal), payment: { method: 'grant', payWith: body.pay_with }, itemIds: body.item_ids,
+          at: s.clock.realNow(), baseUrl: base,
+        }, { idem }));
+      },
     }),
     route<{ cart_id: number }>({
       method: 'POST', path: '/api/v1/carts/{cart_id}/link', auth: 'key', summary: 'The checkout link of a cart I can see',

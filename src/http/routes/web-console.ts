@@ -123,6 +123,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       has_payouts: money.payouts.length > 0,
       payout_terms: { minimum: usd(PAYOUTS.minimum), commission_pct: PAYOUTS.commission_pct, delay_days: PAYOUTS.delay_days },
       cards: cardOptions(cards), has_cards: cards.length > 0,
+      topup_card: { no_cvc: true }, // SPEC.md's top-up form has no cvc
       fee: { ...fee, amount: usd(fee.amount), charged: when(fee.charged_at) },
     };
   };

@@ -15,7 +15,7 @@ import { GOLD_COINS } from '../../payments/terms.js';
 import { AgentMadeForm, CardRemovedForm, CoinsForm, PayoutForm, TopupForm, rowId } from '../../schemas/index.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { CardPayFields, cardCharge } from '../pay-form.js';
+import { CardPayFields, TopupCardFields, cardCharge } from '../pay-form.js';
 import { HttpError, formAnswer, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { formReply, holderFormRoute, invalidForm, webAction, wantsJson, type HolderForm, type Problem } from '../web.js';
@@ -26,7 +26,7 @@ const MAX_FORM_AMOUNT = 1_000_000;
 const Amount = (what: string) => Type.Number({ exclusiveMinimum: 0, maximum: MAX_FORM_AMOUNT, description: `${what} (USD, at most 2 decimals)` });
 const AccountId = rowId('one of your trading accounts (the Manual desk or an agent\'s)');
 
-const TopupFields = Type.Object({ account_id: AccountId, amount: Amount('what to add'), ...CardPayFields });
+const TopupFields = Type.Object({ account_id: AccountId, amount: Amount('what to add'), ...TopupCardFields });
 const PayoutFields = Type.Object({
   account_id: AccountId,
   amount: Amount('what leaves the balance; the commission is kept from it'),
