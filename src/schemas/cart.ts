@@ -108,6 +108,7 @@ export const DefaultCartAnswer = obj(
     paired: bool('an account holder is connected'),
     checkout_url: str('the link the holder opens to review and pay'),
     items: list(CartLine, 'its lines'),
+    permissions: CartPermissions,
     other_carts: list(CartEntry, 'the other carts you can see'),
   },
   'your default cart',

@@ -10,6 +10,7 @@ import {
 import { MARKETS, MARKET_IDS, costBasisCents } from '../../src/engine/index.js';
 import { manifest, llmsTxt } from '../../src/http/content/manifest.js';
 import { agentProtocol } from '../../src/http/content/protocol.js';
+import { RoutePaths } from '../../src/http/content/route-paths.js';
 import { orderInstructions } from '../../actors/account/order-reply.js';
 import { DECLINED_DETAIL, TEST_CARDS, checkCard } from '../../src/payments/cards.js';
 import { paymentMethods } from '../../src/http/content/payments.js';
@@ -71,14 +72,16 @@ t.test('the settlement horizon is the engine market definition, in every market'
 
 t.test('served texts quote the rules', async (t) => {
   const base = 'https://svc.example';
-  const m = manifest(base, { applied: 0, last: null, last_at: null });
+  // Any path passes here: test/api/discovery-drift.test.ts checks the named routes against the table.
+  const at = new (class extends RoutePaths { override has() { return true; } })(base, []);
+  const m = manifest(at, { applied: 0, last: null, last_at: null });
   t.match(m.agents.autonomous_funding, `after ${FUNDING_PROFITABLE_TRADES} settled trades`);
   t.match(m.layers.trading, `over ${SETTLEMENT_HORIZON_SESSIONS} sessions`);
-  const llms = llmsTxt(base);
+  const llms = llmsTxt(at);
   t.match(llms, `over ${SETTLEMENT_HORIZON_SESSIONS} sessions`);
   t.match(llms, `after ${FUNDING_PROFITABLE_TRADES} settled trades`);
   t.match(llms, `${base}/api/v1/payments/methods`, '/llms.txt points to the test cards');
-  t.ok(agentProtocol(`${base}/api/v1`).rules.some((r) => r.includes(`after ${FUNDING_PROFITABLE_TRADES} settled trades`)));
+  t.ok(agentProtocol(at).rules.some((r) => r.includes(`after ${FUNDING_PROFITABLE_TRADES} settled trades`)));
   t.match(orderInstructions({ id: 7, status: 'awaiting_payment', payment_source: null }), `over ${SETTLEMENT_HORIZON_SESSIONS} sessions`);
   t.equal(dealNotOnMenu(base, 'h2', 'k', 'is gone'), `deal "k" is gone; deal keys are valid only during the session that published them: the current menu is ${menuUrl(base, 'h2')}`);
   t.equal(menuUrl(base, 'h2'), `${base}/api/v1/markets/h2/deals`);

@@ -3,6 +3,7 @@
 // status it answers when that is not the usual 2xx; test/api/docs-pages.test.ts runs every one.
 import { HISTORY_SPAN } from '../routes/history.js';
 import { COVERAGE_PATH } from './record-ranges.js';
+import type { RoutePaths } from './route-paths.js';
 
 /** One command and what it does; `status` is the answer it gets when not a 2xx. */
 export type Step = { say: string; sh: string; status?: number };
@@ -23,11 +24,14 @@ export function shellJson(value: unknown): string {
   return s.includes('$') ? `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `'${s}'`;
 }
 
-/** `-XPOST $B/path -H ... -d body`: a JSON request's curl arguments. */
-const post = (path: string, body?: unknown, method = 'POST', auth = true) =>
-  `curl -s -X${method} "$B${path}"${auth ? ` ${AUTH}` : ''}${body === undefined ? '' : ` ${JSON_TYPE} \\\n  -d ${shellJson(body)}`}`;
+/** `$B/path`: an API path (filled, or with shell variables) checked against the route table. */
+const at$ = (at: RoutePaths, path: string, method = 'GET') => `$B${at.rel(path, method)}`;
 
-const base = (baseUrl: string): Step => ({ say: 'the API base', sh: `B=${baseUrl}/api/v1` });
+/** `-XPOST $B/path -H ... -d body`: a JSON request's curl arguments. */
+const poster = (at: RoutePaths) => (path: string, body?: unknown, method = 'POST', auth = true) =>
+  `curl -s -X${method} "${at$(at, path, method)}"${auth ? ` ${AUTH}` : ''}${body === undefined ? '' : ` ${JSON_TYPE} \\\n  -d ${shellJson(body)}`}`;
+
+const base = (at: RoutePaths): Step => ({ say: 'the API base', sh: `B=${at.apiBase}` });
 
 /** The shell text of an example, as the page shows it (and the test reads it back). */
 export function shellText(e: Example): string {
@@ -35,20 +39,22 @@ export function shellText(e: Example): string {
 }
 
 /** /docs/agents: register → read the menu → order → purchase link → carts. */
-export function agentExamples(baseUrl: string): Example[] {
+export function agentExamples(at: RoutePaths): Example[] {
+  const post = poster(at);
+  const $ = (path: string) => at$(at, path);
   return [
     {
       id: 'walk-register',
       title: '1. Register',
       intro: 'Invent a key (or generate 80 random characters of A-Z, a-z, 0-9 yourself) and register under it. Keep the key: it is stored hashed and never shown again.',
       steps: [
-        base(baseUrl),
-        { say: 'a key invented for you; nothing is stored until you register it', sh: `KEY=$(curl -s -XPOST "$B/agents/token" | jq -r .token)` },
+        base(at),
+        { say: 'a key invented for you; nothing is stored until you register it', sh: `KEY=$(curl -s -XPOST "${at$(at, '/agents/token', 'POST')}" | jq -r .token)` },
         {
           say: 'register under it (201; 409 if the key is already registered)',
           sh: post('/agents/register', { token: '$KEY', name: 'My scout', recall_phrase: 'blue heron', agent: { model: 'demo', kind: 'llm-agent' }, purpose: 'try the loop' }, 'POST', false),
         },
-        { say: 'who you are now, and whether a holder is connected', sh: `curl -s "$B/agents/me" ${AUTH}` },
+        { say: 'who you are now, and whether a holder is connected', sh: `curl -s "${$('/agents/me')}" ${AUTH}` },
       ],
     },
     {
@@ -56,10 +62,10 @@ export function agentExamples(baseUrl: string): Example[] {
       title: '2. Read the markets and the menu',
       intro: 'Each market publishes a menu of deals every session; a deal key is valid only until its session closes.',
       steps: [
-        { say: 'the four markets, their open session and when it closes', sh: `curl -s "$B/markets" | jq '.markets[] | {id, current_tick, seconds_to_close}'` },
-        { say: 'the first deals of the h2 menu', sh: `curl -s "$B/markets/h2/deals?limit=3" | jq '.deals[] | {key, title: .bundle.title, unit_cost, list_price, max_qty}'` },
-        { say: 'keep one deal key', sh: `DEAL=$(curl -s "$B/markets/h2/deals?limit=1" | jq -r '.deals[0].key')` },
-        { say: 'what the record says about deals like it (low, mid and high outcome)', sh: `curl -s "$B/markets/h2/deals/$DEAL/projection"` },
+        { say: 'the four markets, their open session and when it closes', sh: `curl -s "${$('/markets')}" | jq '.markets[] | {id, current_tick, seconds_to_close}'` },
+        { say: 'the first deals of the h2 menu', sh: `curl -s "${$('/markets/h2/deals')}?limit=3" | jq '.deals[] | {key, title: .bundle.title, unit_cost, list_price, max_qty}'` },
+        { say: 'keep one deal key', sh: `DEAL=$(curl -s "${$('/markets/h2/deals')}?limit=1" | jq -r '.deals[0].key')` },
+        { say: 'what the record says about deals like it (low, mid and high outcome)', sh: `curl -s "${$('/markets/h2/deals/$DEAL/projection')}"` },
       ],
     },
     {
@@ -69,7 +75,7 @@ export function agentExamples(baseUrl: string): Example[] {
       steps: [
         { say: 'order one unit of the deal (201); keep its purchase link', sh: `URL=$(${post('/orders', { market: 'h2', offer_key: '$DEAL', qty: 1 })} | jq -r .purchase_url)` },
         { say: 'the page your holder opens (give them $URL)', sh: `curl -s -o /dev/null -w '%{http_code}\\n' "$URL"` },
-        { say: 'your orders: awaiting_payment until the holder pays, then paid, then filled at the close', sh: `curl -s "$B/orders" ${AUTH} | jq '.orders[] | {id, status, purchase_url, closes_at}'` },
+        { say: 'your orders: awaiting_payment until the holder pays, then paid, then filled at the close', sh: `curl -s "${$('/orders')}" ${AUTH} | jq '.orders[] | {id, status, purchase_url, closes_at}'` },
       ],
     },
     {
@@ -78,9 +84,9 @@ export function agentExamples(baseUrl: string): Example[] {
       intro: 'A cart gathers several proposals with your reasons; the holder pays them together on the cart\'s checkout_url.',
       steps: [
         { say: 'propose the deal with your rationale (201)', sh: post('/cart/items', { market: 'h2', offer_key: '$DEAL', qty: 1, note: 'cheap for its family' }) },
-        { say: 'your default cart: its checkout_url and each line\'s status', sh: `curl -s "$B/cart" ${AUTH} | jq '{checkout_url, items: [.items[] | {id, status, qty, total, stale}]}'` },
+        { say: 'your default cart: its checkout_url and each line\'s status', sh: `curl -s "${$('/cart')}" ${AUTH} | jq '{checkout_url, items: [.items[] | {id, status, qty, total, stale}]}'` },
         { say: 'another cart of your own (201)', sh: `CART=$(${post('/carts', { name: 'Second thoughts' })} | jq -r .id)` },
-        { say: 'every cart you can see, with what you may do in each', sh: `curl -s "$B/carts" ${AUTH} | jq '.carts[] | {id, name, mine, permissions}'` },
+        { say: 'every cart you can see, with what you may do in each', sh: `curl -s "${$('/carts')}" ${AUTH} | jq '.carts[] | {id, name, mine, permissions}'` },
         { say: 'paying a cart yourself needs autonomous funding, which your holder switches on', status: 403, sh: post('/carts/$CART/checkout', {}) },
       ],
     },
@@ -88,36 +94,38 @@ export function agentExamples(baseUrl: string): Example[] {
 }
 
 /** /docs/developers: authentication, ranges, idempotency and errors as runnable requests. */
-export function developerExamples(baseUrl: string): Example[] {
+export function developerExamples(at: RoutePaths): Example[] {
+  const post = poster(at);
+  const $ = (path: string) => at$(at, path);
   const last = '$((T-1))';
   return [
     {
       id: 'auth-example',
       title: 'Sending the key',
       steps: [
-        base(baseUrl),
+        base(at),
         { say: 'a key you registered (see /docs/agents)', sh: `KEY=${KEY_PLACEHOLDER}` },
-        { say: 'as a bearer token', sh: `curl -s "$B/agents/me" ${AUTH}` },
-        { say: 'or in X-API-Token', sh: `curl -s "$B/agents/me" -H "x-api-token: $KEY"` },
-        { say: 'without a key', status: 401, sh: `curl -s "$B/agents/me"` },
+        { say: 'as a bearer token', sh: `curl -s "${$('/agents/me')}" ${AUTH}` },
+        { say: 'or in X-API-Token', sh: `curl -s "${$('/agents/me')}" -H "x-api-token: $KEY"` },
+        { say: 'without a key', status: 401, sh: `curl -s "${$('/agents/me')}"` },
       ],
     },
     {
       id: 'ranges-example',
       title: 'Reading a range of the record',
       steps: [
-        base(baseUrl),
-        { say: 'what the market has on record', sh: `curl -s "$B${COVERAGE_PATH.replace('{market_id}', 'm15')}"` },
-        { say: 'the open session', sh: `T=$(curl -s "$B/markets/m15" | jq .current_tick)` },
-        { say: `the last ${HISTORY_SPAN} closed sessions: the most one history call spans`, sh: `curl -s "$B/markets/m15/history?from_tick=$((T-${HISTORY_SPAN}))&to_tick=${last}"` },
-        { say: 'one session more is refused at to_tick', status: 422, sh: `curl -s "$B/markets/m15/history?from_tick=$((T-${HISTORY_SPAN + 1}))&to_tick=${last}"` },
+        base(at),
+        { say: 'what the market has on record', sh: `curl -s "${$(COVERAGE_PATH.replace('{market_id}', 'm15'))}"` },
+        { say: 'the open session', sh: `T=$(curl -s "${$('/markets/m15')}" | jq .current_tick)` },
+        { say: `the last ${HISTORY_SPAN} closed sessions: the most one history call spans`, sh: `curl -s "${$('/markets/m15/history')}?from_tick=$((T-${HISTORY_SPAN}))&to_tick=${last}"` },
+        { say: 'one session more is refused at to_tick', status: 422, sh: `curl -s "${$('/markets/m15/history')}?from_tick=$((T-${HISTORY_SPAN + 1}))&to_tick=${last}"` },
       ],
     },
     {
       id: 'idempotency-example',
       title: 'Retrying safely',
       steps: [
-        base(baseUrl),
+        base(at),
         { say: 'a new cart under a retry key (201)', sh: `${post('/carts', { name: 'Retried' })} -H 'idempotency-key: cart-2024-a'` },
         { say: 'the same again: the first answer, with Idempotent-Replayed: true, and still one cart', sh: `${post('/carts', { name: 'Retried' })} -H 'idempotency-key: cart-2024-a' -i` },
         { say: 'the same key with another body', status: 400, sh: `${post('/carts', { name: 'Other' })} -H 'idempotency-key: cart-2024-a'` },
@@ -127,9 +135,9 @@ export function developerExamples(baseUrl: string): Example[] {
       id: 'errors-example',
       title: 'Errors',
       steps: [
-        base(baseUrl),
-        { say: 'an unknown market', status: 404, sh: `curl -s "$B/markets/x99"` },
-        { say: 'a query out of bounds: each invalid field with loc, msg and type', status: 422, sh: `curl -s "$B/markets/m15/deals?limit=0"` },
+        base(at),
+        { say: 'an unknown market', status: 404, sh: `curl -s "${$('/markets/x99')}"` },
+        { say: 'a query out of bounds: each invalid field with loc, msg and type', status: 422, sh: `curl -s "${$('/markets/m15/deals')}?limit=0"` },
       ],
     },
   ];

@@ -4,6 +4,7 @@ import { MARKETS, MARKET_IDS } from '../../engine/index.js';
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import { TEST_CARDS } from '../../payments/cards.js';
 import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from './record-ranges.js';
+import type { RoutePaths } from './route-paths.js';
 
 export type Section = { id: string; title: string; ordered?: boolean; items: string[] };
 
@@ -18,84 +19,79 @@ export function marketsSection(): Section {
   return { id: 'markets', title: 'Markets', items: MARKET_IDS.map((id) => `${id}: ${MARKETS[id].label}, a session every ${MARKETS[id].interval_seconds} s`) };
 }
 
-export function flowSection(baseUrl: string): Section {
-  const api = `${baseUrl}/api/v1`;
+// Every address below is named through `at` (src/http/content/route-paths.ts): only routes of the table.
+export function flowSection(at: RoutePaths): Section {
   return {
     id: 'flow',
     title: 'Flow',
     ordered: true,
     items: [
-      `Generate an 80-character [A-Za-z0-9] key yourself (or POST ${api}/agents/token to get one invented; nothing is stored).`,
-      `POST ${api}/agents/register with {token, name, recall_phrase}; keep the key, it is never shown again. The answer names your cart and its checkout_url.`,
-      `Read GET ${api}/markets and GET ${api}/markets/{market_id}/deals (deal keys are valid for one session).`,
-      `Study the public record: history, trades, tape, stats, dataset.csv (no key needed; each call covers a range of sessions, see "Record ranges").`,
-      `Propose deals in your cart: POST ${api}/cart/items with {market, offer_key, qty, note} and your key in "Authorization: Bearer <key>" (qty is clamped to the deal's max_qty; the note is your rationale, shown to the holder). Or order one deal directly: POST ${api}/orders with {market, offer_key, qty}.`,
-      `Hand the cart's checkout_url (or the order's purchase_url) to your account holder, a human. They open it, see who you are (name, model, vendor, operator, purpose) and each line with its note, price, fee and total, register or log in on the page, and approve by paying with a test card (GET ${api}/payments/methods) before the session closes.`,
-      `Follow your cart: GET ${api}/cart (line status pending_pairing until a holder connects, then in_cart, then ordered with order_id). A line whose session closed is stale: checkout skips it and never charges it; propose a deal of the current menu instead.`,
-      `The paid orders fill at the session close; the positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle (GET ${api}/positions, GET ${api}/trades).`,
+      `Generate an 80-character [A-Za-z0-9] key yourself (or ${at.req('POST', '/agents/token')} to get one invented; nothing is stored).`,
+      `${at.req('POST', '/agents/register')} with {token, name, recall_phrase}; keep the key, it is never shown again. The answer names your cart and its checkout_url.`,
+      `Read ${at.req('GET', '/markets')} and ${at.req('GET', '/markets/{market_id}/deals')} (deal keys are valid for one session).`,
+      `Study the public record (no key needed): history, trades, tape, stats, dataset.csv (each call covers a range of sessions, see "Record ranges"); the item families on the current menu with their recorded outcomes: ${at.req('GET', '/markets/{market_id}/families')}; what the record projects for a deal of the menu: ${at.req('GET', '/markets/{market_id}/deals/{offer_key}/projection')}, or for a hypothetical deal of a family at a unit cost: ${at.req('GET', '/markets/{market_id}/projection')}?cluster=&unit_cost=.`,
+      `Propose deals in your cart: ${at.req('POST', '/cart/items')} with {market, offer_key, qty, note} and your key in "Authorization: Bearer <key>" (a line's qty above the deal's max_qty is clamped to it; the note is your rationale, shown to the holder). Or order one deal directly: ${at.req('POST', '/orders')} with {market, offer_key, qty} (qty 1..max_qty: more is refused with 422, never clamped).`,
+      `Hand the cart's checkout_url (or the order's purchase_url) to your account holder, a human. They open it, see who you are (name, model, vendor, operator, purpose) and each line with its note, price, fee and total, register or log in on the page, and approve by paying with a test card (${at.req('GET', '/payments/methods')}) before the session closes.`,
+      `Follow your cart: ${at.req('GET', '/cart')} (line status pending_pairing until a holder connects, then in_cart, then ordered with order_id). A line whose session closed is stale: checkout skips it and never charges it; propose a deal of the current menu instead.`,
+      `The paid orders fill at the session close; the positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle (${at.req('GET', '/positions')}, ${at.req('GET', '/trades')}).`,
     ],
   };
 }
 
-export function recordRangesSection(baseUrl: string): Section {
-  const api = `${baseUrl}/api/v1`;
+export function recordRangesSection(at: RoutePaths): Section {
   return {
     id: 'record-ranges',
     title: 'Record ranges',
     items: [
       `These record routes read a range of sessions given as from_tick and to_tick (session numbers, both inclusive); ${SPAN_REFUSAL}:`,
-      ...RECORD_RANGES.map((r) => `GET ${api}${r.path}: ${r.required ? 'from_tick and to_tick required' : `from_tick and to_tick ${r.note}`}; ${capWords(r)}.`),
-      `Which sessions a market has on record: GET ${api}${COVERAGE_PATH} (the first and last recorded session); the open session is current_tick of GET ${api}/markets/{market_id}. Page through a long range call by call.`,
+      ...RECORD_RANGES.map((r) => `${at.req('GET', r.path)}: ${r.required ? 'from_tick and to_tick required' : `from_tick and to_tick ${r.note}`}; ${capWords(r)}.`),
+      `Which sessions a market has on record: ${at.req('GET', COVERAGE_PATH)} (the first and last recorded session); the open session is current_tick of ${at.req('GET', '/markets/{market_id}')}. Page through a long range call by call.`,
     ],
   };
 }
 
-export function cartsSection(baseUrl: string): Section {
-  const api = `${baseUrl}/api/v1`;
+export function cartsSection(at: RoutePaths): Section {
   return {
     id: 'carts',
     title: 'Carts',
     items: [
       'Kinds: trade (paying places and funds an order per line on the proposing agent\'s account) and own (paying buys the goods outright into the holder\'s inventory: no order, position or trade). The service assigns trade; the holder may switch an unpaid cart.',
-      `Registration makes your default cart: GET ${api}/cart shows it with its lines and the other carts you see; POST ${api}/cart/items adds a line to it, DELETE ${api}/cart/items/{item_id} withdraws one of yours until it is ordered, POST ${api}/cart/link answers its checkout_url again.`,
-      `Once a holder is connected, every agent of that holder sees every cart of the holder (GET ${api}/carts; since=unix seconds for changes only). Writing to a cart that is not yours needs the holder's write grant; "permissions" in every cart answer says what you may do and why not.`,
-      `POST ${api}/carts makes another cart; PUT and DELETE ${api}/carts/{cart_id}/items/{item_id} change or remove a line until it is ordered.`,
-      `POST ${api}/carts/{cart_id}/checkout pays a cart yourself: 403 until your holder switches autonomous funding on for you, then it needs an execute grant (pay_with balance or the holder's stored card) or is your own cart paid from your own balance. Repeating it charges nothing twice; send an Idempotency-Key to retry safely.`,
+      `Registration makes your default cart: ${at.req('GET', '/cart')} shows it with its lines and the other carts you see; ${at.req('POST', '/cart/items')} adds a line to it, ${at.req('DELETE', '/cart/items/{item_id}')} withdraws one of yours until it is ordered, ${at.req('POST', '/cart/link')} answers its checkout_url again.`,
+      `Once a holder is connected, every agent of that holder sees every cart of the holder (${at.req('GET', '/carts')}; since=unix seconds for changes only). Writing to a cart that is not yours needs the holder's write grant; "permissions" in every cart answer says what you may do and why not.`,
+      `${at.req('POST', '/carts')} makes another cart; PUT and DELETE ${at.api('/carts/{cart_id}/items/{item_id}', 'PUT', 'DELETE')} change or remove a line until it is ordered.`,
+      `${at.req('POST', '/carts/{cart_id}/checkout')} pays a cart yourself: 403 until your holder switches autonomous funding on for you, then it needs an execute grant (pay_with balance or the holder's stored card) or is your own cart paid from your own balance. Repeating it charges nothing twice; send an Idempotency-Key to retry safely.`,
     ],
   };
 }
 
-export function goodsSection(baseUrl: string): Section {
-  const api = `${baseUrl}/api/v1`;
+export function goodsSection(at: RoutePaths): Section {
   return {
     id: 'goods',
     title: 'Owned goods and the exchange',
     items: [
-      `Whole units a position did not sell by settlement, and goods an own cart bought outright, become the holder's owned goods: GET ${api}/inventory (story, rarity, the family's history, provenance: one entry per owner).`,
-      `Holders list and buy goods by hand on the web (${baseUrl}/exchange), in USD or in Gold Coins (two books); agents read the open listings: GET ${api}/exchange/listings?currency=USD|GC&family=&limit=.`,
+      `Whole units a position did not sell by settlement, and goods an own cart bought outright, become the holder's owned goods: ${at.req('GET', '/inventory')} (story, rarity, the family's history, provenance: one entry per owner).`,
+      `Holders list and buy goods by hand on the web (${at.url('/exchange')}), in USD or in Gold Coins (two books); agents read the open listings: ${at.req('GET', '/exchange/listings')}?currency=USD|GC&family=&limit=.`,
     ],
   };
 }
 
-export function competitionsSection(baseUrl: string): Section {
-  const api = `${baseUrl}/api/v1`;
+export function competitionsSection(at: RoutePaths): Section {
   return {
     id: 'competitions',
     title: 'Competitions',
     items: [
-      `Free-entry paper trading on simulated balances, one running competition per market at all times: GET ${api}/competitions (and /{id} for the whole leaderboard, ranked by return on the starting balance from settled positions).`,
-      `To enter, your holder joins on ${baseUrl}/competitions/{id} and makes a key attached to that competition account on the console (POST /console/agents with its account_id). Orders with that key are funded at once from the simulated balance; outside the window or on another market they answer 403. Real money is never touched; the top three get the sponsor's prize pool. Rules: ${baseUrl}/docs/competitions`,
+      `Free-entry paper trading on simulated balances, one running competition per market at all times: ${at.req('GET', '/competitions')} (and /{id} for the whole leaderboard, ranked by return on the starting balance from settled positions).`,
+      `To enter, your holder joins on ${at.url('/competitions/{id}')} and makes a key attached to that competition account on the console (POST ${at.path('/console/agents', 'POST')} with its account_id). Orders with that key are funded at once from the simulated balance; outside the window or on another market they answer 403. Real money is never touched; the top three get the sponsor's prize pool. Rules: ${at.url('/docs/competitions')}`,
     ],
   };
 }
 
-export function testCardsSection(baseUrl: string): Section {
-  const api = `${baseUrl}/api/v1`;
+export function testCardsSection(at: RoutePaths): Section {
   return {
     id: 'test-cards',
     title: 'Test cards',
     items: [
-      `Demo payments take test cards only; GET ${api}/payments/methods lists them (methods[].test_cards).`,
+      `Demo payments take test cards only; ${at.req('GET', '/payments/methods')} lists them (methods[].test_cards).`,
       `${TEST_CARDS.approved} is approved (any future expiry as MM/YY, any 3-digit CVC); ${TEST_CARDS.declined} is always declined (402).`,
       'Any other number that passes the Luhn check is approved; one that fails it, or a past expiry, answers 400. No real charge is ever made.',
     ],
@@ -116,33 +112,32 @@ export function rulesSection(): Section {
   };
 }
 
-export function docsSection(baseUrl: string): Section {
-  const api = `${baseUrl}/api/v1`;
+export function docsSection(at: RoutePaths): Section {
   return {
     id: 'docs',
     title: 'Docs',
     items: [
-      `Manifest: ${api}/manifest`,
-      `Agent protocol (steps as data): ${api}/agents/protocol`,
-      `OpenAPI 3.1: ${baseUrl}/api/openapi.json`,
-      `Interactive API docs: ${baseUrl}/api/docs`,
-      `Human docs: ${baseUrl}/docs (for agents: ${baseUrl}/docs/agents; every route: ${baseUrl}/docs/developers)`,
+      `Manifest: ${at.api('/manifest')}`,
+      `Agent protocol (steps as data): ${at.api('/agents/protocol')}`,
+      `OpenAPI 3.1: ${at.url('/api/openapi.json')}`,
+      `Interactive API docs: ${at.url('/api/docs')}`,
+      `Human docs: ${at.url('/docs')} (for agents: ${at.url('/docs/agents')}; every route: ${at.url('/docs/developers')})`,
     ],
   };
 }
 
 /** The whole guide in the order /llms.txt gives it. */
-export function guideSections(baseUrl: string): Section[] {
+export function guideSections(at: RoutePaths): Section[] {
   return [
     marketsSection(),
-    flowSection(baseUrl),
-    recordRangesSection(baseUrl),
-    cartsSection(baseUrl),
-    goodsSection(baseUrl),
-    competitionsSection(baseUrl),
-    testCardsSection(baseUrl),
+    flowSection(at),
+    recordRangesSection(at),
+    cartsSection(at),
+    goodsSection(at),
+    competitionsSection(at),
+    testCardsSection(at),
     rulesSection(),
-    docsSection(baseUrl),
+    docsSection(at),
   ];
 }
 

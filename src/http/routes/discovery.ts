@@ -12,6 +12,8 @@ import { buildOpenApi } from '../openapi.js';
 import { llmsTxt, manifest, SERVICE_NAME } from '../content/manifest.js';
 import { paymentMethods } from '../content/payments.js';
 import { agentProtocol } from '../content/protocol.js';
+import { RoutePaths } from '../content/route-paths.js';
+import { agentExamples, developerExamples } from '../content/examples.js';
 import type { Services } from '../services.js';
 
 const API = '/api/v1';
@@ -25,14 +27,27 @@ const DOC_ASSETS = {
 } as const;
 type DocAsset = keyof typeof DOC_ASSETS;
 
-export function discoveryRoutes(s: Services): Route[] {
+/** The texts that name routes, built over the finished route table (`routes`). */
+export function discoveryTexts(s: Services, routes: readonly Route[]) {
+  const at = new RoutePaths(s.config.baseUrl, routes);
+  const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
+  return {
+    at, manifest: bytes(manifest(at, s.schema)), protocol: bytes(agentProtocol(at)), llms: llmsTxt(at),
+    examples: { agents: agentExamples(at), developers: developerExamples(at) },
+  };
+}
+
+/**
+ * `texts` answers the texts that name routes: they need the finished table, so the route table
+ * builds them once it is complete (src/http/routes/index.ts) and a text naming a path no route
+ * serves stops the start.
+ */
+export function discoveryRoutes(s: Services, texts: () => ReturnType<typeof discoveryTexts>): Route[] {
   const base = s.config.baseUrl;
   // Everything here is constant for the life of the process: serialise once.
   const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
   const catalogBytes = bytes(catalog());
   const paymentsBytes = bytes(paymentMethods(base));
-  const protocolBytes = bytes(agentProtocol(`${base}${API}`));
-  const manifestBytes = bytes(manifest(base, s.schema));
   const JSON_TYPE = 'application/json';
   const assets = new Map<string, Buffer>();
   const asset = (name: DocAsset) => {
@@ -45,7 +60,7 @@ export function discoveryRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: `${API}/manifest`, auth: 'none', summary: 'What the service is: markets, flow, payments, engine, schema',
       response: { 200: Manifest },
-      handler: () => ({ body: manifestBytes, contentType: JSON_TYPE }),
+      handler: () => ({ body: texts().manifest, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: `${API}/catalog`, auth: 'none', summary: 'Item families with their items, add-ons and grades',
@@ -60,12 +75,12 @@ export function discoveryRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: `${API}/agents/protocol`, auth: 'none', summary: "The agent's working protocol as data",
       response: { 200: AgentProtocol },
-      handler: () => ({ body: protocolBytes, contentType: JSON_TYPE }),
+      handler: () => ({ body: texts().protocol, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: '/llms.txt', auth: 'none', summary: 'Plain-text guide for language-model agents',
       response: { 200: media('text/plain; charset=utf-8', 'the guide') },
-      handler: () => text(llmsTxt(base)),
+      handler: () => text(texts().llms),
     }),
     route({
       method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Crawler rules',

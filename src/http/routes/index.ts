@@ -1,7 +1,7 @@
 // The one route table of the service.
 import type { Route } from '../route.js';
 import type { Services } from '../services.js';
-import { discoveryRoutes, openApiRoute } from './discovery.js';
+import { discoveryRoutes, discoveryTexts, openApiRoute } from './discovery.js';
 import { marketRoutes } from './markets.js';
 import { opsRoutes } from './ops.js';
 import { historyRoutes } from './history.js';
@@ -17,8 +17,9 @@ import { competitionRoutes } from './competitions.js';
 import { webDocsRoutes } from './web-docs.js';
 
 export function routeTable(s: Services): Route[] {
+  let texts: ReturnType<typeof discoveryTexts> | undefined;
   const routes = [
-    ...discoveryRoutes(s),
+    ...discoveryRoutes(s, () => texts!),
     ...marketRoutes(s),
     ...historyRoutes(s),
     ...tradesRoutes(s),
@@ -32,6 +33,8 @@ export function routeTable(s: Services): Route[] {
     ...webRoutes(s),
     ...opsRoutes(s),
   ];
-  routes.push(...webDocsRoutes(s, routes), openApiRoute(routes, s));
+  routes.push(...webDocsRoutes(s, routes, () => texts!), openApiRoute(routes, s));
+  // Built now over the finished table: a text naming a path that no route serves stops the start.
+  texts = discoveryTexts(s, routes);
   return routes;
 }

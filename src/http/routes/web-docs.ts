@@ -7,12 +7,12 @@ import { holderOf } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
-import { openApiDocument } from './discovery.js';
+import { openApiDocument, type discoveryTexts } from './discovery.js';
 import { manifest } from '../content/manifest.js';
 import { agentProtocol } from '../content/protocol.js';
 import { guideSections, rulesSection } from '../content/guide.js';
 import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from '../content/record-ranges.js';
-import { agentExamples, developerExamples, shellText, type Example } from '../content/examples.js';
+import { shellText, type Example } from '../content/examples.js';
 import { idempotentOperations, referenceByTag, statusesDeclared, type OpenApiDoc } from '../content/api-reference.js';
 import { DOC_PAGES, RENDERED_SLUGS, richText, sectionView, type RenderedSlug } from '../content/docs.js';
 import { privacy, terms, type LegalDoc } from '../content/legal.js';
@@ -29,7 +29,8 @@ function openableBy(routes: Route[]): (path: string) => boolean {
   return (path) => patterns.some((p) => p.test(path));
 }
 
-export function webDocsRoutes(s: Services, routes: Route[]): Route[] {
+/** `texts` answers the discovery texts of the finished route table (their addresses checked against it). */
+export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnType<typeof discoveryTexts>): Route[] {
   const base = s.config.baseUrl;
   const api = `${base}/api/v1`;
   // Built on first use: the OpenAPI document needs the finished route table. Constant afterwards.
@@ -38,15 +39,16 @@ export function webDocsRoutes(s: Services, routes: Route[]): Route[] {
     const openable = openableBy(routes);
     const rich = (t: string) => richText(t, base, openable);
     const doc = openApiDocument(routes, base) as OpenApiDoc;
-    const m = manifest(base, s.schema);
-    const proto = agentProtocol(api);
-    const dev = Object.fromEntries(developerExamples(base).map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
+    const { at, examples } = texts();
+    const m = manifest(at, s.schema);
+    const proto = agentProtocol(at);
+    const dev = Object.fromEntries(examples.developers.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
     return {
       agents: {
         title: 'For agents',
         description: 'From registration to a cart, as curl commands that run against this service.',
-        examples: agentExamples(base).map(exampleView),
-        sections: guideSections(base).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
+        examples: examples.agents.map(exampleView),
+        sections: guideSections(at).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
         llms_txt: '/llms.txt',
       },
       developers: {
