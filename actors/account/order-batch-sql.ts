@@ -71,7 +71,7 @@ const ORDER_COLUMNS = [
   ['order_id', 'bigint'], ['round_id', 'bigint'], ['account_id', 'bigint'], ['agent_id', 'bigint'], ['market', 'text'], ['tick', 'bigint'],
   ['idx', 'int'], ['offer_key', 'text'], ['qty', 'int'], ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'],
   ['holding_cents', 'int'], ['token', 'text'], ['closes_at', 'float8'], ['paid', 'boolean'], ['holder', 'bigint'], ['month', 'text'],
-  ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'], ['fee', 'bigint'],
+  ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'], ['fee', 'bigint'], ['at', 'float8'],
 ] as const;
 export type OrderColumn = (typeof ORDER_COLUMNS)[number][0];
 const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'text'], ['status', 'int'], ['reply', 'text']] as const;
@@ -98,10 +98,10 @@ function writeSql(): string {
               fee, case when paid then total + fee else 0 end, case when paid then now() end from x),
      placed as (
        insert into orders (id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
-                           holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, paid_at, paid_by_holder)
+                           holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, created_at, paid_at, paid_by_holder)
        select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
               gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
-              case when paid then 'balance' end, case when paid then now() end, holder from x),
+              case when paid then 'balance' end, to_timestamp(at), case when paid then to_timestamp(at) end, holder from x),
      fees as (${feeRowsInsertSql('x')}),
      answers as (
        insert into idempotency (scope, key, request_hash, status, reply)

@@ -29,7 +29,7 @@ export type OrderRequest = {
   offerKey: string;
   qty: number;
   closesAt: number;
-  /** When the order was placed on the service clock (real unix seconds): the month its participation fee belongs to. */
+  /** When the order was accepted on the service clock (real unix seconds): its created_at, and the month its participation fee belongs to. */
   at: number;
   payFromBalance: boolean;
   /** The service's public address, for the answer's purchase_url. */
@@ -189,7 +189,6 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
   const competing = new Map(state.competitions.map((c) => [c.account, c]));
   const menu = new Map(state.menu.map((m) => [menuKey(m), m]));
   const stored = new Map(state.answers.map((a) => [answerKey(a), a]));
-  const now = new Date(state.now);
 
   const outcomes: Outcome[] = new Array(batch.length);
   const accepted: Accepted[] = [];
@@ -201,7 +200,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
     const a: Accepted = { ...decided, req, orderId: state.ids[i].o, roundId: state.ids[i].r, token: tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url') };
     accepted.push(a);
-    outcomes[i] = reply(a, menu.get(menuKey(req))!, now);
+    outcomes[i] = reply(a, menu.get(menuKey(req))!);
   });
   const answers = batch.flatMap((req, i) => {
     const o = outcomes[i];
@@ -276,8 +275,10 @@ function replay(prior: StoredRow, idem: IdemRequest): Outcome {
   }
 }
 
-function reply(a: Accepted, row: MenuRow, now: Date): OrderPlaced {
+function reply(a: Accepted, row: MenuRow): OrderPlaced {
   const { req, terms } = a;
+  // Accepted when the request was, on the service clock (before closes_at), not when the batch commits.
+  const now = new Date(req.at * 1000);
   const paid = a.funded;
   const order: OrderRow = {
     id: a.orderId, market: req.market, tick: req.tick, offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents,
@@ -303,6 +304,7 @@ function writeSql(accepted: Accepted[], answers: Answer[], lit: (s: string) => s
       offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents, list_price_cents: terms.listPriceCents, fee_cents: terms.feeCents,
       holding_cents: terms.holdingCents, token: a.token, closes_at: req.closesAt,
       paid: a.funded, holder: a.holder, month: monthOf(req), gross: a.amounts.grossCents, fee_amount: a.amounts.feeAmountCents, total: a.amounts.totalCents, fee: a.fee,
+      at: req.at,
     };
   });
   const entries: Entry[] = accepted.filter((a) => a.funded).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.amounts.totalCents, a.fee, 'balance'));

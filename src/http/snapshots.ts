@@ -56,23 +56,43 @@ const ENGINE_TAG = ENGINE_IDENTITY.params_hash.slice(0, 8);
 
 export class MenuSnapshots {
   private readonly current = new Map<MarketId, MenuSnapshot>();
+  /** The following session's snapshot, built ahead of its boundary (prepare). */
+  private readonly next = new Map<MarketId, MenuSnapshot>();
+  private readonly preparing = new Set<MarketId>();
 
   constructor(
     private readonly seed: number,
-    /** The record's open session of a market. */
-    private readonly openTick: (market: MarketId) => number,
+    /** The session the clock is in (not the record's open one: a closed session is never served). */
+    private readonly clockTick: (market: MarketId) => number,
     /** Real unix seconds when a session closes (the injected clock's). */
     private readonly closesAt: (market: MarketId, tick: number) => number,
   ) {}
 
   get(market: MarketId): MenuSnapshot {
-    const tick = this.openTick(market);
-    const snap = this.current.get(market);
-    if (snap !== undefined && snap.tick === tick) return snap;
-    // Built synchronously: concurrent requests cannot build the same tick twice.
-    const fresh = buildSnapshot(this.seed, market, tick, round3(this.closesAt(market, tick)));
-    this.current.set(market, fresh);
-    return fresh;
+    const tick = this.clockTick(market);
+    let snap = this.current.get(market);
+    if (snap?.tick !== tick) {
+      const ahead = this.next.get(market);
+      // Built synchronously when not prepared: concurrent requests cannot build the same tick twice.
+      snap = ahead?.tick === tick ? ahead : this.build(market, tick);
+      this.current.set(market, snap);
+    }
+    if (this.next.get(market)?.tick !== tick + 1) this.prepareSoon(market, tick + 1);
+    return snap;
+  }
+
+  /** Builds the following session's menu after this turn, so the boundary serves it ready-made. */
+  private prepareSoon(market: MarketId, tick: number): void {
+    if (this.preparing.has(market)) return;
+    this.preparing.add(market);
+    setImmediate(() => {
+      this.preparing.delete(market);
+      if (this.next.get(market)?.tick !== tick) this.next.set(market, this.build(market, tick));
+    });
+  }
+
+  private build(market: MarketId, tick: number): MenuSnapshot {
+    return buildSnapshot(this.seed, market, tick, round3(this.closesAt(market, tick)));
   }
 }
 

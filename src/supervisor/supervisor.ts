@@ -67,6 +67,8 @@ export class Supervisor {
   private readonly sleeper = new Sleeper();
   private backfilling: Promise<void> | undefined;
   private readonly loaded = new Set<string>();
+  /** Requests waiting for the record to open a session the clock has already started (recordOpened). */
+  private readonly waiting = new Map<string, { tick: number; done: (opened: boolean) => void }[]>();
   private stopped = false;
   ready = false;
 
@@ -112,7 +114,7 @@ export class Supervisor {
           tick: this.clock.tick(m.interval_seconds),
           backfillDays: this.opts.backfillDays ?? 0,
         });
-        this.open.set(m.id, reply.open);
+        this.setOpen(m.id, reply.open);
         this.recordOpen.set(m.id, reply.open);
         // The sessions whose positions are still selling interact with live closes: record them
         // first, so every live close advances them.
@@ -248,6 +250,37 @@ export class Supervisor {
     return this.open.get(market);
   }
 
+  /**
+   * Resolves true once the record has opened session `tick` of `market` (or a later one), false
+   * after `timeoutMs` of real time. The menu follows the clock; the record opens a session at the
+   * previous one's close, a moment after the boundary: an order on the new menu waits for it here.
+   */
+  recordOpened(market: string, tick: number, timeoutMs: number): Promise<boolean> {
+    if ((this.open.get(market) ?? -Infinity) >= tick) return Promise.resolve(true);
+    if (this.stopped) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const list = this.waiting.get(market) ?? [];
+      const w = {
+        tick,
+        done: (opened: boolean) => {
+          clearTimeout(timer);
+          const l = this.waiting.get(market) ?? [];
+          const i = l.indexOf(w);
+          if (i >= 0) l.splice(i, 1);
+          resolve(opened);
+        },
+      };
+      const timer = setTimeout(() => w.done(false), timeoutMs);
+      list.push(w);
+      this.waiting.set(market, list);
+    });
+  }
+
+  private setOpen(market: string, tick: number): void {
+    this.open.set(market, tick);
+    for (const w of [...(this.waiting.get(market) ?? [])]) if (w.tick <= tick) w.done(true);
+  }
+
   /** The open session as the record's routes serve it: moves after the close's warming. */
   recordOpenTick(market: string): number | undefined {
     return this.recordOpen.get(market);
@@ -268,7 +301,7 @@ export class Supervisor {
       this.opts.onClose?.(m.id, open, reply);
       const prev = this.recordOpen.get(m.id) ?? open;
       open = reply.open;
-      this.open.set(m.id, open);
+      this.setOpen(m.id, open);
       // Warm only the close that brings the market up to date: a catch-up's earlier ones settle
       // sessions nobody reads before the last one.
       if (this.opts.warm && open >= current) await this.warmRecord(m.id, prev, open);
@@ -335,6 +368,7 @@ export class Supervisor {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
+    for (const list of this.waiting.values()) for (const w of [...list]) w.done(false);
     this.sleeper.wakeAll();
     await Promise.all([...this.running, this.backfilling]);
   }

@@ -14,7 +14,7 @@ import {
   DefaultCartAnswer, LineAddedAnswer, LineChangedAnswer, rowId,
 } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { marketOr404, menuSnapshots } from './markets.js';
+import { marketOr404, menuSnapshots, recordOpen } from './markets.js';
 import type { MenuSnapshots } from '../snapshots.js';
 
 const CartParams = Type.Object({ cart_id: rowId('cart id') });
@@ -63,6 +63,7 @@ export function cartRoutes(s: Services): Route[] {
       responses: { 403: { description: 'the cart is not yours and you have no write grant' }, 404: { description: 'unknown market, deal not on the current menu, or no such cart' } },
       handler: async (ctx) => {
         const line = currentLine(s, snapshots, ctx.body);
+        await recordOpen(s, line);
         const cartId = await cartOf(ctx);
         return added(await s.runtime.ask<LineAdded>(`cart:${cartId}`, { kind: 'add', caller: agentOf(ctx.principal), line }, { idem: ctx.idem }));
       },

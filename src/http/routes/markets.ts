@@ -79,20 +79,34 @@ export function marketOr404(id: string): MarketId {
 const shared = new WeakMap<Services, MenuSnapshots>();
 
 /**
- * The snapshots of the record's open session (the clock's until the supervisor has started it).
- * One instance per Services, so every route family reads the same menus, built once per session.
+ * The snapshots of the session the clock is in (ARCHITECTURE rule 5: a menu is a pure function of
+ * seed, market and tick, so it flips at the boundary whatever the record's close is doing). One
+ * instance per Services, so every route family reads the same menus, built once per session.
  */
 export function menuSnapshots(s: Services): MenuSnapshots {
   let snaps = shared.get(s);
   if (!snaps) {
     snaps = new MenuSnapshots(
       s.config.seed,
-      (m) => s.supervisor.openTick(m) ?? s.clock.tick(MARKETS[m].interval_seconds),
+      (m) => s.clock.tick(MARKETS[m].interval_seconds),
       (m, tick) => s.clock.closesAt(tick, MARKETS[m].interval_seconds),
     );
     shared.set(s, snaps);
   }
   return snaps;
+}
+
+/**
+ * Waits until the record has opened the snapshot's session: the menu flips at the boundary, the
+ * record a moment later, when the previous session's close ran. 503 if that takes too long.
+ */
+export async function recordOpen(s: Services, snap: { market: string; tick: number }): Promise<void> {
+  if (await s.supervisor.recordOpened(snap.market, snap.tick, s.config.askTimeoutMs)) return;
+  throw new HttpError(
+    503,
+    `session ${snap.tick} of ${snap.market} is not open in the record yet (the close of the session before it is still running); nothing was placed: retry with the same Idempotency-Key`,
+    { 'retry-after': '1' },
+  );
 }
 
 function page(snap: MenuSnapshot, q: DealsQuery): DealsPage {

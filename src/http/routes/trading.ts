@@ -13,7 +13,7 @@ import {
   PositionsAnswer, RoundsAnswer,
 } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { marketOr404, menuSnapshots } from './markets.js';
+import { marketOr404, menuSnapshots, recordOpen } from './markets.js';
 import { dealNotOnMenu } from '../../rules.js';
 
 
@@ -45,13 +45,16 @@ export function tradingRoutes(s: Services): Route[] {
         400: { description: 'pay_from_balance with an insufficient balance' },
         403: { description: 'pay_from_balance before the holder switched autonomous funding on' },
         404: { description: 'unknown market, or the deal is not on the current menu (its session closed)' },
+        503: { description: "the record has not opened the deal's session yet (the previous close still runs); retry" },
       },
       handler: async ({ body, principal, idem }) => {
         const market = marketOr404(body.market);
         const snap = snapshots.get(market);
         const row = snap.rows.get(body.offer_key);
+        // The instant the order is accepted: its created_at (never after closes_at).
+        const at = s.clock.realNow();
         // CONTRACT.md "Session boundary": past tick_closes_at the deal is gone, even while its close runs.
-        if (!row || s.clock.realNow() >= snap.closesAt) {
+        if (!row || at >= snap.closesAt) {
           throw new HttpError(404, dealNotOnMenu(base, market, body.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
         }
         const { deal, idx } = row;
@@ -59,9 +62,10 @@ export function tradingRoutes(s: Services): Route[] {
           throw new HttpError(422, [{ loc: ['body', 'qty'], msg: `Input should be less than or equal to ${deal.max_qty}`, type: 'less_than_equal', input: body.qty, ctx: { le: deal.max_qty } }]);
         }
         const p = me(principal);
+        await recordOpen(s, snap);
         const placed = await s.runtime.ask<OrderPlaced>(`account:${p.accountId}`, {
           kind: 'order', agentId: p.agentId, market, tick: snap.tick, idx, offerKey: deal.key, qty: body.qty,
-          closesAt: snap.closesAt, at: s.clock.realNow(), payFromBalance: body.pay_from_balance, baseUrl: base,
+          closesAt: snap.closesAt, at, payFromBalance: body.pay_from_balance, baseUrl: base,
           // grouped: the worker places the orders it holds in one transaction, so they answer together
         }, { idem, grouped: true });
         return json(placed, 201);

@@ -14,7 +14,7 @@ import { HttpError, htmlPage, media, route, type Reply, type RequestInfo, type R
 import { CartClearedForm, CartLineForm, CartPaidForm, CartRefreshedForm, CartUploadForm, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { formReply, holderFormRoute, problemOf, type HolderForm, type Problem } from '../web.js';
-import { menuSnapshots } from './markets.js';
+import { menuSnapshots, recordOpen } from './markets.js';
 import { currentLine } from './carts.js';
 import { MARKET_IDS } from '../../engine/index.js';
 
@@ -106,6 +106,7 @@ export function webCartPageRoutes(s: Services): Route[] {
       path: '/cart/add', summary: 'Add a deal of the current menu to your own cart', body: AddForm, answer: CartLineForm,
       run: async (holder, { body, idem }) => {
         const line = currentLine(s, snapshots, body);
+        await recordOpen(s, line);
         return ask<LineAdded>((await ownCart(holder)).id, { kind: 'add', caller: caller(holder), line }, idem);
       },
       reply: (req, a, body) => formReply(req, body.next, { cart_id: a.cart_id, item_id: a.item_id, qty: a.qty }),
@@ -172,6 +173,7 @@ export function webCartPageRoutes(s: Services): Route[] {
             skipped.push({ row: r.row, detail: p.message });
           }
         }
+        for (const { line } of lines) await recordOpen(s, line);
         return ask<LinesAdded>(cartId, { kind: 'addMany', caller: caller(holder), lines, skipped }, idem);
       },
       reply: (req, u) => formReply(req, `/cart?added=${u.added}&skipped=${u.skipped.length}`, u),
