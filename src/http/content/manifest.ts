@@ -8,7 +8,7 @@ import { SUMMARY, guideSections, sectionText } from './guide.js';
 
 export const SERVICE_NAME = 'Agent Market-Access Service';
 
-export function manifest(baseUrl: string, schema: SchemaInfo) {
+export function manifest(baseUrl: string, schema: SchemaInfo, timeScale = 1) {
   const api = `${baseUrl}/api/v1`;
   return {
     name: SERVICE_NAME,
@@ -44,6 +44,7 @@ export function manifest(baseUrl: string, schema: SchemaInfo) {
       holders: 'humans sign in on the web with email and password',
     },
     markets: MARKET_IDS.map((id) => ({ id, label: MARKETS[id].label, interval_seconds: MARKETS[id].interval_seconds })),
+    time_scale: timeScale,
     engine: {
       name: ENGINE_NAME,
       description:

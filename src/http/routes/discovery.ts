@@ -32,7 +32,7 @@ export function discoveryRoutes(s: Services): Route[] {
   const catalogBytes = bytes(catalog());
   const paymentsBytes = bytes(paymentMethods(base));
   const protocolBytes = bytes(agentProtocol(`${base}${API}`));
-  const manifestBytes = bytes(manifest(base, s.schema));
+  const manifestBytes = bytes(manifest(base, s.schema, s.config.timeScale));
   const JSON_TYPE = 'application/json';
   const assets = new Map<string, Buffer>();
   const asset = (name: DocAsset) => {

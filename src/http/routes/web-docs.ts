@@ -38,7 +38,7 @@ export function webDocsRoutes(s: Services, routes: Route[]): Route[] {
     const openable = openableBy(routes);
     const rich = (t: string) => richText(t, base, openable);
     const doc = openApiDocument(routes, base) as OpenApiDoc;
-    const m = manifest(base, s.schema);
+    const m = manifest(base, s.schema, s.config.timeScale);
     const proto = agentProtocol(api);
     const dev = Object.fromEntries(developerExamples(base).map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
     return {
