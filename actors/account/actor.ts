@@ -106,8 +106,8 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
   if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connectAgent(em, order.agent_id, msg.holderId, accountId);
-  // A new card is kept for the holder's next payment (one stored before stays as it is).
-  if (msg.card) await cardToCharge(em, msg.holderId, { new: msg.card }, msg.at);
+  // A new card is kept for the holder's next payment when they asked (one stored before stays as it is).
+  if (msg.card) await cardToCharge(em, msg.holderId, { new: msg.card, save: msg.saveCard === true }, msg.at);
   const paid = await fund(em, accountId, order, msg.holderId, msg.method, msg.at);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }

@@ -5,11 +5,17 @@ import { CardSchema } from '../../orm/entities/index.js';
 import { expired, type StoredCard } from '../../src/payments/cards.js';
 import { ActorError } from '../runtime/actor.js';
 
-export type CardChoice = { new: StoredCard } | { storedId: number };
+import type { CardChoice } from './messages.js';
 
-/** The card a payment charges: a new one (checked by the front end, kept for next time) or a stored one of the holder's. */
+export type { CardChoice };
+
+/**
+ * The card a payment charges: a new one, kept for next time only when the holder asked (CONTRACT.md
+ * "Strict requests": `save_card=on`), or a stored one of the holder's.
+ */
 export async function cardToCharge(em: EntityManager, holderId: number, card: CardChoice, at: number): Promise<StoredCard> {
   if ('new' in card) {
+    if (!card.save) return card.new;
     await em.createQueryBuilder(CardSchema)
       .insert({ holder: holderId, brand: card.new.brand, last4: card.new.last4, expMonth: card.new.expMonth, expYear: card.new.expYear })
       .onConflict().ignore().execute();

@@ -6,13 +6,16 @@ import type { StoredCard } from '../../src/payments/cards.js';
 import type { OrderPlaced, OrderRequest } from './order-batch.js';
 
 /** An agent's order on a deal of the current menu (its terms come from the recorded menu row). */
+/** A new card (checked by the front end; `save`: the holder asked to keep it, save_card=on) or one the holder stored. */
+export type CardChoice = { new: StoredCard; save: boolean } | { storedId: number };
+
 export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId' | 'idem'>;
 
 export type AccountMessage =
   | PlaceOrder
   /** A holder pays an order of this account (purchase link), by card or from the account balance. */
   /** `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused. */
-  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard; at: number }
+  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard; saveCard?: boolean; at: number }
   /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
   | { kind: 'connect'; agentId: number; holderId: number }
   /** The holder's autonomous-funding switch for the agent of this account. */
@@ -21,7 +24,7 @@ export type AccountMessage =
    * A top-up of this account (one the holder owns) by card: a new card the front end checked, or a
    * stored one. Ledger `card_charge` (+); never a monthly fee. `at`: service clock (real unix seconds).
    */
-  | { kind: 'topup'; holderId: number; amountCents: number; card: { new: StoredCard } | { storedId: number }; at: number }
+  | { kind: 'topup'; holderId: number; amountCents: number; card: CardChoice; at: number }
   /** A payout from this account: at least the minimum, at most the balance; it leaves the balance now and is paid at `payAt`. */
   | { kind: 'payout'; holderId: number; amountCents: number; payAt: number };
 

@@ -85,7 +85,7 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
   if (caller.kind === 'holder') {
     if (cart.holder_id !== caller.holderId) throw new ActorError(404, `no cart ${cart.id} of yours`);
     const p = msg.payment;
-    if (p.method === 'card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { new: p.card }, msg.at) };
+    if (p.method === 'card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { new: p.card, save: p.save }, msg.at) };
     if (p.method === 'stored_card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { storedId: p.cardId }, msg.at) };
     if (p.method === 'balance') return { holderId: caller.holderId, method: 'balance' };
     throw new ActorError(400, 'a holder pays by card or from a balance');

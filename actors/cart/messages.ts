@@ -16,7 +16,7 @@ export type CurrentSession = { market: string; tick: number; closesAt: number };
 
 /** How a checkout pays: a new card (checked by the front end), a stored card, or account balances. */
 export type Payment =
-  | { method: 'card'; card: StoredCard }
+  | { method: 'card'; card: StoredCard; /** the holder asked to keep it (save_card=on) */ save: boolean }
   | { method: 'stored_card'; cardId: number }
   | { method: 'balance' }
   /** An agent's execute checkout: what its grant allows (`pay_with` of the request, or the grant's default). */

@@ -19,7 +19,7 @@ export type HolderMessage =
  * when due, booked on the holder's Manual desk), and a stored card removed. `at`: service clock.
  */
 export type CoinsMessage =
-  | { kind: 'buyCoins'; holderId: number; pack: number; card: { new: StoredCard } | { storedId: number }; at: number }
+  | { kind: 'buyCoins'; holderId: number; pack: number; card: { new: StoredCard; save: boolean } | { storedId: number }; at: number }
   | { kind: 'removeCard'; holderId: number; cardId: number };
 export type CoinsBought = { coins: number; gc_balance_hundredths: number; charged_cents: number; fee_cents: number };
 export type CardRemoved = { card_id: number; removed: boolean };

@@ -6,11 +6,12 @@
 import { createHash } from 'node:crypto';
 import { ActorError, REUSED_KEY, type IdemTicket, type StoredAnswer } from '../../actors/runtime/client.js';
 import { HttpError, json, type Context, type Reply, type Route } from './route.js';
+import { parseJson } from './validation.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
-/** CONTRACT.md: 1..255 printable ASCII characters. */
-const KEY_RE = /^[\x20-\x7e]{1,255}$/;
+/** CONTRACT.md: 1..255 printable ASCII characters (0x21..0x7E: no space, no control, nothing beyond ASCII). */
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 
 /** What the front end needs of the runtime: the in-process busy set and the stored answers. */
 export type AnswerStore = {
@@ -31,23 +32,40 @@ function callerOf(principal: unknown): string {
 export function ticketOf(headers: Record<string, string>, method: string, path: string, principal: unknown, body: Buffer | null): IdemTicket | undefined {
   const key = headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
-  if (!KEY_RE.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+  if (!KEY_RE.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters (0x21..0x7E)');
   const hash = createHash('sha256').update(comparableBody(body ?? Buffer.alloc(0), headers['content-type'] ?? '')).digest('base64url');
   return { scope: `${callerOf(principal)} ${method} ${path}`, key, hash };
 }
 
 const BOUNDARY_RE = /^multipart\/form-data\b.*;\s*boundary="?([^";]+)"?/i;
+const JSON_RE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
- * The bytes that make two requests "the same body". A multipart body carries a boundary the client
- * draws at random for every send (browsers, curl, fetch's FormData): it is replaced by a fixed one,
- * so a retried upload with its key is the same request. Everything else is compared byte for byte.
+ * The bytes that make two requests "the same body". A JSON body is the value it parses to (CONTRACT.md
+ * "Strict requests": key order and whitespace do not make another request), written back with sorted
+ * keys. A multipart body carries a boundary the client draws at random for every send (browsers,
+ * curl, fetch's FormData): it is replaced by a fixed one, so a retried upload with its key is the
+ * same request. Everything else is compared byte for byte.
  */
 export function comparableBody(body: Buffer, contentType: string): Buffer | string {
+  if (JSON_RE.test(contentType) && body.length) {
+    const parsed = parseJson(body.toString('utf8'));
+    return 'value' in parsed ? canonicalJson(parsed.value) : body;
+  }
   const boundary = BOUNDARY_RE.exec(contentType)?.[1];
   if (!boundary) return body;
   // latin1 maps bytes 1:1, so the split cannot corrupt binary parts.
   return body.toString('latin1').split(`--${boundary}`).join('--boundary');
+}
+
+/** JSON text with every object's keys sorted (the value was parsed under MAX_JSON_DEPTH: recursion is bounded). */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
 }
 
 const replayed = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' } });

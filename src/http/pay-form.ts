@@ -6,6 +6,7 @@
 import Type from 'typebox';
 import type { Payment } from '../../actors/cart/messages.js';
 import type { CardRow } from '../../actors/holder/messages.js';
+import type { CardChoice } from '../../actors/account/messages.js';
 import { read } from '../../actors/runtime/client.js';
 import { checkCard, expired, type CardInput, type StoredCard } from '../payments/cards.js';
 import { HttpError } from './route.js';
@@ -20,14 +21,17 @@ export const CardFields = {
   exp: Type.String({ maxLength: 16, default: '' }),
   cvc: Type.String({ maxLength: 16, default: '' }),
   holder: Type.String({ maxLength: 160, default: '' }),
+  save_card: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'on: keep the new card (brand, last 4 digits, expiry) for next time; otherwise it is not stored' })),
 };
+/** CONTRACT.md "Strict requests": a new card is stored only when the form says so. */
+export const saveCard = (f: { save_card?: 'on' | 'off' }): boolean => f.save_card === 'on';
 export const PayFields = {
   method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card'), Type.Literal('crypto')], {
     default: 'new_card', description: 'new_card (the card fields), card (a stored card: card_id), balance, or crypto (listed, not ready: refused)',
   }),
   ...CardFields,
 };
-export type PayFields = { method: 'new_card' | 'balance' | 'card' | 'crypto'; card_id: number | null } & CardInput & { holder: string };
+export type PayFields = { method: 'new_card' | 'balance' | 'card' | 'crypto'; card_id: number | null; save_card?: 'on' | 'off' } & CardInput & { holder: string };
 
 /** Forms that charge a card only (top-up, coin packs): no balance; without `method`, a `card_id` means that stored card. */
 export const CardPayFields = {
@@ -36,7 +40,7 @@ export const CardPayFields = {
   })),
   ...CardFields,
 };
-export type CardPayFields = { method?: 'new_card' | 'card' | 'crypto'; card_id: number | null } & CardInput & { holder: string };
+export type CardPayFields = { method?: 'new_card' | 'card' | 'crypto'; card_id: number | null; save_card?: 'on' | 'off' } & CardInput & { holder: string };
 
 /**
  * The top-up's card fields (SPEC.md "Web routes", CONTRACT.md "The holder's money"): a stored
@@ -73,7 +77,7 @@ export async function storedCard(s: Services, holderId: number, cardId: number |
 export async function cartPayment(s: Services, holderId: number, f: PayFields, now: Date): Promise<Payment> {
   refuseCrypto(f.method);
   if (f.method === 'balance') return { method: 'balance' };
-  if (f.method === 'new_card') return { method: 'card', card: checkedCard(f, now) };
+  if (f.method === 'new_card') return { method: 'card', card: checkedCard(f, now), save: saveCard(f) };
   await storedCard(s, holderId, f.card_id, now);
   return { method: 'stored_card', cardId: f.card_id! };
 }
@@ -82,10 +86,10 @@ export async function cartPayment(s: Services, holderId: number, f: PayFields, n
  * The card a top-up or a coin pack charges, as the actors take it: a new card checked by the demo
  * rules, or one of the holder's stored cards (still valid).
  */
-export async function cardCharge(s: Services, holderId: number, f: CardPayFields, now: Date): Promise<{ new: StoredCard } | { storedId: number }> {
+export async function cardCharge(s: Services, holderId: number, f: CardPayFields, now: Date): Promise<CardChoice> {
   const method = f.method ?? (f.card_id !== null ? 'card' : 'new_card');
   refuseCrypto(method);
-  if (method === 'new_card') return { new: checkedCard(f, now) };
+  if (method === 'new_card') return { new: checkedCard(f, now), save: saveCard(f) };
   await storedCard(s, holderId, f.card_id, now);
   return { storedId: f.card_id! };
 }

@@ -236,6 +236,8 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const issues: ValidationIssue[] = [];
     const rawQueryValues = parseQuery(rawQuery) ?? (issues.push(tooManyFields('query')), {});
     const params = check(c.params, rawParams, issues);
+    const unknown = issues.length ? unknownId(issues, rawParams) : undefined;
+    if (unknown) throw unknown;
     const query = check(c.query, rawQueryValues, issues);
     let parsed: unknown;
     let rawBody: unknown;
@@ -377,6 +379,23 @@ function replyChecker(route: Route, problem: Checker): (reply: Reply) => string 
     if (checker.Check(value)) return undefined;
     return [...checker.Errors(value)].slice(0, 5).map((e) => `${e.instancePath || '/'}: ${e.message}${e.keyword === 'additionalProperties' ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ');
   };
+}
+
+const PATH_ID = /(?:^|_)id$/;
+const INTEGER = /^[+-]?\d+$/;
+/**
+ * CONTRACT.md "Strict requests": an id in the path that is an integer but outside what any row can
+ * have (0, negative, beyond a bigint) names nothing: 404, as an unknown id in range does; a
+ * non-integer stays the 422 at the path.
+ */
+function unknownId(issues: ValidationIssue[], rawParams: Record<string, string>): HttpError | undefined {
+  for (const i of issues) {
+    const name = i.loc[0] === 'path' && i.loc.length === 2 ? String(i.loc[1]) : undefined;
+    if (name === undefined || !PATH_ID.test(name) || !INTEGER.test(rawParams[name] ?? '')) continue;
+    const what = name === 'id' ? 'such id' : name.slice(0, -3).replace(/_/g, ' ');
+    return new HttpError(404, `no ${what} ${rawParams[name].slice(0, 40)}`);
+  }
+  return undefined;
 }
 
 function check(v: ReturnType<typeof compileValidator> | undefined, value: unknown, issues: ValidationIssue[]): any {

@@ -9,6 +9,7 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import Guard from 'typebox/guard';
+import { DECIMAL_PLACES } from '../schemas/common.js';
 
 export type ValidationIssue = {
   loc: (string | number)[];
@@ -121,10 +122,17 @@ export function compileValidator(where: Where, schema: TSchema): (value: unknown
   const validator = Compile(schema);
   if (where === 'body') {
     const fill = defaulter(schema);
+    // TypeBox does not know the decimal-places keyword: a schema that has one is walked after Check.
+    const places = hasDecimalPlaces(schema);
     return (value) => {
       const bad = hasBadString(value) ? badStringIssues(value, [where]) : undefined;
       fill?.(value);
       const valid = validator.Check(value);
+      if (valid && !bad && places) {
+        const issues: ValidationIssue[] = [];
+        walk(schema, value, [where], issues);
+        if (issues.length) return { ok: false, issues };
+      }
       if (valid && !bad) return { ok: true, value };
       if (!bad) return { ok: false, issues: explainField(schema, value, [where]) };
       // Bad characters first; schema issues elsewhere in the value follow.
@@ -153,7 +161,7 @@ export function compileFormValidator(schema: TSchema): ((value: unknown) => Vali
 // ---------------------------------------------------------------------------------------------
 
 type Coerce = (raw: unknown) => unknown; // the coerced value, or a Parse failure
-type Field = { key: string; schema: any; required: boolean; coerce: Coerce; check: (v: unknown) => boolean };
+type Field = { key: string; schema: any; required: boolean; coerce: Coerce; check: (v: unknown) => boolean; places: boolean };
 
 function compileStrings(where: Where, schema: any, validator: { Check(v: unknown): boolean }, emptyIsAbsent = false) {
   if (schema?.type !== 'object' || !isPlainObject(schema.properties)) {
@@ -162,7 +170,7 @@ function compileStrings(where: Where, schema: any, validator: { Check(v: unknown
   const required = new Set<string>(schema.required ?? []);
   const fields: Field[] = Object.entries<any>(schema.properties).map(([key, s]) => {
     const compiled = Compile(s as TSchema);
-    return { key, schema: s, required: required.has(key), coerce: fieldCoercer(s), check: (v) => compiled.Check(v) };
+    return { key, schema: s, required: required.has(key), coerce: fieldCoercer(s), check: (v) => compiled.Check(v), places: hasDecimalPlaces(s) };
   });
   return (raw: unknown): ValidationResult => {
     const input = (isPlainObject(raw) ? raw : {}) as Record<string, unknown>;
@@ -181,7 +189,10 @@ function compileStrings(where: Where, schema: any, validator: { Check(v: unknown
       }
       const value = f.coerce(r);
       if (value instanceof Parse) (issues ??= []).push(...value.at([where, f.key]));
-      else if (f.check(value)) out[f.key] = value;
+      else if (f.places && typeof r === 'string' && tooManyPlaces(f.schema, r.trim())) {
+        // The typed text, not the parsed number: '10.000000000000000001' parses to 10.
+        (issues ??= []).push(placesIssue([where, f.key], f.schema[DECIMAL_PLACES], value));
+      } else if (f.check(value) && !(f.places && tooManyPlaces(f.schema, value))) out[f.key] = value;
       else {
         (issues ??= []).push(...explainField(f.schema, value, [where, f.key]));
       }
@@ -404,6 +415,40 @@ function numberRules(s: any, v: number, loc: (string | number)[], out: Validatio
     undefined
   );
   if (rule) out.push(issue(loc, rule[0], `Input should be ${rule[2]} ${rule[3]}`, v, { [rule[1]]: rule[3] }));
+  else if (tooManyPlaces(s, v)) out.push(placesIssue(loc, s[DECIMAL_PLACES], v));
+}
+
+// ---------------------------------------------------------------------------------------------
+// decimal places (amounts: CONTRACT.md "Strict requests")
+// ---------------------------------------------------------------------------------------------
+
+const DECIMAL = /^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * Decimal places of a number as written (a string) or as JavaScript writes it back (the shortest
+ * text that reads as the same double: what a JSON body said, to double precision); trailing zeros
+ * do not count.
+ */
+export function decimalPlaces(v: number | string): number {
+  const m = DECIMAL.exec(typeof v === 'number' ? String(v) : v);
+  if (!m) return 0;
+  const fraction = (m[2] ?? '').replace(/0+$/, '');
+  return Math.max(0, fraction.length - Number(m[3] ?? 0));
+}
+
+function tooManyPlaces(s: any, v: unknown): boolean {
+  const max = s?.[DECIMAL_PLACES];
+  return typeof max === 'number' && (typeof v === 'number' || typeof v === 'string') && decimalPlaces(v) > max;
+}
+
+const placesIssue = (loc: (string | number)[], max: number, v: unknown): ValidationIssue =>
+  issue(loc, 'decimal_max_places', `Decimal input should have no more than ${max} decimal places`, v, { decimal_places: max });
+
+/** Whether the schema has the decimal-places keyword anywhere (decided once per schema). */
+function hasDecimalPlaces(s: any): boolean {
+  if (!isPlainObject(s)) return false;
+  if (DECIMAL_PLACES in s) return true;
+  return Object.values(s).some((v) => (Array.isArray(v) ? v.some(hasDecimalPlaces) : hasDecimalPlaces(v)));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 import { CART_KINDS } from '../../orm/entities/carts.js';
 import Type, { type Static } from 'typebox';
 import { KEY_PATTERN } from '../agents/keys.js';
-import { bool, int, list, num, obj, oneOf, str, strOrNull, unixOrNull } from './common.js';
+import { bool, int, list, num, obj, oneOf, str, strOrNull, unixOrNull, requestBody } from './common.js';
 
 const s = (maxLength: number, description: string) => Type.String({ maxLength, description });
 const optionalOrNull = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.String>>(schema: T, description: string) =>
@@ -30,7 +30,7 @@ export const Operator = Type.Object(
 );
 
 /** POST /api/v1/agents/register. */
-export const AgentRegister = Type.Object({
+export const AgentRegister = requestBody({
   token: Type.String({ minLength: 80, maxLength: 80, pattern: KEY_PATTERN, description: 'your API key: 80 characters of [A-Za-z0-9] from a cryptographic source; the first 20 are its public key id' }),
   name: Type.String({ minLength: 1, maxLength: 120, description: 'shown to the account holder' }),
   recall_phrase: Type.String({ minLength: 3, maxLength: 120, description: 'a phrase that helps you (or a successor) recognise the key later' }),
@@ -42,7 +42,7 @@ export const AgentRegister = Type.Object({
 export type AgentRegister = Static<typeof AgentRegister>;
 
 /** POST /api/v1/agents/recall. */
-export const Recall = Type.Object({
+export const Recall = requestBody({
   key_id: Type.String({ minLength: 20, maxLength: 80, description: 'the key id (a whole key is accepted and truncated to its id)' }),
   recall_phrase: Type.Optional(s(120, 'the phrase to compare with the registered one')),
 });

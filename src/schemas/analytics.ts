@@ -371,7 +371,7 @@ const Totals = {
 
 export const PulseAnswer = obj(
   {
-    as_of: num('service unix seconds of the latest close'),
+    as_of: num('when the latest close of any market happened (real unix seconds)'),
     totals: obj(Totals, 'everything on record'),
     window: Window,
     last_24h: Figures,
@@ -394,7 +394,7 @@ export const PulseAnswer = obj(
         {
           market: str('market id'),
           tick: int('the session it filled at'),
-          settled_at: num('when it settled (service unix seconds)'),
+          settled_at: num('when it settled (real unix seconds)'),
           cluster: int('item family id'),
           sku_family: str('item family name'),
           actor: ActorKind,

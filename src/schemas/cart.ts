@@ -2,7 +2,7 @@
 // holder sees and pays, and what each caller may do with a cart.
 import Type, { type Static } from 'typebox';
 import { CART_KINDS, GRANT_LEVELS, GRANT_PAY_WITH } from '../../orm/entities/carts.js';
-import { bool, int, intOrNull, list, num, obj, oneOf, rowId, str, strOrNull } from './common.js';
+import { bool, int, intOrNull, list, num, obj, oneOf, rowId, str, strOrNull, requestBody } from './common.js';
 import { MARKET_ID } from './market.js';
 import { Order } from './order.js';
 
@@ -10,7 +10,7 @@ export { CART_KINDS, GRANT_LEVELS, GRANT_PAY_WITH };
 export const LINE_STATUSES = ['pending_pairing', 'in_cart', 'ordered'] as const;
 
 /** POST /cart/items and POST /carts/{id}/items. */
-export const CartItemCreate = Type.Object({
+export const CartItemCreate = requestBody({
   market: Type.String({ description: MARKET_ID }),
   offer_key: Type.String({ description: 'a deal key of the market\'s current menu' }),
   qty: Type.Integer({ minimum: 1, description: 'units; more than the deal\'s max_qty is clamped to it' }),
@@ -19,15 +19,15 @@ export const CartItemCreate = Type.Object({
 export type CartItemCreate = Static<typeof CartItemCreate>;
 
 /** PUT /carts/{id}/items/{item_id}. */
-export const CartItemUpdate = Type.Object({ qty: Type.Integer({ minimum: 0, description: 'units (clamped to max_qty); 0 removes the line' }) });
+export const CartItemUpdate = requestBody({ qty: Type.Integer({ minimum: 0, description: 'units (clamped to max_qty); 0 removes the line' }) });
 export type CartItemUpdate = Static<typeof CartItemUpdate>;
 
 /** POST /carts. */
-export const CartCreate = Type.Object({ name: Type.String({ minLength: 1, maxLength: 120, description: 'a name the holder sees' }) });
+export const CartCreate = requestBody({ name: Type.String({ minLength: 1, maxLength: 120, description: 'a name the holder sees' }) });
 export type CartCreate = Static<typeof CartCreate>;
 
 /** POST /carts/{id}/checkout (the body is optional). */
-export const CartCheckout = Type.Object({
+export const CartCheckout = requestBody({
   pay_with: Type.Optional(oneOf(GRANT_PAY_WITH, 'card: the holder\'s stored card named in your grant; balance: each line\'s own account (default: what your grant allows)')),
   item_ids: Type.Optional(Type.Array(rowId('a line'), { maxItems: 500, description: 'the lines to pay, at least one (default: every current line)' })),
 });

@@ -7,6 +7,21 @@ import Type, { type TProperties, type TSchema } from 'typebox';
 /** A served object: closed, described. */
 export const obj = <P extends TProperties>(properties: P, description: string) =>
   Type.Object(properties, { description, additionalProperties: false });
+/**
+ * An API request body (CONTRACT.md "Strict requests"): closed, so a property the route does not
+ * declare is a 422 `extra_forbidden` at its name, never silently dropped (`"quantity": 3` once
+ * placed an order of another quantity).
+ */
+export const requestBody = <P extends TProperties>(properties: P, options: { description?: string } = {}) =>
+  Type.Object(properties, { ...options, additionalProperties: false });
+/** The schema keyword (an OpenAPI extension) that bounds a number's decimal places; src/http/validation.ts enforces it. */
+export const DECIMAL_PLACES = 'x-decimal-places';
+/**
+ * An amount a caller names (USD or Gold Coins, form or JSON): at most 2 decimals (CONTRACT.md
+ * "Strict requests"), else a 422 at the field; never rounded into another amount.
+ */
+export const amount = (description: string, bounds: { exclusiveMinimum?: number; minimum?: number; maximum?: number }) =>
+  Type.Number({ ...bounds, description, [DECIMAL_PLACES]: 2 });
 export const str = (description: string) => Type.String({ description });
 export const int = (description: string) => Type.Integer({ description });
 export const num = (description: string) => Type.Number({ description });
@@ -31,6 +46,10 @@ export const fields = <S extends TSchema>(names: readonly string[], make: (name:
   Object.fromEntries(names.map((n) => [n, make(n)]));
 
 export const MONEY = 'USD';
+
+/** CONTRACT.md "Strict requests": the manifest and GET /markets say how fast the service clock runs. */
+export const TIME_SCALE = 'SVC_TIME_SCALE in force: the service clock runs this many times faster than real time (a session lasts interval_seconds / time_scale real seconds); every instant served is real unix seconds';
+
 
 /** One entry of a 422 answer (pydantic v2 style, CONTRACT.md "Errors"). */
 export const ValidationIssue = obj(

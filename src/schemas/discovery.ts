@@ -1,7 +1,7 @@
 // Discovery documents (SPEC.md "Catalog", manifest, payment methods, agent protocol) and the
 // operators' answers.
 import Type from 'typebox';
-import { bool, int, keyed, list, num, obj, str } from './common.js';
+import { TIME_SCALE, bool, int, keyed, list, num, obj, str } from './common.js';
 
 const strings = (description: string) => list(Type.String(), description);
 
@@ -70,6 +70,7 @@ export const Manifest = obj(
       'authentication',
     ),
     markets: list(obj({ id: str('market id'), label: str('display name'), interval_seconds: int('session length in service seconds') }, 'a market'), 'the four markets'),
+    time_scale: num(TIME_SCALE),
     engine: obj({ name: str('engine name (core_v1)'), description: str('what the engine simulates') }, 'the market engine'),
     layers: obj(
       { trading: str('the trading layer'), ownership: str('the ownership layer'), exchange: str('the exchange layer'), competitions: str('the competitions layer') },

@@ -2,7 +2,7 @@
 import { TRADE_ACTORS } from '../../orm/entities/record.js';
 import { MARKET_IDS } from '../engine/markets.js';
 import Type, { type Static } from 'typebox';
-import { bool, int, list, num, obj, oneOf, str } from './common.js';
+import { TIME_SCALE, bool, int, list, num, obj, oneOf, str } from './common.js';
 
 /** How a market id is described: the engine's markets (m15, m45, h2 or h10). */
 export const MARKET_ID = `${MARKET_IDS.slice(0, -1).join(', ')} or ${MARKET_IDS[MARKET_IDS.length - 1]}`;
@@ -50,7 +50,7 @@ export const MarketStatus = obj(
   'a market with its open session',
 );
 
-export const MarketList = obj({ markets: list(MarketStatus, 'the four markets') }, 'all markets');
+export const MarketList = obj({ markets: list(MarketStatus, 'the four markets'), time_scale: num(TIME_SCALE) }, 'all markets');
 
 const velocityOnly = 'markets with quotes_velocity: true';
 const rankingOnly = 'markets with quotes_velocity: false';

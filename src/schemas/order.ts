@@ -1,14 +1,14 @@
 // SPEC.md "Order": the order an agent places on a deal of the current menu, funded by its holder.
 import Type, { type Static } from 'typebox';
 import { MARKET_ID } from './market.js';
-import { int, intOrNull, list, num, obj, oneOf, str, strOrNull, unixOrNull } from './common.js';
+import { int, intOrNull, list, num, obj, oneOf, str, strOrNull, unixOrNull, requestBody } from './common.js';
 
 // The status and source values are the database's (orm/entities, kept equal to the migrations by a test).
 import { ORDER_STATUSES, PAYMENT_SOURCES } from '../../orm/entities/trading.js';
 export { ORDER_STATUSES };
 
 /** POST /api/v1/orders. */
-export const OrderCreate = Type.Object({
+export const OrderCreate = requestBody({
   market: Type.String({ description: MARKET_ID }),
   offer_key: Type.String({ description: 'a deal key of the market\'s current menu' }),
   qty: Type.Integer({ minimum: 1, description: 'units, at most the deal\'s max_qty' }),

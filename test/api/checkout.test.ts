@@ -85,7 +85,8 @@ t.test('checkout: purchase links', async (t) => {
   });
 
   await t.test('a good card pays the order with the month\'s fee; the agent\'s ledger balances', async (t) => {
-    const r = await postForm(svc, `${path}/pay`, CARD, { cookie: ada.cookie, json: true });
+    // CONTRACT.md "Strict requests": the card is kept only because the form says save_card=on.
+    const r = await postForm(svc, `${path}/pay`, { ...CARD, save_card: 'on' }, { cookie: ada.cookie, json: true });
     t.equal(r.status, 200);
     t.match(r.body, { ok: true, order_ids: [first.id], already_paid: false, fee: 15 });
     t.type(r.body.round_id, 'number');

@@ -53,7 +53,7 @@ t.test('the holder\'s money on the console', async (t) => {
   });
 
   await t.test('a top-up by a new card credits the account: card_charge +, no monthly fee', async (t) => {
-    const r = await postForm(svc, '/console/topup', { account_id: desk, amount: '25.50', ...CARD }, asAda);
+    const r = await postForm(svc, '/console/topup', { account_id: desk, amount: '25.50', ...CARD, save_card: 'on' }, asAda);
     t.equal(r.status, 200);
     t.same(r.body, { ok: true, account_id: desk, amount: 25.5, balance: 25.5 });
     const ledger = await ledgerOf(desk);

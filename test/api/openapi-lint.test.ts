@@ -58,4 +58,9 @@ t.test('the document: public operations declare security: [], defaults are not r
   const order = doc.paths['/api/v1/orders'].post.requestBody.content['application/json'].schema;
   t.notOk(order.required.includes('pay_from_balance'), 'pay_from_balance is optional (default false)');
   t.equal(order.properties.pay_from_balance.default, false);
+  // CONTRACT.md "Strict requests": every API JSON body is closed, and POST /orders requires qty.
+  for (const { at, op } of ops.filter((o) => o.at.includes(' /api/') && o.op.requestBody)) {
+    t.equal(op.requestBody.content['application/json'].schema.additionalProperties, false, `${at}: an undeclared property is refused`);
+  }
+  t.ok(order.required.includes('qty'), 'qty is required');
 });

@@ -266,3 +266,20 @@ t.test('never throws, always explains a rejection (no 5xx from validation)', asy
   }), { numRuns: 2000 });
   t.pass('properties hold');
 });
+
+t.test('amounts: at most 2 decimals, as typed in a form and as a JSON number (CONTRACT.md "Strict requests")', async (t) => {
+  const { decimalPlaces, compileFormValidator } = await import('../../src/http/validation.js');
+  const { amount, requestBody } = await import('../../src/schemas/common.js');
+  t.same(['10', '10.5', '10.50', '10.500', '0.07', '1e-2', '1.5e1', '10.0000000001', '1e-7'].map(decimalPlaces), [0, 1, 1, 1, 2, 2, 0, 10, 7]);
+  t.same([10, 0.07, 0.1 + 0.2, 1e-7, 1234567.89].map(decimalPlaces), [0, 2, 17, 7, 2]);
+  const schema = requestBody({ amount: amount('USD', { exclusiveMinimum: 0, maximum: 1e6 }) });
+  const body = compileValidator('body', schema);
+  for (const ok of [10, 19.99, 999999.99, 0.01]) t.ok(body({ amount: ok }).ok, String(ok));
+  const refused = body({ amount: 10.0000000001 });
+  t.match(refused, { ok: false, issues: [{ loc: ['body', 'amount'], type: 'decimal_max_places', ctx: { decimal_places: 2 } }] });
+  t.match(body({ amount: 1, more: 1 }), { ok: false, issues: [{ loc: ['body', 'more'], type: 'extra_forbidden' }] }, 'a request body is closed');
+  const form = compileFormValidator(schema)!;
+  t.match(form({ amount: '25.50' }), { ok: true, value: { amount: 25.5 } });
+  t.match(form({ amount: '10.000000000000000001' }), { ok: false, issues: [{ loc: ['body', 'amount'], type: 'decimal_max_places' }] }, 'the typed text, though it parses to 10');
+  t.match(form({ amount: '0.001' }), { ok: false, issues: [{ loc: ['body', 'amount'], type: 'decimal_max_places' }] });
+});

@@ -15,6 +15,7 @@ async function fillCard(form: Locator): Promise<void> {
   await form.getByLabel('Card number').fill('4242 4242 4242 4242');
   await form.getByLabel('Expiry (MM/YY)').fill('12/39');
   await form.getByLabel('Name on card').fill('Hedy L');
+  await form.getByLabel(/Save this card/).check(); // the coin pack below pays with it
 }
 
 /** Submits a form by its button and waits for the page it leads to (a 303 to the console, or the form again with a refusal). */

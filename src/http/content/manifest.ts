@@ -15,7 +15,7 @@ export const RECORD_PATHS = [
 ].map((p) => `/markets/{market_id}${p}`);
 
 /** Every address is named through `at`, so the manifest names only routes of the table. */
-export function manifest(at: RoutePaths, schema: SchemaInfo) {
+export function manifest(at: RoutePaths, schema: SchemaInfo, timeScale = 1) {
   const baseUrl = at.baseUrl;
   const api = at.apiBase;
   return {
@@ -52,6 +52,7 @@ export function manifest(at: RoutePaths, schema: SchemaInfo) {
       holders: 'humans sign in on the web with email and password',
     },
     markets: MARKET_IDS.map((id) => ({ id, label: MARKETS[id].label, interval_seconds: MARKETS[id].interval_seconds })),
+    time_scale: timeScale,
     engine: {
       name: ENGINE_NAME,
       description:

@@ -14,7 +14,11 @@ import { formReply, usd, webAction, type Problem } from '../web.js';
 
 /** Competitions the list answers (the running one of each market comes first). */
 const LIST_LIMIT = 20;
-const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z0-9]+-[0-9]+$', description: 'the competition (`<market>-<window>`)' }) });
+// Any shape: an id that names no competition is a 404 whatever it looks like (CONTRACT.md "Strict requests").
+const Params = Type.Object({ id: Type.String({ minLength: 1, description: 'the competition (`<market>-<window>`)' }) });
+/** What a competition id can look like; anything else names none (and never reaches an actor). */
+const ID_SHAPE = /^[a-z0-9]{1,20}-[0-9]{1,15}$/;
+const noCompetition = (id: string) => new HttpError(404, `no competition ${id.length > 60 ? `${id.slice(0, 60)}…` : id}`);
 
 const RULES = {
   starting_balance: usd(COMPETITION.startingBalanceCents / 100),
@@ -29,8 +33,9 @@ export function competitionRoutes(s: Services): Route[] {
   const at = () => s.clock.realNow();
   const list = (leaderboard: number) => read(s.runtime, 'competition.list', { at: at(), leaderboard, limit: LIST_LIMIT });
   const one = async (id: string) => {
+    if (!ID_SHAPE.test(id)) throw noCompetition(id);
     const c = await read(s.runtime, 'competition.one', { id, at: at(), leaderboard: COMPETITION.leaderboardMax });
-    if (!c) throw new HttpError(404, `no competition ${id}`);
+    if (!c) throw noCompetition(id);
     return c;
   };
   const page = async (req: RequestInfo, c: CompetitionView, p?: Problem) =>
@@ -72,6 +77,7 @@ export function competitionRoutes(s: Services): Route[] {
       response: { 200: CompetitionJoinedForm }, responses: { 303: { description: 'browsers: sent on to the competition page' } },
       handler: ({ req, params, principal, idem }) => {
         const holder = principal as HolderPrincipal;
+        if (!ID_SHAPE.test(params.id)) throw noCompetition(params.id);
         return webAction(req, async () => {
           const r = await s.runtime.ask<Joined>(`competition:${params.id}`, { kind: 'join', holderId: holder.holderId, at: at() }, { idem });
           return joinedReply(req, r);

@@ -6,7 +6,7 @@ import Type, { type Static } from 'typebox';
 import type { Book, Bought, Cancelled, ExchangeMessage, ExchangePayment, ListingView, Listed } from '../../../actors/exchange/messages.js';
 import { read, type IdemTicket } from '../../../actors/runtime/client.js';
 import { LIST_CAPS } from '../../rules.js';
-import { BoughtForm, ListedForm, ListingCancelledForm, ListingsAnswer, rowId } from '../../schemas/index.js';
+import { BoughtForm, ListedForm, ListingCancelledForm, ListingsAnswer, amount, rowId } from '../../schemas/index.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { CardFields, cardCharge } from '../pay-form.js';
@@ -34,7 +34,7 @@ type PageQuery = Static<typeof PageQuery>;
 
 const ListFields = Type.Object({
   item_id: rowId('one of your owned items'),
-  price: Type.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'your price, at most 2 decimals (USD, or Gold Coins)' }),
+  price: amount('your price, at most 2 decimals (USD, or Gold Coins)', { exclusiveMinimum: 0, maximum: MAX_PRICE }),
   currency: Currency,
 });
 const ListingFields = Type.Object({ listing_id: rowId('the listing') });
@@ -54,14 +54,8 @@ const WORDS = {
   listing_id: 'choose a listing',
 };
 
-/** A price in the book's integer units (cents, or hundredths of a coin); more than 2 decimals is the field's 422. */
-function priceUnits(price: number): number {
-  const units = Math.round(price * 100);
-  if (Math.abs(price * 100 - units) > 1e-6) {
-    throw new HttpError(422, [{ loc: ['body', 'price'], msg: 'at most 2 decimals', type: 'decimal_places', input: price }]);
-  }
-  return units;
-}
+/** A price in the book's integer units (cents, or hundredths of a coin); the validator refused more than 2 decimals. */
+const priceUnits = (price: number): number => Math.round(price * 100);
 
 export function exchangeRoutes(s: Services): Route[] {
   const ask = <R>(book: Book, msg: ExchangeMessage, idem?: IdemTicket) => s.runtime.ask<R>(`exchange:${book}`, msg, { idem });

@@ -125,7 +125,7 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
     route({
       method: 'GET', path: '/api/v1/markets', auth: 'none', summary: 'All markets with their current session and close time',
       response: { 200: MarketList },
-      handler: () => ({ body: `{"markets":[${MARKET_IDS.map(status).join(',')}]}`, contentType: JSON_TYPE }),
+      handler: () => ({ body: `{"markets":[${MARKET_IDS.map(status).join(',')}],"time_scale":${JSON.stringify(s.config.timeScale)}}`, contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: '/api/v1/markets/{market_id}', auth: 'none', summary: 'One market',

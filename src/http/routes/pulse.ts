@@ -65,7 +65,10 @@ export function pulseSource(s: Services): PulseSource {
         const args: PulseArgs = { open, final: loaded ? finalDays : null, keep: loaded };
         const reply = await s.runtime.read<PulseReply>('projection.pulse', args);
         if (reply.final) finalDays = reply.final;
-        return reply.answer;
+        // The record counts in service seconds; every instant served is real unix seconds (CONTRACT.md
+        // "Strict requests"), while the days stay days of the service clock.
+        const real = (service: number) => Math.round(s.clock.toReal(service) * 1000) / 1000;
+        return { ...reply.answer, as_of: real(reply.answer.as_of), recent: reply.answer.recent.map((r) => ({ ...r, settled_at: real(r.settled_at) })) };
       });
     },
   };

@@ -11,6 +11,7 @@ import { HttpError, json, route, type Route } from '../route.js';
 import {
   AccountAnswer, InventoryAnswer, LedgerAnswer, MyTradesAnswer, ORDER_STATUSES, Order, OrderCreate, OrderPlacedAnswer, OrdersAnswer, Position,
   PositionsAnswer, RoundsAnswer,
+  rowId,
 } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { marketOr404, menuSnapshots, recordOpen } from './markets.js';
@@ -25,8 +26,8 @@ const OrdersQuery = Type.Object({
 const PositionsQuery = Type.Object({ status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('settled')], { description: 'only open or only settled positions' })), limit: limit(1000, 100) });
 const LimitQuery = (max: number, dflt: number) => Type.Object({ limit: limit(max, dflt) });
 type LimitQuery = { limit: number };
-const OrderParams = Type.Object({ order_id: Type.Integer({ minimum: 1 }) });
-const PositionParams = Type.Object({ position_id: Type.Integer({ minimum: 1 }) });
+const OrderParams = Type.Object({ order_id: rowId('order id') });
+const PositionParams = Type.Object({ position_id: rowId('position id') });
 
 const me = (principal: unknown) => principal as AgentPrincipal;
 

@@ -7,7 +7,7 @@ import Type, { type Static } from 'typebox';
 import type { Connected, OrderAgent, Paid, ServedOrder } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import type { StoredCard } from '../../payments/cards.js';
-import { PayFields, cardOptions, checkedCard, refuseCrypto, storedCard } from '../pay-form.js';
+import { PayFields, cardOptions, checkedCard, refuseCrypto, saveCard, storedCard } from '../pay-form.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -105,7 +105,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
           const { order } = await findOrder(params.token);
           const card = await cardToCharge(holder, body);
           const paid = await s.runtime.ask<Paid>(`account:${order.account_id}`, {
-            kind: 'pay', orderId: order.id, holderId: holder.holderId, method: body.method === 'balance' ? 'balance' : 'card', card,
+            kind: 'pay', orderId: order.id, holderId: holder.holderId, method: body.method === 'balance' ? 'balance' : 'card', card, saveCard: saveCard(body),
             at: s.clock.realNow(),
           }, { idem });
           return paidReply(req, paid);

@@ -40,7 +40,7 @@ export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnT
     const rich = (t: string) => richText(t, base, openable);
     const doc = openApiDocument(routes, base) as OpenApiDoc;
     const { at, examples } = texts();
-    const m = manifest(at, s.schema);
+    const m = manifest(at, s.schema, s.config.timeScale);
     const proto = agentProtocol(at);
     const dev = Object.fromEntries(examples.developers.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
     return {

@@ -12,7 +12,7 @@ import { inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys
 import { centsToNumber, numberToCents } from '../../engine/money.js';
 import { payoutPayAt } from '../../payments/payout-schedule.js';
 import { GOLD_COINS } from '../../payments/terms.js';
-import { AgentMadeForm, CardRemovedForm, CoinsForm, PayoutForm, TopupForm, rowId } from '../../schemas/index.js';
+import { AgentMadeForm, CardRemovedForm, CoinsForm, PayoutForm, TopupForm, amount, rowId } from '../../schemas/index.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { CardPayFields, TopupCardFields, cardCharge } from '../pay-form.js';
@@ -23,7 +23,7 @@ import { formReply, holderFormRoute, invalidForm, webAction, wantsJson, type Hol
 /** The largest amount one top-up or payout form names (USD): a bound on input, far above any demo use. */
 const MAX_FORM_AMOUNT = 1_000_000;
 
-const Amount = (what: string) => Type.Number({ exclusiveMinimum: 0, maximum: MAX_FORM_AMOUNT, description: `${what} (USD, at most 2 decimals)` });
+const Amount = (what: string) => amount(`${what} (USD, at most 2 decimals)`, { exclusiveMinimum: 0, maximum: MAX_FORM_AMOUNT });
 const AccountId = rowId('one of your trading accounts (the Manual desk or an agent\'s)');
 
 const TopupFields = Type.Object({ account_id: AccountId, amount: Amount('what to add'), ...TopupCardFields });
@@ -45,14 +45,8 @@ const WORDS = {
   card_id: 'choose one of your stored cards',
 };
 
-/** An amount a form named, in integer cents; more than 2 decimals is refused as the field's 422. */
-function formCents(amount: number): number {
-  const cents = numberToCents(amount);
-  if (Math.abs(amount * 100 - cents) > 1e-6) {
-    throw new HttpError(422, [{ loc: ['body', 'amount'], msg: 'at most 2 decimals (whole cents)', type: 'decimal_places', input: amount }]);
-  }
-  return cents;
-}
+/** An amount a form named, in integer cents (the validator refused more than 2 decimals). */
+const formCents = (amount: number): number => numberToCents(amount);
 
 type OverviewPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
 
