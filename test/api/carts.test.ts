@@ -265,13 +265,18 @@ t.test('a checkout of lines from 3 agents: one card charge per account, the fee 
   t.equal(rounds[0].n, 3, 'one round per account');
 });
 
-t.test('a checkout naming no line (item_ids: []) says so: 422 at item_ids, nothing charged', async (t) => {
+/** A holder's connected agent with autonomous funding on and 10 000.00 on its account, and its default cart. */
+async function fundedAgent() {
   const h = await registerHolder(svc);
   const a = await registerAgent(svc);
   await connect(h, a);
   await fundingOn(a);
   await credit(a.accountId, 1_000_000);
-  const cart = (await call(a, 'GET', '/api/v1/cart')).body.id;
+  return { a, cart: (await call(a, 'GET', '/api/v1/cart')).body.id as number };
+}
+
+t.test('a checkout naming no line (item_ids: []) says so: 422 at item_ids, nothing charged', async (t) => {
+  const { a, cart } = await fundedAgent();
   const [d] = await deals('h10');
   const line = (await call(a, 'POST', '/api/v1/cart/items', { market: 'h10', offer_key: d.key, qty: 1 })).body;
   const none = await call(a, 'POST', `/api/v1/carts/${cart}/checkout`, { item_ids: [] });
@@ -285,12 +290,7 @@ t.test('a checkout naming no line (item_ids: []) says so: 422 at item_ids, nothi
 });
 
 t.test('two concurrent checkouts of one cart charge once', async (t) => {
-  const h = await registerHolder(svc);
-  const a = await registerAgent(svc);
-  await connect(h, a);
-  await fundingOn(a);
-  await credit(a.accountId, 1_000_000);
-  const cart = (await call(a, 'GET', '/api/v1/cart')).body.id;
+  const { a, cart } = await fundedAgent();
   const menu = await deals('h10');
   for (const d of menu.slice(0, 3)) await call(a, 'POST', '/api/v1/cart/items', { market: 'h10', offer_key: d.key, qty: 1 });
   const both = await Promise.all([call(a, 'POST', `/api/v1/carts/${cart}/checkout`), call(a, 'POST', `/api/v1/carts/${cart}/checkout`)]);
