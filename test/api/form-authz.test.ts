@@ -78,7 +78,7 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
   const ada = await registerHolder(svc, 'ada@example.com');
   const asAda = { cookie: ada.cookie, json: true };
   const deskA = await deskOf(ada.holderId);
-  ok(await postForm(svc, '/console/topup', { account_id: deskA, amount: 500, ...CARD }, asAda), 'ada tops up');
+  ok(await postForm(svc, '/console/topup', { account_id: deskA, amount: 500, ...CARD, save_card: 'on' }, asAda), 'ada tops up');
   const [cardA] = await cardsOf(ada.holderId);
   const own = ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[0].key }, asAda), 'ada adds');
   ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[1].key }, asAda), 'ada adds');
@@ -101,7 +101,7 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
   const bob = await registerHolder(svc, 'bob@example.com');
   const asBob = { cookie: bob.cookie, json: true };
   const deskB = await deskOf(bob.holderId);
-  ok(await postForm(svc, '/console/topup', { account_id: deskB, amount: 50, ...CARD }, asBob), 'bob tops up');
+  ok(await postForm(svc, '/console/topup', { account_id: deskB, amount: 50, ...CARD, save_card: 'on' }, asBob), 'bob tops up');
   const [cardB] = await cardsOf(bob.holderId);
   const cartOwnB = ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[4].key }, asBob), 'bob adds').cart_id as number;
   const agentB = await connectedAgent(bob.cookie, deals[5].key);

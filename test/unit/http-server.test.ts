@@ -86,12 +86,14 @@ t.test('valid requests are coerced and answered', async (t) => {
 });
 
 t.test('422 answers are shaped as SPEC.md Errors', async (t) => {
-  const r = await call('/api/v1/items/0?limit=abc');
+  const r = await call('/api/v1/items/abc?limit=abc');
   t.equal(r.status, 422);
   t.same(r.body.detail.map((d: any) => [d.loc, d.type]), [
-    [['path', 'item_id'], 'greater_than_equal'],
+    [['path', 'item_id'], 'int_parsing'],
     [['query', 'limit'], 'int_parsing'],
   ]);
+  // A well-formed id that can name nothing (0) is an unknown id: 404 (CONTRACT.md "Strict requests").
+  t.equal((await call('/api/v1/items/0')).status, 404);
   for (const d of r.body.detail) t.type(d.msg, 'string');
   const b = await post('{"name":"toolong"}');
   t.equal(b.status, 422);
