@@ -3,12 +3,33 @@
 import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
 import type { StoredCard } from '../../src/payments/cards.js';
-import type { OrderPlaced, OrderRequest } from './order-batch.js';
+import type { IdemRequest } from '../runtime/protocol.js';
 
-/** An agent's order on a deal of the current menu (its terms come from the recorded menu row). */
 /** A new card (checked by the front end; `save`: the holder asked to keep it, save_card=on) or one the holder stored. */
 export type CardChoice = { new: StoredCard; save: boolean } | { storedId: number };
 
+/** One order as the batch places it (actors/account/order-batch.ts). */
+export type OrderRequest = {
+  accountId: number;
+  agentId: number;
+  market: string;
+  tick: number;
+  idx: number;
+  offerKey: string;
+  qty: number;
+  closesAt: number;
+  /** When the order was accepted on the service clock (real unix seconds): its created_at, and the month its participation fee belongs to. */
+  at: number;
+  payFromBalance: boolean;
+  /** The service's public address, for the answer's purchase_url. */
+  baseUrl: string;
+  idem?: IdemRequest;
+};
+
+/** The 201 answer (SPEC.md Order + instructions), or the stored answer of a retried key. */
+export type OrderPlaced = Record<string, unknown>;
+
+/** An agent's order on a deal of the current menu (its terms come from the recorded menu row). */
 export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId' | 'idem'>;
 
 export type AccountMessage =
@@ -28,7 +49,6 @@ export type AccountMessage =
   /** A payout from this account: at least the minimum, at most the balance; it leaves the balance now and is paid at `payAt`. */
   | { kind: 'payout'; holderId: number; amountCents: number; payAt: number };
 
-export type { OrderPlaced };
 export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
 export type FundingSet = { agent_id: number; autonomous_funding: boolean };
 export type ToppedUp = { account_id: number; amount_cents: number; balance_cents: number };

@@ -14,31 +14,14 @@ import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../
 import { orderReply } from './order-reply.js';
 import type { OrderRow } from './views.js';
 import { ActorError } from '../runtime/actor.js';
-import { replayOf, type IdemRequest } from '../runtime/idempotency.js';
+import { replayOf } from '../runtime/idempotency.js';
+import type { OrderPlaced, OrderRequest } from './messages.js';
+import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { payFromBalanceRefusal } from './funding.js';
 import { fundingEntries, type Entry } from './ledger.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
 
-export type OrderRequest = {
-  accountId: number;
-  agentId: number;
-  market: string;
-  tick: number;
-  idx: number;
-  offerKey: string;
-  qty: number;
-  closesAt: number;
-  /** When the order was accepted on the service clock (real unix seconds): its created_at, and the month its participation fee belongs to. */
-  at: number;
-  payFromBalance: boolean;
-  /** The service's public address, for the answer's purchase_url. */
-  baseUrl: string;
-  idem?: IdemRequest;
-};
-
-/** The 201 answer (SPEC.md Order + instructions), or the stored answer of a retried key. */
-export type OrderPlaced = Record<string, unknown>;
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
 export type Placed = OrderPlaced | { replayed: true; reply: OrderPlaced };
 type Outcome = Placed | ActorError;

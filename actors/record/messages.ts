@@ -1,7 +1,8 @@
 // Arguments and replies of the record's read tasks (history.ts, trades.ts, projection-deal.ts,
 // pulse.ts): what the front end may know of them. Record reads run on the pool (runtime.read).
 import type { MarketId } from '../../src/engine/index.js';
-import type { PulseAnswer } from './pulse.js';
+import type { Static } from 'typebox';
+import type * as schemas from '../../src/schemas/index.js';
 
 export type HistoryArgs = {
   market: MarketId;
@@ -59,6 +60,8 @@ export type DayRow = { day: number; market: MarketId } & DayCents;
 /** Days before `before` are final (every close of theirs has happened): the caller may keep them. */
 export type FinalDays = { before: number; rows: DayRow[] };
 export type PulseArgs = { open: Record<MarketId, number>; final: FinalDays | null; keep: boolean };
+/** The pulse as served (GET /api/v1/pulse), from its schema, the one definition. */
+export type PulseAnswer = Static<typeof schemas.PulseAnswer>;
 export type PulseReply = { answer: PulseAnswer; final: FinalDays | null };
 
 /**

@@ -10,7 +10,7 @@
 import { MARKETS, MARKET_IDS, centsToNumber, familyByCluster, type MarketId } from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
 import { jsonParam } from '../runtime/sql.js';
-import type { DayCents, DayRow, FinalDays, PulseArgs, PulseReply, TickerArgs } from './messages.js';
+import type { DayCents, DayRow, FinalDays, PulseAnswer, PulseArgs, PulseReply, TickerArgs } from './messages.js';
 
 const DAY = 86_400;
 const TAPE_SESSIONS = 48;
@@ -20,7 +20,7 @@ const WINDOW_DAYS = 30;
 type Figures = { executions: number; units: number; turnover: number; units_sold: number; pnl: number };
 type Cents = DayCents;
 type Group = { market: MarketId; fday: string; sday: string; open_interest: number } & Cents;
-type Recent = { market: MarketId; tick: number; settled_at: number; cluster: number; actor: string; qty: number; units_sold: number; pnl_cents: number; sold_out: boolean; regime: boolean };
+type Recent = { market: MarketId; tick: number; settled_at: number; cluster: number; actor: 'house' | 'user'; qty: number; units_sold: number; pnl_cents: number; sold_out: boolean; regime: boolean };
 
 const zero = (): Cents => ({ executions: 0, units: 0, turnover_cents: 0, units_sold: 0, pnl_cents: 0 });
 const KEYS = ['executions', 'units', 'turnover_cents', 'units_sold', 'pnl_cents'] as const;
@@ -139,9 +139,6 @@ function dayRows(groups: Group[], final: FinalDays | null): DayRow[] {
 
 type Days = Map<number, { all: Cents; by: Map<MarketId, Cents> }>;
 
-/** The pulse as served (GET /api/v1/pulse). */
-export type PulseAnswer = ReturnType<typeof assemble>;
-
 function assemble(
   asOf: number,
   rows: DayRow[],
@@ -150,7 +147,7 @@ function assemble(
   sessions: { market: MarketId; day: string; n: number }[],
   tape: { market: MarketId; tick: number; row: Record<string, unknown> }[],
   recent: Recent[],
-) {
+): PulseAnswer {
   const asOfDay = Math.floor(asOf / DAY);
   const days: Days = new Map();
   const dayOf = (d: number) => {

@@ -2,7 +2,7 @@
 // demand from storage, and its turns never interleave. A kind declares its messages as a typed
 // union and one handler per message kind; the runtime does the rest.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { IdemRequest } from './idempotency.js';
+import type { IdemRequest } from './protocol.js';
 
 /** Services a turn may use. `em` is a fresh fork per turn: identity maps never leak across turns. */
 export type TurnContext = {

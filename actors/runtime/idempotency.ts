@@ -7,11 +7,10 @@ import { raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IdempotencySchema } from '../../orm/entities/index.js';
 import { ActorError } from './actor.js';
+import type { IdemRequest } from './protocol.js';
 import { defineReads } from './read.js';
 import { isUniqueViolation } from './sql.js';
 
-/** What the front end sends with a turn: who asks on which route (`scope`), the key, the body's hash. */
-export type IdemRequest = { scope: string; key: string; hash: string };
 
 /** A stored answer: 2xx with the turn's reply, or a refusal's status with `{detail}`. */
 export type StoredAnswer = { hash: string; status: number; reply: unknown };

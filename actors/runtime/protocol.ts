@@ -1,5 +1,6 @@
 // The envelope between the front end and a shard's worker, kept to structured-clone-able data.
-import type { IdemRequest } from './idempotency.js';
+/** What the front end sends with a turn: who asks on which route (`scope`), the key, the body's hash. */
+export type IdemRequest = { scope: string; key: string; hash: string };
 
 /** `msg` is the actor kind's message union member, tagged by `kind`. */
 export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown }; idem?: IdemRequest };

@@ -7,7 +7,7 @@ import { Piscina } from 'piscina';
 import { ActorError } from './actor.js';
 import { shardOf, type BatchEnvelope, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
-import type { IdemRequest } from './idempotency.js';
+import type { IdemRequest } from './protocol.js';
 
 /** A request's Idempotency-Key on its way to the turn that stores its answer; `replayed` is set on the way back. */
 export type IdemTicket = IdemRequest & { replayed?: boolean };

@@ -4,7 +4,8 @@
 import t from 'tap';
 import pg from 'pg';
 import { openOrm, migrate } from '../../orm/database.js';
-import { batchConnectionOf, placeOrders, type OrderRequest } from '../../actors/account/order-batch.js';
+import { batchConnectionOf, placeOrders } from '../../actors/account/order-batch.js';
+import type { OrderRequest } from '../../actors/account/messages.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { feeRowsInsertSql } from '../../actors/account/ledger.js';
