@@ -175,9 +175,10 @@ function claim(dataDir: string): () => void {
       fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o644 });
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(fs.readFileSync(file, 'utf8').trim());
-      if (pid !== process.pid && running(pid, 'node')) throw refuse(pid);
+      // A second EEXIST: another process took it between our removal and our write.
+      if (attempt > 0 || (pid !== process.pid && running(pid, 'node'))) throw refuse(pid);
       fs.rmSync(file, { force: true }); // left by a process that is gone
     }
   }
@@ -250,6 +251,15 @@ function postmasterPid(clusterDir: string): number | undefined {
   }
 }
 
+/**
+ * The pid of a server running on `clusterDir`: the lock file's postmaster, alive, and naming the
+ * cluster on its command line (a pid reused by another process is never taken for it).
+ */
+export function serverPid(clusterDir: string): number | undefined {
+  const pid = postmasterPid(clusterDir);
+  return pid !== undefined && running(pid, clusterDir) ? pid : undefined;
+}
+
 /** The last lines of the server's logs: the start-up log, then its newest log file. */
 function serverLogTail(clusterDir: string): string {
   const tail = (file: string) => {
@@ -311,14 +321,12 @@ export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {})
     // We hold service.pid, so a server still running on this cluster (its postmaster's command line
     // names the cluster) was left by a service that died without stopping it (kill -9): stop it and
     // start afresh. A lock file naming no such server is removed (its pid may have been reused).
-    const orphan = postmasterPid(clusterDir);
+    const orphan = serverPid(clusterDir);
     if (orphan !== undefined) {
-      if (running(orphan, clusterDir)) {
-        await run(who, bin.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_S)]);
-        notes.push(`stopped the server (pid ${orphan}) a previous service process left running`);
-      }
-      fs.rmSync(path.join(clusterDir, 'postmaster.pid'), { force: true });
+      await run(who, bin.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_S)]);
+      notes.push(`stopped the server (pid ${orphan}) a previous service process left running`);
     }
+    fs.rmSync(path.join(clusterDir, 'postmaster.pid'), { force: true });
     const port = opts.port ?? (await freePort());
     const settings = [
       // cluster_name: its processes read "postgres: embedded: ..." in ps (and in the benches' CPU counts).
@@ -336,8 +344,8 @@ export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {})
     // A process that exits without stop() (a fatal error, process.exit) still stops its server:
     // the postmaster's fast shutdown on SIGINT, sent synchronously from the exit event.
     const onExit = () => {
-      const pid = postmasterPid(clusterDir);
-      if (pid !== undefined && running(pid, clusterDir)) process.kill(pid, 'SIGINT');
+      const pid = serverPid(clusterDir);
+      if (pid !== undefined) process.kill(pid, 'SIGINT');
       release();
     };
     process.on('exit', onExit);

@@ -4,10 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CardSchema } from '../../orm/entities/index.js';
 import { expired, type StoredCard } from '../../src/payments/cards.js';
 import { ActorError } from '../runtime/actor.js';
-
 import type { CardChoice } from './messages.js';
-
-export type { CardChoice };
 
 /**
  * The card a payment charges: a new one, kept for next time only when the holder asked (CONTRACT.md

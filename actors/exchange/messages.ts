@@ -2,7 +2,7 @@
 // never mixed), and the arguments and replies of the exchange read tasks (reads.ts). Prices are
 // integer units of the book: cents (USD) or hundredths of a coin (GC).
 import type { Static } from 'typebox';
-import type { CardChoice } from '../account/cards.js';
+import type { CardChoice } from '../account/messages.js';
 import type * as schemas from '../../src/schemas/index.js';
 
 export type Book = 'USD' | 'GC';

@@ -11,7 +11,6 @@ import type { IdemRequest } from './protocol.js';
 import { defineReads } from './read.js';
 import { isUniqueViolation } from './sql.js';
 
-
 /** A stored answer: 2xx with the turn's reply, or a refusal's status with `{detail}`. */
 export type StoredAnswer = { hash: string; status: number; reply: unknown };
 

@@ -5,9 +5,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { ActorError } from './actor.js';
-import { shardOf, type BatchEnvelope, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
+import { shardOf, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
-import type { IdemRequest } from './protocol.js';
 
 /** A request's Idempotency-Key on its way to the turn that stores its answer; `replayed` is set on the way back. */
 export type IdemTicket = IdemRequest & { replayed?: boolean };

@@ -50,7 +50,6 @@ export const MONEY = 'USD';
 /** CONTRACT.md "Strict requests": the manifest and GET /markets say how fast the service clock runs. */
 export const TIME_SCALE = 'SVC_TIME_SCALE in force: the service clock runs this many times faster than real time (a session lasts interval_seconds / time_scale real seconds); every instant served is real unix seconds';
 
-
 /** One entry of a 422 answer (pydantic v2 style, CONTRACT.md "Errors"). */
 export const ValidationIssue = obj(
   {

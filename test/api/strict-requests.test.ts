@@ -134,3 +134,21 @@ t.test('instants are real unix seconds under SVC_TIME_SCALE, which the manifest 
     t.ok(m.tick_closes_at > now && m.tick_closes_at <= now + 36_000 / SCALE + 1, `${m.market}: tick_closes_at in real seconds`);
   }
 });
+
+t.test('hostile Accept and Idempotency-Key headers answer 2xx or 4xx, and the service lives on', async (t) => {
+  const d = await deal();
+  const accepts = ['', ';;;,,,', 'text/html;q=abc, application/json;q=2', `${'*/*;q=0.5,'.repeat(2000)}`, 'application/json;q=0.' + '9'.repeat(500), 'text/*;q=1.000;q=0'];
+  const keys = [' leading space', 'tab\tkey', 'k'.repeat(256), 'x'.repeat(255), '%00', '"quoted"'];
+  for (const accept of accepts) {
+    const page = await svc.get('/console/timeline', { headers: { accept, cookie: holder.cookie }, redirect: 'manual' });
+    t.ok(page.status < 500, `Accept ${JSON.stringify(accept.slice(0, 40))}: ${page.status}`);
+    await page.arrayBuffer();
+  }
+  for (const key of keys) {
+    const r = await send(svc, 'POST', '/api/v1/orders', { market: 'm15', offer_key: d.key, qty: 1 }, { ...auth, 'idempotency-key': key });
+    t.ok(r.status === 201 || r.status === 400, `Idempotency-Key ${JSON.stringify(key.slice(0, 20))}: ${r.status}`);
+    if (/^[\x21-\x7e]{1,255}$/.test(key)) t.equal(r.status, 201, 'a printable key places the order');
+    else t.equal(r.status, 400, 'any other key is refused');
+  }
+  t.equal((await svc.get('/healthz')).status, 200, 'the service still answers');
+});

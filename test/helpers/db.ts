@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import tap from 'tap';
-import { startEmbedded } from '../../orm/embedded.js';
+import { serverPid, startEmbedded } from '../../orm/embedded.js';
 
 type Teardown = { teardown: (fn: () => unknown) => void };
 
@@ -39,16 +39,8 @@ export async function embeddedDataDir(t: Teardown): Promise<string> {
   return dir;
 }
 
-/** The pid of the server running on `clusterDir` (its postmaster names the cluster), if any. */
-export function leftServer(clusterDir: string): number | undefined {
-  let pid: number;
-  try {
-    pid = Number(fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(clusterDir) ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** The pid of the server running on `clusterDir`, if any (the service's own definition). */
+export const leftServer = serverPid;
 
 /** Stops (SIGINT: fast shutdown) a server left running on `clusterDir`; waits up to 10 s for it to go. */
 export async function stopLeftServer(clusterDir: string): Promise<void> {

@@ -6,7 +6,7 @@ import type { MarketId } from '../../engine/index.js';
 import { HttpError, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { MarketParams, marketOr404 } from './markets.js';
-import { TickRange, builtAnswer, checkSpan, closeAnswer, recordPosition, type CloseJson } from './record-common.js';
+import { TickRange, checkSpan, closeAnswer, keptCloseAnswer, recordPosition, type CloseJson } from './record-common.js';
 import { BookAnswer, FamiliesAnswer, SignalsAnswer } from '../../schemas/index.js';
 
 export const SIGNALS_CAP = 2000;
@@ -119,8 +119,7 @@ async function familiesJson(s: Services, market: MarketId, window: number, open:
 export async function warmCloseAnswers(s: Services, market: MarketId, open: number): Promise<void> {
   if (!s.record.enabled || !s.supervisor.historyLoaded(market)) return;
   const base = `/api/v1/markets/${market}`;
-  const keep = (path: string, key: string, build: () => Promise<CloseJson>) =>
-    s.record.closeAnswer(`${path}|${key}`, open, true, async () => builtAnswer(s, path, market, open, await build()));
+  const keep = (path: string, key: string, build: () => Promise<CloseJson>) => keptCloseAnswer(s, path, market, key, open, true, build);
   await Promise.all([
     keep(`${base}/families`, `families|${FAMILIES_WINDOW}`, () => familiesJson(s, market, FAMILIES_WINDOW, open)),
     // No tape in the window yet: a 404, nothing to keep.

@@ -5,6 +5,7 @@
 import Type, { type Static } from 'typebox';
 import type { Book, Bought, Cancelled, ExchangeMessage, ExchangePayment, ListingView, Listed } from '../../../actors/exchange/messages.js';
 import { read, type IdemTicket } from '../../../actors/runtime/client.js';
+import { numberToCents } from '../../engine/money.js';
 import { LIST_CAPS } from '../../rules.js';
 import { BoughtForm, ListedForm, ListingCancelledForm, ListingsAnswer, amount, rowId } from '../../schemas/index.js';
 import type { HolderPrincipal } from '../auth/holders.js';
@@ -54,8 +55,6 @@ const WORDS = {
   listing_id: 'choose a listing',
 };
 
-/** A price in the book's integer units (cents, or hundredths of a coin); the validator refused more than 2 decimals. */
-const priceUnits = (price: number): number => Math.round(price * 100);
 
 export function exchangeRoutes(s: Services): Route[] {
   const ask = <R>(book: Book, msg: ExchangeMessage, idem?: IdemTicket) => s.runtime.ask<R>(`exchange:${book}`, msg, { idem });
@@ -115,7 +114,7 @@ export function exchangeRoutes(s: Services): Route[] {
     post<Static<typeof ListFields>, Listed>({
       path: '/exchange/list', summary: 'List one of your owned items at your price in USD or Gold Coins (an item is listed once at a time: 409)',
       body: ListFields, answer: ListedForm,
-      run: (holder, { body, idem }) => ask(body.currency, { kind: 'list', holderId: holder.holderId, itemId: body.item_id, priceUnits: priceUnits(body.price) }, idem),
+      run: (holder, { body, idem }) => ask(body.currency, { kind: 'list', holderId: holder.holderId, itemId: body.item_id, priceUnits: numberToCents(body.price) }, idem),
       reply: (req, r) => formReply(req, '/exchange', { listing_id: r.listing_id }),
     }),
     post<Static<typeof ListingFields>, Cancelled>({

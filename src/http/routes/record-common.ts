@@ -124,7 +124,7 @@ export type CloseJson = { json: unknown; settledOnly: boolean };
  * The answer of `path` (a route's path, query excluded) as `cacheable` makes it, with the record at
  * open session `open`: the same bytes, ETag and headers, built whole to be kept.
  */
-export function builtAnswer(s: Services, path: string, market: MarketId, open: number, a: CloseJson): CachedAnswer {
+function builtAnswer(s: Services, path: string, market: MarketId, open: number, a: CloseJson): CachedAnswer {
   const body = Buffer.from(JSON.stringify(a.json));
   const { headers } = tag(s, path, market, a.settledOnly, (h) => h.update(body), open);
   return { body, contentType: JSON_TYPE, headers };
@@ -138,9 +138,16 @@ export function builtAnswer(s: Services, path: string, market: MarketId, open: n
  */
 export async function closeAnswer(s: Services, req: RequestInfo, market: MarketId, key: string, build: (open: number) => Promise<CloseJson>): Promise<Reply> {
   const { open } = recordPosition(s, market);
-  const kept = await s.record.closeAnswer(`${req.url}|${key}`, open, s.supervisor.historyLoaded(market), async () => builtAnswer(s, req.url, market, open, await build(open)));
+  const kept = await keptCloseAnswer(s, req.url, market, key, open, s.supervisor.historyLoaded(market), build);
   if (req.headers['if-none-match'] === kept.headers.etag) return { status: 304, headers: kept.headers };
   return { body: kept.body, contentType: kept.contentType, headers: kept.headers };
+}
+
+/** The close-keyed answer of `path` and `key` at open session `open`: kept (when `keep`) or built once for the concurrent callers. */
+export function keptCloseAnswer(
+  s: Services, path: string, market: MarketId, key: string, open: number, keep: boolean, build: (open: number) => Promise<CloseJson>,
+): Promise<CachedAnswer> {
+  return s.record.closeAnswer(`${path}|${key}`, open, keep, async () => builtAnswer(s, path, market, open, await build(open)));
 }
 
 /** ETag and cache headers of an answer whose body `hashBody` hashes; 304 when If-None-Match has it. */

@@ -45,8 +45,6 @@ const WORDS = {
   card_id: 'choose one of your stored cards',
 };
 
-/** An amount a form named, in integer cents (the validator refused more than 2 decimals). */
-const formCents = (amount: number): number => numberToCents(amount);
 
 type OverviewPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
 
@@ -59,7 +57,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
     post<Static<typeof TopupFields>, ToppedUp>({
       path: '/console/topup', summary: 'Top up one of your accounts by card (ledger card_charge +; never a monthly fee)', body: TopupFields, answer: TopupForm,
       run: async (holder, { body, idem }) => {
-        const amountCents = formCents(body.amount);
+        const amountCents = numberToCents(body.amount);
         const card = await cardCharge(s, holder.holderId, body, now());
         return ask(`account:${body.account_id}`, { kind: 'topup', holderId: holder.holderId, amountCents, card, at: s.clock.realNow() }, idem);
       },
@@ -70,7 +68,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
       path: '/console/payout', summary: 'Pay out from one of your accounts: it leaves the balance now and is paid 3 days of service time later, minus the commission',
       body: PayoutFields, answer: PayoutForm,
       run: async (holder, { body, idem }) => {
-        const amountCents = formCents(body.amount);
+        const amountCents = numberToCents(body.amount);
         if (body.card_id !== null && !(await read(s.runtime, 'holder.card', { holderId: holder.holderId, cardId: body.card_id }))) {
           throw new HttpError(404, `no stored card ${body.card_id} of yours`);
         }
