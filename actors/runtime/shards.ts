@@ -52,6 +52,22 @@ const distRuntime = here.includes(`${path.sep}dist${path.sep}`)
   ? here
   : path.resolve(here, '..', '..', 'dist', 'actors', 'runtime');
 const WORKER_FILE = path.join(distRuntime, 'worker.js');
+
+/**
+ * The Node flags a worker starts with: the process's own, less its module loaders. Workers run the
+ * compiled JavaScript only; a loader the process was started with (a test runner's TypeScript
+ * loader) would otherwise start again in every worker and go through every module it loads.
+ */
+export function workerExecArgv(parent: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < parent.length; i++) {
+    const flag = /^--(import|loader|experimental-loader|require|r)(=|$)/.exec(parent[i]);
+    if (!flag) out.push(parent[i]);
+    else if (!flag[2]) i++; // the loader is the next argument
+  }
+  return out;
+}
+
 const SERVICE_ACTORS = pathToFileURL(path.resolve(distRuntime, '..', 'index.js')).href;
 
 type Waiter = { envelope: Envelope; resolve: (r: TurnResult) => void; reject: (e: unknown) => void };
@@ -86,6 +102,7 @@ export class ActorRuntime {
           maxQueue: opts.mailboxLimit,
           ...(opts.workerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.workerHeapMb } } : {}),
           workerData,
+          execArgv: workerExecArgv(process.execArgv),
         }),
         pending: 0,
         restarts: 0,

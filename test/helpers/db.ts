@@ -1,5 +1,7 @@
-// A fresh, empty database per test: a new database on the PostgreSQL server named by DATABASE_URL,
-// or on an embedded server of the test process's own when DATABASE_URL is unset (dropped afterwards).
+// A fresh database per test: a new database on the PostgreSQL server named by DATABASE_URL, or on
+// an embedded server of the test process's own when DATABASE_URL is unset (dropped afterwards).
+// Under test/run.mjs (npm test) it is a copy of the run's migrated template (SVC_TEST_TEMPLATE);
+// a file run by tap alone gets an empty one, which the service migrates at its start.
 // A service started without DATABASE_URL starts its own embedded server in a temporary DATA_DIR.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,6 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import tap from 'tap';
 import { serverPid, startEmbedded } from '../../orm/embedded.js';
+import { timed } from './timing.js';
 
 type Teardown = { teardown: (fn: () => unknown) => void };
 
@@ -70,14 +73,23 @@ function sharedEmbedded(): Promise<string> {
   })());
 }
 
-/** A database URL for the test's own empty database, removed at teardown. */
+/** The migrated database test/run.mjs made for this run, which fresh databases copy. */
+const TEMPLATE = process.env.SVC_TEST_TEMPLATE;
+if (TEMPLATE !== undefined && !/^[a-z0-9_]+$/.test(TEMPLATE)) throw new Error(`SVC_TEST_TEMPLATE is not a database name: ${TEMPLATE}`);
+
+/** A database URL for the test's own database (migrated under npm test, else empty), removed at teardown. */
 export async function freshDatabase(t: Teardown): Promise<string> {
   const admin = new URL(usingPostgres ? process.env.DATABASE_URL! : await sharedEmbedded());
   const name = `svc_t_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const client = new pg.Client({ connectionString: admin.href });
-  await client.connect();
-  await client.query(`create database ${name}`);
-  await client.end();
+  await timed('database', async () => {
+    const client = new pg.Client({ connectionString: admin.href });
+    await client.connect();
+    try {
+      await client.query(TEMPLATE ? `create database ${name} template ${TEMPLATE}` : `create database ${name}`);
+    } finally {
+      await client.end();
+    }
+  });
   t.teardown(async () => {
     const c = new pg.Client({ connectionString: admin.href });
     await c.connect();

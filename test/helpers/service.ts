@@ -5,7 +5,8 @@ import { Agent } from 'undici';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startService, type RunningService, type StartOptions } from '../../src/service.js';
-import { embeddedDataDir, freshDatabase, usingPostgres } from './db.js';
+import { embeddedDataDir, freshDatabase } from './db.js';
+import { timed } from './timing.js';
 
 type T = { teardown: (fn: () => unknown) => void };
 
@@ -22,22 +23,17 @@ export type TestService = RunningService & {
 const BASE: Record<string, string> = { PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
 
 /**
- * Config for a test: port 0, 2 shards, a fresh database (on DATABASE_URL's server, or the embedded
- * default in a temporary DATA_DIR without it); `env` overrides any setting.
+ * Config for a test: port 0, 2 shards, a fresh database on DATABASE_URL's server (under npm test,
+ * the run's: CI's PostgreSQL or one embedded server) or, without DATABASE_URL, on the test
+ * process's own embedded server; `env` overrides any setting. Several services may share it (several
+ * processes on one database). The service's own embedded start in a DATA_DIR is embeddedTestConfig.
  */
 export async function testConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
-  if (!usingPostgres) return embeddedTestConfig(t, env);
   return loadConfig({ ...BASE, DATABASE_URL: await freshDatabase(t), ...env });
 }
 
-/**
- * Config for services that share one database (several processes on one server): a fresh database
- * on DATABASE_URL's server, or on the test process's own embedded server without it (a DATA_DIR
- * serves one process).
- */
-export async function sharedDatabaseConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
-  return loadConfig({ ...BASE, DATABASE_URL: await freshDatabase(t), ...env });
-}
+/** Config for services that share one database: testConfig's, named for what the test relies on. */
+export const sharedDatabaseConfig = testConfig;
 
 /** Config for a test of the embedded default whatever DATABASE_URL says: no DATABASE_URL, a temporary DATA_DIR. */
 export async function embeddedTestConfig(t: T, env: Record<string, string> = {}): Promise<Config> {
@@ -53,9 +49,12 @@ export async function startTestService(t: T, env: Record<string, string> = {}, o
       cb();
     },
   });
-  const svc = await startService(cfg, { log: pino({ level: cfg.logLevel }, sink), ...opts });
-  t.teardown(() => svc.stop());
-  await svc.ready;
+  const svc = await timed(cfg.databaseUrl ? 'service start' : 'service start (own embedded server)', async () => {
+    const started = await startService(cfg, { log: pino({ level: cfg.logLevel }, sink), ...opts });
+    t.teardown(() => started.stop());
+    await started.ready;
+    return started;
+  });
   // The test's own connection pool, destroyed after the service stops: the server keeps its
   // keep-alive connections when it stops listening, and fetch's pooled sockets to it would hold
   // the test process open for minutes (undici's 300 s timeouts).

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// `npm test` and `npm run test:embedded`: runs tap on one database server for the whole run.
+// - DATABASE_URL set: that server (CI's PostgreSQL). Unset: one embedded PostgreSQL server
+//   (orm/embedded.ts, the service's own default) started here for the run and stopped after it.
+// - The schema is migrated once, into a template database; every test's fresh database is a copy
+//   of it (CREATE DATABASE ... TEMPLATE), instead of each service start migrating its own.
+// - Each test process records where its time went (test/loader/register.mjs); the slowest files
+//   are printed at the end, and appended to SVC_TEST_TIMINGS_FILE when set (.ci/run sums passes).
+// Arguments are tap's (files, --grep...). Needs dist/ (npm test builds it first).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { startEmbedded } from '../dist/orm/embedded.js';
+import { migrate, openOrm } from '../dist/orm/database.js';
+import { readRecords, summary } from './timings.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const started = performance.now(); // wall-clock: reports the run's length, asserts nothing
+const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-run-'));
+fs.chmodSync(temp, 0o711); // the embedded server's user (root runs it as postgres) must reach it
+const timingDir = path.join(temp, 'timings');
+fs.mkdirSync(timingDir);
+
+let embedded;
+let adminUrl = process.env.DATABASE_URL;
+if (!adminUrl) {
+  embedded = await startEmbedded(temp, { maxConnections: 400 });
+  adminUrl = embedded.url;
+}
+const passName = process.env.SVC_TEST_PASS ?? (embedded ? 'embedded' : 'postgresql');
+const template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
+
+async function admin(sql) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function cleanUp() {
+  await admin(`drop database if exists ${template} with (force)`).catch((err) => console.error(`could not drop ${template}: ${err.message}`));
+  await embedded?.stop().catch((err) => console.error(`the embedded server did not stop: ${err.message}`));
+  fs.rmSync(temp, { recursive: true, force: true });
+}
+
+let code = 1;
+try {
+  await admin(`create database ${template}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${template}`;
+  const orm = await openOrm(url.href, 1);
+  await migrate(orm);
+  await orm.close(); // a template must have no connection while it is copied
+
+  const env = { ...process.env, DATABASE_URL: adminUrl, SVC_TEST_TEMPLATE: template, SVC_TEST_TIMINGS: timingDir, SVC_TEST_PASS: passName };
+  const tap = spawn(process.execPath, [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...process.argv.slice(2)], { env, stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => tap.kill(signal));
+  code = await new Promise((resolve) => tap.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
+
+  const records = readRecords(timingDir, passName);
+  records.push({ pass: passName, run: true, wallMs: performance.now() - started }); // wall-clock: reported, not asserted
+  if (process.env.SVC_TEST_TIMINGS_FILE) fs.appendFileSync(process.env.SVC_TEST_TIMINGS_FILE, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  console.log(summary(records, 10));
+} catch (err) {
+  console.error(`test run could not start: ${err.stack ?? err}`);
+} finally {
+  await cleanUp();
+}
+process.exit(code);
