@@ -30,10 +30,15 @@ export type ClockedService = {
   closeSession: (market: MarketId) => Promise<number>;
 };
 
-/** Starts the service (startTestService's config and env) on a clock that moves only when told, from `startMs` (default now). */
+/**
+ * Starts the service (startTestService's config and env) on a clock that moves only when told,
+ * from `startMs`: by default 50 ms into the next m15 session (the first start anchors service time
+ * at it, so at any SVC_TIME_SCALE every m15 session, the first included, lasts its whole interval:
+ * the m15 timer, armed that far ahead in real time, does not fire during a test at scale 1).
+ */
 export async function startClockedService(t: T, env: Record<string, string> = {}, opts: StartOptions & { startMs?: number } = {}): Promise<ClockedService> {
   const { startMs, ...start } = opts;
-  let nowMs = startMs ?? Date.now();
+  let nowMs = startMs ?? Math.ceil(Date.now() / 900_000) * 900_000 + 50;
   const svc = await startTestService(t, env, { ...start, realMs: () => nowMs });
   const s = svc.services;
   const advanceTo = (ms: number) => {
