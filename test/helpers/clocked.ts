@@ -38,8 +38,13 @@ export type ClockedService = {
  */
 export async function startClockedService(t: T, env: Record<string, string> = {}, opts: StartOptions & { startMs?: number } = {}): Promise<ClockedService> {
   const { startMs, ...start } = opts;
+  return withClock((realMs) => startTestService(t, env, { ...start, realMs }), startMs);
+}
+
+/** The same for a service another helper starts (startWebService): `start` gets the injected real-time source. */
+export async function withClock(start: (realMs: () => number) => Promise<TestService>, startMs?: number): Promise<ClockedService> {
   let nowMs = startMs ?? Math.ceil(Date.now() / 900_000) * 900_000 + 50;
-  const svc = await startTestService(t, env, { ...start, realMs: () => nowMs });
+  const svc = await start(() => nowMs);
   const s = svc.services;
   const advanceTo = (ms: number) => {
     if (ms < nowMs) throw new Error(`the clock does not run backwards (${ms} < ${nowMs})`);
