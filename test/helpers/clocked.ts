@@ -69,12 +69,3 @@ export async function withClock(start: (realMs: () => number) => Promise<TestSer
     },
   };
 }
-
-/** Polls `probe` every `everyMs` until it answers truthy; no deadline of its own (the test's timeout is the cap). */
-export async function until<R>(probe: () => Promise<R | undefined | null | false>, everyMs = 20): Promise<R> {
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
