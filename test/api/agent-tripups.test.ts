@@ -5,29 +5,32 @@
 import t from 'tap';
 import { FUNDING_PROFITABLE_TRADES, menuUrl, orderAmounts } from '../../src/rules.js';
 import { TEST_CARDS } from '../../src/payments/cards.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { currentMenu as menuOf, registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
+import type { TestService } from '../helpers/service.js';
+import { startClockedService } from '../helpers/clocked.js';
+import { registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder } from '../helpers/holders.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const currentMenu = (svc: TestService) => menuOf(svc, MARKET);
+/** The menu of the open m15 session (the test's clock stands still: it stays open until the test closes it). */
+async function currentMenu(svc: TestService): Promise<Menu> {
+  const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  if (m.tick !== svc.services.supervisor.openTick(MARKET)) throw new Error(`the menu's session ${m.tick} is not the open one ${svc.services.supervisor.openTick(MARKET)}`);
+  return m;
+}
 
-/** Places an order on a deal `pick` chooses, again when the session closed in between (a 404). */
+/** Places an order on a deal `pick` chooses from the open session's menu. */
 async function order(svc: TestService, agent: TestAgent, body: Record<string, unknown>, pick: (m: Menu) => any = (m) => m.deals[0]) {
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const m = await currentMenu(svc);
-    const deal = pick(m);
-    const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1, ...body });
-    if (r.status !== 404) return { r, deal, menu: m };
-  }
-  throw new Error('no order placed in 10 sessions');
+  const m = await currentMenu(svc);
+  const deal = pick(m);
+  const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1, ...body });
+  return { r, deal, menu: m };
 }
 
 t.test('what an agent tripped on', async (t) => {
-  const svc = await startTestService(t, { SVC_TIME_SCALE: '300' });
+  const c = await startClockedService(t);
+  const svc = c.svc;
   const base = svc.config.baseUrl;
   const fee = cents((await send(svc, 'GET', `/api/v1/markets/${MARKET}`)).body.fees.fulfilment_per_unit);
   const agent = await registerAgent(svc);
@@ -81,20 +84,29 @@ t.test('what an agent tripped on', async (t) => {
   await t.test("a deal of a closed session answers 404 with the current menu's address", async (t) => {
     const m = await currentMenu(svc);
     const key = m.deals[0].key;
-    await sleep(Math.max(0, m.closes_at * 1000 - Date.now()) + 200);
     const menuLink = menuUrl(base, MARKET);
-    const read = await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals/${key}`);
-    t.equal(read.status, 404);
-    t.match(read.body.detail, menuLink);
-    const placed = await agent.post('/api/v1/orders', { market: MARKET, offer_key: key, qty: 1 });
-    t.equal(placed.status, 404);
-    t.match(placed.body.detail, menuLink);
+    t.equal((await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals/${key}`)).status, 200, 'listed while its session is open');
+    // Past the session's close by the clock: gone at once, before the record closed the session,
+    // and still gone after.
+    c.advanceTo(m.closes_at * 1000 + 200);
+    for (const when of ['before the record closed it', 'after the close']) {
+      if (when === 'after the close') {
+        await c.runDue();
+        t.equal(svc.services.supervisor.openTick(MARKET), m.tick + 1, 'the record closed the session');
+      } else t.equal(svc.services.supervisor.openTick(MARKET), m.tick, 'the record has not closed it yet');
+      const read = await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals/${key}`);
+      t.equal(read.status, 404, when);
+      t.match(read.body.detail, menuLink);
+      const placed = await agent.post('/api/v1/orders', { market: MARKET, offer_key: key, qty: 1 });
+      t.equal(placed.status, 404, when);
+      t.match(placed.body.detail, menuLink);
+    }
     t.equal((await send(svc, 'GET', new URL(menuLink).pathname)).status, 200, 'the link is the menu');
 
     // The order batch's own check (a session that closed after the front end let the order through).
     const refused = await svc.services.runtime.ask(`account:${agent.accountId}`, {
       kind: 'order', agentId: agent.agentId, market: MARKET, tick: m.tick, idx: 0, offerKey: key, qty: 1,
-      closesAt: m.closes_at, at: Date.now() / 1000, payFromBalance: false, baseUrl: base,
+      closesAt: m.closes_at, at: svc.services.clock.realNow(), payFromBalance: false, baseUrl: base,
     }).then(() => null, (err: { status: number; detail: string }) => err);
     t.equal(refused?.status, 404);
     t.match(refused?.detail, menuLink);

@@ -1,9 +1,11 @@
 // The current menu over HTTP: GET /markets/{id}/deals and /deals/{offer_key}, served from the
 // in-memory snapshots, and the market status' quote of the same menu.
 import t from 'tap';
-import { startTestService } from '../helpers/service.js';
+import { startClockedService } from '../helpers/clocked.js';
 
-const svc = await startTestService(t);
+// The clock moves only when the test says: no session closes between two reads of a menu.
+const clocked = await startClockedService(t);
+const svc = clocked.svc;
 
 const COMMON = ['key', 'tick', 'sku_family', 'cluster', 'bundle', 'unit_cost', 'list_price', 'margin', 'listed_at', 'max_qty', 'house_accepted', 'house_qty'];
 const VELOCITY = ['sales_velocity', 'inverse_sv'];
@@ -21,7 +23,8 @@ t.test('every Deal field with its type; velocity fields on m15 only, ranking fie
     t.match(headers.get('content-type'), /^application\/json/);
     t.equal(body.market, market);
     t.type(body.tick, 'number');
-    t.ok(Math.abs(body.closes_at - Date.now() / 1000) < 7200 + 5, 'closes_at is real unix seconds');
+    const left = body.closes_at - clocked.now() / 1000;
+    t.ok(left > 0 && left <= (market === 'm15' ? 900 : 7200), 'closes_at is real unix seconds');
     t.same([body.limit, body.offset], [2000, 0]);
     t.equal(body.total, body.deals.length);
     t.ok(body.deals.length > 0);
@@ -161,14 +164,10 @@ t.test('ETag and 304 on the menu', async (t) => {
 
 t.test('market status carries quote and menu_size consistent with /deals', async (t) => {
   for (const market of ['m15', 'm45', 'h2', 'h10']) {
-    // A session may close between the calls: retry until both menu reads see the same tick.
-    let before: any, status: any, after: any;
-    for (let i = 0; i < 3; i++) {
-      before = (await deals(market)).body;
-      status = (await svc.getJson(`/api/v1/markets/${market}`)).body;
-      after = (await deals(market)).body;
-      if (before.tick === after.tick) break;
-    }
+    // The clock stands still: the status and the menu are of the same session.
+    const before = (await deals(market)).body;
+    const status = (await svc.getJson(`/api/v1/markets/${market}`)).body;
+    t.equal(status.current_tick, before.tick, `${market}: one session`);
     const q = status.quote;
     t.equal(status.menu_size, before.total, `${market} menu_size = total`);
     t.equal(q.deals, status.menu_size);
@@ -209,31 +208,31 @@ t.test('OpenAPI documents the menu routes', async (t) => {
   t.ok(one.responses['200'] && one.responses['404']);
 });
 
-async function until(probe: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !(await probe()); ) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 t.test('a key stops resolving once its session closes', async (t) => {
-  // SVC_TIME_SCALE=300: m15 closes every 3 seconds. Its own database (a second service).
-  const fast = await startTestService(t, { SVC_TIME_SCALE: '300' });
+  // SVC_TIME_SCALE=300: an m15 session lasts 3 seconds of real time. Its own database (a second
+  // service), on a clock the test moves: the test decides when the session closes.
+  const c = await startClockedService(t, { SVC_TIME_SCALE: '300' });
+  const fast = c.svc;
   const first = await fast.get('/api/v1/markets/m15/deals');
   const menu = (await first.json()) as any;
   const key = menu.deals[0].key;
   const etag = first.headers.get('etag')!;
-  t.ok(menu.closes_at - Date.now() / 1000 <= 3.5, 'closes within about 3 seconds');
-  // Just past its close by the clock; whether or not the record closed yet, the key is gone.
-  await new Promise((r) => setTimeout(r, Math.max(0, (menu.closes_at - Date.now() / 1000) * 1000) + 20));
+  const left = menu.closes_at - c.now() / 1000;
+  t.ok(left > 0 && left <= 3, `closes within 3 seconds of real time (${left.toFixed(3)} s)`);
+  t.equal((await fast.getJson(`/api/v1/markets/m15/deals/${encodeURIComponent(key)}`)).status, 200, 'listed while its session is open');
+  // Just past its close by the clock, before runDue: the menu follows the clock, so the key is gone
+  // even before the record closes the session (at this scale the supervisor's own timer, re-armed
+  // every 3 s of real time, may also close it meanwhile: the key is gone either way).
+  c.advanceTo(menu.closes_at * 1000 + 20);
   const gone = await fast.getJson(`/api/v1/markets/m15/deals/${encodeURIComponent(key)}`);
   t.equal(gone.status, 404);
   t.match(gone.body.detail, /not on the current menu/);
-  await until(async () => fast.services.supervisor.openTick('m15')! > menu.tick);
+  await c.runDue();
+  t.equal(fast.services.supervisor.openTick('m15'), menu.tick + 1, 'the record closed the session');
   const now = await fast.get('/api/v1/markets/m15/deals', { headers: { 'if-none-match': etag } });
   t.equal(now.status, 200, 'old ETag no longer matches');
   const next = (await now.json()) as any;
-  t.ok(next.tick > menu.tick, `new tick ${next.tick} > ${menu.tick}`);
+  t.equal(next.tick, menu.tick + 1, `new tick ${next.tick} = ${menu.tick} + 1`);
   t.equal(next.tick, fast.services.supervisor.openTick('m15'), "the record's open session");
   t.not(now.headers.get('etag'), etag);
   const fresh = await fast.getJson(`/api/v1/markets/m15/deals/${encodeURIComponent(next.deals[0].key)}`);

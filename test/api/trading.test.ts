@@ -1,19 +1,24 @@
-// The core loop over HTTP on a real database with a scaled clock (m15 closes every second): an
-// agent registers and orders, a holder registers and pays by card, the order fills at the close, the
-// position sells through 8 sessions and settles; money checked against the cash formulas and the
-// ledger. Deals are picked with the engine (a pure function of seed, market and tick), so the test
-// knows which will end in profit.
+// The core loop over HTTP on a real database with a clock the test drives (each m15 close is a
+// step the test takes): an agent registers and orders, a holder registers and pays by card, the
+// order fills at the close, the position sells through 8 sessions and settles; money checked
+// against the cash formulas and the ledger. Deals are picked with the engine (a pure function of
+// seed, market and tick), so the test knows which will end in profit.
 import t from 'tap';
 import { dealOutcomeInputs, menu, settleDeal } from '../../src/engine/index.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { currentMenu as menuOf, ledgerSumCents, registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
+import type { TestService } from '../helpers/service.js';
+import { startClockedService, type ClockedService } from '../helpers/clocked.js';
+import { ledgerSumCents, registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, type TestHolder } from '../helpers/holders.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const currentMenu = (svc: TestService) => menuOf(svc, MARKET);
+/** The menu of the open m15 session (the clock stands still: it stays open until the test closes it). */
+async function currentMenu(svc: TestService): Promise<Menu> {
+  const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  if (m.tick !== svc.services.supervisor.openTick(MARKET)) throw new Error(`the menu's session ${m.tick} is not the open one ${svc.services.supervisor.openTick(MARKET)}`);
+  return m;
+}
 
 /** Realised P&L of `qty` units of menu row `idx` of session `tick`, from the engine. */
 const engineResult = (svc: TestService, tick: number, idx: number, qty: number) => {
@@ -21,38 +26,30 @@ const engineResult = (svc: TestService, tick: number, idx: number, qty: number) 
   return settleDeal(MARKET, deal, dealOutcomeInputs(svc.config.seed, MARKET, tick, idx), qty);
 };
 
-/** Orders a deal chosen by `pick` and has the holder pay it, retrying when the second-long session closes in between. */
-async function orderAndPay(svc: TestService, agent: TestAgent, holder: TestHolder, pick: (m: Menu) => number, qty: number) {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const m = await currentMenu(svc);
+/**
+ * Orders a deal chosen by `pick` in the open session and has the holder pay it; when the menu has
+ * no such deal the test closes the session and looks at the next one's (menus are the engine's).
+ */
+async function orderAndPay(c: ClockedService, agent: TestAgent, holder: TestHolder, pick: (m: Menu) => number, qty: number) {
+  for (let sessions = 0; sessions < 50; sessions++) {
+    const m = await currentMenu(c.svc);
     const idx = pick(m);
     if (idx < 0) {
-      await sleep(300);
+      await c.closeSession(MARKET);
       continue;
     }
     const order = await agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[idx].key, qty });
-    if (order.status === 404) continue;
     if (order.status !== 201) throw new Error(`order: ${order.status} ${JSON.stringify(order.body)}`);
     const paid = await holder.pay(order.body.purchase_url);
-    if (paid.status === 409) continue; // its session closed before the payment: expired, nothing charged
     if (paid.status !== 200) throw new Error(`pay: ${paid.status} ${JSON.stringify(paid.body)}`);
     return { order: order.body, paid: paid.body, tick: m.tick, idx };
   }
-  throw new Error('no order could be placed and paid within one session in 20 attempts');
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
+  throw new Error('no menu of 50 sessions had the deal wanted');
 }
 
 t.test('orders, checkout, fills, settlement and autonomous funding', async (t) => {
-  const svc = await startTestService(t, { SVC_TIME_SCALE: '300' });
+  const c = await startClockedService(t);
+  const svc = c.svc;
   const fee = (await send(svc, 'GET', `/api/v1/markets/${MARKET}`)).body.fees.fulfilment_per_unit;
   const agent = await registerAgent(svc, { name: 'Loop agent', agent: { model: 'loop-1' }, operator: { name: 'Loop Ops' }, purpose: 'testing the loop' });
   const other = await registerAgent(svc);
@@ -91,8 +88,7 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
     t.same(o.items, deal.bundle.items);
     t.equal((await agent.get(`/api/v1/orders/${o.id}`)).body.purchase_url, o.purchase_url);
     t.equal((await other.get(`/api/v1/orders/${o.id}`)).status, 404, "another agent's order is not found");
-    t.ok((await agent.get('/api/v1/orders?status=awaiting_payment')).body.orders.some((x: { id: number }) => x.id === o.id) ||
-      (await agent.get(`/api/v1/orders/${o.id}`)).body.status === 'expired');
+    t.ok((await agent.get('/api/v1/orders?status=awaiting_payment')).body.orders.some((x: { id: number }) => x.id === o.id), 'listed as awaiting payment while its session is open');
     t.equal((await agent.get('/api/v1/orders?limit=0')).status, 422);
   });
 
@@ -112,7 +108,9 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
       t.equal(p.status, status, why);
       t.type(p.body.detail, 'string');
     }
-    await until('the order to expire', async () => (await agent.get(`/api/v1/orders/${r.body.id}`)).body.status === 'expired');
+    t.equal((await agent.get(`/api/v1/orders/${r.body.id}`)).body.status, 'awaiting_payment', 'unpaid while its session is open');
+    await c.closeSession(MARKET);
+    t.equal((await agent.get(`/api/v1/orders/${r.body.id}`)).body.status, 'expired', 'expired by the close');
     const late = await holder.pay(r.body.purchase_url);
     t.equal(late.status, 409, 'paid after the close');
     t.match(late.body.detail, /expired/);
@@ -128,8 +126,8 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
   const leftover = (m: Menu) => m.deals.findIndex((d, idx) => d.max_qty >= 3 && engineResult(svc, m.tick, idx, 3).qty_left > 0);
   const fills: { order: any; paid: any; tick: number; idx: number; qty: number }[] = [];
   await t.test('a holder pays by card: the participation fee once a month, a second payment charges nothing', async (t) => {
-    for (let i = 0; i < 3; i++) fills.push({ ...(await orderAndPay(svc, agent, holder, profitable, 1)), qty: 1 });
-    fills.push({ ...(await orderAndPay(svc, agent, holder, leftover, 3)), qty: 3 });
+    for (let i = 0; i < 3; i++) fills.push({ ...(await orderAndPay(c, agent, holder, profitable, 1)), qty: 1 });
+    fills.push({ ...(await orderAndPay(c, agent, holder, leftover, 3)), qty: 3 });
     t.equal(fills[0].paid.ok, true);
     t.equal(fills[0].paid.fee, 15, "the holder's first checkout of the month carries the fee");
     t.equal(cents(fills[0].paid.charged), cents(fills[0].order.total_amount) + 1500, "the order and the fee, to the cent");
@@ -152,14 +150,23 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
 
   await t.test('fills become positions that sell through 8 sessions and settle by the formula', async (t) => {
     for (const f of fills) {
-      const order = await until('the fill', async () => {
-        const o = (await agent.get(`/api/v1/orders/${f.order.id}`)).body;
-        return o.status === 'filled' && o;
-      });
-      const pos = await until('the settlement', async () => {
-        const p = (await agent.get(`/api/v1/positions/${order.position_id}`)).body;
-        return p.status === 'settled' && p;
-      });
+      // The close of the order's session fills it; each close after it sells one session; the
+      // close of session tick + 8 settles it.
+      const sup = svc.services.supervisor;
+      t.equal((await agent.get(`/api/v1/orders/${f.order.id}`)).body.status, sup.openTick(MARKET) === f.tick ? 'paid' : 'filled', 'paid until its session closes');
+      while (sup.openTick(MARKET)! <= f.tick) await c.closeSession(MARKET);
+      const order = (await agent.get(`/api/v1/orders/${f.order.id}`)).body;
+      t.equal(order.status, 'filled', 'filled by the close of its session');
+      // (An earlier fill's sessions may have closed while a later order looked for its deal.)
+      if (sup.openTick(MARKET)! <= f.tick + 8) {
+        while (sup.openTick(MARKET)! < f.tick + 8) await c.closeSession(MARKET);
+        const selling = (await agent.get(`/api/v1/positions/${order.position_id}`)).body;
+        t.not(selling.status, 'settled', 'still selling before the close of session tick + 8');
+        t.equal(selling.ticks_done, 7, 'seven sessions sold');
+        await c.closeSession(MARKET);
+      }
+      const pos = (await agent.get(`/api/v1/positions/${order.position_id}`)).body;
+      t.equal(pos.status, 'settled', 'settled by the close of session tick + 8');
       const expected = engineResult(svc, f.tick, f.idx, f.qty);
       t.equal(pos.order_id, f.order.id);
       t.equal(pos.opened_tick, f.tick);

@@ -6,10 +6,12 @@
 import t from 'tap';
 import { currentMenu, ledgerSumCents, registerAgent, type TestAgent } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder, sessionCookieOf, startWebService } from '../helpers/web.js';
+import { withClock } from '../helpers/clocked.js';
 import type { TestService } from '../helpers/service.js';
 
 const CARD = { method: 'new_card', number: '4242 4242 4242 4242', exp: '12/39', cvc: '123', holder: 'Ada L' };
-// h2 sessions last 2 hours at time scale 1: the deals picked stay on the menu for the whole test.
+// The service's clock stands still (the test drives it and never moves it): the deals picked stay on
+// the menu for the whole test.
 const MARKET = 'h2';
 
 async function upload(svc: TestService, cookie: string, csv: string, headers: Record<string, string> = {}) {
@@ -35,7 +37,7 @@ async function agentWithLines(svc: TestService, deals: any[], n: number, profile
 }
 
 t.test('the holder\'s carts on the web', async (t) => {
-  const svc = await startWebService(t, { SVC_TIME_SCALE: '1' });
+  const { svc } = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }));
   const db = (sql: string, params: unknown[] = []) => svc.orm.em.fork().execute(sql, params);
   const deals = (await currentMenu(svc, MARKET, 600)).deals;
   const ada = await registerHolder(svc, 'ada@example.com');
@@ -108,7 +110,7 @@ t.test('the holder\'s carts on the web', async (t) => {
     const stale = (await postForm(svc, '/cart/add', { market: MARKET, offer_key: d0.key }, asGus)).body;
     const fresh = (await postForm(svc, '/cart/add', { market: MARKET, offer_key: d1.key }, asGus)).body;
     // As if its session had closed: the line's close time is what makes it stale.
-    await db('update cart_item set closes_at = ? where id = ?', [Date.now() / 1000 - 60, stale.item_id]);
+    await db('update cart_item set closes_at = ? where id = ?', [svc.services.clock.realNow() - 60, stale.item_id]);
     const page = await getPage(svc, '/cart', { cookie: gus.cookie });
     t.match(page.text, new RegExp(`id="line-${stale.item_id}">(?:(?!</tr>).)*<strong class="stale">stale</strong>`, 's'), 'the stale line is marked');
     t.match(page.text, /closed \(\d\d:\d\d:\d\d UTC\)/);
@@ -117,7 +119,7 @@ t.test('the holder\'s carts on the web', async (t) => {
     t.same(refreshed.body, { ok: true, remapped: 1, still_stale: 0 });
     t.notMatch((await getPage(svc, '/cart', { cookie: gus.cookie })).text, 'class="stale"', 'nothing stale any more');
 
-    await db('update cart_item set closes_at = ? where id = ?', [Date.now() / 1000 - 60, stale.item_id]);
+    await db('update cart_item set closes_at = ? where id = ?', [svc.services.clock.realNow() - 60, stale.item_id]);
     const paid = await postForm(svc, '/cart/checkout', { ...CARD, cart_id: '' }, asGus);
     t.equal(paid.status, 200);
     t.match(paid.body, { ok: true, cart_id: fresh.cart_id, skipped_stale: 1, bought_outright: false });

@@ -40,15 +40,19 @@ export const ledgerSumCents = (ledger: { amount: number }[]) => ledger.reduce((s
 
 export type Menu = { tick: number; closes_at: number; deals: any[] };
 /**
- * The current menu of `market` with at least `minLeft` seconds of its session left, so that
- * ordering and paying on it fit before its close (CONTRACT.md "Session boundary": the clock ends a
- * deal, even before the record closes). Waits for the next session otherwise.
+ * The current menu of `market` with at least `minLeft` seconds of its session left by the
+ * service's clock, so that ordering and paying on it fit before its close (CONTRACT.md "Session
+ * boundary": the clock ends a deal, even before the record closes). On a real clock it waits for
+ * the next session otherwise; on a clock the test drives (test/helpers/clocked.ts) that would
+ * never come, so it refuses: close the session instead.
  */
 export async function currentMenu(svc: TestService, market: string, minLeft = 1.5): Promise<Menu> {
   for (;;) {
     const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${market}/deals`)).body;
-    const left = m.closes_at - Date.now() / 1000;
+    const at = svc.services.clock.realNow();
+    const left = m.closes_at - at;
     if (left >= minLeft) return m;
     await new Promise((r) => setTimeout(r, Math.max(50, left * 1000 + 100)));
+    if (svc.services.clock.realNow() === at) throw new Error(`${market}: ${left.toFixed(1)} s left on a clock that stands still; close the session instead of waiting`);
   }
 }

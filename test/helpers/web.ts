@@ -2,6 +2,7 @@
 // browser carry that origin, and the cross-site check compares with it), and form posts as a
 // browser (303s not followed) or as a JSON client.
 import net from 'node:net';
+import type { StartOptions } from '../../src/service.js';
 import { startTestService, type TestService } from './service.js';
 
 type T = Parameters<typeof startTestService>[0];
@@ -19,9 +20,9 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startWebService(t: T, env: Record<string, string> = {}): Promise<TestService> {
+export async function startWebService(t: T, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestService> {
   const port = await freePort();
-  return startTestService(t, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env });
+  return startTestService(t, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env }, opts);
 }
 
 export type WebAnswer = { status: number; body: any; text: string; headers: Headers; location: string | null; setCookie: string | null };

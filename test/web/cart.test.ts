@@ -9,9 +9,10 @@ import type { Page } from 'playwright-core';
 import { artifact, launchChromium } from '../helpers/browser.js';
 import { currentMenu, registerAgent, type TestAgent } from '../helpers/agents.js';
 import { startWebService } from '../helpers/web.js';
+import { withClock } from '../helpers/clocked.js';
 import type { TestService } from '../helpers/service.js';
 
-// h2 sessions last 2 hours at time scale 1: the proposed deals stay open for the whole test.
+// The service's clock stands still: the proposed deals stay open for the whole test.
 const MARKET = 'h2';
 
 /** An agent that proposed `deals` as lines of its default cart; the line ids and the cart link. */
@@ -35,7 +36,7 @@ async function fillCard(page: Page, number: string) {
 }
 
 t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
-  const svc = await startWebService(t, { SVC_TIME_SCALE: '1' });
+  const { svc } = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }));
   const deals = (await currentMenu(svc, MARKET, 600)).deals;
   const browser = await launchChromium(t);
   const violations: string[] = [];
