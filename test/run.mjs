@@ -4,6 +4,8 @@
 //   (orm/embedded.ts, the service's own default) started here for the run and stopped after it.
 // - The schema is migrated once, into a template database; every test's fresh database is a copy
 //   of it (CREATE DATABASE ... TEMPLATE), instead of each service start migrating its own.
+// - One day of history is recorded once, at the run's first instant, into a second template: the
+//   files that read the record start on a copy of it (test/helpers/service.ts startRecordedService).
 // - Each test process records where its time went (test/loader/register.mjs); the slowest files
 //   are printed at the end, and appended to SVC_TEST_TIMINGS_FILE when set (.ci/run sums passes).
 // Arguments are tap's (files, --grep...). Needs dist/ (npm test builds it first).
@@ -15,6 +17,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startEmbedded } from '../dist/orm/embedded.js';
 import { migrate, openOrm } from '../dist/orm/database.js';
+import { loadConfig } from '../dist/src/config.js';
+import { startService } from '../dist/src/service.js';
 import { readRecords, summary } from './timings.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,7 +35,10 @@ if (!adminUrl) {
   adminUrl = embedded.url;
 }
 const passName = process.env.SVC_TEST_PASS ?? (embedded ? 'embedded' : 'postgresql');
-const template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
+const dayMs = Date.now(); // the instant the recorded day ends (RECORDED_DAY_MS in the tests)
+const template = `svc_tpl_${process.pid}_${dayMs.toString(36)}`;
+const dayTemplate = `${template}_day`;
+const urlOf = (db) => Object.assign(new URL(adminUrl), { pathname: `/${db}` }).href;
 
 async function admin(sql) {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -44,7 +51,7 @@ async function admin(sql) {
 }
 
 async function cleanUp() {
-  await admin(`drop database if exists ${template} with (force)`).catch((err) => console.error(`could not drop ${template}: ${err.message}`));
+  for (const db of [dayTemplate, template]) await admin(`drop database if exists ${db} with (force)`).catch((err) => console.error(`could not drop ${db}: ${err.message}`));
   await embedded?.stop().catch((err) => console.error(`the embedded server did not stop: ${err.message}`));
   fs.rmSync(temp, { recursive: true, force: true });
 }
@@ -52,13 +59,20 @@ async function cleanUp() {
 let code = 1;
 try {
   await admin(`create database ${template}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${template}`;
-  const orm = await openOrm(url.href, 1);
+  const orm = await openOrm(urlOf(template), 1);
   await migrate(orm);
   await orm.close(); // a template must have no connection while it is copied
+  // The recorded day: the service itself records it, on a copy of the migrated template, at dayMs.
+  await admin(`create database ${dayTemplate} template ${template}`);
+  const recorder = await startService(loadConfig({ PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'silent', SVC_BACKFILL_DAYS: '1', DATABASE_URL: urlOf(dayTemplate) }), { realMs: () => dayMs });
+  try {
+    await recorder.ready;
+    await recorder.services.supervisor.backfilled();
+  } finally {
+    await recorder.stop();
+  }
 
-  const env = { ...process.env, DATABASE_URL: adminUrl, SVC_TEST_TEMPLATE: template, SVC_TEST_TIMINGS: timingDir, SVC_TEST_PASS: passName };
+  const env = { ...process.env, DATABASE_URL: adminUrl, SVC_TEST_TEMPLATE: template, SVC_TEST_DAY_TEMPLATE: dayTemplate, SVC_TEST_DAY_MS: String(dayMs), SVC_TEST_TIMINGS: timingDir, SVC_TEST_PASS: passName };
   const tap = spawn(process.execPath, [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...process.argv.slice(2)], { env, stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => tap.kill(signal));
   code = await new Promise((resolve) => tap.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));

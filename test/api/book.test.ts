@@ -1,11 +1,10 @@
 // GET /markets/{id}/book over HTTP: the synthetic book drawn from the recorded tape.
 import t, { type Test } from 'tap';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 import { chooseSpread } from '../../src/analytics/spread.js';
 
-const T0 = Date.now();
-const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' }, { realMs: () => T0 });
-await svc.services.supervisor.backfilled();
+const T0 = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, {}, { realMs: () => T0 });
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;

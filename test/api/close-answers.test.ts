@@ -5,12 +5,11 @@
 import t from 'tap';
 import { MARKETS, type MarketId } from '../../src/engine/index.js';
 import { RecordFragments } from '../../src/http/record-fragments.js';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 
 // The clock moves only when the test says: closes happen at runDue().
-let nowMs = Date.now();
-const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1' }, { realMs: () => nowMs });
-await svc.services.supervisor.backfilled();
+let nowMs = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, {}, { realMs: () => nowMs });
 const s = svc.services;
 const cached = s.record;
 const uncached = new RecordFragments(s.runtime, 0, s.log, () => []);

@@ -1,10 +1,9 @@
 // GET /markets/{id}/families and /families/{cluster}/signals over HTTP on one day of history.
 import t from 'tap';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 
-const T0 = Date.now();
-const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' }, { realMs: () => T0 });
-await svc.services.supervisor.backfilled();
+const T0 = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, {}, { realMs: () => T0 });
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;

@@ -9,12 +9,11 @@ import { RecordFragments } from '../../src/http/record-fragments.js';
 import { seriesKey } from '../../src/http/record-cache.js';
 import type { FragmentSpec } from '../../actors/record/messages.js';
 import { holderTrade } from '../helpers/holder-trades.js';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 
 // The clock moves only when the test says: closes happen at runDue().
-let nowMs = Date.now();
-const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1', SVC_ORACLE: '1' }, { realMs: () => nowMs });
-await svc.services.supervisor.backfilled();
+let nowMs = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, { SVC_ORACLE: '1' }, { realMs: () => nowMs });
 const s = svc.services;
 const cached = s.record;
 const uncached = new RecordFragments(s.runtime, 0, s.log, () => []);

@@ -1,12 +1,10 @@
 // GET /markets/{id}/stats over HTTP on one day of recorded history, with and without the oracle.
 import t from 'tap';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 import { dealProfitCurve, sessionRows, type MarketId } from '../../src/engine/index.js';
 
-const T0 = Date.now();
-const ENV = { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' };
-const svc = await startTestService(t, ENV, { realMs: () => T0 });
-await svc.services.supervisor.backfilled();
+const T0 = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, {}, { realMs: () => T0 });
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;
@@ -100,8 +98,7 @@ t.test('ranges: unsettled only is empty, cap 400, reversed, unknown market', asy
 });
 
 t.test('with SVC_ORACLE=1 every row carries the engine outcomes of all menu rows', async (t) => {
-  const osvc = await startTestService(t, { ...ENV, SVC_ORACLE: '1' }, { realMs: () => T0 });
-  await osvc.services.supervisor.backfilled();
+  const osvc = await startRecordedService(t, { SVC_ORACLE: '1' }, { realMs: () => T0 });
   const osql = (q: string, p: unknown[] = []) => osvc.orm.em.fork().execute(q, p);
   for (const market of ['m15', 'h2'] as MarketId[]) {
     const o = osvc.services.supervisor.openTick(market)!;

@@ -5,12 +5,11 @@
 import t from 'tap';
 import { dealMarketPath, dealProfitCurve, dealOutcomeInputs, menu, MARKETS, type MarketId } from '../../src/engine/index.js';
 import { holderTrade as writeHolderTrade } from '../helpers/holder-trades.js';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 
 // A frozen clock: no session closes while the test compares answers about the same range.
-const frozen = Date.now();
-const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1' }, { realMs: () => frozen });
-await svc.services.supervisor.backfilled();
+const frozen = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, {}, { realMs: () => frozen });
 const seed = svc.config.seed;
 const em = () => svc.orm.em.fork();
 const cents = (x: number) => Math.round(x * 100);

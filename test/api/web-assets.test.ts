@@ -4,13 +4,12 @@
 // of /families/{cluster}/signals; charts with their text alternatives; defaults, 404 and 422 pages.
 import t from 'tap';
 import { FAMILIES, MARKETS } from '../../src/engine/index.js';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 import { getPage } from '../helpers/web.js';
 
 // A frozen clock: no session closes while the pages are compared with the JSON answers.
-const T0 = Date.now();
-const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1' }, { realMs: () => T0 });
-await svc.services.supervisor.backfilled();
+const T0 = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, {}, { realMs: () => T0 });
 const open = (m: string) => svc.services.supervisor.openTick(m)!;
 const usd = (x: number | null) => (x === null ? '' : x.toFixed(2));
 /** A path as the pages write it in an attribute (mustache escapes & and =). */

@@ -5,14 +5,13 @@
 // queries with their defaults and bounds (422), and 404s for open, future and unrecorded sessions.
 import t from 'tap';
 import { MARKETS, MARKET_IDS } from '../../src/engine/index.js';
-import { startTestService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 import { getPage } from '../helpers/web.js';
 import { registerAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 
-let nowMs = Date.now();
-const svc = await startTestService(t, { SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' }, { realMs: () => nowMs });
-await svc.services.supervisor.backfilled();
+let nowMs = RECORDED_DAY_MS;
+const svc = await startRecordedService(t, {}, { realMs: () => nowMs });
 const openOf = (m: string) => svc.services.supervisor.openTick(m)!;
 const page = (path: string) => getPage(svc, path);
 const api = async (path: string) => (await svc.getJson(path)).body;

@@ -75,17 +75,20 @@ function sharedEmbedded(): Promise<string> {
 
 /** The migrated database test/run.mjs made for this run, which fresh databases copy. */
 const TEMPLATE = process.env.SVC_TEST_TEMPLATE;
-if (TEMPLATE !== undefined && !/^[a-z0-9_]+$/.test(TEMPLATE)) throw new Error(`SVC_TEST_TEMPLATE is not a database name: ${TEMPLATE}`);
 
-/** A database URL for the test's own database (migrated under npm test, else empty), removed at teardown. */
-export async function freshDatabase(t: Teardown): Promise<string> {
+/**
+ * A database URL for the test's own database, removed at teardown: a copy of `template`, by default
+ * the run's migrated one (under npm test; without it, an empty database the service migrates).
+ */
+export async function freshDatabase(t: Teardown, template = TEMPLATE): Promise<string> {
+  if (template !== undefined && !/^[a-z0-9_]+$/.test(template)) throw new Error(`not a database name: ${template}`);
   const admin = new URL(usingPostgres ? process.env.DATABASE_URL! : await sharedEmbedded());
   const name = `svc_t_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   await timed('database', async () => {
     const client = new pg.Client({ connectionString: admin.href });
     await client.connect();
     try {
-      await client.query(TEMPLATE ? `create database ${name} template ${TEMPLATE}` : `create database ${name}`);
+      await client.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
     } finally {
       await client.end();
     }

@@ -40,6 +40,25 @@ export async function embeddedTestConfig(t: T, env: Record<string, string> = {})
   return loadConfig({ ...BASE, DATA_DIR: await embeddedDataDir(t), ...env });
 }
 
+/**
+ * The instant of the run's recorded day: test/run.mjs records one day of history
+ * (SVC_BACKFILL_DAYS=1) at this instant, once, into a template database (SVC_TEST_DAY_TEMPLATE).
+ * Without it (a file run by tap alone) it is now, and each service records its own day.
+ */
+export const RECORDED_DAY_MS = Number(process.env.SVC_TEST_DAY_MS) || Date.now();
+
+/**
+ * A service on a day of recorded history (SVC_BACKFILL_DAYS=1) whose clock stands at
+ * RECORDED_DAY_MS unless `opts.realMs` moves it: a copy of the run's recorded day, so the day is
+ * computed once per run instead of once per file. Resolves once the history is loaded.
+ */
+export async function startRecordedService(t: T, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestService> {
+  const cfg = loadConfig({ ...BASE, SVC_BACKFILL_DAYS: '1', ...env, DATABASE_URL: await freshDatabase(t, process.env.SVC_TEST_DAY_TEMPLATE) });
+  const svc = await startTestService(t, {}, { realMs: () => RECORDED_DAY_MS, ...opts }, cfg);
+  await timed('history load', () => svc.services.supervisor.backfilled());
+  return svc;
+}
+
 export async function startTestService(t: T, env: Record<string, string> = {}, opts: StartOptions = {}, config?: Config): Promise<TestService> {
   const cfg = config ?? (await testConfig(t, env));
   const logs: Record<string, unknown>[] = [];

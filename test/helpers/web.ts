@@ -3,7 +3,7 @@
 // browser (303s not followed) or as a JSON client.
 import net from 'node:net';
 import type { StartOptions } from '../../src/service.js';
-import { startTestService, type TestService } from './service.js';
+import { startRecordedService, startTestService, type TestService } from './service.js';
 
 type T = Parameters<typeof startTestService>[0];
 
@@ -76,12 +76,5 @@ export async function registerHolder(svc: TestService, email: string, password =
  */
 export async function startRecordedSite(t: T): Promise<TestService> {
   const port = await freePort();
-  const T0 = Date.now();
-  const svc = await startTestService(
-    t,
-    { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, SVC_BACKFILL_DAYS: '1', SVC_ASK_TIMEOUT_MS: '60000' },
-    { realMs: () => T0 },
-  );
-  await svc.services.supervisor.backfilled();
-  return svc;
+  return startRecordedService(t, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` });
 }
