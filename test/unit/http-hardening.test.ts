@@ -150,17 +150,22 @@ t.test('security headers', async (t) => {
   t.equal(api.headers.get('x-content-type-options'), 'nosniff');
 });
 
-/** Writes raw HTTP, waits until `ready()` (polled; also given whether the server answered or closed), then drops the connection. */
-async function abortWhen(raw: string, ready: (answered: boolean) => boolean): Promise<void> {
+/** Writes raw HTTP on a new connection; `drop()` closes it from the client's side. */
+function rawClient(raw: string): { answered: () => boolean; drop: () => Promise<void> } {
   const s = net.connect(server.port, '127.0.0.1', () => s.write(raw));
   const closed = once(s, 'close');
   let answered = false;
   s.on('data', () => (answered = true));
   s.on('close', () => (answered = true));
   s.on('error', () => (answered = true));
-  await eventually(() => ready(answered), 'the request to reach the server');
-  s.destroy();
-  await closed;
+  return { answered: () => answered, drop: async () => void (s.destroy(), await closed) };
+}
+
+/** Sends `count` raw requests, waits until `ready()` holds (polled), then every client goes away. */
+async function abortWhen(raw: string, count: number, ready: (answered: boolean) => boolean): Promise<void> {
+  const clients = Array.from({ length: count }, () => rawClient(raw));
+  await eventually(() => ready(clients.every((c) => c.answered())), 'the requests to reach the server');
+  await Promise.all(clients.map((c) => c.drop()));
 }
 
 /** Until nothing is in flight (polled without a deadline: a leak hangs the test until tap's time-out). */
@@ -170,12 +175,11 @@ t.test('the in-flight count returns to 0 when clients go away', async (t) => {
   await settle();
   t.equal(front.inflight(), 0, 'idle');
   // Mid-body: the body never finishes, so no handler runs. Each client leaves once all 20 are counted in flight.
-  await Promise.all(Array.from({ length: 20 }, () =>
-    abortWhen('POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"na', () => front.inflight() === 20)));
+  await abortWhen('POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"na', 20, () => front.inflight() === 20);
   await settle();
   t.equal(front.inflight(), 0, 'after aborts mid-body');
   // Mid-handler: counted until the handler returns, then released.
-  await Promise.all(Array.from({ length: 5 }, () => abortWhen('GET /api/v1/hold HTTP/1.1\r\nHost: x\r\n\r\n', () => holds.length === 5)));
+  await abortWhen('GET /api/v1/hold HTTP/1.1\r\nHost: x\r\n\r\n', 5, () => holds.length === 5);
   t.equal(front.inflight(), 5, 'handlers still running');
   holds.splice(0).forEach((answer) => answer());
   await settle();
