@@ -185,7 +185,7 @@ t.test('the in-flight count returns to 0 when clients go away', async (t) => {
   await settle();
   t.equal(front.inflight(), 0, 'after aborts mid-handler');
   // Mid-body of an oversized upload (counted in flight, or already refused): still 0.
-  await abortWhen(`POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1 << 20}\r\n\r\n{`, (answered) => answered || front.inflight() === 1);
+  await abortWhen(`POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1 << 20}\r\n\r\n{`, 1, (answered) => answered || front.inflight() === 1);
   await settle();
   t.equal(front.inflight(), 0, 'after an oversized upload');
   t.equal((await call('/api/v1/things/x')).status, 200, 'still serving');
