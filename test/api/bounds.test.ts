@@ -71,7 +71,7 @@ function runMain(env: Record<string, string>): Promise<{ code: number | null; st
   const child = spawn(process.execPath, [MAIN], { env: { ...childEnv, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // wall-clock: kill guard of a hung child (exit code null then fails the test)
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a guard that kills a hung child (exit code null then fails the test)
   return new Promise((resolve) => child.once('exit', (code) => (clearTimeout(timer), resolve({ code, stderr }))));
 }
 

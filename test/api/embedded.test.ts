@@ -139,7 +139,7 @@ function runMain(env: Record<string, string>): Promise<{ code: number | null; ou
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // wall-clock: kill guard of a hung child (its exit code then fails the test)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a guard that kills a hung child (its exit code then fails the test)
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, out });

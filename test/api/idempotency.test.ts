@@ -219,7 +219,7 @@ t.test('a client that gives up after random time-outs and retries with its key g
     const attempts = 1 + Math.floor(random() * 3);
     for (let attempt = 0; attempt < attempts; attempt++) {
       const ctl = new AbortController();
-      const timer = setTimeout(() => ctl.abort(), 1 + Math.floor(random() * 15)); // wall-clock: the client's random patience; any outcome is checked
+      const timer = setTimeout(() => ctl.abort(), 1 + Math.floor(random() * 15)); // the client's random patience; any outcome is checked
       try {
         const res = await post(k, ctl.signal);
         await res.text();

@@ -39,7 +39,7 @@ function run(env: Record<string, string>, ms = 120_000): Promise<Run> {
     child.stderr.on('data', (c) => (out.stderr += c));
     // A guard only: a child that has not exited after `ms` (minutes; the runs take about a second)
     // hangs, and is killed so the test can report it.
-    const timer = setTimeout(() => { // wall-clock: kill guard of a hung child
+    const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`still running after ${ms} ms:\n${out.stderr}\n${JSON.stringify(out.lines.slice(-5))}`));
     }, ms);

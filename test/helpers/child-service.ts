@@ -49,7 +49,7 @@ export type ChildService = {
 function exited(proc: ChildProcess, ms?: number): Promise<boolean> {
   if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
-    const timer = ms === undefined ? undefined : setTimeout(() => resolve(false), ms); // wall-clock: kill guard of a hung child
+    const timer = ms === undefined ? undefined : setTimeout(() => resolve(false), ms); // a guard that escalates a hung child's kill
     proc.once('exit', () => {
       clearTimeout(timer);
       resolve(true);
