@@ -22,10 +22,3 @@ export async function eventually<T>(probe: () => T | Promise<T>, what: string, e
   }
 }
 
-/** A latch: `wait()` resolves once `open()` has been called (before or after). */
-export function latch(): { wait: () => Promise<void>; open: () => void; isOpen: () => boolean } {
-  let open!: () => void;
-  let opened = false;
-  const p = new Promise<void>((r) => (open = () => ((opened = true), r())));
-  return { wait: () => p, open: () => open(), isOpen: () => opened };
-}
