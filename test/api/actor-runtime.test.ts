@@ -64,12 +64,15 @@ t.test('each worker runs under the old-generation heap cap it was given', async 
 t.test('turns of two actors overlap; turns of one actor do not', async (tt) => {
   const rt = await runtime(tt);
   const [a, b] = sameShardIds(2);
+  // Each turn waits at a barrier for the other: both answer only if they run at the same time (if
+  // the worker ran them one after another, the first would wait until its ask timed out).
+  const met = await Promise.all([rt.ask(a, { kind: 'meet', name: 'two-actors', parties: 2 }), rt.ask(b, { kind: 'meet', name: 'two-actors', parties: 2 })]);
+  tt.same(met, [{ met: 2 }, { met: 2 }], 'different actors on one shard overlap');
+  // Start and end are steps of the worker's logical clock: the later turn starts after the earlier ended.
   type Span = { start: number; end: number };
-  const [x, y] = await Promise.all([rt.ask<Span>(a, { kind: 'hold', ms: 300 }), rt.ask<Span>(b, { kind: 'hold', ms: 300 })]);
-  tt.ok(x.start < y.end && y.start < x.end, `different actors on one shard overlap (${JSON.stringify([x, y])})`);
   const [p, q] = await Promise.all([rt.ask<Span>(a, { kind: 'hold', ms: 150 }), rt.ask<Span>(a, { kind: 'hold', ms: 150 })]);
   const [first, second] = p.start <= q.start ? [p, q] : [q, p];
-  tt.ok(second.start >= first.end, 'the same actor runs its turns one after another');
+  tt.ok(second.start > first.end, `the same actor runs its turns one after another (${JSON.stringify([first, second])})`);
 });
 
 t.test('grouped asks travel to their shard together and each gets its own answer', async (tt) => {
@@ -87,11 +90,14 @@ t.test('grouped asks travel to their shard together and each gets its own answer
 
 t.test('an actor that does not answer in time gives 503 with a detail', async (tt) => {
   const rt = await runtime(tt);
-  const err = await rt.ask('counter:slow', { kind: 'hold', ms: 600 }, 100).catch((e) => e);
+  const [slow, other] = sameShardIds(2);
+  // The turn waits at a barrier nobody else reaches before the ask has timed out: it cannot answer in time.
+  const err = await rt.ask(slow, { kind: 'meet', name: 'late', parties: 2 }, 100).catch((e) => e);
   tt.ok(err instanceof ActorError, 'ActorError');
   tt.equal(err.status, 503);
   tt.match(err.detail, /did not answer within 100 ms/);
   tt.ok(err.retryAfter > 0, 'carries Retry-After');
+  tt.same(await rt.ask(other, { kind: 'meet', name: 'late', parties: 2 }), { met: 2 }, 'the timed-out turn was still running; it ends now');
 });
 
 t.test('a full shard refuses new messages with 503 instead of queueing without bound', async (tt) => {
@@ -108,18 +114,23 @@ t.test('a worker killed under load loses no acknowledged write; its actors come 
   const shard = rt.shardOf(id);
   const acked: number[] = [];
   let refused = 0;
+  // The kill comes with the 50th acknowledgement: 350 turns are still queued or running then.
+  let killed: Promise<unknown> | undefined;
   const sends = Array.from({ length: 400 }, () =>
     rt.ask<{ n: number }>(id, { kind: 'increment', pauseMs: 1 }).then(
-      (r) => void acked.push(r.n),
+      (r) => {
+        acked.push(r.n);
+        if (acked.length === 50) killed = rt.killWorker(shard);
+      },
       (e) => {
         if (e instanceof ActorError && e.status === 503) refused++;
         else throw e;
       },
     ),
   );
-  while (acked.length < 50) await new Promise((r) => setTimeout(r, 5));
-  await rt.killWorker(shard);
   await Promise.all(sends);
+  tt.ok(killed, 'the worker was killed under load');
+  await killed;
   tt.ok(refused > 0, `turns in flight at the kill were refused with 503 (${refused})`);
   tt.equal(new Set(acked).size, acked.length, 'no value was acknowledged twice');
   const { n } = await rt.ask<{ n: number }>(id, { kind: 'read' });

@@ -9,7 +9,7 @@ const sup = r.supervisor(r.runtime(1), MARKET_IDS.map((id) => MARKETS[id]), { ba
 const t0 = Date.now();
 await sup.start();
 await sup.backfilled();
-t.comment(`30 days x 4 markets recorded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+t.comment(`30 days x 4 markets recorded in ${((Date.now() - t0) / 1000).toFixed(1)} s`); // wall-clock: a t.comment timing, asserted nowhere
 
 const [desk] = await r.q(`
   select avg((realized_pnl_cents > 0)::int)::float8 profitable_rate,

@@ -151,9 +151,14 @@ t.test('connection: the holder opens the link; every agent of the holder sees ev
   t.equal(recall.body.carts_visible, seenByB.length, 'and so does the recall');
   // `since` is real unix time, as every time the service serves (the database stamps the changes).
   t.equal((await call(b, 'GET', `/api/v1/carts?since=${Date.now() / 1000 - 3600}`)).body.carts.length, 3, 'all three changed within the hour');
-  await new Promise((r) => setTimeout(r, 20));
-  const mark = Date.now() / 1000;
-  await new Promise((r) => setTimeout(r, 20));
+  // The three carts' changes are dated a minute back (the database's stamps, read from the rows):
+  // `mark` lies between them and Beta's next change, which the database stamps now().
+  const ids = seenByB.map((c: any) => c.id);
+  const [{ mark }] = await q(
+    `with moved as (update cart set updated_at = updated_at - interval '1 minute' where id in (${ids.map(Number).join(', ')}) returning updated_at)
+     select extract(epoch from max(updated_at))::float8 + 1 as mark from moved`);
+  const [{ halfMinuteAgo }] = await q(`select extract(epoch from now())::float8 - 30 as "halfMinuteAgo"`);
+  t.ok(mark < halfMinuteAgo, 'the mark is well before the database\'s now');
   await call(b, 'POST', '/api/v1/cart/items', { market: 'm45', offer_key: d.key, qty: 1 });
   t.same((await call(a, 'GET', `/api/v1/carts?since=${mark}`)).body.carts.map((c: any) => c.owner.agent_id), [b.agentId], 'only the cart changed since');
 

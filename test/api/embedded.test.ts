@@ -19,13 +19,11 @@ import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 import { T0 } from '../helpers/clock-rig.js';
 import { SERVICE_MAIN, startChild, freePort } from '../helpers/child-service.js';
+import { eventually } from '../helpers/wait.js';
 
 const MARKET = 'm15';
 const INTERVAL = MARKETS[MARKET].interval_seconds;
 const isRoot = process.getuid?.() === 0;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A bound for a race: its timer does not keep the test process alive once the race is won. */
-const bound = (ms: number) => new Promise((r) => setTimeout(r, ms).unref()).then(() => 'timeout');
 
 /** What an agent can see of its money and trades: compared before and after a restart. */
 async function books(agent: TestAgent) {
@@ -74,7 +72,7 @@ const childEnv = (dataDir: string) => ({ DATABASE_URL: '', DATA_DIR: dataDir, SV
 t.test('a kill -9 leaves the server running; the next start stops it and goes on with the data', async (t) => {
   const dataDir = await embeddedDataDir(t);
   const cluster = path.join(dataDir, 'postgres');
-  const first = await startChild(t, 'first', childEnv(dataDir), 60_000);
+  const first = await startChild(t, 'first', childEnv(dataDir));
   const token = (await first.send('POST', '/api/v1/agents/token')).body.token;
   const reg = await first.send('POST', '/api/v1/agents/register', { token, name: 'survivor', recall_phrase: 'blue heron' });
   t.equal(reg.status, 201);
@@ -83,7 +81,7 @@ t.test('a kill -9 leaves the server running; the next start stops it and goes on
   t.equal(await first.kill9(), 'SIGKILL');
   t.equal(leftServer(cluster), orphan, 'the killed service left its server running');
 
-  const second = await startChild(t, 'second', childEnv(dataDir), 60_000);
+  const second = await startChild(t, 'second', childEnv(dataDir));
   const now = leftServer(cluster);
   t.type(now, 'number');
   t.not(now, orphan, 'a new server serves');
@@ -98,7 +96,7 @@ t.test('a kill -9 leaves the server running; the next start stops it and goes on
 
 t.test('two processes on one DATA_DIR: the second refuses with a clear message and exit 2, the first serves on', async (t) => {
   const dataDir = await embeddedDataDir(t);
-  const first = await startChild(t, 'first', childEnv(dataDir), 60_000);
+  const first = await startChild(t, 'first', childEnv(dataDir));
   const second = await runMain(childEnv(dataDir));
   t.equal(second.code, 2, second.out);
   t.match(second.out, new RegExp(`configuration error: DATA_DIR ${dataDir} is in use by another service process \\(pid ${first.proc.pid}\\)`));
@@ -119,16 +117,15 @@ t.test('Ctrl-C (SIGINT to the whole process group) drains the service before its
   child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   t.teardown(() => void child.kill('SIGKILL'));
-  let ready = false;
-  for (let i = 0; i < 240 && !ready; i++) {
-    ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
-    if (!ready) await sleep(250);
-  }
+  const ready = await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}) before it was ready:\n${out}`);
+    return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+  }, 'the service to be ready', 250);
   t.ok(ready, 'ready');
   const server = leftServer(path.join(dataDir, 'postgres'));
   t.type(server, 'number');
   process.kill(-child.pid!, 'SIGINT');
-  const code = await Promise.race([exited, bound(30_000)]);
+  const code = await exited; // no deadline: a drain that never ends hangs until tap's time-out
   t.equal(code, 0, 'exit 0');
   t.match(out, /"msg":"stopped"/, 'a clean stop logged');
   t.notMatch(out, /"level":50|terminating connection due to administrator command/, 'no error: the database outlived the drain');
@@ -142,7 +139,7 @@ function runMain(env: Record<string, string>): Promise<{ code: number | null; ou
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a guard that kills a hung child (its exit code then fails the test)
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, out });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { freshDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/web.js';
+import { eventually } from '../helpers/wait.js';
 
 const MAIN = path.resolve('dist/src/main.js');
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -39,11 +40,10 @@ t.test('database errors in turns and read tasks log the statement and cause, no 
     });
     return { status: res.status, text: await res.text(), cookie: res.headers.get('set-cookie') };
   };
-  for (let i = 0; ; i++) {
-    if ((await call('GET', '/readyz').catch(() => ({ status: 0 }))).status === 200) break;
-    if (i > 600 || child.exitCode !== null) throw new Error(`service not ready:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`service exited before it was ready:\n${output}`);
+    return (await call('GET', '/readyz').catch(() => ({ status: 0 }))).status === 200;
+  }, 'the service to be ready');
 
   // A holder with a live session, before the schema is broken.
   const ada = await call('POST', '/register', { email: 'ada@example.com', password: 'correct horse 1' });
@@ -75,9 +75,9 @@ t.test('database errors in turns and read tasks log the statement and cause, no 
   t.equal(page.status, 500);
   await admin.query('alter table holder_session_gone rename to holder_session');
   await admin.end();
-  // A worker's log line reaches the process's stdout through the main thread: wait for it (bounded)
-  // before stopping, so the check below reads what was logged, not what was flushed in time.
-  for (let i = 0; i < 100 && !output.includes('"read task failed"'); i++) await new Promise((r) => setTimeout(r, 50));
+  // A worker's log line reaches the process's stdout through the main thread: wait for it before
+  // stopping, so the check below reads what was logged, not what was flushed in time.
+  await eventually(() => output.includes('"read task failed"'), 'the read task\'s log line');
 
   child.kill('SIGTERM');
   await exited;

@@ -111,7 +111,8 @@ t.test('login and registration throttles, shared by two processes on one databas
   });
 
   await t.test("once the pair's window has passed the right password works from there, and success clears the pair's count", async (t) => {
-    await db(`update rate_limit set expire = ? where key = ?`, [Date.now() - 1, `loginFailsPerEmailAndAddress:${ATTACKER} ada@example.com`]);
+    // The pair's window ended long ago (expire is unix milliseconds).
+    await db(`update rate_limit set expire = 1 where key = ?`, [`loginFailsPerEmailAndAddress:${ATTACKER} ada@example.com`]);
     t.equal((await login(b, 'ada@example.com', PASSWORD, ATTACKER)).status, 200);
     t.same(await pairRow(ATTACKER, 'ada@example.com'), [], 'the pair counter is gone');
     // Consecutive: failures short of the bound, a success, and the count starts again.

@@ -10,6 +10,7 @@ import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { feeRowsInsertSql } from '../../actors/account/ledger.js';
 import { freshDatabase } from '../helpers/db.js';
+import { eventually } from '../helpers/wait.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const orm = await openOrm(await freshDatabase(t), 2);
@@ -173,18 +174,19 @@ t.test('two batches charging the same holders\' fees wait in holder order: a los
   await first.query('begin');
   await first.query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h1)}) ${feeRowsInsertSql('x')}`);
   await second.query('begin');
+  let secondSettled = false;
   const secondDone = second
     .query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h2)}, ${fee(h1)}) ${feeRowsInsertSql('x')}`)
-    .then(() => 'inserted', (err: { code?: string }) => err.code);
-  // Wait (bounded) until the second batch waits for a lock: without that wait there is no race to test.
-  let waiting = false;
-  for (let i = 0; i < 250 && !waiting; i++) {
+    .then(() => 'inserted', (err: { code?: string }) => err.code)
+    .finally(() => (secondSettled = true));
+  // Wait until the second batch waits for a lock: without that wait there is no race to test.
+  const waiting = await eventually(async () => {
+    if (secondSettled) throw new Error('the second batch ended without waiting for a lock');
     const r = await em.execute(
       `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%monthly_fee%'`,
     );
-    waiting = r[0].n > 0;
-    if (!waiting) await new Promise((done) => setTimeout(done, 20));
-  }
+    return r[0].n > 0;
+  }, 'the second batch to wait for a lock');
   t.ok(waiting, 'the second batch waits for the first one\'s uncommitted fee row of h1');
   // The first batch now charges h2 too: in holder order the second has not taken h2 yet.
   const firstH2 = await first

@@ -132,15 +132,19 @@ t.test('ticker: all four markets from the tape\'s last row, with the clock', asy
 
 t.test('pulse: totals, days, window, markets and recent trades against SQL sums', async (t) => {
   const first = await checkPulse(t);
-  // cached until the next close: the same answer, fast, with a validator
-  const times: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    const again = await svc.getJson('/api/v1/pulse');
-    times.push(performance.now() - t0);
-    t.same(again.body, first.body);
+  // Cached until the next close: the same answer, with a validator, and no new computation (no
+  // 'projection.pulse' read reaches the workers). How fast a cached answer is belongs to
+  // bench/record.mjs (its 'pulse' row), not to a test.
+  const rt = svc.services.runtime;
+  const reads: string[] = [];
+  const read = rt.read.bind(rt);
+  rt.read = ((name: string, args: unknown, timeoutMs?: number) => (reads.push(name), read(name, args, timeoutMs))) as typeof rt.read;
+  try {
+    for (let i = 0; i < 3; i++) t.same((await svc.getJson('/api/v1/pulse')).body, first.body);
+  } finally {
+    rt.read = read;
   }
-  t.ok(Math.min(...times) < 200, `cached pulse answers in ${Math.min(...times).toFixed(1)} ms`);
+  t.same(reads.filter((n) => n === 'projection.pulse'), [], 'the cached pulse answers without computing it again');
   const etag = first.headers.get('etag')!;
   t.equal((await svc.get('/api/v1/pulse', { headers: { 'if-none-match': etag } })).status, 304);
 });

@@ -163,7 +163,6 @@ function reaches(pattern: string, sent: string): boolean {
 }
 
 t.test('every route: no 5xx, errors shaped as SPEC.md says', async (t) => {
-  const started = Date.now();
   for (const r of routes) {
     await fc.assert(
       fc.asyncProperty(requestOf(r), async (s) => {
@@ -173,7 +172,7 @@ t.test('every route: no 5xx, errors shaped as SPEC.md says', async (t) => {
       { numRuns: r.method === 'GET' ? 20 : 40 },
     );
   }
-  t.pass(`${routes.length} routes in ${Math.round((Date.now() - started) / 1000)} s`);
+  t.pass(`${routes.length} routes`); // tap reports the subtest's time
   t.equal((await svc.get('/healthz')).status, 200, 'still up');
   t.same(svc.logs.filter((l) => /unhandled error|answer failed|not serialisable/.test(String(l.msg))), [], 'no unhandled errors logged');
 });

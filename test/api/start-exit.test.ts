@@ -15,7 +15,7 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 
 type Run = { code: number | null; lines: Record<string, any>[]; stderr: string; readyz: number[] };
 
-/** Runs the service with `env` until it exits (at most `ms`), probing /readyz once it listens. */
+/** Runs the service with `env` until it exits (a child still running after `ms` is killed as hung), probing /readyz once it listens. */
 function run(env: Record<string, string>, ms = 120_000): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -37,6 +37,8 @@ function run(env: Record<string, string>, ms = 120_000): Promise<Run> {
       }
     });
     child.stderr.on('data', (c) => (out.stderr += c));
+    // A guard only: a child that has not exited after `ms` (minutes; the runs take about a second)
+    // hangs, and is killed so the test can report it.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`still running after ${ms} ms:\n${out.stderr}\n${JSON.stringify(out.lines.slice(-5))}`));

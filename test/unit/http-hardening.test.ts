@@ -3,9 +3,11 @@
 // bounded echoes in 422 answers and the security headers of HTML pages.
 import t from 'tap';
 import net from 'node:net';
+import { once } from 'node:events';
 import pino from 'pino';
 import Type from 'typebox';
 import { createApp, listen } from '../../src/http/server.js';
+import { eventually } from '../helpers/wait.js';
 import { json, route } from '../../src/http/route.js';
 import { compileValidator, parseJson, MAX_JSON_DEPTH } from '../../src/http/validation.js';
 
@@ -148,39 +150,42 @@ t.test('security headers', async (t) => {
   t.equal(api.headers.get('x-content-type-options'), 'nosniff');
 });
 
-/** Writes raw HTTP, then drops the connection after `ms`. */
-function abortAfter(raw: string, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const s = net.connect(server.port, '127.0.0.1', () => {
-      s.write(raw);
-      setTimeout(() => {
-        s.destroy();
-        resolve();
-      }, ms);
-    });
-  });
+/** Writes raw HTTP on a new connection; `drop()` closes it from the client's side. */
+function rawClient(raw: string): { answered: () => boolean; drop: () => Promise<void> } {
+  const s = net.connect(server.port, '127.0.0.1', () => s.write(raw));
+  const closed = once(s, 'close');
+  let answered = false;
+  s.on('data', () => (answered = true));
+  s.on('close', () => (answered = true));
+  s.on('error', () => (answered = true));
+  return { answered: () => answered, drop: async () => void (s.destroy(), await closed) };
 }
 
-async function settle(ms = 1000): Promise<void> {
-  for (const end = Date.now() + ms; front.inflight() > 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+/** Sends `count` raw requests, waits until `ready()` holds (polled), then every client goes away. */
+async function abortWhen(raw: string, count: number, ready: (answered: boolean) => boolean): Promise<void> {
+  const clients = Array.from({ length: count }, () => rawClient(raw));
+  await eventually(() => ready(clients.every((c) => c.answered())), 'the requests to reach the server');
+  await Promise.all(clients.map((c) => c.drop()));
 }
+
+/** Until nothing is in flight (polled without a deadline: a leak hangs the test until tap's time-out). */
+const settle = () => eventually(() => front.inflight() === 0, 'no request in flight');
 
 t.test('the in-flight count returns to 0 when clients go away', async (t) => {
   await settle();
   t.equal(front.inflight(), 0, 'idle');
-  // Mid-body: the body never finishes, so no handler runs.
-  await Promise.all(Array.from({ length: 20 }, () =>
-    abortAfter('POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"na', 30)));
+  // Mid-body: the body never finishes, so no handler runs. Each client leaves once all 20 are counted in flight.
+  await abortWhen('POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"na', 20, () => front.inflight() === 20);
   await settle();
   t.equal(front.inflight(), 0, 'after aborts mid-body');
   // Mid-handler: counted until the handler returns, then released.
-  await Promise.all(Array.from({ length: 5 }, () => abortAfter('GET /api/v1/hold HTTP/1.1\r\nHost: x\r\n\r\n', 30)));
+  await abortWhen('GET /api/v1/hold HTTP/1.1\r\nHost: x\r\n\r\n', 5, () => holds.length === 5);
   t.equal(front.inflight(), 5, 'handlers still running');
   holds.splice(0).forEach((answer) => answer());
   await settle();
   t.equal(front.inflight(), 0, 'after aborts mid-handler');
-  // Mid-body of an oversized upload and a refused one: still 0.
-  await abortAfter(`POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1 << 20}\r\n\r\n{`, 30);
+  // Mid-body of an oversized upload (counted in flight, or already refused): still 0.
+  await abortWhen(`POST /api/v1/things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1 << 20}\r\n\r\n{`, 1, (answered) => answered || front.inflight() === 1);
   await settle();
   t.equal(front.inflight(), 0, 'after an oversized upload');
   t.equal((await call('/api/v1/things/x')).status, 200, 'still serving');

@@ -3,6 +3,7 @@
 // and no 5xx for any malformed request.
 import t from 'tap';
 import net from 'node:net';
+import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import Type from 'typebox';
@@ -10,6 +11,7 @@ import fc from 'fast-check';
 import { createApp, listen } from '../../src/http/server.js';
 import { HttpError, json, route } from '../../src/http/route.js';
 import { ActorError } from '../../actors/runtime/actor.js';
+import { eventually } from '../helpers/wait.js';
 
 const logs: any[] = [];
 const sink = new Writable({
@@ -18,6 +20,8 @@ const sink = new Writable({
     cb();
   },
 });
+
+const slowRunning: ((v: unknown) => void)[] = [];
 
 const routes = [
   route({
@@ -38,7 +42,8 @@ const routes = [
   route({
     method: 'GET', path: '/api/v1/slow', auth: 'none', summary: 'answers late',
     handler: async () => {
-      await new Promise((r) => setTimeout(r, 200));
+      // Answers when the test releases it (slowRunning tells the test it has started).
+      await new Promise((r) => slowRunning.push(r));
       return json({ late: true });
     },
   }),
@@ -50,7 +55,7 @@ const routes = [
   }),
 ];
 
-const { app } = createApp({
+const { app, inflight } = createApp({
   routes,
   log: pino({ level: 'info' }, sink),
   bodyLimitBytes: 1024,
@@ -159,26 +164,21 @@ t.test('key routes answer 401 with a detail; errors carry their headers', async 
 });
 
 t.test('a client that goes away mid-request does not break the server', async (t) => {
-  await new Promise<void>((resolve) => {
-    const s = net.connect(server.port, '127.0.0.1', () => {
-      s.write('GET /api/v1/slow HTTP/1.1\r\nHost: x\r\n\r\n');
-      setTimeout(() => {
-        s.destroy();
-        resolve();
-      }, 20);
-    });
-  });
-  // A body that never finishes.
-  await new Promise<void>((resolve) => {
-    const s = net.connect(server.port, '127.0.0.1', () => {
-      s.write('POST /api/v1/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
-      setTimeout(() => {
-        s.destroy();
-        resolve();
-      }, 20);
-    });
-  });
-  await new Promise((r) => setTimeout(r, 300));
+  const logged = (route: string, status: number) => logs.some((l) => l.msg === 'request' && l.route === route && l.status === status);
+  // Gone while its handler runs: the handler is released after the client left, and its answer is accounted for.
+  const slow = net.connect(server.port, '127.0.0.1', () => slow.write('GET /api/v1/slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+  await eventually(() => slowRunning.length === 1, 'the slow handler to start');
+  slow.destroy();
+  await once(slow, 'close');
+  slowRunning.splice(0).forEach((answer) => answer(undefined));
+  await eventually(() => logged('/api/v1/slow', 200), 'the slow request to be accounted for');
+  // A body that never finishes: gone mid-body, no handler runs.
+  const partial = net.connect(server.port, '127.0.0.1', () =>
+    partial.write('POST /api/v1/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na'));
+  await eventually(() => inflight() === 1, 'the server to be reading the body');
+  partial.destroy();
+  await eventually(() => logged('/api/v1/items', 499), 'the abandoned upload to be accounted for (499)');
+  t.equal(inflight(), 0, 'nothing left in flight');
   t.equal((await call('/api/v1/items/1')).status, 200, 'still serving');
 });
 

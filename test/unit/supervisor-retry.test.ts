@@ -1,11 +1,14 @@
 // The supervisor's bounded retries against a scripted actor system (no database): backoff delays,
 // a start that fails then recovers or gives up, backfill chunks given up after their bound, and a
-// stop that does not wait out a backoff.
+// stop that does not wait out a backoff. No wall clock: every wait the supervisor takes is recorded
+// (its Sleeper's sleeps, the timers it arms) in order with the asks, and the session boundary is
+// crossed by moving an injected clock.
 import t from 'tap';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { Clock } from '../../src/supervisor/clock.js';
-import { backoffMs } from '../../src/supervisor/backoff.js';
+import { backoffMs, Sleeper } from '../../src/supervisor/backoff.js';
+import { eventually } from '../helpers/wait.js';
 import { Supervisor, type Asker, type SupervisorMetrics, type SupervisorOptions } from '../../src/supervisor/supervisor.js';
 
 const M = { id: 'm15', interval_seconds: 900 };
@@ -15,17 +18,47 @@ const OPEN = 2_000_000;
 const clock = () => new Clock({ real: Date.now() / 1000, service: OPEN * 900 + 1, scale: 1 });
 
 type Msg = { kind: string; [k: string]: unknown };
+/** What happened, in order: the asks (failed or not) and the waits between them. */
+type Event = { msg: Msg; ok: boolean } | { sleepMs: number } | { timerMs: number };
+const isAsk = (e: Event): e is { msg: Msg; ok: boolean } => 'msg' in e;
+
+/** Records every backoff sleep of the supervisors (the real sleep still runs) into `events`. */
+function recordSleeps(tt: Tap.Test, events: Event[]) {
+  const sleep = Sleeper.prototype.sleep;
+  Sleeper.prototype.sleep = function (ms: number) {
+    events.push({ sleepMs: ms });
+    return sleep.call(this, ms);
+  };
+  tt.teardown(() => void (Sleeper.prototype.sleep = sleep));
+}
+
+/** Records the delay of every timer armed (the supervisor schedules closes and their retries with timers) into `events`. */
+function recordTimers(tt: Tap.Test, events: Event[]) {
+  const real = globalThis.setTimeout;
+  globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...rest: unknown[]) => {
+    events.push({ timerMs: ms ?? 0 });
+    return real(fn, ms, ...rest);
+  }) as typeof setTimeout;
+  tt.teardown(() => void (globalThis.setTimeout = real));
+}
+
+/** The waits recorded between the `i`-th and the next of the asks `asks` picks out of `events`. */
+function waitsBetween(events: Event[], pick: (e: { msg: Msg; ok: boolean }) => boolean): Event[][] {
+  const at = events.flatMap((e, i) => (isAsk(e) && pick(e) ? [i] : []));
+  return at.slice(1).map((end, k) => events.slice(at[k] + 1, end).filter((e) => !isAsk(e)));
+}
 
 /** An actor system that answers like the market actor; `fail(msg, n)` decides whether the n-th ask of this kind throws. */
-function scripted(fail: (msg: Msg, n: number) => boolean) {
-  const asks: { msg: Msg; at: number; ok: boolean }[] = [];
+function scripted(fail: (msg: Msg, n: number) => boolean, events: Event[] = []) {
+  const asks: { msg: Msg; ok: boolean }[] = [];
   const count = new Map<string, number>();
   const asker: Asker = {
     async ask<T>(_to: string, msg: Msg): Promise<T> {
       const n = (count.get(msg.kind) ?? 0) + 1;
       count.set(msg.kind, n);
       const ok = !fail(msg, n);
-      asks.push({ msg, at: Date.now(), ok });
+      asks.push({ msg, ok });
+      events.push({ msg, ok });
       if (!ok) throw new Error(`injected ${msg.kind} failure ${n}`);
       if (msg.kind === 'start') return { open: OPEN, liveStart: OPEN, fromTick: OPEN - 100 } as T;
       if (msg.kind === 'open') return { id: _to, due: [] } as T; // a competition window (CompetitionActor)
@@ -65,14 +98,18 @@ t.test('backoffMs: base doubling to the cap, half of it jittered, never shrinkin
 });
 
 t.test('a start that fails is retried with backoff and recovers', async (tt) => {
-  const s = scripted((m, n) => m.kind === 'start' && n <= 2);
+  const events: Event[] = [];
+  recordSleeps(tt, events);
+  const s = scripted((m, n) => m.kind === 'start' && n <= 2, events);
   const { sup, logs, counts } = supervisor(tt, s.asker, clock(), { startRetry: { baseMs: 20, capMs: 1000, attempts: 5 } });
   await sup.start();
   tt.ok(sup.ready);
   tt.equal(counts.startFailed, 2);
   const starts = s.asks.filter((a) => a.msg.kind === 'start');
   tt.same(starts.map((a) => a.ok), [false, false, true]);
-  tt.ok(starts[1].at - starts[0].at >= 10 && starts[2].at - starts[1].at >= 20, 'waited the backoff between attempts');
+  const waits = waitsBetween(events, (e) => e.msg.kind === 'start');
+  tt.same(waits.map((w) => w.length), [1, 1], 'one backoff sleep between attempts');
+  tt.ok((waits[0][0] as { sleepMs: number }).sleepMs >= 10 && (waits[1][0] as { sleepMs: number }).sleepMs >= 20, `waited the backoff between attempts (${JSON.stringify(waits)})`);
   tt.same(logs.filter((l) => l.level === 40).map((l) => l.msg), [
     'supervisor failed to start: injected start failure 1; retrying',
     'supervisor failed to start: injected start failure 2; retrying',
@@ -81,11 +118,14 @@ t.test('a start that fails is retried with backoff and recovers', async (tt) => 
 });
 
 t.test('a start that keeps failing gives up after its bound', async (tt) => {
-  const s = scripted((m) => m.kind === 'start');
+  const events: Event[] = [];
+  recordSleeps(tt, events);
+  const s = scripted((m) => m.kind === 'start', events);
   const { sup, logs, counts } = supervisor(tt, s.asker, clock(), { startRetry: { baseMs: 20, capMs: 1000, attempts: 3 } });
-  const t0 = Date.now();
   await tt.rejects(sup.start(), /injected start failure 3/);
-  tt.ok(Date.now() - t0 >= 10 + 20, 'backed off between attempts');
+  const sleeps = waitsBetween(events, (e) => e.msg.kind === 'start').map((w) => w.map((e) => (e as { sleepMs: number }).sleepMs));
+  tt.ok(sleeps.length === 2 && sleeps[0].length === 1 && sleeps[1].length === 1 && sleeps[0][0] >= 10 && sleeps[1][0] >= 20, `backed off between attempts (${JSON.stringify(sleeps)})`);
+  tt.notOk(events.length > 0 && !isAsk(events.at(-1)!), 'no sleep after the last attempt');
   tt.equal(counts.startFailed, 3);
   tt.equal(s.asks.length, 3, 'three attempts, no more');
   tt.notOk(sup.ready);
@@ -93,27 +133,34 @@ t.test('a start that keeps failing gives up after its bound', async (tt) => {
 });
 
 t.test('stop ends a start backoff at once', async (tt) => {
-  const s = scripted((m) => m.kind === 'start');
-  const { sup } = supervisor(tt, s.asker, clock(), { startRetry: { baseMs: 60_000, capMs: 60_000, attempts: 5 } });
+  const events: Event[] = [];
+  recordSleeps(tt, events);
+  // A backoff of about 12 days (the longest timer Node arms): waiting it out would hang the test.
+  const s = scripted((m) => m.kind === 'start', events);
+  const { sup } = supervisor(tt, s.asker, clock(), { startRetry: { baseMs: 2 ** 31 - 1, capMs: 2 ** 31 - 1, attempts: 5 } });
   const started = sup.start();
-  await new Promise((r) => setTimeout(r, 50));
-  const t0 = Date.now();
+  await eventually(() => events.some((e) => 'sleepMs' in e), 'the start to back off');
   await sup.stop();
-  await started;
-  tt.ok(Date.now() - t0 < 1000, 'stopped without waiting out the 30..60 s backoff');
+  // Stopping wakes the sleeper: the start ends within the same turn of the event loop (microtasks
+  // only), so it has ended before any timer or I/O callback could run.
+  const first = await Promise.race([started.then(() => 'ended'), new Promise((r) => setImmediate(() => r('still waiting')))]);
+  tt.equal(first, 'ended', 'stopped without waiting out the backoff');
   tt.notOk(sup.ready);
 });
 
 t.test('a backfill chunk that keeps failing is given up after its bound; the others are recorded', async (tt) => {
   // Chunks of 24 newest first below OPEN - 8: [OPEN-32, OPEN-9], [OPEN-56, OPEN-33], ...; the second one always fails.
   const bad = OPEN - 33;
-  const s = scripted((m) => m.kind === 'backfill' && m.to === bad);
+  const events: Event[] = [];
+  recordSleeps(tt, events);
+  const s = scripted((m) => m.kind === 'backfill' && m.to === bad, events);
   const { sup, logs, counts } = supervisor(tt, s.asker, clock(), { backfillRetry: { baseMs: 10, capMs: 40, attempts: 3 } });
   await sup.start();
   await sup.backfilled();
   const tries = s.asks.filter((a) => a.msg.kind === 'backfill' && a.msg.to === bad);
   tt.equal(tries.length, 3, 'three attempts at the bad chunk');
-  tt.ok(tries[1].at - tries[0].at >= 5 && tries[2].at - tries[1].at >= 10, 'with growing delays');
+  const sleeps = waitsBetween(events, (e) => e.msg.kind === 'backfill' && e.msg.to === bad).map((w) => w.map((e) => (e as { sleepMs: number }).sleepMs));
+  tt.ok(sleeps.length === 2 && sleeps[0].length === 1 && sleeps[1].length === 1 && sleeps[0][0] >= 5 && sleeps[1][0] >= 10, `with growing delays (${JSON.stringify(sleeps)})`);
   tt.same([counts.backfillFailed, counts.backfillAbandoned], [2, 1]);
   const done = s.asks.filter((a) => a.msg.kind === 'backfill' && a.ok).map((a) => a.msg.from);
   tt.ok(done.includes(OPEN - 100), 'the chunks after the abandoned one were recorded');
@@ -123,21 +170,35 @@ t.test('a backfill chunk that keeps failing is given up after its bound; the oth
 });
 
 t.test('a failing close is retried with growing delays, then the market goes on', async (tt) => {
-  // The open session ends 100 ms from now; its close fails 4 times.
-  const c = new Clock({ real: Date.now() / 1000, service: (OPEN + 1) * 900 - 0.1, scale: 1 });
-  const s = scripted((m, n) => m.kind === 'close' && n <= 4);
-  const { sup, logs, counts } = supervisor(tt, s.asker, c, { closeRetry: { baseMs: 40, capMs: 10_000 } });
+  // The open session ends 100 ms after the injected clock's now; its close fails 4 times.
+  const boundary = (OPEN + 1) * 900;
+  let nowMs = (boundary - 0.1) * 1000;
+  const c = new Clock({ real: boundary, service: boundary, scale: 1 }, () => nowMs);
+  const events: Event[] = [];
+  const s = scripted((m, n) => m.kind === 'close' && n <= 4, events);
+  let closed!: () => void;
+  const wentThrough = new Promise<void>((r) => (closed = r));
+  const { sup, logs, counts } = supervisor(tt, s.asker, c, { closeRetry: { baseMs: 40, capMs: 10_000 }, onClose: () => closed() });
+  recordTimers(tt, events);
   await sup.start();
-  for (let i = 0; i < 100 && sup.openTick('m15') === OPEN; i++) await new Promise((r) => setTimeout(r, 20));
+  tt.equal(sup.openTick('m15'), OPEN, 'the session is open at the start');
+  // The boundary passes (on the injected clock) before the close's timer fires (real time, ~105 ms).
+  nowMs = (boundary + 1) * 1000;
+  await wentThrough;
   tt.equal(sup.openTick('m15'), OPEN + 1, 'the close went through');
   const closes = s.asks.filter((a) => a.msg.kind === 'close');
   tt.same(closes.map((a) => a.ok), [false, false, false, false, true]);
   tt.ok(closes.every((a) => a.msg.tick === OPEN), 'the same session each time');
-  const gaps = closes.slice(1).map((a, i) => a.at - closes[i].at);
-  gaps.forEach((g, i) => tt.ok(g >= 40 * 2 ** i / 2 - 2, `attempt ${i + 2} waited ${g} ms, at least ${40 * 2 ** i / 2}`));
   const waits = logs.filter((l) => l.level === 50).map((l) => l.retryInMs);
   tt.equal(waits.length, 4);
   for (let i = 1; i < waits.length; i++) tt.ok(waits[i] >= waits[i - 1], `delays grow: ${waits.join(', ')}`);
+  // Between two attempts the supervisor armed the retry's timer with the delay it logged.
+  const armed = waitsBetween(events, (e) => e.msg.kind === 'close').map((w) => w.map((e) => (e as { timerMs: number }).timerMs));
+  tt.equal(armed.length, 4);
+  armed.forEach((ms, i) => {
+    const retry = ms.find((x) => Math.round(x) === waits[i]);
+    tt.ok(retry !== undefined && retry >= 40 * 2 ** i / 2, `attempt ${i + 2} came after a timer of the logged ${waits[i]} ms, at least ${40 * 2 ** i / 2} (armed: ${ms.join(', ')})`);
+  });
   tt.equal(counts.closeFailed, 4);
   tt.match(logs.find((l) => l.level === 50), { market: 'm15', tick: OPEN, attempt: 1, msg: `close of m15 ${OPEN} failed: injected close failure 1; retrying` });
 });
