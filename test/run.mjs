@@ -22,7 +22,7 @@ import { startService } from '../dist/src/service.js';
 import { readRecords, summary } from './timings.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const started = performance.now(); // wall-clock: reports the run's length, asserts nothing
+const started = performance.now();
 const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-run-'));
 fs.chmodSync(temp, 0o711); // the embedded server's user (root runs it as postgres) must reach it
 const timingDir = path.join(temp, 'timings');

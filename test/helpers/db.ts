@@ -10,6 +10,7 @@ import pg from 'pg';
 import tap from 'tap';
 import { serverPid, startEmbedded } from '../../orm/embedded.js';
 import { timed } from './timing.js';
+import { eventually } from './wait.js';
 
 type Teardown = { teardown: (fn: () => unknown) => void };
 
@@ -45,12 +46,12 @@ export async function embeddedDataDir(t: Teardown): Promise<string> {
 /** The pid of the server running on `clusterDir`, if any (the service's own definition). */
 export const leftServer = serverPid;
 
-/** Stops (SIGINT: fast shutdown) a server left running on `clusterDir`; waits up to 10 s for it to go. */
+/** Stops (SIGINT: fast shutdown) a server left running on `clusterDir` and waits for it to go. */
 export async function stopLeftServer(clusterDir: string): Promise<void> {
   const pid = leftServer(clusterDir);
   if (pid === undefined) return;
   process.kill(pid, 'SIGINT');
-  for (let i = 0; i < 100 && leftServer(clusterDir) === pid; i++) await new Promise((r) => setTimeout(r, 100));
+  await eventually(() => leftServer(clusterDir) !== pid, `the server left on ${clusterDir} to stop`, 100);
 }
 
 let shared: Promise<string> | undefined;

@@ -5,7 +5,7 @@ type Phase = { ms: number; n: number };
 const registry = ((globalThis as Record<symbol, unknown>)[Symbol.for('agent-market.test-timing')] ??= { phases: {} }) as { phases: Record<string, Phase> };
 
 export async function timed<T>(phase: string, step: () => Promise<T>): Promise<T> {
-  const started = performance.now(); // wall-clock: reported, not asserted
+  const started = performance.now();
   try {
     return await step();
   } finally {

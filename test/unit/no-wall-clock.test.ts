@@ -15,21 +15,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/**
- * TEMPORARY: files still to be converted on other branches, whose findings are reported (t.comment)
- * but do not fail here. The integrator empties this list after merging those conversions; an entry
- * whose file has no finding left fails, so the list cannot outlive its reason.
- */
-const PENDING_CONVERSION: { file: string; why: string }[] = [
-  { file: 'test/api/trading.test.ts', why: 'converted by the other helper (branch of the five)' },
-  { file: 'test/api/agent-tripups.test.ts', why: 'converted by the other helper (branch of the five)' },
-  { file: 'test/api/deals.test.ts', why: 'converted by the other helper (branch of the five)' },
-  { file: 'test/api/lifecycle.test.ts', why: 'converted by the other helper (branch of the five)' },
-  { file: 'test/api/close-retry.test.ts', why: 'converted by the other helper (branch of the five)' },
-  { file: 'test/helpers/db.ts', why: 'a bounded 100 x 100 ms wait for a left server to stop; the file is being changed on another branch (off-limits here)' },
-  { file: 'test/helpers/agents.ts', why: 'currentMenu waits in real time for the next session: its callers (web/cart, web-carts) run on a real clock with a browser; they need an injected clock first' },
-];
-
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where a sleep is the mechanism itself: the polling helper and the test-only actor's hold. */
 const SLEEP_ALLOWED = [/^test\/helpers\/wait\.ts$/, /^test\/fixtures\//];
@@ -143,16 +128,9 @@ t.test('the scanner finds what it must (so this test can fail), and lets data va
 t.test('no test under test/ depends on the wall clock', async (t) => {
   const results = files('test').map((f) => scan(f, readFileSync(path.join(ROOT, f), 'utf8')));
   const findings = results.flatMap((r) => r.findings);
-  const pendingOf = (f: Finding) => PENDING_CONVERSION.find((p) => p.file === f.file);
-  const pending = findings.filter(pendingOf);
-  if (pending.length) t.comment(`pending conversion (PENDING_CONVERSION), not failing here:\n${pending.map(show).join('\n')}`);
-  const unexplained = findings.filter((f) => !pendingOf(f));
-  t.same(unexplained.map(show), [], `tests that depend on the wall clock:\n${unexplained.map(show).join('\n')}`);
+  t.same(findings.map(show), [], `tests that depend on the wall clock:\n${findings.map(show).join('\n')}`);
   const stale = results.flatMap((r) => r.stale);
   t.same(stale.map(show), [], stale.map(show).join('\n'));
-  for (const p of PENDING_CONVERSION) {
-    t.ok(findings.some((f) => f.file === p.file), `${p.file} has no finding left (${p.why}): remove it from PENDING_CONVERSION`);
-  }
   const marked = files('test').flatMap((f) => codeLines(readFileSync(path.join(ROOT, f), 'utf8')).filter((l) => MARKER.test(l.text)).map((l) => `${f}:${l.n}`));
   t.comment(`wall-clock markers (${marked.length}): ${marked.join(', ')}`);
 });
