@@ -2,11 +2,10 @@
 // nothing from actors/ but the runtime client and the kinds' message types; actors/ never import
 // the front end (src/http/). Scans the sources, so a crossing fails here with its file and line.
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { codeLines, ROOT, sourceFiles } from '../helpers/source-scan.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** What src/ may import from actors/. */
 const ACTOR_API = [/^actors\/runtime\/client\.(js|ts)$/, /^actors\/[a-z-]+\/messages\.(js|ts)$/];
@@ -30,15 +29,6 @@ const PENDING: { file: string; line: RegExp; why: string }[] = [];
 
 type Crossing = { file: string; line: number; text: string; what: string };
 
-function tsFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...tsFiles(rel));
-    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(rel);
-  }
-  return out.sort();
-}
 
 /** Module specifiers of static imports, re-exports and dynamic imports on a line. */
 function specifiers(line: string): string[] {
@@ -47,25 +37,6 @@ function specifiers(line: string): string[] {
   return out;
 }
 
-/** Code lines with their numbers; whole-line comments dropped (a comment may name a forbidden call). */
-function codeLines(source: string): { n: number; text: string }[] {
-  const out: { n: number; text: string }[] = [];
-  let inBlock = false;
-  source.split('\n').forEach((text, i) => {
-    const s = text.trim();
-    if (inBlock) {
-      if (s.includes('*/')) inBlock = false;
-      return;
-    }
-    if (s.startsWith('/*')) {
-      inBlock = !s.includes('*/');
-      return;
-    }
-    if (s.startsWith('//') || s.startsWith('*')) return;
-    out.push({ n: i + 1, text });
-  });
-  return out;
-}
 
 /** Root-relative path an import of `file` resolves to (relative specifiers only; packages are not ours). */
 function resolved(file: string, spec: string): string | null {
@@ -132,7 +103,7 @@ t.test('the scanner finds what it must (so this test can fail)', async (t) => {
 });
 
 t.test('src/ runs no SQL and imports only the runtime client and message types of actors/', async (t) => {
-  const crossings = tsFiles('src').flatMap((f) => srcCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  const crossings = sourceFiles('src').flatMap((f) => srcCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
   const unexplained = crossings.filter((c) => !pendingOf(c));
   t.same(unexplained.map(show), [], `src/ crosses into actors/ or the database:\n${unexplained.map(show).join('\n')}`);
   for (const p of PENDING) {
@@ -141,6 +112,6 @@ t.test('src/ runs no SQL and imports only the runtime client and message types o
 });
 
 t.test('actors/ never import the front end (src/http/)', async (t) => {
-  const crossings = tsFiles('actors').flatMap((f) => actorCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  const crossings = sourceFiles('actors').flatMap((f) => actorCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
   t.same(crossings.map(show), [], crossings.map(show).join('\n'));
 });

@@ -11,11 +11,10 @@
 // A line may be let through by a marker comment with its reason, `// wall-clock: <reason>`, only for a
 // t.comment timing or a kill guard of a hung child; a marker on a line that breaks no rule fails (stale).
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { codeLines, ROOT, sourceFiles } from '../helpers/source-scan.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where a sleep is the mechanism itself: the polling helper and the test-only actor's hold. */
 const SLEEP_ALLOWED = [/^test\/helpers\/wait\.ts$/, /^test\/fixtures\//];
 const MARKER = /\/\/\s*wall-clock:\s*(\S.*)$/;
@@ -32,35 +31,7 @@ const RULES: [RegExp, string][] = [
 
 type Finding = { file: string; line: number; text: string; what: string };
 
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...files(rel));
-    else if ((e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) || e.name.endsWith('.mjs')) out.push(rel);
-  }
-  return out.sort();
-}
 
-/** Code lines with their numbers; whole-line comments dropped (a comment may describe a rule). */
-function codeLines(source: string): { n: number; text: string }[] {
-  const out: { n: number; text: string }[] = [];
-  let inBlock = false;
-  source.split('\n').forEach((text, i) => {
-    const s = text.trim();
-    if (inBlock) {
-      if (s.includes('*/')) inBlock = false;
-      return;
-    }
-    if (s.startsWith('/*')) {
-      inBlock = !s.includes('*/');
-      return;
-    }
-    if (s.startsWith('//') || s.startsWith('*')) return;
-    out.push({ n: i + 1, text });
-  });
-  return out;
-}
 
 /** What one file does against the rules, and its markers that excuse nothing (stale). */
 export function scan(file: string, source: string): { findings: Finding[]; stale: Finding[] } {
@@ -126,11 +97,11 @@ t.test('the scanner finds what it must (so this test can fail), and lets data va
 });
 
 t.test('no test under test/ depends on the wall clock', async (t) => {
-  const results = files('test').map((f) => scan(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  const results = sourceFiles('test', ['.ts', '.mjs']).map((f) => scan(f, readFileSync(path.join(ROOT, f), 'utf8')));
   const findings = results.flatMap((r) => r.findings);
   t.same(findings.map(show), [], `tests that depend on the wall clock:\n${findings.map(show).join('\n')}`);
   const stale = results.flatMap((r) => r.stale);
   t.same(stale.map(show), [], stale.map(show).join('\n'));
-  const marked = files('test').flatMap((f) => codeLines(readFileSync(path.join(ROOT, f), 'utf8')).filter((l) => MARKER.test(l.text)).map((l) => `${f}:${l.n}`));
+  const marked = sourceFiles('test', ['.ts', '.mjs']).flatMap((f) => codeLines(readFileSync(path.join(ROOT, f), 'utf8')).filter((l) => MARKER.test(l.text)).map((l) => `${f}:${l.n}`));
   t.comment(`wall-clock markers (${marked.length}): ${marked.join(', ')}`);
 });
