@@ -2,7 +2,7 @@
 // CHROMIUM_PATH; closed when the test ends. Screenshots go to test-artifacts/ (git ignores it).
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { timed } from './timing.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -12,6 +12,15 @@ export async function launchChromium(t: { teardown: (fn: () => unknown) => void 
   const browser = await timed('browser launch', () => chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'] }));
   t.teardown(() => browser.close());
   return browser;
+}
+
+/**
+ * Gives the pages of `context` the service's clock: a page's script (a countdown to a close) reads
+ * the same instant as the service that rendered it, not the machine's, which runs on while a test
+ * holds the service's clock still.
+ */
+export async function useServiceClock(context: BrowserContext, svc: { services: { clock: { realNow(): number } } }): Promise<void> {
+  await context.clock.setFixedTime(svc.services.clock.realNow() * 1000);
 }
 
 /** Where a screenshot named `name` goes (the folder is made). */

@@ -8,7 +8,7 @@ import t from 'tap';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser } from 'playwright-core';
 import { registerAgent } from '../helpers/agents.js';
-import { artifact, launchChromium } from '../helpers/browser.js';
+import { artifact, launchChromium, useServiceClock } from '../helpers/browser.js';
 import { crawl, shapeOf } from '../helpers/crawl.js';
 import { registerHolder, startRecordedSite } from '../helpers/web.js';
 
@@ -55,6 +55,7 @@ for (const who of ['visitor', 'holder'] as const) {
     const paths = who === 'holder' ? ['/', ...found] : found;
     t.ok(found.length >= (who === 'holder' ? 8 : 12), `${found.length} kinds of page found: ${found.join(' ')}`);
     const context = await browser.newContext({ baseURL: svc.config.baseUrl });
+    await useServiceClock(context, svc);
     t.teardown(() => context.close());
     if (setup.cookie) await context.addCookies(cookieFor(setup.cookie));
     const page = await context.newPage();

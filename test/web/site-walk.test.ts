@@ -5,7 +5,7 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { registerAgent } from '../helpers/agents.js';
-import { artifact, launchChromium } from '../helpers/browser.js';
+import { artifact, launchChromium, useServiceClock } from '../helpers/browser.js';
 import { registerHolder, startRecordedSite } from '../helpers/web.js';
 
 // A frozen clock on a day of history: the record has closed and settled sessions to link to.
@@ -21,6 +21,7 @@ async function step(t: Tap.Test, page: Page, name: string, path: RegExp, heading
 
 t.test('a visitor clicks from the home page to a closed session and a family', async (t) => {
   const page = await browser.newPage({ baseURL: svc.config.baseUrl, viewport: { width: 1280, height: 900 } });
+  await useServiceClock(page.context(), svc);
   t.teardown(() => page.close());
   await page.goto('/');
   await step(t, page, 'home', /^\/$/, /Agent Market-Access/);
@@ -65,6 +66,7 @@ t.test('a holder judges an agent\'s deal on a phone before paying', async (t) =>
   const order = await agent.post('/api/v1/orders', { market: 'h2', offer_key: menu.body.deals[0].key, qty: 2 });
   t.equal(order.status, 201);
   const context = await browser.newContext({ baseURL: svc.config.baseUrl, viewport: { width: 375, height: 800 } });
+  await useServiceClock(context, svc);
   t.teardown(() => context.close());
   const [name, value] = cookie.split('=');
   await context.addCookies([{ name, value, url: svc.config.baseUrl }]);
