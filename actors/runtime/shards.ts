@@ -61,9 +61,9 @@ const WORKER_FILE = path.join(distRuntime, 'worker.js');
 export function workerExecArgv(parent: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < parent.length; i++) {
-    const flag = /^--(import|loader|experimental-loader|require|r)(=|$)/.exec(parent[i]);
+    const flag = /^(?:--import|--loader|--experimental-loader|--require|-r)(=|$)/.exec(parent[i]);
     if (!flag) out.push(parent[i]);
-    else if (!flag[2]) i++; // the loader is the next argument
+    else if (!flag[1]) i++; // the loader is the next argument
   }
   return out;
 }
