@@ -7,9 +7,9 @@ import { sql } from '@mikro-orm/core';
 import { connectAgent, lockAgent } from './pairing.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, AgentSchema, MarketSessionSchema } from '../../orm/entities/index.js';
-import { cardToCharge } from './cards.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { feeDueCents, fundingEntries, postEntries, recordFee, retryOnFeeRace } from './ledger.js';
+import { chargeHolder } from '../money/charge.js';
+import type { Payment } from '../money/messages.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
 import type { AccountMessage, Connected, FundingSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
@@ -50,7 +50,7 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
     },
 
     async pay(state, msg, ctx): Promise<Paid> {
-      return retryOnFeeRace(() => ctx.em.transactional((em) => pay(em, state.accountId, msg)));
+      return ctx.em.transactional((em) => pay(em, state.accountId, msg));
     },
 
     async connect(state, msg, ctx): Promise<Connected> {
@@ -106,33 +106,29 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
   if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connectAgent(em, order.agent_id, msg.holderId, accountId);
-  // A new card is kept for the holder's next payment when they asked (one stored before stays as it is).
-  if (msg.card) await cardToCharge(em, msg.holderId, { new: msg.card, save: msg.saveCard === true }, msg.at);
-  const paid = await fund(em, accountId, order, msg.holderId, msg.method, msg.at);
+  const paid = await fund(em, accountId, order, msg.holderId, msg.payment, msg.at);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }
 
 /**
- * Funds an order: the participation fee when this is the holder's first checkout of the calendar
- * month (UTC, decided as the order batch decides it: ledger.ts), the funding entries (a card
- * payment is charged onto the account and debited at once), the order paid and its round funded.
- * Everything rolls back together on a refusal.
+ * Funds an order: the holder is charged (the money kernel: the card or the balance, the month's
+ * participation fee when due), the order paid and its round funded. Everything rolls back together
+ * on a refusal.
  */
 async function fund(
   em: EntityManager,
   accountId: number,
   order: { id: number; round_id: number; total_cents: number },
   holderId: number,
-  method: 'card' | 'balance',
+  payment: Payment,
   at: number,
 ): Promise<{ charged_cents: number; fee_cents: number }> {
-  const fee = await feeDueCents(em, holderId, at);
-  await recordFee(em, holderId, at, accountId, order.round_id, fee);
-  await postEntries(em, fundingEntries(accountId, order.id, order.total_cents, fee, method), { requireFunds: method === 'balance' });
-  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ? where id = ?`, [method, holderId, order.id]);
+  const ref = `order:${order.id}`;
+  const c = await chargeHolder(em, { holderId, payer: accountId, payment, at, debits: [{ ref, cents: order.total_cents }], ref, roundId: order.round_id });
+  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ? where id = ?`, [c.method, holderId, order.id]);
   await em.execute(
     `update trade_round set status = 'funded', source = ?, fee_amount_cents = fee_amount_cents + ?, charged_cents = charged_cents + ?, funded_at = now() where id = ?`,
-    [method, fee, order.total_cents + fee, order.round_id],
+    [c.method, c.feeCents, c.chargedCents, order.round_id],
   );
-  return { charged_cents: order.total_cents + fee, fee_cents: fee };
+  return { charged_cents: c.chargedCents, fee_cents: c.feeCents };
 }

@@ -4,11 +4,11 @@
 // (actors/payouts). Both through the ledger's one posting definition, in the account's turn.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, PayoutSchema } from '../../orm/entities/index.js';
-import { cardToCharge } from './cards.js';
+import { chargeHolder } from '../money/charge.js';
 import { PAYOUT_MINIMUM_CENTS, payoutCommissionCents } from '../../src/payments/terms.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { ActorError } from '../runtime/actor.js';
-import { payoutEntries, postEntries, topupEntries } from './ledger.js';
+import { payoutEntries, postEntries } from '../money/ledger.js';
 import type { AccountMessage, PayoutScheduled, ToppedUp } from './messages.js';
 
 type Topup = Extract<AccountMessage, { kind: 'topup' }>;
@@ -28,8 +28,7 @@ async function ownedAccount(em: EntityManager, accountId: number, holderId: numb
 export async function topup(em: EntityManager, accountId: number, msg: Topup): Promise<ToppedUp> {
   if (!Number.isSafeInteger(msg.amountCents) || msg.amountCents <= 0) throw new ActorError(400, 'a top-up is a positive amount in USD');
   await ownedAccount(em, accountId, msg.holderId, 'top-up');
-  const card = await cardToCharge(em, msg.holderId, msg.card, msg.at);
-  await postEntries(em, topupEntries(accountId, msg.amountCents, `topup:${card.brand}-${card.last4}`));
+  await chargeHolder(em, { holderId: msg.holderId, payer: accountId, payment: msg.payment, at: msg.at, topupCents: msg.amountCents });
   const after = await ownedAccount(em, accountId, msg.holderId, 'top-up');
   return { account_id: accountId, amount_cents: msg.amountCents, balance_cents: after.balanceCents };
 }

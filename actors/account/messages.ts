@@ -2,11 +2,8 @@
 // read tasks (reads.ts): what the front end may know of this actor kind.
 import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
-import type { StoredCard } from '../../src/payments/cards.js';
+import type { CardPayment, Payment } from '../money/messages.js';
 import type { IdemRequest } from '../runtime/protocol.js';
-
-/** A new card (checked by the front end; `save`: the holder asked to keep it, save_card=on) or one the holder stored. */
-export type CardChoice = { new: StoredCard; save: boolean } | { storedId: number };
 
 /** One order as the batch places it (actors/account/order-batch.ts). */
 export type OrderRequest = {
@@ -34,9 +31,11 @@ export type PlaceOrder = { kind: 'order' } & Omit<OrderRequest, 'accountId' | 'i
 
 export type AccountMessage =
   | PlaceOrder
-  /** A holder pays an order of this account (purchase link), by card or from the account balance. */
-  /** `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused. */
-  | { kind: 'pay'; orderId: number; holderId: number; method: 'card' | 'balance'; card?: StoredCard; saveCard?: boolean; at: number }
+  /**
+   * A holder pays an order of this account (purchase link), by card or from the account balance.
+   * `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused.
+   */
+  | { kind: 'pay'; orderId: number; holderId: number; payment: Payment; at: number }
   /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
   | { kind: 'connect'; agentId: number; holderId: number }
   /** The holder's autonomous-funding switch for the agent of this account. */
@@ -45,7 +44,7 @@ export type AccountMessage =
    * A top-up of this account (one the holder owns) by card: a new card the front end checked, or a
    * stored one. Ledger `card_charge` (+); never a monthly fee. `at`: service clock (real unix seconds).
    */
-  | { kind: 'topup'; holderId: number; amountCents: number; card: CardChoice; at: number }
+  | { kind: 'topup'; holderId: number; amountCents: number; payment: CardPayment; at: number }
   /** A payout from this account: at least the minimum, at most the balance; it leaves the balance now and is paid at `payAt`. */
   | { kind: 'payout'; holderId: number; amountCents: number; payAt: number };
 

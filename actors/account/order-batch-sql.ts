@@ -7,7 +7,8 @@
 import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
 import { arrayLiteral } from '../runtime/sql.js';
 import { sessionLockKey } from '../market/session-lock.js';
-import { entriesArraysCte, entriesArrays, feeRowsInsertSql, postconditionSql, postingCtes, type Entry } from './ledger.js';
+import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
+import { feeRowsInsertSql } from '../money/charge.js';
 
 /** One column of values per array parameter. */
 type Column = readonly (string | number | boolean | null)[];

@@ -8,18 +8,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../src/rules.js';
 import { orderReply } from './order-reply.js';
-import type { OrderRow } from './views.js';
+import { placedOrder, type PlacedOrder, type Terms } from './order-row.js';
 import { ActorError } from '../runtime/actor.js';
 import { replayOf } from '../runtime/idempotency.js';
 import type { OrderPlaced, OrderRequest } from './messages.js';
 import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { payFromBalanceRefusal } from './funding.js';
-import { fundingEntries, type Entry } from './ledger.js';
+import { batchFeeDue, chargeBatch, feeKey } from '../money/charge.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
 
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
@@ -135,7 +134,6 @@ type BatchState = {
   now: string;
 };
 type Competing = { account: number; id: string; market: string; starts_at: number; ends_at: number; status: string };
-type Terms = ReturnType<typeof positionTerms>;
 /**
  * What an accepted order's decision fixed: its terms and amounts, whether it is funded at once from
  * the balance (pay_from_balance, or any order of a competition account), the monthly fee it
@@ -145,7 +143,8 @@ type Decision = { terms: Terms; amounts: OrderAmounts; funded: boolean; fee: num
 
 /** The fee month of an order: its placing time on the service clock. */
 const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
-type Accepted = Decision & { req: OrderRequest; orderId: number; roundId: number; token: string };
+/** An accepted order: its decision and its row (order-row.ts). */
+type Accepted = Decision & { req: OrderRequest; row: PlacedOrder };
 
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
 const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
@@ -181,9 +180,10 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
     if (prior) return void (outcomes[i] = replay(prior, req.idem!));
     const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid, competing.get(req.accountId));
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
-    const a: Accepted = { ...decided, req, orderId: state.ids[i].o, roundId: state.ids[i].r, token: tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url') };
-    accepted.push(a);
-    outcomes[i] = reply(a, menu.get(menuKey(req))!);
+    const token = tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url');
+    const row = rowOf(req, decided, { orderId: state.ids[i].o, roundId: state.ids[i].r, token }, menu.get(menuKey(req))!);
+    accepted.push({ ...decided, req, row });
+    outcomes[i] = orderReply(row, req.baseUrl, decided.fee);
   });
   const answers = batch.flatMap((req, i) => {
     const o = outcomes[i];
@@ -216,15 +216,14 @@ function decide(
   if (!agent?.on || agent.holder === null) {
     return new ActorError(403, payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }));
   }
-  // The holder's first real-money checkout of the month carries the participation fee.
-  const feeKey = `${agent.holder}/${monthOf(req)}`;
-  const fee = feePaid.has(feeKey) ? 0 : MONTHLY_FEE_CENTS;
+  // The holder's first real-money checkout of the month carries the participation fee (the money kernel's decision).
+  const fee = batchFeeDue(feePaid, agent.holder, req.at);
   const balance = balances.get(req.accountId) ?? 0;
   if (balance < total + fee) {
     return new ActorError(400, `insufficient balance: this order needs ${centsToNumber(total + fee)} USD, the account holds ${centsToNumber(balance)} USD`);
   }
   balances.set(req.accountId, balance - total - fee);
-  feePaid.add(feeKey);
+  feePaid.add(feeKey(agent.holder, req.at));
   return { amounts, funded: true, fee, holder: agent.holder, terms };
 }
 
@@ -258,39 +257,29 @@ function replay(prior: StoredRow, idem: IdemRequest): Outcome {
   }
 }
 
-function reply(a: Accepted, row: MenuRow): OrderPlaced {
-  const { req, terms } = a;
-  // Accepted when the request was, on the service clock (before closes_at), not when the batch commits.
-  const now = new Date(req.at * 1000);
-  const paid = a.funded;
-  const order: OrderRow = {
-    id: a.orderId, market: req.market, tick: req.tick, offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents,
-    list_price_cents: terms.listPriceCents, gross_cents: a.amounts.grossCents, fee_amount_cents: a.amounts.feeAmountCents,
-    total_cents: a.amounts.totalCents, status: paid ? 'paid' : 'awaiting_payment', payment_source: paid ? 'balance' : null, token: a.token,
-    closes_at: req.closesAt, created_at: now, paid_at: paid ? now : null, filled_at: null, position_id: null, round_id: a.roundId,
-    account_id: req.accountId, agent_id: req.agentId,
+/** The accepted order's row (the one builder: order-row.ts), as placed on the service clock when the request was accepted. */
+function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: number; token: string }, row: MenuRow): PlacedOrder {
+  return placedOrder({
+    id: a.orderId, roundId: a.roundId, accountId: req.accountId, agentId: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
+    offerKey: req.offerKey, qty: req.qty, closesAt: req.closesAt, terms: d.terms, amounts: d.amounts, token: a.token,
+    paid: d.funded ? { source: 'balance', holderId: d.holder } : null, at: req.at,
     deal: { bundle: { title: row.title ?? '', items: row.items ?? [] }, sales_velocity: row.sales_velocity ?? undefined },
-  };
-  return orderReply(order, req.baseUrl, a.fee);
+  });
 }
 
 /**
  * One statement writes the batch (order-batch-sql.ts): rounds, orders, monthly fees, the ledger
- * postings of the funded ones (ledger.ts's funding entries) and the stored answers; the
+ * postings of the funded ones (the money kernel's chargeBatch) and the stored answers; the
  * transaction's COMMIT follows.
  */
 function writeSql(accepted: Accepted[], answers: Answer[], lit: (s: string) => string): string {
-  const rows = accepted.map((a): Record<OrderColumn, string | number | boolean | null> => {
-    const { req, terms } = a;
-    return {
-      order_id: a.orderId, round_id: a.roundId, account_id: req.accountId, agent_id: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
-      offer_key: req.offerKey, qty: req.qty, unit_cost_cents: terms.unitCostCents, list_price_cents: terms.listPriceCents, fee_cents: terms.feeCents,
-      holding_cents: terms.holdingCents, token: a.token, closes_at: req.closesAt,
-      paid: a.funded, holder: a.holder, month: monthOf(req), gross: a.amounts.grossCents, fee_amount: a.amounts.feeAmountCents, total: a.amounts.totalCents, fee: a.fee,
-      at: req.at,
-    };
-  });
-  const entries: Entry[] = accepted.filter((a) => a.funded).flatMap((a) => fundingEntries(a.req.accountId, a.orderId, a.amounts.totalCents, a.fee, 'balance'));
+  const rows = accepted.map(({ row: r, req, fee }): Record<OrderColumn, string | number | boolean | null> => ({
+    order_id: r.id, round_id: r.round_id, account_id: r.account_id, agent_id: r.agent_id, market: r.market, tick: r.tick, idx: r.idx,
+    offer_key: r.offer_key, qty: r.qty, unit_cost_cents: r.unit_cost_cents, list_price_cents: r.list_price_cents, fee_cents: r.fee_cents,
+    holding_cents: r.holding_cents, token: r.token, closes_at: r.closes_at, paid: r.status === 'paid', holder: r.paid_by_holder, month: monthOf(req),
+    gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at,
+  }));
+  const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
   return writeStatement(rows, answers, entries, lit);
 }
 

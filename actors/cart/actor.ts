@@ -6,7 +6,6 @@ import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CartItemSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { retryOnFeeRace } from '../account/ledger.js';
 import { connectAgent } from '../account/pairing.js';
 import { checkout, lockCart } from './checkout.js';
 import { MAX_OPEN_LINES, callerFacts, cartFacts, cartsSeen, isCheckedOut, isStale, lineOf, linesOf, type CartRow, type LineRow } from './lines.js';
@@ -113,11 +112,11 @@ export const cartActor = defineActor<CartState, CartMessage>({
     },
 
     async checkout(state, msg, ctx) {
-      return retryOnFeeRace(() => ctx.em.transactional(async (em) => {
+      return ctx.em.transactional(async (em) => {
         const cart = await lockCart(em, state.cartId);
         if (!cart) throw new ActorError(404, `no cart ${state.cartId}`);
         return checkout(em, cart, msg);
-      }));
+      });
     },
 
     async setKind(state, msg, ctx): Promise<KindSet> {

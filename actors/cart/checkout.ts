@@ -11,12 +11,12 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CartItemSchema, CartSchema, InventoryItemSchema, OrderSchema, TradeRoundSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId, type ServedDeal } from '../../src/engine/index.js';
-import type { StoredCard } from '../../src/payments/cards.js';
-import { cardToCharge } from '../account/cards.js';
 import { ActorError } from '../runtime/actor.js';
 import { intArrayParam } from '../runtime/sql.js';
-import { checkoutEntries, feeDueCents, postEntries, recordFee, type Entry } from '../account/ledger.js';
-import { orderJson, type OrderRow } from '../account/views.js';
+import { chargeHolder, sourceOf, type Charged, type Debit } from '../money/charge.js';
+import type { Payment } from '../money/messages.js';
+import { orderJson } from '../account/views.js';
+import { placedOrder } from '../account/order-row.js';
 import { manualDesk } from '../account/desk.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { familyTapes } from '../market/holder-orders.js';
@@ -26,8 +26,8 @@ import { grantsFor, permissionsOf } from './permissions.js';
 import type { CartMessage, CheckedOut } from './messages.js';
 
 type Checkout = Extract<CartMessage, { kind: 'checkout' }>;
-/** How the money moves once the caller's right to pay is settled. */
-type Funding = { holderId: number; method: 'card' | 'balance'; card?: StoredCard; onlyAgent?: number };
+/** How the money moves once the caller's right to pay is settled: the holder charged, how, and (an agent paying from balances without a grant) whose lines alone. */
+type Funding = { holderId: number; payment: Payment; onlyAgent?: number };
 
 /** The cart's row, locked to the end of the turn's transaction: checkouts of one cart run one at a time, across processes too. */
 export async function lockCart(em: EntityManager, cartId: number): Promise<CartRow | undefined> {
@@ -57,16 +57,15 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
       throw new ActorError(403, `lines ${others.map((l) => l.id).join(', ')} were not proposed by you: paying them from balances needs an execute grant from your holder; nothing was charged`);
     }
   }
-  const feeCents = await feeDueCents(em, funding.holderId, msg.at);
   const deals = await dealsOf(em, current);
   const done = cart.kind === 'own'
-    ? await buyOutright(em, cart, current, deals, funding, feeCents, msg.at)
-    : await placeAndFund(em, cart, current, deals, funding, feeCents, msg.baseUrl, msg.at);
+    ? await buyOutright(em, cart, current, deals, funding, msg.at)
+    : await placeAndFund(em, cart, current, deals, funding, msg.baseUrl, msg.at);
   await em.nativeUpdate(CartSchema, { id: cart.id }, { paid: true, updatedAt: new Date() });
   const total = current.reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
   return {
-    cart_id: cart.id, kind: cart.kind, paid_with: funding.method,
-    total: centsToNumber(total), fee: centsToNumber(feeCents), charged: centsToNumber(total + feeCents),
+    cart_id: cart.id, kind: cart.kind, paid_with: done.charged.method,
+    total: centsToNumber(total), fee: centsToNumber(done.charged.feeCents), charged: centsToNumber(done.charged.chargedCents),
     skipped_stale: skipped.length, skipped_item_ids: skipped.map((l) => l.id), ordered_item_ids: current.map((l) => l.id),
     orders: done.orders, bought_outright: cart.kind === 'own', inventory_item_ids: done.items,
     note: cart.kind === 'own'
@@ -85,9 +84,7 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
   if (caller.kind === 'holder') {
     if (cart.holder_id !== caller.holderId) throw new ActorError(404, `no cart ${cart.id} of yours`);
     const p = msg.payment;
-    if (p.method === 'card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { new: p.card, save: p.save }, msg.at) };
-    if (p.method === 'stored_card') return { holderId: caller.holderId, method: 'card', card: await cardToCharge(em, caller.holderId, { storedId: p.cardId }, msg.at) };
-    if (p.method === 'balance') return { holderId: caller.holderId, method: 'balance' };
+    if (p.method !== 'grant') return { holderId: caller.holderId, payment: p };
     throw new ActorError(400, 'a holder pays by card or from a balance');
   }
   if (msg.payment.method !== 'grant') throw new ActorError(400, 'an agent\'s checkout pays as its grant allows');
@@ -103,8 +100,8 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
     throw new ActorError(403, `this checkout may not pay with ${payWith}: ${perms.execute_note}`);
   }
   const holderId = cart.holder_id!;
-  if (payWith === 'card') return { holderId, method: 'card', card: await cardToCharge(em, holderId, { storedId: grant!.cardId! }, msg.at) };
-  return { holderId, method: 'balance', onlyAgent: grant ? undefined : caller.agentId };
+  if (payWith === 'card') return { holderId, payment: { method: 'stored_card', cardId: grant!.cardId! } };
+  return { holderId, payment: { method: 'balance' }, onlyAgent: grant ? undefined : caller.agentId };
 }
 
 
@@ -152,55 +149,70 @@ async function accountsOf(em: EntityManager, lines: LineRow[], holderId: number)
 }
 
 
+/** What a checkout did: the orders placed or the goods bought, and what the holder was charged. */
+type Done = { orders: CheckedOut['orders']; items: number[]; charged: Charged };
+
+/**
+ * A trade cart's lines: one funded round per account (the proposing agents' accounts, the holder's
+ * picks on the Manual desk) and one order per line (order-row.ts, the order batch's builder), then
+ * one charge for all of them (the first account carries the month's fee and names it in its round).
+ */
 async function placeAndFund(
-  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, feeCents: number, baseUrl: string, at: number,
-): Promise<{ orders: CheckedOut['orders']; items: number[] }> {
+  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, baseUrl: string, at: number,
+): Promise<Done> {
   const accountOf = await accountsOf(em, lines, f.holderId);
+  const source = sourceOf(f.payment);
   const groups = [...new Set(lines.map((l) => accountOf.get(l.id)!))].sort((a, b) => a - b);
-  const entries: Entry[] = [];
-  const rows: OrderRow[] = [];
-  const now = new Date();
-  for (const [g, accountId] of groups.entries()) {
-    const mine = lines.filter((l) => accountOf.get(l.id) === accountId);
-    const fee = g === 0 ? feeCents : 0;
-    const amount = mine.reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
-    const round = em.create(TradeRoundSchema, {
-      account: accountId, status: 'funded', source: f.method, amountCents: amount, feeAmountCents: fee, chargedCents: amount + fee, fundedAt: now,
+  const rounds = new Map(groups.map((accountId) => {
+    const amount = lines.filter((l) => accountOf.get(l.id) === accountId).reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
+    return [accountId, em.create(TradeRoundSchema, { account: accountId, status: 'funded', source, amountCents: amount, feeAmountCents: 0, chargedCents: amount, fundedAt: new Date(at * 1000) })];
+  }));
+  await em.flush();
+  const ids = await nextOrderIds(em, lines.length);
+  const placed = lines.map((l, i) => {
+    const { terms, amounts } = lineAmounts(l);
+    const deal = deals.get(l.id)!.deal;
+    return placedOrder({
+      id: ids[i], roundId: rounds.get(accountOf.get(l.id)!)!.id, accountId: accountOf.get(l.id)!, agentId: l.agent_id, market: l.market, tick: l.tick,
+      idx: l.idx, offerKey: l.offer_key, qty: l.qty, closesAt: l.closes_at, terms, amounts, token: randomBytes(24).toString('base64url'),
+      paid: { source, holderId: f.holderId }, at,
+      deal: { bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] }, sales_velocity: (deal as { sales_velocity?: number }).sales_velocity },
     });
-    const orders = mine.map((l) => {
-      const { terms, amounts } = lineAmounts(l);
-      return em.create(OrderSchema, {
-        account: accountId, agent: l.agent_id, round, market: l.market, tick: l.tick, idx: l.idx, offerKey: l.offer_key, qty: l.qty,
-        unitCostCents: terms.unitCostCents, listPriceCents: terms.listPriceCents, feeCents: terms.feeCents, holdingCents: terms.holdingCents,
-        grossCents: amounts.grossCents, feeAmountCents: amounts.feeAmountCents, totalCents: amounts.totalCents, status: 'paid',
-        paymentSource: f.method, paidByHolder: f.holderId, token: randomBytes(24).toString('base64url'), closesAt: l.closes_at, paidAt: now,
-      });
-    });
-    await em.flush();
-    await recordFee(em, f.holderId, at, accountId, round.id, fee);
-    entries.push(...checkoutEntries(accountId, orders.map((o) => ({ ref: `order:${o.id}`, cents: o.totalCents })), fee, f.method, `cart:${cart.id}`));
-    for (const [i, o] of orders.entries()) {
-      const l = mine[i];
-      await em.nativeUpdate(CartItemSchema, { id: l.id, order: null, item: null }, { order: o.id });
-      const deal = deals.get(l.id)!.deal;
-      rows.push({
-        id: o.id, market: o.market, tick: o.tick, offer_key: o.offerKey, qty: o.qty, unit_cost_cents: o.unitCostCents, list_price_cents: o.listPriceCents,
-        gross_cents: o.grossCents, fee_amount_cents: o.feeAmountCents, total_cents: o.totalCents, status: 'paid', payment_source: f.method, token: o.token,
-        closes_at: o.closesAt, created_at: now, paid_at: now, filled_at: null, position_id: null, round_id: round.id, account_id: accountId,
-        agent_id: l.agent_id, deal: { bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] }, sales_velocity: (deal as { sales_velocity?: number }).sales_velocity },
-      });
-    }
+  });
+  for (const o of placed) em.create(OrderSchema, orderEntity(o));
+  await em.flush();
+  for (const [i, o] of placed.entries()) await em.nativeUpdate(CartItemSchema, { id: lines[i].id, order: null, item: null }, { order: o.id });
+  const payer = groups[0];
+  const charged = await chargeHolder(em, {
+    holderId: f.holderId, payer, payment: f.payment, at, ref: `cart:${cart.id}`, roundId: rounds.get(payer)!.id,
+    debits: placed.map((o): Debit => ({ account: o.account_id, ref: `order:${o.id}`, cents: o.total_cents })),
+  });
+  if (charged.feeCents) {
+    await em.nativeUpdate(TradeRoundSchema, { id: rounds.get(payer)!.id }, { feeAmountCents: charged.feeCents, chargedCents: rounds.get(payer)!.amountCents + charged.feeCents });
   }
-  await postEntries(em, entries, { requireFunds: f.method === 'balance' });
-  return { orders: rows.map((r) => orderJson(r, baseUrl)), items: [] };
+  return { orders: placed.map((o) => orderJson(o, baseUrl)), items: [], charged };
 }
 
+/** The ids the next `n` orders take (the batch reads its own the same way, in its read). */
+async function nextOrderIds(em: EntityManager, n: number): Promise<number[]> {
+  const rows = await em.execute<{ id: number }[]>(`select nextval('orders_id_seq')::float8 as id from generate_series(1, ?)`, [n]);
+  return rows.map((r) => r.id);
+}
+
+/** A placed order as the ORM writes it. */
+const orderEntity = (o: ReturnType<typeof placedOrder>) => ({
+  id: o.id, account: o.account_id, agent: o.agent_id, round: o.round_id, market: o.market, tick: o.tick, idx: o.idx, offerKey: o.offer_key, qty: o.qty,
+  unitCostCents: o.unit_cost_cents, listPriceCents: o.list_price_cents, feeCents: o.fee_cents, holdingCents: o.holding_cents, grossCents: o.gross_cents,
+  feeAmountCents: o.fee_amount_cents, totalCents: o.total_cents, status: o.status as 'paid', paymentSource: o.payment_source as 'card' | 'balance',
+  paidByHolder: o.paid_by_holder, token: o.token, closesAt: o.closes_at, createdAt: o.created_at, paidAt: o.paid_at,
+});
+
 async function buyOutright(
-  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, feeCents: number, at: number,
-): Promise<{ orders: CheckedOut['orders']; items: number[] }> {
+  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, at: number,
+): Promise<Done> {
   const desk = await manualDesk(em, f.holderId);
   const items: number[] = [];
-  const debits: { ref: string; cents: number }[] = [];
+  const debits: Debit[] = [];
   for (const market of [...new Set(lines.map((l) => l.market))]) {
     const here = lines.filter((l) => l.market === market);
     const window = MARKETS[market as MarketId].settlement_horizon_ticks;
@@ -224,7 +236,6 @@ async function buyOutright(
       debits.push({ ref: `cart_item:${l.id}`, cents: amounts.totalCents });
     }
   }
-  await recordFee(em, f.holderId, at, desk, null, feeCents);
-  await postEntries(em, checkoutEntries(desk, debits, feeCents, f.method, `cart:${cart.id}`), { requireFunds: f.method === 'balance' });
-  return { orders: [], items };
+  const charged = await chargeHolder(em, { holderId: f.holderId, payer: desk, payment: f.payment, at, ref: `cart:${cart.id}`, debits });
+  return { orders: [], items, charged };
 }

@@ -3,7 +3,7 @@
 // their schemas (src/schemas/cart.ts), the one definition.
 import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
-import type { StoredCard } from '../../src/payments/cards.js';
+import type { Payment } from '../money/messages.js';
 
 /** Who acts on a cart: an agent (by its key) or a logged-in holder (on the web). */
 export type Caller = { kind: 'agent'; agentId: number } | { kind: 'holder'; holderId: number };
@@ -14,11 +14,9 @@ export type NewLine = { market: string; tick: number; idx: number; offerKey: str
 /** A market's open session: its tick and when it closes (real unix seconds). */
 export type CurrentSession = { market: string; tick: number; closesAt: number };
 
-/** How a checkout pays: a new card (checked by the front end), a stored card, or account balances. */
-export type Payment =
-  | { method: 'card'; card: StoredCard; /** the holder asked to keep it (save_card=on) */ save: boolean }
-  | { method: 'stored_card'; cardId: number }
-  | { method: 'balance' }
+/** How a checkout pays: as the holder chose (a new card, a stored card, balances), or as an agent's grant allows. */
+export type CheckoutPayment =
+  | Payment
   /** An agent's execute checkout: what its grant allows (`pay_with` of the request, or the grant's default). */
   | { method: 'grant'; payWith?: 'card' | 'balance' };
 
@@ -43,7 +41,7 @@ export type CartMessage =
    */
   | { kind: 'refresh'; caller: Caller; at: number; menus: CurrentSession[] }
   /** Pays the cart's current lines (or `itemIds`): orders on each line's account, or goods bought outright (own carts). */
-  | { kind: 'checkout'; caller: Caller; payment: Payment; itemIds?: number[]; at: number; baseUrl: string }
+  | { kind: 'checkout'; caller: Caller; payment: CheckoutPayment; itemIds?: number[]; at: number; baseUrl: string }
   /** The holder asks for another kind on an unpaid cart (CONTRACT.md "Carts": `POST /carts/{token}/kind`). */
   | { kind: 'setKind'; holderId: number; cartKind: 'trade' | 'own' }
   /** A logged-in holder opened the cart's link (or paid on it): connects the cart and its agent. */

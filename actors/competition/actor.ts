@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { isUniqueViolation } from '../runtime/sql.js';
-import { competitionStartEntries, postEntries, prizeEntries } from '../account/ledger.js';
+import { competitionStartEntries, postEntries, prizeEntries } from '../money/ledger.js';
 import { manualDesk } from '../account/desk.js';
 import { COMPETITION, prizeSplit } from '../../src/rules.js';
 import { ranking } from './leaderboard.js';

@@ -3,18 +3,18 @@
 // listed once at a time (the partial unique index on open listings) and a buy locks its listing row
 // (`for update`) and checks it is still open in the same transaction, so exactly one buyer wins and
 // the loser's turn, rolled back whole, charged nothing. Money moves only through the ledgers:
-// USD through actors/account/ledger.ts, Gold Coins through actors/holder/coins.ts. Simulated
+// USD through the money kernel (actors/money/charge.ts), Gold Coins through actors/holder/coins.ts. Simulated
 // (competition) goods are never listed, so neither book ever sells them.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { jsonParam } from '../runtime/sql.js';
-import { feeDueCents, postEntries, recordFee, retryOnFeeRace, type Entry } from '../account/ledger.js';
-import { cardToCharge } from '../account/cards.js';
+import { chargeHolder } from '../money/charge.js';
+import type { Payment } from '../money/messages.js';
 import { manualDesk } from '../account/desk.js';
 import { postCoins } from '../holder/coins.js';
 import type { SaleEntry } from '../market/goods.js';
 import { unitsToPrice } from './reads.js';
-import type { Book, Bought, Cancelled, ExchangeMessage, ExchangePayment, Listed } from './messages.js';
+import type { Book, Bought, Cancelled, ExchangeMessage, Listed } from './messages.js';
 
 type Buy = Extract<ExchangeMessage, { kind: 'buy' }>;
 
@@ -55,25 +55,20 @@ async function cancel(em: EntityManager, book: Book, msg: Extract<ExchangeMessag
   return { listing_id: msg.listingId };
 }
 
-/** The USD side of a sale: the buyer's Manual desk pays (by card: charged onto it first) with the month's fee when due; the seller's desk is credited. */
-async function payUsd(em: EntityManager, msg: Buy, sellerId: number, cents: number, payment: ExchangePayment): Promise<number> {
+/**
+ * The USD side of a sale: the buyer's Manual desk pays (a card is charged onto it first) with the
+ * month's fee when due, and the seller's desk is credited in the same posting. Returns the fee.
+ */
+async function payUsd(em: EntityManager, msg: Buy, sellerId: number, cents: number, payment: Payment): Promise<number> {
   const buyerDesk = await manualDesk(em, msg.holderId);
   const sellerDesk = await manualDesk(em, sellerId);
   const ref = `listing:${msg.listingId}`;
-  const fee = await feeDueCents(em, msg.holderId, msg.at);
-  await recordFee(em, msg.holderId, msg.at, buyerDesk, null, fee);
-  const entries: Entry[] = [];
-  if (payment.method === 'card') {
-    await cardToCharge(em, msg.holderId, payment.card, msg.at);
-    entries.push({ account_id: buyerDesk, kind: 'card_charge', amount_cents: cents + fee, ref });
-  }
-  entries.push({ account_id: buyerDesk, kind: 'exchange_purchase', amount_cents: -cents, ref });
-  if (fee) entries.push({ account_id: buyerDesk, kind: 'monthly_fee', amount_cents: -fee, ref });
-  entries.push({ account_id: sellerDesk, kind: 'exchange_sale', amount_cents: cents, ref });
-  // Paying from the balance needs it to cover the price and fee; a card's charge covers them itself
-  // (the funds check counts debits only, so it would wrongly refuse a card payment on an empty desk).
-  await postEntries(em, entries, { requireFunds: payment.method === 'balance' });
-  return fee;
+  const c = await chargeHolder(em, {
+    holderId: msg.holderId, payer: buyerDesk, payment, at: msg.at, ref,
+    debits: [{ ref, cents, kind: 'exchange_purchase' }],
+    counterparts: [{ account_id: sellerDesk, kind: 'exchange_sale', amount_cents: cents, ref }],
+  });
+  return c.feeCents;
 }
 
 async function buy(em: EntityManager, book: Book, msg: Buy): Promise<Bought> {
@@ -121,7 +116,7 @@ export const exchangeActor = defineActor<{ book: Book }, ExchangeMessage>({
       return ctx.em.transactional((em) => cancel(em, state.book, msg));
     },
     async buy(state, msg, ctx): Promise<Bought> {
-      return retryOnFeeRace(() => ctx.em.transactional((em) => buy(em, state.book, msg)));
+      return ctx.em.transactional((em) => buy(em, state.book, msg));
     },
   },
 });

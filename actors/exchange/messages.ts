@@ -2,19 +2,17 @@
 // never mixed), and the arguments and replies of the exchange read tasks (reads.ts). Prices are
 // integer units of the book: cents (USD) or hundredths of a coin (GC).
 import type { Static } from 'typebox';
-import type { CardChoice } from '../account/messages.js';
+import type { Payment } from '../money/messages.js';
 import type * as schemas from '../../src/schemas/index.js';
 
 export type Book = 'USD' | 'GC';
-
-/** How a USD buyer pays: the balance of their Manual desk, or a card (charged onto that desk first). */
-export type ExchangePayment = { method: 'balance' } | { method: 'card'; card: CardChoice };
 
 /** `at`: the service clock (real unix seconds), for the month of the participation fee and the provenance. */
 export type ExchangeMessage =
   | { kind: 'list'; holderId: number; itemId: number; priceUnits: number }
   | { kind: 'cancel'; holderId: number; listingId: number }
-  | { kind: 'buy'; holderId: number; listingId: number; payment: ExchangePayment | null; at: number };
+  /** `payment`: how a USD buyer pays (the balance of their Manual desk, or a card charged onto it first); null in the Gold Coin book. */
+  | { kind: 'buy'; holderId: number; listingId: number; payment: Payment | null; at: number };
 
 export type Listed = { listing_id: number };
 export type Cancelled = { listing_id: number };

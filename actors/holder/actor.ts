@@ -15,7 +15,6 @@ import { sessionTokenHash } from '../../src/auth/sessions.js';
 import { SESSION_DAYS } from '../../src/rules.js';
 import type { CardRemoved, CoinsBought, Granted, HolderMessage, HolderSession, LoggedOut, Revoked } from './messages.js';
 import { buyCoins, postCoins, registrationGrant, removeCard } from './coins.js';
-import { retryOnFeeRace } from '../account/ledger.js';
 import { GC_GRANT_HUNDREDTHS } from '../../src/payments/terms.js';
 import { grant, revoke } from './grants.js';
 
@@ -113,7 +112,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage>({
     },
 
     async buyCoins(_state, msg, ctx): Promise<CoinsBought> {
-      return retryOnFeeRace(() => ctx.em.transactional((em) => buyCoins(em, msg)));
+      return ctx.em.transactional((em) => buyCoins(em, msg));
     },
 
     async removeCard(_state, msg, ctx): Promise<CardRemoved> {

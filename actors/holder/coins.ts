@@ -1,6 +1,6 @@
 // Gold Coins (CONTRACT.md "The holder's money"): one balance per holder, in hundredths of a coin,
 // with its own ledger, never converted to USD and never mixed with it. `postCoins` is the one place
-// the balance moves (like actors/account/ledger.ts for USD): one statement moves it and writes the
+// the balance moves (like actors/money/ledger.ts for USD): one statement moves it and writes the
 // entries with their running balance, refusing a debit the balance does not cover.
 import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -8,8 +8,7 @@ import { CardSchema, CartGrantSchema } from '../../orm/entities/index.js';
 import { GC_HUNDREDTHS, isPack, packPriceCents } from '../../src/payments/terms.js';
 import { ActorError } from '../runtime/actor.js';
 import { jsonParam } from '../runtime/sql.js';
-import { checkoutEntries, feeDueCents, postEntries, recordFee } from '../account/ledger.js';
-import { cardToCharge } from '../account/cards.js';
+import { chargeHolder } from '../money/charge.js';
 import { manualDesk } from '../account/desk.js';
 import type { CardRemoved, CoinsBought, CoinsMessage } from './messages.js';
 
@@ -48,15 +47,11 @@ type BuyCoins = Extract<CoinsMessage, { kind: 'buyCoins' }>;
  */
 export async function buyCoins(em: EntityManager, msg: BuyCoins): Promise<CoinsBought> {
   if (!isPack(msg.pack)) throw new ActorError(400, `a pack is 5, 10, 25, 50 or 100 coins, not ${msg.pack}`);
-  await cardToCharge(em, msg.holderId, msg.card, msg.at);
   const desk = await manualDesk(em, msg.holderId);
-  const price = packPriceCents(msg.pack);
-  const fee = await feeDueCents(em, msg.holderId, msg.at);
-  await recordFee(em, msg.holderId, msg.at, desk, null, fee);
   const ref = `coins:${msg.pack}`;
-  await postEntries(em, checkoutEntries(desk, [{ ref, cents: price }], fee, 'card', ref));
+  const c = await chargeHolder(em, { holderId: msg.holderId, payer: desk, payment: msg.payment, at: msg.at, debits: [{ ref, cents: packPriceCents(msg.pack) }], ref });
   const after = await postCoins(em, msg.holderId, [{ kind: 'gc_purchase', hundredths: msg.pack * GC_HUNDREDTHS, ref: `pack:${msg.pack}` }]);
-  return { coins: msg.pack, gc_balance_hundredths: after, charged_cents: price + fee, fee_cents: fee };
+  return { coins: msg.pack, gc_balance_hundredths: after, charged_cents: c.chargedCents, fee_cents: c.feeCents };
 }
 
 /** Forgets a stored card; the live grants that charge it are revoked with it (their history stays). */

@@ -1,7 +1,7 @@
 // HolderActor's messages and replies ("holder:<lowercased e-mail>"), and the arguments and replies of
 // the holder read tasks (reads.ts): what the front end may know of this actor kind.
 import type { Static } from 'typebox';
-import type { CardChoice } from '../account/messages.js';
+import type { CardPayment } from '../money/messages.js';
 import type * as schemas from '../../src/schemas/index.js';
 
 /** `address` is the client's address, for the throttles (throttle.ts). */
@@ -19,7 +19,7 @@ export type HolderMessage =
  * when due, booked on the holder's Manual desk), and a stored card removed. `at`: service clock.
  */
 export type CoinsMessage =
-  | { kind: 'buyCoins'; holderId: number; pack: number; card: CardChoice; at: number }
+  | { kind: 'buyCoins'; holderId: number; pack: number; payment: CardPayment; at: number }
   | { kind: 'removeCard'; holderId: number; cardId: number };
 export type CoinsBought = { coins: number; gc_balance_hundredths: number; charged_cents: number; fee_cents: number };
 export type CardRemoved = { card_id: number; removed: boolean };

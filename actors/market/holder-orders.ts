@@ -6,7 +6,7 @@
 // exactly-once gate (market_session.closed_at) makes each step happen once.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, type Deal, type MarketId, type OutcomeInputs, type ServedDeal } from '../../src/engine/index.js';
-import { postEntries, refundEntries, sessionEntries, type Entry } from '../account/ledger.js';
+import { postEntries, refundEntries, sessionEntries, type Entry } from '../money/ledger.js';
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';

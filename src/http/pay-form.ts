@@ -1,17 +1,16 @@
 // The payment fields of the holder's pay forms (SPEC.md "Web routes": purchase links, cart links,
 // POST /cart/checkout, the console's top-up and coin packs) and what they become. A new card is
 // checked here, before any actor turn, so a declined or mistyped card never reaches an account and
-// nothing is charged (CONTRACT.md "Test cards"); a stored card must be the holder's and not expired.
-// Crypto is listed but not ready (SPEC.md item 10): choosing it is refused here, before anything.
+// nothing is charged (CONTRACT.md "Test cards"). Only what the holder typed is judged here: a stored
+// card is named by its id and the money kernel (actors/money/charge.ts) alone finds it and judges
+// its expiry, in the paying turn (no round trip to read it first). Crypto is listed but not ready
+// (SPEC.md item 10): choosing it is refused here, before anything.
 import Type from 'typebox';
-import type { Payment } from '../../actors/cart/messages.js';
+import type { CardPayment, Payment } from '../../actors/money/messages.js';
 import type { CardRow } from '../../actors/holder/messages.js';
-import type { CardChoice } from '../../actors/account/messages.js';
-import { read } from '../../actors/runtime/client.js';
-import { checkCard, expired, type CardInput, type StoredCard } from '../payments/cards.js';
+import { checkCard, type CardInput, type StoredCard } from '../payments/cards.js';
 import { HttpError } from './route.js';
 import { rowId } from '../schemas/index.js';
-import type { Services } from './services.js';
 
 /** The fields every pay form has (spread into a form's Type.Object). */
 /** The card fields of every pay form: a stored card, or a typed one. */
@@ -64,34 +63,23 @@ export function checkedCard(f: CardInput, now: Date): StoredCard {
   return c.card;
 }
 
-/** One of the holder's stored cards, still valid. */
-export async function storedCard(s: Services, holderId: number, cardId: number | null, now: Date): Promise<StoredCard> {
-  if (cardId === null) throw new HttpError(400, 'choose one of your stored cards (card_id)');
-  const c = await read(s.runtime, 'holder.card', { holderId, cardId });
-  if (!c) throw new HttpError(404, `no stored card ${cardId} of yours`);
-  if (expired(c.expMonth, c.expYear, now)) throw new HttpError(400, 'that stored card has expired: pay with a new card');
-  return c;
-}
-
-/** How a cart checkout pays, from the form (the cart actor charges; the card was checked here). */
-export async function cartPayment(s: Services, holderId: number, f: PayFields, now: Date): Promise<Payment> {
+/** How a pay form pays (purchase links, carts, exchange purchases): the balance, or a card as `cardPaymentOf` reads it. */
+export function paymentOf(f: PayFields, now: Date): Payment {
   refuseCrypto(f.method);
   if (f.method === 'balance') return { method: 'balance' };
-  if (f.method === 'new_card') return { method: 'card', card: checkedCard(f, now), save: saveCard(f) };
-  await storedCard(s, holderId, f.card_id, now);
-  return { method: 'stored_card', cardId: f.card_id! };
+  return cardPaymentOf({ ...f, method: f.method === 'crypto' ? undefined : f.method }, now);
 }
 
 /**
- * The card a top-up or a coin pack charges, as the actors take it: a new card checked by the demo
- * rules, or one of the holder's stored cards (still valid).
+ * The card a form pays with: a new card checked by the demo rules (stored only when the holder
+ * asked), or one of the holder's stored cards by its id (without `method`, a `card_id` means that card).
  */
-export async function cardCharge(s: Services, holderId: number, f: CardPayFields, now: Date): Promise<CardChoice> {
+export function cardPaymentOf(f: CardPayFields, now: Date): CardPayment {
   const method = f.method ?? (f.card_id !== null ? 'card' : 'new_card');
   refuseCrypto(method);
-  if (method === 'new_card') return { new: checkedCard(f, now), save: saveCard(f) };
-  await storedCard(s, holderId, f.card_id, now);
-  return { storedId: f.card_id! };
+  if (method === 'new_card') return { method: 'new_card', card: checkedCard(f, now), save: saveCard(f) };
+  if (f.card_id === null) throw new HttpError(400, 'choose one of your stored cards (card_id)');
+  return { method: 'stored_card', cardId: f.card_id };
 }
 
 /** Stored cards as a pay form offers them. */

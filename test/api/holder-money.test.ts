@@ -76,7 +76,7 @@ t.test('over random sequences of top-ups, payouts, coin packs and checkouts, eve
       for (const o of ops) {
         if (o.op === 'topup') {
           const acc = o.desk ? m.desk : m.agent.accountId;
-          await ask(m, `account:${acc}`, { kind: 'topup', holderId: m.hid, amountCents: o.cents, card: { new: VISA }, at: at(svc) });
+          await ask(m, `account:${acc}`, { kind: 'topup', holderId: m.hid, amountCents: o.cents, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
           model.set(acc, model.get(acc)! + o.cents);
         } else if (o.op === 'payout') {
           const acc = o.desk ? m.desk : m.agent.accountId;
@@ -85,14 +85,14 @@ t.test('over random sequences of top-ups, payouts, coin packs and checkouts, eve
           if (status !== (ok ? 0 : 400)) throw new Error(`payout of ${o.cents} from ${model.get(acc)}: ${status}`);
           if (ok) model.set(acc, model.get(acc)! - o.cents);
         } else if (o.op === 'coins') {
-          const r = await ask<any>(m, `holder:${m.holder.email}`, { kind: 'buyCoins', holderId: m.hid, pack: o.pack, card: { new: VISA }, at: at(svc) });
+          const r = await ask<any>(m, `holder:${m.holder.email}`, { kind: 'buyCoins', holderId: m.hid, pack: o.pack, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
           gc += o.pack * 100;
           if (r.fee_cents !== (feeDue ? 1500 : 0) || r.gc_balance_hundredths !== gc) throw new Error(`coins: ${JSON.stringify(r)}`);
           feeDue = false;
         } else {
           const cart = await proposeLine(m, o.deal);
           const before = model.get(m.agent.accountId)!;
-          const payment = o.balance ? { method: 'balance' } : { method: 'card', card: VISA };
+          const payment = o.balance ? { method: 'balance' } : { method: 'new_card', card: VISA, save: false };
           const r = await ask<any>(m, `cart:${cart}`, { kind: 'checkout', caller: { kind: 'holder', holderId: m.hid }, payment, at: at(svc), baseUrl: svc.config.baseUrl }).catch((e) => e);
           const cost = Math.round(r.total * 100 || 0) + (feeDue ? 1500 : 0);
           if (r.status === 400) {
@@ -126,7 +126,7 @@ t.test('a payout is paid exactly once: after a restart, and with two services on
   const config = await sharedDatabaseConfig(t);
   const first = await startTestService(t, {}, { realMs: () => nowMs }, config);
   const m = await setUp(first);
-  await ask(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 100_000, card: { new: VISA }, at: at(first) });
+  await ask(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 100_000, payment: { method: 'new_card', card: VISA, save: false }, at: at(first) });
   // An hour ahead: the restarted services catch up four m15 closes, not three days of them.
   const payAt = at(first) + 3600;
   const ids: number[] = [];
@@ -159,12 +159,12 @@ t.test('the participation fee is charged once per month across checkout kinds, t
   const m = await setUp(svc);
   const holderCaller = { kind: 'holder', holderId: m.hid };
   const checkoutCart = async (cart: number) =>
-    ask<any>(m, `cart:${cart}`, { kind: 'checkout', caller: holderCaller, payment: { method: 'card', card: VISA }, at: at(svc), baseUrl: svc.config.baseUrl });
-  const pack = () => ask<any>(m, `holder:${m.holder.email}`, { kind: 'buyCoins', holderId: m.hid, pack: 5, card: { new: VISA }, at: at(svc) });
+    ask<any>(m, `cart:${cart}`, { kind: 'checkout', caller: holderCaller, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc), baseUrl: svc.config.baseUrl });
+  const pack = () => ask<any>(m, `holder:${m.holder.email}`, { kind: 'buyCoins', holderId: m.hid, pack: 5, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
 
   t.equal((await pack()).fee_cents, 1500, 'February: the first real-money checkout carries the fee');
   t.equal((await checkoutCart(await proposeLine(m, 0))).fee, 0, 'a trade cart in February: no fee');
-  const top = await ask<any>(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 5000, card: { new: VISA }, at: at(svc) });
+  const top = await ask<any>(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 5000, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
   t.equal(top.balance_cents, 5000, 'a top-up is never charged the fee');
   const onDesk = await refusal(ask(m, 'agent:DeskAgentKeyId000001', { kind: 'registerForHolder', keyHash: 'x', profile: { name: 'a', recall_phrase: 'abc' }, holderId: m.hid, accountId: m.desk }));
   t.equal(onDesk, 400, 'a holder-made key never trades the Manual desk');

@@ -4,7 +4,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { openOrm, migrate } from '../../orm/database.js';
-import { postEntries, type Entry } from '../../actors/account/ledger.js';
+import { postEntries, type Entry } from '../../actors/money/ledger.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { freshDatabase } from '../helpers/db.js';
 

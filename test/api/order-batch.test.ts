@@ -8,7 +8,7 @@ import { batchConnectionOf, placeOrders } from '../../actors/account/order-batch
 import type { OrderRequest } from '../../actors/account/messages.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
-import { feeRowsInsertSql } from '../../actors/account/ledger.js';
+import { feeRowsInsertSql } from '../../actors/money/charge.js';
 import { freshDatabase } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 

@@ -3,14 +3,15 @@
 // book's exchange actor, "exchange:USD" or "exchange:GC"); the API only reads the open listings.
 // A card is checked here first (src/http/pay-form.ts): a declined or crypto payment reaches no actor.
 import Type, { type Static } from 'typebox';
-import type { Book, Bought, Cancelled, ExchangeMessage, ExchangePayment, ListingView, Listed } from '../../../actors/exchange/messages.js';
+import type { Book, Bought, Cancelled, ExchangeMessage, ListingView, Listed } from '../../../actors/exchange/messages.js';
+import type { Payment } from '../../../actors/money/messages.js';
 import { read, type IdemTicket } from '../../../actors/runtime/client.js';
 import { numberToCents } from '../../engine/money.js';
 import { LIST_CAPS } from '../../rules.js';
 import { BoughtForm, ListedForm, ListingCancelledForm, ListingsAnswer, amount, rowId } from '../../schemas/index.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { CardFields, cardCharge } from '../pay-form.js';
+import { CardFields, cardPaymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, json, route, type Reply, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { formReply, holderFormRoute, type HolderForm, type Problem } from '../web.js';
@@ -67,10 +68,10 @@ export function exchangeRoutes(s: Services): Route[] {
   }
 
   /** How a USD buyer pays, from the form; a Gold Coin buy needs no method. */
-  async function payment(holderId: number, body: BuyFields): Promise<ExchangePayment | null> {
+  function payment(body: BuyFields): Payment | null {
     if (body.method === undefined) return null;
     if (body.method === 'balance') return { method: 'balance' };
-    return { method: 'card', card: await cardCharge(s, holderId, { ...body, method: body.method }, new Date(s.clock.realNow() * 1000)) };
+    return cardPaymentOf({ ...body, method: body.method }, new Date(s.clock.realNow() * 1000));
   }
 
   const shown = (l: ListingView) => ({ ...l, price_text: l.price.toFixed(2), usd: l.currency === 'USD' });
@@ -128,7 +129,7 @@ export function exchangeRoutes(s: Services): Route[] {
       body: BuyFields, answer: BoughtForm,
       run: async (holder, { body, idem }) => {
         const book = await bookOf(body.listing_id);
-        const pay = book === 'USD' ? await payment(holder.holderId, body) : null;
+        const pay = book === 'USD' ? payment(body) : null;
         return ask(book, { kind: 'buy', holderId: holder.holderId, listingId: body.listing_id, payment: pay, at: s.clock.realNow() }, idem);
       },
       reply: (req, r) => formReply(req, '/exchange', { item_id: r.item_id, paid: r.paid_units / 100, fee: r.fee_cents / 100 }),

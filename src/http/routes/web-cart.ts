@@ -9,7 +9,7 @@ import type { HolderPrincipal } from '../auth/holders.js';
 import { csvRows, rowRequest, templateCsv, uploadedFile } from '../cart-csv.js';
 import { cartSummary, currentSessions, linesView, paidPayload, sampleDeal } from '../cart-view.js';
 import { renderPage } from '../pages.js';
-import { PayFields, cardOptions, cartPayment } from '../pay-form.js';
+import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, media, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { CartClearedForm, CartLineForm, CartPaidForm, CartRefreshedForm, CartUploadForm, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
@@ -146,7 +146,7 @@ export function webCartPageRoutes(s: Services): Route[] {
     cartPost<Static<typeof CheckoutForm>, CheckedOut>({
       path: '/cart/checkout', summary: 'Pay a cart\'s lines (empty cart_id: your own cart) by card or from balances', body: CheckoutForm, answer: CartPaidForm,
       run: async (holder, { body, idem }) => {
-        const payment = await cartPayment(s, holder.holderId, body, new Date(now() * 1000));
+        const payment = paymentOf(body, new Date(now() * 1000));
         return ask(await cartIdOr(holder, body.cart_id), { kind: 'checkout', caller: caller(holder), payment, at: now(), baseUrl: base }, idem);
       },
       reply: (req, paid) => formReply(req, paid.kind === 'own' ? '/cart' : '/console/orders', paidPayload(paid)),

@@ -11,7 +11,7 @@ import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.j
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
 import { cartFacts } from '../deal-facts.js';
 import { renderPage } from '../pages.js';
-import { PayFields, cardOptions, cartPayment, checkedCard, refuseCrypto } from '../pay-form.js';
+import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { CartKindForm, CartPaidForm } from '../../schemas/index.js';
 import type { Services } from '../services.js';
@@ -164,11 +164,9 @@ export function webCartRoutes(s: Services): Route[] {
         return webAction(req, async () => {
           const now = new Date(s.clock.realNow() * 1000);
           // The method and card first: crypto, or a declined or mistyped card, registers nobody and charges nothing.
-          refuseCrypto(body.method);
-          if (body.method === 'new_card') checkedCard(body, now);
+          const payment = paymentOf(body, now);
           const { holder, session } = await payer(req, body);
           signedIn = session;
-          const payment = await cartPayment(s, holder.holderId, body, now);
           const { found } = await openCart(params.token, holder);
           const paid = await s.runtime.ask<CheckedOut>(`cart:${found.cart.id}`, {
             kind: 'checkout', caller: { kind: 'holder', holderId: holder.holderId }, payment, at: s.clock.realNow(), baseUrl: base,

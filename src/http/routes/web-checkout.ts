@@ -6,8 +6,7 @@
 import Type, { type Static } from 'typebox';
 import type { Connected, OrderAgent, Paid, ServedOrder } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
-import type { StoredCard } from '../../payments/cards.js';
-import { PayFields, cardOptions, checkedCard, refuseCrypto, saveCard, storedCard } from '../pay-form.js';
+import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -80,14 +79,6 @@ export function webCheckoutRoutes(s: Services): Route[] {
       renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder }, q.status));
   }
 
-  /** The card to charge: a new one checked by the demo rules, or one of the holder's stored cards. */
-  async function cardToCharge(holder: HolderPrincipal, body: PayForm): Promise<StoredCard | undefined> {
-    const now = new Date(s.clock.realNow() * 1000);
-    refuseCrypto(body.method);
-    if (body.method === 'balance') return undefined;
-    return body.method === 'new_card' ? checkedCard(body, now) : storedCard(s, holder.holderId, body.card_id, now);
-  }
-
   return [
     route<{ token: string }>({
       method: 'GET', path: '/checkout/{token}', auth: 'none', summary: 'Purchase link of an order: review and pay', params: TokenParams,
@@ -102,11 +93,10 @@ export function webCheckoutRoutes(s: Services): Route[] {
       handler: ({ req, params, body, principal, idem }) => {
         const holder = principal as HolderPrincipal;
         return webAction(req, async () => {
+          const payment = paymentOf(body, new Date(s.clock.realNow() * 1000));
           const { order } = await findOrder(params.token);
-          const card = await cardToCharge(holder, body);
           const paid = await s.runtime.ask<Paid>(`account:${order.account_id}`, {
-            kind: 'pay', orderId: order.id, holderId: holder.holderId, method: body.method === 'balance' ? 'balance' : 'card', card, saveCard: saveCard(body),
-            at: s.clock.realNow(),
+            kind: 'pay', orderId: order.id, holderId: holder.holderId, payment, at: s.clock.realNow(),
           }, { idem });
           return paidReply(req, paid);
         }, (p) => pageOrMessage(req, params.token, holder, p));

@@ -15,7 +15,7 @@ import { GOLD_COINS } from '../../payments/terms.js';
 import { AgentMadeForm, CardRemovedForm, CoinsForm, PayoutForm, TopupForm, amount, rowId } from '../../schemas/index.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
-import { CardPayFields, TopupCardFields, cardCharge } from '../pay-form.js';
+import { CardPayFields, TopupCardFields, cardPaymentOf } from '../pay-form.js';
 import { HttpError, formAnswer, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { formReply, holderFormRoute, invalidForm, webAction, wantsJson, type HolderForm, type Problem } from '../web.js';
@@ -58,8 +58,8 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
       path: '/console/topup', summary: 'Top up one of your accounts by card (ledger card_charge +; never a monthly fee)', body: TopupFields, answer: TopupForm,
       run: async (holder, { body, idem }) => {
         const amountCents = numberToCents(body.amount);
-        const card = await cardCharge(s, holder.holderId, body, now());
-        return ask(`account:${body.account_id}`, { kind: 'topup', holderId: holder.holderId, amountCents, card, at: s.clock.realNow() }, idem);
+        const payment = cardPaymentOf(body, now());
+        return ask(`account:${body.account_id}`, { kind: 'topup', holderId: holder.holderId, amountCents, payment, at: s.clock.realNow() }, idem);
       },
       reply: (req, r) => formReply(req, '/console', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) }),
     }),
@@ -84,8 +84,8 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
       path: '/console/coins', summary: `Buy a Gold Coin pack by card (${GOLD_COINS.coin_price.toFixed(2)} USD a coin; the month's participation fee when due)`,
       body: CoinFields, answer: CoinsForm,
       run: async (holder, { body, idem }) => {
-        const card = await cardCharge(s, holder.holderId, body, now());
-        return ask(`holder:${holder.email}`, { kind: 'buyCoins', holderId: holder.holderId, pack: body.pack, card, at: s.clock.realNow() }, idem);
+        const payment = cardPaymentOf(body, now());
+        return ask(`holder:${holder.email}`, { kind: 'buyCoins', holderId: holder.holderId, pack: body.pack, payment, at: s.clock.realNow() }, idem);
       },
       reply: (req, r) => formReply(req, '/console', {
         coins: r.coins, gc_balance: r.gc_balance_hundredths / 100, charged: centsToNumber(r.charged_cents), fee: centsToNumber(r.fee_cents),

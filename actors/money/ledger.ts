@@ -1,13 +1,12 @@
 // The only way a balance changes (CONTRACT.md "Money"): one ledger row per change, written in the
 // same statement that moves the balance, with balance_after from the row the update returned. So at
 // every commit a balance equals the sum of its ledger amounts, across processes too (ARCHITECTURE
-// rule 2: atomic SQL, the database is the last word).
+// rule 2: atomic SQL, the database is the last word). What a holder's checkout books is charge.ts's;
+// what the close, payouts and competitions book is here.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
-import { arrayParam, intArrayParam, isUniqueViolation } from '../runtime/sql.js';
-import { feeMonth } from '../../src/rules.js';
-import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
+import { arrayParam, intArrayParam } from '../runtime/sql.js';
 
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
@@ -20,59 +19,6 @@ export type Entry = { account_id: number; kind: LedgerKind; amount_cents: number
  * count check stays.
  */
 export const LEDGER_CHECKS = process.env.SVC_LEDGER_CHECKS === '1';
-
-/**
- * The participation fee's month is the service clock's (src/rules.ts feeMonth of the checkout's
- * `at`), not the database's: with a scaled or test clock, the month a checkout belongs to is the
- * month the service says it is. Checkouts pass it as a `YYYY-MM` value.
- */
-
-/** Holders among `holderIds` (an SQL bigint[] expression) already charged the fee of `month` (an SQL text expression). */
-export const feesChargedSql = (holderIds: string, month: string) => `select holder_id from monthly_fee where holder_id = any(${holderIds}) and month = ${month}`;
-
-/**
- * The fee rows of a checkout that carries the fee, from a source with (holder, month, account_id,
- * round_id, fee). A plain insert: the (holder, month) key decides. If another checkout charged the
- * fee since this one read it as due, the insert fails and the whole checkout is retried (and sees
- * it charged). In holder order: two order batches (two shards) charging the same holders' fees
- * then wait for each other's rows in one order, a unique violation for the later, never a deadlock.
- */
-export const feeRowsInsertSql = (source: string) =>
-  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents)
-   select holder, month, account_id, round_id, fee from ${source} where fee > 0 order by holder, month`;
-
-/** The fee a holder's checkout at `at` (service clock, real unix seconds) carries: the month's fee, or 0 once charged. */
-export async function feeDueCents(em: EntityManager, holderId: number, at: number): Promise<number> {
-  const charged = await em.execute(feesChargedSql('array[?]::bigint[]', '?'), [holderId, feeMonth(new Date(at * 1000))]);
-  return charged.length ? 0 : MONTHLY_FEE_CENTS;
-}
-
-/** Records the month's fee row with the checkout that carries it (nothing when it carries none). */
-export async function recordFee(em: EntityManager, holderId: number, at: number, accountId: number, roundId: number | null, feeCents: number): Promise<void> {
-  if (!feeCents) return;
-  await em.execute(
-    `with x as (select ?::bigint as holder, ?::text as month, ?::bigint as account_id, ?::bigint as round_id, ?::bigint as fee) ${feeRowsInsertSql('x')}`,
-    [holderId, feeMonth(new Date(at * 1000)), accountId, roundId, feeCents],
-  );
-}
-
-/** How often a checkout that lost the month's fee row to a concurrent checkout is decided again. */
-export const FEE_RACE_ATTEMPTS = 3;
-
-/**
- * Runs a checkout's transaction (`em.transactional` inside `run`) again when another checkout of the
- * same holder charged this month's fee since this one read it as due (the fee row's unique key):
- * the next attempt sees the fee charged. Other failures, and the last attempt's, are thrown.
- */
-export async function retryOnFeeRace<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      if (!isUniqueViolation(err) || attempt >= FEE_RACE_ATTEMPTS) throw err;
-    }
-  }
-}
 
 function assertCents(entries: Entry[]): void {
   for (const e of entries) {
@@ -150,34 +96,6 @@ export async function postEntries(em: EntityManager, entries: Entry[], opts: { r
     if (opts.requireFunds) throw new ActorError(400, 'insufficient balance');
     throw new Error(`ledger: ${accounts - r.accounts} account(s) not found`);
   }
-}
-
-/**
- * What one account books for a checkout (an order's purchase link, a cart's lines on that account,
- * goods bought outright): a card payment is charged onto the account first (`chargeRef`: what the
- * holder paid for), then each purchase is debited under its own ref; the participation fee, when
- * this checkout carries it, is its own debit.
- */
-export function checkoutEntries(
-  accountId: number, debits: { ref: string; cents: number }[], feeCents: number, method: 'card' | 'balance', chargeRef: string,
-): Entry[] {
-  const total = debits.reduce((sum, d) => sum + d.cents, 0);
-  const entries: Entry[] = [];
-  if (method === 'card') entries.push({ account_id: accountId, kind: 'card_charge', amount_cents: total + feeCents, ref: chargeRef });
-  for (const d of debits) entries.push({ account_id: accountId, kind: 'order_debit', amount_cents: -d.cents, ref: d.ref });
-  if (feeCents) entries.push({ account_id: accountId, kind: 'monthly_fee', amount_cents: -feeCents, ref: chargeRef });
-  return entries;
-}
-
-/** What funding one order books (its purchase link, or pay_from_balance): a checkout of that order alone. */
-export function fundingEntries(accountId: number, orderId: number, totalCents: number, feeCents: number, method: 'card' | 'balance'): Entry[] {
-  const ref = `order:${orderId}`;
-  return checkoutEntries(accountId, [{ ref, cents: totalCents }], feeCents, method, ref);
-}
-
-/** A top-up by card: the card's charge lands on the account (never a monthly fee). */
-export function topupEntries(accountId: number, cents: number, ref: string): Entry[] {
-  return [{ account_id: accountId, kind: 'card_charge', amount_cents: cents, ref }];
 }
 
 /** A payout leaves the balance whole when it is scheduled (the commission is taken from what is paid out). */
