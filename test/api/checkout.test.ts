@@ -124,6 +124,17 @@ t.test('checkout: purchase links', async (t) => {
     t.equal(noCard.status, 400);
     const notHers = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card', card_id: '999999' }, { cookie: ada.cookie, json: true });
     t.equal(notHers.status, 404);
+    // The money kernel judges a stored card in the paying turn (the front end sends its id only).
+    const [bobs] = await db(`insert into card (holder_id, brand, last4, exp_month, exp_year)
+      select id, 'visa', '1881', 12, 2039 from holder where email = 'bob@example.com' returning id::float8 as id`);
+    const other = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card', card_id: String(bobs.id) }, { cookie: ada.cookie, json: true });
+    t.match(other, { status: 404, body: { detail: `no stored card ${bobs.id} of yours` } }, 'another holder\'s stored card is not found');
+    const [old] = await db(`insert into card (holder_id, brand, last4, exp_month, exp_year)
+      select id, 'visa', '0005', 1, 2021 from holder where email = 'ada@example.com' returning id::float8 as id`);
+    const expired = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card', card_id: String(old.id) }, { cookie: ada.cookie, json: true });
+    t.match(expired, { status: 400, body: { detail: /stored card \d+ has expired.*nothing was charged/ } }, 'an expired stored card is refused');
+    t.equal((await agent.get(`/api/v1/orders/${third.id}`)).body.status, 'awaiting_payment', 'nothing was paid');
+    t.notOk((await agent.get('/api/v1/account')).body.ledger.some((e: any) => e.ref === `order:${third.id}`), 'nothing was booked');
   });
 
   await t.test('another holder cannot pay for an agent connected to someone else', async (t) => {
