@@ -20,7 +20,7 @@ import { keyAuthenticator } from './http/auth/keys.js';
 import { holderAuthenticator } from './http/auth/holders.js';
 import type { Services } from './http/services.js';
 import { RecordFragments } from './http/record-fragments.js';
-import { warmCloseAnswers } from './http/routes/analytics-book.js';
+import { warmCloseAnswers } from './http/families-book.js';
 
 /** How often stored idempotency answers past their retention are swept. */
 const ANSWER_SWEEP_MS = 3_600_000;

@@ -10,10 +10,9 @@ import { centsToNumber, numberToCents, type MarketId, isMarketId } from '../engi
 import { closeTime } from './cart-view.js';
 import { figure, lineChart } from './charts.js';
 import { money, percent } from './family-view.js';
-import { FAMILIES_WINDOW } from './routes/analytics-book.js';
-import { menuSnapshots } from './routes/markets.js';
-import { PROJECTION_DEFAULTS, projectDeal } from './routes/projection.js';
-import { recordPosition } from './routes/record-common.js';
+import { FAMILIES_WINDOW, recordPosition } from './record-query.js';
+import { menuSnapshots } from './live-session.js';
+import { PROJECTION_DEFAULTS, projectDeal } from './deal-projection.js';
 import type { Services } from './services.js';
 import { usd } from './web.js';
 

@@ -1,7 +1,7 @@
 // The docs pages' request examples: shell with curl (and jq to pick fields), written against this
 // service's own routes. Each command is preceded by a comment saying what it does, led by the
 // status it answers when that is not the usual 2xx; test/api/docs-pages.test.ts runs every one.
-import { HISTORY_SPAN } from '../routes/history.js';
+import { HISTORY_SPAN } from '../record-query.js';
 import { COVERAGE_PATH } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
 

@@ -1,7 +1,7 @@
 // GET /api/v1/agents/protocol: the agent's working protocol as data, so an agent can follow it
 // step by step without parsing prose. Requests are relative to the API base.
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
-import { HISTORY_SPAN } from '../routes/history.js';
+import { HISTORY_SPAN } from '../record-query.js';
 import { COVERAGE_PATH } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
 

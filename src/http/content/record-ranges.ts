@@ -1,10 +1,7 @@
 // Which record routes take a from_tick/to_tick range and how many sessions one call may span: the
-// caps are the routes' own constants (imported, never restated), so /llms.txt, the docs pages and
-// the 422 an over-wide call gets all say the same number.
-import { HISTORY_SPAN } from '../routes/history.js';
-import { DATASET_SPAN, TRADES_SPAN } from '../routes/trades.js';
-import { STATS_CAP, TAPE_CAP } from '../routes/analytics.js';
-import { SIGNALS_CAP, SIGNALS_DEFAULT } from '../routes/analytics-book.js';
+// caps are the routes' own constants (src/http/record-query.ts, imported, never restated), so
+// /llms.txt, the docs pages and the 422 an over-wide call gets all say the same number.
+import { DATASET_SPAN, HISTORY_SPAN, SIGNALS_CAP, SIGNALS_DEFAULT, STATS_CAP, TAPE_CAP, TRADES_SPAN } from '../record-query.js';
 
 export type RecordRange = {
   /** The route under the API base, OpenAPI style. */

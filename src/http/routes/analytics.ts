@@ -2,13 +2,9 @@
 import Type, { type Static } from 'typebox';
 import { route, type Route } from '../route.js';
 import type { Services } from '../services.js';
-import { MarketParams, marketOr404 } from './markets.js';
-import { JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition } from './record-common.js';
+import { MarketParams, clusterField, clusterOr404, marketOr404 } from '../market-params.js';
+import { JSON_TYPE, STATS_CAP, TAPE_CAP, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition } from '../record-query.js';
 import { StatsAnswer, TapeAnswer } from '../../schemas/index.js';
-import { bookRoutes, clusterField, clusterOr404 } from './analytics-book.js';
-
-export const TAPE_CAP = 500;
-export const STATS_CAP = 400;
 
 const TapeQuery = Type.Object({ ...TickRange, cluster: Type.Optional(clusterField('default: the whole market')) });
 const StatsQuery = Type.Object({ ...TickRange });
@@ -73,6 +69,5 @@ export function analyticsRoutes(s: Services): Route[] {
         });
       },
     }),
-    ...bookRoutes(s),
   ];
 }

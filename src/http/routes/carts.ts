@@ -4,9 +4,8 @@
 // a turn of the cart's actor ("cart:<id>"), which decides the caller's rights (actors/cart/permissions.ts).
 import Type, { type Static } from 'typebox';
 import type { CartMade } from '../../../actors/agent/messages.js';
-import type { Caller, CheckedOut, LineAdded, LineChanged, NewLine } from '../../../actors/cart/messages.js';
+import type { Caller, CheckedOut, LineAdded, LineChanged } from '../../../actors/cart/messages.js';
 import { read } from '../../../actors/runtime/client.js';
-import { dealNotOnMenu } from '../../rules.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Reply, type Route } from '../route.js';
 import {
@@ -14,27 +13,13 @@ import {
   DefaultCartAnswer, LineAddedAnswer, LineChangedAnswer, rowId,
 } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { marketOr404, menuSnapshots, recordOpen } from './markets.js';
-import type { MenuSnapshots } from '../snapshots.js';
+import { menuSnapshots, recordOpen } from '../live-session.js';
+import { currentLine } from '../cart-line.js';
 
 const CartParams = Type.Object({ cart_id: rowId('cart id') });
 const ItemParams = Type.Object({ item_id: rowId('cart line id') });
 const CartItemParams = Type.Object({ cart_id: rowId('cart id'), item_id: rowId('cart line id') });
 const SinceQuery = Type.Object({ since: Type.Optional(Type.Number({ minimum: 0, maximum: 1e11, description: 'unix seconds (0..1e11): only carts created, connected or changed after it' })) });
-
-/**
- * A deal of the current menu as a cart line (the in-memory snapshot the order route uses too): 404
- * when the market is unknown or the deal is not on its current menu (CONTRACT.md "Session boundary").
- */
-export function currentLine(s: Services, snapshots: MenuSnapshots, want: { market: string; offer_key: string; qty: number; note?: string }): NewLine {
-  const market = marketOr404(want.market);
-  const snap = snapshots.get(market);
-  const row = snap.rows.get(want.offer_key);
-  if (!row || s.clock.realNow() >= snap.closesAt) {
-    throw new HttpError(404, dealNotOnMenu(s.config.baseUrl, market, want.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
-  }
-  return { market, tick: snap.tick, idx: row.idx, offerKey: row.deal.key, qty: want.qty, maxQty: row.deal.max_qty, note: want.note ?? '', closesAt: snap.closesAt };
-}
 
 const agentOf = (principal: unknown): Caller => ({ kind: 'agent', agentId: (principal as AgentPrincipal).agentId });
 

@@ -5,10 +5,8 @@ import type { CoverageReply, HistoryArgs, HistoryReply } from '../../../actors/r
 import { HttpError, route, type Route } from '../route.js';
 import { Coverage, HistoryAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { MarketParams, marketOr404 } from './markets.js';
-import { JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition } from './record-common.js';
-
-export const HISTORY_SPAN = 20;
+import { MarketParams, marketOr404 } from '../market-params.js';
+import { HISTORY_SPAN, JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition } from '../record-query.js';
 
 const HistoryQuery = Type.Object({
   ...TickRange,

@@ -1,13 +1,16 @@
 // The one route table of the service.
 import type { Route } from '../route.js';
 import type { Services } from '../services.js';
+import { menuSnapshots } from '../live-session.js';
 import { discoveryRoutes, discoveryTexts, openApiRoute } from './discovery.js';
 import { marketRoutes } from './markets.js';
 import { opsRoutes } from './ops.js';
 import { historyRoutes } from './history.js';
 import { tradesRoutes } from './trades.js';
 import { analyticsRoutes } from './analytics.js';
+import { bookRoutes } from './analytics-book.js';
 import { projectionRoutes } from './projection.js';
+import { pulseRoutes } from './pulse.js';
 import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
 import { cartRoutes } from './carts.js';
@@ -24,7 +27,9 @@ export function routeTable(s: Services): Route[] {
     ...historyRoutes(s),
     ...tradesRoutes(s),
     ...analyticsRoutes(s),
+    ...bookRoutes(s),
     ...projectionRoutes(s),
+    ...pulseRoutes(s, menuSnapshots(s)),
     ...agentRoutes(s),
     ...tradingRoutes(s),
     ...cartRoutes(s),

@@ -1,26 +1,19 @@
 // Record routes: the naive projection of a deal of the current menu, or of a hypothetical deal of a
 // family at a given unit cost (SPEC.md "Projection"); the record work runs as the read task
 // 'projection.deal' (actors/record/projection-deal.ts, which documents the choices). Ticker and
-// pulse live in pulse.ts and are served through projectionRoutes too.
+// pulse live in pulse.ts.
 import Type, { type Static } from 'typebox';
-import { FAMILIES, MARKETS, numberToCents, type MarketId, type ServedDeal } from '../../engine/index.js';
+import { FAMILIES, MARKETS, numberToCents, type MarketId } from '../../engine/index.js';
 import { HttpError, route, type Route } from '../route.js';
 import { ProjectionAnswer } from '../../schemas/index.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import type { Services } from '../services.js';
-import { MarketParams, marketOr404, menuSnapshots } from './markets.js';
-import { cacheable } from './record-common.js';
-import { pulseRoutes } from './pulse.js';
+import { MarketParams, marketOr404 } from '../market-params.js';
+import { menuSnapshots } from '../live-session.js';
+import { cacheable } from '../record-query.js';
+import { Fit, Lookback, ProjectionQuery, projectDeal } from '../deal-projection.js';
 import type { DealProjectionArgs } from '../../../actors/record/messages.js';
-import { read } from '../../../actors/runtime/client.js';
-import type { MenuSnapshot } from '../snapshots.js';
 
-/** The query's defaults: also what the purchase pages project a deal with. */
-export const PROJECTION_DEFAULTS = { lookback: 48, fit: 'trend' } as const;
-const Lookback = Type.Integer({ minimum: 8, maximum: 400, default: PROJECTION_DEFAULTS.lookback, description: 'closed sessions of family history to fit' });
-const Fit = Type.Union([Type.Literal('trend'), Type.Literal('mean')], { default: PROJECTION_DEFAULTS.fit, description: 'least-squares line or the mean' });
-const ProjectionQuery = Type.Object({ lookback: Lookback, fit: Fit });
-type ProjectionQuery = Static<typeof ProjectionQuery>;
 const HypotheticalQuery = Type.Object({
   cluster: Type.Integer({ minimum: 0, description: 'family id (cluster)' }),
   unit_cost: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'landed cost per unit of the hypothetical deal (USD, rounded to cents)' }),
@@ -69,20 +62,7 @@ export function projectionRoutes(s: Services): Route[] {
         return cacheable(s, req, market, { json: { ...answer, offer_key: null } }, false);
       },
     }),
-    ...pulseRoutes(s, snapshots),
   ];
-}
-
-/**
- * The projection of a deal of the menu `snap` (GET .../deals/{offer_key}/projection answers it with
- * the deal's key): one definition for the route and the purchase pages.
- */
-export function projectDeal(s: Services, snap: MenuSnapshot, deal: ServedDeal, query: ProjectionQuery) {
-  return read(s.runtime, 'projection.deal', {
-    market: snap.market, cluster: deal.cluster, lookback: query.lookback, fit: query.fit, open: snap.tick,
-    unitCostCents: numberToCents(deal.unit_cost), listPriceCents: numberToCents(deal.list_price), listPriceBasis: 'deal',
-    maxQty: deal.max_qty, quotedVelocity: 'sales_velocity' in deal ? deal.sales_velocity : null,
-  });
 }
 
 /** Mean of 2-decimal prices in integer cents; null for none. */

@@ -5,13 +5,10 @@ import type { DatasetArgs, TradesArgs, TradesReply } from '../../../actors/recor
 import { media, route, type Route } from '../route.js';
 import { TradesAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { MarketParams, marketOr404 } from './markets.js';
-import { JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition, type Piece } from './record-common.js';
+import { MarketParams, marketOr404 } from '../market-params.js';
+import { DATASET_SPAN, JSON_TYPE, TRADES_SPAN, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition, type Piece } from '../record-query.js';
 import { csvLine, datasetHeader } from '../../analytics/dataset.js';
 import type { Fragment } from '../record-cache.js';
-
-export const TRADES_SPAN = 200;
-export const DATASET_SPAN = { labeled: 400, expanded: 50, unlabeled: 20 } as const;
 
 const TradesQuery = Type.Object({
   ...TickRange,

@@ -14,7 +14,8 @@ import {
   rowId,
 } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { marketOr404, menuSnapshots, recordOpen } from './markets.js';
+import { marketOr404 } from '../market-params.js';
+import { menuSnapshots, recordOpen } from '../live-session.js';
 import { dealNotOnMenu } from '../../rules.js';
 
 

@@ -15,10 +15,8 @@ import { renderPage } from '../pages.js';
 import { htmlPage, route, type Route } from '../route.js';
 import { MarketIdParam } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { FAMILIES_WINDOW, clusterField, clusterOr404 } from './analytics-book.js';
-import { TAPE_CAP } from './analytics.js';
-import { marketOr404 } from './markets.js';
-import { recordPosition } from './record-common.js';
+import { clusterField, clusterOr404, marketOr404 } from '../market-params.js';
+import { FAMILIES_WINDOW, TAPE_CAP, recordPosition } from '../record-query.js';
 
 /** Closed sessions a family page covers unless asked otherwise. */
 export const ASSET_TICKS_DEFAULT = 120;

@@ -14,8 +14,8 @@ import { HttpError, htmlPage, media, route, type Reply, type RequestInfo, type R
 import { CartClearedForm, CartLineForm, CartPaidForm, CartRefreshedForm, CartUploadForm, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { formReply, holderFormRoute, problemOf, type HolderForm, type Problem } from '../web.js';
-import { menuSnapshots, recordOpen } from './markets.js';
-import { currentLine } from './carts.js';
+import { menuSnapshots, recordOpen } from '../live-session.js';
+import { currentLine } from '../cart-line.js';
 import { MARKET_IDS } from '../../engine/index.js';
 
 /** Carts the page shows with their lines (a holder with more finds the rest through their links). */

@@ -19,10 +19,9 @@ import { renderFragment, renderPage } from '../pages.js';
 import { HttpError, htmlPage, route, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { usd } from '../web.js';
-import { MarketParams, marketOr404 } from './markets.js';
-import { pulseSource } from './pulse.js';
-import { TAPE_CAP } from './analytics.js';
-import { recordPosition } from './record-common.js';
+import { MarketParams, marketOr404 } from '../market-params.js';
+import { pulseSource } from '../pulse-source.js';
+import { TAPE_CAP, recordPosition } from '../record-query.js';
 
 const MarketQuery = Type.Object({
   ticks: Type.Integer({ minimum: 8, maximum: TAPE_CAP, default: 120, description: 'how many of the last closed sessions' }),

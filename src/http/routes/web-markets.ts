@@ -15,8 +15,8 @@ import { htmlPage, media, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { etagMatches, type MenuSnapshot } from '../snapshots.js';
 import { usd } from '../web.js';
-import { MarketParams, marketOr404, menuSnapshots } from './markets.js';
-import { sessionLength } from './web-site.js';
+import { MarketParams, marketOr404 } from '../market-params.js';
+import { menuSnapshots, sessionLength } from '../live-session.js';
 
 /** An optional number a GET form may send empty (an empty field means no bound). */
 const blankOr = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Literal('')]));

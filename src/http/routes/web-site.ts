@@ -7,18 +7,11 @@ import { renderFragment, renderPage } from '../pages.js';
 import { htmlPage, route, type Route } from '../route.js';
 import type { Services } from '../services.js';
 import { usd } from '../web.js';
-import { marketStatus, menuSnapshots } from './markets.js';
-import { pulseSource, tickerNow } from './pulse.js';
+import { marketStatus, menuSnapshots, sessionLength } from '../live-session.js';
+import { pulseSource, tickerNow } from '../pulse-source.js';
 import { FragmentCache } from '../fragment-cache.js';
 import { pulseView, type PulseLike } from '../pulse-view.js';
-import { recordPosition } from './record-common.js';
-
-/** A session's real length (SVC_TIME_SCALE divides every interval), in the largest fitting unit. */
-export function sessionLength(seconds: number): string {
-  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds >= 60) return `${Math.round((seconds / 60) * 10) / 10} min`;
-  return `${Math.round(seconds * 10) / 10} s`;
-}
+import { recordPosition } from '../record-query.js';
 
 export function webSiteRoutes(s: Services): Route[] {
   const snapshots = menuSnapshots(s);

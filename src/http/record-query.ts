@@ -4,16 +4,28 @@
 // only cover settled sessions of a fully loaded history.
 import { createHash, type Hash } from 'node:crypto';
 import Type from 'typebox';
-import { MARKETS, type MarketId } from '../../engine/index.js';
-import { HttpError, type Reply, type RequestInfo } from '../route.js';
-import type { Services } from '../services.js';
-import type { Fragment } from '../record-cache.js';
-import type { CachedAnswer } from '../record-fragments.js';
+import { MARKETS, type MarketId } from '../engine/index.js';
+import { HttpError, type Reply, type RequestInfo } from './route.js';
+import type { Services } from './services.js';
+import type { Fragment } from './record-cache.js';
+import type { CachedAnswer } from './record-fragments.js';
 
 export const TickRange = {
   from_tick: Type.Integer({ minimum: 0, description: 'first session (tick) of the range' }),
   to_tick: Type.Integer({ minimum: 0, description: 'last session (tick) of the range, inclusive' }),
 };
+
+// Per-call span caps of the record routes (checkSpan refuses a wider range), quoted by the texts
+// (content/record-ranges.ts), and the defaults the routes and pages share.
+export const HISTORY_SPAN = 20;
+export const TRADES_SPAN = 200;
+export const DATASET_SPAN = { labeled: 400, expanded: 50, unlabeled: 20 } as const;
+export const TAPE_CAP = 500;
+export const STATS_CAP = 400;
+export const SIGNALS_CAP = 2000;
+export const SIGNALS_DEFAULT = 120;
+/** Closed sessions of outcomes a families answer covers unless asked otherwise (the pages use it too). */
+export const FAMILIES_WINDOW = 48;
 
 /** Refuses a range that is reversed or spans more than `cap` sessions. */
 export function checkSpan(q: { from_tick: number; to_tick: number }, cap: number): void {
