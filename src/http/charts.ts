@@ -150,3 +150,23 @@ export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): 
 export function figure(chart: Chart, caption?: string): string {
   return `<figure class="chart">${chart.svg}<figcaption>${esc(caption ? `${caption} ${chart.summary}` : chart.summary)}</figcaption></figure>`;
 }
+
+// The console inventory's price line of a family (templates/console-inventory.mustache).
+
+/** The chart's size in SVG user units (the page scales it). */
+export const CHART_W = 240;
+export const CHART_H = 48;
+
+/**
+ * A family's resale price over the sessions before minting as an SVG polyline's points (oldest
+ * left); sessions without a price are skipped. Empty when fewer than two prices are known.
+ */
+export function chartPoints(prices: (number | null)[]): string {
+  const known = prices.map((p, i) => [i, p] as const).filter((x): x is readonly [number, number] => x[1] !== null);
+  if (known.length < 2) return '';
+  const lo = Math.min(...known.map((x) => x[1]));
+  const hi = Math.max(...known.map((x) => x[1]));
+  const x = (i: number) => ((i / Math.max(1, prices.length - 1)) * CHART_W).toFixed(1);
+  const y = (p: number) => (hi === lo ? CHART_H / 2 : CHART_H - ((p - lo) / (hi - lo)) * CHART_H).toFixed(1);
+  return known.map(([i, p]) => `${x(i)},${y(p)}`).join(' ');
+}

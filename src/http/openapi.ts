@@ -4,6 +4,7 @@
 import type { TSchema } from 'typebox';
 import { Media, type Route } from './route.js';
 import { NAMED_SCHEMAS, Problem } from '../schemas/index.js';
+import { SERVICE_NAME } from './content/manifest.js';
 
 export type OpenApiInfo = { title: string; version: string; description?: string; serverUrl: string };
 
@@ -147,4 +148,14 @@ function plain(v: unknown, names: Map<unknown, string>, used: Set<string>, root?
     out[k] = plain(x, names, used, root);
   }
   return out;
+}
+
+/** The OpenAPI document of the finished route table: /api/openapi.json serves it, /docs/developers renders it. */
+export function openApiDocument(routes: Route[], baseUrl: string): object {
+  return buildOpenApi(routes, {
+    title: SERVICE_NAME,
+    version: '1.0.0',
+    description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...} (the Problem schema).',
+    serverUrl: baseUrl,
+  });
 }

@@ -11,7 +11,7 @@ import type { FragmentSpec, FragmentsArgs } from '../../actors/record/messages.j
 import { MARKETS, type MarketId } from '../engine/index.js';
 import { ByteLru, fragmentSize, fromReply, seriesKey, type CacheStats, type Fragment } from './record-cache.js';
 
-/** Where the record stands (record-common.ts recordPosition). */
+/** Where the record stands (record-query.ts recordPosition). */
 export type Position = { open: number; lastSettled: number };
 
 /** At most this many newly settled sessions are warmed by one close (a catch-up settles more). */

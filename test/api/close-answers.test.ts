@@ -1,5 +1,5 @@
 // The answers that change only at a close (families, book, signals) are served from memory
-// (record-common.ts closeAnswer): byte for byte, ETag and headers the answer computed per request
+// (record-query.ts closeAnswer): byte for byte, ETag and headers the answer computed per request
 // (the service with SVC_RECORD_CACHE_MB=0's RecordFragments), for several query parameter sets;
 // the close warms the default families and book answers of the new session and replaces the old.
 import t from 'tap';

@@ -1,6 +1,8 @@
 // The layers of ARCHITECTURE.md: src/ (front end, supervisor, pure engine) runs no SQL and imports
 // nothing from actors/ but the runtime client and the kinds' message types; actors/ never import
-// the front end (src/http/). Scans the sources, so a crossing fails here with its file and line.
+// the front end (src/http/). Route files (src/http/routes/) only declare routes: nothing imports one
+// but the route table's assemblers, and shared helpers and limits live beside what they serve in
+// src/http/. Scans the sources, so a crossing fails here with its file and line.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,6 +30,19 @@ const SQL_CALLS: [RegExp, string][] = [
 const PENDING: { file: string; line: RegExp; why: string }[] = [];
 
 type Crossing = { file: string; line: number; text: string; what: string };
+
+/** The route table (routeTable): what the wiring imports to serve the routes. */
+const ROUTE_TABLE = /^src\/http\/routes\/index\.(js|ts)$/;
+
+/**
+ * The modules that assemble routes, each with the route files it may import; no other module imports
+ * a route file. An assembler that imports none any more fails too, so this list cannot go stale.
+ */
+const ROUTE_ASSEMBLERS: { file: string; may: RegExp; why: string }[] = [
+  { file: 'src/http/routes/index.ts', may: /^src\/http\/routes\/[a-z-]+\.(js|ts)$/, why: 'the route table' },
+  { file: 'src/http/routes/web.ts', may: /^src\/http\/routes\/web-[a-z-]+\.(js|ts)$/, why: "the holder's web pages, one entry of the table" },
+  { file: 'src/http/routes/web-console.ts', may: /^src\/http\/routes\/web-money\.(js|ts)$/, why: "the console's money forms, which answer with the console's own pages" },
+];
 
 
 /** Module specifiers of static imports, re-exports and dynamic imports on a line. */
@@ -68,6 +83,20 @@ export function actorCrossings(file: string, source: string): Crossing[] {
     for (const spec of specifiers(text)) {
       const to = resolved(file, spec);
       if (to?.startsWith('src/http/')) out.push({ file, line: n, text: text.trim(), what: `imports ${to}: actors never import the front end` });
+    }
+  }
+  return out;
+}
+
+/** The imports of route files in one src/ file that are not an assembler's (helpers and limits belong beside what they serve). */
+export function routeCrossings(file: string, source: string): Crossing[] {
+  const out: Crossing[] = [];
+  const assembler = ROUTE_ASSEMBLERS.find((a) => a.file === file);
+  for (const { n, text } of codeLines(source)) {
+    for (const spec of specifiers(text)) {
+      const to = resolved(file, spec);
+      if (!to?.startsWith('src/http/routes/') || ROUTE_TABLE.test(to) || assembler?.may.test(to)) continue;
+      out.push({ file, line: n, text: text.trim(), what: `imports ${to}: only the route table's assemblers import route files; move what is shared out of src/http/routes/` });
     }
   }
   return out;
@@ -114,4 +143,43 @@ t.test('src/ runs no SQL and imports only the runtime client and message types o
 t.test('actors/ never import the front end (src/http/)', async (t) => {
   const crossings = sourceFiles('actors').flatMap((f) => actorCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
   t.same(crossings.map(show), [], crossings.map(show).join('\n'));
+});
+
+t.test('the route scanner finds what it must (so the next test can fail)', async (t) => {
+  const bad = [
+    "import { menuSnapshots } from './routes/markets.js';",
+    "import { HISTORY_SPAN } from './routes/history.js';",
+    "export { recordPosition } from './routes/record-common.js';",
+    "const { sessionLength } = await import('./routes/web-site.js');",
+    'import {',
+    '  TokenParams,',
+    "} from './routes/web-carts.js';",
+  ].join('\n');
+  const found = routeCrossings('src/http/deal-facts.ts', bad);
+  t.same(found.map((c) => c.line), [1, 2, 3, 4, 7], found.map(show).join('\n'));
+  t.match(show(found[0]), /^src\/http\/deal-facts\.ts:1: imports src\/http\/routes\/markets\.js/);
+  t.same(routeCrossings('src/http/content/protocol.ts', "import { HISTORY_SPAN } from '../routes/history.js';").map((c) => c.line), [1]);
+  // A route file importing another's helper, and an assembler importing beyond its routes.
+  t.same(routeCrossings('src/http/routes/web-checkout.ts', "import { TokenParams, identityView, utc } from './web-carts.js';").map((c) => c.line), [1]);
+  t.same(routeCrossings('src/http/routes/web.ts', "import { marketOr404 } from './markets.js';").map((c) => c.line), [1]);
+  t.same(routeCrossings('src/service.ts', "import { warmCloseAnswers } from './http/routes/analytics-book.js';").map((c) => c.line), [1]);
+  const fine: [string, string][] = [
+    ['src/http/routes/index.ts', "import { marketRoutes } from './markets.js';"],
+    ['src/http/routes/web.ts', "import { webCartRoutes } from './web-carts.js';"],
+    ['src/http/routes/web-console.ts', "import { agentKeyRoute, moneyRoutes } from './web-money.js';"],
+    ['src/service.ts', "import { routeTable } from './http/routes/index.js';"],
+    ['src/http/routes/trades.ts', "import { MarketParams, marketOr404 } from '../market-params.js';"],
+    ['src/http/deal-facts.ts', '// once: import { menuSnapshots } from \'./routes/markets.js\';'],
+  ];
+  for (const [file, line] of fine) t.same(routeCrossings(file, line), [], `${file}: ${line}`);
+});
+
+t.test('nothing imports a route file (src/http/routes/) but the route table\'s assemblers', async (t) => {
+  const files = sourceFiles('src');
+  const crossings = files.flatMap((f) => routeCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  t.same(crossings.map(show), [], `route files imported outside the route table's assemblers:\n${crossings.map(show).join('\n')}`);
+  for (const a of ROUTE_ASSEMBLERS) {
+    const imports = codeLines(readFileSync(path.join(ROOT, a.file), 'utf8')).flatMap(({ text }) => specifiers(text).map((spec) => resolved(a.file, spec)));
+    t.ok(imports.some((to) => to !== null && a.may.test(to)), `${a.file} (${a.why}) imports no route file any more: remove it from ROUTE_ASSEMBLERS`);
+  }
 });

@@ -8,12 +8,9 @@ import { catalog } from '../../engine/index.js';
 import { Media, htmlPage, media, route, text, type Route } from '../route.js';
 import { AgentProtocol, Catalog, Manifest, PaymentMethods } from '../../schemas/index.js';
 import { renderPage } from '../pages.js';
-import { buildOpenApi } from '../openapi.js';
-import { llmsTxt, manifest, SERVICE_NAME } from '../content/manifest.js';
+import { openApiDocument } from '../openapi.js';
 import { paymentMethods } from '../content/payments.js';
-import { agentProtocol } from '../content/protocol.js';
-import { RoutePaths } from '../content/route-paths.js';
-import { agentExamples, developerExamples } from '../content/examples.js';
+import type { discoveryTexts } from '../content/discovery-texts.js';
 import type { Services } from '../services.js';
 
 const API = '/api/v1';
@@ -26,16 +23,6 @@ const DOC_ASSETS = {
   'favicon-32x32.png': 'image/png',
 } as const;
 type DocAsset = keyof typeof DOC_ASSETS;
-
-/** The texts that name routes, built over the finished route table (`routes`). */
-export function discoveryTexts(s: Services, routes: readonly Route[]) {
-  const at = new RoutePaths(s.config.baseUrl, routes);
-  const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
-  return {
-    at, manifest: bytes(manifest(at, s.schema, s.config.timeScale)), protocol: bytes(agentProtocol(at)), llms: llmsTxt(at),
-    examples: { agents: agentExamples(at), developers: developerExamples(at) },
-  };
-}
 
 /**
  * `texts` answers the texts that name routes: they need the finished table, so the route table
@@ -109,16 +96,6 @@ export function discoveryRoutes(s: Services, texts: () => ReturnType<typeof disc
       }),
     }),
   ];
-}
-
-/** The OpenAPI document of the finished route table: /api/openapi.json serves it, /docs/developers renders it. */
-export function openApiDocument(routes: Route[], baseUrl: string): object {
-  return buildOpenApi(routes, {
-    title: SERVICE_NAME,
-    version: '1.0.0',
-    description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...} (the Problem schema).',
-    serverUrl: baseUrl,
-  });
 }
 
 /** GET /api/openapi.json over the finished route table (it documents itself out). */

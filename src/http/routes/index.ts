@@ -2,7 +2,8 @@
 import type { Route } from '../route.js';
 import type { Services } from '../services.js';
 import { menuSnapshots } from '../live-session.js';
-import { discoveryRoutes, discoveryTexts, openApiRoute } from './discovery.js';
+import { discoveryRoutes, openApiRoute } from './discovery.js';
+import { discoveryTexts } from '../content/discovery-texts.js';
 import { marketRoutes } from './markets.js';
 import { opsRoutes } from './ops.js';
 import { historyRoutes } from './history.js';

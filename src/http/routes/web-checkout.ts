@@ -14,7 +14,7 @@ import { PaidForm } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../web.js';
 import { centsToNumber } from '../../engine/index.js';
-import { TokenParams, identityView, utc } from './web-carts.js';
+import { TokenParams, identityView, utc } from '../link-view.js';
 import { dealFacts } from '../deal-facts.js';
 import { countdown } from '../cart-view.js';
 

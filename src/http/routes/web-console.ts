@@ -18,6 +18,7 @@ import type { Services } from '../services.js';
 import { formReply, holderFormRoute, invalidForm, usd, wantsJson, webAction, type Problem } from '../web.js';
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './web-money.js';
+import { CHART_H, CHART_W, chartPoints } from '../charts.js';
 
 const PAGE_ROWS = 100;
 
@@ -46,24 +47,6 @@ function money<T extends Record<string, unknown>>(row: T, keys: string[]): T {
   const out: Record<string, unknown> = { ...row };
   for (const k of keys) out[k] = usd(row[k] as number | null);
   return out as T;
-}
-
-/** The chart's size in SVG user units (the page scales it). */
-const CHART_W = 240;
-const CHART_H = 48;
-
-/**
- * A family's resale price over the sessions before minting as an SVG polyline's points (oldest
- * left); sessions without a price are skipped. Empty when fewer than two prices are known.
- */
-export function chartPoints(prices: (number | null)[]): string {
-  const known = prices.map((p, i) => [i, p] as const).filter((x): x is readonly [number, number] => x[1] !== null);
-  if (known.length < 2) return '';
-  const lo = Math.min(...known.map((x) => x[1]));
-  const hi = Math.max(...known.map((x) => x[1]));
-  const x = (i: number) => ((i / Math.max(1, prices.length - 1)) * CHART_W).toFixed(1);
-  const y = (p: number) => (hi === lo ? CHART_H / 2 : CHART_H - ((p - lo) / (hi - lo)) * CHART_H).toFixed(1);
-  return known.map(([i, p]) => `${x(i)},${y(p)}`).join(' ');
 }
 
 type ConsoleView = Record<string, unknown>;
