@@ -106,6 +106,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     databaseUrl,
     poolMax: WORKER_POOL,
     seed: config.seed,
+    baseUrl: config.baseUrl,
     idleMs: 60_000,
     logLevel: config.logLevel,
     askTimeoutMs: config.askTimeoutMs,
@@ -169,9 +170,9 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   // The supervisor logged each failed attempt; on the last one main.ts exits (tests see `ready` reject).
   ready.catch(() => {});
 
-  // Stored Idempotency-Key answers are forgotten after 24 h (CONTRACT.md), a bounded batch an hour.
+  // Stored Idempotency-Key answers are forgotten after 24 h and events after 7 days (CONTRACT.md), bounded batches an hour.
   const sweep = setInterval(() => {
-    runtime.ask('answers:sweep', { kind: 'sweep' }).catch((err) => log.warn({ err }, 'idempotency sweep failed; the next one retries'));
+    runtime.ask('answers:sweep', { kind: 'sweep', at: clock.realNow() }).catch((err) => log.warn({ err }, 'retention sweep failed; the next one retries'));
   }, ANSWER_SWEEP_MS);
   sweep.unref();
 

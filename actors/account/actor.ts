@@ -9,6 +9,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, AgentSchema, MarketSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { chargeHolder } from '../money/charge.js';
+import { appendEvents } from '../events/log.js';
+import { orderOf } from './views.js';
 import type { Payment } from '../money/messages.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
@@ -50,7 +52,7 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
     },
 
     async pay(state, msg, ctx): Promise<Paid> {
-      return ctx.em.transactional((em) => pay(em, state.accountId, msg));
+      return ctx.em.transactional((em) => pay(em, state.accountId, msg, ctx.baseUrl));
     },
 
     async connect(state, msg, ctx): Promise<Connected> {
@@ -74,7 +76,9 @@ export const accountActor = defineActor<AccountState, AccountMessage>({
           if (won.n < FUNDING_PROFITABLE_TRADES) throw new ActorError(403, fundingNotYetAllowed(won.n));
         }
         await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { autonomousFunding: msg.enabled, fundingChangedAt: sql.now() });
-        return { agent_id: msg.agentId, autonomous_funding: msg.enabled };
+        const set = { agent_id: msg.agentId, autonomous_funding: msg.enabled };
+        await appendEvents(em, [{ account_id: state.accountId, type: 'funding.changed', data: set }]);
+        return set;
       });
     },
   },
@@ -88,8 +92,8 @@ async function sessionOpen(em: EntityManager, market: string, tick: number, deta
 
 type PayMessage = Extract<AccountMessage, { kind: 'pay' }>;
 
-/** One payment of a purchase link, in the turn's transaction. */
-async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promise<Paid> {
+/** One payment of a purchase link, in the turn's transaction (with its `order.paid` event). */
+async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUrl: string): Promise<Paid> {
   const [order] = await em.execute<OrderRow[]>(
     `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, status, total_cents::float8 as total_cents,
             agent_id::float8 as agent_id, closes_at
@@ -107,6 +111,7 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage): Promi
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connectAgent(em, order.agent_id, msg.holderId, accountId);
   const paid = await fund(em, accountId, order, msg.holderId, msg.payment, msg.at);
+  await appendEvents(em, [{ account_id: accountId, type: 'order.paid', data: await orderOf(em, [accountId], order.id, baseUrl) }]);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }
 

@@ -8,6 +8,7 @@ import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
 import { arrayLiteral } from '../runtime/sql.js';
 import { sessionLockKey } from '../market/session-lock.js';
 import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
+import { appendCtes, eventArrays, eventArraysCte, type NewEvent } from '../events/log.js';
 import { feeRowsInsertSql } from '../money/charge.js';
 
 /** One column of values per array parameter. */
@@ -79,19 +80,21 @@ const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'te
 export type Answer = { scope: string; key: string; request_hash: string; status: number; reply: unknown };
 
 function WRITE_TYPES(): string[] {
-  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int'];
+  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int', 'bigint[]', 'text[]', 'text[]'];
 }
 
 /**
- * The batch's writes in one statement: rounds, orders, monthly fees, the stored answers and the
+ * The batch's writes in one statement: rounds, orders, monthly fees, the stored answers, the
  * ledger postings of the funded orders (ledger.ts's one posting definition, its postcondition
- * checked in the statement). Parameters: the order columns, the answer columns, the entries' columns
- * and how many entries there are.
+ * checked in the statement) and the events (events/log.ts: the orders' events, then each posting's
+ * `ledger.posted`). Parameters: the order columns, the answer columns, the entries' columns, how
+ * many entries there are, and the events' columns.
  */
 function writeSql(): string {
   const o = ORDER_COLUMNS.length;
   const p = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(', ');
   const entries = Array.from({ length: 5 }, (_, i) => `$${o + ANSWER_COLUMNS.length + 1 + i}`);
+  const ev = (i: number) => `$${o + ANSWER_COLUMNS.length + 7 + i}`;
   return `with x as (select * from unnest(${p(1, o)}) as x(${ORDER_COLUMNS.map(([c]) => c).join(', ')})),
      rounds as (
        insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
@@ -108,18 +111,24 @@ function writeSql(): string {
        insert into idempotency (scope, key, request_hash, status, reply)
        select scope, key, request_hash, status, reply::jsonb from unnest(${p(o + 1, ANSWER_COLUMNS.length)}) as a(${ANSWER_COLUMNS.map(([c]) => c).join(', ')})),
      ${entriesArraysCte(entries)},
-     ${postingCtes('false')}
-     select ${postconditionSql(`$${o + ANSWER_COLUMNS.length + 6}`)} as ok`;
+     ${postingCtes('false')},
+     ev as (${eventArraysCte([ev(0), ev(1), ev(2)], 0)}
+            union all select account_id, 'ledger.posted', entry, 1, id from posted),
+     ${appendCtes()}
+     select ${postconditionSql(`$${o + ANSWER_COLUMNS.length + 6}`)} as ok, (select count(*) from notified) as notified`;
 }
 
-/** The write's EXECUTE: the orders (one value per column each), the answers to store and the ledger entries. */
-export function writeStatement(orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], lit: (s: string) => string): string {
+/** The write's EXECUTE: the orders (one value per column each), the answers to store, the ledger entries and the orders' events. */
+export function writeStatement(
+  orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], events: NewEvent[], lit: (s: string) => string,
+): string {
   const arr = (c: Column) => arrayLiteral(c, lit);
   return `execute order_batch_write(${[
     ...ORDER_COLUMNS.map(([c]) => arr(orders.map((r) => r[c]))),
     ...ANSWER_COLUMNS.map(([c]) => arr(answers.map((a) => (c === 'reply' ? JSON.stringify(a.reply ?? null) : a[c])))),
     ...entriesArrays(entries).map(arr),
     String(entries.length),
+    ...eventArrays(events).map(arr),
   ].join(', ')})`;
 }
 

@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../src/rules.js';
 import { orderReply } from './order-reply.js';
+import { orderJson } from './views.js';
+import type { NewEvent } from '../events/log.js';
 import { placedOrder, type PlacedOrder, type Terms } from './order-row.js';
 import { ActorError } from '../runtime/actor.js';
 import { replayOf } from '../runtime/idempotency.js';
@@ -280,7 +282,13 @@ function writeSql(accepted: Accepted[], answers: Answer[], lit: (s: string) => s
     gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at,
   }));
   const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
-  return writeStatement(rows, answers, entries, lit);
+  // CONTRACT.md "Events": an order funded at once is created and paid (its postings follow as ledger.posted).
+  const events = accepted.flatMap(({ row, req, funded }): NewEvent[] => {
+    const data = orderJson(row, req.baseUrl);
+    const created: NewEvent = { account_id: row.account_id, type: 'order.created', data };
+    return funded ? [created, { account_id: row.account_id, type: 'order.paid', data }] : [created];
+  });
+  return writeStatement(rows, answers, entries, events, lit);
 }
 
 /**

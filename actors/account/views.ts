@@ -10,6 +10,7 @@ import { LIST_CAPS, feeMonth } from '../../src/rules.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/trade-json.js';
 import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus, ServedOrder } from './messages.js';
 import { intArrayParam as ids, isLinkToken } from '../runtime/sql.js';
+import { ledgerEntryJsonSql } from '../money/ledger.js';
 
 /** Every account of a holder: its own and those of its agents (up to LIST_CAPS.accounts, oldest first). */
 export async function accountsOfHolder(em: EntityManager, holderId: number): Promise<number[]> {
@@ -63,6 +64,13 @@ export async function ordersOf(em: EntityManager, accountIds: number[], opts: { 
     [ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
   );
   return rows.map((r) => orderJson(r, opts.baseUrl));
+}
+
+/** Orders by id, as served (the close's events: one statement for all of them). */
+export async function ordersByIds(em: EntityManager, orderIds: number[], baseUrl: string): Promise<Map<number, ServedOrder>> {
+  if (!orderIds.length) return new Map();
+  const rows = await em.execute<OrderRow[]>(`select ${ORDER_SELECT} from ${ORDER_FROM} where o.id = any(?::bigint[])`, [ids(orderIds)]);
+  return new Map(rows.map((r) => [r.id, orderJson(r, baseUrl)]));
 }
 
 /** One order of these accounts, or null (another account's order is not found either). */
@@ -119,6 +127,13 @@ export async function positionsOf(em: EntityManager, accountIds: number[], opts:
   return rows.map(positionJson);
 }
 
+/** Positions by id, as served (the close's events: one statement for all of them). */
+export async function positionsByIds(em: EntityManager, positionIds: number[]): Promise<Map<number, Record<string, unknown>>> {
+  if (!positionIds.length) return new Map();
+  const rows = await em.execute<PositionRow[]>(`${POSITION_QUERY} where p.id = any(?::bigint[])`, [ids(positionIds)]);
+  return new Map(rows.map((r) => [r.pid, positionJson(r)]));
+}
+
 export async function positionOf(em: EntityManager, accountIds: number[], positionId: number) {
   const [row] = await em.execute<PositionRow[]>(`${POSITION_QUERY} where p.id = ? and p.account_id = any(?::bigint[])`, [positionId, ids(accountIds)]);
   return row ? positionJson(row) : null;
@@ -130,19 +145,13 @@ export async function tradesOf(em: EntityManager, accountIds: number[], limit: n
   return rows.map(tradeJson);
 }
 
-type LedgerRow = { id: number; account_id: number; kind: string; amount_cents: number; balance_after_cents: number; ref: string; created_at: Date };
-
+/** The newest ledger entries of these accounts, as the posting's `ledger.posted` events carry them (one definition: ledgerEntryJsonSql). */
 export async function ledgerOf(em: EntityManager, accountIds: number[], limit: number): Promise<LedgerEntry[]> {
-  const rows = await em.execute<LedgerRow[]>(
-    `select id::float8 as id, account_id::float8 as account_id, kind, amount_cents::float8 as amount_cents,
-            balance_after_cents::float8 as balance_after_cents, ref, created_at
-       from ledger where account_id = any(?::bigint[]) order by id desc limit ?`,
+  const rows = await em.execute<{ entry: LedgerEntry }[]>(
+    `select ${ledgerEntryJsonSql('l')} as entry from ledger l where l.account_id = any(?::bigint[]) order by l.id desc limit ?`,
     [ids(accountIds), limit],
   );
-  return rows.map((r) => ({
-    id: r.id, account_id: r.account_id, kind: r.kind, amount: centsToNumber(r.amount_cents), currency: 'USD',
-    balance_after: centsToNumber(r.balance_after_cents), ref: r.ref, created_at: unix(r.created_at)!, // not null in the table
-  }));
+  return rows.map((r) => r.entry);
 }
 
 /** Whether the holder's participation fee of the calendar month (UTC, service clock) of `at` is still due. */

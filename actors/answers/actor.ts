@@ -1,8 +1,9 @@
-// AnswersActor ("answers:sweep"): owns the retention of stored Idempotency-Key answers. The answers
-// themselves are written by the turns that have the effects (runtime/idempotency.ts); this actor
-// only forgets them after CONTRACT.md's 24 hours, in bounded batches.
+// AnswersActor ("answers:sweep"): owns retention: stored Idempotency-Key answers (forgotten after
+// CONTRACT.md's 24 hours) and the event log (7 days). Both are written by the turns that have the
+// effects (runtime/idempotency.ts, events/log.ts); this actor only forgets, in bounded batches.
 import { defineActor } from '../runtime/actor.js';
 import { SWEEP_BATCH, sweepAnswers } from '../runtime/idempotency.js';
+import { EVENT_SWEEP_BATCH, sweepEvents } from '../events/reads.js';
 import type { AnswersMessage, Swept } from './messages.js';
 
 
@@ -13,14 +14,20 @@ export const answersActor = defineActor<Record<string, never>, AnswersMessage>({
   kind: 'answers',
   activate: async () => ({}),
   handlers: {
-    async sweep(_state, _msg, ctx): Promise<Swept> {
+    async sweep(_state, msg, ctx): Promise<Swept> {
       let deleted = 0;
       for (let i = 0; i < MAX_BATCHES; i++) {
         const n = await sweepAnswers(ctx.em);
         deleted += n;
         if (n < SWEEP_BATCH) break;
       }
-      return { deleted };
+      let events = 0;
+      for (let i = 0; i < MAX_BATCHES; i++) {
+        const n = await sweepEvents(ctx.em, msg.at, EVENT_SWEEP_BATCH);
+        events += n;
+        if (n < EVENT_SWEEP_BATCH) break;
+      }
+      return { deleted, events };
     },
   },
 });

@@ -11,7 +11,7 @@ import { intArrayParam, jsonParam } from '../runtime/sql.js';
 import { advanceTrade, houseTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './rows.js';
 import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
-import { bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holder-orders.js';
+import { appendCloseEvents, bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holder-orders.js';
 import type { BackfillReply, CloseReply, MarketMessage, StartReply } from './messages.js';
 
 export type MarketState = { market: MarketId; openTick: number | null };
@@ -116,7 +116,7 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
       [market, msg.tick],
     );
     if (done.length !== 1) return false;
-    quarantined = await recordLiveClose(em, ctx.seed, market, msg.tick, laps);
+    quarantined = await recordLiveClose(em, ctx.seed, ctx.baseUrl, market, msg.tick, laps);
     const next = Math.max(msg.tick + 1, msg.next ?? msg.tick + 1);
     await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, next]);
     await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
@@ -136,7 +136,7 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
  * (or are refunded when they cannot: returned), unpaid ones expire, and the session's tape rows are
  * written.
  */
-async function recordLiveClose(em: EntityManager, seed: number, market: MarketId, tick: number, laps: Laps): Promise<Quarantined[]> {
+async function recordLiveClose(em: EntityManager, seed: number, baseUrl: string, market: MarketId, tick: number, laps: Laps): Promise<Quarantined[]> {
   const deals = menu(seed, market, tick);
   await insertMenu(em, menuRecords(market, deals));
   laps.mark('menu');
@@ -148,12 +148,12 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   laps.mark('advance');
   await updateTrades(em, advanced);
   laps.mark('trades_update');
-  await bookHolderSessions(em, market, tick, open, advanced, laps);
+  const booked = await bookHolderSessions(em, market, tick, open, advanced, laps);
   const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, inputs(tick, idx), 0)] : []));
   await insertHouseTrades(em, house);
   laps.mark('house_trades');
   const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs, laps);
-  await expireUnpaidOrders(em, market, tick);
+  const expired = await expireUnpaidOrders(em, market, tick);
   laps.mark('expire');
   const sales: Sale[] = open.map((t, i) => ({
     cluster: t.cluster,
@@ -164,6 +164,8 @@ async function recordLiveClose(em: EntityManager, seed: number, market: MarketId
   }));
   await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...house, ...holders.trades], deals), sales));
   laps.mark('tape');
+  await appendCloseEvents(em, baseUrl, tick, { booked, filled: holders.filled, refunded: holders.quarantined, expired });
+  laps.mark('events');
   return holders.quarantined;
 }
 

@@ -5,13 +5,16 @@
 // at settlement the surcharge and the owned goods of what is left. Set-based SQL; the close's
 // exactly-once gate (market_session.closed_at) makes each step happen once.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MARKETS, type Deal, type MarketId, type OutcomeInputs, type ServedDeal } from '../../src/engine/index.js';
+import { MARKETS, centsToNumber, type Deal, type MarketId, type OutcomeInputs, type ServedDeal } from '../../src/engine/index.js';
 import { postEntries, refundEntries, sessionEntries, type Entry } from '../money/ledger.js';
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
 import { intArrayParam, jsonParam as json } from '../runtime/sql.js';
 import type { Laps } from '../runtime/laps.js';
+import { appendEvents, type NewEvent } from '../events/log.js';
+import type { EventType } from '../events/messages.js';
+import { ordersByIds, positionsByIds } from '../account/views.js';
 
 type PaidOrder = {
   id: number;
@@ -28,7 +31,11 @@ type PaidOrder = {
 /** A paid order the close could not fill: refunded instead, so one bad row never stops a market. */
 export type Quarantined = { order_id: number; account_id: number; reason: string; total_cents: number; refunded_cents: number };
 
-export type Filled = { trades: TradeRecord[]; quarantined: Quarantined[] };
+/** An order the close moved, on its account. */
+export type MovedOrder = { order_id: number; account_id: number };
+export type Filled = { trades: TradeRecord[]; quarantined: Quarantined[]; filled: MovedOrder[] };
+/** What the close booked on one holder's position: the session's sales and holding fees, and whether it settled. */
+export type BookedSession = { position_id: number; account_id: number; sold: number; revenue_cents: number; holding_cents: number; settled: boolean };
 
 const TERMS = [
   ['unit_cost_cents', 'unit_cost'],
@@ -124,7 +131,7 @@ export async function fillPaidOrders(
     );
   }
   laps.mark('fills_orders');
-  return { trades, quarantined };
+  return { trades, quarantined, filled: good.map(({ o }) => ({ order_id: o.id, account_id: o.account_id })) };
 }
 
 /**
@@ -158,11 +165,13 @@ async function refundOrders(em: EntityManager, tick: number, bad: { id: number; 
   return rows.map((r) => ({ order_id: r.id, account_id: r.account_id, reason: reasonOf.get(r.id)!, total_cents: r.total_cents, refunded_cents: r.debited_cents }));
 }
 
-/** Orders of session `tick` nobody paid expire with their rounds; nothing was charged. */
-export async function expireUnpaidOrders(em: EntityManager, market: string, tick: number): Promise<void> {
-  await em.execute(
-    `with x as (update orders set status = 'expired' where market = ? and tick = ? and status = 'awaiting_payment' returning round_id)
-     update trade_round r set status = 'expired' from x where r.id = x.round_id and r.status = 'awaiting_payment'`,
+/** Orders of session `tick` nobody paid expire with their rounds; nothing was charged. Returns them. */
+export async function expireUnpaidOrders(em: EntityManager, market: string, tick: number): Promise<MovedOrder[]> {
+  return em.execute<MovedOrder[]>(
+    `with x as (update orders set status = 'expired' where market = ? and tick = ? and status = 'awaiting_payment'
+                returning id, account_id, round_id),
+          r as (update trade_round r set status = 'expired' from x where r.id = x.round_id and r.status = 'awaiting_payment')
+     select id::float8 as order_id, account_id::float8 as account_id from x`,
     [market, tick],
   );
 }
@@ -172,23 +181,53 @@ export async function expireUnpaidOrders(em: EntityManager, market: string, tick
  * credited, holding is charged, a settlement's surcharge is debited; settled positions hand their
  * unsold units to the holder as owned goods and complete their rounds.
  */
-export async function bookHolderSessions(em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps: Laps): Promise<void> {
+export async function bookHolderSessions(
+  em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps: Laps,
+): Promise<BookedSession[]> {
   const entries: Entry[] = [];
   const settled: number[] = [];
+  const booked: BookedSession[] = [];
   before.forEach((t, i) => {
     if (t.actor !== 'user' || t.account_id === null || t.position_id === null) return;
     const a = after[i];
-    entries.push(...sessionEntries(t.account_id, t.position_id, tick, {
+    const moved = {
       soldCents: a.revenue_cents - t.revenue_cents,
       holdingCents: a.holding_cost_cents - t.holding_cost_cents,
       surchargeCents: a.settled ? (a.surcharge_cents ?? 0) : 0,
-    }));
+    };
+    entries.push(...sessionEntries(t.account_id, t.position_id, tick, moved));
+    booked.push({
+      position_id: t.position_id, account_id: t.account_id, sold: a.units_sold - t.units_sold, revenue_cents: moved.soldCents,
+      holding_cents: moved.holdingCents, settled: a.settled,
+    });
     if (a.settled) settled.push(t.position_id);
   });
-  await postEntries(em, entries);
+  // The session's sales, holding fees and surcharges travel inside the position events (CONTRACT.md "Events").
+  await postEntries(em, entries, { events: false });
   laps.mark('ledger');
   if (settled.length) await settlePositions(em, market, tick, settled);
   laps.mark('settle_positions');
+  return booked;
+}
+
+/**
+ * The close's events (CONTRACT.md "Events"), one append for the whole close: each booked position
+ * advanced or settled (the position as served, with the session's sales and holding fees), then the
+ * orders filled, refunded and expired (each as served). The refunds' postings appended their own
+ * `ledger.posted`; the sessions' postings travel inside the position events.
+ */
+export async function appendCloseEvents(
+  em: EntityManager, baseUrl: string, tick: number, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] },
+): Promise<void> {
+  const positions = await positionsByIds(em, c.booked.map((b) => b.position_id));
+  const orders = await ordersByIds(em, [...c.filled, ...c.refunded, ...c.expired].map((o) => o.order_id), baseUrl);
+  const events: NewEvent[] = c.booked.map((b) => ({
+    account_id: b.account_id, type: b.settled ? 'position.settled' : 'position.advanced',
+    data: { ...positions.get(b.position_id), session: { tick, sold: b.sold, revenue: centsToNumber(b.revenue_cents), holding_cost: centsToNumber(b.holding_cents) } },
+  }));
+  const moved = (list: MovedOrder[], type: EventType) => list.map((o): NewEvent => ({ account_id: o.account_id, type, data: orders.get(o.order_id) }));
+  events.push(...moved(c.filled, 'order.filled'), ...moved(c.refunded, 'order.refunded'), ...moved(c.expired, 'order.expired'));
+  await appendEvents(em, events);
 }
 
 type SettledRow = {

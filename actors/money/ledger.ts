@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
 import { arrayParam, intArrayParam } from '../runtime/sql.js';
+import { appendCtes } from '../events/log.js';
 
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
@@ -41,6 +42,15 @@ export function entriesArrays(entries: Entry[]): [number[], string[], number[], 
 }
 
 /**
+ * A ledger row of table alias `t` as GET serves it (SPEC.md "Ledger entry"): the one definition, read
+ * by the account's ledger and written into `ledger.posted` events by the posting itself. Amounts in
+ * USD from integer cents; `created_at` in unix seconds to the millisecond (as a Date reads it).
+ */
+export const ledgerEntryJsonSql = (t: string) =>
+  `json_build_object('id', ${t}.id, 'account_id', ${t}.account_id, 'kind', ${t}.kind, 'amount', ${t}.amount_cents / 100.0, 'currency', 'USD',
+     'balance_after', ${t}.balance_after_cents / 100.0, 'ref', ${t}.ref, 'created_at', floor(extract(epoch from ${t}.created_at) * 1000) / 1000)`;
+
+/**
  * The posting as SQL CTEs, after a CTE `e` (`entriesCte`): moves each account's balance by the sum
  * of its entries (only if `requireFunds` is false or the balance covers the debits) and inserts the
  * entries with their running balance_after into `posted`. The one definition every posting uses.
@@ -58,7 +68,7 @@ export function postingCtes(requireFunds: string): string {
               upd.before + sum(e.amount_cents) over (partition by e.account_id order by e.seq), e.ref, e.tick
          from e join upd on upd.id = e.account_id
         order by e.seq
-       returning account_id)`;
+       returning account_id, id, ${ledgerEntryJsonSql('ledger')}::jsonb as entry)`;
 }
 
 /**
@@ -76,20 +86,27 @@ export function postconditionSql(expected: string): string {
       'balance differs from the sum of its ledger')`;
 }
 
+/** The `ledger.posted` events of a posting (CONTRACT.md "Events"), as the event log's `ev` CTE reads them. */
+export const ledgerEventsCte = (when: string) =>
+  `ev as (select account_id, 'ledger.posted'::text as type, entry as data, 1 as phase, id as ord from posted where ${when})`;
+
 /**
  * Posts `entries` in order (one statement): each account's balance moves by the sum of its entries
- * and every entry records the running balance after it. With `requireFunds`, the statement moves
- * nothing unless each account's balance covers its debits, and the caller gets a 400.
+ * and every entry records the running balance after it; each entry is a `ledger.posted` event of
+ * its account in the same statement, except the close's session entries (`events: false`: they
+ * travel inside the position events). With `requireFunds`, the statement moves nothing unless each
+ * account's balance covers its debits, and the caller gets a 400.
  */
-export async function postEntries(em: EntityManager, entries: Entry[], opts: { requireFunds?: boolean } = {}): Promise<void> {
+export async function postEntries(em: EntityManager, entries: Entry[], opts: { requireFunds?: boolean; events?: boolean } = {}): Promise<void> {
   if (!entries.length) return;
   const accounts = new Set(entries.map((e) => e.account_id)).size;
   const [ids, kinds, amounts, refs, ticks] = entriesArrays(entries);
   const [r] = await em.execute<{ accounts: number }[]>(
-    `with ${entriesArraysCte(['?::bigint[]', '?::text[]', '?::bigint[]', '?::text[]', '?::bigint[]'])}, ${postingCtes('?::boolean')}
-     select count(distinct account_id)::int as accounts from posted
+    `with ${entriesArraysCte(['?::bigint[]', '?::text[]', '?::bigint[]', '?::text[]', '?::bigint[]'])}, ${postingCtes('?::boolean')},
+          ${ledgerEventsCte('?::boolean')}, ${appendCtes()}
+     select count(distinct account_id)::int as accounts, (select count(*) from notified) as notified, (select count(*) from appended) as appended from posted
       where (select count(*) from upd) = 0 or ${postconditionSql('(select count(*) from e join upd on upd.id = e.account_id)')}`,
-    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false],
+    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false, opts.events ?? true],
   );
   if (r.accounts !== accounts) {
     // Only a funds check (or an unknown account) leaves an account unmoved: nothing was written for it.

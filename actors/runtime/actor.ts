@@ -10,6 +10,8 @@ export type TurnContext = {
   /** The actor's own id without the kind prefix ("m15" for "market:m15"). */
   id: string;
   seed: number;
+  /** The service's public address (BASE_URL), for what a turn serves beyond its reply (orders in events). */
+  baseUrl: string;
   /** The request's Idempotency-Key, for handlers that store their answer themselves (`ownsIdempotency`). */
   idem?: IdemRequest;
 };

@@ -85,6 +85,7 @@ export class ActorRuntime {
       databaseUrl: opts.databaseUrl,
       poolMax: opts.poolMax,
       seed: opts.seed,
+      baseUrl: opts.baseUrl,
       idleMs: opts.idleMs,
       logLevel: opts.logLevel,
       actorModules: [SERVICE_ACTORS, ...(opts.extraActorModules ?? [])],

@@ -18,6 +18,8 @@ export type WorkerOptions = {
   databaseUrl: string;
   poolMax: number;
   seed: number;
+  /** The service's public address (BASE_URL): the purchase links in the orders events carry. */
+  baseUrl: string;
   /** Modules whose `actorKinds` export is registered (file URLs); the service's own list first. */
   actorModules: string[];
   /** An activation unused this long is dropped (its state stays in the database). */
@@ -93,7 +95,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
     // The turn's fork is made on first use: an order turn hands its request to the batch and never
     // touches it (a fork per order was measurable under load).
     let em: EntityManager | undefined;
-    const ctx = { get em() { return (em ??= orm.em.fork()); }, id, seed: options.seed, idem: envelope.idem };
+    const ctx = { get em() { return (em ??= orm.em.fork()); }, id, seed: options.seed, baseUrl: options.baseUrl, idem: envelope.idem };
     try {
       let activation = activations.get(envelope.to);
       if (!activation) {

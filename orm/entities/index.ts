@@ -3,6 +3,7 @@
 // that owns (writes) its table. test/api/orm-schema.test.ts keeps them equal to the migrations.
 import { cartEntities } from './carts.js';
 import { competitionEntities } from './competitions.js';
+import { eventEntities } from './events.js';
 import { exchangeEntities } from './exchange.js';
 import { moneyEntities } from './money.js';
 import { recordEntities } from './record.js';
@@ -16,5 +17,6 @@ export * from './carts.js';
 export * from './money.js';
 export * from './competitions.js';
 export * from './exchange.js';
+export * from './events.js';
 
-export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...exchangeEntities, ...competitionEntities];
+export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...exchangeEntities, ...competitionEntities, ...eventEntities];

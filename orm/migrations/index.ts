@@ -14,6 +14,7 @@ import { Migration20261122000011 } from './Migration20261122000011.js';
 import { Migration20261122000012 } from './Migration20261122000012.js';
 import { Migration20261122000013 } from './Migration20261122000013.js';
 import { Migration20261122000014 } from './Migration20261122000014.js';
+import { Migration20261122000015 } from './Migration20261122000015.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000001_backbone', class: Migration20261122000001 },
@@ -30,4 +31,5 @@ export const migrationsList = [
   { name: 'Migration20261122000012_competitions', class: Migration20261122000012 },
   { name: 'Migration20261122000013_close_writes', class: Migration20261122000013 },
   { name: 'Migration20261122000014_competition_goods', class: Migration20261122000014 },
+  { name: 'Migration20261122000015_events', class: Migration20261122000015 },
 ];

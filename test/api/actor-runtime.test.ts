@@ -17,6 +17,7 @@ async function runtime(tt: Tap.Test, over: Partial<RuntimeOptions> = {}): Promis
     databaseUrl: await freshDatabase(tt),
     poolMax: 8,
     seed: 1,
+    baseUrl: 'http://svc.test',
     idleMs: 60_000,
     logLevel: 'silent',
     // A loaded CI machine (browser tests, benches beside) can take >10 s for 1000 queued turns.

@@ -150,7 +150,7 @@ t.test('a stored answer is kept 24 hours, then swept', async (t) => {
   const body = { market: MARKET, offer_key: deal.key, qty: 1 };
   t.equal((await keyed(agent, 'old-1', body)).status, 201);
   await q(`update idempotency set created_at = now() - interval '25 hours' where key = 'old-1'`);
-  const swept = await svc.services.runtime.ask<{ deleted: number }>('answers:sweep', { kind: 'sweep' });
+  const swept = await svc.services.runtime.ask<{ deleted: number }>('answers:sweep', { kind: 'sweep', at: svc.services.clock.realNow() });
   t.ok(swept.deleted >= 1, 'the expired answer was swept');
   t.same(await q(`select key from idempotency where key = 'old-1'`), []);
 });

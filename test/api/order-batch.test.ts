@@ -114,7 +114,7 @@ t.test("the batch's generic plans reach every table through its index, whatever 
     fee_amount: 30, total: 1030, fee: 0, at: 1.9e9,
   } satisfies Record<OrderColumn, string | number | boolean | null>;
   const write = writeStatement([order], [{ scope: 's', key: 'k', request_hash: 'h', status: 201, reply: {} }],
-    [{ account_id: a.id, kind: 'order_debit', amount_cents: -1030, ref: 'order:1' }], lit);
+    [{ account_id: a.id, kind: 'order_debit', amount_cents: -1030, ref: 'order:1' }], [{ account_id: a.id, type: 'order.created', data: { id: 1 } }], lit);
   t.equal(read.length, 2, 'the expiry of stored answers and the read');
   for (const statement of [...read, write]) {
     const [row] = (await client.query(`explain (format json) ${statement}`)).rows;

@@ -34,7 +34,7 @@ export async function clockRig(t: T): Promise<ClockRig> {
     clock,
     setNow: (s) => (now = s),
     runtime: (seed = 1) => {
-      const rt = new ActorRuntime({ shards: 2, databaseUrl: url, poolMax: 4, seed, idleMs: 60_000, logLevel: 'silent', askTimeoutMs: 60_000, mailboxLimit: 10_000 });
+      const rt = new ActorRuntime({ shards: 2, databaseUrl: url, poolMax: 4, seed, baseUrl: 'http://svc.test', idleMs: 60_000, logLevel: 'silent', askTimeoutMs: 60_000, mailboxLimit: 10_000 });
       t.teardown(() => rt.close());
       return rt;
     },

@@ -1,0 +1,59 @@
+// The event log (ARCHITECTURE.md rule 9, CONTRACT.md "Events"): every change an agent cares about is
+// appended in the change's own transaction, numbered by the account's own gap-free sequence. An
+// append moves the account's head (`account_event_head.last_id`) by the events it adds under the
+// head row's lock (taken in account order, so concurrent appends never deadlock) and inserts the
+// events after the old value: ids are 1, 2, 3, ... per account, and a rolled-back append moves
+// nothing. The same statement notifies the front ends (PostgreSQL NOTIFY, delivered at commit)
+// which accounts' logs grew.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { arrayParam, intArrayParam } from '../runtime/sql.js';
+import type { EventType } from './messages.js';
+
+/** The NOTIFY channel front ends LISTEN on; its payload is the comma-separated accounts, or `*` when too many to list. */
+export const EVENTS_CHANNEL = 'svc_events';
+/** NOTIFY's payload limit is 8000 bytes; a longer list becomes `*` (every listener re-reads its accounts' heads). */
+const NOTIFY_MAX_BYTES = 7900;
+
+/** An event to append: the account whose log it joins, its type and `data` (the object as GET serves it). */
+export type NewEvent = { account_id: number; type: EventType; data: unknown };
+
+/**
+ * The append as CTEs, after a CTE `ev(account_id, type, data, phase, ord)` of the events in order
+ * (phase, then ord, within each account): moves each account's head by its count (an upsert in
+ * account order), inserts the events numbered after the old head, and selects the NOTIFY into
+ * `notified` (the statement must read it: a plain SELECT CTE runs only when read).
+ */
+export function appendCtes(): string {
+  return `ev_count as (select account_id, count(*) as n from ev group by account_id),
+     ev_heads as (insert into account_event_head as h (account_id, last_id) select account_id, n from ev_count order by account_id
+                  on conflict (account_id) do update set last_id = h.last_id + excluded.last_id
+                  returning h.account_id, h.last_id),
+     appended as (insert into account_event (account_id, id, type, data)
+       select ev.account_id, h.last_id - c.n + row_number() over (partition by ev.account_id order by ev.phase, ev.ord), ev.type, ev.data
+         from ev join ev_heads h on h.account_id = ev.account_id join ev_count c on c.account_id = ev.account_id
+       returning account_id),
+     notified as (select count(*) as n, pg_notify('${EVENTS_CHANNEL}',
+         case when sum(length(account_id::text) + 1) > ${NOTIFY_MAX_BYTES} then '*' else string_agg(distinct account_id::text, ',') end)
+       from appended having count(*) > 0)`;
+}
+
+/** `ev` from four array parameters (accounts, types, data as JSON text, and one phase for all), in order. */
+export const eventArraysCte = (params: [string, string, string], phase: number) =>
+  `select account_id, type, data::jsonb as data, ${phase} as phase, ord from unnest(${params.join(', ')}) with ordinality as x(account_id, type, data, ord)`;
+
+/** The events as the three array columns `eventArraysCte` reads. */
+export function eventArrays(events: NewEvent[]): [number[], string[], string[]] {
+  return [events.map((e) => e.account_id), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+}
+
+/** Appends `events` in order (one statement) in the caller's transaction. */
+export async function appendEvents(em: EntityManager, events: NewEvent[]): Promise<void> {
+  if (!events.length) return;
+  const [accounts, types, data] = eventArrays(events);
+  const [r] = await em.execute<{ n: number }[]>(
+    `with ev as (${eventArraysCte(['?::bigint[]', '?::text[]', '?::text[]'], 0)}), ${appendCtes()}
+     select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
+    [intArrayParam(accounts), arrayParam(types), arrayParam(data)],
+  );
+  if (r.n !== events.length) throw new Error(`event log: ${events.length} events to append, ${r.n} appended (an unknown account?)`);
+}

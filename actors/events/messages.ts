@@ -1,0 +1,15 @@
+// The event log's contract (actors/events): what an append takes and what the read tasks (reads.ts)
+// answer. Served shapes are typed by their schemas (src/schemas/events.ts), the one definition.
+export type { EventType, ServedEvent } from '../../src/schemas/events.js';
+import type { EventType, ServedEvent } from '../../src/schemas/events.js';
+
+/** `after`: the last id the caller has; `types`: only these (absent: all). */
+export type EventsArgs = { accountId: number; after: number; limit: number; types?: EventType[] };
+/**
+ * The events after `after`, oldest first; `gone`: `after` is older than what is kept (the
+ * events from `from` on exist: CONTRACT.md answers 410), with nothing served.
+ */
+export type EventsReply = { events: ServedEvent[]; next_after: number } | { gone: true; from: number };
+/** Each account's last event id (0: none yet), for the front ends' streams to learn whose log grew. */
+export type HeadsArgs = { accountIds: number[] };
+export type Heads = Record<number, number>;
