@@ -9,6 +9,8 @@ export const MAIN_POOL = 4;
 export const WORKER_POOL = 10;
 /** A worker's order-batch connection (actors/account/order-batch.ts: one batch at a time). */
 export const BATCH_CONNECTION = 1;
+/** The process's LISTEN connection (actors/runtime/notify.ts: the event log's NOTIFYs). */
+export const LISTEN_CONNECTION = 1;
 
 export type PoolStats = { used: number; free: number; pending: number; max: number };
 
@@ -55,7 +57,8 @@ export type Budget = { perShard: number; main: number; total: number };
 
 export function connectionBudget(shards: number): Budget {
   const perShard = WORKER_POOL + BATCH_CONNECTION;
-  return { perShard, main: MAIN_POOL, total: shards * perShard + MAIN_POOL };
+  const main = MAIN_POOL + LISTEN_CONNECTION;
+  return { perShard, main, total: shards * perShard + main };
 }
 
 /**

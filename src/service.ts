@@ -6,7 +6,7 @@ import { MARKETS, MARKET_IDS, type MarketId } from './engine/index.js';
 import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
-import { ActorRuntime, read, withSafeErrors } from '../actors/runtime/client.js';
+import { ActorRuntime, NotifyListener, read, withSafeErrors } from '../actors/runtime/client.js';
 import { budgetProblem, connectionBudget, connectionLimit, MAIN_POOL, poolStats, WORKER_POOL } from '../orm/connections.js';
 import { ConfigError } from './config.js';
 import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
@@ -21,6 +21,8 @@ import { holderAuthenticator } from './http/auth/holders.js';
 import type { Services } from './http/services.js';
 import { RecordFragments } from './http/record-fragments.js';
 import { warmCloseAnswers } from './http/families-book.js';
+import { EventHub } from './http/event-hub.js';
+import { sessionClosedEvent } from './http/market-stream.js';
 
 /** How often stored idempotency answers past their retention are swept. */
 const ANSWER_SWEEP_MS = 3_600_000;
@@ -147,7 +149,10 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     },
   );
 
-  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record };
+  const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
+  const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick));
+  await events.start();
+  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events };
   const front = createApp({
     routes: routeTable(services),
     log,
@@ -180,12 +185,14 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(sweep);
+      events.stop();
       listening.close();
       await supervisor.stop();
       // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.
       for (let i = 0; i < 100 && front.inflight() > 0; i++) await new Promise((r) => setTimeout(r, 50));
       if (front.inflight() > 0) log.warn({ inflight: front.inflight() }, 'stopping with requests still unanswered');
       await runtime.close();
+      await listener.close();
       await orm.close();
       await embedded?.stop();
       log.info('stopped');

@@ -7,10 +7,8 @@
 // which accounts' logs grew.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { arrayParam, intArrayParam } from '../runtime/sql.js';
-import type { EventType } from './messages.js';
+import { EVENTS_CHANNEL, type EventType } from './messages.js';
 
-/** The NOTIFY channel front ends LISTEN on; its payload is the comma-separated accounts, or `*` when too many to list. */
-export const EVENTS_CHANNEL = 'svc_events';
 /** NOTIFY's payload limit is 8000 bytes; a longer list becomes `*` (every listener re-reads its accounts' heads). */
 const NOTIFY_MAX_BYTES = 7900;
 

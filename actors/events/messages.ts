@@ -10,6 +10,14 @@ export type EventsArgs = { accountId: number; after: number; limit: number; type
  * events from `from` on exist: CONTRACT.md answers 410), with nothing served.
  */
 export type EventsReply = { events: ServedEvent[]; next_after: number } | { gone: true; from: number };
+/** Many accounts' events at once (the front ends' streams): each account's after its own `after`, at most `limit` each. */
+export type ManyArgs = { accounts: { accountId: number; after: number }[]; limit: number };
+/** Per account: its events (oldest first), or `gone` as for one account. */
+export type ManyReply = Record<number, { events: ServedEvent[] } | { gone: true; from: number }>;
 /** Each account's last event id (0: none yet), for the front ends' streams to learn whose log grew. */
 export type HeadsArgs = { accountIds: number[] };
 export type Heads = Record<number, number>;
+
+/** NOTIFY channels: an account's log grew (payload: the accounts, comma-separated, or `*`), a market's session closed (`market/tick`). */
+export const EVENTS_CHANNEL = 'svc_events';
+export const SESSIONS_CHANNEL = 'svc_sessions';

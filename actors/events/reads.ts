@@ -1,36 +1,76 @@
-// Read tasks of the event log: an account's events after an id (REST replay, streams, webhooks) and
-// the accounts' heads (a stream learns whose log grew after a NOTIFY). Indexed by (account, id).
+// Read tasks of the event log: an account's events after an id (REST replay), many accounts' at once
+// (the front ends' streams catching up after a NOTIFY), the accounts' heads (the streams' safety
+// net), and a market's closed sessions (the public market stream's replay). Indexed by
+// (account, id) and (market, tick).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineReads } from '../runtime/read.js';
 import { arrayParam, intArrayParam } from '../runtime/sql.js';
-import type { EventsArgs, EventsReply, Heads, HeadsArgs, ServedEvent } from './messages.js';
+import type { EventsArgs, EventsReply, Heads, HeadsArgs, ManyArgs, ManyReply, ServedEvent } from './messages.js';
 
 /** How long events are kept (CONTRACT.md "Events": 7 days). */
 export const EVENT_RETENTION_DAYS = 7;
 
+const EVENT_COLUMNS = `e.id::float8 as id, e.type, floor(extract(epoch from e.created_at) * 1000)::float8 / 1000 as created_at, e.data`;
+/** An account's head (its last event id, 0 before any) and its oldest kept event id (null: none kept). */
+const HEAD_COLUMNS = (account: string) =>
+  `coalesce((select last_id::float8 from account_event_head where account_id = ${account}), 0) as head,
+   (select min(id)::float8 from account_event where account_id = ${account}) as oldest`;
+
+/**
+ * Whether the events after `after` were swept (CONTRACT.md: 410, "events exist from id X"): the
+ * oldest kept is past after + 1, or none is kept past it while the head is.
+ */
+function goneFrom(after: number, head: number, oldest: number | null): number | null {
+  const from = oldest ?? head + 1;
+  return after + 1 < from && after < head ? from : null;
+}
+
+type Row = ServedEvent & { head: number; oldest: number | null };
+const served = ({ head: _h, oldest: _o, account_id: _a, ...e }: Row & { account_id?: number }): ServedEvent => e;
+
 /** The events after `a.after`, oldest first, or `gone` when `after` is older than what is kept. */
 export async function eventsAfter(em: EntityManager, a: EventsArgs): Promise<EventsReply> {
   const types = a.types ? arrayParam(a.types) : null;
-  const rows = await em.execute<(ServedEvent & { head: number; oldest: number | null })[]>(
-    `select e.id::float8 as id, e.type, floor(extract(epoch from e.created_at) * 1000)::float8 / 1000 as created_at, e.data,
-            h.head, h.oldest
-       from (select coalesce((select last_id::float8 from account_event_head where account_id = ?), 0) as head,
-                    (select min(id)::float8 from account_event where account_id = ?) as oldest) h
+  const rows = await em.execute<Row[]>(
+    `select ${EVENT_COLUMNS}, h.head, h.oldest
+       from (select ${HEAD_COLUMNS('?')}) h
        left join lateral (select * from account_event e where e.account_id = ? and e.id > ? and (?::text[] is null or e.type = any(?::text[]))
                            order by e.id limit ?) e on true
       order by e.id`,
     [a.accountId, a.accountId, a.accountId, a.after, types, types, a.limit],
   );
-  const head = rows[0]?.head ?? 0;
-  const oldest = rows[0]?.oldest ?? head + 1;
-  // Events after `after` were swept when the oldest kept is past after + 1 (or none is kept past it).
-  if (a.after + 1 < oldest && a.after < head) return { gone: true, from: oldest };
-  const events = rows.filter((r) => r.id !== null).map(({ head: _h, oldest: _o, ...e }) => e);
+  const gone = goneFrom(a.after, rows[0]?.head ?? 0, rows[0]?.oldest ?? null);
+  if (gone !== null) return { gone: true, from: gone };
+  const events = rows.filter((r) => r.id !== null).map(served);
   return { events, next_after: events.at(-1)?.id ?? a.after };
+}
+
+/** Many accounts' events after each one's own `after` (every type), at most `limit` each, in one statement. */
+export async function eventsOfMany(em: EntityManager, a: ManyArgs): Promise<ManyReply> {
+  const rows = await em.execute<(Row & { account_id: number })[]>(
+    `select x.account_id::float8 as account_id, x.after, ${EVENT_COLUMNS}, h.head, h.oldest
+       from unnest(?::bigint[], ?::bigint[]) as x(account_id, after)
+       cross join lateral (select ${HEAD_COLUMNS('x.account_id')}) h
+       left join lateral (select * from account_event e where e.account_id = x.account_id and e.id > x.after order by e.id limit ?) e on true
+      order by x.account_id, e.id`,
+    [intArrayParam(a.accounts.map((x) => x.accountId)), intArrayParam(a.accounts.map((x) => x.after)), a.limit],
+  );
+  const out: ManyReply = {};
+  const afterOf = new Map(a.accounts.map((x) => [x.accountId, x.after]));
+  for (const x of a.accounts) out[x.accountId] = { events: [] };
+  for (const r of rows) {
+    const entry = out[r.account_id];
+    if ('gone' in entry) continue;
+    const gone = goneFrom(afterOf.get(r.account_id)!, r.head, r.oldest);
+    if (gone !== null) out[r.account_id] = { gone: true, from: gone };
+    else if (r.id !== null) entry.events.push(served(r));
+  }
+  return out;
 }
 
 export const eventReads = defineReads({
   'events.after': async ({ em }, a: EventsArgs) => eventsAfter(em, a),
+  'events.many': async ({ em }, a: ManyArgs) => eventsOfMany(em, a),
   'events.heads': async ({ em }, a: HeadsArgs): Promise<Heads> => {
     const rows = await em.execute<{ id: number; head: number }[]>(
       'select account_id::float8 as id, last_id::float8 as head from account_event_head where account_id = any(?::bigint[])', [intArrayParam(a.accountIds)],
@@ -39,6 +79,13 @@ export const eventReads = defineReads({
     for (const r of rows) heads[r.id] = r.head;
     return heads;
   },
+  /** A market's sessions closed after `afterTick` (oldest first, at most `limit`), each with the session opened after it. */
+  'events.sessionsClosed': async ({ em }, a: { market: string; afterTick: number; limit: number }) =>
+    em.execute<{ tick: number; next_tick: number | null }[]>(
+      `select s.tick::float8 as tick, (select min(n.tick)::float8 from market_session n where n.market = s.market and n.tick > s.tick) as next_tick
+         from market_session s where s.market = ? and s.tick > ? and s.closed_at is not null order by s.tick limit ?`,
+      [a.market, a.afterTick, a.limit],
+    ),
 });
 
 /** Events one sweep statement deletes at most. */

@@ -11,6 +11,7 @@ import { intArrayParam, jsonParam } from '../runtime/sql.js';
 import { advanceTrade, houseTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './rows.js';
 import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
+import { SESSIONS_CHANNEL } from '../events/messages.js';
 import { appendCloseEvents, bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holder-orders.js';
 import type { BackfillReply, CloseReply, MarketMessage, StartReply } from './messages.js';
 
@@ -122,6 +123,8 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
     await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
     laps.mark('next_menu');
     await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [Date.now() - t0, market, msg.tick]);
+    // The public market streams hear of it at commit (CONTRACT.md "Events": session.closed).
+    await em.execute('select pg_notify(?, ?)', [SESSIONS_CHANNEL, `${market}/${msg.tick}`]);
     return true;
   });
   laps.mark('commit');

@@ -9,6 +9,7 @@ export { ActorRuntime, type AskOptions, type IdemTicket, type RuntimeOptions } f
 export { ActorError } from './actor.js';
 export { REUSED_KEY, type StoredAnswer } from './idempotency.js';
 export { safeError, withSafeErrors } from './log.js';
+export { NotifyListener, type Notified } from './notify.js';
 
 /** Every read task the workers register, by name. */
 export type ReadTasks = typeof readTasks;

@@ -14,6 +14,7 @@ import { projectionRoutes } from './projection.js';
 import { pulseRoutes } from './pulse.js';
 import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
+import { eventRoutes } from './events.js';
 import { cartRoutes } from './carts.js';
 import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
@@ -33,6 +34,7 @@ export function routeTable(s: Services): Route[] {
     ...pulseRoutes(s, menuSnapshots(s)),
     ...agentRoutes(s),
     ...tradingRoutes(s),
+    ...eventRoutes(s),
     ...cartRoutes(s),
     ...exchangeRoutes(s),
     ...competitionRoutes(s),

@@ -1,0 +1,202 @@
+// The process's side of the event log (CONTRACT.md "Events"): streams (Server-Sent Events, the
+// WebSocket) subscribe here with the last id they have, and are handed every later event of their
+// account exactly once, in order, read from the log (never from memory: a reconnecting consumer
+// resumes from its own id). The log's NOTIFYs (one LISTEN connection per process) say whose log grew;
+// a slow safety net compares the accounts' heads in case a NOTIFY was missed. The public market
+// streams hear each session's close the same way.
+import type { Logger } from 'pino';
+import { read, type ActorRuntime, type NotifyListener } from '../../actors/runtime/client.js';
+import { EVENTS_CHANNEL, SESSIONS_CHANNEL, type EventType, type ManyReply, type ServedEvent } from '../../actors/events/messages.js';
+import type { Static } from 'typebox';
+import type { SessionClosed } from '../schemas/index.js';
+
+/** Streams one process holds at once (each a socket): more are refused with 503. */
+export const MAX_STREAMS = 20_000;
+/** Accounts read per round trip when logs grew (a close wakes every account it moved). */
+const ACCOUNTS_PER_READ = 500;
+/** Events read per account per round trip (an account with more is read again at once). */
+const EVENTS_PER_ACCOUNT = 200;
+/** How often the heads are compared in case a NOTIFY was missed. */
+const SAFETY_NET_MS = 5000;
+
+export type SessionEvent = Static<typeof SessionClosed>;
+
+/** A consumer of one account's log. */
+export type AccountStream = {
+  accountId: number;
+  /** The last event id it has: it is sent every later one, once. */
+  after: number;
+  types?: EventType[];
+  /** Sends events in order; false: the consumer cannot keep up (it is closed with `behind`). */
+  send: (events: ServedEvent[]) => boolean;
+  /** Ends the stream: `gone` (its `after` is older than the log keeps: 410, from `from`), `behind` (too slow), `stopping`. */
+  close: (why: { reason: 'gone'; from: number } | { reason: 'behind' | 'stopping' }) => void;
+};
+
+/** A consumer of one market's session closes. */
+export type MarketStream = { market: string; send: (e: SessionEvent) => boolean; close: (why: { reason: 'behind' | 'stopping' }) => void };
+
+export class EventHub {
+  private readonly accounts = new Map<number, Set<AccountStream>>();
+  private readonly markets = new Map<string, Set<MarketStream>>();
+  /** Accounts whose log may hold events their streams lack: read by `drain`, ACCOUNTS_PER_READ at a time. */
+  private readonly dirty = new Set<number>();
+  private draining?: Promise<void>;
+  /** The head each account was last read to (the safety net wakes only those that moved). */
+  private readonly seen = new Map<number, number>();
+  private count = 0;
+  private timer?: NodeJS.Timeout;
+  private stops: (() => void)[] = [];
+
+  constructor(
+    private readonly runtime: ActorRuntime,
+    private readonly listener: NotifyListener,
+    private readonly log: Logger,
+    private readonly sessionEvent: (market: string, tick: number) => Promise<SessionEvent | null>,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stops.push(await this.listener.listen(EVENTS_CHANNEL, (p) => this.notified(p)));
+    this.stops.push(await this.listener.listen(SESSIONS_CHANNEL, (p) => void this.closed(p)));
+    this.timer = setInterval(() => void this.safetyNet(), SAFETY_NET_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const s of this.stops) s();
+    for (const set of this.accounts.values()) for (const s of set) s.close({ reason: 'stopping' });
+    for (const set of this.markets.values()) for (const s of set) s.close({ reason: 'stopping' });
+    this.accounts.clear();
+    this.markets.clear();
+    this.count = 0;
+  }
+
+  /** Streams held now. */
+  size(): number {
+    return this.count;
+  }
+
+  /** Whether another stream fits (callers answer 503 otherwise, before opening anything). */
+  hasRoom(): boolean {
+    return this.count < MAX_STREAMS;
+  }
+
+  /** Adds an account stream and sends it what it missed; returns what removes it. */
+  subscribe(stream: AccountStream): () => void {
+    let set = this.accounts.get(stream.accountId);
+    if (!set) this.accounts.set(stream.accountId, (set = new Set()));
+    set.add(stream);
+    this.count++;
+    this.wake([stream.accountId]);
+    return () => this.remove(stream);
+  }
+
+  /** Adds a market stream (a resuming one first replays what it missed itself); returns what removes it. */
+  watchMarket(stream: MarketStream): () => void {
+    let set = this.markets.get(stream.market);
+    if (!set) this.markets.set(stream.market, (set = new Set()));
+    set.add(stream);
+    this.count++;
+    return () => {
+      if (set!.delete(stream)) this.count--;
+    };
+  }
+
+  private remove(stream: AccountStream): void {
+    const set = this.accounts.get(stream.accountId);
+    if (!set?.delete(stream)) return;
+    this.count--;
+    if (!set.size) {
+      this.accounts.delete(stream.accountId);
+      this.seen.delete(stream.accountId);
+    }
+  }
+
+  private notified(payload: string): void {
+    this.wake(payload === '*' ? [...this.accounts.keys()] : payload.split(',').map(Number).filter((id) => this.accounts.has(id)));
+  }
+
+  /** Marks accounts to read and starts the one drain (a wake during it is read by it). */
+  private wake(ids: number[]): void {
+    for (const id of ids) this.dirty.add(id);
+    this.draining ??= this.drain().finally(() => (this.draining = undefined));
+  }
+
+  /**
+   * Reads the dirty accounts' logs, many accounts per read task, from the least `after` of each
+   * account's streams, and hands each stream what it lacks (and its types take). An account that
+   * returned a full batch is read again at once.
+   */
+  private async drain(): Promise<void> {
+    while (this.dirty.size) {
+      const ids = [...this.dirty].slice(0, ACCOUNTS_PER_READ);
+      for (const id of ids) this.dirty.delete(id);
+      const wanted = ids.flatMap((accountId) => {
+        const set = this.accounts.get(accountId);
+        return set?.size ? [{ accountId, after: Math.min(...[...set].map((s) => s.after)) }] : [];
+      });
+      if (!wanted.length) continue;
+      let got;
+      try {
+        got = await read(this.runtime, 'events.many', { accounts: wanted, limit: EVENTS_PER_ACCOUNT });
+      } catch (err) {
+        // The safety net reads them again.
+        this.log.warn({ err }, 'event streams: reading the log failed; the next notice or the safety net retries');
+        continue;
+      }
+      for (const { accountId } of wanted) this.hand(accountId, got[accountId]);
+    }
+  }
+
+  private hand(accountId: number, got: ManyReply[number] | undefined): void {
+    if (!got) return;
+    for (const s of [...(this.accounts.get(accountId) ?? [])]) {
+      if ('gone' in got) {
+        if (s.after + 1 >= got.from) continue;
+        this.remove(s);
+        s.close({ reason: 'gone', from: got.from });
+        continue;
+      }
+      const mine = got.events.filter((e) => e.id > s.after);
+      if (!mine.length) continue;
+      s.after = mine.at(-1)!.id;
+      const sent = s.types ? mine.filter((e) => s.types!.includes(e.type)) : mine;
+      if (sent.length && !s.send(sent)) {
+        this.remove(s);
+        s.close({ reason: 'behind' });
+      }
+    }
+    // Streams that were not behind the swept part are read again from their own ids.
+    if ('gone' in got) return void (this.accounts.get(accountId)?.size && this.dirty.add(accountId));
+    if (!got.events.length) return;
+    this.seen.set(accountId, Math.max(this.seen.get(accountId) ?? 0, got.events.at(-1)!.id));
+    if (got.events.length >= EVENTS_PER_ACCOUNT) this.dirty.add(accountId);
+  }
+
+  /** Wakes the accounts whose head moved past what was last pumped (a NOTIFY missed while reconnecting). */
+  private async safetyNet(): Promise<void> {
+    const ids = [...this.accounts.keys()];
+    if (!ids.length) return;
+    try {
+      const heads = await read(this.runtime, 'events.heads', { accountIds: ids });
+      this.wake(ids.filter((id) => (heads[id] ?? 0) > (this.seen.get(id) ?? 0)));
+    } catch (err) {
+      this.log.warn({ err }, 'event heads check failed; the next one retries');
+    }
+  }
+
+  private async closed(payload: string): Promise<void> {
+    const [market, tick] = payload.split('/');
+    const set = this.markets.get(market);
+    if (!set?.size || !Number.isSafeInteger(Number(tick))) return;
+    const e = await this.sessionEvent(market, Number(tick)).catch((err) => (this.log.warn({ err }, 'session.closed event failed'), null));
+    if (!e) return;
+    for (const s of [...set]) {
+      if (!s.send(e)) {
+        if (set.delete(s)) this.count--;
+        s.close({ reason: 'behind' });
+      }
+    }
+  }
+}

@@ -1,0 +1,97 @@
+// The event log over HTTP (CONTRACT.md "Events"), on a real database with a clock the test drives:
+// every event of a real flow, in order, with gap-free ids per account, `data` as the GET serves it,
+// the REST replay's paging and type filter, and the 410 of an `after` past what is kept.
+import t from 'tap';
+import { startClockedService } from '../helpers/clocked.js';
+import { registerAgent, send, type Menu } from '../helpers/agents.js';
+import { registerHolder } from '../helpers/holders.js';
+
+const MARKET = 'm15';
+const HORIZON = 8;
+
+t.test('events: a real flow, gap-free, replayable', async (t) => {
+  const c = await startClockedService(t);
+  const svc = c.svc;
+  const agent = await registerAgent(svc);
+  const holder = await registerHolder(svc);
+  const menu = async (): Promise<Menu> => (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  const events = async (query = '') => agent.get(`/api/v1/events${query}`);
+
+  t.same((await events()).body, { events: [], next_after: 0 }, 'a new account has no events');
+
+  const m = await menu();
+  const placed = await agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[0].key, qty: 1 });
+  t.equal(placed.status, 201);
+  const unpaid = await agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[1].key, qty: 1 });
+  t.equal(unpaid.status, 201);
+  t.equal((await holder.pay(placed.body.purchase_url)).status, 200);
+
+  await t.test('placing and paying: order.created ×2, the payment\'s postings, order.paid', async (t) => {
+    const r = (await events()).body;
+    t.same(r.events.map((e: any) => e.id), [1, 2, 3, 4, 5, 6], 'ids are the account\'s own: 1, 2, 3, ...');
+    t.same(r.events.map((e: any) => e.type), ['order.created', 'order.created', 'ledger.posted', 'ledger.posted', 'ledger.posted', 'order.paid']);
+    t.equal(r.next_after, 6);
+    t.same(r.events.slice(2, 5).map((e: any) => e.data.kind), ['card_charge', 'order_debit', 'monthly_fee'], 'the card charge, the debit, the month\'s fee');
+    const ledger = (await agent.get('/api/v1/account')).body.ledger;
+    for (const e of r.events.slice(2, 5)) t.same(e.data, ledger.find((l: any) => l.id === e.data.id), `ledger.posted ${e.data.kind} is the entry GET /account serves`);
+    t.equal(r.events[0].data.status, 'awaiting_payment');
+    t.same(r.events[5].data, (await agent.get(`/api/v1/orders/${placed.body.id}`)).body, 'order.paid carries the order as GET serves it');
+    for (const e of r.events) t.type(e.created_at, 'number');
+  });
+
+  await t.test('paging and types', async (t) => {
+    const page = (await events('?after=1&limit=2')).body;
+    t.same(page.events.map((e: any) => e.id), [2, 3]);
+    t.equal(page.next_after, 3);
+    const orders = (await events('?types=order.paid,order.created')).body;
+    t.same(orders.events.map((e: any) => e.id), [1, 2, 6]);
+    const bad = await events('?types=order.paid,order.teleported');
+    t.equal(bad.status, 422);
+    t.same(bad.body.detail[0].loc, ['query', 'types']);
+    t.equal((await events('?limit=0')).status, 422);
+    t.equal((await events('?after=-1')).status, 422);
+  });
+
+  await t.test('the close: filled and expired; then every session advances the position until it settles', async (t) => {
+    await c.closeSession(MARKET);
+    const afterFill = (await events('?after=6')).body.events;
+    t.same(afterFill.map((e: any) => [e.id, e.type, e.data.id]), [[7, 'order.filled', placed.body.id], [8, 'order.expired', unpaid.body.id]]);
+    const filled = (await agent.get(`/api/v1/orders/${placed.body.id}`)).body;
+    t.same(afterFill[0].data, filled, 'order.filled carries the filled order');
+    for (let i = 0; i < HORIZON; i++) await c.closeSession(MARKET);
+    const moves = (await events('?after=8')).body.events;
+    t.same(moves.map((e: any) => e.type), [...Array(HORIZON - 1).fill('position.advanced'), 'position.settled']);
+    t.same(moves.map((e: any) => e.id), Array.from({ length: HORIZON }, (_, i) => 9 + i), 'still gap-free');
+    const position = (await agent.get(`/api/v1/positions/${filled.position_id}`)).body;
+    const { session, ...settled } = moves.at(-1).data;
+    t.same(settled, position, 'position.settled carries the position as GET serves it');
+    t.equal(moves.reduce((s: number, e: any) => s + e.data.session.sold, 0), position.units_sold, 'the sessions\' sales add up to the units sold');
+    t.same(moves.map((e: any) => e.data.session.tick), moves.map((e: any) => e.data.session.tick).sort((a: number, b: number) => a - b));
+    t.same(moves.map((e: any) => e.data.ticks_done), Array.from({ length: HORIZON }, (_, i) => i + 1), 'one session each');
+    t.notOk((await events('?after=8&types=ledger.posted')).body.events.length, 'the close\'s sales and holding fees travel inside the position events');
+  });
+
+  await t.test('an after past what is kept answers 410 with the first id kept', async (t) => {
+    const head = (await events('?after=0&limit=1000')).body.next_after;
+    // The answers actor sweeps events older than 7 days of the service clock.
+    c.advanceBy(8 * 86_400_000);
+    const swept = await svc.services.runtime.ask<{ events: number }>('answers:sweep', { kind: 'sweep', at: svc.services.clock.realNow() });
+    t.equal(swept.events, head, 'every event was older than 7 days');
+    const old = await events('?after=3');
+    t.equal(old.status, 410);
+    t.match(old.body.detail, new RegExp(`before id ${head + 1} are no longer kept`));
+    t.same((await events(`?after=${head}`)).body, { events: [], next_after: head }, 'from the head on, nothing is missing');
+  });
+});
+
+t.test('events: ids stay gap-free under concurrent orders of one account', async (t) => {
+  const c = await startClockedService(t);
+  const agent = await registerAgent(c.svc);
+  const m: Menu = (await send(c.svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  const n = 40;
+  const placed = await Promise.all(Array.from({ length: n }, (_, i) => agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[i % m.deals.length].key, qty: 1 })));
+  t.same(placed.map((p) => p.status), Array(n).fill(201));
+  const r = (await agent.get('/api/v1/events?limit=1000')).body;
+  t.same(r.events.map((e: any) => e.id), Array.from({ length: n }, (_, i) => i + 1));
+  t.same(r.events.map((e: any) => e.data.id).sort((a: number, b: number) => a - b), placed.map((p) => p.body.id).sort((a, b) => a - b), 'one order.created per order');
+});
