@@ -8,6 +8,7 @@ import type { ActorRuntime } from '../../actors/runtime/client.js';
 import type { SchemaInfo } from '../../orm/database.js';
 import type { Metrics } from '../metrics.js';
 import type { RecordFragments } from './record-fragments.js';
+import type { OpsFeed } from './ops/feed.js';
 
 export type Services = {
   config: Config;
@@ -19,4 +20,6 @@ export type Services = {
   schema: SchemaInfo;
   /** The record's settled sessions kept in memory (off with SVC_RECORD_CACHE_MB=0). */
   record: RecordFragments;
+  /** The operators' figures, sampled once someone opens /ops (src/http/ops/feed.ts). */
+  opsFeed: OpsFeed;
 };
