@@ -20,13 +20,17 @@ function valuesOf(s: Sample | undefined, name: string, series?: string): Value[]
   return series ? m.values.filter((v) => v.metricName === series) : m.values;
 }
 
-const one = (s: Sample, name: string): number | null => valuesOf(s, name)[0]?.value ?? null;
+const one = (s: Sample, name: string): number | null => {
+  const v = valuesOf(s, name)[0]?.value;
+  return v !== undefined && Number.isFinite(v) ? v : null;
+};
 const keyOf = (labels: Record<string, string | number>, names: string[]) => names.map((n) => String(labels[n] ?? '')).join('\u0000');
 
 /** Sum of `name`'s values grouped by the labels `by` (and filtered by `keep`). */
 function sumBy(s: Sample | undefined, name: string, by: string[], keep: (l: Record<string, string | number>) => boolean = () => true, series?: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const v of valuesOf(s, name, series)) if (keep(v.labels)) out.set(keyOf(v.labels, by), (out.get(keyOf(v.labels, by)) ?? 0) + v.value);
+  // A value that is not a number (NaN: not measured) is left out, so it reads as unknown (null).
+  for (const v of valuesOf(s, name, series)) if (Number.isFinite(v.value) && keep(v.labels)) out.set(keyOf(v.labels, by), (out.get(keyOf(v.labels, by)) ?? 0) + v.value);
   return out;
 }
 
@@ -125,7 +129,7 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
   const routeBucketsBefore = bucketsBy(b, 'http_request_duration_seconds', ['method', 'route']);
   const perRoute = new Map<string, RouteFigures & { total: number }>();
   const all = new Map<number, number>();
-  let totals = { total: 0, inWindow: 0, e4: 0, e5: 0, r429: 0, r503: 0, w4: 0, w5: 0 };
+  const totals = { total: 0, inWindow: 0, e4: 0, e5: 0, r429: 0, r503: 0, w4: 0, w5: 0 };
   for (const [key, n] of sNow) {
     const [method, route, code] = key.split('\u0000');
     const d = n - (sBefore.get(key) ?? 0);
