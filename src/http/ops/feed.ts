@@ -17,6 +17,8 @@ export const HISTORY_POINTS = 300;
 /** Writes a follower may leave unread (buffered) in a row before it is dropped. */
 const MAX_UNREAD = 5;
 const PERIOD_MS = 1000;
+/** Seconds without a page view or a follower after which the sampler stops (and forgets its samples). */
+const IDLE_S = 300;
 
 /** One point of the page's charts. */
 export type Point = { at: number; rate: number; p99_ms: number | null; errors_5xx: number; rss_mb: number | null; loop_p99_ms: number | null; mailbox: number };
@@ -31,6 +33,8 @@ export class OpsFeed {
   private last?: Figures;
   private sampling?: Promise<Figures>;
   private stopped = false;
+  /** Monotonic seconds of the last page view or follower: the sampler stops when nobody looked for IDLE_S. */
+  private wanted = 0;
   readonly who = { pid: process.pid, host: os.hostname() };
 
   constructor(
@@ -41,8 +45,8 @@ export class OpsFeed {
 
   /** The figures now (taking a sample if none is recent), and the sampler started. */
   async current(): Promise<Figures> {
-    this.start();
-    return this.last ?? (await this.sample());
+    const running = this.start();
+    return running && this.last ? this.last : await this.sample();
   }
 
   /** The chart points kept (oldest first). */
@@ -79,12 +83,25 @@ export class OpsFeed {
     this.followers.clear();
   }
 
-  private start(): void {
-    if (this.timer || this.stopped) return;
+  /** Starts the sampler unless it runs; says whether it was running (its latest figures are current). */
+  private start(): boolean {
+    this.wanted = performance.now() / 1000;
+    if (this.timer || this.stopped) return !!this.timer;
     this.timer = setInterval(() => {
+      if (this.followers.size === 0 && performance.now() / 1000 - this.wanted > IDLE_S) return this.idle();
       this.sample().catch(() => {}); // a failed read skips one tick; the next one tries again
     }, PERIOD_MS);
     this.timer.unref();
+    return false;
+  }
+
+  /** Nobody looks: stop sampling and forget the samples (the next look starts afresh, no gap in the charts). */
+  private idle(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.window.length = 0;
+    this.points.length = 0;
+    this.last = undefined;
   }
 
   private sample(): Promise<Figures> {
