@@ -4,11 +4,19 @@
 // figures move after traffic.
 import fs from 'node:fs';
 import t from 'tap';
+import { HtmlValidate } from 'html-validate';
+import { MAX_FOLLOWERS } from '../../src/http/ops/feed.js';
 import { eventually } from '../helpers/wait.js';
 import { getPage, postForm, startWebService } from '../helpers/web.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const TOKEN = 'ops-token-for-tests-0123456789';
+// The rules the site crawl holds every page to (test/api/site-crawl.test.ts).
+const validator = new HtmlValidate({ extends: ['html-validate:standard', 'html-validate:document'], rules: { 'require-sri': ['error', { target: 'crossorigin' }] } });
+async function htmlProblems(html: string, url: string): Promise<string[]> {
+  const report = await validator.validateString(html, url);
+  return report.results.flatMap((r) => r.messages.map((m) => `${m.ruleId} line ${m.line}: ${m.message}`));
+}
 
 /** Reads Server-Sent Events from `res` and resolves with the first `figures` event `accept` takes. */
 async function figuresUntil(res: Response, accept: (f: any) => boolean): Promise<any> {
@@ -91,6 +99,10 @@ t.test('on loopback: /ops and /ops/bench open without a token and show real figu
   const login = await getPage(svc, '/ops/login');
   t.equal(login.status, 200);
   t.match(login.text, 'need no token here');
+
+  for (const [url, html] of [['/ops', (await getPage(svc, '/ops')).text], ['/ops/bench', bench.text], ['/ops/login', login.text]]) {
+    t.same(await htmlProblems(html, url), [], `${url}: valid HTML`);
+  }
 });
 
 t.test('not on loopback and no SVC_OPS_TOKEN: the pages do not exist', async (t) => {
@@ -172,4 +184,25 @@ t.test('the live feed sends figures that move after traffic', async (t) => {
   // The feed's follower count goes back down when the clients go (bounded followers).
   await eventually(() => svc.services.opsFeed.followerCount() === 0, 'the followers to be dropped');
   t.pass('followers dropped when the clients went away');
+});
+
+t.test('the feed has at most MAX_FOLLOWERS followers: the next one gets 503 with Retry-After', async (t) => {
+  const svc = await startWebService(t);
+  const open: Response[] = [];
+  for (let i = 0; i < MAX_FOLLOWERS; i++) {
+    const res = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+    t.equal(res.status, 200, `follower ${i + 1}`);
+    open.push(res);
+  }
+  await eventually(() => svc.services.opsFeed.followerCount() === MAX_FOLLOWERS, 'every follower to be counted');
+  const refused = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  t.equal(refused.status, 503, 'one more: 503');
+  t.equal(refused.headers.get('retry-after'), '5');
+  await refused.arrayBuffer();
+  t.equal((await svc.getJson('/ops/feed')).status, 200, 'the figures as JSON still answer');
+  for (const res of open) await res.body!.cancel();
+  await eventually(() => svc.services.opsFeed.followerCount() === 0, 'the followers to be dropped');
+  const again = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  t.equal(again.status, 200, 'room again once they left');
+  await again.body!.cancel();
 });
