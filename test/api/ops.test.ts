@@ -160,6 +160,14 @@ t.test('not on loopback with SVC_OPS_TOKEN: 401 without it, 200 with the Bearer 
   const away = await postForm(svc, '/ops/login', { token: TOKEN, next: 'https://evil.example/' });
   t.equal(away.location, '/ops', 'next stays on the operators\' pages');
   t.equal((await getPage(svc, '/', {})).text.includes('/ops'), false, 'the home page does not link to /ops');
+
+  // Wrong tokens are limited per address: after the tenth in a minute, 429 (even for the right one).
+  for (let i = 0; i < 8; i++) t.equal((await postForm(svc, '/ops/login', { token: `guess-${i}` }, { json: true })).status, 401);
+  const limited = await postForm(svc, '/ops/login', { token: 'guess-again' }, { json: true });
+  t.equal(limited.status, 429, 'the eleventh wrong token: 429');
+  t.ok(Number(limited.headers.get('retry-after')) > 0, 'with Retry-After');
+  t.equal((await postForm(svc, '/ops/login', { token: TOKEN })).status, 429, 'the right token waits too');
+  t.equal((await getPage(svc, '/ops', { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200, 'the Bearer is not throttled');
 });
 
 t.test('the live feed sends figures that move after traffic', async (t) => {

@@ -5,7 +5,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { carriesToken, cookieValue, isLoopbackHost, opsAccess, OPS_COOKIE, sameSecret } from '../../src/http/ops/access.js';
+import { carriesToken, cookieValue, isLoopbackHost, LoginThrottle, opsAccess, OPS_COOKIE, sameSecret } from '../../src/http/ops/access.js';
 import { readBenchResults, readRun } from '../../src/http/ops/bench.js';
 import { quantile } from '../../src/http/ops/figures.js';
 import type { RequestInfo } from '../../src/http/route.js';
@@ -38,6 +38,25 @@ t.test('the token: Bearer or the login cookie, compared over hashes', async (t) 
   t.ok(carriesToken(req({ cookie: `x=1; ${OPS_COOKIE}=${cookieValue(token)}` }), token), 'the login cookie');
   t.notOk(carriesToken(req({ cookie: `${OPS_COOKIE}=${token}` }), token), 'the cookie holds a value derived from the token, not the token');
   t.notOk(carriesToken(req({ cookie: `${OPS_COOKIE}=${cookieValue('another')}` }), token), 'a cookie of another token');
+});
+
+t.test('the login throttle: ten wrong tokens a minute per address, a bounded memory', async (t) => {
+  let now = 1000;
+  const th = new LoginThrottle(() => now, 3, 60, 2);
+  for (let i = 0; i < 3; i++) {
+    t.equal(th.waitOf('a'), 0, `try ${i + 1} allowed`);
+    th.failed('a');
+  }
+  t.equal(th.waitOf('a'), 60, 'the fourth waits for the window');
+  t.equal(th.waitOf('b'), 0, 'another address is not held up');
+  now += 59.5;
+  t.equal(th.waitOf('a'), 1);
+  now += 0.5;
+  t.equal(th.waitOf('a'), 0, 'the window is over');
+  th.failed('a');
+  th.failed('b');
+  th.failed('c');
+  t.equal(th.waitOf('a'), 0, 'at most two addresses remembered: the oldest is forgotten');
 });
 
 t.test('quantiles from cumulative buckets, as histogram_quantile', async (t) => {

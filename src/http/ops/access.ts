@@ -80,3 +80,43 @@ export function opsAuthenticator(config: Pick<Config, 'host' | 'baseUrl' | 'opsT
     throw new HttpError(401, 'the ops token is required: send it as Authorization: Bearer, or log in at /ops/login', { 'www-authenticate': 'Bearer realm="ops"' });
   };
 }
+
+/**
+ * Wrong tokens at /ops/login per address: at most `limit` in `windowS` seconds, then 429 with
+ * Retry-After until the window ends. Bounded: at most `maxAddresses` addresses are remembered (the
+ * oldest window is forgotten first). `nowS`: monotonic seconds.
+ */
+export class LoginThrottle {
+  private readonly tries = new Map<string, { count: number; until: number }>();
+
+  constructor(
+    private readonly nowS: () => number,
+    readonly limit = 10,
+    readonly windowS = 60,
+    private readonly maxAddresses = 10_000,
+  ) {}
+
+  /** Seconds to wait before `address` may try again, or 0. */
+  waitOf(address: string): number {
+    const t = this.tries.get(address);
+    if (!t) return 0;
+    const now = this.nowS();
+    if (now >= t.until) {
+      this.tries.delete(address);
+      return 0;
+    }
+    return t.count >= this.limit ? Math.ceil(t.until - now) : 0;
+  }
+
+  failed(address: string): void {
+    const now = this.nowS();
+    const t = this.tries.get(address);
+    if (t && now < t.until) {
+      t.count++;
+      return;
+    }
+    this.tries.delete(address);
+    if (this.tries.size >= this.maxAddresses) this.tries.delete(this.tries.keys().next().value!);
+    this.tries.set(address, { count: 1, until: now + this.windowS });
+  }
+}

@@ -8,7 +8,8 @@ import Type, { type Static } from 'typebox';
 import { formAnswer, HttpError, htmlPage, Media, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { renderPage, TEMPLATES_DIR } from '../pages.js';
 import type { Services } from '../services.js';
-import { opsAccess, opsCookie, opsExistOr404, sameSecret } from '../ops/access.js';
+import { performance } from 'node:perf_hooks';
+import { LoginThrottle, opsAccess, opsCookie, opsExistOr404, sameSecret } from '../ops/access.js';
 import { readBenchResults } from '../ops/bench.js';
 import { MAX_FOLLOWERS } from '../ops/feed.js';
 import { benchView, opsView } from '../ops/view.js';
@@ -47,6 +48,7 @@ function loginPage(s: Services, next: string, problem?: { status: number; messag
 
 export function opsPageRoutes(s: Services): Route[] {
   const feed = () => s.opsFeed;
+  const throttle = new LoginThrottle(() => performance.now() / 1000);
   return [
     route({
       method: 'GET', path: '/ops', auth: 'ops', summary: "Operators: this process's live figures",
@@ -98,7 +100,7 @@ export function opsPageRoutes(s: Services): Route[] {
       method: 'POST', path: '/ops/login', auth: 'none', summary: 'Operators: log in with the ops token (sets a cookie for /ops)',
       body: LoginBody,
       response: { 200: formAnswer(LoginAnswer) },
-      responses: { 303: { description: 'browsers: on to the operators\' page' }, 401: { description: 'wrong token' }, 404: { description: 'no ops token configured off loopback' } },
+      responses: { 303: { description: 'browsers: on to the operators\' page' }, 401: { description: 'wrong token' }, 404: { description: 'no ops token configured off loopback' }, 429: { description: 'too many wrong tokens from this address in a minute' } },
       // Where the pages do not exist, a malformed form does not say otherwise.
       onInvalid: (req: RequestInfo) => {
         opsExistOr404(s.config);
@@ -107,9 +109,19 @@ export function opsPageRoutes(s: Services): Route[] {
       handler: ({ req, body }) => {
         const access = opsExistOr404(s.config);
         const next = opsNext(body.next);
-        if (access === 'token' && !sameSecret(body.token, s.config.opsToken!)) {
-          if (wantsJson(req)) throw new HttpError(401, 'wrong token');
-          return loginPage(s, next, { status: 401, message: 'That is not the token.' });
+        if (access === 'token') {
+          const address = req.remoteAddress();
+          const wait = throttle.waitOf(address);
+          if (wait > 0) {
+            const message = `Too many wrong tokens from this address: try again in ${wait} s.`;
+            if (wantsJson(req)) throw new HttpError(429, message, { 'retry-after': String(wait) });
+            return { ...loginPage(s, next, { status: 429, message }), headers: { ...NO_STORE, 'retry-after': String(wait) } };
+          }
+          if (!sameSecret(body.token, s.config.opsToken!)) {
+            throttle.failed(address);
+            if (wantsJson(req)) throw new HttpError(401, 'wrong token');
+            return loginPage(s, next, { status: 401, message: 'That is not the token.' });
+          }
         }
         const headers: Record<string, string> = access === 'token' ? { 'set-cookie': opsCookie(s.config) } : {};
         if (wantsJson(req)) return { json: { ok: true }, headers };
