@@ -5,6 +5,10 @@
 // is listed with the reason, never fatal. Bounded: the newest MAX_FILES files of at most MAX_BYTES.
 import fs from 'node:fs';
 import path from 'node:path';
+import { TEMPLATES_DIR } from '../pages.js';
+
+/** bench/results of this checkout (templates/ and bench/ are siblings). */
+export const BENCH_RESULTS_DIR = path.resolve(TEMPLATES_DIR, '..', 'bench', 'results');
 
 /** Files read at most (the newest by name, which starts with the run's date). */
 export const MAX_FILES = 1000;

@@ -3,20 +3,16 @@
 // `Accept: text/event-stream`), GET /ops/bench (the load benchmarks' results as charts) and the
 // /ops/login form. Who may open them: src/http/ops/access.ts (route auth `ops`). Never linked from
 // the public pages.
-import path from 'node:path';
 import Type, { type Static } from 'typebox';
 import { formAnswer, HttpError, htmlPage, Media, route, type Reply, type RequestInfo, type Route } from '../route.js';
-import { renderPage, TEMPLATES_DIR } from '../pages.js';
+import { renderPage } from '../pages.js';
 import type { Services } from '../services.js';
 import { performance } from 'node:perf_hooks';
 import { LoginThrottle, opsAccess, opsCookie, opsExistOr404, sameSecret } from '../ops/access.js';
-import { readBenchResults } from '../ops/bench.js';
+import { BENCH_RESULTS_DIR, readBenchResults } from '../ops/bench.js';
 import { MAX_FOLLOWERS } from '../ops/feed.js';
 import { benchView, opsView } from '../ops/view.js';
 import { wantsJson } from '../web.js';
-
-/** bench/results of this checkout (templates/ and bench/ are siblings). */
-export const BENCH_RESULTS_DIR = path.resolve(TEMPLATES_DIR, '..', 'bench', 'results');
 
 const NO_STORE = { 'cache-control': 'no-store' };
 const EVENT_STREAM = 'text/event-stream; charset=utf-8';
