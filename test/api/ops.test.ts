@@ -9,6 +9,8 @@ import { MAX_FOLLOWERS } from '../../src/http/ops/feed.js';
 import { eventually } from '../helpers/wait.js';
 import { getPage, postForm, startWebService } from '../helpers/web.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { startChild } from '../helpers/child-service.js';
+import { freshDatabase } from '../helpers/db.js';
 
 const TOKEN = 'ops-token-for-tests-0123456789';
 // The rules the site crawl holds every page to (test/api/site-crawl.test.ts).
@@ -213,4 +215,23 @@ t.test('the feed has at most MAX_FOLLOWERS followers: the next one gets 503 with
   const again = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
   t.equal(again.status, 200, 'room again once they left');
   await again.body!.cancel();
+});
+
+t.test('two processes on one database: each page shows its own process, and says which', async (t) => {
+  const url = await freshDatabase(t);
+  const env = { DATABASE_URL: url, SVC_SHARDS: '1', SVC_BACKFILL_DAYS: '0' };
+  const a = await startChild(t, 'process a', env);
+  const b = await startChild(t, 'process b', env);
+  for (let i = 0; i < 5; i++) await a.send('GET', '/api/v1/markets');
+  const fa = (await a.send('GET', '/ops/feed')).body;
+  const fb = (await b.send('GET', '/ops/feed')).body;
+  t.equal(fa.process.pid, a.proc.pid, 'a says its pid');
+  t.equal(fb.process.pid, b.proc.pid, 'b says its pid');
+  t.not(fa.process.pid, fb.process.pid);
+  const routesOf = (f: any) => f.routes.find((r: any) => r.route === '/api/v1/markets')?.requests ?? 0;
+  t.ok(routesOf(fa) >= 5, 'a counts the requests it served');
+  t.equal(routesOf(fb), 0, 'b counts only its own');
+  const page = await b.send('GET', '/ops', undefined, { accept: 'text/html' });
+  t.equal(page.status, 200);
+  t.match(page.body, `pid ${b.proc.pid} on `, 'the page names the process');
 });
