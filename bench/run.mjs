@@ -28,7 +28,7 @@
 // `--targets` picks the targets (fixed-bytes is always measured first, as the baseline).
 // `--fixed-bytes deals` sizes the baseline like the deals answer measured before the load.
 // Prints a table with each target's ratio to fixed-bytes and writes
-// bench/results/<iso-date>-http.json. Everything is stopped at the end, also on error or Ctrl-C:
+// bench/results/<iso-date>-http.json (with the commit), which GET /ops/bench shows as charts. Everything is stopped at the end, also on error or Ctrl-C:
 // load generator, fixed server, service (SIGTERM, SIGKILL after a bounded wait), database.
 // Only 127.0.0.1 is ever targeted; every wait is bounded in time.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
@@ -512,6 +512,17 @@ function machine() {
   };
 }
 
+/** The checkout's commit (short hash, `+dirty` with uncommitted changes), or null outside git. */
+function commit() {
+  try {
+    const hash = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', timeout: 5000 }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8', timeout: 5000 }).trim();
+    return dirty ? `${hash}+dirty` : hash;
+  } catch {
+    return null;
+  }
+}
+
 async function main() {
   const started = new Date();
   const m = machine();
@@ -575,6 +586,7 @@ async function main() {
   const result = {
     scenario: 'http',
     date: started.toISOString(),
+    commit: commit(),
     machine: m,
     generator: {
       name: GENERATOR,
@@ -601,6 +613,7 @@ async function main() {
   const file = path.join(dir, `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-http.json`);
   fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(ROOT, file)}`);
+  console.log('see every run as charts at /ops/bench of a running service (npm start, then http://127.0.0.1:8080/ops/bench)');
 }
 
 let exitCode = 0;

@@ -27,6 +27,8 @@ export type Config = {
   recordCacheBytes: number;
   /** Old-generation heap of each shard worker, in MB (SVC_WORKER_HEAP_MB). */
   workerHeapMb: number;
+  /** Bearer token of /ops when it is not served on loopback only (SVC_OPS_TOKEN); undefined: unset. */
+  opsToken: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -49,6 +51,14 @@ function num(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
     throw new ConfigError(`${name} must be a number in ${min}..${max}, got ${JSON.stringify(raw)}`);
   }
   return n;
+}
+
+/** SVC_OPS_TOKEN: unset or empty is no token; a value is what an HTTP header and a form can carry. */
+function opsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.SVC_OPS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{1,512}$/.test(raw)) throw new ConfigError('SVC_OPS_TOKEN must be 1 to 512 printable ASCII characters without spaces');
+  return raw;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -80,5 +90,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catchupLimit: int(env, 'SVC_CATCHUP_LIMIT', 5_000, 1, 1_000_000),
     recordCacheBytes: int(env, 'SVC_RECORD_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
     workerHeapMb: int(env, 'SVC_WORKER_HEAP_MB', 256, 64, 16_384),
+    opsToken: opsToken(env),
   };
 }

@@ -5,13 +5,23 @@ import client from 'prom-client';
 import type { ActorRuntime } from '../actors/runtime/client.js';
 
 export type PoolStats = () => { used: number; free: number; pending: number; max: number };
+export type RecordCacheStats = { bytes: number; capBytes: number; entries: number; hits: number; misses: number; evicted: number; built: number; warmed: number };
+/** What the alert rules compare with: readiness, the mailbox bound, each market's session length in real seconds. */
+export type ServiceFacts = { ready: () => boolean; mailboxLimit: number; intervals: Record<string, number> };
+/** One metric as prom-client's getMetricsAsJSON() gives it. */
+export type MetricJson = {
+  name: string;
+  help: string;
+  type: string;
+  values: { value: number; labels: Record<string, string | number>; metricName?: string }[];
+};
 
 export class Metrics {
   readonly registry = new client.Registry();
   private readonly turns = new client.Histogram({
     name: 'actor_turn_seconds',
     help: 'Actor turn latency (activation, handler and commit) by actor kind and message',
-    labelNames: ['actor', 'message', 'ok'] as const,
+    labelNames: ['actor', 'message', 'ok', 'shard'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
     registers: [this.registry],
   });
@@ -55,6 +65,116 @@ export class Metrics {
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    const self = this;
+    const shards = () => self.runtime?.stats() ?? [];
+    new client.Gauge({
+      name: 'actor_mailbox_depth',
+      help: 'Messages sent to a shard and not yet answered',
+      labelNames: ['shard'] as const,
+      registers,
+      collect() {
+        for (const s of shards()) this.set({ shard: String(s.shard) }, s.pending);
+      },
+    });
+    new client.Gauge({
+      name: 'actor_mailbox_limit',
+      help: 'Pending messages per shard before new ones are refused with 503 (SVC_MAILBOX_LIMIT)',
+      registers,
+      collect() {
+        if (self.service) this.set(self.service.mailboxLimit);
+      },
+    });
+    new client.Gauge({
+      name: 'worker_utilization',
+      help: 'Share of time a shard worker was busy (Piscina utilisation, 0..1)',
+      labelNames: ['shard'] as const,
+      registers,
+      collect() {
+        for (const s of shards()) this.set({ shard: String(s.shard) }, s.utilization);
+      },
+    });
+    new client.Gauge({
+      name: 'worker_restarts',
+      help: 'Shard workers replaced after dying',
+      labelNames: ['shard'] as const,
+      registers,
+      collect() {
+        for (const s of shards()) this.set({ shard: String(s.shard) }, s.restarts);
+      },
+    });
+    new client.Gauge({
+      name: 'db_pool_connections',
+      help: "Main thread's database pool connections by state",
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        const p = self.pool?.();
+        if (!p) return;
+        this.set({ state: 'used' }, p.used);
+        this.set({ state: 'free' }, p.free);
+        this.set({ state: 'pending' }, p.pending);
+        this.set({ state: 'max' }, p.max);
+      },
+    });
+    new client.Gauge({
+      name: 'record_cache_bytes',
+      help: "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        const s = self.recordStats?.();
+        if (!s) return;
+        this.set({ kind: 'kept' }, s.bytes);
+        this.set({ kind: 'cap' }, s.capBytes);
+      },
+    });
+    new client.Gauge({
+      name: 'record_cache_sessions',
+      help: 'Sessions kept now (kept), and since start: found in memory (hit), not found (miss), evicted, read from a worker (built), built by a close (warmed)',
+      labelNames: ['event'] as const,
+      registers,
+      collect() {
+        const s = self.recordStats?.();
+        if (!s) return;
+        for (const [event, n] of [['kept', s.entries], ['hit', s.hits], ['miss', s.misses], ['evicted', s.evicted], ['built', s.built], ['warmed', s.warmed]] as const) this.set({ event }, n);
+      },
+    });
+    new client.Gauge({
+      name: 'service_ready',
+      help: '1 once migrations ran and every market has an open session (GET /readyz answers 200), else 0',
+      registers,
+      collect() {
+        if (self.service) this.set(self.service.ready() ? 1 : 0);
+      },
+    });
+    new client.Gauge({
+      name: 'session_interval_seconds',
+      help: "A market's session length in real seconds (its interval divided by SVC_TIME_SCALE)",
+      labelNames: ['market'] as const,
+      registers,
+      collect() {
+        for (const [market, seconds] of Object.entries(self.service?.intervals ?? {})) this.set({ market }, seconds);
+      },
+    });
+    new client.Gauge({
+      name: 'session_last_close_timestamp_seconds',
+      help: 'Unix time (real seconds) at which this process last saw a close of the market finish',
+      labelNames: ['market'] as const,
+      registers,
+      collect() {
+        for (const [market, c] of self.lastClose) this.set({ market }, c.at);
+      },
+    });
+    new client.Gauge({
+      name: 'session_last_closed_tick',
+      help: 'The session (tick) of the last close of the market this process saw',
+      labelNames: ['market'] as const,
+      registers,
+      collect() {
+        for (const [market, c] of self.lastClose) this.set({ market }, c.tick);
+      },
+    });
   }
 
   // Requests are counted in plain typed arrays: prom-client re-hashes label objects on every
@@ -65,13 +185,16 @@ export class Metrics {
     this.http.observe(route, method, status, seconds);
   };
 
-  observeTurn = (actor: string, message: string, seconds: number, ok: boolean): void => {
-    this.turns.observe({ actor, message, ok: String(ok) }, seconds);
+  observeTurn = (actor: string, message: string, seconds: number, ok: boolean, shard: number): void => {
+    this.turns.observe({ actor, message, ok: String(ok), shard: String(shard) }, seconds);
   };
 
-  observeClose(market: string, performed: boolean, seconds: number): void {
+  /** A close of `market` finished (`tick`: the session it closed), at real unix time `atSeconds`. */
+  observeClose(market: string, performed: boolean, seconds: number, tick: number, atSeconds: number): void {
     this.closesTotal.inc({ market, performed: String(performed) });
     if (performed) this.closes.observe({ market }, seconds);
+    const last = this.lastClose.get(market);
+    if (!last || tick >= last.tick) this.lastClose.set(market, { at: atSeconds, tick });
   }
 
   // The supervisor's failures (SupervisorMetrics).
@@ -91,75 +214,36 @@ export class Metrics {
     this.startFailures.inc();
   }
 
+  /** Where the gauges below read at each scrape (set by watch, watchRecord and watchService). */
+  private runtime?: Pick<ActorRuntime, 'stats'>;
+  private pool?: PoolStats;
+  private recordStats?: () => RecordCacheStats;
+  private service?: ServiceFacts;
+  private readonly lastClose = new Map<string, { at: number; tick: number }>();
+
   /** Gauges read from the runtime and the database pool at each scrape. */
-  watch(runtime: ActorRuntime, pool: PoolStats): void {
-    const registers = [this.registry];
-    new client.Gauge({
-      name: 'actor_mailbox_depth',
-      help: 'Messages sent to a shard and not yet answered',
-      labelNames: ['shard'] as const,
-      registers,
-      collect() {
-        for (const s of runtime.stats()) this.set({ shard: String(s.shard) }, s.pending);
-      },
-    });
-    new client.Gauge({
-      name: 'worker_utilization',
-      help: 'Share of time a shard worker was busy (Piscina utilisation, 0..1)',
-      labelNames: ['shard'] as const,
-      registers,
-      collect() {
-        for (const s of runtime.stats()) this.set({ shard: String(s.shard) }, s.utilization);
-      },
-    });
-    new client.Gauge({
-      name: 'worker_restarts',
-      help: 'Shard workers replaced after dying',
-      labelNames: ['shard'] as const,
-      registers,
-      collect() {
-        for (const s of runtime.stats()) this.set({ shard: String(s.shard) }, s.restarts);
-      },
-    });
-    new client.Gauge({
-      name: 'db_pool_connections',
-      help: "Main thread's database pool connections by state",
-      labelNames: ['state'] as const,
-      registers,
-      collect() {
-        const p = pool();
-        this.set({ state: 'used' }, p.used);
-        this.set({ state: 'free' }, p.free);
-        this.set({ state: 'pending' }, p.pending);
-        this.set({ state: 'max' }, p.max);
-      },
-    });
+  watch(runtime: Pick<ActorRuntime, 'stats'>, pool: PoolStats): void {
+    this.runtime = runtime;
+    this.pool = pool;
   }
 
   /** The record's cache of settled sessions (src/http/record-fragments.ts), read at each scrape. */
-  watchRecord(stats: () => { bytes: number; capBytes: number; entries: number; hits: number; misses: number; evicted: number; built: number; warmed: number }): void {
-    const registers = [this.registry];
-    new client.Gauge({
-      name: 'record_cache_bytes',
-      help: "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
-      labelNames: ['kind'] as const,
-      registers,
-      collect() {
-        const s = stats();
-        this.set({ kind: 'kept' }, s.bytes);
-        this.set({ kind: 'cap' }, s.capBytes);
-      },
-    });
-    new client.Gauge({
-      name: 'record_cache_sessions',
-      help: 'Sessions kept now (kept), and since start: found in memory (hit), not found (miss), evicted, read from a worker (built), built by a close (warmed)',
-      labelNames: ['event'] as const,
-      registers,
-      collect() {
-        const s = stats();
-        for (const [event, n] of [['kept', s.entries], ['hit', s.hits], ['miss', s.misses], ['evicted', s.evicted], ['built', s.built], ['warmed', s.warmed]] as const) this.set({ event }, n);
-      },
-    });
+  watchRecord(stats: () => RecordCacheStats): void {
+    this.recordStats = stats;
+  }
+
+  /** Readiness, the mailbox bound and each market's session length, for the alert rules (ops/prometheus/). */
+  watchService(facts: ServiceFacts): void {
+    this.service = facts;
+  }
+
+  /**
+   * Every metric of the registry and the request counters, as prom-client's JSON (one object per
+   * metric, its values with labels): what the operators' page reads (src/http/ops/).
+   */
+  async snapshot(): Promise<MetricJson[]> {
+    // prom-client types `type` as its enum; its values are the strings of the text format.
+    return [...((await this.registry.getMetricsAsJSON()) as unknown as MetricJson[]), ...this.http.json()];
   }
 
   async text(): Promise<string> {
@@ -185,6 +269,23 @@ export class RequestStats {
     for (let i = 0; i < this.bounds.length; i++) if (seconds <= this.bounds[i]) r.buckets[i]++;
     r.sum += seconds;
     r.count++;
+  }
+
+  /** The same figures as prom-client's JSON (a counter and a histogram, `_bucket`, `_sum`, `_count`). */
+  json(): MetricJson[] {
+    const counts: MetricJson['values'] = [];
+    const hist: MetricJson['values'] = [];
+    for (const r of this.routes.values()) {
+      for (const [status, n] of r.byStatus) counts.push({ value: n, labels: { route: r.route, method: r.method, status } });
+      const l = { route: r.route, method: r.method };
+      this.bounds.forEach((b, i) => hist.push({ value: r.buckets[i], labels: { ...l, le: b }, metricName: 'http_request_duration_seconds_bucket' }));
+      hist.push({ value: r.count, labels: { ...l, le: '+Inf' }, metricName: 'http_request_duration_seconds_bucket' });
+      hist.push({ value: r.sum, labels: l, metricName: 'http_request_duration_seconds_sum' }, { value: r.count, labels: l, metricName: 'http_request_duration_seconds_count' });
+    }
+    return [
+      { name: 'http_requests_total', help: 'HTTP requests by route pattern, method and status', type: 'counter', values: counts },
+      { name: 'http_request_duration_seconds', help: 'HTTP request latency by route pattern', type: 'histogram', values: hist },
+    ];
   }
 
   render(): string {

@@ -23,6 +23,8 @@ import { RecordFragments } from './http/record-fragments.js';
 import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
 import { sessionClosedEvent } from './http/market-stream.js';
+import { OpsFeed } from './http/ops/feed.js';
+import { opsAuthenticator } from './http/ops/access.js';
 
 /** How often stored idempotency answers past their retention are swept. */
 const ANSWER_SWEEP_MS = 3_600_000;
@@ -143,7 +145,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
         await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(services, market as MarketId, open)]);
       },
       onClose: (market, tick, reply) => {
-        metrics.observeClose(market, reply.closed, reply.ms / 1000);
+        metrics.observeClose(market, reply.closed, reply.ms / 1000, tick, clock.realNow());
         log.info({ market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps }, 'session closed');
       },
     },
@@ -152,12 +154,18 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
   const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick));
   await events.start();
-  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events };
+  metrics.watchService({
+    ready: () => supervisor.ready,
+    mailboxLimit: config.mailboxLimit,
+    intervals: Object.fromEntries(MARKET_IDS.map((id) => [id, MARKETS[id].interval_seconds / config.timeScale])),
+  });
+  const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000);
+  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed };
   const front = createApp({
     routes: routeTable(services),
     log,
     bodyLimitBytes: config.bodyLimitBytes,
-    authenticators: { key: keyAuthenticator(services), holder: holderAuthenticator(services) },
+    authenticators: { key: keyAuthenticator(services), holder: holderAuthenticator(services), ops: opsAuthenticator(config) },
     siteOrigin: new URL(config.baseUrl).origin,
     answers: {
       keyBusy: (k) => runtime.keyBusy(k),
@@ -187,6 +195,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       clearInterval(sweep);
       events.stop();
       listening.close();
+      opsFeed.stop();
       await supervisor.stop();
       // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.
       for (let i = 0; i < 100 && front.inflight() > 0; i++) await new Promise((r) => setTimeout(r, 50));

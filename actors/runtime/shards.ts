@@ -42,7 +42,8 @@ export type RuntimeOptions = Omit<WorkerOptions, 'actorModules'> & {
   workerHeapMb?: number;
   /** Extra actor modules (tests); the service's own kinds are always loaded. */
   extraActorModules?: string[];
-  onTurn?: (actorKind: string, msgKind: string, seconds: number, ok: boolean) => void;
+  /** A turn or read task ended on shard `shard` (metrics). */
+  onTurn?: (actorKind: string, msgKind: string, seconds: number, ok: boolean, shard: number) => void;
 };
 
 // Workers load JavaScript: the runtime always starts the compiled worker under dist/, also when
@@ -203,7 +204,7 @@ export class ActorRuntime {
         // The worker died mid-turn (it is being replaced) or the queue was full.
         throw new ActorError(503, `${to} is restarting; ${mayHaveHappened(idem)}`, 1);
       });
-      this.opts.onTurn?.(to.slice(0, to.indexOf(':')), kind, result.turnMs / 1000, result.ok);
+      this.opts.onTurn?.(to.slice(0, to.indexOf(':')), kind, result.turnMs / 1000, result.ok, index);
       if (idem && result.replayed) idem.replayed = true;
       if (!result.ok) throw new ActorError(result.status, result.detail, result.retryAfter);
       return result.reply as T;

@@ -50,7 +50,7 @@ export function renderPage(name: string, view: Record<string, unknown> & { title
   return { status, body: Buffer.from(body), contentType: 'text/html; charset=utf-8' };
 }
 
-const ASSETS = { 'site.css': 'text/css; charset=utf-8', 'api-docs.js': 'text/javascript; charset=utf-8', 'countdown.js': 'text/javascript; charset=utf-8' } as const;
+const ASSETS = { 'site.css': 'text/css; charset=utf-8', 'api-docs.js': 'text/javascript; charset=utf-8', 'countdown.js': 'text/javascript; charset=utf-8', 'ops.js': 'text/javascript; charset=utf-8' } as const;
 type Asset = keyof typeof ASSETS;
 
 /** GET /static/{asset}: the files of public/, read once. */

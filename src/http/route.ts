@@ -6,7 +6,8 @@ import type { ValidationIssue } from './validation.js';
 import type { IdemTicket } from '../../actors/runtime/client.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-export type Auth = 'none' | 'key' | 'holder';
+/** `ops`: the operators' pages (CONTRACT.md "Operators"): loopback only, or the ops token. */
+export type Auth = 'none' | 'key' | 'holder' | 'ops';
 
 /** What a handler returns; `json` is serialised, `body` is sent as is. */
 export type Reply = {
@@ -15,6 +16,18 @@ export type Reply = {
   json?: unknown;
   body?: string | Uint8Array;
   contentType?: string;
+  /** A response that stays open (Server-Sent Events) instead of a body: see ReplyStream. */
+  stream?: ReplyStream;
+};
+
+/**
+ * A streamed answer: the server sends the status and headers (no length), then calls `open` with
+ * `write` (sends a chunk now; false once the client has gone, or when it reads too slowly and the
+ * chunk had to be buffered) and `end` (finishes the answer). `open` returns what to call when the
+ * client goes away first. The request counts as answered when the head is sent.
+ */
+export type ReplyStream = {
+  open: (write: (chunk: string) => boolean, end: () => void) => () => void;
 };
 
 export type RequestInfo = {

@@ -59,8 +59,11 @@ type Compiled = {
   checkReply?: (reply: Reply) => string | undefined;
 };
 
-/** `started`: the handler runs (or ran), so it will call finish(); before that an abort must. */
-type Exchange = { aborted: boolean; done: boolean; started: boolean };
+/**
+ * `started`: the handler runs (or ran), so it will call finish(); before that an abort must.
+ * `onAbort`: a streamed answer's clean-up when the client goes away.
+ */
+type Exchange = { aborted: boolean; done: boolean; started: boolean; onAbort?: () => void };
 
 const HAS_BODY = new Set<Method>(['POST', 'PUT']);
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -176,6 +179,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       x.aborted = true;
       // Gone while its body was still arriving: no handler will ever finish this exchange.
       if (!x.started) finish(res, x, { status: 499 }, c.route.path, c.route.method, started);
+      x.onAbort?.();
     });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
@@ -291,6 +295,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     opts.onRequest?.(route, method, status, seconds);
     if (logRequests) opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     if (x.aborted) return;
+    if (reply.stream && status === 200) return openStream(res, x, reply, reply.stream);
     res.cork(() => {
       res.writeStatus(statusLine(status));
       if (payload.length || reply.json !== undefined) res.writeHeader('content-type', type);
@@ -303,6 +308,34 @@ export function createApp(opts: ServerOptions): FrontEnd {
       if (status === 304 || status === 204) res.endWithoutBody(undefined, close);
       else res.end(payload, close);
     });
+  }
+
+  /** A streamed answer (Reply.stream): the head now, then the stream's chunks until either side ends. */
+  function openStream(res: HttpResponse, x: Exchange, reply: Reply, stream: NonNullable<Reply['stream']>): void {
+    let ended = false;
+    res.cork(() => {
+      res.writeStatus(statusLine(200));
+      res.writeHeader('content-type', reply.contentType ?? 'application/octet-stream');
+      res.writeHeader('x-content-type-options', 'nosniff');
+      if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
+    });
+    const write = (chunk: string): boolean => {
+      if (ended || x.aborted) return false;
+      let ok = false;
+      res.cork(() => (ok = res.write(chunk)));
+      return ok;
+    };
+    const end = () => {
+      if (ended || x.aborted) return;
+      ended = true;
+      x.onAbort = undefined;
+      res.cork(() => res.end());
+    };
+    const stop = stream.open(write, end);
+    x.onAbort = () => {
+      ended = true;
+      stop();
+    };
   }
 
   /** The reply, or a 500 when it is not what the route declares (SVC_RESPONSE_CHECKS). */

@@ -9,6 +9,7 @@ import type { SchemaInfo } from '../../orm/database.js';
 import type { Metrics } from '../metrics.js';
 import type { RecordFragments } from './record-fragments.js';
 import type { EventHub } from './event-hub.js';
+import type { OpsFeed } from './ops/feed.js';
 
 export type Services = {
   config: Config;
@@ -22,4 +23,6 @@ export type Services = {
   record: RecordFragments;
   /** The event log's streams of this process (LISTEN/NOTIFY). */
   events: EventHub;
+  /** The operators' figures, sampled once someone opens /ops (src/http/ops/feed.ts). */
+  opsFeed: OpsFeed;
 };

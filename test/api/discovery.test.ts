@@ -159,7 +159,7 @@ t.test('health, readiness and metrics', async (t) => {
   for (const name of ['http_requests_total', 'http_request_duration_seconds', 'actor_mailbox_depth', 'actor_turn_seconds', 'worker_utilization', 'db_pool_connections', 'session_closes_total', 'session_close_seconds']) {
     t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
   }
-  t.match(text, /actor_turn_seconds_count\{actor="market",message="start",ok="true"\} [1-9]/, 'market turns observed');
+  t.match(text, /actor_turn_seconds_count\{actor="market",message="start",ok="true",shard="\d+"\} [1-9]/, 'market turns observed (by the shard that ran them)');
   t.match(text, /^http_requests_total\{route="\/api\/v1\/manifest",method="GET",status="200"\} [1-9]/m, 'requests counted per route and status');
   t.match(text, /^http_requests_total\{route="\/api\/v1\/markets\/\{market_id\}",method="GET",status="404"\} [1-9]/m, 'errors counted');
   const count = Number(/^http_request_duration_seconds_count\{route="\/api\/v1\/manifest",method="GET"\} (\d+)/m.exec(text)?.[1]);

@@ -6,6 +6,7 @@ import { discoveryRoutes, openApiRoute } from './discovery.js';
 import { discoveryTexts } from '../content/discovery-texts.js';
 import { marketRoutes } from './markets.js';
 import { opsRoutes } from './ops.js';
+import { opsPageRoutes } from './ops-pages.js';
 import { historyRoutes } from './history.js';
 import { tradesRoutes } from './trades.js';
 import { analyticsRoutes } from './analytics.js';
@@ -40,6 +41,7 @@ export function routeTable(s: Services): Route[] {
     ...competitionRoutes(s),
     ...webRoutes(s),
     ...opsRoutes(s),
+    ...opsPageRoutes(s),
   ];
   routes.push(...webDocsRoutes(s, routes, () => texts!), openApiRoute(routes, s));
   // Built now over the finished table: a text naming a path that no route serves stops the start.

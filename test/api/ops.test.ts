@@ -1,0 +1,237 @@
+// The operators' pages (CONTRACT.md "Operators", issue 30): /ops and /ops/bench render with real
+// figures after some traffic; who may open them (loopback open; off loopback: 404 without a token
+// configured, 401 without the token, 200 with the Bearer or the /ops/login cookie); the live feed's
+// figures move after traffic.
+import fs from 'node:fs';
+import t from 'tap';
+import { HtmlValidate } from 'html-validate';
+import { MAX_FOLLOWERS } from '../../src/http/ops/feed.js';
+import { eventually } from '../helpers/wait.js';
+import { getPage, postForm, startWebService } from '../helpers/web.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { startChild } from '../helpers/child-service.js';
+import { freshDatabase } from '../helpers/db.js';
+
+const TOKEN = 'ops-token-for-tests-0123456789';
+// The rules the site crawl holds every page to (test/api/site-crawl.test.ts).
+const validator = new HtmlValidate({ extends: ['html-validate:standard', 'html-validate:document'], rules: { 'require-sri': ['error', { target: 'crossorigin' }] } });
+async function htmlProblems(html: string, url: string): Promise<string[]> {
+  const report = await validator.validateString(html, url);
+  return report.results.flatMap((r) => r.messages.map((m) => `${m.ruleId} line ${m.line}: ${m.message}`));
+}
+
+/** Reads Server-Sent Events from `res` and resolves with the first `figures` event `accept` takes. */
+async function figuresUntil(res: Response, accept: (f: any) => boolean): Promise<any> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the feed ended');
+      buf += decoder.decode(value, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const event = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = /^data: (.*)$/m.exec(event)?.[1];
+        if (/^event: figures$/m.test(event) && data) {
+          const f = JSON.parse(data);
+          if (accept(f)) return f;
+        }
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+/** Some traffic: reads, a 404, a 422. */
+async function traffic(svc: TestService, n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await (await svc.get('/api/v1/markets')).arrayBuffer();
+    await (await svc.get('/api/v1/markets/m15/deals')).arrayBuffer();
+  }
+  await (await svc.get('/api/v1/markets/nope')).arrayBuffer();
+  await (await svc.get('/api/v1/markets/m15/deals?limit=-5')).arrayBuffer();
+}
+
+t.test('on loopback: /ops and /ops/bench open without a token and show real figures', async (t) => {
+  const svc = await startWebService(t);
+  await traffic(svc);
+
+  const page = await getPage(svc, '/ops');
+  t.equal(page.status, 200, '/ops answers 200 on loopback without a token');
+  t.match(page.headers.get('content-type'), /text\/html/);
+  t.match(page.text, `pid ${process.pid}`, 'the page says which process it is');
+  t.match(page.text, '<code>GET /api/v1/markets</code>', 'the routes table lists a route that had requests');
+  t.match(page.text, '<code>GET /api/v1/markets/{market_id}/deals</code>');
+  t.match(page.text, /<th scope="row">m15<\/th>/, 'the markets table lists m15');
+  t.match(page.text, /<th scope="row">0<\/th>/, 'the shards table lists shard 0');
+  t.match(page.text, 'src="/static/ops.js"', 'the live script is loaded');
+  t.notMatch(page.text, /<script>/, 'no inline script');
+
+  // The figures as JSON (no Accept: text/event-stream): what the page shows, read from the registry.
+  const f = (await svc.getJson('/ops/feed')).body;
+  t.equal(f.process.pid, process.pid);
+  t.ok(f.requests.total >= 42, `the 42 requests counted: ${f.requests.total}`);
+  t.ok(f.requests.errors_4xx >= 2, `the 404 and the 422 counted as 4xx: ${f.requests.errors_4xx}`);
+  t.equal(f.requests.errors_5xx, 0, 'no 5xx');
+  const deals = f.routes.find((r: any) => r.route === '/api/v1/markets/{market_id}/deals');
+  t.ok(deals, 'the deals route has figures');
+  t.ok(deals.p50_ms > 0 && deals.p99_ms >= deals.p50_ms, `p50 ${deals.p50_ms} ms <= p99 ${deals.p99_ms} ms`);
+  t.equal(f.shards.length, 2, 'two shards (SVC_SHARDS=2)');
+  t.equal(f.mailbox_limit, svc.config.mailboxLimit, 'the mailbox bound is the configured one');
+  t.same(f.markets.map((m: any) => m.market).sort(), ['h10', 'h2', 'm15', 'm45']);
+  t.equal(f.ready, true, 'ready');
+  t.ok(f.process.rss_bytes > 0, 'RSS read');
+  t.equal(f.db_pool.max > 0, true, 'the database pool has a size');
+
+  const bench = await getPage(svc, '/ops/bench');
+  t.equal(bench.status, 200, '/ops/bench answers 200');
+  t.match(bench.text, 'HTTP read routes', 'the HTTP scenario is shown');
+  t.match(bench.text, /<svg class="chart"/, 'with charts');
+  t.match(bench.text, 'Latest run:', 'and the latest run table');
+  t.match(bench.text, 'fixed-bytes', 'against the same-run baseline');
+  t.match(bench.text, /deals &gt;(?:=|&#x3D;) 70 %/, 'the targets are stated');
+  const files = fs.readdirSync('bench/results').filter((x) => x.endsWith('-http.json')).sort();
+  t.match(bench.text, files[files.length - 1], 'the newest HTTP result file is the latest run');
+
+  // The login form on loopback says no token is needed.
+  const login = await getPage(svc, '/ops/login');
+  t.equal(login.status, 200);
+  t.match(login.text, 'need no token here');
+
+  for (const [url, html] of [['/ops', (await getPage(svc, '/ops')).text], ['/ops/bench', bench.text], ['/ops/login', login.text]]) {
+    t.same(await htmlProblems(html, url), [], `${url}: valid HTML`);
+  }
+});
+
+t.test('not on loopback and no SVC_OPS_TOKEN: the pages do not exist', async (t) => {
+  const svc = await startTestService(t, { BASE_URL: 'https://market.example.org' });
+  for (const p of ['/ops', '/ops/bench', '/ops/feed', '/ops/login']) {
+    t.equal((await getPage(svc, p, { json: true })).status, 404, `${p}: 404`);
+    t.equal((await getPage(svc, p, { json: true, headers: { authorization: `Bearer ${TOKEN}` } })).status, 404, `${p} with a Bearer: 404`);
+  }
+  t.equal((await postForm(svc, '/ops/login', { token: TOKEN }, { json: true })).status, 404, 'POST /ops/login: 404');
+  t.equal((await postForm(svc, '/ops/login', { token: 'x'.repeat(600) }, { json: true })).status, 404, 'an invalid login form: 404 too');
+  t.equal((await svc.get('/metrics')).status, 200, '/metrics is unchanged');
+});
+
+t.test('HOST not loopback, BASE_URL loopback: still not open', async (t) => {
+  const svc = await startTestService(t, { HOST: '0.0.0.0' });
+  t.equal((await getPage(svc, '/ops', { json: true })).status, 404);
+});
+
+t.test('not on loopback with SVC_OPS_TOKEN: 401 without it, 200 with the Bearer or the login cookie', async (t) => {
+  const svc = await startTestService(t, { BASE_URL: 'https://market.example.org', SVC_OPS_TOKEN: TOKEN });
+  for (const p of ['/ops', '/ops/bench', '/ops/feed']) {
+    const none = await getPage(svc, p, { json: true });
+    t.equal(none.status, 401, `${p} without the token: 401`);
+    t.match(none.headers.get('www-authenticate'), /^Bearer/);
+    t.equal((await getPage(svc, p, { json: true, headers: { authorization: `Bearer ${TOKEN}x` } })).status, 401, `${p} with a wrong Bearer: 401`);
+    t.equal((await getPage(svc, p, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200, `${p} with the Bearer: 200`);
+  }
+  // A browser without the token gets the error page, status kept.
+  const page = await getPage(svc, '/ops');
+  t.equal(page.status, 401);
+  t.match(page.text, '/ops/login');
+
+  // The login form: a wrong token, then the right one.
+  const form = await getPage(svc, '/ops/login');
+  t.equal(form.status, 200);
+  t.match(form.text, 'name="token"');
+  const wrong = await postForm(svc, '/ops/login', { token: 'not-the-token', next: '/ops/bench' });
+  t.equal(wrong.status, 401, 'a wrong token: 401');
+  t.match(wrong.text, 'That is not the token.');
+  t.equal(wrong.setCookie, null, 'no cookie');
+  t.equal((await postForm(svc, '/ops/login', { token: 'not-the-token' }, { json: true })).status, 401, 'a JSON client: 401');
+  const right = await postForm(svc, '/ops/login', { token: TOKEN, next: '/ops/bench' });
+  t.equal(right.status, 303, 'the right token: sent on');
+  t.equal(right.location, '/ops/bench');
+  t.match(right.setCookie, /^ops_session=[^;]+;.*HttpOnly/i);
+  t.match(right.setCookie, /Path=\/ops/);
+  t.match(right.setCookie, /Secure/, 'Secure: BASE_URL is https');
+  t.notMatch(right.setCookie, TOKEN, 'the cookie is not the token');
+  const cookie = /^(ops_session=[^;]*)/.exec(right.setCookie!)![1];
+  const withCookie = await getPage(svc, '/ops', { cookie });
+  t.equal(withCookie.status, 200, 'the cookie opens /ops');
+  t.match(withCookie.text, 'Operators: live figures');
+  t.equal((await getPage(svc, '/ops/bench', { cookie })).status, 200, 'and /ops/bench');
+  t.equal((await getPage(svc, '/ops', { cookie: 'ops_session=forged' })).status, 401, 'a forged cookie: 401');
+  const away = await postForm(svc, '/ops/login', { token: TOKEN, next: 'https://evil.example/' });
+  t.equal(away.location, '/ops', 'next stays on the operators\' pages');
+  t.equal((await getPage(svc, '/', {})).text.includes('/ops'), false, 'the home page does not link to /ops');
+
+  // Wrong tokens are limited per address: after the tenth in a minute, 429 (even for the right one).
+  for (let i = 0; i < 8; i++) t.equal((await postForm(svc, '/ops/login', { token: `guess-${i}` }, { json: true })).status, 401);
+  const limited = await postForm(svc, '/ops/login', { token: 'guess-again' }, { json: true });
+  t.equal(limited.status, 429, 'the eleventh wrong token: 429');
+  t.ok(Number(limited.headers.get('retry-after')) > 0, 'with Retry-After');
+  t.equal((await postForm(svc, '/ops/login', { token: TOKEN })).status, 429, 'the right token waits too');
+  t.equal((await getPage(svc, '/ops', { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200, 'the Bearer is not throttled');
+});
+
+t.test('the live feed sends figures that move after traffic', async (t) => {
+  const svc = await startWebService(t);
+  const first = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  t.equal(first.status, 200);
+  t.match(first.headers.get('content-type'), /^text\/event-stream/);
+  const before = await figuresUntil(first, () => true);
+  t.equal(before.process.pid, process.pid, 'the feed says which process it is');
+  const counted = before.requests.total;
+  const dealsBefore = before.routes.find((r: any) => r.route === '/api/v1/markets/{market_id}/deals')?.requests ?? 0;
+
+  await traffic(svc, 30);
+  const res = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  const after = await figuresUntil(res, (f) => f.requests.total >= counted + 62 && f.requests.rate > 0);
+  t.ok(after.requests.total >= counted + 62, `requests since start moved: ${counted} → ${after.requests.total}`);
+  t.ok(after.requests.rate > 0, `a request rate: ${after.requests.rate}/s over ${after.window_s} s`);
+  const deals = after.routes.find((r: any) => r.route === '/api/v1/markets/{market_id}/deals');
+  t.ok(deals && deals.requests > dealsBefore, 'the deals route had requests in the window');
+  t.ok(after.requests.errors_4xx >= 2, 'the 4xx answers are counted');
+  t.ok(after.at >= before.at, 'a later sample');
+  // The feed's follower count goes back down when the clients go (bounded followers).
+  await eventually(() => svc.services.opsFeed.followerCount() === 0, 'the followers to be dropped');
+  t.pass('followers dropped when the clients went away');
+});
+
+t.test('the feed has at most MAX_FOLLOWERS followers: the next one gets 503 with Retry-After', async (t) => {
+  const svc = await startWebService(t);
+  const open: Response[] = [];
+  for (let i = 0; i < MAX_FOLLOWERS; i++) {
+    const res = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+    t.equal(res.status, 200, `follower ${i + 1}`);
+    open.push(res);
+  }
+  await eventually(() => svc.services.opsFeed.followerCount() === MAX_FOLLOWERS, 'every follower to be counted');
+  const refused = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  t.equal(refused.status, 503, 'one more: 503');
+  t.equal(refused.headers.get('retry-after'), '5');
+  await refused.arrayBuffer();
+  t.equal((await svc.getJson('/ops/feed')).status, 200, 'the figures as JSON still answer');
+  for (const res of open) await res.body!.cancel();
+  await eventually(() => svc.services.opsFeed.followerCount() === 0, 'the followers to be dropped');
+  const again = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  t.equal(again.status, 200, 'room again once they left');
+  await again.body!.cancel();
+});
+
+t.test('two processes on one database: each page shows its own process, and says which', async (t) => {
+  const url = await freshDatabase(t);
+  const env = { DATABASE_URL: url, SVC_SHARDS: '1', SVC_BACKFILL_DAYS: '0' };
+  const a = await startChild(t, 'process a', env);
+  const b = await startChild(t, 'process b', env);
+  for (let i = 0; i < 5; i++) await a.send('GET', '/api/v1/markets');
+  const fa = (await a.send('GET', '/ops/feed')).body;
+  const fb = (await b.send('GET', '/ops/feed')).body;
+  t.equal(fa.process.pid, a.proc.pid, 'a says its pid');
+  t.equal(fb.process.pid, b.proc.pid, 'b says its pid');
+  t.not(fa.process.pid, fb.process.pid);
+  const routesOf = (f: any) => f.routes.find((r: any) => r.route === '/api/v1/markets')?.requests ?? 0;
+  t.ok(routesOf(fa) >= 5, 'a counts the requests it served');
+  t.equal(routesOf(fb), 0, 'b counts only its own');
+  const page = await b.send('GET', '/ops', undefined, { accept: 'text/html' });
+  t.equal(page.status, 200);
+  t.match(page.body, `pid ${b.proc.pid} on `, 'the page names the process');
+});
