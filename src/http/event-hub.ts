@@ -18,6 +18,8 @@ const ACCOUNTS_PER_READ = 500;
 const EVENTS_PER_ACCOUNT = 200;
 /** How often the heads are compared in case a NOTIFY was missed. */
 const SAFETY_NET_MS = 5000;
+/** How often every stream is sent a keep-alive (CONTRACT.md: at least every 15 s). */
+export const KEEPALIVE_MS = 10_000;
 
 export type SessionEvent = Static<typeof SessionClosed>;
 
@@ -31,10 +33,12 @@ export type AccountStream = {
   send: (events: ServedEvent[]) => boolean;
   /** Ends the stream: `gone` (its `after` is older than the log keeps: 410, from `from`), `behind` (too slow), `stopping`. */
   close: (why: { reason: 'gone'; from: number } | { reason: 'behind' | 'stopping' }) => void;
+  /** A keep-alive; false: the consumer cannot keep up. */
+  ping: () => boolean;
 };
 
 /** A consumer of one market's session closes. */
-export type MarketStream = { market: string; send: (e: SessionEvent) => boolean; close: (why: { reason: 'behind' | 'stopping' }) => void };
+export type MarketStream = { market: string; send: (e: SessionEvent) => boolean; close: (why: { reason: 'behind' | 'stopping' }) => void; ping: () => boolean };
 
 export class EventHub {
   private readonly accounts = new Map<number, Set<AccountStream>>();
@@ -46,6 +50,7 @@ export class EventHub {
   private readonly seen = new Map<number, number>();
   private count = 0;
   private timer?: NodeJS.Timeout;
+  private keepAlive?: NodeJS.Timeout;
   private stops: (() => void)[] = [];
 
   constructor(
@@ -60,10 +65,23 @@ export class EventHub {
     this.stops.push(await this.listener.listen(SESSIONS_CHANNEL, (p) => void this.closed(p)));
     this.timer = setInterval(() => void this.safetyNet(), SAFETY_NET_MS);
     this.timer.unref();
+    this.keepAlive = setInterval(() => this.ping(), KEEPALIVE_MS);
+    this.keepAlive.unref();
+  }
+
+  /** One keep-alive to every stream; one that cannot take it is closed as behind. */
+  private ping(): void {
+    for (const set of this.accounts.values()) {
+      for (const s of [...set]) if (!s.ping()) (this.remove(s), s.close({ reason: 'behind' }));
+    }
+    for (const set of this.markets.values()) {
+      for (const s of [...set]) if (!s.ping() && set.delete(s)) (this.count--, s.close({ reason: 'behind' }));
+    }
   }
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.keepAlive);
     for (const s of this.stops) s();
     for (const set of this.accounts.values()) for (const s of set) s.close({ reason: 'stopping' });
     for (const set of this.markets.values()) for (const s of set) s.close({ reason: 'stopping' });

@@ -5,6 +5,7 @@ import t from 'tap';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
+import { openSse } from '../helpers/sse.js';
 
 const MARKET = 'm15';
 const HORIZON = 8;
@@ -94,4 +95,65 @@ t.test('events: ids stay gap-free under concurrent orders of one account', async
   const r = (await agent.get('/api/v1/events?limit=1000')).body;
   t.same(r.events.map((e: any) => e.id), Array.from({ length: n }, (_, i) => i + 1));
   t.same(r.events.map((e: any) => e.data.id).sort((a: number, b: number) => a - b), placed.map((p) => p.body.id).sort((a, b) => a - b), 'one order.created per order');
+});
+
+t.test('events: the stream sends what was missed, then each event as it happens, exactly once across reconnections', async (t) => {
+  const c = await startClockedService(t);
+  const svc = c.svc;
+  const agent = await registerAgent(svc);
+  const auth = { authorization: `Bearer ${agent.key}` };
+  const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  const order = (i: number) => agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[i % m.deals.length].key, qty: 1 });
+  for (let i = 0; i < 3; i++) t.equal((await order(i)).status, 201);
+
+  const first = await openSse(svc, '/api/v1/events/stream?after=1', auth);
+  t.equal(first.status, 200);
+  t.match(first.headers.get('content-type'), /^text\/event-stream/);
+  const seen: number[] = [];
+  const take = async (s: typeof first) => {
+    const e = await s.nextEvent();
+    t.equal(e.id, String(e.json.id), 'the SSE id is the event id');
+    t.equal(e.event, e.json.type, 'the SSE event is its type');
+    seen.push(e.json.id);
+    return e.json;
+  };
+  t.same([(await take(first)).id, (await take(first)).id], [2, 3], 'what was missed after 1');
+  t.equal((await order(3)).status, 201);
+  t.match(await take(first), { id: 4, type: 'order.created' }, 'a new event arrives without polling');
+  first.close();
+
+  // Events while no one listens, then a reconnection from the last id it had.
+  for (let i = 4; i < 6; i++) t.equal((await order(i)).status, 201);
+  const again = await openSse(svc, '/api/v1/events/stream', { ...auth, 'last-event-id': '4' });
+  t.same([(await take(again)).id, (await take(again)).id], [5, 6]);
+  t.equal((await order(6)).status, 201);
+  t.equal((await take(again)).id, 7);
+  again.close();
+  t.same(seen, [2, 3, 4, 5, 6, 7], 'every event exactly once');
+
+  const typed = await openSse(svc, '/api/v1/events/stream?after=0&types=order.created', auth);
+  t.equal((await take(typed)).type, 'order.created');
+  typed.close();
+
+  t.equal((await svc.get('/api/v1/events/stream', { headers: { accept: 'text/event-stream' } })).status, 401, 'a key is needed');
+  const badId = await svc.get('/api/v1/events/stream', { headers: { accept: 'text/event-stream', ...auth, 'last-event-id': 'x1' } });
+  t.equal(badId.status, 422);
+
+  await t.test('the market stream: session.closed with the closed tick as its id', async (t) => {
+    const open = svc.services.supervisor.openTick(MARKET)!;
+    const s = await openSse(svc, `/api/v1/markets/${MARKET}/stream`);
+    t.equal(s.status, 200);
+    const next = await c.closeSession(MARKET);
+    const e = await s.nextEvent();
+    t.equal(e.event, 'session.closed');
+    t.equal(e.id, String(open));
+    t.match(e.json, { market: MARKET, tick: open, next_tick: next });
+    t.equal(e.json.tick_closes_at, svc.services.clock.closesAt(next, 900), 'when the open session closes');
+    s.close();
+    await c.closeSession(MARKET);
+    const resumed = await openSse(svc, `/api/v1/markets/${MARKET}/stream`, { 'last-event-id': String(open) });
+    t.equal((await resumed.nextEvent()).json.tick, next, 'a resumed market stream replays the closes it missed');
+    resumed.close();
+    t.equal((await svc.get('/api/v1/markets/zz/stream')).status, 404);
+  });
 });

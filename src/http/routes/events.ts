@@ -1,14 +1,39 @@
-// An agent's events (CONTRACT.md "Events"): the REST replay of its account's log. Streams and
-// webhooks carry the same events.
-import type { Static } from 'typebox';
+// An agent's events (CONTRACT.md "Events"): the REST replay of its account's log, the same log as
+// Server-Sent Events (resumable with Last-Event-ID), and the public stream of a market's closes.
+// Streams read the log through the process's event hub (src/http/event-hub.ts), never from memory.
+import Type, { type Static } from 'typebox';
 import { read } from '../../../actors/runtime/client.js';
 import type { AgentPrincipal } from '../auth/keys.js';
-import { json, route, type Route } from '../route.js';
+import { HttpError, Media, json, route, type RequestInfo, type Route } from '../route.js';
 import { EventsAnswer, EventsQuery } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { eventTypes, gone } from '../event-query.js';
+import { eventTypes, gone, goneDetail } from '../event-query.js';
+import { EVENT_STREAM, sseComment, sseMessage, sseReply, sseWriter } from '../sse.js';
+import { MarketParams, marketOr404 } from '../market-params.js';
+import { sessionsClosedAfter } from '../market-stream.js';
+import type { SessionEvent } from '../event-hub.js';
 
 const me = (principal: unknown) => principal as AgentPrincipal;
+
+const StreamQuery = Type.Object({
+  after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last event id you have (Last-Event-ID, when sent, wins)' })),
+  types: EventsQuery.properties.types,
+}, { additionalProperties: false });
+const MarketStreamQuery = Type.Object({
+  after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last closed tick you have (Last-Event-ID, when sent, wins)' })),
+}, { additionalProperties: false });
+
+/** Where a stream resumes: Last-Event-ID (what a reconnecting EventSource sends), else `after`, else `dflt`. */
+function resumeFrom(req: RequestInfo, after: number | undefined, dflt: number): number {
+  const header = req.headers['last-event-id'];
+  if (header === undefined || header === '') return after ?? dflt;
+  if (!/^\d{1,15}$/.test(header.trim())) {
+    throw new HttpError(422, [{ loc: ['header', 'last-event-id'], msg: 'Last-Event-ID is the id of the last event you have (a whole number)', type: 'value_error' }]);
+  }
+  return Number(header.trim());
+}
+
+const streamFull = (max: string) => new HttpError(503, `this process holds ${max} streams: retry in a few seconds`, { 'retry-after': '5' });
 
 export function eventRoutes(s: Services): Route[] {
   return [
@@ -22,6 +47,66 @@ export function eventRoutes(s: Services): Route[] {
         const r = await read(s.runtime, 'events.after', { accountId: me(principal).accountId, after: query.after, limit: query.limit, types: eventTypes(query.types) });
         if ('gone' in r) throw gone(r.from);
         return json(r);
+      },
+    }),
+    route<unknown, Static<typeof StreamQuery>>({
+      method: 'GET', path: '/api/v1/events/stream', auth: 'key',
+      summary: 'My account\'s events as Server-Sent Events: every event after Last-Event-ID (or after), exactly once, then each as it happens',
+      query: StreamQuery,
+      response: { 200: new Media('`id:` the event id, `event:` its type, `data:` the event JSON; `: keep-alive` comments', { [EVENT_STREAM]: undefined }) },
+      responses: {
+        410: { description: 'the id to resume from is older than the 7 days kept: the detail says from which id events exist' },
+        503: { description: 'this process holds as many streams as it may: retry' },
+      },
+      handler: async ({ req, query, principal }) => {
+        const accountId = me(principal).accountId;
+        const after = resumeFrom(req, query.after, 0);
+        const types = eventTypes(query.types);
+        if (!s.events.hasRoom()) throw streamFull('as many');
+        // CONTRACT.md: a resume point older than the log keeps is a 410 at the stream's start too.
+        const first = await read(s.runtime, 'events.after', { accountId, after, limit: 1 });
+        if ('gone' in first) throw gone(first.from);
+        return sseReply((write, end) => {
+          const out = sseWriter(write);
+          out.first();
+          return s.events.subscribe({
+            accountId, after, types,
+            send: (events) => events.every((e) => out.send(sseMessage(e.id, e.type, e))),
+            ping: () => out.send(sseComment('keep-alive')),
+            close: (why) => {
+              if (why.reason === 'gone') out.send(sseComment(goneDetail(why.from)));
+              if (why.reason === 'behind') out.send(sseComment('closing: this stream fell too far behind; reconnect with Last-Event-ID to resume'));
+              end();
+            },
+          });
+        });
+      },
+    }),
+    route<{ market_id: string }, Static<typeof MarketStreamQuery>>({
+      method: 'GET', path: '/api/v1/markets/{market_id}/stream', auth: 'none',
+      summary: 'A market\'s session closes as Server-Sent Events (`session.closed`; `id:` the closed tick)',
+      params: MarketParams, query: MarketStreamQuery,
+      response: { 200: new Media("`session.closed` events (data: market, tick, next_tick, tick_closes_at); `: keep-alive` comments", { [EVENT_STREAM]: undefined }) },
+      responses: { 404: { description: 'no such market' }, 503: { description: 'this process holds as many streams as it may: retry' } },
+      handler: async ({ req, params, query }) => {
+        const market = marketOr404(params.market_id);
+        const after = resumeFrom(req, query.after, Number.MAX_SAFE_INTEGER);
+        if (!s.events.hasRoom()) throw streamFull('as many');
+        const missed = after === Number.MAX_SAFE_INTEGER ? [] : await sessionsClosedAfter(s.runtime, s.clock, market, after);
+        return sseReply((write, end) => {
+          const out = sseWriter(write);
+          out.first();
+          let last = after === Number.MAX_SAFE_INTEGER ? -1 : after;
+          const send = (e: SessionEvent) => e.tick <= last || ((last = e.tick), out.send(sseMessage(e.tick, 'session.closed', e)));
+          for (const e of missed) send(e);
+          return s.events.watchMarket({
+            market, send, ping: () => out.send(sseComment('keep-alive')),
+            close: (why) => {
+              if (why.reason === 'behind') out.send(sseComment('closing: this stream fell too far behind; reconnect with Last-Event-ID to resume'));
+              end();
+            },
+          });
+        });
       },
     }),
   ];
