@@ -4,8 +4,9 @@
 // and the cart actor (cart links and checkouts).
 import { LockMode, sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AccountSchema, AgentSchema, CartSchema } from '../../orm/entities/index.js';
+import { AccountSchema, AgentSchema } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
+import { appendEvents } from '../events/log.js';
 
 /**
  * The agent (of `accountId` when given), its row locked until the transaction ends (pairing and the
@@ -29,6 +30,12 @@ export async function connectAgent(em: EntityManager, agentId: number, holderId:
   if (current !== null) throw new ActorError(403, 'this agent is connected to another account holder');
   await em.nativeUpdate(AgentSchema, { id: agentId }, { holder: holderId, pairedAt: sql.now() });
   await em.nativeUpdate(AccountSchema, { id: agent.account.id }, { holder: holderId });
-  await em.nativeUpdate(CartSchema, { agent: agentId, holder: null }, { holder: holderId, updatedAt: sql.now() });
+  const carts = await em.execute<{ id: number; since: number }[]>(
+    `update cart set holder_id = ?, updated_at = now() where agent_id = ? and holder_id is null
+     returning id::float8 as id, floor(extract(epoch from updated_at) * 1000)::float8 / 1000 as since`,
+    [holderId, agentId],
+  );
+  // CONTRACT.md "Events": each of the agent's carts is connected to the holder now.
+  await appendEvents(em, carts.map((c) => ({ account_id: agent.account.id, type: 'cart.connected', data: { cart_id: c.id, holder: { connected: true, since: c.since } } })));
   return true;
 }

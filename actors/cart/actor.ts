@@ -10,6 +10,7 @@ import { connectAgent } from '../account/pairing.js';
 import { checkout, lockCart } from './checkout.js';
 import { MAX_OPEN_LINES, callerFacts, cartFacts, cartsSeen, isCheckedOut, isStale, lineOf, linesOf, type CartRow, type LineRow } from './lines.js';
 import { permissionsOf } from './permissions.js';
+import { appendLineEvents, appendLineEventsOf } from './events.js';
 import type { Caller, CartMessage, Cleared, KindSet, LineAdded, LineChanged, LinesAdded, NewLine, Opened, Refreshed } from './messages.js';
 
 type CartState = { cartId: number };
@@ -29,6 +30,7 @@ export const cartActor = defineActor<CartState, CartMessage>({
         const cart = await forWrite(em, state.cartId, msg.caller);
         const { itemId, qty, clamped } = await addLine(em, cart, msg.caller, msg.line);
         await touch(em, cart.id);
+        await appendLineEventsOf(em, cart, 'cart.line_added', [itemId], msg.at);
         const paired = cart.holder_id !== null;
         return {
           item_id: itemId, cart_id: cart.id, status: paired ? 'in_cart' : 'pending_pairing', qty, clamped, paired,
@@ -41,19 +43,19 @@ export const cartActor = defineActor<CartState, CartMessage>({
       return ctx.em.transactional(async (em) => {
         const cart = await forWrite(em, state.cartId, msg.caller);
         const skipped = [...msg.skipped];
-        let added = 0;
+        const added: number[] = [];
         for (const { row, line } of msg.lines) {
           try {
-            await addLine(em, cart, msg.caller, line);
-            added++;
+            added.push((await addLine(em, cart, msg.caller, line)).itemId);
           } catch (err) {
             // A full cart refuses the rest of the rows, each reported; the rows before it stay added.
             if (!(err instanceof ActorError) || err.status !== 409) throw err;
             skipped.push({ row, detail: err.detail });
           }
         }
-        if (added) await touch(em, cart.id);
-        return { cart_id: cart.id, added, skipped: skipped.sort((a, b) => a.row - b.row) };
+        if (added.length) await touch(em, cart.id);
+        await appendLineEventsOf(em, cart, 'cart.line_added', [...new Set(added)], msg.at);
+        return { cart_id: cart.id, added: added.length, skipped: skipped.sort((a, b) => a.row - b.row) };
       });
     },
 
@@ -65,6 +67,7 @@ export const cartActor = defineActor<CartState, CartMessage>({
         if (qty === 0) await em.nativeDelete(CartItemSchema, { id: line.id });
         else await em.nativeUpdate(CartItemSchema, { id: line.id }, { qty });
         await touch(em, cart.id);
+        if (qty === 0) await appendLineEvents(em, cart, 'cart.line_removed', [line], msg.at);
         return { item_id: line.id, cart_id: cart.id, qty, removed: qty === 0, clamped: msg.qty > line.max_qty };
       });
     },
@@ -75,6 +78,7 @@ export const cartActor = defineActor<CartState, CartMessage>({
         const line = await openLine(em, cart, msg.itemId);
         await em.nativeDelete(CartItemSchema, { id: line.id });
         await touch(em, cart.id);
+        await appendLineEvents(em, cart, 'cart.line_removed', [line], msg.at);
         return { item_id: line.id, cart_id: cart.id, qty: 0, removed: true, clamped: false };
       });
     },
@@ -82,8 +86,10 @@ export const cartActor = defineActor<CartState, CartMessage>({
     async clear(state, msg, ctx): Promise<Cleared> {
       return ctx.em.transactional(async (em) => {
         const cart = await forWrite(em, state.cartId, msg.caller);
+        const lines = await linesOf(em, [cart.id]);
         const removed = await em.nativeDelete(CartItemSchema, { cart: cart.id, order: null, item: null });
         if (removed) await touch(em, cart.id);
+        await appendLineEvents(em, cart, 'cart.line_removed', lines, msg.at);
         return { cart_id: cart.id, removed };
       });
     },

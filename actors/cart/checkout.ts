@@ -17,6 +17,8 @@ import { chargeHolder, sourceOf, type Charged, type Debit } from '../money/charg
 import type { Payment } from '../money/messages.js';
 import { orderJson } from '../account/views.js';
 import { placedOrder } from '../account/order-row.js';
+import { appendEvents } from '../events/log.js';
+import { appendLineEventsOf } from './events.js';
 import { manualDesk } from '../account/desk.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { familyTapes } from '../market/holder-orders.js';
@@ -62,6 +64,7 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
     ? await buyOutright(em, cart, current, deals, funding, msg.at)
     : await placeAndFund(em, cart, current, deals, funding, msg.baseUrl, msg.at);
   await em.nativeUpdate(CartSchema, { id: cart.id }, { paid: true, updatedAt: new Date() });
+  await appendLineEventsOf(em, cart, 'cart.line_ordered', current.map((l) => l.id), msg.at);
   const total = current.reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
   return {
     cart_id: cart.id, kind: cart.kind, paid_with: done.charged.method,
@@ -190,7 +193,10 @@ async function placeAndFund(
   if (charged.feeCents) {
     await em.nativeUpdate(TradeRoundSchema, { id: rounds.get(payer)!.id }, { feeAmountCents: charged.feeCents, chargedCents: rounds.get(payer)!.amountCents + charged.feeCents });
   }
-  return { orders: placed.map((o) => orderJson(o, baseUrl)), items: [], charged };
+  const orders = placed.map((o) => orderJson(o, baseUrl));
+  // CONTRACT.md "Events": an order funded at once is created and paid, on the account it is placed on.
+  await appendEvents(em, orders.flatMap((data, i) => (['order.created', 'order.paid'] as const).map((type) => ({ account_id: placed[i].account_id, type, data }))));
+  return { orders, items: [], charged };
 }
 
 /** The ids the next `n` orders take (the batch reads its own the same way, in its read). */

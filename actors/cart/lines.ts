@@ -107,6 +107,12 @@ export async function lineOf(em: EntityManager, cartId: number, itemId: number):
   return row;
 }
 
+/** Lines of this cart by id, ordered or not (the cart's events), oldest first. */
+export async function linesByIds(em: EntityManager, cartId: number, itemIds: number[]): Promise<LineRow[]> {
+  if (!itemIds.length) return [];
+  return em.execute<LineRow[]>(`select ${LINE_SELECT} from ${LINE_FROM} where i.cart_id = ? and i.id = any(?::bigint[]) order by i.id`, [cartId, intArrayParam(itemIds)]);
+}
+
 /** A line's amounts, by the one definition of an order's amounts. */
 export function lineAmounts(l: Pick<LineRow, 'market' | 'qty' | 'unit_cost_cents' | 'list_price_cents'>) {
   const terms = positionTerms(l.market as MarketId, { unit_cost_cents: l.unit_cost_cents, list_price_cents: l.list_price_cents } as never, l.qty);

@@ -20,21 +20,25 @@ export type CheckoutPayment =
   /** An agent's execute checkout: what its grant allows (`pay_with` of the request, or the grant's default). */
   | { method: 'grant'; payWith?: 'card' | 'balance' };
 
+/**
+ * `at` on the turns that change lines: now on the service clock (real unix seconds), for the lines'
+ * stale flag in the cart's events (CONTRACT.md "Events": cart.line_added, cart.line_removed).
+ */
 export type CartMessage =
   /** Adds a line (a repeat of the same deal by the same proposer adds to its qty, clamped to max_qty). */
-  | { kind: 'add'; caller: Caller; line: NewLine }
+  | { kind: 'add'; caller: Caller; line: NewLine; at: number }
   /**
    * Adds many lines in one turn (a CSV upload): each as `add` does, those past a full cart reported
    * in `skipped` with the rows the front end refused already (`skipped`), so a retried upload with
    * its Idempotency-Key is answered, not added again.
    */
-  | { kind: 'addMany'; caller: Caller; lines: { row: number; line: NewLine }[]; skipped: { row: number; detail: string }[] }
+  | { kind: 'addMany'; caller: Caller; lines: { row: number; line: NewLine }[]; skipped: { row: number; detail: string }[]; at: number }
   /** Sets a line's qty (clamped to its deal's max_qty); 0 removes it. Only while not ordered. */
-  | { kind: 'setQty'; caller: Caller; itemId: number; qty: number }
+  | { kind: 'setQty'; caller: Caller; itemId: number; qty: number; at: number }
   /** Removes a line. Only while not ordered. */
-  | { kind: 'remove'; caller: Caller; itemId: number }
+  | { kind: 'remove'; caller: Caller; itemId: number; at: number }
   /** Removes every line not yet ordered. */
-  | { kind: 'clear'; caller: Caller }
+  | { kind: 'clear'; caller: Caller; at: number }
   /**
    * Re-maps the stale lines to the closest deal of the same family on the current menu. `menus`: each
    * market's current session as the front end's clock has it (`at`, real unix seconds, is now).
@@ -45,7 +49,7 @@ export type CartMessage =
   /** The holder asks for another kind on an unpaid cart (CONTRACT.md "Carts": `POST /carts/{token}/kind`). */
   | { kind: 'setKind'; holderId: number; cartKind: 'trade' | 'own' }
   /** A logged-in holder opened the cart's link (or paid on it): connects the cart and its agent. */
-  | { kind: 'open'; holderId: number };
+  | { kind: 'open'; holderId: number; at: number };
 
 export type LineAdded = {
   item_id: number; cart_id: number; status: 'pending_pairing' | 'in_cart'; qty: number; clamped: boolean; paired: boolean;

@@ -386,14 +386,14 @@ t.test('a line the holder picked is ordered on the holder\'s Manual desk and fil
   const hid = await holderId(h);
   const [desk] = await q(`select id::float8 as id from account where holder_id = ? and kind = 'manual'`, [hid]);
   t.ok(desk, 'a Manual desk made at registration');
-  const own = await rt.ask<{ id: number }>('cart:0', { kind: 'open', holderId: hid }).catch((e) => e);
+  const own = await rt.ask<{ id: number }>('cart:0', { kind: 'open', holderId: hid, at: nowMs / 1000 }).catch((e) => e);
   t.equal(own.status, 404, 'no cart 0');
   const [cart] = await q('select id::float8 as id from cart where holder_id = ? and agent_id is null', [hid]);
   const menu = (await send(svc, 'GET', '/api/v1/markets/m15/deals?limit=1')).body;
   const d = menu.deals[0];
   const line = { market: 'm15', tick: menu.tick, idx: 0, offerKey: d.key, qty: 1, maxQty: d.max_qty, note: '', closesAt: menu.closes_at };
   const holder = { kind: 'holder', holderId: hid } as const;
-  const added = await rt.ask<any>(`cart:${cart.id}`, { kind: 'add', caller: holder, line });
+  const added = await rt.ask<any>(`cart:${cart.id}`, { kind: 'add', caller: holder, line, at: nowMs / 1000 });
   t.equal(added.status, 'in_cart', 'the holder\'s own cart is connected from the start');
   await credit(desk.id, 100_000);
   const paid = await rt.ask<any>(`cart:${cart.id}`, { kind: 'checkout', caller: holder, payment: { method: 'balance' }, at: nowMs / 1000, baseUrl: svc.config.baseUrl });

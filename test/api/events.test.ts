@@ -4,7 +4,7 @@
 import t from 'tap';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
-import { registerHolder } from '../helpers/holders.js';
+import { APPROVED_CARD, registerHolder, submit } from '../helpers/holders.js';
 import { openSse } from '../helpers/sse.js';
 
 const MARKET = 'm15';
@@ -27,16 +27,18 @@ t.test('events: a real flow, gap-free, replayable', async (t) => {
   t.equal(unpaid.status, 201);
   t.equal((await holder.pay(placed.body.purchase_url)).status, 200);
 
-  await t.test('placing and paying: order.created ×2, the payment\'s postings, order.paid', async (t) => {
+  await t.test('placing and paying: order.created ×2, the agent\'s cart connected, the payment\'s postings, order.paid', async (t) => {
     const r = (await events()).body;
-    t.same(r.events.map((e: any) => e.id), [1, 2, 3, 4, 5, 6], 'ids are the account\'s own: 1, 2, 3, ...');
-    t.same(r.events.map((e: any) => e.type), ['order.created', 'order.created', 'ledger.posted', 'ledger.posted', 'ledger.posted', 'order.paid']);
-    t.equal(r.next_after, 6);
-    t.same(r.events.slice(2, 5).map((e: any) => e.data.kind), ['card_charge', 'order_debit', 'monthly_fee'], 'the card charge, the debit, the month\'s fee');
+    t.same(r.events.map((e: any) => e.id), [1, 2, 3, 4, 5, 6, 7], 'ids are the account\'s own: 1, 2, 3, ...');
+    t.same(r.events.map((e: any) => e.type), ['order.created', 'order.created', 'cart.connected', 'ledger.posted', 'ledger.posted', 'ledger.posted', 'order.paid']);
+    t.equal(r.next_after, 7);
+    const cart = (await agent.get('/api/v1/cart')).body;
+    t.match(r.events[2].data, { cart_id: cart.id, holder: { connected: true } }, 'paying connected the agent and its cart to the holder');
+    t.same(r.events.slice(3, 6).map((e: any) => e.data.kind), ['card_charge', 'order_debit', 'monthly_fee'], 'the card charge, the debit, the month\'s fee');
     const ledger = (await agent.get('/api/v1/account')).body.ledger;
-    for (const e of r.events.slice(2, 5)) t.same(e.data, ledger.find((l: any) => l.id === e.data.id), `ledger.posted ${e.data.kind} is the entry GET /account serves`);
+    for (const e of r.events.slice(3, 6)) t.same(e.data, ledger.find((l: any) => l.id === e.data.id), `ledger.posted ${e.data.kind} is the entry GET /account serves`);
     t.equal(r.events[0].data.status, 'awaiting_payment');
-    t.same(r.events[5].data, (await agent.get(`/api/v1/orders/${placed.body.id}`)).body, 'order.paid carries the order as GET serves it');
+    t.same(r.events[6].data, (await agent.get(`/api/v1/orders/${placed.body.id}`)).body, 'order.paid carries the order as GET serves it');
     for (const e of r.events) t.type(e.created_at, 'number');
   });
 
@@ -45,7 +47,7 @@ t.test('events: a real flow, gap-free, replayable', async (t) => {
     t.same(page.events.map((e: any) => e.id), [2, 3]);
     t.equal(page.next_after, 3);
     const orders = (await events('?types=order.paid,order.created')).body;
-    t.same(orders.events.map((e: any) => e.id), [1, 2, 6]);
+    t.same(orders.events.map((e: any) => e.id), [1, 2, 7]);
     const bad = await events('?types=order.paid,order.teleported');
     t.equal(bad.status, 422);
     t.same(bad.body.detail[0].loc, ['query', 'types']);
@@ -55,21 +57,21 @@ t.test('events: a real flow, gap-free, replayable', async (t) => {
 
   await t.test('the close: filled and expired; then every session advances the position until it settles', async (t) => {
     await c.closeSession(MARKET);
-    const afterFill = (await events('?after=6')).body.events;
-    t.same(afterFill.map((e: any) => [e.id, e.type, e.data.id]), [[7, 'order.filled', placed.body.id], [8, 'order.expired', unpaid.body.id]]);
+    const afterFill = (await events('?after=7')).body.events;
+    t.same(afterFill.map((e: any) => [e.id, e.type, e.data.id]), [[8, 'order.filled', placed.body.id], [9, 'order.expired', unpaid.body.id]]);
     const filled = (await agent.get(`/api/v1/orders/${placed.body.id}`)).body;
     t.same(afterFill[0].data, filled, 'order.filled carries the filled order');
     for (let i = 0; i < HORIZON; i++) await c.closeSession(MARKET);
-    const moves = (await events('?after=8')).body.events;
+    const moves = (await events('?after=9')).body.events;
     t.same(moves.map((e: any) => e.type), [...Array(HORIZON - 1).fill('position.advanced'), 'position.settled']);
-    t.same(moves.map((e: any) => e.id), Array.from({ length: HORIZON }, (_, i) => 9 + i), 'still gap-free');
+    t.same(moves.map((e: any) => e.id), Array.from({ length: HORIZON }, (_, i) => 10 + i), 'still gap-free');
     const position = (await agent.get(`/api/v1/positions/${filled.position_id}`)).body;
     const { session, ...settled } = moves.at(-1).data;
     t.same(settled, position, 'position.settled carries the position as GET serves it');
     t.equal(moves.reduce((s: number, e: any) => s + e.data.session.sold, 0), position.units_sold, 'the sessions\' sales add up to the units sold');
     t.same(moves.map((e: any) => e.data.session.tick), moves.map((e: any) => e.data.session.tick).sort((a: number, b: number) => a - b));
     t.same(moves.map((e: any) => e.data.ticks_done), Array.from({ length: HORIZON }, (_, i) => i + 1), 'one session each');
-    t.notOk((await events('?after=8&types=ledger.posted')).body.events.length, 'the close\'s sales and holding fees travel inside the position events');
+    t.notOk((await events('?after=9&types=ledger.posted')).body.events.length, 'the close\'s sales and holding fees travel inside the position events');
   });
 
   await t.test('an after past what is kept answers 410 with the first id kept', async (t) => {
@@ -156,4 +158,37 @@ t.test('events: the stream sends what was missed, then each event as it happens,
     resumed.close();
     t.equal((await svc.get('/api/v1/markets/zz/stream')).status, 404);
   });
+});
+
+t.test('events: a cart\'s lines added, removed, connected and ordered', async (t) => {
+  const c = await startClockedService(t);
+  const svc = c.svc;
+  const agent = await registerAgent(svc);
+  const holder = await registerHolder(svc);
+  const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  const a = await agent.post('/api/v1/cart/items', { market: MARKET, offer_key: m.deals[0].key, qty: 1, note: 'cheap' });
+  const b = await agent.post('/api/v1/cart/items', { market: MARKET, offer_key: m.deals[1].key, qty: 1 });
+  t.same([a.status, b.status], [201, 201]);
+  t.equal((await send(svc, 'DELETE', `/api/v1/cart/items/${b.body.item_id}`, undefined, { authorization: `Bearer ${agent.key}` })).status, 200);
+  const cart = (await agent.get('/api/v1/cart')).body;
+  const token = new URL(cart.checkout_url).pathname.split('/').at(-1);
+  // The holder opens the link (connecting the agent and its cart), then pays it by card.
+  t.equal((await svc.get(`/carts/${token}`, { headers: { cookie: holder.cookie } })).status, 200);
+  const paid = await submit(svc, `/carts/${token}/pay`, APPROVED_CARD, holder.cookie);
+  t.equal(paid.status, 200, JSON.stringify(paid.body));
+  const r = (await agent.get('/api/v1/events?limit=1000')).body.events;
+  t.same(r.map((e: any) => e.type).sort(), [
+    'cart.line_added', 'cart.line_added', 'cart.line_removed', 'cart.connected',
+    'cart.line_ordered', 'ledger.posted', 'ledger.posted', 'ledger.posted', 'order.created', 'order.paid',
+  ].sort(), 'every change of the cart, once');
+  t.same(r.slice(0, 4).map((e: any) => e.type), ['cart.line_added', 'cart.line_added', 'cart.line_removed', 'cart.connected'], 'in the order they happened');
+  t.same(r.map((e: any) => e.id), Array.from({ length: r.length }, (_, i) => i + 1));
+  const byType = (type: string) => r.filter((e: any) => e.type === type);
+  t.match(byType('cart.line_added')[0].data, { id: a.body.item_id, cart_id: cart.id, note: 'cheap', status: 'pending_pairing' });
+  t.match(byType('cart.line_removed')[0].data, { id: b.body.item_id, cart_id: cart.id });
+  t.match(byType('cart.connected')[0].data, { cart_id: cart.id, holder: { connected: true } });
+  const ordered = byType('cart.line_ordered')[0].data;
+  t.match(ordered, { id: a.body.item_id, status: 'ordered' });
+  t.equal(byType('order.paid')[0].data.id, ordered.order_id, 'the line\'s order was created and paid');
+  t.same(byType('order.paid')[0].data, (await agent.get(`/api/v1/orders/${ordered.order_id}`)).body);
 });

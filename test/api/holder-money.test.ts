@@ -97,7 +97,7 @@ t.test('over random sequences of top-ups, payouts, coin packs and checkouts, eve
           const cost = Math.round(r.total * 100 || 0) + (feeDue ? 1500 : 0);
           if (r.status === 400) {
             if (!o.balance) throw new Error(`card checkout refused: ${r.detail}`);
-            await ask(m, `cart:${cart}`, { kind: 'clear', caller: { kind: 'holder', holderId: m.hid } });
+            await ask(m, `cart:${cart}`, { kind: 'clear', caller: { kind: 'holder', holderId: m.hid }, at: at(svc) });
             continue;
           }
           if (r instanceof Error) throw r;

@@ -50,7 +50,7 @@ export function cartRoutes(s: Services): Route[] {
         const line = currentLine(s, snapshots, ctx.body);
         await recordOpen(s, line);
         const cartId = await cartOf(ctx);
-        return added(await s.runtime.ask<LineAdded>(`cart:${cartId}`, { kind: 'add', caller: agentOf(ctx.principal), line }, { idem: ctx.idem }));
+        return added(await s.runtime.ask<LineAdded>(`cart:${cartId}`, { kind: 'add', caller: agentOf(ctx.principal), line, at: s.clock.realNow() }, { idem: ctx.idem }));
       },
       replay: added,
     }),
@@ -74,7 +74,7 @@ export function cartRoutes(s: Services): Route[] {
       responses: { 404: { description: 'no such line in my default cart' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, principal, idem }) => {
         const { id } = await defaultCart(principal);
-        return json(await s.runtime.ask<LineChanged>(`cart:${id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id }, { idem }));
+        return json(await s.runtime.ask<LineChanged>(`cart:${id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id, at: s.clock.realNow() }, { idem }));
       },
     }),
     route({
@@ -107,14 +107,14 @@ export function cartRoutes(s: Services): Route[] {
       params: CartItemParams, body: CartItemUpdate, response: { 200: LineChangedAnswer },
       responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, body, principal, idem }) =>
-        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'setQty', caller: agentOf(principal), itemId: params.item_id, qty: body.qty }, { idem })),
+        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'setQty', caller: agentOf(principal), itemId: params.item_id, qty: body.qty, at: s.clock.realNow() }, { idem })),
     }),
     route<{ cart_id: number; item_id: number }>({
       method: 'DELETE', path: '/api/v1/carts/{cart_id}/items/{item_id}', auth: 'key', summary: 'Remove a line (only while not ordered)',
       params: CartItemParams, response: { 200: LineChangedAnswer },
       responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, principal, idem }) =>
-        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id }, { idem })),
+        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id, at: s.clock.realNow() }, { idem })),
     }),
     route<{ cart_id: number }, unknown, CartCheckout>({
       method: 'POST', path: '/api/v1/carts/{cart_id}/checkout', auth: 'key',

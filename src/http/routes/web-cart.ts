@@ -107,7 +107,7 @@ export function webCartPageRoutes(s: Services): Route[] {
       run: async (holder, { body, idem }) => {
         const line = currentLine(s, snapshots, body);
         await recordOpen(s, line);
-        return ask<LineAdded>((await ownCart(holder)).id, { kind: 'add', caller: caller(holder), line }, idem);
+        return ask<LineAdded>((await ownCart(holder)).id, { kind: 'add', caller: caller(holder), line, at: now() }, idem);
       },
       reply: (req, a, body) => formReply(req, body.next, { cart_id: a.cart_id, item_id: a.item_id, qty: a.qty }),
     }),
@@ -115,20 +115,20 @@ export function webCartPageRoutes(s: Services): Route[] {
     cartPost<Static<typeof UpdateForm>, LineChanged>({
       path: '/cart/update', summary: 'Change a line\'s qty (0 removes it), while not ordered', body: UpdateForm, answer: CartLineForm,
       run: async (holder, { body, idem }) =>
-        ask((await cartOfItem(holder, body.item_id, body.cart_id)), { kind: 'setQty', caller: caller(holder), itemId: body.item_id, qty: body.qty }, idem),
+        ask((await cartOfItem(holder, body.item_id, body.cart_id)), { kind: 'setQty', caller: caller(holder), itemId: body.item_id, qty: body.qty, at: now() }, idem),
       reply: lineReply,
     }),
 
     cartPost<Static<typeof LineForm>, LineChanged>({
       path: '/cart/remove', summary: 'Remove a line, while not ordered', body: LineForm, answer: CartLineForm,
       run: async (holder, { body, idem }) =>
-        ask((await cartOfItem(holder, body.item_id, body.cart_id)), { kind: 'remove', caller: caller(holder), itemId: body.item_id }, idem),
+        ask((await cartOfItem(holder, body.item_id, body.cart_id)), { kind: 'remove', caller: caller(holder), itemId: body.item_id, at: now() }, idem),
       reply: lineReply,
     }),
 
     cartPost<Static<typeof ClearForm>, Cleared>({
       path: '/cart/clear', summary: 'Remove every line not yet ordered from a cart (empty cart_id: your own)', body: ClearForm, answer: CartClearedForm,
-      run: async (holder, { body, idem }) => ask(await cartIdOr(holder, body.cart_id), { kind: 'clear', caller: caller(holder) }, idem),
+      run: async (holder, { body, idem }) => ask(await cartIdOr(holder, body.cart_id), { kind: 'clear', caller: caller(holder), at: now() }, idem),
       reply: (req, c, body) => formReply(req, body.next, { cart_id: c.cart_id, removed: c.removed }),
     }),
 
@@ -174,7 +174,7 @@ export function webCartPageRoutes(s: Services): Route[] {
           }
         }
         for (const { line } of lines) await recordOpen(s, line);
-        return ask<LinesAdded>(cartId, { kind: 'addMany', caller: caller(holder), lines, skipped }, idem);
+        return ask<LinesAdded>(cartId, { kind: 'addMany', caller: caller(holder), lines, skipped, at: now() }, idem);
       },
       reply: (req, u) => formReply(req, `/cart?added=${u.added}&skipped=${u.skipped.length}`, u),
     }),

@@ -51,7 +51,7 @@ export function webCartRoutes(s: Services): Route[] {
   async function openCart(token: string, holder: HolderPrincipal | null): Promise<{ found: Found; connectedNow: boolean }> {
     const found = await findCart(token, holder);
     if (!holder || found.holder_id !== null) return { found, connectedNow: false };
-    const opened = await s.runtime.ask<Opened>(`cart:${found.cart.id}`, { kind: 'open', holderId: holder.holderId });
+    const opened = await s.runtime.ask<Opened>(`cart:${found.cart.id}`, { kind: 'open', holderId: holder.holderId, at: s.clock.realNow() });
     return { found: opened.connected ? await findCart(token, holder) : found, connectedNow: opened.connected_now };
   }
 
