@@ -7,6 +7,7 @@ import type { ActorRuntime } from './shards.js';
 
 export { ActorRuntime, type AskOptions, type IdemTicket, type RuntimeOptions } from './shards.js';
 export { ActorError } from './actor.js';
+export type { ActorRef, Replies } from './protocol.js';
 export { REUSED_KEY, type StoredAnswer } from './idempotency.js';
 export { safeError, withSafeErrors } from './log.js';
 export { NotifyListener, type Notified } from './notify.js';
