@@ -1,6 +1,7 @@
 // What an actor kind is. Orleans-style: an actor is addressed by id ("market:m15"), activated on
 // demand from storage, and its turns never interleave. A kind declares its messages as a typed
-// union and one handler per message kind; the runtime does the rest.
+// union with the reply of each message kind (its messages.ts) and one handler per message kind; the
+// runtime does the rest.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { IdemRequest, Replies } from './protocol.js';
 

@@ -1,5 +1,6 @@
-// What the front end (src/) may use of the actor runtime: the handle that asks actors and runs read
-// tasks, the refusal it throws, and the Idempotency-Key vocabulary. Everything else under actors/
+// What the front end (src/) may use of the actor runtime: the handle that asks actors (through the
+// typed addresses the kinds' messages.ts make) and runs read tasks, the refusal it throws, and the
+// Idempotency-Key vocabulary. Everything else under actors/
 // is internal to the workers; src/ imports only this module and the kinds' messages.ts
 // (test/unit/layers.test.ts holds the line).
 import type { readTasks } from '../index.js';
