@@ -7,6 +7,7 @@ import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
 import { ActorRuntime, NotifyListener, read, withSafeErrors } from '../actors/runtime/client.js';
+import { answersRef } from '../actors/answers/messages.js';
 import { budgetProblem, connectionBudget, connectionLimit, MAIN_POOL, poolStats, WORKER_POOL } from '../orm/connections.js';
 import { ConfigError } from './config.js';
 import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
@@ -185,7 +186,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
 
   // Stored Idempotency-Key answers are forgotten after 24 h and events after 7 days (CONTRACT.md), bounded batches an hour.
   const sweep = setInterval(() => {
-    runtime.ask('answers:sweep', { kind: 'sweep', at: clock.realNow() }).catch((err) => log.warn({ err }, 'retention sweep failed; the next one retries'));
+    runtime.ask(answersRef, { kind: 'sweep', at: clock.realNow() }).catch((err) => log.warn({ err }, 'retention sweep failed; the next one retries'));
   }, ANSWER_SWEEP_MS);
   sweep.unref();
 

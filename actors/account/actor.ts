@@ -14,7 +14,7 @@ import { orderOf } from './views.js';
 import type { Payment } from '../money/messages.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
-import type { AccountMessage, Connected, FundingSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
+import type { AccountMessage, AccountReplies, Connected, FundingSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
 import { schedulePayout, topup } from './holder-money.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
 import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
@@ -24,7 +24,7 @@ type AccountState = { accountId: number };
 let batcher: OrderBatcher | undefined;
 type OrderRow = { id: number; round_id: number; market: string; tick: number; status: string; total_cents: number; agent_id: number; closes_at: number };
 
-export const accountActor = defineActor<AccountState, AccountMessage>({
+export const accountActor = defineActor<AccountState, AccountMessage, AccountReplies>({
   kind: 'account',
   // The order batch writes each order's stored answer in the orders' own statement.
   ownsIdempotency: ['order'],

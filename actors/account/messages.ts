@@ -3,7 +3,7 @@
 import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
 import type { CardPayment, Payment } from '../money/messages.js';
-import type { IdemRequest } from '../runtime/protocol.js';
+import { actorRef, type IdemRequest } from '../runtime/protocol.js';
 
 /** One order as the batch places it (actors/account/order-batch.ts). */
 export type OrderRequest = {
@@ -56,6 +56,13 @@ export type PayoutScheduled = {
 };
 /** `connected`: the agent is this holder's (now or before); false when another holder has it. */
 export type Connected = { agent_id: number; connected: boolean };
+
+/** The reply to each message kind (actor.ts's handlers answer these). */
+export type AccountReplies = {
+  order: OrderPlaced; pay: Paid; connect: Connected; funding: FundingSet; topup: ToppedUp; payout: PayoutScheduled;
+};
+/** The address of trading account `id`'s actor. */
+export const accountRef = (id: number) => actorRef<AccountMessage, AccountReplies>('account', id);
 
 // Read tasks (reads.ts). Served objects are the SPEC.md resources as views.ts shapes them.
 

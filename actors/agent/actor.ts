@@ -6,13 +6,13 @@ import { AccountSchema, AgentSchema, CartSchema } from '../../orm/entities/index
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AgentMessage, AgentProfile, CartMade, Registered } from './messages.js';
+import type { AgentMessage, AgentReplies, AgentProfile, CartMade, Registered } from './messages.js';
 
 /** Carts one agent may own (a bound; SPEC.md leaves it open). */
 export const MAX_CARTS_PER_AGENT = 50;
 
 
-export const agentActor = defineActor<{ keyId: string }, AgentMessage>({
+export const agentActor = defineActor<{ keyId: string }, AgentMessage, AgentReplies>({
   kind: 'agent',
 
   async activate(ctx) {

@@ -1,5 +1,6 @@
 // AgentActor's messages and replies ("agent:<key id>"), and the arguments and replies of the agent
 // read tasks (reads.ts): what the front end may know of this actor kind.
+import { actorRef } from '../runtime/protocol.js';
 
 export type AgentProfile = {
   name: string;
@@ -24,6 +25,11 @@ export type AgentMessage =
 export type CartMade = { id: number; name: string; kind: 'trade'; token: string };
 
 export type Registered = { agent_id: number; account_id: number; cart_id: number; cart_token: string; cart_kind: 'trade' };
+
+/** The reply to each message kind (actor.ts's handlers answer these). */
+export type AgentReplies = { register: Registered; newCart: CartMade; registerForHolder: Registered };
+/** The address of the agent whose API key has id `keyId`. */
+export const agentRef = (keyId: string) => actorRef<AgentMessage, AgentReplies>('agent', keyId);
 
 // Read tasks (reads.ts).
 

@@ -4,13 +4,13 @@
 import { defineActor } from '../runtime/actor.js';
 import { SWEEP_BATCH, sweepAnswers } from '../runtime/idempotency.js';
 import { EVENT_SWEEP_BATCH, sweepEvents } from '../events/reads.js';
-import type { AnswersMessage, Swept } from './messages.js';
+import type { AnswersMessage, AnswersReplies, Swept } from './messages.js';
 
 
 /** Batches one sweep turn deletes at most (the next sweep takes the rest). */
 const MAX_BATCHES = 20;
 
-export const answersActor = defineActor<Record<string, never>, AnswersMessage>({
+export const answersActor = defineActor<Record<string, never>, AnswersMessage, AnswersReplies>({
   kind: 'answers',
   activate: async () => ({}),
   handlers: {

@@ -11,11 +11,11 @@ import { checkout, lockCart } from './checkout.js';
 import { MAX_OPEN_LINES, callerFacts, cartFacts, cartsSeen, isCheckedOut, isStale, lineOf, linesOf, type CartRow, type LineRow } from './lines.js';
 import { permissionsOf } from './permissions.js';
 import { appendLineEvents, appendLineEventsOf } from './events.js';
-import type { Caller, CartMessage, Cleared, KindSet, LineAdded, LineChanged, LinesAdded, NewLine, Opened, Refreshed } from './messages.js';
+import type { Caller, CartMessage, CartReplies, Cleared, KindSet, LineAdded, LineChanged, LinesAdded, NewLine, Opened, Refreshed } from './messages.js';
 
 type CartState = { cartId: number };
 
-export const cartActor = defineActor<CartState, CartMessage>({
+export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
   kind: 'cart',
 
   async activate(ctx) {

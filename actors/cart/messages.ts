@@ -4,6 +4,7 @@
 import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
 import type { Payment } from '../money/messages.js';
+import { actorRef } from '../runtime/protocol.js';
 
 /** Who acts on a cart: an agent (by its key) or a logged-in holder (on the web). */
 export type Caller = { kind: 'agent'; agentId: number } | { kind: 'holder'; holderId: number };
@@ -67,6 +68,14 @@ export type Opened = { cart_id: number; connected: boolean; connected_now: boole
 
 /** The served checkout answer (SPEC.md "Checkout response" and CONTRACT.md "Carts"). */
 export type CheckedOut = Static<typeof schemas.CartCheckoutAnswer>;
+
+/** The reply to each message kind (actor.ts's handlers answer these). */
+export type CartReplies = {
+  add: LineAdded; addMany: LinesAdded; setQty: LineChanged; remove: LineChanged; clear: Cleared; refresh: Refreshed;
+  checkout: CheckedOut; setKind: KindSet; open: Opened;
+};
+/** The address of cart `id`'s actor. */
+export const cartRef = (id: number) => actorRef<CartMessage, CartReplies>('cart', id);
 
 // Read tasks (reads.ts).
 

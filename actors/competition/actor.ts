@@ -10,7 +10,7 @@ import { competitionStartEntries, postEntries, prizeEntries } from '../money/led
 import { manualDesk } from '../account/desk.js';
 import { COMPETITION, prizeSplit } from '../../src/rules.js';
 import { ranking } from './leaderboard.js';
-import type { CompetitionMessage, Finished, Joined, Opened } from './messages.js';
+import type { CompetitionMessage, CompetitionReplies, Finished, Joined, Opened } from './messages.js';
 
 type State = { id: string };
 type Row = { id: string; market: string; status: string; starts_at: number; ends_at: number; starting_balance_cents: number; prize_pool_cents: number };
@@ -24,7 +24,7 @@ async function competition(em: EntityManager, id: string, lock = false): Promise
   return row;
 }
 
-export const competitionActor = defineActor<State, CompetitionMessage>({
+export const competitionActor = defineActor<State, CompetitionMessage, CompetitionReplies>({
   kind: 'competition',
   activate: async (ctx) => ({ id: ctx.id }),
   handlers: {

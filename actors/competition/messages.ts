@@ -1,5 +1,6 @@
 // CompetitionActor's messages and replies ("competition:<id>", id `<market>-<window>`), and the
 // competition read tasks' arguments and replies: what the front end and the supervisor may know.
+import { actorRef } from '../runtime/protocol.js';
 
 /** Times are real unix seconds on the service clock. */
 export type CompetitionMessage =
@@ -13,6 +14,11 @@ export type CompetitionMessage =
 export type Opened = { id: string; due: string[] };
 export type Joined = { ok: true; account_id: number; competition_id: string; joined: boolean };
 export type Finished = { id: string; finished: boolean; prizes: { rank: number; account_id: number; holder_id: number; amount_cents: number }[] };
+
+/** The reply to each message kind (actor.ts's handlers answer these). */
+export type CompetitionReplies = { open: Opened; join: Joined; finish: Finished };
+/** The address of competition `id`'s actor (`<market>-<window>`, src/rules.ts competitionId). */
+export const competitionRef = (id: string) => actorRef<CompetitionMessage, CompetitionReplies>('competition', id);
 
 export type LeaderRow = { rank: number; name: string; return_pct: number; realized_pnl: number; settled_trades: number };
 export type CompetitionView = {

@@ -14,7 +14,7 @@ import { manualDesk } from '../account/desk.js';
 import { postCoins } from '../holder/coins.js';
 import type { SaleEntry } from '../market/goods.js';
 import { unitsToPrice } from './reads.js';
-import type { Book, Bought, Cancelled, ExchangeMessage, Listed } from './messages.js';
+import type { Book, Bought, Cancelled, ExchangeMessage, ExchangeReplies, Listed } from './messages.js';
 
 type Buy = Extract<ExchangeMessage, { kind: 'buy' }>;
 
@@ -101,7 +101,7 @@ async function buy(em: EntityManager, book: Book, msg: Buy): Promise<Bought> {
   return { listing_id: msg.listingId, item_id: l.item_id, currency: book, paid_units: l.price_units, fee_cents: fee };
 }
 
-export const exchangeActor = defineActor<{ book: Book }, ExchangeMessage>({
+export const exchangeActor = defineActor<{ book: Book }, ExchangeMessage, ExchangeReplies>({
   kind: 'exchange',
 
   async activate(ctx) {

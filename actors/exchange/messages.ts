@@ -4,6 +4,7 @@
 import type { Static } from 'typebox';
 import type { Payment } from '../money/messages.js';
 import type * as schemas from '../../src/schemas/index.js';
+import { actorRef } from '../runtime/protocol.js';
 
 export type Book = 'USD' | 'GC';
 
@@ -18,6 +19,11 @@ export type Listed = { listing_id: number };
 export type Cancelled = { listing_id: number };
 /** What the buyer paid in the book's units, and the participation fee (USD cents) it carried. */
 export type Bought = { listing_id: number; item_id: number; currency: Book; paid_units: number; fee_cents: number };
+
+/** The reply to each message kind (actor.ts's handlers answer these). */
+export type ExchangeReplies = { list: Listed; cancel: Cancelled; buy: Bought };
+/** The address of the actor of `book`. */
+export const exchangeRef = (book: Book) => actorRef<ExchangeMessage, ExchangeReplies>('exchange', book);
 
 // Read tasks (reads.ts).
 

@@ -13,7 +13,7 @@ import { effectOnce, priorAnswer, refused } from '../runtime/idempotency.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { sessionTokenHash } from '../../src/auth/sessions.js';
 import { SESSION_DAYS } from '../../src/rules.js';
-import type { CardRemoved, CoinsBought, Granted, HolderMessage, HolderSession, LoggedOut, Revoked } from './messages.js';
+import type { CardRemoved, CoinsBought, Granted, HolderMessage, HolderReplies, HolderSession, LoggedOut, Revoked } from './messages.js';
 import { buyCoins, postCoins, registrationGrant, removeCard } from './coins.js';
 import { GC_GRANT_HUNDREDTHS } from '../../src/payments/terms.js';
 import { grant, revoke } from './grants.js';
@@ -48,7 +48,7 @@ function sameEmail(stateEmail: string, email: string): void {
 /** A session answer as stored under an Idempotency-Key: never the token (only its hash is ever kept). */
 const withoutToken = (s: HolderSession): Omit<HolderSession, 'token'> => ({ holder_id: s.holder_id, email: s.email, display_name: s.display_name, expires_at: s.expires_at });
 
-export const holderActor = defineActor<{ email: string }, HolderMessage>({
+export const holderActor = defineActor<{ email: string }, HolderMessage, HolderReplies>({
   kind: 'holder',
   // Their throttle counts must outlive a refused attempt: they run outside the transaction that
   // stores the answer.

@@ -3,6 +3,7 @@
 import type { Static } from 'typebox';
 import type { CardPayment } from '../money/messages.js';
 import type * as schemas from '../../src/schemas/index.js';
+import { actorRef } from '../runtime/protocol.js';
 
 /** `address` is the client's address, for the throttles (throttle.ts). */
 export type HolderMessage =
@@ -27,6 +28,14 @@ export type CardRemoved = { card_id: number; removed: boolean };
 /** A new web session: `token` goes into the cookie, its hash into holder_session. */
 export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };
 export type LoggedOut = { ended: boolean };
+
+/** The reply to each message kind (actor.ts's handlers answer these). */
+export type HolderReplies = {
+  register: HolderSession; login: HolderSession; logout: LoggedOut; resume: HolderSession;
+  grant: Granted; revoke: Revoked; buyCoins: CoinsBought; removeCard: CardRemoved;
+};
+/** The address of the actor of the holder with (lowercased) e-mail `email`. */
+export const holderRef = (email: string) => actorRef<HolderMessage, HolderReplies>('holder', email);
 
 // Read tasks (reads.ts).
 

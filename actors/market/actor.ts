@@ -13,7 +13,7 @@ import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } f
 import { exclusiveSessionLock } from './session-lock.js';
 import { SESSIONS_CHANNEL } from '../events/messages.js';
 import { appendCloseEvents, bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holder-orders.js';
-import type { BackfillReply, CloseReply, MarketMessage, StartReply } from './messages.js';
+import type { BackfillReply, CloseReply, MarketMessage, MarketReplies, StartReply } from './messages.js';
 
 export type MarketState = { market: MarketId; openTick: number | null };
 
@@ -52,7 +52,7 @@ function marketOf(ctx: TurnContext): MarketId {
   return ctx.id as MarketId;
 }
 
-export const marketActor = defineActor<MarketState, MarketMessage>({
+export const marketActor = defineActor<MarketState, MarketMessage, MarketReplies>({
   kind: 'market',
 
   async activate(ctx) {

@@ -1,6 +1,7 @@
 // MarketActor's messages and replies ("market:<id>"): what the supervisor may know of this actor kind.
 import type { Quarantined } from './holder-orders.js';
 import type { LapTimes } from '../runtime/laps.js';
+import { actorRef } from '../runtime/protocol.js';
 
 export type { Quarantined };
 
@@ -20,3 +21,8 @@ export type StartReply = { open: number; liveStart: number; fromTick: number };
 /** `steps`: milliseconds by step of the close (actors/runtime/laps.ts), for its log line. */
 export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[]; steps?: LapTimes };
 export type BackfillReply = { recorded: number; ms: number };
+
+/** The reply to each message kind (actor.ts's handlers answer these). */
+export type MarketReplies = { start: StartReply; close: CloseReply; backfill: BackfillReply };
+/** The address of market `id`'s actor. */
+export const marketRef = (id: string) => actorRef<MarketMessage, MarketReplies>('market', id);

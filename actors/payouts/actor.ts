@@ -3,12 +3,12 @@
 // becomes `paid`, exactly once: the statement flips rows it finds `scheduled`, under their row locks,
 // so two supervisors (two processes) or a replay after a restart never pay one twice.
 import { defineActor } from '../runtime/actor.js';
-import type { PaidOut, PayoutsMessage } from './messages.js';
+import type { PaidOut, PayoutsMessage, PayoutsReplies } from './messages.js';
 
 /** Payouts one turn pays at most (the next sweep takes the rest). */
 export const PAYOUT_BATCH = 1000;
 
-export const payoutsActor = defineActor<Record<string, never>, PayoutsMessage>({
+export const payoutsActor = defineActor<Record<string, never>, PayoutsMessage, PayoutsReplies>({
   kind: 'payouts',
   activate: async () => ({}),
   handlers: {

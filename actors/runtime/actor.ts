@@ -1,8 +1,9 @@
 // What an actor kind is. Orleans-style: an actor is addressed by id ("market:m15"), activated on
 // demand from storage, and its turns never interleave. A kind declares its messages as a typed
-// union and one handler per message kind; the runtime does the rest.
+// union with the reply of each message kind (its messages.ts) and one handler per message kind; the
+// runtime does the rest.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { IdemRequest } from './protocol.js';
+import type { IdemRequest, Replies } from './protocol.js';
 
 /** Services a turn may use. `em` is a fresh fork per turn: identity maps never leak across turns. */
 export type TurnContext = {
@@ -16,15 +17,22 @@ export type TurnContext = {
   idem?: IdemRequest;
 };
 
-type Handlers<S, M extends { kind: string }> = {
-  [K in M['kind']]: (state: S, msg: Extract<M, { kind: K }>, ctx: TurnContext) => Promise<unknown>;
+/**
+ * What a handler that stores its own answers (runtime/idempotency.ts) returns for a repeated key: the
+ * stored answer, as the database gives it back; the worker unwraps it.
+ */
+export type Replay = { replayed: true; reply: unknown };
+
+/** One handler per message kind, answering that kind's reply of `R` (the kind's messages.ts declares `R`). */
+type Handlers<S, M extends { kind: string }, R extends Replies<M>> = {
+  [K in M['kind']]: (state: S, msg: Extract<M, { kind: K }>, ctx: TurnContext) => Promise<R[K] | Replay>;
 };
 
-export type ActorKind<S = any, M extends { kind: string } = any> = {
+export type ActorKind<S = any, M extends { kind: string } = any, R extends Replies<M> = any> = {
   kind: string;
   /** Loads state from the database; called on first message after (re)activation. */
   activate: (ctx: TurnContext) => Promise<S>;
-  handlers: Handlers<S, M>;
+  handlers: Handlers<S, M, R>;
   /**
    * Messages whose handlers store their own answer under the request's Idempotency-Key (the order
    * batch writes answers with its orders). Every other turn with a key runs in a transaction that
@@ -33,7 +41,11 @@ export type ActorKind<S = any, M extends { kind: string } = any> = {
   ownsIdempotency?: readonly M['kind'][];
 };
 
-export function defineActor<S, M extends { kind: string }>(def: ActorKind<S, M>): ActorKind<S, M> {
+/**
+ * An actor kind: state `S`, messages `M`, replies `R` (messages.ts declares `M` and `R`; every
+ * handler's answer must be its kind's reply, so the replies `ask` promises cannot drift from them).
+ */
+export function defineActor<S, M extends { kind: string }, R extends Replies<M>>(def: ActorKind<S, M, R>): ActorKind<S, M, R> {
   return def;
 }
 

@@ -1,5 +1,6 @@
-// What the front end (src/) may use of the actor runtime: the handle that asks actors and runs read
-// tasks, the refusal it throws, and the Idempotency-Key vocabulary. Everything else under actors/
+// What the front end (src/) may use of the actor runtime: the handle that asks actors (through the
+// typed addresses the kinds' messages.ts make) and runs read tasks, the refusal it throws, and the
+// Idempotency-Key vocabulary. Everything else under actors/
 // is internal to the workers; src/ imports only this module and the kinds' messages.ts
 // (test/unit/layers.test.ts holds the line).
 import type { readTasks } from '../index.js';
@@ -7,6 +8,7 @@ import type { ActorRuntime } from './shards.js';
 
 export { ActorRuntime, type AskOptions, type IdemTicket, type RuntimeOptions } from './shards.js';
 export { ActorError } from './actor.js';
+export type { ActorRef, Replies } from './protocol.js';
 export { REUSED_KEY, type StoredAnswer } from './idempotency.js';
 export { safeError, withSafeErrors } from './log.js';
 export { NotifyListener, type Notified } from './notify.js';

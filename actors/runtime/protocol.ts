@@ -25,6 +25,24 @@ export function shardOf(actorId: string, shards: number): number {
   return (h >>> 0) % shards;
 }
 
+/** An actor kind's replies by message kind: one entry for each member of its message union `M`. */
+export type Replies<M extends { kind: string }> = { [K in M['kind']]: unknown };
+
+declare const speaks: unique symbol;
+
+/**
+ * The address of one actor: at run time its id, the string "kind:id" the runtime routes by; for the
+ * compiler, the kind's message union `M` and reply map `R`, so `ask` takes only that kind's messages
+ * and answers the reply of the message's kind. Made only by `actorRef`, through each kind's one
+ * helper in its messages.ts (`accountRef(42)`): no address is written by hand.
+ */
+export type ActorRef<M extends { kind: string }, R extends Replies<M>> = string & { readonly [speaks]: { msg: M; replies: R } };
+
+/** Builds the address of actor `id` of `kind`; each kind's messages.ts has the one helper that calls it. */
+export function actorRef<M extends { kind: string }, R extends Replies<M>>(kind: string, id: string | number): ActorRef<M, R> {
+  return `${kind}:${id}` as ActorRef<M, R>;
+}
+
 export function splitActorId(actorId: string): { kind: string; id: string } {
   const i = actorId.indexOf(':');
   if (i <= 0) throw new Error(`actor id must be "kind:id", got ${JSON.stringify(actorId)}`);

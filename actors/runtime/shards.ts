@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { ActorError } from './actor.js';
-import { shardOf, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type TurnResult } from './protocol.js';
+import { shardOf, type ActorRef, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type Replies, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
 
 /** A request's Idempotency-Key on its way to the turn that stores its answer; `replayed` is set on the way back. */
@@ -118,11 +118,17 @@ export class ActorRuntime {
     });
   }
 
-  /** Sends `msg` to actor `to` and waits for its reply; throws ActorError for refusals. */
-  ask<T = unknown>(to: string, msg: Envelope['msg'], opts: number | AskOptions = {}): Promise<T> {
+  /**
+   * Sends `msg` to actor `to` and waits for its reply; throws ActorError for refusals. The address
+   * types both: `msg` is one of its kind's messages, the answer that message kind's reply.
+   */
+  ask<M extends { kind: string }, R extends Replies<M>, K extends M['kind']>(
+    to: ActorRef<M, R>, msg: NoInfer<M> & { kind: K }, opts: number | AskOptions = {},
+  ): Promise<R[K]> {
     const { timeoutMs = this.opts.askTimeoutMs, idem, grouped = false } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
-    const envelope: Envelope = idem ? { to, msg, idem: { scope: idem.scope, key: idem.key, hash: idem.hash } } : { to, msg };
-    return this.run<T>(shardOf(to, this.shards.length), envelope, to, msg.kind, timeoutMs, idem, grouped);
+    const sent = msg as Envelope['msg'];
+    const envelope: Envelope = idem ? { to, msg: sent, idem: { scope: idem.scope, key: idem.key, hash: idem.hash } } : { to, msg: sent };
+    return this.run<R[K]>(shardOf(to, this.shards.length), envelope, to, msg.kind, timeoutMs, idem, grouped);
   }
 
   /** Joins the shard's group of this event-loop turn; the first member schedules the group's one message. */

@@ -6,12 +6,13 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
-import type { BackfillReply, CloseReply, StartReply } from '../../actors/market/messages.js';
-import type { PaidOut } from '../../actors/payouts/messages.js';
-import type { Finished, Opened } from '../../actors/competition/messages.js';
+import type { ActorRuntime } from '../../actors/runtime/client.js';
+import { marketRef, type CloseReply } from '../../actors/market/messages.js';
+import { payoutsRef } from '../../actors/payouts/messages.js';
+import { competitionRef } from '../../actors/competition/messages.js';
 import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
 
-export type Asker = { ask<T>(to: string, msg: { kind: string; [k: string]: unknown }): Promise<T> };
+export type Asker = Pick<ActorRuntime, 'ask'>;
 export type ScheduledMarket = { id: string; interval_seconds: number };
 
 /** What the supervisor counts (src/metrics.ts implements it). */
@@ -108,8 +109,8 @@ export class Supervisor {
   private async startOnce(): Promise<void> {
     const plans = await Promise.all(
       this.markets.map(async (m) => {
-        const to = `market:${m.id}`;
-        const reply = await this.actors.ask<StartReply>(to, {
+        const to = marketRef(m.id);
+        const reply = await this.actors.ask(to, {
           kind: 'start',
           tick: this.clock.tick(m.interval_seconds),
           backfillDays: this.opts.backfillDays ?? 0,
@@ -119,7 +120,7 @@ export class Supervisor {
         // The sessions whose positions are still selling interact with live closes: record them
         // first, so every live close advances them.
         const recent = Math.max(reply.fromTick, reply.liveStart - SETTLEMENT_HORIZON_SESSIONS);
-        if (recent < reply.liveStart) await this.actors.ask<BackfillReply>(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
+        if (recent < reply.liveStart) await this.actors.ask(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
         await this.catchUp(m);
         return { m, from: reply.fromTick, to: recent - 1 };
       }),
@@ -136,7 +137,7 @@ export class Supervisor {
    * scheduled). The payouts actor pays each once, whichever supervisor asks first.
    */
   async payDue(): Promise<number[]> {
-    const { paid } = await this.actors.ask<PaidOut>('payouts:due', { kind: 'payDue', at: this.clock.realNow() });
+    const { paid } = await this.actors.ask(payoutsRef, { kind: 'payDue', at: this.clock.realNow() });
     if (paid.length) this.opts.log.info({ payouts: paid }, `${paid.length} payout(s) paid`);
     return paid;
   }
@@ -184,7 +185,7 @@ export class Supervisor {
     const p = this.opts.backfillRetry ?? BACKFILL_RETRY;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await this.actors.ask<BackfillReply>(`market:${m.id}`, { kind: 'backfill', from, to })).recorded;
+        return (await this.actors.ask(marketRef(m.id), { kind: 'backfill', from, to })).recorded;
       } catch (err) {
         if (this.stopped) return null;
         const giveUp = attempt >= p.attempts;
@@ -230,12 +231,12 @@ export class Supervisor {
       const n = COMPETITION_WINDOW_SESSIONS[m.id];
       if (!n) continue;
       const w = Math.floor(this.clock.tick(m.interval_seconds) / n);
-      const { due } = await this.actors.ask<Opened>(`competition:${competitionId(m.id, w)}`, {
+      const { due } = await this.actors.ask(competitionRef(competitionId(m.id, w)), {
         kind: 'open', market: m.id, name: `${m.id} challenge #${w}`, at,
         startsAt: this.clock.closesAt(w * n - 1, m.interval_seconds), endsAt: this.clock.closesAt((w + 1) * n - 1, m.interval_seconds),
       });
       for (const id of due) {
-        const r = await this.actors.ask<Finished>(`competition:${id}`, { kind: 'finish', at });
+        const r = await this.actors.ask(competitionRef(id), { kind: 'finish', at });
         if (r.finished) {
           finished.push(id);
           this.opts.log.info({ competition: id, prizes: r.prizes }, `competition ${id} finished`);
@@ -296,7 +297,7 @@ export class Supervisor {
       if (next > open + 1) {
         this.opts.log.warn({ market: m.id, from: open, to: next }, 'downtime beyond the catch-up bound: sessions skipped');
       }
-      const reply = await this.actors.ask<CloseReply>(`market:${m.id}`, { kind: 'close', tick: open, next });
+      const reply = await this.actors.ask(marketRef(m.id), { kind: 'close', tick: open, next });
       this.quarantined(m.id, open, reply);
       this.opts.onClose?.(m.id, open, reply);
       const prev = this.recordOpen.get(m.id) ?? open;

@@ -3,6 +3,7 @@
 // and when; a gone deal's 404 links to the current menu (at the front end and in the order batch);
 // a declined card names the approved test card; /llms.txt points to the test cards.
 import t from 'tap';
+import { accountRef } from '../../actors/account/messages.js';
 import { FUNDING_PROFITABLE_TRADES, menuUrl, orderAmounts } from '../../src/rules.js';
 import { TEST_CARDS } from '../../src/payments/cards.js';
 import type { TestService } from '../helpers/service.js';
@@ -104,7 +105,7 @@ t.test('what an agent tripped on', async (t) => {
     t.equal((await send(svc, 'GET', new URL(menuLink).pathname)).status, 200, 'the link is the menu');
 
     // The order batch's own check (a session that closed after the front end let the order through).
-    const refused = await svc.services.runtime.ask(`account:${agent.accountId}`, {
+    const refused = await svc.services.runtime.ask(accountRef(agent.accountId), {
       kind: 'order', agentId: agent.agentId, market: MARKET, tick: m.tick, idx: 0, offerKey: key, qty: 1,
       closesAt: m.closes_at, at: svc.services.clock.realNow(), payFromBalance: false, baseUrl: base,
     }).then(() => null, (err: { status: number; detail: string }) => err);

@@ -3,6 +3,8 @@
 // other agents write and execute, checkouts charge once, stale lines are skipped. The clock is the
 // test's: sessions end when the test says so.
 import t from 'tap';
+import { cartRef } from '../../actors/cart/messages.js';
+import { holderRef } from '../../actors/holder/messages.js';
 import { MARKETS } from '../../src/engine/index.js';
 import { startTestService } from '../helpers/service.js';
 import { ledgerSumCents, registerAgent, send, type TestAgent } from '../helpers/agents.js';
@@ -32,7 +34,7 @@ async function credit(accountId: number, cents: number) {
   await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', ?, balance_cents, 'test:fixture' from account where id = ?`, [cents, accountId]);
 }
 const grant = (h: TestHolder, hid: number, g: { agentId?: number | null; cartId?: number | null; level?: 'write' | 'execute'; payWith?: 'balance' | 'card'; cardId?: number | null }) =>
-  rt.ask<{ grant_id: number }>(`holder:${h.email}`, {
+  rt.ask(holderRef(h.email), {
     kind: 'grant', holderId: hid, agentId: g.agentId ?? null, cartId: g.cartId ?? null, level: g.level ?? 'write', payWith: g.payWith ?? 'balance', cardId: g.cardId ?? null, note: '',
   });
 async function ledgerBalanced(t: Tap.Test, accountId: number) {
@@ -172,7 +174,7 @@ t.test('connection: the holder opens the link; every agent of the holder sees ev
   const line = (await call(a, 'GET', `/api/v1/carts/${aCart.id}`)).body.items.find((i: any) => i.id === ok.body.item_id);
   t.same(line.proposed_by, { kind: 'agent', agent_id: b.agentId, name: 'Beta' });
   t.equal((await call(b, 'PUT', `/api/v1/carts/${aCart.id}/items/${line.id}`, { qty: 2 })).body.qty, Math.min(2, line.max_qty));
-  await rt.ask(`holder:${h.email}`, { kind: 'revoke', holderId: hid, grantId: grant_id });
+  await rt.ask(holderRef(h.email), { kind: 'revoke', holderId: hid, grantId: grant_id });
   t.equal((await call(b, 'PUT', `/api/v1/carts/${aCart.id}/items/${line.id}`, { qty: 1 })).status, 403, 'revoked: no more writes');
   t.equal((await call(a, 'PUT', `/api/v1/carts/${aCart.id}/items/${line.id}`, { qty: 0 })).body.removed, true, 'qty 0 removes the line');
 });
@@ -231,7 +233,7 @@ t.test('the permission matrix of checkout: switch off, own cart from own balance
   const ledger = (await call(a, 'GET', '/api/v1/account')).body.ledger.map((e: any) => e.kind);
   t.same(ledger.slice(0, 2).sort(), ['monthly_fee', 'order_debit'], 'order debit and fee from the balance, no card charge');
 
-  await rt.ask(`holder:${h.email}`, { kind: 'revoke', holderId: hid, grantId: ex.grant_id });
+  await rt.ask(holderRef(h.email), { kind: 'revoke', holderId: hid, grantId: ex.grant_id });
   await call(a, 'POST', '/api/v1/cart/items', { market: 'h10', offer_key: d.key, qty: 1 });
   t.equal((await call(b, 'POST', `/api/v1/carts/${aCart}/checkout`)).status, 403, 'revoked');
   void wr;
@@ -313,7 +315,7 @@ t.test('an own cart buys the goods outright: inventory, no order, position or tr
   const cart = (await call(a, 'GET', '/api/v1/cart')).body.id;
   const [d] = await deals('m45');
   await call(a, 'POST', '/api/v1/cart/items', { market: 'm45', offer_key: d.key, qty: 2 });
-  t.same(await rt.ask(`cart:${cart}`, { kind: 'setKind', holderId: hid, cartKind: 'own' }), { cart_id: cart, kind: 'own' });
+  t.same(await rt.ask(cartRef(cart), { kind: 'setKind', holderId: hid, cartKind: 'own' }), { cart_id: cart, kind: 'own' });
   await fundingOn(a);
   const refused = await call(a, 'POST', `/api/v1/carts/${cart}/checkout`);
   t.equal(refused.status, 403, 'an own cart is not paid from the agent\'s balance');
@@ -333,7 +335,7 @@ t.test('an own cart buys the goods outright: inventory, no order, position or tr
   await ledgerBalanced(t, desk.id);
   const line = (await call(a, 'GET', `/api/v1/carts/${cart}`)).body.items[0];
   t.same([line.status, line.order_id, line.inventory_item_id], ['ordered', null, paid.body.inventory_item_ids[0]]);
-  await t.rejects(rt.ask(`cart:${cart}`, { kind: 'setKind', holderId: hid, cartKind: 'trade' }), { status: 400 }, 'a paid cart keeps its kind');
+  await t.rejects(rt.ask(cartRef(cart), { kind: 'setKind', holderId: hid, cartKind: 'trade' }), { status: 400 }, 'a paid cart keeps its kind');
 });
 
 t.test('stale lines: the clock ends their session; checkout skips them; a refresh re-maps them', async (t) => {
@@ -365,7 +367,7 @@ t.test('stale lines: the clock ends their session; checkout skips them; a refres
   const next = (await send(svc, 'GET', '/api/v1/markets/m15/deals?limit=500')).body;
   t.ok(next.tick > m15.tick, 'the next session is open');
   const menus = [{ market: 'm15', tick: next.tick, closesAt: next.closes_at }];
-  const refreshed = await rt.ask<any>(`cart:${cart}`, { kind: 'refresh', caller: { kind: 'agent', agentId: a.agentId }, at: nowMs / 1000, menus });
+  const refreshed = await rt.ask(cartRef(cart), { kind: 'refresh', caller: { kind: 'agent', agentId: a.agentId }, at: nowMs / 1000, menus });
   const families = new Set(next.deals.map((d: any) => d.sku_family));
   const expectMoved = stale.filter((l) => families.has(l.family)).map((l) => l.id);
   t.ok(expectMoved.length > 0 && expectMoved.length < stale.length, 'this seed has both cases: families on the next menu and families not');
@@ -386,17 +388,17 @@ t.test('a line the holder picked is ordered on the holder\'s Manual desk and fil
   const hid = await holderId(h);
   const [desk] = await q(`select id::float8 as id from account where holder_id = ? and kind = 'manual'`, [hid]);
   t.ok(desk, 'a Manual desk made at registration');
-  const own = await rt.ask<{ id: number }>('cart:0', { kind: 'open', holderId: hid, at: nowMs / 1000 }).catch((e) => e);
+  const own = await rt.ask(cartRef(0), { kind: 'open', holderId: hid, at: nowMs / 1000 }).catch((e) => e);
   t.equal(own.status, 404, 'no cart 0');
   const [cart] = await q('select id::float8 as id from cart where holder_id = ? and agent_id is null', [hid]);
   const menu = (await send(svc, 'GET', '/api/v1/markets/m15/deals?limit=1')).body;
   const d = menu.deals[0];
   const line = { market: 'm15', tick: menu.tick, idx: 0, offerKey: d.key, qty: 1, maxQty: d.max_qty, note: '', closesAt: menu.closes_at };
   const holder = { kind: 'holder', holderId: hid } as const;
-  const added = await rt.ask<any>(`cart:${cart.id}`, { kind: 'add', caller: holder, line, at: nowMs / 1000 });
+  const added = await rt.ask(cartRef(cart.id), { kind: 'add', caller: holder, line, at: nowMs / 1000 });
   t.equal(added.status, 'in_cart', 'the holder\'s own cart is connected from the start');
   await credit(desk.id, 100_000);
-  const paid = await rt.ask<any>(`cart:${cart.id}`, { kind: 'checkout', caller: holder, payment: { method: 'balance' }, at: nowMs / 1000, baseUrl: svc.config.baseUrl });
+  const paid = await rt.ask(cartRef(cart.id), { kind: 'checkout', caller: holder, payment: { method: 'balance' }, at: nowMs / 1000, baseUrl: svc.config.baseUrl });
   t.equal(paid.orders.length, 1);
   t.same([paid.orders[0].account_id, paid.orders[0].agent_id, paid.orders[0].status], [desk.id, null, 'paid'], 'on the Manual desk, no agent');
   nowMs = (menu.closes_at + 1) * 1000;

@@ -3,6 +3,7 @@
 // the timeline, each with its refusals, as a JSON client and as a browser (303, pages). The clock is
 // the test's: pay_at is exact, and sessions close when the test says so.
 import t from 'tap';
+import { payoutsRef } from '../../actors/payouts/messages.js';
 import { startTestService } from '../helpers/service.js';
 import { registerAgent, send } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder } from '../helpers/web.js';
@@ -292,7 +293,7 @@ t.test('the timeline: every event of the holder\'s accounts, newest first, paged
   await svc.services.supervisor.runDue();
   await ok('coins', postForm(svc, '/console/coins', { pack: 5, ...CARD }, asCy));
   const payout = (await ok('payout', postForm(svc, '/console/payout', { account_id: desk, amount: '20' }, asCy))) as any;
-  const paid = await svc.services.runtime.ask<{ paid: number[] }>('payouts:due', { kind: 'payDue', at: payout.body.pay_at });
+  const paid = await svc.services.runtime.ask(payoutsRef, { kind: 'payDue', at: payout.body.pay_at });
   t.ok(paid.paid.includes(payout.body.payout_id), 'the payout is paid when due');
   const grant = (await ok('grant', postForm(svc, '/cart/grant', { level: 'write' }, asCy))) as any;
   await ok('revoke', postForm(svc, '/cart/grant/revoke', { grant_id: grant.body.grant_id }, asCy));

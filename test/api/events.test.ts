@@ -2,6 +2,7 @@
 // every event of a real flow, in order, with gap-free ids per account, `data` as the GET serves it,
 // the REST replay's paging and type filter, and the 410 of an `after` past what is kept.
 import t from 'tap';
+import { answersRef } from '../../actors/answers/messages.js';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, submit } from '../helpers/holders.js';
@@ -78,7 +79,7 @@ t.test('events: a real flow, gap-free, replayable', async (t) => {
     const head = (await events('?after=0&limit=1000')).body.next_after;
     // The answers actor sweeps events older than 7 days of the service clock.
     c.advanceBy(8 * 86_400_000);
-    const swept = await svc.services.runtime.ask<{ events: number }>('answers:sweep', { kind: 'sweep', at: svc.services.clock.realNow() });
+    const swept = await svc.services.runtime.ask(answersRef, { kind: 'sweep', at: svc.services.clock.realNow() });
     t.equal(swept.events, head, 'every event was older than 7 days');
     const old = await events('?after=3');
     t.equal(old.status, 410);

@@ -4,6 +4,8 @@
 // exactly one of two simultaneous buyers wins and the other is charged nothing. Owned goods are
 // bought outright from an own cart (the quickest real way to mint them).
 import t from 'tap';
+import { cartRef } from '../../actors/cart/messages.js';
+import { holderRef } from '../../actors/holder/messages.js';
 import { startTestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, type TestHolder } from '../helpers/holders.js';
@@ -36,9 +38,9 @@ async function ownedItem(p: Party): Promise<number> {
   const cart = (await call(p.agent, 'GET', '/api/v1/cart')).body.id;
   const [d] = (await send(svc, 'GET', '/api/v1/markets/m45/deals?limit=5')).body.deals;
   t.equal((await call(p.agent, 'POST', '/api/v1/cart/items', { market: 'm45', offer_key: d.key, qty: 1 })).status, 201);
-  await rt.ask(`cart:${cart}`, { kind: 'setKind', holderId: p.id, cartKind: 'own' });
+  await rt.ask(cartRef(cart), { kind: 'setKind', holderId: p.id, cartKind: 'own' });
   await q('update agent set autonomous_funding = true, funding_changed_at = now() where id = ?', [p.agent.agentId]);
-  await rt.ask(`holder:${p.email}`, { kind: 'grant', holderId: p.id, agentId: p.agent.agentId, cartId: cart, level: 'execute', payWith: 'balance', cardId: null, note: '' });
+  await rt.ask(holderRef(p.email), { kind: 'grant', holderId: p.id, agentId: p.agent.agentId, cartId: cart, level: 'execute', payWith: 'balance', cardId: null, note: '' });
   const paid = await call(p.agent, 'POST', `/api/v1/carts/${cart}/checkout`);
   t.equal(paid.status, 200, JSON.stringify(paid.body).slice(0, 200));
   return paid.body.inventory_item_ids[0];

@@ -24,6 +24,7 @@
 // Forms without an id field: /cart/add, /cart/refresh, /cart/upload, /carts/{token}/kind (a link's
 // token), /competitions/{id}/join (a public competition anyone may join), /register, /login.
 import t from 'tap';
+import { cartRef } from '../../actors/cart/messages.js';
 import { startTestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder } from '../helpers/web.js';
@@ -83,7 +84,7 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
   const own = ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[0].key }, asAda), 'ada adds');
   ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[1].key }, asAda), 'ada adds');
   const cartOwnA = own.cart_id as number;
-  await rt.ask(`cart:${cartOwnA}`, { kind: 'setKind', holderId: ada.holderId, cartKind: 'own' });
+  await rt.ask(cartRef(cartOwnA), { kind: 'setKind', holderId: ada.holderId, cartKind: 'own' });
   const bought = ok(await postForm(svc, '/cart/checkout', { method: 'balance', cart_id: '' }, asAda), 'ada buys outright');
   const [itemListedA, itemA] = bought.inventory_item_ids as number[];
   t.ok(itemListedA && itemA, 'two owned items');

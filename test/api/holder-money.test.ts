@@ -5,6 +5,11 @@
 // kinds, the month being the service clock's. The clock is the test's.
 import fc from 'fast-check';
 import t from 'tap';
+import { accountRef } from '../../actors/account/messages.js';
+import { agentRef } from '../../actors/agent/messages.js';
+import { cartRef, type Caller } from '../../actors/cart/messages.js';
+import type { Payment } from '../../actors/money/messages.js';
+import { holderRef } from '../../actors/holder/messages.js';
 import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder, type TestHolder } from '../helpers/holders.js';
@@ -27,7 +32,7 @@ async function setUp(svc: TestService): Promise<Money> {
 }
 
 const at = (svc: TestService) => svc.services.clock.realNow();
-const ask = <T>(m: Money, to: string, msg: Record<string, unknown>) => m.svc.services.runtime.ask<T>(to, msg as { kind: string });
+const rt = (m: Money) => m.svc.services.runtime;
 const refusal = async (p: Promise<unknown>) => p.then(() => 0, (e) => (e as { status?: number }).status ?? -1);
 
 async function balances(m: Money): Promise<Map<number, { balance: number; sum: number }>> {
@@ -76,28 +81,28 @@ t.test('over random sequences of top-ups, payouts, coin packs and checkouts, eve
       for (const o of ops) {
         if (o.op === 'topup') {
           const acc = o.desk ? m.desk : m.agent.accountId;
-          await ask(m, `account:${acc}`, { kind: 'topup', holderId: m.hid, amountCents: o.cents, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
+          await rt(m).ask(accountRef(acc), { kind: 'topup', holderId: m.hid, amountCents: o.cents, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
           model.set(acc, model.get(acc)! + o.cents);
         } else if (o.op === 'payout') {
           const acc = o.desk ? m.desk : m.agent.accountId;
           const ok = o.cents >= 1000 && o.cents <= model.get(acc)!;
-          const status = await refusal(ask(m, `account:${acc}`, { kind: 'payout', holderId: m.hid, amountCents: o.cents, payAt: at(svc) + 3 * 86_400 }));
+          const status = await refusal(rt(m).ask(accountRef(acc), { kind: 'payout', holderId: m.hid, amountCents: o.cents, payAt: at(svc) + 3 * 86_400 }));
           if (status !== (ok ? 0 : 400)) throw new Error(`payout of ${o.cents} from ${model.get(acc)}: ${status}`);
           if (ok) model.set(acc, model.get(acc)! - o.cents);
         } else if (o.op === 'coins') {
-          const r = await ask<any>(m, `holder:${m.holder.email}`, { kind: 'buyCoins', holderId: m.hid, pack: o.pack, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
+          const r = await rt(m).ask(holderRef(m.holder.email), { kind: 'buyCoins', holderId: m.hid, pack: o.pack, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
           gc += o.pack * 100;
           if (r.fee_cents !== (feeDue ? 1500 : 0) || r.gc_balance_hundredths !== gc) throw new Error(`coins: ${JSON.stringify(r)}`);
           feeDue = false;
         } else {
           const cart = await proposeLine(m, o.deal);
           const before = model.get(m.agent.accountId)!;
-          const payment = o.balance ? { method: 'balance' } : { method: 'new_card', card: VISA, save: false };
-          const r = await ask<any>(m, `cart:${cart}`, { kind: 'checkout', caller: { kind: 'holder', holderId: m.hid }, payment, at: at(svc), baseUrl: svc.config.baseUrl }).catch((e) => e);
+          const payment: Payment = o.balance ? { method: 'balance' } : { method: 'new_card', card: VISA, save: false };
+          const r = await rt(m).ask(cartRef(cart), { kind: 'checkout', caller: { kind: 'holder', holderId: m.hid }, payment, at: at(svc), baseUrl: svc.config.baseUrl }).catch((e) => e);
           const cost = Math.round(r.total * 100 || 0) + (feeDue ? 1500 : 0);
           if (r.status === 400) {
             if (!o.balance) throw new Error(`card checkout refused: ${r.detail}`);
-            await ask(m, `cart:${cart}`, { kind: 'clear', caller: { kind: 'holder', holderId: m.hid }, at: at(svc) });
+            await rt(m).ask(cartRef(cart), { kind: 'clear', caller: { kind: 'holder', holderId: m.hid }, at: at(svc) });
             continue;
           }
           if (r instanceof Error) throw r;
@@ -126,11 +131,11 @@ t.test('a payout is paid exactly once: after a restart, and with two services on
   const config = await sharedDatabaseConfig(t);
   const first = await startTestService(t, {}, { realMs: () => nowMs }, config);
   const m = await setUp(first);
-  await ask(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 100_000, payment: { method: 'new_card', card: VISA, save: false }, at: at(first) });
+  await rt(m).ask(accountRef(m.desk), { kind: 'topup', holderId: m.hid, amountCents: 100_000, payment: { method: 'new_card', card: VISA, save: false }, at: at(first) });
   // An hour ahead: the restarted services catch up four m15 closes, not three days of them.
   const payAt = at(first) + 3600;
   const ids: number[] = [];
-  for (const cents of [1000, 2000, 3000]) ids.push((await ask<any>(m, `account:${m.desk}`, { kind: 'payout', holderId: m.hid, amountCents: cents, payAt })).payout_id);
+  for (const cents of [1000, 2000, 3000]) ids.push((await rt(m).ask(accountRef(m.desk), { kind: 'payout', holderId: m.hid, amountCents: cents, payAt })).payout_id);
   const [p] = await m.q('select amount_cents::float8 as a, commission_cents::float8 as c, net_cents::float8 as n, status from payout where id = ?', [ids[1]]);
   t.same(p, { a: 2000, c: 120, n: 1880, status: 'scheduled' }, '6 % commission, the net paid out');
   t.same(await first.services.supervisor.payDue(), [], 'not due before its time');
@@ -157,22 +162,22 @@ t.test('the participation fee is charged once per month across checkout kinds, t
   let nowMs = FEB_END * 1000;
   const svc = await startTestService(t, {}, { realMs: () => nowMs });
   const m = await setUp(svc);
-  const holderCaller = { kind: 'holder', holderId: m.hid };
+  const holderCaller: Caller = { kind: 'holder', holderId: m.hid };
   const checkoutCart = async (cart: number) =>
-    ask<any>(m, `cart:${cart}`, { kind: 'checkout', caller: holderCaller, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc), baseUrl: svc.config.baseUrl });
-  const pack = () => ask<any>(m, `holder:${m.holder.email}`, { kind: 'buyCoins', holderId: m.hid, pack: 5, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
+    rt(m).ask(cartRef(cart), { kind: 'checkout', caller: holderCaller, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc), baseUrl: svc.config.baseUrl });
+  const pack = () => rt(m).ask(holderRef(m.holder.email), { kind: 'buyCoins', holderId: m.hid, pack: 5, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
 
   t.equal((await pack()).fee_cents, 1500, 'February: the first real-money checkout carries the fee');
   t.equal((await checkoutCart(await proposeLine(m, 0))).fee, 0, 'a trade cart in February: no fee');
-  const top = await ask<any>(m, `account:${m.desk}`, { kind: 'topup', holderId: m.hid, amountCents: 5000, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
+  const top = await rt(m).ask(accountRef(m.desk), { kind: 'topup', holderId: m.hid, amountCents: 5000, payment: { method: 'new_card', card: VISA, save: false }, at: at(svc) });
   t.equal(top.balance_cents, 5000, 'a top-up is never charged the fee');
-  const onDesk = await refusal(ask(m, 'agent:DeskAgentKeyId000001', { kind: 'registerForHolder', keyHash: 'x', profile: { name: 'a', recall_phrase: 'abc' }, holderId: m.hid, accountId: m.desk }));
+  const onDesk = await refusal(rt(m).ask(agentRef('DeskAgentKeyId000001'), { kind: 'registerForHolder', keyHash: 'x', profile: { name: 'a', recall_phrase: 'abc' }, holderId: m.hid, accountId: m.desk }));
   t.equal(onDesk, 400, 'a holder-made key never trades the Manual desk');
 
   nowMs = (FEB_END + 1200) * 1000; // 00:10 UTC, 1 March 2027: the same h10 session, a new month
   const fresh = await send(svc, 'POST', '/api/v1/carts', { name: 'to keep' }, { authorization: `Bearer ${m.agent.key}` });
   const own = await proposeLine(m, 1, fresh.body.id);
-  await ask(m, `cart:${own}`, { kind: 'setKind', holderId: m.hid, cartKind: 'own' });
+  await rt(m).ask(cartRef(own), { kind: 'setKind', holderId: m.hid, cartKind: 'own' });
   t.equal((await checkoutCart(own)).fee, 15, 'March: an own cart carries the new month\'s fee');
   t.equal((await pack()).fee_cents, 0, 'and the next pack does not');
   const months = await m.q('select month from monthly_fee where holder_id = ? order by month', [m.hid]);

@@ -4,6 +4,7 @@
 // says whether the request may have taken effect; a client retrying after random time-outs ends
 // with exactly one effect per key. The clock is the test's.
 import t from 'tap';
+import { answersRef } from '../../actors/answers/messages.js';
 import pg from 'pg';
 import { MARKETS } from '../../src/engine/index.js';
 import { sessionLockKey } from '../../actors/market/session-lock.js';
@@ -150,7 +151,7 @@ t.test('a stored answer is kept 24 hours, then swept', async (t) => {
   const body = { market: MARKET, offer_key: deal.key, qty: 1 };
   t.equal((await keyed(agent, 'old-1', body)).status, 201);
   await q(`update idempotency set created_at = now() - interval '25 hours' where key = 'old-1'`);
-  const swept = await svc.services.runtime.ask<{ deleted: number }>('answers:sweep', { kind: 'sweep', at: svc.services.clock.realNow() });
+  const swept = await svc.services.runtime.ask(answersRef, { kind: 'sweep', at: svc.services.clock.realNow() });
   t.ok(swept.deleted >= 1, 'the expired answer was swept');
   t.same(await q(`select key from idempotency where key = 'old-1'`), []);
 });

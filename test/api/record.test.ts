@@ -3,6 +3,7 @@
 // advance one session per close and settle after 8 with the cash formulas, and the same seed gives
 // the same record.
 import t from 'tap';
+import { marketRef } from '../../actors/market/messages.js';
 import { houseTrade } from '../../actors/market/rows.js';
 import type { ActorRuntime } from '../../actors/runtime/shards.js';
 import { MARKETS, menu, sessionRows } from '../../src/engine/index.js';
@@ -39,7 +40,7 @@ t.test('the backfill records every past session of the window once, with the des
     const revealed = Math.min(8, OPEN - 1 - tick);
     tt.ok(trades.every((x) => x.revealed_ticks === revealed && x.settled === (revealed === 8)), `revealed ${revealed}`);
   }
-  const again = await r.rt.ask<{ recorded: number }>('market:m15', { kind: 'backfill', from: OPEN - 24, to: OPEN - 1 });
+  const again = await r.rt.ask(marketRef('m15'), { kind: 'backfill', from: OPEN - 24, to: OPEN - 1 });
   tt.equal(again.recorded, 0, 'a repeated backfill records nothing');
 });
 
@@ -84,7 +85,7 @@ t.test('a session closes once: a repeated close changes nothing', async (tt) => 
   await r.sup.runDue();
   const count = async () => (await r.q("select (select count(*) from trade)::int t, (select count(*) from tape)::int p, (select sum(revealed_ticks) from trade)::int rv"))[0];
   const before = await count();
-  const reply = await r.rt.ask<{ closed: boolean }>('market:m15', { kind: 'close', tick: OPEN + 1 });
+  const reply = await r.rt.ask(marketRef('m15'), { kind: 'close', tick: OPEN + 1 });
   tt.equal(reply.closed, false);
   tt.same(await count(), before, 'no trade, tape row or advance was added');
 });

@@ -102,6 +102,91 @@ export function routeCrossings(file: string, source: string): Crossing[] {
   return out;
 }
 
+/** One import: the importing file, its line, the imported file. */
+type ImportEdge = { from: string; line: number; to: string };
+
+/**
+ * The import graph of `files` (root-relative path -> source): every relative import, re-export and
+ * dynamic import, type-only ones included (an `import type` loop is a loop of the design, even
+ * though the compiler erases it), resolved to a file of the graph (`./x.js` names `x.ts`).
+ */
+export function importGraph(files: Map<string, string>): Map<string, ImportEdge[]> {
+  const graph = new Map<string, ImportEdge[]>();
+  for (const [file, source] of files) {
+    const edges: ImportEdge[] = [];
+    for (const { n, text } of codeLines(source)) {
+      for (const spec of specifiers(text)) {
+        const to = resolved(file, spec)?.replace(/\.js$/, '.ts');
+        if (to && files.has(to) && !edges.some((e) => e.to === to)) edges.push({ from: file, line: n, to });
+      }
+    }
+    graph.set(file, edges);
+  }
+  return graph;
+}
+
+/**
+ * The import loops of a graph: one loop (its imports in order, the last one back to the first file)
+ * for each set of files that import each other (Tarjan's strongly connected components), so a
+ * tangle of several loops is reported once, by one of them.
+ */
+export function importLoops(graph: Map<string, ImportEdge[]>): ImportEdge[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const { to } of graph.get(v) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(v, Math.min(low.get(v)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(v, Math.min(low.get(v)!, index.get(to)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      const selfImport = graph.get(v)?.some((e) => e.to === v);
+      if (component.length > 1 || selfImport) components.push(component.sort());
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  // One loop through each component: the shortest way from its first file back to it.
+  return components.map((component) => {
+    const inside = new Set(component);
+    const start = component[0];
+    const via = new Map<string, ImportEdge>();
+    const queue = [start];
+    for (let i = 0; i < queue.length; i++) {
+      for (const e of graph.get(queue[i]) ?? []) {
+        if (!inside.has(e.to) || via.has(e.to)) continue;
+        via.set(e.to, e);
+        if (e.to === start) break;
+        queue.push(e.to);
+      }
+      if (via.has(start)) break;
+    }
+    const loop: ImportEdge[] = [];
+    for (let e = via.get(start)!; ; e = via.get(e.from)!) {
+      loop.unshift(e);
+      if (e.from === start) break;
+    }
+    return loop;
+  });
+}
+
+const showLoop = (loop: ImportEdge[]) =>
+  `${loop.map((e) => e.from).join(' -> ')} -> ${loop[0].from}\n${loop.map((e) => `    ${e.from}:${e.line} imports ${e.to}`).join('\n')}`;
+
 const show = (c: Crossing) => `${c.file}:${c.line}: ${c.what}\n    ${c.text}`;
 const pendingOf = (c: Crossing) => PENDING.find((p) => p.file === c.file && p.line.test(c.text));
 
@@ -182,4 +267,28 @@ t.test('nothing imports a route file (src/http/routes/) but the route table\'s a
     const imports = codeLines(readFileSync(path.join(ROOT, a.file), 'utf8')).flatMap(({ text }) => specifiers(text).map((spec) => resolved(a.file, spec)));
     t.ok(imports.some((to) => to !== null && a.may.test(to)), `${a.file} (${a.why}) imports no route file any more: remove it from ROUTE_ASSEMBLERS`);
   }
+});
+
+t.test('the loop finder finds a loop of type-only imports, and only loops', async (t) => {
+  const files = new Map([
+    ['actors/k/messages.ts', "import type { Row } from './views.js';\nexport type Msg = { row: Row };"],
+    ['actors/k/views.ts', "import { helper } from './helper.js';\nexport type Row = { n: number };"],
+    ['actors/k/helper.ts', "import type {\n  Msg,\n} from './messages.js';\nexport const helper = (m: Msg) => m;"],
+    ['actors/k/actor.ts', "import type { Msg } from './messages.js';\nimport { helper } from './helper.js';\n// import { x } from './actor.js';"],
+    ['src/x.ts', "export { helper } from '../actors/k/helper.js';\nimport('./y.js');"],
+    ['src/y.ts', "import pino from 'pino';"],
+  ]);
+  const loops = importLoops(importGraph(files));
+  t.same(loops.map((l) => l.map((e) => `${e.from}:${e.line}`)), [['actors/k/helper.ts:3', 'actors/k/messages.ts:1', 'actors/k/views.ts:1']], loops.map(showLoop).join('\n'));
+  t.match(showLoop(loops[0]), /^actors\/k\/helper\.ts -> actors\/k\/messages\.ts -> actors\/k\/views\.ts -> actors\/k\/helper\.ts\n/);
+  t.same(importLoops(importGraph(new Map([['src/a.ts', "import type { A } from './a.js';"]]))).length, 1, 'a file importing itself is a loop');
+  t.same(importLoops(importGraph(new Map([...files].filter(([f]) => f !== 'actors/k/views.ts')))), [], 'without one of its files, no loop');
+});
+
+t.test('src/ and actors/ have no import loops (type-only imports too)', async (t) => {
+  const files = new Map([...sourceFiles('src'), ...sourceFiles('actors')].map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8')]));
+  const graph = importGraph(files);
+  t.ok([...graph.values()].reduce((n, edges) => n + edges.length, 0) > 500, 'the graph has the project\'s imports');
+  const loops = importLoops(graph);
+  t.same(loops.map(showLoop), [], `files that import each other (contracts own their types: messages.ts defines, implementations import it):\n${loops.map(showLoop).join('\n')}`);
 });

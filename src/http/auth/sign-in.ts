@@ -2,7 +2,7 @@
 // one is wrong, and the one way in through the holder's actor, for /register, /login and a cart
 // link's inline sign-in.
 import Type, { type Static } from 'typebox';
-import type { HolderSession } from '../../../actors/holder/messages.js';
+import { holderRef, type HolderSession } from '../../../actors/holder/messages.js';
 import type { IdemTicket } from '../../../actors/runtime/client.js';
 import { HttpError, type RequestInfo } from '../route.js';
 import type { Services } from '../services.js';
@@ -43,11 +43,11 @@ export type SignInFields = { email: string; password: string; password2?: string
 export function signIn(s: Services, req: RequestInfo, how: FormName, f: SignInFields, idem?: IdemTicket): Promise<HolderSession> {
   const email = f.email.toLowerCase();
   const address = req.remoteAddress();
-  if (how === 'login') return s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'login', email, password: f.password, address }, { idem });
+  if (how === 'login') return s.runtime.ask(holderRef(email), { kind: 'login', email, password: f.password, address }, { idem });
   if (f.password2 && f.password2 !== f.password) {
     throw new HttpError(422, [{ loc: ['body', 'password2'], msg: 'Passwords do not match', type: 'value_error' }]);
   }
-  return s.runtime.ask<HolderSession>(`holder:${email}`, { kind: 'register', email, password: f.password, display_name: (f.display_name ?? '').trim(), address }, { idem });
+  return s.runtime.ask(holderRef(email), { kind: 'register', email, password: f.password, display_name: (f.display_name ?? '').trim(), address }, { idem });
 }
 
 const inlineForms = { register: compileFormValidator(RegisterForm)!, login: compileFormValidator(LoginForm)! };

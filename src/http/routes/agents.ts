@@ -1,7 +1,7 @@
 // Agents: invent a key, register it, recall it, read one's own state (SPEC.md "Agent registration
 // body", "Authentication"). Registration is a turn of the key's agent actor; reads are indexed by
 // the key id.
-import type { CartView, Registered } from '../../../actors/agent/messages.js';
+import { agentRef, type CartView, type Registered } from '../../../actors/agent/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { KEY_ID_LENGTH, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
 import { centsToNumber } from '../../engine/index.js';
@@ -66,7 +66,7 @@ export function agentRoutes(s: Services): Route[] {
       },
       handler: async ({ body, idem }) => {
         const { token: _secret, ...profile } = body;
-        const r = await s.runtime.ask<Registered>(`agent:${keyIdOf(body.token)}`, { kind: 'register', keyHash: keyHash(body.token), profile }, { idem });
+        const r = await s.runtime.ask(agentRef(keyIdOf(body.token)), { kind: 'register', keyHash: keyHash(body.token), profile }, { idem });
         return registeredReply(body, r);
       },
       replay: (r: Registered, { body }) => registeredReply(body, r),

@@ -3,8 +3,8 @@
 // autonomous funding with an execute grant (or its own cart from its own balance). Every change is
 // a turn of the cart's actor ("cart:<id>"), which decides the caller's rights (actors/cart/permissions.ts).
 import Type, { type Static } from 'typebox';
-import type { CartMade } from '../../../actors/agent/messages.js';
-import type { Caller, CheckedOut, LineAdded, LineChanged } from '../../../actors/cart/messages.js';
+import { agentRef, type CartMade } from '../../../actors/agent/messages.js';
+import { cartRef, type Caller, type CheckedOut, type LineAdded, type LineChanged } from '../../../actors/cart/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Reply, type Route } from '../route.js';
@@ -50,7 +50,7 @@ export function cartRoutes(s: Services): Route[] {
         const line = currentLine(s, snapshots, ctx.body);
         await recordOpen(s, line);
         const cartId = await cartOf(ctx);
-        return added(await s.runtime.ask<LineAdded>(`cart:${cartId}`, { kind: 'add', caller: agentOf(ctx.principal), line, at: s.clock.realNow() }, { idem: ctx.idem }));
+        return added(await s.runtime.ask(cartRef(cartId), { kind: 'add', caller: agentOf(ctx.principal), line, at: s.clock.realNow() }, { idem: ctx.idem }));
       },
       replay: added,
     }),
@@ -74,7 +74,7 @@ export function cartRoutes(s: Services): Route[] {
       responses: { 404: { description: 'no such line in my default cart' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, principal, idem }) => {
         const { id } = await defaultCart(principal);
-        return json(await s.runtime.ask<LineChanged>(`cart:${id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id, at: s.clock.realNow() }, { idem }));
+        return json(await s.runtime.ask(cartRef(id), { kind: 'remove', caller: agentOf(principal), itemId: params.item_id, at: s.clock.realNow() }, { idem }));
       },
     }),
     route({
@@ -93,7 +93,7 @@ export function cartRoutes(s: Services): Route[] {
     route<unknown, unknown, CartCreate>({
       method: 'POST', path: '/api/v1/carts', auth: 'key', summary: 'Another cart of my own',
       body: CartCreate, response: { 201: CartCreatedAnswer }, responses: { 409: { description: 'the most carts an agent may have' } },
-      handler: async ({ body, principal, idem }) => made(await s.runtime.ask<CartMade>(`agent:${(principal as AgentPrincipal).keyId}`, { kind: 'newCart', name: body.name }, { idem })),
+      handler: async ({ body, principal, idem }) => made(await s.runtime.ask(agentRef((principal as AgentPrincipal).keyId), { kind: 'newCart', name: body.name }, { idem })),
       replay: (r: CartMade) => made(r),
     }),
     route<{ cart_id: number }>({
@@ -107,14 +107,14 @@ export function cartRoutes(s: Services): Route[] {
       params: CartItemParams, body: CartItemUpdate, response: { 200: LineChangedAnswer },
       responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, body, principal, idem }) =>
-        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'setQty', caller: agentOf(principal), itemId: params.item_id, qty: body.qty, at: s.clock.realNow() }, { idem })),
+        json(await s.runtime.ask(cartRef(params.cart_id), { kind: 'setQty', caller: agentOf(principal), itemId: params.item_id, qty: body.qty, at: s.clock.realNow() }, { idem })),
     }),
     route<{ cart_id: number; item_id: number }>({
       method: 'DELETE', path: '/api/v1/carts/{cart_id}/items/{item_id}', auth: 'key', summary: 'Remove a line (only while not ordered)',
       params: CartItemParams, response: { 200: LineChangedAnswer },
       responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, principal, idem }) =>
-        json(await s.runtime.ask<LineChanged>(`cart:${params.cart_id}`, { kind: 'remove', caller: agentOf(principal), itemId: params.item_id, at: s.clock.realNow() }, { idem })),
+        json(await s.runtime.ask(cartRef(params.cart_id), { kind: 'remove', caller: agentOf(principal), itemId: params.item_id, at: s.clock.realNow() }, { idem })),
     }),
     route<{ cart_id: number }, unknown, CartCheckout>({
       method: 'POST', path: '/api/v1/carts/{cart_id}/checkout', auth: 'key',
@@ -134,7 +134,7 @@ export function cartRoutes(s: Services): Route[] {
             type: 'too_short', input: [],
           }]);
         }
-        return json(await s.runtime.ask<CheckedOut>(`cart:${params.cart_id}`, {
+        return json(await s.runtime.ask(cartRef(params.cart_id), {
           kind: 'checkout', caller: agentOf(principal), payment: { method: 'grant', payWith: body.pay_with }, itemIds: body.item_ids,
           at: s.clock.realNow(), baseUrl: base,
         }, { idem }));

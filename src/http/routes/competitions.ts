@@ -2,7 +2,7 @@
 // (list, one with its leaderboard, rules and join form, the rules page /docs/competitions) and the
 // holder's free entry, a turn of the competition's actor (competition:<id>).
 import Type from 'typebox';
-import type { CompetitionView, Joined } from '../../../actors/competition/messages.js';
+import { competitionRef, type CompetitionView, type Joined } from '../../../actors/competition/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { COMPETITION, COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import { Competition, CompetitionJoinedForm, CompetitionsAnswer } from '../../schemas/index.js';
@@ -79,7 +79,7 @@ export function competitionRoutes(s: Services): Route[] {
         const holder = principal as HolderPrincipal;
         if (!ID_SHAPE.test(params.id)) throw noCompetition(params.id);
         return webAction(req, async () => {
-          const r = await s.runtime.ask<Joined>(`competition:${params.id}`, { kind: 'join', holderId: holder.holderId, at: at() }, { idem });
+          const r = await s.runtime.ask(competitionRef(params.id), { kind: 'join', holderId: holder.holderId, at: at() }, { idem });
           return joinedReply(req, r);
         }, async (p) => page(req, await one(params.id), p));
       },

@@ -3,7 +3,9 @@
 // book's exchange actor, "exchange:USD" or "exchange:GC"); the API only reads the open listings.
 // A card is checked here first (src/http/pay-form.ts): a declined or crypto payment reaches no actor.
 import Type, { type Static } from 'typebox';
-import type { Book, Bought, Cancelled, ExchangeMessage, ListingView, Listed } from '../../../actors/exchange/messages.js';
+import {
+  exchangeRef, type Book, type Bought, type Cancelled, type ExchangeMessage, type ExchangeReplies, type ListingView, type Listed,
+} from '../../../actors/exchange/messages.js';
 import type { Payment } from '../../../actors/money/messages.js';
 import { read, type IdemTicket } from '../../../actors/runtime/client.js';
 import { numberToCents } from '../../engine/money.js';
@@ -58,7 +60,8 @@ const WORDS = {
 
 
 export function exchangeRoutes(s: Services): Route[] {
-  const ask = <R>(book: Book, msg: ExchangeMessage, idem?: IdemTicket) => s.runtime.ask<R>(`exchange:${book}`, msg, { idem });
+  const ask = <K extends ExchangeMessage['kind']>(book: Book, msg: ExchangeMessage & { kind: K }, idem?: IdemTicket) =>
+    s.runtime.ask<ExchangeMessage, ExchangeReplies, K>(exchangeRef(book), msg, { idem });
 
   /** The book a listing is in, so the right actor is asked; 404 when there is no such listing. */
   async function bookOf(listingId: number): Promise<Book> {

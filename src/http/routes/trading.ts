@@ -2,7 +2,7 @@
 // the agent's account actor, placed on a deal of the in-memory menu snapshot; everything else reads
 // the account's own rows (another account's order or position is simply not found).
 import Type, { type Static } from 'typebox';
-import type { OrderPlaced } from '../../../actors/account/messages.js';
+import { accountRef } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { LIST_CAPS } from '../../rules.js';
 import { positionTerms } from '../../engine/index.js';
@@ -65,7 +65,7 @@ export function tradingRoutes(s: Services): Route[] {
         }
         const p = me(principal);
         await recordOpen(s, snap);
-        const placed = await s.runtime.ask<OrderPlaced>(`account:${p.accountId}`, {
+        const placed = await s.runtime.ask(accountRef(p.accountId), {
           kind: 'order', agentId: p.agentId, market, tick: snap.tick, idx, offerKey: deal.key, qty: body.qty,
           closesAt: snap.closesAt, at, payFromBalance: body.pay_from_balance, baseUrl: base,
           // grouped: the worker places the orders it holds in one transaction, so they answer together

@@ -3,7 +3,7 @@
 // and the forms that change them. Every change is a turn of the cart's actor, which checks that the
 // holder may make it: a cart or line id from a form is only ever a question to that actor.
 import Type, { type Static } from 'typebox';
-import type { Caller, CartDetail, CartMessage, CheckedOut, Cleared, LineAdded, LineChanged, LinesAdded, NewLine, Refreshed } from '../../../actors/cart/messages.js';
+import { cartRef, type Caller, type CartDetail, type CartMessage, type CartReplies, type CheckedOut, type Cleared, type LineAdded, type LineChanged, type LinesAdded, type NewLine } from '../../../actors/cart/messages.js';
 import { read, type IdemTicket } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { csvRows, rowRequest, templateCsv, uploadedFile } from '../cart-csv.js';
@@ -48,7 +48,8 @@ export function webCartPageRoutes(s: Services): Route[] {
   const snapshots = menuSnapshots(s);
   const now = () => s.clock.realNow();
   const caller = (h: HolderPrincipal): Caller => ({ kind: 'holder', holderId: h.holderId });
-  const ask = <R>(cartId: number, msg: CartMessage, idem?: IdemTicket) => s.runtime.ask<R>(`cart:${cartId}`, msg, { idem });
+  const ask = <K extends CartMessage['kind']>(cartId: number, msg: CartMessage & { kind: K }, idem?: IdemTicket) =>
+    s.runtime.ask<CartMessage, CartReplies, K>(cartRef(cartId), msg, { idem });
 
   /** The holder's carts with their lines, their own first. */
   async function cartsOf(holder: HolderPrincipal): Promise<CartDetail[]> {
@@ -107,7 +108,7 @@ export function webCartPageRoutes(s: Services): Route[] {
       run: async (holder, { body, idem }) => {
         const line = currentLine(s, snapshots, body);
         await recordOpen(s, line);
-        return ask<LineAdded>((await ownCart(holder)).id, { kind: 'add', caller: caller(holder), line, at: now() }, idem);
+        return ask((await ownCart(holder)).id, { kind: 'add', caller: caller(holder), line, at: now() }, idem);
       },
       reply: (req, a, body) => formReply(req, body.next, { cart_id: a.cart_id, item_id: a.item_id, qty: a.qty }),
     }),
@@ -137,7 +138,7 @@ export function webCartPageRoutes(s: Services): Route[] {
       // One turn per cart with stale lines, without the key: a repeat finds nothing stale left to move, so it is safe as it is.
       run: async (holder) => {
         const stale = (await read(s.runtime, 'cart.list', { caller: caller(holder), baseUrl: base, at: now() })).filter((c) => c.stale_items > 0);
-        const done = await Promise.all(stale.map((c) => ask<Refreshed>(c.id, { kind: 'refresh', caller: caller(holder), at: now(), menus: currentSessions(snapshots) })));
+        const done = await Promise.all(stale.map((c) => ask(c.id, { kind: 'refresh', caller: caller(holder), at: now(), menus: currentSessions(snapshots) })));
         return { remapped: done.reduce((n, r) => n + r.remapped.length, 0), still_stale: done.reduce((n, r) => n + r.still_stale.length, 0) };
       },
       reply: (req, r, body) => formReply(req, body.next, r),
@@ -174,7 +175,7 @@ export function webCartPageRoutes(s: Services): Route[] {
           }
         }
         for (const { line } of lines) await recordOpen(s, line);
-        return ask<LinesAdded>(cartId, { kind: 'addMany', caller: caller(holder), lines, skipped, at: now() }, idem);
+        return ask(cartId, { kind: 'addMany', caller: caller(holder), lines, skipped, at: now() }, idem);
       },
       reply: (req, u) => formReply(req, `/cart?added=${u.added}&skipped=${u.skipped.length}`, u),
     }),

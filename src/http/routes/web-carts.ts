@@ -4,7 +4,7 @@
 // close, and what each open line bets on: src/http/deal-facts.ts), and approves by paying, logged in or signing in on the pay form itself. Opening the link
 // logged in, or signing in on it, connects the cart and its agent (a turn of the cart actor).
 import Type, { type Static } from 'typebox';
-import type { CartByToken, CheckedOut, KindSet, Opened } from '../../../actors/cart/messages.js';
+import { cartRef, type CartByToken, type CheckedOut, type KindSet } from '../../../actors/cart/messages.js';
 import type { HolderSession } from '../../../actors/holder/messages.js';
 import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
@@ -51,7 +51,7 @@ export function webCartRoutes(s: Services): Route[] {
   async function openCart(token: string, holder: HolderPrincipal | null): Promise<{ found: Found; connectedNow: boolean }> {
     const found = await findCart(token, holder);
     if (!holder || found.holder_id !== null) return { found, connectedNow: false };
-    const opened = await s.runtime.ask<Opened>(`cart:${found.cart.id}`, { kind: 'open', holderId: holder.holderId, at: s.clock.realNow() });
+    const opened = await s.runtime.ask(cartRef(found.cart.id), { kind: 'open', holderId: holder.holderId, at: s.clock.realNow() });
     return { found: opened.connected ? await findCart(token, holder) : found, connectedNow: opened.connected_now };
   }
 
@@ -149,7 +149,7 @@ export function webCartRoutes(s: Services): Route[] {
           const { holder, session } = await payer(req, body);
           signedIn = session;
           const { found } = await openCart(params.token, holder);
-          const paid = await s.runtime.ask<CheckedOut>(`cart:${found.cart.id}`, {
+          const paid = await s.runtime.ask(cartRef(found.cart.id), {
             kind: 'checkout', caller: { kind: 'holder', holderId: holder.holderId }, payment, at: s.clock.realNow(), baseUrl: base,
           }, { idem });
           return paidReply(req, params.token, paid, session);
@@ -174,7 +174,7 @@ export function webCartRoutes(s: Services): Route[] {
         const holder = principal as HolderPrincipal;
         return webAction(req, async () => {
           const { found } = await openCart(params.token, holder);
-          const set = await s.runtime.ask<KindSet>(`cart:${found.cart.id}`, { kind: 'setKind', holderId: holder.holderId, cartKind: body.kind }, { idem });
+          const set = await s.runtime.ask(cartRef(found.cart.id), { kind: 'setKind', holderId: holder.holderId, cartKind: body.kind }, { idem });
           return kindReply(req, params.token, set);
         }, (p) => pageOrMessage(req, params.token, holder, p));
       },

@@ -4,7 +4,7 @@
 // mistyped card never reaches the account actor and nothing is charged; the payment itself is one
 // turn of the order's account actor.
 import Type, { type Static } from 'typebox';
-import type { Connected, OrderAgent, Paid, ServedOrder } from '../../../actors/account/messages.js';
+import { accountRef, type OrderAgent, type Paid, type ServedOrder } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
@@ -53,7 +53,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
     const { order: o, agent: a } = await findOrder(token);
     // Opening a link while logged in connects the agent to the holder (SPEC.md "Authentication" 8).
     if (holder && a.holder_id === null) {
-      const c = await s.runtime.ask<Connected>(`account:${o.account_id}`, { kind: 'connect', agentId: a.id, holderId: holder.holderId });
+      const c = await s.runtime.ask(accountRef(o.account_id), { kind: 'connect', agentId: a.id, holderId: holder.holderId });
       if (c.connected) a.holder_id = holder.holderId;
     }
     const paid = o.status === 'paid' || o.status === 'filled';
@@ -95,7 +95,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
         return webAction(req, async () => {
           const payment = paymentOf(body, new Date(s.clock.realNow() * 1000));
           const { order } = await findOrder(params.token);
-          const paid = await s.runtime.ask<Paid>(`account:${order.account_id}`, {
+          const paid = await s.runtime.ask(accountRef(order.account_id), {
             kind: 'pay', orderId: order.id, holderId: holder.holderId, payment, at: s.clock.realNow(),
           }, { idem });
           return paidReply(req, paid);

@@ -4,9 +4,9 @@
 // whose holder is them and every account of an agent connected to them; rows come from the same
 // read models as the agents' API.
 import Type, { type Static, type TSchema } from 'typebox';
-import type { GrantMessage, Granted, HolderAccount, Revoked } from '../../../actors/holder/messages.js';
+import { holderRef, type GrantMessage, type HolderAccount, type HolderMessage, type HolderReplies } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
-import type { FundingSet } from '../../../actors/account/messages.js';
+import { accountRef, type FundingSet } from '../../../actors/account/messages.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber } from '../../engine/index.js';
 import { read } from '../../../actors/runtime/client.js';
@@ -201,7 +201,7 @@ export function webConsoleRoutes(s: Services): Route[] {
         return webAction(req, async () => {
           const [agent] = await agentsOf(holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
-          const set = await s.runtime.ask<FundingSet>(`account:${agent.account_id}`, {
+          const set = await s.runtime.ask(accountRef(agent.account_id), {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
           }, { idem });
           return fundingReply(req, set);
@@ -234,16 +234,19 @@ const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
  * holder's actor; the console's agents page lists them with their forms.
  */
 function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Problem) => Promise<Reply>): Route[] {
-  const holderPost = <B, R>(path: string, summary: string, body: ReturnType<typeof Type.Object>, answer: TSchema, message: (holder: HolderPrincipal, body: B) => GrantMessage, reply: (req: RequestInfo, r: R) => Reply) =>
-    holderFormRoute<B, R>({
+  const holderPost = <B, K extends GrantMessage['kind']>(
+    path: string, summary: string, body: ReturnType<typeof Type.Object>, answer: TSchema,
+    message: (holder: HolderPrincipal, body: B) => GrantMessage & { kind: K }, reply: (req: RequestInfo, r: HolderReplies[K]) => Reply,
+  ) =>
+    holderFormRoute<B, HolderReplies[K]>({
       path, summary, body, answer, reply,
-      run: (holder, { body: b, idem }) => s.runtime.ask<R>(`holder:${holder.email}`, message(holder, b), { idem }),
+      run: (holder, { body: b, idem }) => s.runtime.ask<HolderMessage, HolderReplies, K>(holderRef(holder.email), message(holder, b), { idem }),
     }, agentsPage);
   return [
-    holderPost<GrantFields, Granted>('/cart/grant', 'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)', GrantFields, GrantForm,
+    holderPost<GrantFields, 'grant'>('/cart/grant', 'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)', GrantFields, GrantForm,
       (h, b) => ({ kind: 'grant', holderId: h.holderId, agentId: b.agent_id, cartId: b.cart_id, level: b.level, payWith: b.pay_with, cardId: b.card_id, note: b.note }),
       (req, g) => formReply(req, '/console/agents', { grant_id: g.grant_id })),
-    holderPost<Static<typeof RevokeFields>, Revoked>('/cart/grant/revoke', 'Revoke a grant', RevokeFields, RevokedForm,
+    holderPost<Static<typeof RevokeFields>, 'revoke'>('/cart/grant/revoke', 'Revoke a grant', RevokeFields, RevokedForm,
       (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
       (req, r) => formReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked })),
   ];

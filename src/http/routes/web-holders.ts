@@ -2,7 +2,7 @@
 // log out. Password checks and hashing are turns of the holder's actor (worker thread); the route
 // sets or clears the session cookie and answers as CONTRACT.md "Web form posts" says.
 import Type from 'typebox';
-import type { HolderSession } from '../../../actors/holder/messages.js';
+import { holderRef, type HolderSession } from '../../../actors/holder/messages.js';
 import { sessionTokenHash } from '../../auth/sessions.js';
 import { holderOf, sessionCookie, sessionToken, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
@@ -35,7 +35,7 @@ export function webHolderRoutes(s: Services): Route[] {
   // A replayed register or login (same key, same body: the password too) answers the same and, as
   // the stored answer holds no session token, signs in with a new session of that holder.
   const resumed = async (stored: Omit<HolderSession, 'token'>, { req, body }: { req: RequestInfo; body: { next: string } }) =>
-    signedIn(req, await s.runtime.ask<HolderSession>(`holder:${stored.email}`, { kind: 'resume', holderId: stored.holder_id }), body.next);
+    signedIn(req, await s.runtime.ask(holderRef(stored.email), { kind: 'resume', holderId: stored.holder_id }), body.next);
 
   // The holder actor found this key answered already (a twin request): its stored answer has no token.
   const answered = (req: RequestInfo, session: HolderSession, next: string) =>
@@ -84,7 +84,7 @@ export function webHolderRoutes(s: Services): Route[] {
         if (crossSite(req.headers, new URL(s.config.baseUrl).origin)) throw new HttpError(403, 'cross-site request refused');
         const token = sessionToken(req);
         const holder = token ? await holderOf(s, req) : null;
-        if (token && holder) await s.runtime.ask(`holder:${holder.email}`, { kind: 'logout', tokenHash: sessionTokenHash(token) });
+        if (token && holder) await s.runtime.ask(holderRef(holder.email), { kind: 'logout', tokenHash: sessionTokenHash(token) });
         return formReply(req, '/', {}, { 'set-cookie': sessionCookie(s, null) });
       },
     }),

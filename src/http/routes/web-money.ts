@@ -4,10 +4,10 @@
 // agent keys the holder makes (a turn of the new key's agent actor). Cards are checked here first
 // (src/http/pay-form.ts): a declined, mistyped or crypto payment reaches no actor.
 import Type, { type Static } from 'typebox';
-import type { AccountMessage, PayoutScheduled, ToppedUp } from '../../../actors/account/messages.js';
-import type { AgentMessage, Registered } from '../../../actors/agent/messages.js';
-import type { CardRemoved, CoinsBought, HolderMessage } from '../../../actors/holder/messages.js';
-import { read, type IdemTicket } from '../../../actors/runtime/client.js';
+import { accountRef, type PayoutScheduled, type ToppedUp } from '../../../actors/account/messages.js';
+import { agentRef, type AgentMessage, type Registered } from '../../../actors/agent/messages.js';
+import { holderRef, type CardRemoved, type CoinsBought } from '../../../actors/holder/messages.js';
+import { read } from '../../../actors/runtime/client.js';
 import { inventKey, keyHash, keyIdOf, recallSuggestion } from '../../agents/keys.js';
 import { centsToNumber, numberToCents } from '../../engine/money.js';
 import { payoutPayAt } from '../../payments/payout-schedule.js';
@@ -50,7 +50,6 @@ type OverviewPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
 
 export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
   const now = () => new Date(s.clock.realNow() * 1000);
-  const ask = <R>(actor: `account:${number}` | `holder:${string}`, msg: AccountMessage | HolderMessage, idem?: IdemTicket) => s.runtime.ask<R>(actor, msg, { idem });
   const post = <B, R>(d: Omit<HolderForm<B, R>, 'words'>) => holderFormRoute<B, R>({ ...d, words: WORDS }, overviewPage);
 
   return [
@@ -59,7 +58,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
       run: async (holder, { body, idem }) => {
         const amountCents = numberToCents(body.amount);
         const payment = cardPaymentOf(body, now());
-        return ask(`account:${body.account_id}`, { kind: 'topup', holderId: holder.holderId, amountCents, payment, at: s.clock.realNow() }, idem);
+        return s.runtime.ask(accountRef(body.account_id), { kind: 'topup', holderId: holder.holderId, amountCents, payment, at: s.clock.realNow() }, { idem });
       },
       reply: (req, r) => formReply(req, '/console', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) }),
     }),
@@ -72,7 +71,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
         if (body.card_id !== null && !(await read(s.runtime, 'holder.card', { holderId: holder.holderId, cardId: body.card_id }))) {
           throw new HttpError(404, `no stored card ${body.card_id} of yours`);
         }
-        return ask(`account:${body.account_id}`, { kind: 'payout', holderId: holder.holderId, amountCents, payAt: payoutPayAt(s.clock) }, idem);
+        return s.runtime.ask(accountRef(body.account_id), { kind: 'payout', holderId: holder.holderId, amountCents, payAt: payoutPayAt(s.clock) }, { idem });
       },
       reply: (req, r) => formReply(req, '/console', {
         payout_id: r.payout_id, amount: centsToNumber(r.amount_cents), commission: centsToNumber(r.commission_cents), net: centsToNumber(r.net_cents),
@@ -85,7 +84,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
       body: CoinFields, answer: CoinsForm,
       run: async (holder, { body, idem }) => {
         const payment = cardPaymentOf(body, now());
-        return ask(`holder:${holder.email}`, { kind: 'buyCoins', holderId: holder.holderId, pack: body.pack, payment, at: s.clock.realNow() }, idem);
+        return s.runtime.ask(holderRef(holder.email), { kind: 'buyCoins', holderId: holder.holderId, pack: body.pack, payment, at: s.clock.realNow() }, { idem });
       },
       reply: (req, r) => formReply(req, '/console', {
         coins: r.coins, gc_balance: r.gc_balance_hundredths / 100, charged: centsToNumber(r.charged_cents), fee: centsToNumber(r.fee_cents),
@@ -94,7 +93,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
 
     post<Static<typeof RemoveCardFields>, CardRemoved>({
       path: '/console/cards/remove', summary: 'Remove one of your stored cards', body: RemoveCardFields, answer: CardRemovedForm,
-      run: (holder, { body, idem }) => ask(`holder:${holder.email}`, { kind: 'removeCard', holderId: holder.holderId, cardId: body.card_id }, idem),
+      run: (holder, { body, idem }) => s.runtime.ask(holderRef(holder.email), { kind: 'removeCard', holderId: holder.holderId, cardId: body.card_id }, { idem }),
       reply: (req, r) => formReply(req, '/console', { card_id: r.card_id, removed: r.removed }),
     }),
   ];
@@ -147,8 +146,8 @@ export function agentKeyRoute(s: Services, agentsPage: (holder: HolderPrincipal,
         const key = inventKey();
         const recallPhrase = body.recall_phrase ?? recallSuggestion();
         const profile = { name: body.name, recall_phrase: recallPhrase, purpose: body.purpose };
-        const msg: AgentMessage = { kind: 'registerForHolder', keyHash: keyHash(key), profile, holderId: holder.holderId, accountId: body.account_id };
-        const r = await s.runtime.ask<Registered>(`agent:${keyIdOf(key)}`, msg, { idem });
+        const msg = { kind: 'registerForHolder', keyHash: keyHash(key), profile, holderId: holder.holderId, accountId: body.account_id } satisfies AgentMessage;
+        const r = await s.runtime.ask(agentRef(keyIdOf(key)), msg, { idem });
         // Another process answered this Idempotency-Key first: its agent has another key, which is gone.
         if (idem?.replayed) return replayed(req, holder, r);
         return answer(req, holder, { agent_id: r.agent_id, account_id: r.account_id, key, key_id: keyIdOf(key), recall_phrase: recallPhrase });
