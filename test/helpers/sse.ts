@@ -15,9 +15,11 @@ export type SseStream = {
   close: () => void;
 };
 
-export async function openSse(svc: TestService, path: string, headers: Record<string, string> = {}): Promise<SseStream> {
+/** Opens `path` on a test service, or on a service at base URL `target` (a child process). */
+export async function openSse(target: TestService | string, path: string, headers: Record<string, string> = {}): Promise<SseStream> {
   const abort = new AbortController();
-  const res = await svc.get(path, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  const init = { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal };
+  const res = typeof target === 'string' ? await fetch(`${target}${path}`, init) : await target.get(path, init);
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
