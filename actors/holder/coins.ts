@@ -2,13 +2,13 @@
 // with its own ledger, never converted to USD and never mixed with it. `postCoins` is the one place
 // the balance moves (like actors/money/ledger.ts for USD): one statement moves it and writes the
 // entries with their running balance, refusing a debit the balance does not cover.
-import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CardSchema, CartGrantSchema } from '../../orm/entities/index.js';
+import { CardSchema } from '../../orm/entities/index.js';
 import { GC_HUNDREDTHS, isPack, packPriceCents } from '../../src/payments/terms.js';
 import { ActorError } from '../runtime/actor.js';
 import { jsonParam } from '../runtime/sql.js';
 import { chargeHolder } from '../money/charge.js';
+import { appendGrantEvents } from './grants.js';
 import { manualDesk } from '../account/desk.js';
 import type { CardRemoved, CoinsBought, CoinsMessage } from './messages.js';
 
@@ -57,7 +57,10 @@ export async function buyCoins(em: EntityManager, msg: BuyCoins): Promise<CoinsB
 /** Forgets a stored card; the live grants that charge it are revoked with it (their history stays). */
 export async function removeCard(em: EntityManager, holderId: number, cardId: number): Promise<CardRemoved> {
   if (!(await em.count(CardSchema, { id: cardId, holder: holderId }))) throw new ActorError(404, `no stored card ${cardId} of yours`);
-  await em.nativeUpdate(CartGrantSchema, { card: cardId, revokedAt: null }, { revokedAt: sql.now() });
+  const revoked = await em.execute<{ id: number }[]>(
+    'update cart_grant set revoked_at = now() where card_id = ? and holder_id = ? and revoked_at is null returning id::float8 as id', [cardId, holderId],
+  );
+  await appendGrantEvents(em, holderId, revoked.map((r) => r.id), 'revoked');
   const removed = await em.nativeDelete(CardSchema, { id: cardId, holder: holderId });
   return { card_id: cardId, removed: removed > 0 };
 }

@@ -6,7 +6,11 @@ import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentSchema, CardSchema, CartGrantSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
+import { LIST_CAPS } from '../../src/rules.js';
 import type { GrantMessage, Granted, Revoked } from './messages.js';
+import type { GrantView } from '../cart/messages.js';
+import { intArrayParam } from '../runtime/sql.js';
+import { appendEvents } from '../events/log.js';
 
 type Grant = Extract<GrantMessage, { kind: 'grant' }>;
 
@@ -30,6 +34,7 @@ export async function grant(em: EntityManager, g: Grant): Promise<Granted> {
     holder: g.holderId, agent: g.agentId, cart: g.cartId, level: g.level, payWith: g.payWith, card: g.payWith === 'card' ? g.cardId : null, note: g.note,
   });
   await em.flush();
+  await appendGrantEvents(em, g.holderId, [row.id], 'granted');
   return { grant_id: row.id };
 }
 
@@ -37,5 +42,35 @@ export async function revoke(em: EntityManager, holderId: number, grantId: numbe
   const found = await em.count(CartGrantSchema, { id: grantId, holder: holderId });
   if (!found) throw new ActorError(404, `no grant ${grantId} of yours`);
   const n = await em.nativeUpdate(CartGrantSchema, { id: grantId, holder: holderId, revokedAt: null }, { revokedAt: sql.now() });
+  if (n > 0) await appendGrantEvents(em, holderId, [grantId], 'revoked');
   return { grant_id: grantId, revoked: n > 0 };
 }
+
+/** The holder's live grants, newest first; or, with `grantIds`, those grants live or revoked (their events). */
+export async function grantsOf(em: EntityManager, holderId: number, grantIds?: number[]): Promise<GrantView[]> {
+  const rows = await em.execute<(Omit<GrantView, 'created_at'> & { created_at: Date })[]>(
+    `select gr.id::float8 as id, gr.agent_id::float8 as agent_id, g.name as agent_name, gr.cart_id::float8 as cart_id, c.name as cart_name,
+            gr.level, gr.pay_with, gr.card_id::float8 as card_id, gr.note, gr.created_at
+       from cart_grant gr left join agent g on g.id = gr.agent_id left join cart c on c.id = gr.cart_id
+      where gr.holder_id = ? and (case when ?::bigint[] is null then gr.revoked_at is null else gr.id = any(?::bigint[]) end)
+      order by gr.id desc limit ?`,
+    [holderId, grantIds ? intArrayParam(grantIds) : null, grantIds ? intArrayParam(grantIds) : null, MAX_LIVE_GRANTS],
+  );
+  return rows.map((r) => ({ ...r, created_at: new Date(r.created_at).getTime() / 1000 }));
+}
+
+/**
+ * CONTRACT.md "Events": `grant.changed` on the log of each agent a grant names (all the holder's
+ * agents for a grant to every agent), the grant as a cart's permissions show it.
+ */
+export async function appendGrantEvents(em: EntityManager, holderId: number, grantIds: number[], action: 'granted' | 'revoked'): Promise<void> {
+  if (!grantIds.length) return;
+  const views = await grantsOf(em, holderId, grantIds);
+  const agents = await em.execute<{ id: number; account_id: number }[]>(
+    'select id::float8 as id, account_id::float8 as account_id from agent where holder_id = ? order by id limit ?', [holderId, LIST_CAPS.accounts],
+  );
+  await appendEvents(em, views.flatMap((v) => agents
+    .filter((a) => v.agent_id === null || a.id === v.agent_id)
+    .map((a) => ({ account_id: a.account_id, type: 'grant.changed' as const, data: { action, grant: { ...v, grant_id: v.id } } }))));
+}
+

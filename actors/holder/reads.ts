@@ -8,8 +8,7 @@ import { LIST_CAPS } from '../../src/rules.js';
 import { defineReads } from '../runtime/read.js';
 import { profitableSettledTradesSql } from '../account/funding.js';
 import type { CardRow, ConsoleAgent, SessionHolder } from './messages.js';
-import type { GrantView } from '../cart/messages.js';
-import { MAX_LIVE_GRANTS } from './grants.js';
+import { grantsOf } from './grants.js';
 
 async function sessionHolder(em: EntityManager, tokenHash: string): Promise<SessionHolder | null> {
   const hs = await em.findOne(
@@ -47,17 +46,6 @@ function agentsOf(em: EntityManager, holderId: number, agentId: number | null): 
 }
 
 /** The holder's live grants, newest first, with the names of their agent and cart. */
-async function grantsOf(em: EntityManager, holderId: number): Promise<GrantView[]> {
-  const rows = await em.execute<(Omit<GrantView, 'created_at'> & { created_at: Date })[]>(
-    `select gr.id::float8 as id, gr.agent_id::float8 as agent_id, g.name as agent_name, gr.cart_id::float8 as cart_id, c.name as cart_name,
-            gr.level, gr.pay_with, gr.card_id::float8 as card_id, gr.note, gr.created_at
-       from cart_grant gr left join agent g on g.id = gr.agent_id left join cart c on c.id = gr.cart_id
-      where gr.holder_id = ? and gr.revoked_at is null order by gr.id desc limit ?`,
-    [holderId, MAX_LIVE_GRANTS],
-  );
-  return rows.map((r) => ({ ...r, created_at: new Date(r.created_at).getTime() / 1000 }));
-}
-
 export const holderReads = defineReads({
   'holder.grants': async ({ em }, a: { holderId: number }) => grantsOf(em, a.holderId),
   /** The holder of a live session (by the sha256 of its token), or null. */

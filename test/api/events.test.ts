@@ -192,4 +192,17 @@ t.test('events: a cart\'s lines added, removed, connected and ordered', async (t
   t.match(ordered, { id: a.body.item_id, status: 'ordered' });
   t.equal(byType('order.paid')[0].data.id, ordered.order_id, 'the line\'s order was created and paid');
   t.same(byType('order.paid')[0].data, (await agent.get(`/api/v1/orders/${ordered.order_id}`)).body);
+
+  await t.test('the holder\'s standing instructions: grants and the funding switch', async (t) => {
+    const head = r.length;
+    const granted = await submit(svc, '/cart/grant', { agent_id: String(agent.agentId), level: 'write', note: 'add to my carts' }, holder.cookie);
+    t.equal(granted.status, 200, JSON.stringify(granted.body));
+    t.equal((await submit(svc, '/cart/grant/revoke', { grant_id: String(granted.body.grant_id) }, holder.cookie)).status, 200);
+    t.equal((await submit(svc, `/console/agents/${agent.agentId}/funding`, { enabled: 'off' }, holder.cookie)).status, 200, 'the switch set off');
+    const more = (await agent.get(`/api/v1/events?after=${head}`)).body.events;
+    t.same(more.map((e: any) => [e.id, e.type]), [[head + 1, 'grant.changed'], [head + 2, 'grant.changed'], [head + 3, 'funding.changed']]);
+    t.match(more[0].data, { action: 'granted', grant: { grant_id: granted.body.grant_id, agent_id: agent.agentId, level: 'write', note: 'add to my carts' } });
+    t.match(more[1].data, { action: 'revoked', grant: { grant_id: granted.body.grant_id } });
+    t.same(more[2].data, { agent_id: agent.agentId, autonomous_funding: false });
+  });
 });
