@@ -64,6 +64,12 @@ t.test('a paid order with wrong terms is refunded at the close; the session clos
                           having a.balance_cents <> coalesce(sum(l.amount_cents), 0)`);
   t.same(drift, [], 'every balance = Σ its ledger');
 
+  // CONTRACT.md "Events": the refund is an order.refunded (the order as served) and its posting a ledger.posted.
+  const events = (await agent.get('/api/v1/events?types=order.refunded,ledger.posted,order.filled&limit=1000')).body.events;
+  const refundedEvents = events.filter((e: any) => e.type === 'order.refunded');
+  t.same(refundedEvents.map((e: any) => e.data), [refunded.body], 'order.refunded carries the refunded order, with its reason');
+  t.same(events.filter((e: any) => e.type === 'ledger.posted' && e.data.kind === 'refund').map((e: any) => e.data.ref), [`order:${bad.id}`], 'the refund\'s posting');
+  t.same(events.filter((e: any) => e.type === 'order.filled').map((e: any) => e.data.id).sort(), good.map((g: any) => g.id).sort(), 'the others filled');
   const round = (await agent.get('/api/v1/rounds')).body.rounds.find((r: any) => r.id === bad.round_id);
   t.equal(round.status, 'refunded', "the refunded order's round says so");
   t.same(await q('select refunded_cents::float8 as c from trade_round where id = ?', [bad.round_id]), [{ c: cents(bad.total_amount) }]);
