@@ -14,7 +14,8 @@ import { orderOf } from './views.js';
 import type { Payment } from '../money/messages.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
-import type { AccountMessage, AccountReplies, Connected, FundingSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
+import type { AccountMessage, AccountReplies, Connected, FundingSet, LimitsSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
+import { centsToNumber } from '../../src/engine/money.js';
 import { schedulePayout, topup } from './holder-money.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
 import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
@@ -64,6 +65,18 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
           if (err instanceof ActorError && err.status === 403) return { agent_id: msg.agentId, connected: false };
           throw err;
         }
+      });
+    },
+
+    async limits(state, msg, ctx): Promise<LimitsSet> {
+      return ctx.em.transactional(async (em) => {
+        const agent = await lockAgent(em, msg.agentId, state.accountId);
+        if (!agent || (agent.holder?.id ?? null) !== msg.holderId) throw new ActorError(404, `no agent ${msg.agentId} of yours`);
+        await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { limitMaxOrderCents: msg.maxOrderCents, limitMaxDayCents: msg.maxDayCents, limitMarkets: msg.markets });
+        const usd = (c: number | null) => (c === null ? null : centsToNumber(c));
+        const set = { agent_id: msg.agentId, limits: { max_order: usd(msg.maxOrderCents), max_day: usd(msg.maxDayCents), markets: msg.markets } };
+        await appendEvents(em, [{ account_id: state.accountId, type: 'limits.changed', data: set }]);
+        return set;
       });
     },
 

@@ -40,6 +40,8 @@ export type AccountMessage =
   | { kind: 'connect'; agentId: number; holderId: number }
   /** The holder's autonomous-funding switch for the agent of this account. */
   | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean }
+  /** The holder's spending limits for the agent of this account (null: no limit); a limits.changed event. */
+  | { kind: 'limits'; agentId: number; holderId: number; maxOrderCents: number | null; maxDayCents: number | null; markets: string[] | null }
   /**
    * A top-up of this account (one the holder owns) by card: a new card the front end checked, or a
    * stored one. Ledger `card_charge` (+); never a monthly fee. `at`: service clock (real unix seconds).
@@ -59,8 +61,10 @@ export type Connected = { agent_id: number; connected: boolean };
 
 /** The reply to each message kind (actor.ts's handlers answer these). */
 export type AccountReplies = {
-  order: OrderPlaced; pay: Paid; connect: Connected; funding: FundingSet; topup: ToppedUp; payout: PayoutScheduled;
+  order: OrderPlaced; pay: Paid; connect: Connected; funding: FundingSet; topup: ToppedUp; payout: PayoutScheduled; limits: LimitsSet;
 };
+/** The limits as set, in USD (CONTRACT.md "Spending limits"). */
+export type LimitsSet = { agent_id: number; limits: { max_order: number | null; max_day: number | null; markets: string[] | null } };
 /** The address of trading account `id`'s actor. */
 export const accountRef = (id: number) => actorRef<AccountMessage, AccountReplies>('account', id);
 

@@ -10,6 +10,7 @@ import { sessionLockKey } from '../market/session-lock.js';
 import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
 import { appendCtes, eventArrays, eventArraysCte, type NewEvent } from '../events/log.js';
 import { feeRowsInsertSql } from '../money/charge.js';
+import { spentSql } from '../money/limits.js';
 
 /** One column of values per array parameter. */
 type Column = readonly (string | number | boolean | null)[];
@@ -19,15 +20,19 @@ type Column = readonly (string | number | boolean | null)[];
  * sessions of $1 (markets), the paying agents $2, the accounts $3 of the batch locked FOR UPDATE in
  * id order when they pay now ($4) or are competition accounts (so concurrent batches of other
  * workers never deadlock), their competitions, the fees already charged ($5 months), the recorded
- * menu rows ($6 markets, $7 ticks, $8 idx), the stored answers ($9 scopes, $10 keys) and $11 pairs
- * of new order and round ids.
+ * menu rows ($6 markets, $7 ticks, $8 idx), the stored answers ($9 scopes, $10 keys), $11 pairs
+ * of new order and round ids, and what the paying agents funded without their holder on each UTC
+ * day $12 (their spending limits: money/limits.ts).
  */
 function readSql(): string {
   return `select
        (select coalesce(json_agg(json_build_object('market', market, 'tick', tick)), '[]') from market_session
          where closed_at is null and market = any($1)) as sessions,
-       (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at)), '[]') from agent
+       (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at,
+                 'limit_max_order_cents', limit_max_order_cents, 'limit_max_day_cents', limit_max_day_cents, 'limit_markets', limit_markets)), '[]') from agent
          where id = any($2)) as agents,
+       (select coalesce(json_agg(json_build_object('agent', s.agent, 'day', d.day, 'cents', s.cents)), '[]')
+          from unnest($12::float8[]) as d(day) cross join lateral (${spentSql('$2', 'd.day')}) s) as spent,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
          (select id, balance_cents from account where id = any($3) and (id = any($4) or kind = 'competition') order by id for update) a) as accounts,
        (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
@@ -52,6 +57,8 @@ function readSql(): string {
 export type ReadArgs = {
   markets: string[]; agents: number[]; accounts: number[]; funded: number[]; months: string[];
   menu: { market: string; tick: number; idx: number }[]; keys: { scope: string; key: string }[]; n: number;
+  /** The UTC days (their first unix second) of the paying orders: what their agents spent on each. */
+  days: number[];
 };
 
 /** BEGIN's statements: the session locks (their own statements: a snapshot is taken before a wait), expired answers, the read. */
@@ -63,7 +70,7 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
     ...(a.keys.length ? [`execute order_batch_expire(${keys.join(', ')})`] : []),
     `execute order_batch_read(${[
       arr(a.markets), arr(a.agents), arr(a.accounts), arr(a.funded), arr(a.months),
-      arr(a.menu.map((m) => m.market)), arr(a.menu.map((m) => m.tick)), arr(a.menu.map((m) => m.idx)), ...keys, String(a.n),
+      arr(a.menu.map((m) => m.market)), arr(a.menu.map((m) => m.tick)), arr(a.menu.map((m) => m.idx)), ...keys, String(a.n), arr(a.days),
     ].join(', ')})`,
   ].join(';\n');
 }
@@ -72,7 +79,7 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
 const ORDER_COLUMNS = [
   ['order_id', 'bigint'], ['round_id', 'bigint'], ['account_id', 'bigint'], ['agent_id', 'bigint'], ['market', 'text'], ['tick', 'bigint'],
   ['idx', 'int'], ['offer_key', 'text'], ['qty', 'int'], ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'],
-  ['holding_cents', 'int'], ['token', 'text'], ['closes_at', 'float8'], ['paid', 'boolean'], ['holder', 'bigint'], ['month', 'text'],
+  ['holding_cents', 'int'], ['token', 'text'], ['closes_at', 'float8'], ['paid', 'boolean'], ['holder', 'bigint'], ['month', 'text'], ['standing', 'bigint'],
   ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'], ['fee', 'bigint'], ['at', 'float8'],
 ] as const;
 export type OrderColumn = (typeof ORDER_COLUMNS)[number][0];
@@ -102,10 +109,11 @@ function writeSql(): string {
               fee, case when paid then total + fee else 0 end, case when paid then now() end from x),
      placed as (
        insert into orders (id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
-                           holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, created_at, paid_at, paid_by_holder)
+                           holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, created_at, paid_at, paid_by_holder,
+                           standing_agent_id)
        select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
               gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
-              case when paid then 'balance' end, to_timestamp(at), case when paid then to_timestamp(at) end, holder from x),
+              case when paid then 'balance' end, to_timestamp(at), case when paid then to_timestamp(at) end, holder, standing from x),
      fees as (${feeRowsInsertSql('x')}),
      answers as (
        insert into idempotency (scope, key, request_hash, status, reply)
@@ -150,7 +158,7 @@ prepare order_batch_expire(text[], text[]) as
     select i.ctid from unnest($1, $2) as k(scope, key)
       join lateral (select ctid, created_at from idempotency i where i.scope = k.scope and i.key = k.key limit 1) i on true
      where i.created_at <= now() - make_interval(hours => ${ANSWER_RETENTION_HOURS})));
-prepare order_batch_read(text[], bigint[], bigint[], bigint[], text[], text[], bigint[], int[], text[], text[], int) as
+prepare order_batch_read(text[], bigint[], bigint[], bigint[], text[], text[], bigint[], int[], text[], text[], int, float8[]) as
 ${readSql()};
 prepare order_batch_write(${WRITE_TYPES().join(', ')}) as
 ${writeSql()};`;

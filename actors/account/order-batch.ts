@@ -21,6 +21,7 @@ import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { payFromBalanceRefusal } from './funding.js';
 import { batchFeeDue, chargeBatch, feeKey } from '../money/charge.js';
+import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
 
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
@@ -124,7 +125,9 @@ type MenuRow = {
 type StoredRow = { scope: string; key: string; hash: string; status: number; reply: OrderPlaced };
 type BatchState = {
   sessions: { market: string; tick: number }[];
-  agents: { id: number; on: boolean; holder: number | null; changed_at: string | null }[];
+  agents: ({ id: number; on: boolean; holder: number | null; changed_at: string | null } & Parameters<typeof limitsOf>[0])[];
+  /** What each paying agent funded without its holder on each UTC day (`day`: its first unix second). */
+  spent: { agent: number; day: number; cents: number }[];
   accounts: { id: number; balance: number }[];
   /** The competition of each competition account in the batch (its window in real unix seconds). */
   competitions: Competing[];
@@ -141,7 +144,11 @@ type Competing = { account: number; id: string; market: string; starts_at: numbe
  * the balance (pay_from_balance, or any order of a competition account), the monthly fee it
  * carries, and the holder paying that fee.
  */
-type Decision = { terms: Terms; amounts: OrderAmounts; funded: boolean; fee: number; holder: number | null };
+type Decision = {
+  terms: Terms; amounts: OrderAmounts; funded: boolean; fee: number; holder: number | null;
+  /** The agent that funds it without its holder present (pay_from_balance): its spending limits count it. */
+  standing: number | null;
+};
 
 /** The fee month of an order: its placing time on the service clock. */
 const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
@@ -149,6 +156,7 @@ const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
 type Accepted = Decision & { req: OrderRequest; row: PlacedOrder };
 
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
+const spentKey = (agent: number, day: number) => `${agent}/${day}`;
 const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
 
 /** The batch's reads (order-batch-sql.ts): what each request needs decided, for the prepared read. */
@@ -161,6 +169,7 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
     markets: distinct(batch.map((r) => r.market)).sort(), agents: distinct(funded.map((r) => r.agentId)), accounts: distinct(batch.map((r) => r.accountId)),
     funded: distinct(funded.map((r) => r.accountId)), months: distinct(funded.map((r) => monthOf(r))), menu: [...menu.values()],
     keys: batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key })), n: batch.length,
+    days: distinct(funded.map((r) => dayStart(r.at))),
   }, lit);
 }
 
@@ -173,6 +182,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
   const competing = new Map(state.competitions.map((c) => [c.account, c]));
   const menu = new Map(state.menu.map((m) => [menuKey(m), m]));
   const stored = new Map(state.answers.map((a) => [answerKey(a), a]));
+  const spent = new Map(state.spent.map((s) => [spentKey(s.agent, s.day), s.cents]));
 
   const outcomes: Outcome[] = new Array(batch.length);
   const accepted: Accepted[] = [];
@@ -180,7 +190,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
   batch.forEach((req, i) => {
     const prior = req.idem && stored.get(answerKey(req.idem));
     if (prior) return void (outcomes[i] = replay(prior, req.idem!));
-    const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid, competing.get(req.accountId));
+    const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid, spent, competing.get(req.accountId));
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
     const token = tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url');
     const row = rowOf(req, decided, { orderId: state.ids[i].o, roundId: state.ids[i].r, token }, menu.get(menuKey(req))!);
@@ -202,7 +212,7 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
 /** One order's decision under the batch's locks: its terms from the recorded menu row, or the refusal. */
 function decide(
   req: OrderRequest, isOpen: Set<string>, row: MenuRow | undefined,
-  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<string>, competition?: Competing,
+  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<string>, spent: Map<string, number>, competition?: Competing,
 ): Decision | ActorError {
   if (!isOpen.has(`${req.market}/${req.tick}`)) return new ActorError(404, dealNotOnMenu(req.baseUrl, req.market, req.offerKey, 'is no longer on the menu: its session closed'));
   // The recorded row is what the close fills: an order that does not match it is refused now,
@@ -213,11 +223,15 @@ function decide(
   const amounts = orderAmounts(req.qty, terms.unitCostCents, terms.feeCents);
   const total = amounts.totalCents;
   if (competition) return competitionOrder(req, competition, balances, { amounts, terms });
-  if (!req.payFromBalance) return { amounts, funded: false, fee: 0, holder: null, terms };
+  if (!req.payFromBalance) return { amounts, funded: false, fee: 0, holder: null, standing: null, terms };
   const agent = agents.get(req.agentId);
   if (!agent?.on || agent.holder === null) {
     return new ActorError(403, payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }));
   }
+  // The holder's standing instructions bound what the agent funds without them (the money kernel's decision).
+  const day = spentKey(req.agentId, dayStart(req.at));
+  const over = limitRefusal(limitsOf(agent), spent.get(day) ?? 0, req.market, total);
+  if (over) return new ActorError(403, over);
   // The holder's first real-money checkout of the month carries the participation fee (the money kernel's decision).
   const fee = batchFeeDue(feePaid, agent.holder, req.at);
   const balance = balances.get(req.accountId) ?? 0;
@@ -226,7 +240,8 @@ function decide(
   }
   balances.set(req.accountId, balance - total - fee);
   feePaid.add(feeKey(agent.holder, req.at));
-  return { amounts, funded: true, fee, holder: agent.holder, terms };
+  spent.set(day, (spent.get(day) ?? 0) + total);
+  return { amounts, funded: true, fee, holder: agent.holder, standing: req.agentId, terms };
 }
 
 /**
@@ -247,7 +262,7 @@ function competitionOrder(
     return new ActorError(400, `insufficient balance: this order needs ${centsToNumber(total)} USD, the competition account holds ${centsToNumber(balance)} simulated USD`);
   }
   balances.set(req.accountId, balance - total);
-  return { ...d, funded: true, fee: 0, holder: null };
+  return { ...d, funded: true, fee: 0, holder: null, standing: null };
 }
 
 /** A stored answer as this order's outcome (replayOf throws the refusals; a batch returns them). */
@@ -264,7 +279,7 @@ function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: nu
   return placedOrder({
     id: a.orderId, roundId: a.roundId, accountId: req.accountId, agentId: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
     offerKey: req.offerKey, qty: req.qty, closesAt: req.closesAt, terms: d.terms, amounts: d.amounts, token: a.token,
-    paid: d.funded ? { source: 'balance', holderId: d.holder } : null, at: req.at,
+    paid: d.funded ? { source: 'balance', holderId: d.holder } : null, standingAgentId: d.standing, at: req.at,
     deal: { bundle: { title: row.title ?? '', items: row.items ?? [] }, sales_velocity: row.sales_velocity ?? undefined },
   });
 }
@@ -279,7 +294,7 @@ function writeSql(accepted: Accepted[], answers: Answer[], lit: (s: string) => s
     order_id: r.id, round_id: r.round_id, account_id: r.account_id, agent_id: r.agent_id, market: r.market, tick: r.tick, idx: r.idx,
     offer_key: r.offer_key, qty: r.qty, unit_cost_cents: r.unit_cost_cents, list_price_cents: r.list_price_cents, fee_cents: r.fee_cents,
     holding_cents: r.holding_cents, token: r.token, closes_at: r.closes_at, paid: r.status === 'paid', holder: r.paid_by_holder, month: monthOf(req),
-    gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at,
+    gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at, standing: r.standing_agent_id,
   }));
   const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
   // CONTRACT.md "Events": an order funded at once is created and paid (its postings follow as ledger.posted).

@@ -19,6 +19,8 @@ export type NewOrder = {
   token: string;
   /** Paid at once, from a balance or by a holder's card (`holderId`: the holder who paid; null for a competition account), or awaiting the holder (null). */
   paid: { source: 'card' | 'balance'; holderId: number | null } | null;
+  /** The agent that funds it without its holder present (pay_from_balance, an execute checkout): its spending limits count it. */
+  standingAgentId: number | null;
   /** When it was placed (and paid, when at once), on the service clock (real unix seconds). */
   at: number;
   /** The deal as its recorded menu row has it. */
@@ -26,7 +28,7 @@ export type NewOrder = {
 };
 
 /** The row as written: the served row and the columns only the database keeps. */
-export type PlacedOrder = OrderRow & { idx: number; fee_cents: number; holding_cents: number; paid_by_holder: number | null };
+export type PlacedOrder = OrderRow & { idx: number; fee_cents: number; holding_cents: number; paid_by_holder: number | null; standing_agent_id: number | null };
 
 export function placedOrder(o: NewOrder): PlacedOrder {
   const at = new Date(o.at * 1000);
@@ -36,6 +38,6 @@ export function placedOrder(o: NewOrder): PlacedOrder {
     unit_cost_cents: o.terms.unitCostCents, list_price_cents: o.terms.listPriceCents, fee_cents: o.terms.feeCents, holding_cents: o.terms.holdingCents,
     gross_cents: o.amounts.grossCents, fee_amount_cents: o.amounts.feeAmountCents, total_cents: o.amounts.totalCents,
     status: o.paid ? 'paid' : 'awaiting_payment', payment_source: o.paid?.source ?? null, paid_by_holder: o.paid?.holderId ?? null,
-    token: o.token, created_at: at, paid_at: o.paid ? at : null, filled_at: null, position_id: null, deal: o.deal,
+    standing_agent_id: o.standingAgentId, token: o.token, created_at: at, paid_at: o.paid ? at : null, filled_at: null, position_id: null, deal: o.deal,
   };
 }

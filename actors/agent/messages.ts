@@ -44,4 +44,8 @@ export type AgentState = {
   id: number; key_id: string; name: string; recall_phrase: string; identity: unknown; operator: unknown; purpose: string | null;
   contact: string | null; account_id: number; holder_id: number | null; paired_at: number | null; autonomous_funding: boolean;
   balance_cents: number; carts: CartView[];
+  /** The holder's spending limits, and what the agent funded without the holder today (UTC, service clock; `at` of the read). */
+  limits: SpendingLimits;
 };
+/** CONTRACT.md "Spending limits": USD or null (no limit), markets as ids or null. */
+export type SpendingLimits = { max_order: number | null; max_day: number | null; markets: string[] | null; spent_today: number };

@@ -5,6 +5,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentSchema, CartSchema, type Cart } from '../../orm/entities/index.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import { unix } from '../account/views.js';
+import { dayStart, spentSql } from '../money/limits.js';
+import { centsToNumber } from '../../src/engine/money.js';
 import { defineReads } from '../runtime/read.js';
 import type { AgentKey, AgentRecall, AgentState, CartView } from './messages.js';
 
@@ -29,11 +31,17 @@ async function recallOf(em: EntityManager, keyId: string): Promise<AgentRecall |
 }
 
 /** The agent's row, its balance, and the carts it sees (up to LIST_CAPS.carts). */
-async function agentState(em: EntityManager, agentId: number): Promise<AgentState | null> {
+/** `at`: now on the service clock (real unix seconds), for the day of `limits.spent_today`. */
+async function agentState(em: EntityManager, agentId: number, at: number): Promise<AgentState | null> {
   const g = await em.findOne(AgentSchema, { id: agentId }, {
-    fields: ['keyId', 'name', 'recallPhrase', 'identity', 'operator', 'purpose', 'contact', 'account.balanceCents', 'holder', 'pairedAt', 'autonomousFunding'],
+    fields: [
+      'keyId', 'name', 'recallPhrase', 'identity', 'operator', 'purpose', 'contact', 'account.balanceCents', 'holder', 'pairedAt', 'autonomousFunding',
+      'limitMaxOrderCents', 'limitMaxDayCents', 'limitMarkets',
+    ],
   });
   if (!g) return null;
+  const [spent] = await em.execute<{ cents: number }[]>(`select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`, [dayStart(at), agentId]);
+  const usd = (c: number | null | undefined) => (c === null || c === undefined ? null : centsToNumber(c));
   const holderId = g.holder?.id ?? null;
   const carts = await em.find(CartSchema, cartsSeenBy(g.id, holderId), { fields: ['name', 'kind', 'token', 'agent'], orderBy: { id: 'asc' }, limit: LIST_CAPS.carts });
   return {
@@ -41,11 +49,12 @@ async function agentState(em: EntityManager, agentId: number): Promise<AgentStat
     purpose: g.purpose ?? null, contact: g.contact ?? null, account_id: g.account.id, holder_id: holderId, paired_at: unix(g.pairedAt ?? null),
     autonomous_funding: g.autonomousFunding, balance_cents: g.account.$.balanceCents,
     carts: carts.map((c) => ({ id: c.id, name: c.name, kind: c.kind, token: c.token, agent_id: c.agent?.id ?? null })),
+    limits: { max_order: usd(g.limitMaxOrderCents), max_day: usd(g.limitMaxDayCents), markets: g.limitMarkets ?? null, spent_today: centsToNumber(spent.cents) },
   };
 }
 
 export const agentReads = defineReads({
   'agent.byKeyId': async ({ em }, a: { keyId: string }) => agentByKeyId(em, a.keyId),
   'agent.recall': async ({ em }, a: { keyId: string }) => recallOf(em, a.keyId),
-  'agent.me': async ({ em }, a: { agentId: number }) => agentState(em, a.agentId),
+  'agent.me': async ({ em }, a: { agentId: number; at: number }) => agentState(em, a.agentId, a.at),
 });

@@ -17,6 +17,7 @@ import { chargeHolder, sourceOf, type Charged, type Debit } from '../money/charg
 import type { Payment } from '../money/messages.js';
 import { orderJson } from '../account/views.js';
 import { placedOrder } from '../account/order-row.js';
+import { dayStart, limitRefusal, limitsOf, spentSql } from '../money/limits.js';
 import { appendEvents } from '../events/log.js';
 import { appendLineEventsOf } from './events.js';
 import { manualDesk } from '../account/desk.js';
@@ -28,8 +29,12 @@ import { grantsFor, permissionsOf } from './permissions.js';
 import type { CartMessage, CheckedOut } from './messages.js';
 
 type Checkout = Extract<CartMessage, { kind: 'checkout' }>;
-/** How the money moves once the caller's right to pay is settled: the holder charged, how, and (an agent paying from balances without a grant) whose lines alone. */
-type Funding = { holderId: number; payment: Payment; onlyAgent?: number };
+/**
+ * How the money moves once the caller's right to pay is settled: the holder charged, how, (an agent
+ * paying from balances without a grant) whose lines alone, and (an execute checkout: no holder
+ * present) the agent whose spending limits bound it.
+ */
+type Funding = { holderId: number; payment: Payment; onlyAgent?: number; standingAgentId?: number };
 
 /** The cart's row, locked to the end of the turn's transaction: checkouts of one cart run one at a time, across processes too. */
 export async function lockCart(em: EntityManager, cartId: number): Promise<CartRow | undefined> {
@@ -59,6 +64,7 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
       throw new ActorError(403, `lines ${others.map((l) => l.id).join(', ')} were not proposed by you: paying them from balances needs an execute grant from your holder; nothing was charged`);
     }
   }
+  if (funding.standingAgentId !== undefined) await withinLimits(em, funding.standingAgentId, current, msg.at);
   const deals = await dealsOf(em, current);
   const done = cart.kind === 'own'
     ? await buyOutright(em, cart, current, deals, funding, msg.at)
@@ -103,10 +109,34 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
     throw new ActorError(403, `this checkout may not pay with ${payWith}: ${perms.execute_note}`);
   }
   const holderId = cart.holder_id!;
-  if (payWith === 'card') return { holderId, payment: { method: 'stored_card', cardId: grant!.cardId! } };
-  return { holderId, payment: { method: 'balance' }, onlyAgent: grant ? undefined : caller.agentId };
+  if (payWith === 'card') return { holderId, payment: { method: 'stored_card', cardId: grant!.cardId! }, standingAgentId: caller.agentId };
+  return { holderId, payment: { method: 'balance' }, onlyAgent: grant ? undefined : caller.agentId, standingAgentId: caller.agentId };
 }
 
+
+/**
+ * An execute checkout pays without the holder present: its lines, each an order, must be within the
+ * agent's spending limits (money/limits.ts, the order batch's decision), counted with what the agent
+ * funded that day. The agent's account row is locked first, as the order batch locks it: a
+ * concurrent burst of orders and checkouts is decided one at a time.
+ */
+async function withinLimits(em: EntityManager, agentId: number, lines: LineRow[], at: number): Promise<void> {
+  const [agent] = await em.execute<(Parameters<typeof limitsOf>[0] & { account_id: number })[]>(
+    `select a.account_id::float8 as account_id, a.limit_max_order_cents::float8 as limit_max_order_cents,
+            a.limit_max_day_cents::float8 as limit_max_day_cents, a.limit_markets
+       from agent a where a.id = ?`,
+    [agentId],
+  );
+  await em.execute('select id from account where id = ? for update', [agent.account_id]);
+  const [row] = await em.execute<{ cents: number }[]>(`select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`, [dayStart(at), agentId]);
+  let spent = row.cents;
+  for (const l of lines) {
+    const total = lineAmounts(l).amounts.totalCents;
+    const over = limitRefusal(limitsOf(agent), spent, l.market, total);
+    if (over) throw new ActorError(403, `line ${l.id}: ${over}`);
+    spent += total;
+  }
+}
 
 /** The lines to pay: every open line, or those named (each must be in the cart and not yet checked out). */
 function pickLines(all: LineRow[], itemIds?: number[]): LineRow[] {
@@ -178,7 +208,7 @@ async function placeAndFund(
     return placedOrder({
       id: ids[i], roundId: rounds.get(accountOf.get(l.id)!)!.id, accountId: accountOf.get(l.id)!, agentId: l.agent_id, market: l.market, tick: l.tick,
       idx: l.idx, offerKey: l.offer_key, qty: l.qty, closesAt: l.closes_at, terms, amounts, token: randomBytes(24).toString('base64url'),
-      paid: { source, holderId: f.holderId }, at,
+      paid: { source, holderId: f.holderId }, standingAgentId: f.standingAgentId ?? null, at,
       deal: { bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] }, sales_velocity: (deal as { sales_velocity?: number }).sales_velocity },
     });
   });
@@ -210,7 +240,7 @@ const orderEntity = (o: ReturnType<typeof placedOrder>) => ({
   id: o.id, account: o.account_id, agent: o.agent_id, round: o.round_id, market: o.market, tick: o.tick, idx: o.idx, offerKey: o.offer_key, qty: o.qty,
   unitCostCents: o.unit_cost_cents, listPriceCents: o.list_price_cents, feeCents: o.fee_cents, holdingCents: o.holding_cents, grossCents: o.gross_cents,
   feeAmountCents: o.fee_amount_cents, totalCents: o.total_cents, status: o.status as 'paid', paymentSource: o.payment_source as 'card' | 'balance',
-  paidByHolder: o.paid_by_holder, token: o.token, closesAt: o.closes_at, createdAt: o.created_at, paidAt: o.paid_at,
+  paidByHolder: o.paid_by_holder, standingAgentId: o.standing_agent_id, token: o.token, closesAt: o.closes_at, createdAt: o.created_at, paidAt: o.paid_at,
 });
 
 async function buyOutright(

@@ -44,7 +44,11 @@ export type SessionHolder = { id: number; email: string; display_name: string };
 /** A stored card as a checkout page lists it. */
 export type CardRow = { id: number; brand: string; last4: string; exp_month: number; exp_year: number };
 /** One of the holder's agents on the console, with its settled trades in profit (`wins`). */
-export type ConsoleAgent = { id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number };
+export type ConsoleAgent = {
+  id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number;
+  /** Its spending limits (USD; null: none), the markets comma-separated (null: every market). */
+  max_order: number | null; max_day: number | null; markets: string | null;
+};
 
 // The console's money (money-reads.ts) and timeline (timeline.ts).
 

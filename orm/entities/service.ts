@@ -62,4 +62,19 @@ export const RateLimitSchema = new EntitySchema<RateLimit>({
   indexes: [{ name: 'rate_limit_expire', properties: ['expire'] }],
 });
 
-export const serviceEntities = [ServiceMetaSchema, IdempotencySchema, RateLimitSchema];
+
+/** A receipts signing key (Ed25519, JWK): the newest signs; every public key stays in the JWKS. */
+export type SigningKey = { kid: string; publicJwk: unknown; privateJwk: unknown; createdAt: Opt<Date> };
+// Owner: the money kernel (actors/money/receipts.ts: made once at first start under a lock, rotated by a new row).
+export const SigningKeySchema = new EntitySchema<SigningKey>({
+  name: 'SigningKey',
+  tableName: 'signing_key',
+  properties: {
+    kid: { type: 'text', primary: true },
+    publicJwk: { type: 'json', columnType: 'jsonb', fieldName: 'public_jwk' },
+    privateJwk: { type: 'json', columnType: 'jsonb', fieldName: 'private_jwk' },
+    createdAt: createdAt(),
+  },
+});
+
+export const serviceEntities = [ServiceMetaSchema, IdempotencySchema, RateLimitSchema, SigningKeySchema];

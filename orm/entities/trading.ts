@@ -109,6 +109,10 @@ export type Agent = {
   autonomousFunding: Opt<boolean>;
   fundingChangedAt?: Date | null;
   createdAt: Opt<Date>;
+  /** The holder's spending limits (CONTRACT.md "Spending limits"): null, no limit. */
+  limitMaxOrderCents?: number | null;
+  limitMaxDayCents?: number | null;
+  limitMarkets?: string[] | null;
 };
 // Owner: agent (actors/agent/actor.ts registers agents); the account actor sets the pairing and the
 // funding switch (actors/account/actor.ts).
@@ -130,9 +134,15 @@ export const AgentSchema = new EntitySchema<Agent>({
     pairedAt: timestampNull('paired_at'),
     autonomousFunding: { type: 'boolean', fieldName: 'autonomous_funding', default: false },
     fundingChangedAt: timestampNull('funding_changed_at'),
+    limitMaxOrderCents: { type: bigint(), fieldName: 'limit_max_order_cents', nullable: true },
+    limitMaxDayCents: { type: bigint(), fieldName: 'limit_max_day_cents', nullable: true },
+    limitMarkets: { type: 'text[]', fieldName: 'limit_markets', nullable: true },
     createdAt: createdAt(),
   },
-  checks: [{ name: 'agent_key_id_check', expression: 'length(key_id) = 20' }],
+  checks: [
+    { name: 'agent_key_id_check', expression: 'length(key_id) = 20' },
+    { name: 'agent_limits_check', expression: 'coalesce(limit_max_order_cents, 0) >= 0 and coalesce(limit_max_day_cents, 0) >= 0' },
+  ],
   indexes: [{ name: 'agent_holder', expression: 'create index agent_holder on agent (holder_id) where holder_id is not null' }],
 });
 
@@ -221,6 +231,10 @@ export type Order = {
   positionId?: number | null;
   refundReason?: string | null;
   refundedAt?: Date | null;
+  /** The agent that funded it without the holder present (its spending limits count it). */
+  standingAgentId?: number | null;
+  /** The signed approval receipt (compact JWS) when the holder's hand or grant funded it. */
+  receipt?: string | null;
 };
 // Owner: account (actors/account: order-batch.ts places orders, actor.ts records a payment); the
 // market's close fills, expires or refunds them (actors/market/holder-orders.ts).
@@ -256,6 +270,8 @@ export const OrderSchema = new EntitySchema<Order>({
     positionId: { type: bigint(), fieldName: 'position_id', nullable: true },
     refundReason: { type: 'text', fieldName: 'refund_reason', nullable: true },
     refundedAt: timestampNull('refunded_at'),
+    standingAgentId: { type: bigint(), fieldName: 'standing_agent_id', nullable: true },
+    receipt: { type: 'text', nullable: true },
   },
   checks: [
     { name: 'orders_qty_check', expression: 'qty > 0' },
@@ -265,6 +281,7 @@ export const OrderSchema = new EntitySchema<Order>({
   indexes: [
     { name: 'orders_account', properties: ['account', 'id'] },
     { name: 'orders_session', expression: `create index orders_session on orders (market, tick) where status in ('awaiting_payment', 'paid')` },
+    { name: 'orders_standing', expression: 'create index orders_standing on orders (standing_agent_id, paid_at) where standing_agent_id is not null' },
   ],
 });
 

@@ -2,7 +2,7 @@
 import { CART_KINDS } from '../../orm/entities/carts.js';
 import Type, { type Static } from 'typebox';
 import { KEY_PATTERN } from '../agents/keys.js';
-import { bool, int, list, num, obj, oneOf, str, strOrNull, unixOrNull, requestBody } from './common.js';
+import { bool, int, list, nullable, num, numOrNull, obj, oneOf, str, strOrNull, unixOrNull, requestBody } from './common.js';
 
 const s = (maxLength: number, description: string) => Type.String({ maxLength, description });
 const optionalOrNull = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.String>>(schema: T, description: string) =>
@@ -126,6 +126,15 @@ export const AgentMeAnswer = obj(
     paired: bool('whether a holder is connected'),
     holder: obj({ connected: bool('whether a holder is connected'), since: unixOrNull('when the holder connected') }, 'the holder connection'),
     autonomous_funding: bool('whether pay_from_balance may fund orders'),
+    limits: obj(
+      {
+        max_order: numOrNull('USD one order (one line of an execute checkout) may total; null: no limit'),
+        max_day: numOrNull('USD a UTC day (service clock) may total; null: no limit'),
+        markets: nullable(list(str('a market id'), 'the markets'), 'the markets the agent may fund orders in; null: every market'),
+        spent_today: num('USD funded without the holder present today (UTC): pay_from_balance and execute checkouts; the monthly fee counts in neither'),
+      },
+      'the holder\'s spending limits on what the agent funds without them (pay_from_balance, execute checkouts)',
+    ),
     carts: obj(
       { mine: list(CartView, 'the agent\'s own carts'), visible: int('carts the agent can see'), others: list(CartView, 'carts of the holder and the holder\'s other agents') },
       'carts the agent can see',

@@ -1,7 +1,7 @@
 // The holder's form posts answered as JSON (CONTRACT.md "Web form posts": a client that asks for
 // JSON gets the outcome as an object instead of a 303).
 import Type from 'typebox';
-import { bool, int, intOrNull, list, num, numOrNull, obj, oneOf, str, strOrNull } from './common.js';
+import { bool, int, intOrNull, list, nullable, num, numOrNull, obj, oneOf, str, strOrNull } from './common.js';
 
 const ok = Type.Literal(true, { description: 'the post succeeded' });
 
@@ -15,6 +15,14 @@ export const PaidForm = obj(
     fee: num('of it, the participation fee of the month'),
   },
   'the order is paid',
+);
+
+export const LimitsForm = obj(
+  {
+    ok, agent_id: int('the agent'),
+    limits: obj({ max_order: numOrNull('USD per order; null: no limit'), max_day: numOrNull('USD per UTC day; null: no limit'), markets: nullable(list(str('a market id'), 'the markets'), 'the markets; null: every market') }, 'the limits as set'),
+  },
+  'the agent\'s spending limits are set',
 );
 
 export const FundingForm = obj(

@@ -106,12 +106,12 @@ t.test("the batch's generic plans reach every table through its index, whatever 
   const lit = (s: string) => client.escapeLiteral(s);
   const read = readStatements({
     markets: ['m15'], agents: [g.id], accounts: [a.id], funded: [a.id], months: ['2026-11'],
-    menu: [{ market: 'm15', tick: 100, idx: 0 }], keys: [{ scope: 'agent:1 POST /api/v1/orders', key: 'k' }], n: 1,
+    menu: [{ market: 'm15', tick: 100, idx: 0 }], keys: [{ scope: 'agent:1 POST /api/v1/orders', key: 'k' }], n: 1, days: [1_900_000_000 - (1_900_000_000 % 86_400)],
   }, lit).split(';\n').filter((s) => !s.includes('order_batch_lock'));
   const order = {
     order_id: 1, round_id: 1, account_id: a.id, agent_id: g.id, market: 'm15', tick: 100, idx: 0, offer_key: 'k100', qty: 1, unit_cost_cents: 1000,
     list_price_cents: 1500, fee_cents: 30, holding_cents: 1, token: 't', closes_at: 2e9, paid: true, holder: null, month: '2026-11', gross: 1000,
-    fee_amount: 30, total: 1030, fee: 0, at: 1.9e9,
+    fee_amount: 30, total: 1030, fee: 0, at: 1.9e9, standing: g.id,
   } satisfies Record<OrderColumn, string | number | boolean | null>;
   const write = writeStatement([order], [{ scope: 's', key: 'k', request_hash: 'h', status: 201, reply: {} }],
     [{ account_id: a.id, kind: 'order_debit', amount_cents: -1030, ref: 'order:1' }], [{ account_id: a.id, type: 'order.created', data: { id: 1 } }], lit);

@@ -96,7 +96,7 @@ export function agentRoutes(s: Services): Route[] {
 
 async function agentState(s: Services, p: AgentPrincipal) {
   // The authenticated agent exists: agents are never deleted.
-  const a = (await read(s.runtime, 'agent.me', { agentId: p.agentId }))!;
+  const a = (await read(s.runtime, 'agent.me', { agentId: p.agentId, at: s.clock.realNow() }))!;
   const carts = a.carts;
   const view = (c: CartView) => ({ id: c.id, name: c.name, kind: c.kind, checkout_url: cartUrl(s, c.token) });
   const mine = carts.filter((c) => c.agent_id === a.id).map(view);
@@ -112,6 +112,7 @@ async function agentState(s: Services, p: AgentPrincipal) {
     paired: a.holder_id !== null,
     holder: { connected: a.holder_id !== null, since: a.paired_at },
     autonomous_funding: a.autonomous_funding,
+    limits: a.limits,
     carts: { mine, visible: mine.length + others.length, others },
     notice: a.holder_id === null
       ? 'No account holder is connected yet: hand your cart checkout_url or an order\'s purchase_url to a human, who connects by paying.'

@@ -6,14 +6,15 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { holderRef, type GrantMessage, type HolderAccount, type HolderMessage, type HolderReplies } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
-import { accountRef, type FundingSet } from '../../../actors/account/messages.js';
+import { accountRef, type FundingSet, type LimitsSet } from '../../../actors/account/messages.js';
+import { LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber } from '../../engine/index.js';
 import { read } from '../../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, Media, HTML, htmlPage, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
-import { FundingForm, GrantForm, RevokedForm, TIMELINE_CURSOR_PATTERN, TIMELINE_PAGE_MAX, TimelineAnswer, rowId } from '../../schemas/index.js';
+import { FundingForm, LimitsForm, GrantForm, RevokedForm, TIMELINE_CURSOR_PATTERN, TIMELINE_PAGE_MAX, TimelineAnswer, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { formReply, holderFormRoute, invalidForm, usd, wantsJson, webAction, type Problem } from '../web.js';
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
@@ -209,6 +210,24 @@ export function webConsoleRoutes(s: Services): Route[] {
       },
       replay: (set: FundingSet, { req }) => fundingReply(req, set),
     }),
+    route<{ agent_id: number }, unknown, LimitsFields>({
+      method: 'POST', path: '/console/agents/{agent_id}/limits', auth: 'holder',
+      response: { 200: LimitsForm }, responses: { 303: { description: 'browsers: sent on to the next page' }, 404: { description: 'no such agent of yours' } },
+      summary: 'Spending limits of an agent: what it may fund without you (pay_from_balance, execute checkouts); empty: no limit',
+      params: Type.Object({ agent_id: rowId('the agent') }),
+      body: LimitsFields,
+      onInvalid: invalidForm<HolderPrincipal>(LIMIT_WORDS, (_req, p, _raw, holder) => agentsPage(holder, p)),
+      handler: ({ req, params, body, principal, idem }) => {
+        const holder = principal as HolderPrincipal;
+        return webAction(req, async () => {
+          const [agent] = await agentsOf(holder.holderId, params.agent_id);
+          if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
+          const set = await s.runtime.ask(accountRef(agent.account_id), { kind: 'limits', agentId: agent.id, holderId: holder.holderId, ...limitsOfForm(body) }, { idem });
+          return limitsReply(req, set);
+        }, (p) => agentsPage(holder, p));
+      },
+      replay: (set: LimitsSet, { req }) => limitsReply(req, set),
+    }),
     ...grantRoutes(s, agentsPage),
     ...moneyRoutes(s, overviewPage),
     agentKeyRoute(s, agentsPage),
@@ -250,6 +269,10 @@ function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Prob
       (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
       (req, r) => formReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked })),
   ];
+}
+
+function limitsReply(req: RequestInfo, set: LimitsSet): Reply {
+  return formReply(req, '/console/agents', set);
 }
 
 function fundingReply(req: RequestInfo, set: FundingSet): Reply {

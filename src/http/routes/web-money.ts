@@ -128,7 +128,7 @@ export function agentKeyRoute(s: Services, agentsPage: (holder: HolderPrincipal,
 
   /** A stored registration answered again: the agent as it is, never its key. */
   async function replayed(req: RequestInfo, holder: HolderPrincipal, r: Registered): Promise<Reply> {
-    const agent = await read(s.runtime, 'agent.me', { agentId: r.agent_id });
+    const agent = await read(s.runtime, 'agent.me', { agentId: r.agent_id, at: s.clock.realNow() });
     if (!agent) throw new HttpError(404, `no agent ${r.agent_id}`);
     return answer(req, holder, { agent_id: r.agent_id, account_id: r.account_id, key: null, key_id: agent.key_id, recall_phrase: agent.recall_phrase });
   }

@@ -1,0 +1,35 @@
+// The spending-limits form (CONTRACT.md "Spending limits": POST /console/agents/{agent_id}/limits):
+// `max_order` and `max_day` in USD (empty: no limit), `markets` comma-separated ids (empty: every
+// market). An unknown market is a 422 at its field; nothing is set.
+import Type, { type Static } from 'typebox';
+import { MARKET_IDS } from '../engine/index.js';
+import { amount } from '../schemas/index.js';
+import { HttpError } from './route.js';
+
+/** The largest limit a form takes (USD): far above any order, and integer cents stay exact. */
+const MAX_LIMIT = 1_000_000;
+const Limit = (what: string) =>
+  Type.Union([amount(`${what} (USD, at most 2 decimals); empty: no limit`, { minimum: 0, maximum: MAX_LIMIT }), Type.Null()], { default: null, description: `${what}; empty: no limit` });
+
+export const LimitsFields = Type.Object({
+  max_order: Limit('what one order (one line of an execute checkout) may total'),
+  max_day: Limit('what a UTC day (service clock) may total'),
+  markets: Type.String({ maxLength: 200, default: '', description: `comma-separated market ids (${MARKET_IDS.join(', ')}); empty: every market` }),
+});
+export type LimitsFields = Static<typeof LimitsFields>;
+
+export const LIMIT_WORDS = {
+  max_order: `enter an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or leave it empty`,
+  max_day: `enter an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or leave it empty`,
+  markets: `list market ids (${MARKET_IDS.join(', ')}) separated by commas, or leave it empty`,
+};
+
+const cents = (usd: number | null) => (usd === null ? null : Math.round(usd * 100));
+
+/** The form as the account actor's `limits` message takes it. */
+export function limitsOfForm(f: LimitsFields): { maxOrderCents: number | null; maxDayCents: number | null; markets: string[] | null } {
+  const ids = [...new Set(f.markets.split(',').map((m) => m.trim()).filter(Boolean))];
+  const unknown = ids.filter((m) => !(MARKET_IDS as readonly string[]).includes(m));
+  if (unknown.length) throw new HttpError(422, [{ loc: ['body', 'markets'], msg: `unknown market(s) ${unknown.join(', ')}: ${LIMIT_WORDS.markets}`, type: 'value_error' }]);
+  return { maxOrderCents: cents(f.max_order), maxDayCents: cents(f.max_day), markets: ids.length ? ids : null };
+}

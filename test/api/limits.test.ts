@@ -1,0 +1,86 @@
+// Spending limits (CONTRACT.md "Spending limits"): the holder bounds what an agent funds without
+// them — one order's total, a UTC day's total, the markets — on the console; GET /agents/me serves
+// them with what was spent today; an order over a limit is a 403 naming it, and a concurrent burst
+// of pay_from_balance orders never passes max_day; setting them is a limits.changed event.
+import t from 'tap';
+import { startClockedService } from '../helpers/clocked.js';
+import { registerAgent, send, type Menu } from '../helpers/agents.js';
+import { registerHolder, submit } from '../helpers/holders.js';
+
+const MARKET = 'm15';
+const cents = (x: number) => Math.round(x * 100);
+
+t.test('spending limits bound what an agent funds without its holder', async (t) => {
+  const c = await startClockedService(t);
+  const svc = c.svc;
+  const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
+  const agent = await registerAgent(svc);
+  const holder = await registerHolder(svc);
+  // The fixture (earning the switch takes 3 settled profitable trades, which trading.test.ts covers):
+  // the agent is the holder's, its switch on, its account topped up through a ledger row.
+  const balance = 1_000_000;
+  await q('update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?', [holder.email, agent.agentId]);
+  await q('update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?', [holder.email, balance, agent.accountId]);
+  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values (?, 'topup', ?, ?, 'test:fixture')`, [agent.accountId, balance, balance]);
+
+  const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  const cheapest = [...m.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
+  const unit = cents((await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1 })).body.total_amount);
+  const order = (qty = 1, market = MARKET, key = cheapest.key) => agent.post('/api/v1/orders', { market, offer_key: key, qty, pay_from_balance: true });
+  const limits = (fields: Record<string, string>) => submit(svc, `/console/agents/${agent.agentId}/limits`, fields, holder.cookie);
+
+  t.same((await agent.get('/api/v1/agents/me')).body.limits, { max_order: null, max_day: null, markets: null, spent_today: 0 }, 'no limits until the holder sets some');
+
+  const maxDay = (unit * 5) / 100;
+  const set = await limits({ max_order: String((unit * 2) / 100), max_day: String(maxDay), markets: `${MARKET}, h2` });
+  t.equal(set.status, 200, JSON.stringify(set.body));
+  t.same(set.body.limits, { max_order: (unit * 2) / 100, max_day: maxDay, markets: [MARKET, 'h2'] });
+  const changed = (await agent.get('/api/v1/events?types=limits.changed')).body.events;
+  t.same(changed.map((e: any) => e.data), [{ agent_id: agent.agentId, limits: set.body.limits }], 'a limits.changed event');
+
+  await t.test('over max_order and outside the markets: 403 naming the limit, nothing charged', async (t) => {
+    const big = await order(3);
+    t.equal(big.status, 403);
+    t.match(big.body.detail, /max_order/);
+    const h10 = (await send(svc, 'GET', '/api/v1/markets/h10/deals')).body.deals[0];
+    const elsewhere = await order(1, 'h10', h10.key);
+    t.equal(elsewhere.status, 403);
+    t.match(elsewhere.body.detail, /markets is m15, h2, not h10/);
+    t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
+  });
+
+  await t.test('a concurrent burst cannot pass max_day', async (t) => {
+    const burst = await Promise.all(Array.from({ length: 20 }, () => order(1)));
+    const ok = burst.filter((r) => r.status === 201);
+    t.equal(ok.length, 5, 'exactly what max_day holds');
+    for (const r of burst.filter((r) => r.status !== 201)) {
+      t.equal(r.status, 403);
+      t.match(r.body.detail, /max_day/);
+    }
+    const spent = ok.reduce((s, r) => s + cents(r.body.total_amount), 0);
+    t.ok(spent <= cents(maxDay), 'within max_day');
+    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), spent, 'spent_today counts them');
+    t.equal((await order(1)).status, 403, 'and the next one too');
+  });
+
+  await t.test('a new UTC day starts from nothing; empty fields lift the limits', async (t) => {
+    c.advanceTo(Math.ceil(c.now() / 86_400_000) * 86_400_000 + 1000);
+    await c.runDue();
+    const menu: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+    const next = [...menu.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
+    t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
+    t.equal((await order(1, MARKET, next.key)).status, 201, 'a new day');
+    const lifted = await limits({ max_order: '', max_day: '', markets: '' });
+    t.same(lifted.body.limits, { max_order: null, max_day: null, markets: null });
+    t.equal((await order(3, MARKET, next.key)).status, 201, 'no limit');
+    const bad = await limits({ markets: 'm15,zz' });
+    t.equal(bad.status, 422);
+    t.same(bad.body.detail[0].loc, ['body', 'markets']);
+  });
+
+  await t.test('another holder\'s agent is not found', async (t) => {
+    const other = await registerHolder(svc);
+    const r = await submit(svc, `/console/agents/${agent.agentId}/limits`, { max_order: '1' }, other.cookie);
+    t.equal(r.status, 404);
+  });
+});
