@@ -17,8 +17,10 @@ import { exchangeReads } from './exchange/reads.js';
 import { competitionActor } from './competition/actor.js';
 import { competitionReads } from './competition/reads.js';
 import { eventReads } from './events/reads.js';
+import { receiptsActor } from './receipts/actor.js';
+import { receiptReads } from './receipts/reads.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 
-export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor];
-export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads };
+export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor, receiptsActor];
+export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads, ...receiptReads };

@@ -23,6 +23,7 @@ import type { Services } from './http/services.js';
 import { RecordFragments } from './http/record-fragments.js';
 import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
+import { receiptsRef } from '../actors/receipts/messages.js';
 import { sessionClosedEvent } from './http/market-stream.js';
 import { OpsFeed } from './http/ops/feed.js';
 import { opsAuthenticator } from './http/ops/access.js';
@@ -121,6 +122,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     onTurn: metrics.observeTurn,
   });
   metrics.watch(runtime, () => poolStats(orm));
+  // The approval receipts' first signing key, once for every process (CONTRACT.md "Signed approval receipts").
+  await runtime.ask(receiptsRef, { kind: 'ensureKey' });
   const record = new RecordFragments(runtime, config.recordCacheBytes, log, (market) => [
     // What a request with default flags reads: warmed at each close even before anyone asked.
     { kind: 'history', market, includeBundle: false, oracle: false },

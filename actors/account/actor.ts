@@ -23,7 +23,9 @@ import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
 
 type AccountState = { accountId: number };
 let batcher: OrderBatcher | undefined;
-type OrderRow = { id: number; round_id: number; market: string; tick: number; status: string; total_cents: number; agent_id: number; closes_at: number };
+type OrderRow = {
+  id: number; round_id: number; market: string; tick: number; offer_key: string; qty: number; status: string; total_cents: number; agent_id: number; closes_at: number;
+};
 
 export const accountActor = defineActor<AccountState, AccountMessage, AccountReplies>({
   kind: 'account',
@@ -108,7 +110,7 @@ type PayMessage = Extract<AccountMessage, { kind: 'pay' }>;
 /** One payment of a purchase link, in the turn's transaction (with its `order.paid` event). */
 async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUrl: string): Promise<Paid> {
   const [order] = await em.execute<OrderRow[]>(
-    `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, status, total_cents::float8 as total_cents,
+    `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, offer_key, qty, status, total_cents::float8 as total_cents,
             agent_id::float8 as agent_id, closes_at
        from orders where id = ? and account_id = ? for update`,
     [msg.orderId, accountId],
@@ -116,14 +118,14 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUr
   if (!order) throw new ActorError(404, `no order ${msg.orderId}`);
   if (order.status === 'refunded') throw new ActorError(409, 'this order was refunded at its session\'s close and cannot be paid again; nothing was charged');
   if (order.status === 'paid' || order.status === 'filled') {
-    return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: true, charged_cents: 0, fee_cents: 0 };
+    return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: true, charged_cents: 0, fee_cents: 0, receipt: null };
   }
   const expired = 'this purchase link expired: the order\'s session closed before it was paid; nothing was charged';
   // CONTRACT.md "Session boundary": the clock decides, whether or not the record's close has run.
   if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connectAgent(em, order.agent_id, msg.holderId, accountId);
-  const paid = await fund(em, accountId, order, msg.holderId, msg.payment, msg.at);
+  const paid = await fund(em, accountId, order, msg.holderId, msg.payment, msg.at, baseUrl);
   await appendEvents(em, [{ account_id: accountId, type: 'order.paid', data: await orderOf(em, [accountId], order.id, baseUrl) }]);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }
@@ -136,17 +138,22 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUr
 async function fund(
   em: EntityManager,
   accountId: number,
-  order: { id: number; round_id: number; total_cents: number },
+  order: OrderRow,
   holderId: number,
   payment: Payment,
   at: number,
-): Promise<{ charged_cents: number; fee_cents: number }> {
+  issuer: string,
+): Promise<{ charged_cents: number; fee_cents: number; receipt: string | null }> {
   const ref = `order:${order.id}`;
-  const c = await chargeHolder(em, { holderId, payer: accountId, payment, at, debits: [{ ref, cents: order.total_cents }], ref, roundId: order.round_id });
-  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ? where id = ?`, [c.method, holderId, order.id]);
+  const c = await chargeHolder(em, {
+    holderId, payer: accountId, payment, at, debits: [{ ref, cents: order.total_cents }], ref, roundId: order.round_id,
+    // The holder's own hand on the purchase link: a signed approval receipt.
+    receipt: { issuer, at, approval: 'holder', agentId: order.agent_id, orders: [order] },
+  });
+  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ?, receipt = ? where id = ?`, [c.method, holderId, c.receipt, order.id]);
   await em.execute(
     `update trade_round set status = 'funded', source = ?, fee_amount_cents = fee_amount_cents + ?, charged_cents = charged_cents + ?, funded_at = now() where id = ?`,
     [c.method, c.feeCents, c.chargedCents, order.round_id],
   );
-  return { charged_cents: c.chargedCents, fee_cents: c.feeCents };
+  return { charged_cents: c.chargedCents, fee_cents: c.feeCents, receipt: c.receipt };
 }

@@ -50,7 +50,7 @@ export type AccountMessage =
   /** A payout from this account: at least the minimum, at most the balance; it leaves the balance now and is paid at `payAt`. */
   | { kind: 'payout'; holderId: number; amountCents: number; payAt: number };
 
-export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number };
+export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number; receipt: string | null };
 export type FundingSet = { agent_id: number; autonomous_funding: boolean };
 export type ToppedUp = { account_id: number; amount_cents: number; balance_cents: number };
 export type PayoutScheduled = {

@@ -34,12 +34,13 @@ export type OrderRow = {
   gross_cents: number; fee_amount_cents: number; total_cents: number; status: string; payment_source: string | null; token: string;
   closes_at: number; created_at: Date; paid_at: Date | null; filled_at: Date | null; position_id: number | null; round_id: number;
   account_id: number; agent_id: number | null; deal: { bundle: { title: string; items: unknown[] }; sales_velocity?: number }; refund_reason?: string | null;
+  receipt?: string | null;
 };
 
 const ORDER_SELECT = `o.id::float8 as id, o.market, o.tick::float8 as tick, o.offer_key, o.qty, o.unit_cost_cents, o.list_price_cents,
   o.gross_cents::float8 as gross_cents, o.fee_amount_cents::float8 as fee_amount_cents, o.total_cents::float8 as total_cents, o.status,
   o.payment_source, o.token, o.closes_at, o.created_at, o.paid_at, o.filled_at, o.position_id::float8 as position_id,
-  o.round_id::float8 as round_id, o.account_id::float8 as account_id, o.agent_id::float8 as agent_id, m.deal, o.refund_reason`;
+  o.round_id::float8 as round_id, o.account_id::float8 as account_id, o.agent_id::float8 as agent_id, m.deal, o.refund_reason, o.receipt`;
 const ORDER_FROM = `orders o join menu_row m on m.market = o.market and m.tick = o.tick and m.idx = o.idx`;
 
 export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
@@ -53,7 +54,7 @@ export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
     gross_amount: centsToNumber(r.gross_cents), fee_amount: centsToNumber(r.fee_amount_cents), total_amount: centsToNumber(r.total_cents),
     status: r.status, payment_source: r.payment_source, purchase_url: purchaseUrl(baseUrl, r.token), closes_at: r.closes_at,
     created_at: unix(r.created_at), paid_at: unix(r.paid_at), filled_at: unix(r.filled_at), position_id: r.position_id, round_id: r.round_id,
-    account_id: r.account_id, agent_id: r.agent_id, refund_reason: r.refund_reason ?? null,
+    account_id: r.account_id, agent_id: r.agent_id, refund_reason: r.refund_reason ?? null, receipt: r.receipt ?? null,
   }) as ServedOrder; // built field by field above; the tests check every reply against the schema
 
 }

@@ -76,7 +76,7 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
     cart_id: cart.id, kind: cart.kind, paid_with: done.charged.method,
     total: centsToNumber(total), fee: centsToNumber(done.charged.feeCents), charged: centsToNumber(done.charged.chargedCents),
     skipped_stale: skipped.length, skipped_item_ids: skipped.map((l) => l.id), ordered_item_ids: current.map((l) => l.id),
-    orders: done.orders, bought_outright: cart.kind === 'own', inventory_item_ids: done.items,
+    orders: done.orders, bought_outright: cart.kind === 'own', inventory_item_ids: done.items, receipt: done.charged.receipt,
     note: cart.kind === 'own'
       ? `Bought outright: ${done.items.length} lot(s) of goods are in the holder's inventory. No order, position or trade was opened.`
       : `${done.orders.length} order(s) placed and funded; they fill at their session's close and sell through as positions.`,
@@ -219,7 +219,13 @@ async function placeAndFund(
   const charged = await chargeHolder(em, {
     holderId: f.holderId, payer, payment: f.payment, at, ref: `cart:${cart.id}`, roundId: rounds.get(payer)!.id,
     debits: placed.map((o): Debit => ({ account: o.account_id, ref: `order:${o.id}`, cents: o.total_cents })),
+    // The holder's hand on the cart, or their standing grant (an execute checkout): a signed approval receipt.
+    receipt: {
+      issuer: baseUrl, at, approval: f.standingAgentId === undefined ? 'holder' : 'standing', agentId: f.standingAgentId ?? cart.agent_id, orders: placed,
+    },
   });
+  for (const o of placed) o.receipt = charged.receipt;
+  await em.nativeUpdate(OrderSchema, { id: { $in: placed.map((o) => o.id) } }, { receipt: charged.receipt });
   if (charged.feeCents) {
     await em.nativeUpdate(TradeRoundSchema, { id: rounds.get(payer)!.id }, { feeAmountCents: charged.feeCents, chargedCents: rounds.get(payer)!.amountCents + charged.feeCents });
   }

@@ -12,6 +12,7 @@ import { feeMonth } from '../../src/rules.js';
 import { ActorError } from '../runtime/actor.js';
 import { postEntries, type Entry } from './ledger.js';
 import type { CardPayment, Payment } from './messages.js';
+import { signReceipt, type ReceiptFacts } from './receipts.js';
 
 /** What a payment pays from: a card (new or stored) or the balance (the orders' and rounds' `source`). */
 export const sourceOf = (p: Payment): 'card' | 'balance' => (p.method === 'balance' ? 'balance' : 'card');
@@ -132,6 +133,8 @@ export type Purchase = ChargeBase & {
   roundId?: number | null;
   /** Entries of the same posting on another holder's account (an exchange sale's credit to the seller). */
   counterparts?: Entry[];
+  /** Orders this charge funds by the holder's hand or standing grant: the receipt to sign (CONTRACT.md "Signed approval receipts"). */
+  receipt?: Omit<ReceiptFacts, 'holderId' | 'chargedCents' | 'feeCents' | 'method'>;
 };
 /** A top-up: `cents` onto the payer by card, never a fee. */
 export type Topup = ChargeBase & { topupCents: number };
@@ -144,6 +147,8 @@ export type Charged = {
   feeCents: number;
   /** What the holder paid: the purchases and the fee (a card's charge, or what left the balance). */
   chargedCents: number;
+  /** The signed approval receipt, when the charge funded orders by the holder's hand or grant. */
+  receipt: string | null;
 };
 
 const isPositiveCents = (c: number) => Number.isSafeInteger(c) && c > 0;
@@ -177,7 +182,9 @@ export async function chargeHolder(em: EntityManager, charge: Purchase | Topup):
   assert(sum(() => true) === (card ? (topup ? total : 0) : -(total + feeCents)), 'the holder\'s accounts move by what was charged');
 
   await postEntries(em, [...entries, ...(topup ? [] : charge.counterparts ?? [])], { requireFunds: method === 'balance' });
-  return { method, card, feeCents, chargedCents: total + feeCents };
+  const facts = topup ? undefined : charge.receipt;
+  const receipt = facts ? await signReceipt(em, { ...facts, holderId, chargedCents: total + feeCents, feeCents, method }) : null;
+  return { method, card, feeCents, chargedCents: total + feeCents, receipt };
 }
 
 function assert(ok: boolean, what: string): asserts ok {

@@ -59,5 +59,5 @@ export const sampleDeal = (snapshots: MenuSnapshots, market: MarketId): ServedDe
 /** A paid cart as a form post answers it (CartPaidForm, without `ok`). */
 export const paidPayload = (paid: CheckedOut) => ({
   cart_id: paid.cart_id, order_ids: paid.orders.map((o) => o.id), inventory_item_ids: paid.inventory_item_ids, bought_outright: paid.bought_outright,
-  charged: paid.charged, fee: paid.fee, skipped_stale: paid.skipped_stale,
+  charged: paid.charged, fee: paid.fee, skipped_stale: paid.skipped_stale, receipt: paid.receipt,
 });

@@ -155,6 +155,7 @@ export const CartCheckoutAnswer = obj(
     orders: list(Order, 'the orders placed and funded (trade carts; empty on own carts)'),
     bought_outright: bool('own cart: the goods went into the holder\'s inventory; no order, position or trade was opened'),
     inventory_item_ids: list(Type.Integer(), 'own cart: the goods bought'),
+    receipt: strOrNull('the signed approval receipt of the orders funded (trade carts; verify it against GET /.well-known/jwks.json); null on own carts'),
     note: str('what happened'),
   },
   'the cart is paid',
@@ -189,6 +190,7 @@ export const CartPaidForm = obj(
   {
     ok, cart_id: int('the cart'), order_ids: list(Type.Integer(), 'the orders placed and funded'), inventory_item_ids: list(Type.Integer(), 'goods bought outright (own carts)'),
     bought_outright: bool('own cart'), charged: num('what was charged'), fee: num('of it, the participation fee'), skipped_stale: int('stale lines skipped'),
+    receipt: strOrNull('the signed approval receipt of the orders funded (GET /.well-known/jwks.json); null on own carts'),
   },
   'the cart is paid',
 );

@@ -48,6 +48,7 @@ const orderFields = {
   account_id: int('the trading account'),
   agent_id: intOrNull('the agent that placed it; null on an order of the holder\'s Manual desk'),
   refund_reason: strOrNull('why a paid order was refunded instead of filled; null otherwise'),
+  receipt: strOrNull('the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder\'s hand or standing grant funded it; null otherwise (pay_from_balance, unpaid)'),
 };
 
 export const Order = obj(orderFields, 'an order');

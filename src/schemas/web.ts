@@ -13,6 +13,7 @@ export const PaidForm = obj(
     already_paid: bool('true: the order was paid before; nothing was charged now'),
     charged: num('what was charged now'),
     fee: num('of it, the participation fee of the month'),
+    receipt: strOrNull('the signed approval receipt (compact JWS; GET /.well-known/jwks.json); null when it was paid before'),
   },
   'the order is paid',
 );

@@ -16,6 +16,7 @@ import { pulseRoutes } from './pulse.js';
 import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
 import { eventRoutes } from './events.js';
+import { receiptRoutes } from './receipts.js';
 import { cartRoutes } from './carts.js';
 import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
@@ -36,6 +37,7 @@ export function routeTable(s: Services): Route[] {
     ...agentRoutes(s),
     ...tradingRoutes(s),
     ...eventRoutes(s),
+    ...receiptRoutes(s),
     ...cartRoutes(s),
     ...exchangeRoutes(s),
     ...competitionRoutes(s),

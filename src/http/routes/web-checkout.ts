@@ -109,6 +109,6 @@ export function webCheckoutRoutes(s: Services): Route[] {
 function paidReply(req: RequestInfo, paid: Paid): Reply {
   return formReply(req, '/console/orders', {
     order_ids: [paid.order_id], round_id: paid.round_id, already_paid: paid.already_paid,
-    charged: centsToNumber(paid.charged_cents), fee: centsToNumber(paid.fee_cents),
+    charged: centsToNumber(paid.charged_cents), fee: centsToNumber(paid.fee_cents), receipt: paid.receipt,
   });
 }
