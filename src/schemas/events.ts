@@ -81,3 +81,11 @@ export const SessionClosed = obj(
   },
   'a market session closed',
 );
+
+/** The public market stream's one event as a list: the stream's start for a client that did not ask for the stream. */
+export const MarketClosesAnswer = obj(
+  {
+    events: list(obj({ id: int('the closed tick'), type: Type.Literal('session.closed', { description: 'the event type' }), data: SessionClosed }, 'a close'), 'the closes after the resume point, oldest first'),
+  },
+  'a market\'s session closes',
+);

@@ -5,7 +5,7 @@ import Type, { type Static } from 'typebox';
 import { read } from '../../../actors/runtime/client.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, Media, json, route, type RequestInfo, type Route } from '../route.js';
-import { EventsAnswer, EventsQuery } from '../../schemas/index.js';
+import { EventsAnswer, EventsQuery, MarketClosesAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { eventTypes, gone, goneDetail } from '../event-query.js';
 import { EVENT_STREAM, sseComment, sseMessage, sseReply, sseWriter } from '../sse.js';
@@ -33,6 +33,13 @@ function resumeFrom(req: RequestInfo, after: number | undefined, dflt: number): 
   return Number(header.trim());
 }
 
+/**
+ * Whether the client asked for the stream: `Accept: text/event-stream`, as EventSource sends it (and
+ * `curl -N -H 'accept: text/event-stream'`). Others get what the stream would start with, as JSON,
+ * and the request ends (an HTTP client, a crawler, a fuzzer never hangs on a stream it did not ask for).
+ */
+const wantsStream = (req: RequestInfo) => /\btext\/event-stream\b/i.test(req.headers['accept'] ?? '');
+
 const streamFull = (max: string) => new HttpError(503, `this process holds ${max} streams: retry in a few seconds`, { 'retry-after': '5' });
 
 export function eventRoutes(s: Services): Route[] {
@@ -53,7 +60,9 @@ export function eventRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/events/stream', auth: 'key',
       summary: 'My account\'s events as Server-Sent Events: every event after Last-Event-ID (or after), exactly once, then each as it happens',
       query: StreamQuery,
-      response: { 200: new Media('`id:` the event id, `event:` its type, `data:` the event JSON; `: keep-alive` comments', { [EVENT_STREAM]: undefined }) },
+      response: {
+        200: new Media('with Accept: text/event-stream, the stream: `id:` the event id, `event:` its type, `data:` the event JSON; `: keep-alive` comments. Otherwise the events after the resume point as GET /api/v1/events answers them', { [EVENT_STREAM]: undefined, 'application/json': EventsAnswer }),
+      },
       responses: {
         410: { description: 'the id to resume from is older than the 7 days kept: the detail says from which id events exist' },
         503: { description: 'this process holds as many streams as it may: retry' },
@@ -64,8 +73,9 @@ export function eventRoutes(s: Services): Route[] {
         const types = eventTypes(query.types);
         if (!s.events.hasRoom()) throw streamFull('as many');
         // CONTRACT.md: a resume point older than the log keeps is a 410 at the stream's start too.
-        const first = await read(s.runtime, 'events.after', { accountId, after, limit: 1 });
+        const first = await read(s.runtime, 'events.after', { accountId, after, limit: wantsStream(req) ? 1 : 100, types });
         if ('gone' in first) throw gone(first.from);
+        if (!wantsStream(req)) return json(first);
         return sseReply((write, end) => {
           const out = sseWriter(write);
           out.first();
@@ -86,13 +96,16 @@ export function eventRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/markets/{market_id}/stream', auth: 'none',
       summary: 'A market\'s session closes as Server-Sent Events (`session.closed`; `id:` the closed tick)',
       params: MarketParams, query: MarketStreamQuery,
-      response: { 200: new Media("`session.closed` events (data: market, tick, next_tick, tick_closes_at); `: keep-alive` comments", { [EVENT_STREAM]: undefined }) },
+      response: {
+        200: new Media("with Accept: text/event-stream, `session.closed` events (data: market, tick, next_tick, tick_closes_at; `id:` the closed tick) and `: keep-alive` comments. Otherwise the closes after the resume point as JSON", { [EVENT_STREAM]: undefined, 'application/json': MarketClosesAnswer }),
+      },
       responses: { 404: { description: 'no such market' }, 503: { description: 'this process holds as many streams as it may: retry' } },
       handler: async ({ req, params, query }) => {
         const market = marketOr404(params.market_id);
         const after = resumeFrom(req, query.after, Number.MAX_SAFE_INTEGER);
         if (!s.events.hasRoom()) throw streamFull('as many');
         const missed = after === Number.MAX_SAFE_INTEGER ? [] : await sessionsClosedAfter(s.runtime, s.clock, market, after);
+        if (!wantsStream(req)) return json({ events: missed.map((e) => ({ id: e.tick, type: 'session.closed' as const, data: e })) });
         return sseReply((write, end) => {
           const out = sseWriter(write);
           out.first();
