@@ -142,6 +142,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       catchupLimit: config.catchupLimit,
       backfillDays: config.backfillDays,
       startRetry: opts.startRetry,
+      webhookAllowPrivate: config.webhookAllowPrivate,
       log,
       metrics,
       // The sessions the close settled, and the answers that change only at a close (families, book).

@@ -10,6 +10,7 @@ import type { ActorRuntime } from '../../actors/runtime/client.js';
 import { marketRef, type CloseReply } from '../../actors/market/messages.js';
 import { payoutsRef } from '../../actors/payouts/messages.js';
 import { competitionRef } from '../../actors/competition/messages.js';
+import { delivererRef, type DeliverReport } from '../../actors/webhooks/messages.js';
 import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
 
 export type Asker = Pick<ActorRuntime, 'ask'>;
@@ -47,10 +48,16 @@ export type SupervisorOptions = {
   warm?: (market: string, prevOpen: number, open: number) => Promise<void>;
   /** How often due payouts are looked for (default PAYOUT_SWEEP_MS). */
   payoutSweepMs?: number;
+  /** Webhooks may be delivered to private addresses (SVC_WEBHOOK_ALLOW_PRIVATE). */
+  webhookAllowPrivate?: boolean;
+  /** How often webhook deliveries are looked for (default WEBHOOK_PASS_MS). */
+  webhookPassMs?: number;
 };
 
 /** How often due payouts are looked for (one indexed query). */
 const PAYOUT_SWEEP_MS = 2000;
+/** How often a webhook delivery pass runs (one after the other: a pass that reached a bound is followed at once). */
+const WEBHOOK_PASS_MS = 1000;
 const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
 const BACKFILL_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 const START_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
@@ -129,6 +136,7 @@ export class Supervisor {
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
     this.schedulePayouts();
+    this.scheduleWebhooks();
     this.backfilling = this.backfillRest(plans);
   }
 
@@ -156,6 +164,30 @@ export class Supervisor {
       this.running.add(run);
     }, this.opts.payoutSweepMs ?? PAYOUT_SWEEP_MS);
     this.timers.set('payouts', timer);
+  }
+
+  /**
+   * One webhook delivery pass (CONTRACT.md "Events" → Webhooks): the webhooks actor enqueues from the
+   * event log, claims due deliveries (no other process holds them), sends and records them.
+   */
+  async deliverWebhooks(): Promise<DeliverReport> {
+    return this.actors.ask(delivererRef, { kind: 'deliver', at: this.clock.realNow(), allowPrivate: this.opts.webhookAllowPrivate ?? false });
+  }
+
+  /** Runs a delivery pass every WEBHOOK_PASS_MS (at once again after a pass that left work); a failed pass is logged, the next retries. */
+  private scheduleWebhooks(delayMs = this.opts.webhookPassMs ?? WEBHOOK_PASS_MS): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      let next: number | undefined;
+      const run = this.deliverWebhooks()
+        .then((r) => { if (r.more) next = 0; }, (err) => this.opts.log.warn({ err }, `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`))
+        .finally(() => {
+          this.running.delete(run);
+          this.scheduleWebhooks(next);
+        });
+      this.running.add(run);
+    }, delayMs);
+    this.timers.set('webhooks', timer);
   }
 
   /** Records the older history in the background, newest sessions first, in bounded turns. */
