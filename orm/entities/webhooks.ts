@@ -35,7 +35,7 @@ export const WebhookSchema = new EntitySchema<Webhook>({
     deletedAt: timestampNull('deleted_at'),
   },
   checks: [
-    { name: 'webhook_url_check', expression: 'length(url) between 1 and 2048' },
+    { name: 'webhook_url_check', expression: 'length(url) <= 2048' },
     { name: 'webhook_last_event_id_check', expression: 'last_event_id >= 0' },
   ],
   indexes: [

@@ -24,7 +24,7 @@ export class Migration20261122000016 extends Migration {
       last_event_id bigint not null default 0,
       created_at timestamptz not null default now(),
       deleted_at timestamptz null,
-      constraint webhook_url_check check (length(url) between 1 and 2048),
+      constraint webhook_url_check check (length(url) <= 2048),
       constraint webhook_last_event_id_check check (last_event_id >= 0))`);
     this.addSql(`create index webhook_agent on webhook (agent_id, id) where deleted_at is null`);
     this.addSql(`create index webhook_live on webhook (account_id) where deleted_at is null`);
