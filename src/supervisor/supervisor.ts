@@ -180,7 +180,10 @@ export class Supervisor {
     const timer = setTimeout(() => {
       let next: number | undefined;
       const run = this.deliverWebhooks()
-        .then((r) => { if (r.more) next = 0; }, (err) => this.opts.log.warn({ err }, `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`))
+        .then((r) => {
+          if (r.sent || r.enqueued) this.opts.log.info({ webhooks: r }, `webhooks: ${r.enqueued} enqueued, ${r.sent} sent, ${r.delivered} delivered, ${r.failed} failed for good`);
+          if (r.more) next = 0;
+        }, (err) => this.opts.log.warn({ err }, `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`))
         .finally(() => {
           this.running.delete(run);
           this.scheduleWebhooks(next);

@@ -203,4 +203,8 @@ t.test('two processes on one database deliver every event once', async (t) => {
   t.equal(ids.length, N, 'the receiver got one request per event');
   t.equal(new Set(ids).size, N, 'no event twice');
   t.same(new Set(ids), new Set(Array.from({ length: N }, (_, i) => `evt_${agent.accountId}_${i + 1}`)));
+  // Each process logs what its passes sent: the claims of both add up to one per event.
+  const sentBy = (s: TestService) => s.logs.reduce((n, l) => n + ((l.webhooks as { sent?: number } | undefined)?.sent ?? 0), 0);
+  t.equal(sentBy(a) + sentBy(b), N, 'the two processes\' passes sent N requests in all');
+  t.comment(`sent by the first process: ${sentBy(a)}, by the second: ${sentBy(b)}`);
 });
