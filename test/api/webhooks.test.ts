@@ -63,6 +63,8 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   // The first request to /all answers 500; everything else 204.
   const rx = await receiver(t, (hit, hits) => (hit.path === '/all' && hits.filter((h) => h.path === '/all').length === 1 ? 500 : 204));
 
+  // A webhook gets the events after it was made.
+  const before = (await agent.get('/api/v1/events')).body.next_after;
   const all = await agent.post('/api/v1/webhooks', { url: `${rx.url}/all` });
   t.equal(all.status, 201, JSON.stringify(all.body));
   t.match(all.body, { id: Number, url: `${rx.url}/all`, types: null, secret: /^whsec_[A-Za-z0-9+/]+=*$/ });
@@ -76,8 +78,8 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   const placed = await order(svc, agent);
   const first = await eventually(() => rx.at('/all')[0], 'the first delivery');
   const verified = new Webhook(all.body.secret).verify(first.body, swHeaders(first)) as { id: number; type: string };
-  const events = (await agent.get('/api/v1/events')).body.events;
-  t.equal(events.length, 1);
+  const events = (await agent.get(`/api/v1/events?after=${before}`)).body.events;
+  t.equal(events.length, 1, 'one event since the webhooks were made');
   t.same(verified, events[0], 'the payload is the event as GET /api/v1/events serves it');
   t.equal(verified.type, 'order.created');
   t.equal(first.headers['webhook-id'], `evt_${agent.accountId}_${events[0].id}`, 'webhook-id = evt_<account_id>_<event id>');
@@ -101,7 +103,7 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
 
   // Paying: order.paid with the payment's postings; /paid gets only order.paid.
   t.equal((await holder.pay(placed.purchase_url)).status, 200);
-  const afterPay = (await agent.get('/api/v1/events?after=1')).body.events;
+  const afterPay = (await agent.get(`/api/v1/events?after=${events[0].id}`)).body.events;
   const paidEvent = afterPay.find((e: any) => e.type === 'order.paid');
   t.ok(paidEvent);
   await eventually(() => rx.at('/all').length >= 2 + afterPay.length, 'every event at /all');
@@ -187,6 +189,7 @@ t.test('two processes on one database deliver every event once', async (t) => {
   const b = await startTestService(t, {}, {}, { ...config });
   const agent = await registerAgent(a);
   const rx = await receiver(t);
+  const before = (await agent.get('/api/v1/events')).body.next_after;
   const hook = await agent.post('/api/v1/webhooks', { url: `${rx.url}/both` });
   t.equal(hook.status, 201);
   const menu = await currentMenu(a, MARKET, 60);
@@ -202,7 +205,7 @@ t.test('two processes on one database deliver every event once', async (t) => {
   const ids = rx.hits.map((h) => h.headers['webhook-id']);
   t.equal(ids.length, N, 'the receiver got one request per event');
   t.equal(new Set(ids).size, N, 'no event twice');
-  t.same(new Set(ids), new Set(Array.from({ length: N }, (_, i) => `evt_${agent.accountId}_${i + 1}`)));
+  t.same(new Set(ids), new Set(Array.from({ length: N }, (_, i) => `evt_${agent.accountId}_${before + i + 1}`)));
   // Each process logs what its passes sent: the claims of both add up to one per event.
   const sentBy = (s: TestService) => s.logs.reduce((n, l) => n + ((l.webhooks as { sent?: number } | undefined)?.sent ?? 0), 0);
   t.equal(sentBy(a) + sentBy(b), N, 'the two processes\' passes sent N requests in all');
