@@ -117,6 +117,25 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   }, 'every delivery recorded');
   t.same(list.map((d: any) => d.event_id), [...afterPay.map((e: any) => e.id)].reverse().concat(events[0].id), 'newest first');
 
+  await t.test('a claim whose process died comes due again when its lease ends, with the same webhook-id', async (t) => {
+    const hook = await agent.post('/api/v1/webhooks', { url: `${rx.url}/lease` });
+    t.equal(hook.status, 201);
+    // As a process leaves it that claimed the delivery of the first event and died before sending: one attempt counted, leased for 60 s.
+    const at = c.now() / 1000;
+    await svc.orm.em.fork().execute(
+      'insert into webhook_delivery (webhook_id, account_id, event_id, attempts, next_attempt_at, expires_at) values (?, ?, ?, 1, ?, ?)',
+      [hook.body.id, agent.accountId, events[0].id, at + 60, at + 86_400],
+    );
+    t.match(await svc.services.supervisor.deliverWebhooks(), { sent: 0 }, 'nothing is sent while the lease holds');
+    t.equal(rx.at('/lease').length, 0);
+    c.advanceBy(61_000);
+    const hit = await eventually(() => rx.at('/lease')[0], 'the delivery once the lease ended');
+    t.equal(hit.headers['webhook-id'], first.headers['webhook-id'], 'the same webhook-id as every delivery of that event');
+    t.same(new Webhook(hook.body.secret).verify(hit.body, swHeaders(hit)), events[0]);
+    const d = await eventually(async () => (await deliveriesOf(hook.body.id)).find((x: any) => x.status === 'delivered'), 'delivered');
+    t.match(d, { event_id: events[0].id, attempts: 2, last_status_code: 204 });
+  });
+
   await t.test('another agent sees none of them', async (t) => {
     t.same((await other.get('/api/v1/webhooks')).body, { webhooks: [] });
     t.equal((await other.get(`/api/v1/webhooks/${all.body.id}/deliveries`)).status, 404);
@@ -134,7 +153,8 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
     t.same([del.status, del.body], [200, { id: paid.body.id, deleted: true }]);
     t.equal((await send(svc, 'DELETE', `/api/v1/webhooks/${paid.body.id}`, undefined, auth)).status, 404, 'deleted once');
     t.equal((await agent.get(`/api/v1/webhooks/${paid.body.id}/deliveries`)).status, 404);
-    t.same((await agent.get('/api/v1/webhooks')).body.webhooks.map((w: any) => w.id), [all.body.id]);
+    const ids = (await agent.get('/api/v1/webhooks')).body.webhooks.map((w: any) => w.id);
+    t.ok(ids.includes(all.body.id) && !ids.includes(paid.body.id), 'no longer listed');
   });
 
   await t.test('at most 10 webhooks per agent; Idempotency-Key answers the same webhook', async (t) => {
