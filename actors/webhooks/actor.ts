@@ -61,7 +61,7 @@ export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies
     },
 
     async deliver(state, msg, ctx): Promise<DeliverReport> {
-      const { enqueued, more: backlog } = await enqueue(ctx.em, msg.at);
+      const { enqueued, more: backlog, live } = await enqueue(ctx.em, msg.at);
       const claimed = await claim(ctx.em, msg.at);
       const results = await Promise.all(claimed.map((c) => attempt(c, msg.at, msg.allowPrivate)));
       await record(ctx.em, msg.at, results);
@@ -71,7 +71,7 @@ export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies
       }
       const delivered = results.filter((r) => r.ok).length;
       const failed = results.filter((r) => !r.ok && r.next === null).length;
-      return { enqueued, sent: claimed.length, delivered, failed, more: backlog || claimed.length >= CLAIM_BATCH };
+      return { enqueued, sent: claimed.length, delivered, failed, more: backlog || claimed.length >= CLAIM_BATCH, live };
     },
   },
 });

@@ -28,8 +28,11 @@ export type WebhookRemoved = { id: number; deleted: true };
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export type DeliveryView = { id: number; event_id: number; status: DeliveryStatus; attempts: number; last_status_code: number | null };
 
-/** What a pass did: deliveries enqueued, sent (claimed), delivered, failed for good; `more`: a bound was reached, another pass is due at once. */
-export type DeliverReport = { enqueued: number; sent: number; delivered: number; failed: number; more: boolean };
+/**
+ * What a pass did: deliveries enqueued, sent (claimed), delivered, failed for good; `more`: a bound
+ * was reached, another pass is due at once; `live`: some webhook exists (else a NOTIFY wakes no pass).
+ */
+export type DeliverReport = { enqueued: number; sent: number; delivered: number; failed: number; more: boolean; live: boolean };
 
 export type WebhookListArgs = { agentId: number };
 /** Null when the agent has no live webhook `webhookId` (a 404). */

@@ -33,10 +33,11 @@ export function retryDelaySeconds(attempts: number): number {
  * Enqueues a delivery for every event after each live webhook's cursor (its types only) and moves
  * the cursor past the events looked at (to the account's head when none is left after them, swept
  * ones included). Webhooks another process is enqueueing for are skipped; one delivery per
- * (webhook, event) whatever happens. Returns the deliveries made and whether a bound was reached.
+ * (webhook, event) whatever happens. Returns the deliveries made, whether a bound was reached, and
+ * whether any webhook is live at all (the supervisor wakes a pass on NOTIFY only then).
  */
-export async function enqueue(em: EntityManager, at: number): Promise<{ enqueued: number; more: boolean }> {
-  const [r] = await em.execute<{ enqueued: number; webhooks: number; full: number }[]>(
+export async function enqueue(em: EntityManager, at: number): Promise<{ enqueued: number; more: boolean; live: boolean }> {
+  const [r] = await em.execute<{ enqueued: number; webhooks: number; full: number; live: boolean }[]>(
     `with w as (
        select w.id, w.account_id, w.types, w.last_event_id, h.last_id as head
          from webhook w join account_event_head h on h.account_id = w.account_id
@@ -60,10 +61,11 @@ export async function enqueue(em: EntityManager, at: number): Promise<{ enqueued
         where x.id = w.id
        returning 1)
      select (select count(*) from ins)::int as enqueued, (select count(*) from cur)::int as webhooks,
-            (select count(*) from seen where n >= ?)::int as full`,
+            (select count(*) from seen where n >= ?)::int as full,
+            exists (select 1 from webhook where deleted_at is null) as live`,
     [ENQUEUE_WEBHOOKS, ENQUEUE_EVENTS, at, RETRY_WINDOW_SECONDS, ENQUEUE_EVENTS, ENQUEUE_EVENTS],
   );
-  return { enqueued: r.enqueued, more: r.webhooks >= ENQUEUE_WEBHOOKS || r.full > 0 };
+  return { enqueued: r.enqueued, more: r.webhooks >= ENQUEUE_WEBHOOKS || r.full > 0, live: r.live };
 }
 
 /** A claimed delivery with what its attempt needs; `event` null when the event is no longer kept. */
