@@ -19,8 +19,10 @@ import { competitionReads } from './competition/reads.js';
 import { eventReads } from './events/reads.js';
 import { receiptsActor } from './receipts/actor.js';
 import { receiptReads } from './receipts/reads.js';
+import { webhooksActor } from './webhooks/actor.js';
+import { webhookReads } from './webhooks/reads.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 
-export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor, receiptsActor];
-export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads, ...receiptReads };
+export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor, receiptsActor, webhooksActor];
+export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads, ...receiptReads, ...webhookReads };

@@ -29,6 +29,8 @@ export type Config = {
   workerHeapMb: number;
   /** Bearer token of /ops when it is not served on loopback only (SVC_OPS_TOKEN); undefined: unset. */
   opsToken: string | undefined;
+  /** Webhooks may point at private, loopback and link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1: tests, a closed network). */
+  webhookAllowPrivate: boolean;
 };
 
 export class ConfigError extends Error {}
@@ -72,6 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const oracle = env.SVC_ORACLE ?? '0';
   if (oracle !== '0' && oracle !== '1') throw new ConfigError(`SVC_ORACLE must be 0 or 1, got ${JSON.stringify(oracle)}`);
+  const allowPrivate = env.SVC_WEBHOOK_ALLOW_PRIVATE || '0';
+  if (allowPrivate !== '0' && allowPrivate !== '1') throw new ConfigError(`SVC_WEBHOOK_ALLOW_PRIVATE must be 0 or 1, got ${JSON.stringify(allowPrivate)}`);
   return {
     port,
     host,
@@ -91,5 +95,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     recordCacheBytes: int(env, 'SVC_RECORD_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
     workerHeapMb: int(env, 'SVC_WORKER_HEAP_MB', 256, 64, 16_384),
     opsToken: opsToken(env),
+    webhookAllowPrivate: allowPrivate === '1',
   };
 }

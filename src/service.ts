@@ -23,6 +23,7 @@ import type { Services } from './http/services.js';
 import { RecordFragments } from './http/record-fragments.js';
 import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
+import { EVENTS_CHANNEL } from '../actors/events/messages.js';
 import { receiptsRef } from '../actors/receipts/messages.js';
 import { sessionClosedEvent } from './http/market-stream.js';
 import { OpsFeed } from './http/ops/feed.js';
@@ -142,6 +143,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       catchupLimit: config.catchupLimit,
       backfillDays: config.backfillDays,
       startRetry: opts.startRetry,
+      webhookAllowPrivate: config.webhookAllowPrivate,
       log,
       metrics,
       // The sessions the close settled, and the answers that change only at a close (families, book).
@@ -158,6 +160,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
   const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick));
   await events.start();
+  // Webhook deliveries start soon after an account's log grew, not only at the next pass (CONTRACT.md "Events" → Webhooks).
+  await listener.listen(EVENTS_CHANNEL, () => supervisor.wakeWebhooks());
   metrics.watchService({
     ready: () => supervisor.ready,
     mailboxLimit: config.mailboxLimit,

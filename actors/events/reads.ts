@@ -10,7 +10,8 @@ import type { EventsArgs, EventsReply, Heads, HeadsArgs, ManyArgs, ManyReply, Se
 /** How long events are kept (CONTRACT.md "Events": 7 days). */
 export const EVENT_RETENTION_DAYS = 7;
 
-const EVENT_COLUMNS = `e.id::float8 as id, e.type, floor(extract(epoch from e.created_at) * 1000)::float8 / 1000 as created_at, e.data`;
+/** An event as GET /events serves it, from `account_event e` (webhooks send the same object). */
+export const EVENT_COLUMNS = `e.id::float8 as id, e.type, floor(extract(epoch from e.created_at) * 1000)::float8 / 1000 as created_at, e.data`;
 /** An account's head (its last event id, 0 before any) and its oldest kept event id (null: none kept). */
 const HEAD_COLUMNS = (account: string) =>
   `coalesce((select last_id::float8 from account_event_head where account_id = ${account}), 0) as head,

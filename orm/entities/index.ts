@@ -9,6 +9,7 @@ import { moneyEntities } from './money.js';
 import { recordEntities } from './record.js';
 import { serviceEntities } from './service.js';
 import { tradingEntities } from './trading.js';
+import { webhookEntities } from './webhooks.js';
 
 export * from './record.js';
 export * from './service.js';
@@ -18,5 +19,6 @@ export * from './money.js';
 export * from './competitions.js';
 export * from './exchange.js';
 export * from './events.js';
+export * from './webhooks.js';
 
-export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...exchangeEntities, ...competitionEntities, ...eventEntities];
+export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...exchangeEntities, ...competitionEntities, ...eventEntities, ...webhookEntities];

@@ -15,6 +15,7 @@ import { Migration20261122000012 } from './Migration20261122000012.js';
 import { Migration20261122000013 } from './Migration20261122000013.js';
 import { Migration20261122000014 } from './Migration20261122000014.js';
 import { Migration20261122000015 } from './Migration20261122000015.js';
+import { Migration20261122000016 } from './Migration20261122000016.js';
 import { Migration20261122000017 } from './Migration20261122000017.js';
 
 export const migrationsList = [
@@ -33,5 +34,6 @@ export const migrationsList = [
   { name: 'Migration20261122000013_close_writes', class: Migration20261122000013 },
   { name: 'Migration20261122000014_competition_goods', class: Migration20261122000014 },
   { name: 'Migration20261122000015_events', class: Migration20261122000015 },
+  { name: 'Migration20261122000016_webhooks', class: Migration20261122000016 },
   { name: 'Migration20261122000017_limits_receipts', class: Migration20261122000017 },
 ];

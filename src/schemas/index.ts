@@ -25,6 +25,7 @@ export * from './cart.js';
 export * from './exchange.js';
 export * from './competition.js';
 export * from './events.js';
+export * from './webhooks.js';
 
 /** Resources the OpenAPI document names under components/schemas (and refers to wherever they occur). */
 export const NAMED_SCHEMAS: Record<string, TSchema> = {

@@ -10,6 +10,7 @@ import type { ActorRuntime } from '../../actors/runtime/client.js';
 import { marketRef, type CloseReply } from '../../actors/market/messages.js';
 import { payoutsRef } from '../../actors/payouts/messages.js';
 import { competitionRef } from '../../actors/competition/messages.js';
+import { delivererRef, type DeliverReport } from '../../actors/webhooks/messages.js';
 import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
 
 export type Asker = Pick<ActorRuntime, 'ask'>;
@@ -47,10 +48,18 @@ export type SupervisorOptions = {
   warm?: (market: string, prevOpen: number, open: number) => Promise<void>;
   /** How often due payouts are looked for (default PAYOUT_SWEEP_MS). */
   payoutSweepMs?: number;
+  /** Webhooks may be delivered to private addresses (SVC_WEBHOOK_ALLOW_PRIVATE). */
+  webhookAllowPrivate?: boolean;
+  /** How often webhook deliveries are looked for (default WEBHOOK_PASS_MS). */
+  webhookPassMs?: number;
 };
 
 /** How often due payouts are looked for (one indexed query). */
 const PAYOUT_SWEEP_MS = 2000;
+/** How often a webhook delivery pass runs (one after the other: a pass that reached a bound is followed at once). */
+const WEBHOOK_PASS_MS = 1000;
+/** A pass woken by a NOTIFY (an account's log grew) runs this soon: NOTIFYs of one burst share it. */
+const WEBHOOK_WAKE_MS = 50;
 const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
 const BACKFILL_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 const START_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
@@ -71,6 +80,8 @@ export class Supervisor {
   /** Requests waiting for the record to open a session the clock has already started (recordOpened). */
   private readonly waiting = new Map<string, { tick: number; done: (opened: boolean) => void }[]>();
   private stopped = false;
+  /** Webhook passes: whether the last saw a live webhook, one is running, a wake came during it, one is armed by a wake. */
+  private readonly webhookPass = { live: false, running: false, again: false, woken: false };
   ready = false;
 
   constructor(
@@ -129,6 +140,7 @@ export class Supervisor {
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
     this.schedulePayouts();
+    this.scheduleWebhooks();
     this.backfilling = this.backfillRest(plans);
   }
 
@@ -156,6 +168,58 @@ export class Supervisor {
       this.running.add(run);
     }, this.opts.payoutSweepMs ?? PAYOUT_SWEEP_MS);
     this.timers.set('payouts', timer);
+  }
+
+  /**
+   * One webhook delivery pass (CONTRACT.md "Events" → Webhooks): the webhooks actor enqueues from the
+   * event log, claims due deliveries (no other process holds them), sends and records them.
+   */
+  async deliverWebhooks(): Promise<DeliverReport> {
+    return this.actors.ask(delivererRef, { kind: 'deliver', at: this.clock.realNow(), allowPrivate: this.opts.webhookAllowPrivate ?? false });
+  }
+
+  /**
+   * Runs a delivery pass every WEBHOOK_PASS_MS, at once again after a pass that left work, and soon
+   * after a wake (wakeWebhooks); a failed pass is logged, the next retries.
+   */
+  private scheduleWebhooks(delayMs = this.opts.webhookPassMs ?? WEBHOOK_PASS_MS): void {
+    if (this.stopped) return;
+    const w = this.webhookPass;
+    const timer = setTimeout(() => {
+      let next: number | undefined;
+      Object.assign(w, { running: true, again: false, woken: false });
+      const run = this.deliverWebhooks()
+        .then((r) => {
+          w.live = r.live;
+          if (r.sent || r.enqueued) this.opts.log.info({ webhooks: r }, `webhooks: ${r.enqueued} enqueued, ${r.sent} sent, ${r.delivered} delivered, ${r.failed} failed for good`);
+          if (r.more) next = 0;
+        }, (err) => this.opts.log.warn({ err }, `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`))
+        .finally(() => {
+          w.running = false;
+          this.running.delete(run);
+          this.scheduleWebhooks(next ?? (w.again ? WEBHOOK_WAKE_MS : undefined));
+        });
+      this.running.add(run);
+    }, delayMs);
+    this.timers.set('webhooks', timer);
+  }
+
+  /**
+   * An account's log grew (the svc_events NOTIFY): the next delivery pass runs within
+   * WEBHOOK_WAKE_MS instead of at its time, when any webhook is live. Coalesced: a burst of wakes
+   * arms one pass; a wake during a pass runs another right after it.
+   */
+  wakeWebhooks(): void {
+    const w = this.webhookPass;
+    if (this.stopped || !w.live || !this.timers.has('webhooks')) return;
+    if (w.running) {
+      w.again = true;
+      return;
+    }
+    if (w.woken) return;
+    w.woken = true;
+    clearTimeout(this.timers.get('webhooks'));
+    this.scheduleWebhooks(WEBHOOK_WAKE_MS);
   }
 
   /** Records the older history in the background, newest sessions first, in bounded turns. */

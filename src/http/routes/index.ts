@@ -17,6 +17,7 @@ import { agentRoutes } from './agents.js';
 import { tradingRoutes } from './trading.js';
 import { eventRoutes } from './events.js';
 import { receiptRoutes } from './receipts.js';
+import { webhookRoutes } from './webhooks.js';
 import { cartRoutes } from './carts.js';
 import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
@@ -38,6 +39,7 @@ export function routeTable(s: Services): Route[] {
     ...tradingRoutes(s),
     ...eventRoutes(s),
     ...receiptRoutes(s),
+    ...webhookRoutes(s),
     ...cartRoutes(s),
     ...exchangeRoutes(s),
     ...competitionRoutes(s),

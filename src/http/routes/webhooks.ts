@@ -1,0 +1,63 @@
+// An agent's webhooks (CONTRACT.md "Events" → Webhooks): register a URL for its account's events
+// (the URL checked here: http(s), no private, loopback or link-local address as written or as it
+// resolves, unless SVC_WEBHOOK_ALLOW_PRIVATE=1), list, delete, and each webhook's deliveries.
+// Changes are turns of "webhooks:<agent id>"; delivery is the webhooks actor's own pass, asked by
+// the supervisor (actors/webhooks/).
+import Type from 'typebox';
+import { read } from '../../../actors/runtime/client.js';
+import { DELIVERIES_LISTED, webhooksRef, type WebhookCreated as Created } from '../../../actors/webhooks/messages.js';
+import { checkWebhookUrl } from '../../webhooks/address.js';
+import type { AgentPrincipal } from '../auth/keys.js';
+import { HttpError, json, route, type Reply, type Route } from '../route.js';
+import { DeliveriesAnswer, WebhookCreate, WebhookCreated, WebhookDeleted, WebhooksAnswer, rowId } from '../../schemas/index.js';
+import type { Services } from '../services.js';
+
+const Params = Type.Object({ id: rowId('webhook id') });
+const me = (principal: unknown) => principal as AgentPrincipal;
+const noWebhook = (id: number) => new HttpError(404, `no webhook ${id} of yours`);
+const created = (r: Created): Reply => json({ id: r.id, url: r.url, types: r.types, secret: r.secret }, 201);
+
+export function webhookRoutes(s: Services): Route[] {
+  return [
+    route<unknown, unknown, WebhookCreate>({
+      method: 'POST', path: '/api/v1/webhooks', auth: 'key',
+      summary: 'Register a webhook: each event of my account (or of `types`) is POSTed to `url`, signed per Standard Webhooks with the `secret` answered once',
+      body: WebhookCreate, response: { 201: WebhookCreated },
+      responses: {
+        409: { description: 'the most webhooks an agent may have (10): delete one first' },
+        422: { description: 'not an http(s) URL, or its host is (or resolves to) a private, loopback or link-local address' },
+      },
+      handler: async ({ body, principal, idem }) => {
+        const verdict = await checkWebhookUrl(body.url, s.config.webhookAllowPrivate);
+        if (!verdict.ok) throw new HttpError(422, [{ loc: ['body', 'url'], msg: verdict.refused, type: 'value_error', input: body.url }]);
+        const agentId = me(principal).agentId;
+        const types = body.types ? [...new Set(body.types)] : null;
+        return created(await s.runtime.ask(webhooksRef(agentId), { kind: 'register', agentId, url: body.url, types }, { idem }));
+      },
+      replay: created,
+    }),
+    route({
+      method: 'GET', path: '/api/v1/webhooks', auth: 'key', summary: 'My webhooks (without their secrets)',
+      response: { 200: WebhooksAnswer },
+      handler: async ({ principal }) => json({ webhooks: await read(s.runtime, 'webhooks.list', { agentId: me(principal).agentId }) }),
+    }),
+    route<{ id: number }>({
+      method: 'DELETE', path: '/api/v1/webhooks/{id}', auth: 'key', summary: 'Delete a webhook: nothing more is sent to it (its pending deliveries fail)',
+      params: Params, response: { 200: WebhookDeleted }, responses: { 404: { description: 'no webhook of mine with this id' } },
+      handler: async ({ params, principal, idem }) => {
+        const agentId = me(principal).agentId;
+        return json(await s.runtime.ask(webhooksRef(agentId), { kind: 'remove', agentId, webhookId: params.id }, { idem }));
+      },
+    }),
+    route<{ id: number }>({
+      method: 'GET', path: '/api/v1/webhooks/{id}/deliveries', auth: 'key',
+      summary: `A webhook's deliveries, newest first (at most ${DELIVERIES_LISTED}): pending, delivered or failed, with attempts and the last HTTP status`,
+      params: Params, response: { 200: DeliveriesAnswer }, responses: { 404: { description: 'no webhook of mine with this id' } },
+      handler: async ({ params, principal }) => {
+        const deliveries = await read(s.runtime, 'webhooks.deliveries', { agentId: me(principal).agentId, webhookId: params.id, limit: DELIVERIES_LISTED });
+        if (!deliveries) throw noWebhook(params.id);
+        return json({ deliveries });
+      },
+    }),
+  ];
+}
