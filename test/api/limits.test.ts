@@ -68,8 +68,12 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     await c.runDue();
     const menu: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
     const next = [...menu.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
+    const total = (await agent.post('/api/v1/orders', { market: MARKET, offer_key: next.key, qty: 1 })).body.total_amount;
     t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
+    // Exactly one order's worth a day: yesterday's spending would refuse it if it still counted.
+    t.equal((await limits({ max_order: '', max_day: String(total), markets: MARKET })).status, 200);
     t.equal((await order(1, MARKET, next.key)).status, 201, 'a new day');
+    t.match((await order(1, MARKET, next.key)).body.detail, /max_day/, 'and its max_day counts from it');
     const lifted = await limits({ max_order: '', max_day: '', markets: '' });
     t.same(lifted.body.limits, { max_order: null, max_day: null, markets: null });
     t.equal((await order(3, MARKET, next.key)).status, 201, 'no limit');
