@@ -350,6 +350,8 @@ try {
 } catch (err) {
   console.error(`bench failed: ${err.stack ?? err}`);
   if (state.stderr.length) console.error(state.stderr.slice(-20).join('\n'));
+  // The service's own warnings and errors say why (a close that failed and is retried, say).
+  for (const w of state.warnings.slice(-10)) console.error(JSON.stringify(w).slice(0, 2000));
   code = 1;
 } finally {
   await cleanup();

@@ -40,7 +40,9 @@ export type OrderRow = {
 const ORDER_SELECT = `o.id::float8 as id, o.market, o.tick::float8 as tick, o.offer_key, o.qty, o.unit_cost_cents, o.list_price_cents,
   o.gross_cents::float8 as gross_cents, o.fee_amount_cents::float8 as fee_amount_cents, o.total_cents::float8 as total_cents, o.status,
   o.payment_source, o.token, o.closes_at, o.created_at, o.paid_at, o.filled_at, o.position_id::float8 as position_id,
-  o.round_id::float8 as round_id, o.account_id::float8 as account_id, o.agent_id::float8 as agent_id, m.deal, o.refund_reason, o.receipt`;
+  o.round_id::float8 as round_id, o.account_id::float8 as account_id, o.agent_id::float8 as agent_id,
+  json_build_object('bundle', json_build_object('title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items'), 'sales_velocity', m.deal->'sales_velocity') as deal,
+  o.refund_reason, o.receipt`;
 const ORDER_FROM = `orders o join menu_row m on m.market = o.market and m.tick = o.tick and m.idx = o.idx`;
 
 export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {

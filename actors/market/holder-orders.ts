@@ -219,16 +219,28 @@ export async function bookHolderSessions(
 export async function appendCloseEvents(
   em: EntityManager, baseUrl: string, tick: number, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] },
 ): Promise<void> {
-  const positions = await positionsByIds(em, c.booked.map((b) => b.position_id));
-  const orders = await ordersByIds(em, [...c.filled, ...c.refunded, ...c.expired].map((o) => o.order_id), baseUrl);
-  const events: NewEvent[] = c.booked.map((b) => ({
-    account_id: b.account_id, type: b.settled ? 'position.settled' : 'position.advanced',
-    data: { ...positions.get(b.position_id), session: { tick, sold: b.sold, revenue: centsToNumber(b.revenue_cents), holding_cost: centsToNumber(b.holding_cents) } },
-  }));
-  const moved = (list: MovedOrder[], type: EventType) => list.map((o): NewEvent => ({ account_id: o.account_id, type, data: orders.get(o.order_id) }));
-  events.push(...moved(c.filled, 'order.filled'), ...moved(c.refunded, 'order.refunded'), ...moved(c.expired, 'order.expired'));
-  await appendEvents(em, events);
+  // In chunks: a close moves up to tens of thousands of positions and orders, and a worker's heap is bounded.
+  for (let i = 0; i < c.booked.length; i += CLOSE_EVENTS_CHUNK) {
+    const chunk = c.booked.slice(i, i + CLOSE_EVENTS_CHUNK);
+    const positions = await positionsByIds(em, chunk.map((b) => b.position_id));
+    await appendEvents(em, chunk.map((b) => ({
+      account_id: b.account_id, type: b.settled ? 'position.settled' : 'position.advanced',
+      data: { ...positions.get(b.position_id), session: { tick, sold: b.sold, revenue: centsToNumber(b.revenue_cents), holding_cost: centsToNumber(b.holding_cents) } },
+    })));
+  }
+  const moved: (MovedOrder & { type: EventType })[] = [
+    ...c.filled.map((o) => ({ ...o, type: 'order.filled' as const })), ...c.refunded.map((o) => ({ ...o, type: 'order.refunded' as const })),
+    ...c.expired.map((o) => ({ ...o, type: 'order.expired' as const })),
+  ];
+  for (let i = 0; i < moved.length; i += CLOSE_EVENTS_CHUNK) {
+    const chunk = moved.slice(i, i + CLOSE_EVENTS_CHUNK);
+    const orders = await ordersByIds(em, chunk.map((o) => o.order_id), baseUrl);
+    await appendEvents(em, chunk.map((o): NewEvent => ({ account_id: o.account_id, type: o.type, data: orders.get(o.order_id) })));
+  }
 }
+
+/** Events the close builds and appends per statement (their rows read, their JSON built, at once). */
+const CLOSE_EVENTS_CHUNK = 1000;
 
 type SettledRow = {
   position_id: number;
