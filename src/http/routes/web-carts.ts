@@ -10,6 +10,7 @@ import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
 import { cartFacts } from '../deal-facts.js';
+import { payTotal } from '../checkout-view.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -56,9 +57,12 @@ export function webCartRoutes(s: Services): Route[] {
   }
 
   /** The pay form's holder-specific part: stored cards and the monthly fee. */
-  async function payView(holder: HolderPrincipal) {
+  async function payView(holder: HolderPrincipal, total: number) {
     const [cards, fee] = await Promise.all([read(s.runtime, 'holder.cards', { holderId: holder.holderId }), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() })]);
-    return { cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month };
+    return {
+      cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month,
+      pay_total: payTotal(total, fee.due, fee.amount),
+    };
   }
 
   /** The agent's orders (POST /orders) still waiting for a payment in an open session: each has its own purchase link. */
@@ -83,10 +87,10 @@ export function webCartRoutes(s: Services): Route[] {
       ...cartSummary(cart), ...(agent ? { agent: true, ...identityView(agent) } : {}),
       lines: linesView(cart, s.clock.realNow(), mine, here), ...facts,
       connected_now: connectedNow, other_holder: otherHolder, mine, orders, has_orders: orders.length > 0,
-      can_switch_kind: mine && !found.paid, can_pay: canPay,
+      can_switch_kind: mine && !found.paid, can_pay: canPay, one_line: cart.open_items === 1,
       form_email: typed?.email ?? '', login_chosen: typed?.auth === 'login',
-      ...(canPay && holder ? await payView(holder) : {}),
-      scripts: ['/static/countdown.js'],
+      ...(canPay && holder ? await payView(holder, cart.total) : { pay_total: usd(cart.total) }),
+      scripts: ['/static/countdown.js', '/static/card-input.js'],
     }, p?.status ?? 200);
   }
 
