@@ -19,7 +19,8 @@
   var numbers = document.querySelectorAll('input[data-card-number]');
   for (var i = 0; i < numbers.length; i++) {
     (function (input) {
-      var out = input.parentElement && input.parentElement.querySelector('.brand');
+      var label = input.closest('label');
+      var out = label && label.querySelector('.brand');
       function update() {
         var d = input.value.replace(/\D/g, '').slice(0, 19);
         var brand = brandOf(d);

@@ -39,7 +39,7 @@ function legendOf(spec: Pick<ChartSpec, 'series' | 'band' | 'marker'>): LegendIt
   return items;
 }
 
-const M = { top: 12, right: 14, bottom: 36, left: 58 };
+const M = { top: 12, right: 14, bottom: 36, left: 68 };
 let ids = 0;
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -9,6 +9,13 @@ import type { Clock } from '../supervisor/clock.js';
 import { sessionLength } from './live-session.js';
 import { usd } from './web.js';
 
+/** An order's status in words (SPEC.md "Order" statuses). */
+export const ORDER_STATUS_WORDS: Record<string, string> = {
+  awaiting_payment: 'waiting for your payment', paid: 'paid: fills at the session\'s close', filled: 'filled: selling through', expired: 'expired: not paid in time, nothing charged',
+  refunded: 'refunded', cancelled: 'cancelled',
+};
+export const orderStatusWords = (status: string) => ORDER_STATUS_WORDS[status] ?? status.replace(/_/g, ' ');
+
 /** An instant as a <time datetime> value (UTC, to the second). */
 export const isoOf = (unix: number) => new Date(Math.round(unix) * 1000).toISOString().replace('.000Z', 'Z');
 

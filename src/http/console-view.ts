@@ -36,7 +36,7 @@ export function refWords(ref: string | null): string {
     `${what === 'topup' ? 'top-up' : what} ${id}`);
 }
 
-type Dated = { created_at: number; account_id: number; amount: number; balance_after: number; kind: string };
+type Dated = { id: number; created_at: number; account_id: number; amount: number; balance_after: number; kind: string };
 
 /** Money moved in or out by the holder (not trading): card payments in, top-ups, payouts. */
 const MOVED = new Set(['card_charge', 'crypto_payment', 'topup', 'payout']);
@@ -47,7 +47,8 @@ const MOVED = new Set(['card_charge', 'crypto_payment', 'topup', 'payout']);
  * out (what the holder's accounts made or lost: orders, fees, sales, prizes, exchange).
  */
 export function balanceHistory(entries: Dated[]) {
-  const rows = [...entries].sort((a, b) => a.created_at - b.created_at);
+  // Oldest first; entries of one instant in the order they were booked (their ids).
+  const rows = [...entries].sort((a, b) => a.created_at - b.created_at || a.id - b.id);
   const latest = new Map<number, number>();
   let result = 0;
   return rows.map((e) => {

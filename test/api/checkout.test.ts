@@ -105,7 +105,7 @@ t.test('checkout: purchase links', async (t) => {
     t.notMatch(page.text, 'name="number"');
   });
 
-  await t.test('a browser pays the next order with its stored card: 303 to the console, no second fee', async (t) => {
+  await t.test('a browser pays the next order with its stored card: 303 to the confirmation, no second fee', async (t) => {
     const next = await order(svc, agent, 2);
     const page = await getPage(svc, `/checkout/${next.token}`, { cookie: ada.cookie });
     const cardId = /<option value="(\d+)">visa •••• 4242, 12\/39<\/option>/.exec(page.text)?.[1];
@@ -113,7 +113,15 @@ t.test('checkout: purchase links', async (t) => {
     t.notMatch(page.text, /participation fee .* is due/, 'the fee was paid this month');
     const r = await postForm(svc, `/checkout/${next.token}/pay`, { method: 'card', card_id: cardId! }, { cookie: ada.cookie });
     t.equal(r.status, 303);
-    t.equal(r.location, '/console/orders');
+    t.equal(r.location, `/checkout/${next.token}/done?card_id=${cardId}`, 'on to the confirmation, naming the stored card');
+    const done = await getPage(svc, r.location!, { cookie: ada.cookie });
+    t.equal(done.status, 200);
+    t.match(done.text, `Payment received: order ${next.id} is paid`);
+    t.match(done.text, 'visa •••• 4242', 'the stored card it was paid with');
+    t.match(done.text, `${next.body.total_amount.toFixed(2)} USD`, 'what was charged: the order, no fee this time');
+    t.notMatch(done.text, 'Monthly participation fee');
+    const other = await getPage(svc, r.location!, { cookie: bob.cookie });
+    t.equal(other.status, 404, 'another holder is not shown the confirmation');
     const orders = await getPage(svc, '/console/orders', { cookie: ada.cookie });
     t.match(orders.text, next.body.deal_title);
     t.equal((await agent.get(`/api/v1/orders/${next.id}`)).body.status, 'paid');

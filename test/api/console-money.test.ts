@@ -64,7 +64,7 @@ t.test('the holder\'s money on the console', async (t) => {
 
     const browser = await postForm(svc, '/console/topup', { account_id: desk, amount: '4.50', ...CARD }, { cookie: ada.cookie });
     t.equal(browser.status, 303, 'a browser is sent on');
-    t.equal(browser.location, '/console');
+    t.equal(browser.location, '/console/money', 'to the money tab');
     const [card] = await q('select id::float8 as id from card where holder_id = ?', [ada.holderId]);
     const stored = await postForm(svc, '/console/topup', { account_id: desk, amount: '10', card_id: card.id }, asAda);
     t.same(stored.body, { ok: true, account_id: desk, amount: 10, balance: 40 }, 'a stored card by card_id alone');

@@ -29,7 +29,11 @@ for (const width of [375, 1280]) {
     await useServiceClock(context, svc);
     t.teardown(() => context.close());
     const page = await context.newPage();
-    const shot = (name: string) => page.screenshot({ path: artifact(`holder-${width}-${name}.png`), fullPage: true });
+    // Each step twice: the whole page, and the first screen as the holder sees it.
+    const shot = async (name: string) => {
+      await page.screenshot({ path: artifact(`holder-${width}-${name}.png`), fullPage: true });
+      await page.screenshot({ path: artifact(`holder-${width}-${name}-screen.png`) });
+    };
 
     // Register through the site.
     await page.goto('/register');

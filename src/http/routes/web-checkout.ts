@@ -17,7 +17,7 @@ import { centsToNumber } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from '../link-view.js';
 import { dealFacts } from '../deal-facts.js';
 import { countdown } from '../cart-view.js';
-import { confirmationView, donePath, isoOf, payTotal } from '../checkout-view.js';
+import { confirmationView, donePath, isoOf, orderStatusWords, payTotal } from '../checkout-view.js';
 
 
 const PayForm = Type.Object(PayFields);
@@ -73,7 +73,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
       ...identityView(a),
       market: o.market, tick: o.tick, offer_key: o.offer_key, deal_title: o.deal_title, items: o.items, qty: o.qty,
       unit_cost: usd(o.unit_cost), gross_amount: usd(o.gross_amount), fee_amount: usd(o.fee_amount), total_amount: usd(o.total_amount),
-      status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, closes: utc(o.closes_at), closes_iso: isoOf(o.closes_at), pay_total: usd(o.total_amount),
+      status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, status_words: orderStatusWords(closed && o.status === 'awaiting_payment' ? 'expired' : o.status), closes: utc(o.closes_at), closes_iso: isoOf(o.closes_at), pay_total: usd(o.total_amount),
       closes_at: o.closes_at, countdown: countdown(o.closes_at, s.clock.realNow()), facts, scripts: ['/static/countdown.js', '/static/card-input.js'],
       paid, expired: closed, open: !paid && !closed, other_holder: otherHolder, can_pay: canPay, here_q: encodeURIComponent(`/checkout/${token}`),
       ...(canPay ? await payView(holder!, o) : {}),

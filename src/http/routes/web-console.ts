@@ -22,7 +22,7 @@ import { agentKeyRoute, moneyRoutes } from './web-money.js';
 import { CHART_H, CHART_W, chartPoints } from '../charts.js';
 import { EVENT_WORDS, LEDGER_WORDS, activityView, balanceChart, openValue, refWords, waitingView, wordsOf } from '../console-view.js';
 import type { CartDetail } from '../../../actors/cart/messages.js';
-import { isoOf } from '../checkout-view.js';
+import { isoOf, orderStatusWords } from '../checkout-view.js';
 
 const PAGE_ROWS = 100;
 
@@ -215,7 +215,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       return {
         rows: rows.map((r) => ({
           ...money(r, ['unit_cost', 'fee_amount', 'total_amount']), created: when(r.created_at as number), payment_source: r.payment_source ?? '',
-          awaiting: r.status === 'awaiting_payment', purchase_path: new URL(r.purchase_url as string).pathname,
+          awaiting: r.status === 'awaiting_payment', purchase_path: new URL(r.purchase_url as string).pathname, status_words: orderStatusWords(r.status as string),
         })),
       };
     }),
