@@ -31,6 +31,20 @@ export function donePath(token: string, card: { last4?: string; cardId?: number 
   return `/checkout/${encodeURIComponent(token)}/done${q}`;
 }
 
+/** The card a confirmation names, from the pay form: the typed card's last 4 digits, or the stored card's id. */
+export function cardOf(body: { method: string; card_id: number | null; number: string } | undefined): { last4?: string; cardId?: number } | null {
+  if (!body || body.method === 'balance') return null;
+  if (body.method === 'card' && body.card_id !== null) return { cardId: body.card_id };
+  const digits = body.number.replace(/\D/g, '');
+  return digits.length >= 12 ? { last4: digits.slice(-4) } : null;
+}
+
+/** The redirect after paying a cart: its confirmation, naming the orders placed and the card. */
+export function cartDonePath(token: string, orderIds: number[], card: { last4?: string; cardId?: number } | null, withFee: boolean): string {
+  const c = card?.last4 ? `&card=${card.last4}` : card?.cardId ? `&card_id=${card.cardId}` : '';
+  return `/carts/${encodeURIComponent(token)}/done?orders=${orderIds.slice(0, 100).join(',')}${c}${withFee ? '&fee=1' : ''}`;
+}
+
 type PaidOrder = {
   id: number; market: string; tick: number; qty: number; deal_title: string; total_amount: number; closes_at: number;
   status: string; payment_source: string | null; paid_at: number | null; filled_at: number | null; position_id: number | null;
@@ -55,5 +69,22 @@ export function confirmationView(o: PaidOrder, feeCents: number, card: string | 
     settle_when: settles === null ? null : utcMinute(settles), settle_iso: settles === null ? null : isoOf(settles),
     session_length: length, horizon: SETTLEMENT_HORIZON_SESSIONS,
     position_id: o.position_id, has_position: o.position_id !== null,
+  };
+}
+
+type CartOrder = PaidOrder & { offer_key: string };
+
+/**
+ * The confirmation of a cart's checkout: its orders (those of the cart's lines the redirect names),
+ * what was charged (their totals, and the month's fee when this checkout carried it), how,
+ * and when each fills and settles.
+ */
+export function cartConfirmationView(orders: CartOrder[], feeCents: number, card: string | null, clock: Clock) {
+  const totalCents = orders.reduce((t, o) => t + numberToCents(o.total_amount), 0);
+  return {
+    charged: usd(centsToNumber(totalCents + feeCents)), orders_total: usd(centsToNumber(totalCents)), fee: usd(centsToNumber(feeCents)), has_fee: feeCents > 0,
+    by_balance: orders.length > 0 && orders.every((o) => o.payment_source === 'balance'), card, has_card: !!card,
+    count: orders.length, one: orders.length === 1, horizon: SETTLEMENT_HORIZON_SESSIONS,
+    orders: orders.map((o) => ({ ...confirmationView(o, 0, null, clock), deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick })),
   };
 }

@@ -17,7 +17,7 @@ import { centsToNumber } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from '../link-view.js';
 import { dealFacts } from '../deal-facts.js';
 import { countdown } from '../cart-view.js';
-import { confirmationView, donePath, isoOf, orderStatusWords, payTotal } from '../checkout-view.js';
+import { cardOf, confirmationView, donePath, isoOf, orderStatusWords, payTotal } from '../checkout-view.js';
 
 
 const PayForm = Type.Object(PayFields);
@@ -143,13 +143,6 @@ export function webCheckoutRoutes(s: Services): Route[] {
   ];
 }
 
-/** The card the confirmation names: the typed card's last 4 digits, or the stored card's id. */
-function cardOf(body: PayForm | undefined): { last4?: string; cardId?: number } | null {
-  if (!body || body.method === 'balance') return null;
-  if (body.method === 'card' && body.card_id !== null) return { cardId: body.card_id };
-  const digits = body.number.replace(/\D/g, '');
-  return digits.length >= 12 ? { last4: digits.slice(-4) } : null;
-}
 
 /** Browsers go on to the confirmation (JSON clients get the payment, unchanged). */
 function paidReply(req: RequestInfo, token: string, body: PayForm | undefined, paid: Paid): Reply {
