@@ -3,7 +3,7 @@
 // balance and trading result over time as a chart, the value of the open positions, and what is
 // waiting for the holder (orders to pay and cart lines, with their deadlines).
 import type { CartDetail } from '../../actors/cart/messages.js';
-import type { LedgerEntry } from '../../actors/account/messages.js';
+import type { TimelineEventView } from '../../actors/holder/messages.js';
 import { centsToNumber, numberToCents } from '../engine/index.js';
 import { figure, lineChart } from './charts.js';
 import { countdown } from './cart-view.js';
@@ -12,7 +12,7 @@ import { usd } from './web.js';
 
 /** Every ledger kind in words (SPEC.md "Account", CONTRACT.md "Money"). */
 export const LEDGER_WORDS: Record<string, string> = {
-  card_charge: 'Card payment in', crypto_payment: 'Crypto payment in', order_debit: 'Order paid', monthly_fee: 'Monthly participation fee',
+  card_charge: 'Card payment in', crypto_payment: 'Crypto payment in', order_debit: 'Paid for an order', monthly_fee: 'Monthly participation fee',
   sale_credit: 'Sales', holding_fee: 'Holding fee', surcharge: 'Settlement surcharge', payout: 'Payout', topup: 'Top-up', refund: 'Refund',
   exchange_purchase: 'Exchange purchase', exchange_sale: 'Exchange sale', prize: 'Competition prize',
 };
@@ -115,9 +115,10 @@ export function waitingView(orders: AwaitingOrder[], carts: CartDetail[], now: n
   return items.map((i) => ({ ...i, closes: utcMinute(i.closes_at), closes_iso: isoOf(i.closes_at), countdown: countdown(i.closes_at, now) }));
 }
 
-/** Recent ledger entries in words (the dashboard's activity list). */
-export const activityView = (rows: LedgerEntry[], owner: (accountId: number) => string) =>
-  rows.map((r) => ({
-    what: wordsOf(LEDGER_WORDS, r.kind), ref: refWords(r.ref), amount: usd(r.amount), neg: r.amount < 0, account: owner(r.account_id),
-    when: utcMinute(r.created_at), iso: isoOf(r.created_at),
+/** Recent events in words (the dashboard's activity list): what happened, its sentence, the money it moved, when. */
+export const activityView = (events: TimelineEventView[]) =>
+  events.map((e) => ({
+    what: wordsOf(EVENT_WORDS, e.kind), text: refWords(e.text),
+    amount: e.amount === null ? null : usd(e.amount), neg: (e.amount ?? 0) < 0, has_amount: e.amount !== null,
+    when: utcMinute(e.at), iso: isoOf(e.at),
   }));

@@ -1,5 +1,6 @@
 // A new holder pays an agent's order in headless Chromium, on a phone (375 px) and on a desktop
-// (1280 px) (issue 29): registers, opens the purchase link, finds the one total (the order and the
+// (1280 px) (issue 29): registers, opens the purchase link (then finds the order waiting on the
+// console and follows it back), finds the one total (the order and the
 // month's fee) on the primary button with the risk in words above the fold's end, types the card
 // (grouped, its brand named), pays, lands on the confirmation (what was charged, the card's last 4
 // digits, what happens next), follows it to the order, and finds it on the console's dashboard.
@@ -56,7 +57,15 @@ for (const width of [375, 1280]) {
     const total = placed.body.total_amount as number;
     const charged = usd(total + 15);
 
+    // Opening the purchase link connects the agent; from then on the console lists what waits.
     await page.goto(new URL(placed.body.purchase_url).pathname);
+    await page.goto('/console');
+    const waiting = page.getByRole('region', { name: 'Waiting for you' });
+    t.match(await waiting.innerText(), `Order ${placed.body.id}: ${qty} × ${deal.bundle.title} on h2`, 'the order waits for the holder on the console');
+    t.match(await waiting.innerText(), /Pay before .* \(closes in \d+ s/, 'with its deadline');
+    await shot('1b-console-waiting');
+    await waiting.getByRole('link', { name: `Review and pay order ${placed.body.id}` }).click();
+    await page.waitForURL((u) => u.pathname.startsWith('/checkout/'));
     await shot('2-checkout');
     await noWiderThanViewport(t, page, 'the purchase page');
     const pay = page.getByRole('button', { name: `Pay ${charged} USD` });

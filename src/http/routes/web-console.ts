@@ -121,21 +121,21 @@ export function webConsoleRoutes(s: Services): Route[] {
   /** The dashboard: balances and the result over time, the open positions' value, what waits for the holder, recent activity. */
   const overview: Loader<unknown> = async (holder) => {
     const now = s.clock.realNow();
-    const [{ money, view }, ledger, open, awaiting, carts] = await Promise.all([
+    const [{ view }, ledger, events, open, awaiting, carts] = await Promise.all([
       accountsView(holder),
       read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS }),
+      read(s.runtime, 'holder.timeline', { holderId: holder.holderId, before: null, limit: 10 }),
       read(s.runtime, 'account.positions', { holderId: holder.holderId, status: 'open', limit: PAGE_ROWS }),
       read(s.runtime, 'account.orders', { holderId: holder.holderId, status: 'awaiting_payment', limit: PAGE_ROWS, baseUrl: base }),
       openCarts(holder),
     ]);
-    const owners = new Map(money.accounts.map((a) => [a.account_id, accountOwner(a)]));
     const waiting = waitingView(awaiting, carts, now);
     return {
       ...view,
       chart: balanceChart(ledger),
       open: openValue(open),
       waiting, has_waiting: waiting.length > 0,
-      activity: activityView(ledger.slice(0, 8), (id) => owners.get(id) ?? `account ${id}`), has_activity: ledger.length > 0,
+      activity: activityView(events.events), has_activity: events.events.length > 0,
       scripts: ['/static/countdown.js'],
     };
   };
