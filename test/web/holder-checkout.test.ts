@@ -130,3 +130,29 @@ for (const width of [375, 1280]) {
     await noWiderThanViewport(t, page, 'the console');
   });
 }
+
+t.test('without JavaScript the purchase page still takes the payment', async (t) => {
+  const context = await browser.newContext({ baseURL: svc.config.baseUrl, viewport: { width: 375, height: 740 }, javaScriptEnabled: false });
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  await page.goto('/register');
+  await page.getByLabel('E-mail').fill('no-script@example.org');
+  await page.getByLabel('Password', { exact: false }).first().fill(PASSWORD);
+  await page.getByLabel('Password again').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Register' }).click();
+  await page.waitForURL('**/console');
+  const agent = await registerAgent(svc, { name: 'Plain Scout' });
+  const menu = await currentMenu(svc, 'h2', 120);
+  const placed = await agent.post('/api/v1/orders', { market: 'h2', offer_key: menu.deals[0].key, qty: 1 });
+  t.equal(placed.status, 201);
+  await page.goto(new URL(placed.body.purchase_url).pathname);
+  t.match(await page.locator('.deadline').innerText(), /Pay before \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC: closes in \d+ s/, 'the deadline in UTC as the server wrote it');
+  await noWiderThanViewport(t, page, 'the purchase page without scripts');
+  await page.getByLabel('Card number').fill('4242 4242 4242 4242');
+  await page.getByLabel('Expiry (MM/YY)').fill('12/39');
+  await page.getByLabel('CVC').fill('123');
+  await page.getByRole('button', { name: `Pay ${usd(placed.body.total_amount + 15)} USD` }).click();
+  await page.waitForURL((u) => u.pathname.endsWith('/done'));
+  t.match(await page.locator('main').innerText(), '•••• 4242');
+  await page.screenshot({ path: artifact('holder-375-noscript-confirmation.png'), fullPage: true });
+});
