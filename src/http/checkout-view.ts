@@ -48,6 +48,8 @@ export function cartDonePath(token: string, orderIds: number[], card: { last4?: 
 type PaidOrder = {
   id: number; market: string; tick: number; qty: number; deal_title: string; total_amount: number; closes_at: number;
   status: string; payment_source: string | null; paid_at: number | null; filled_at: number | null; position_id: number | null;
+  /** The signed approval receipt (CONTRACT.md "Signed approval receipts") once the served order carries it. */
+  receipt?: string | null;
 };
 
 /**
@@ -69,6 +71,7 @@ export function confirmationView(o: PaidOrder, feeCents: number, card: string | 
     settle_when: settles === null ? null : utcMinute(settles), settle_iso: settles === null ? null : isoOf(settles),
     session_length: length, horizon: SETTLEMENT_HORIZON_SESSIONS,
     position_id: o.position_id, has_position: o.position_id !== null,
+    receipt: typeof o.receipt === 'string' && o.receipt ? o.receipt : null,
   };
 }
 
