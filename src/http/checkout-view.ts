@@ -88,6 +88,7 @@ export function cartConfirmationView(orders: CartOrder[], feeCents: number, card
     charged: usd(centsToNumber(totalCents + feeCents)), orders_total: usd(centsToNumber(totalCents)), fee: usd(centsToNumber(feeCents)), has_fee: feeCents > 0,
     by_balance: orders.length > 0 && orders.every((o) => o.payment_source === 'balance'), card, has_card: !!card,
     count: orders.length, one: orders.length === 1, horizon: SETTLEMENT_HORIZON_SESSIONS,
+    receipt: orders.map((o) => o.receipt).find((r): r is string => typeof r === 'string' && r.length > 0) ?? null,
     orders: orders.map((o) => ({ ...confirmationView(o, 0, null, clock), deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick })),
   };
 }
