@@ -20,14 +20,26 @@ export type ChartSpec = {
   xFormat?: (x: number) => string;
   series: Series[];
   /** A shaded range (low / high) behind the lines, e.g. a projection's scenarios. */
-  band?: { low: (number | null)[]; high: (number | null)[] };
+  band?: { low: (number | null)[]; high: (number | null)[]; name?: string };
+  /** A marked x position (the chosen quantity...): a dashed line with its label. */
+  marker?: { x: number; label: string };
   width?: number;
   height?: number;
 };
 
-export type Chart = { svg: string; summary: string };
+/** A legend entry: the series' name and its swatch's class (s0..s3, band, marker). */
+export type LegendItem = { name: string; swatch: string };
+export type Chart = { svg: string; summary: string; legend?: LegendItem[] };
 
-const M = { top: 12, right: 14, bottom: 36, left: 58 };
+/** The legend of a chart's lines, band and marker (figure() lists it under the chart). */
+function legendOf(spec: Pick<ChartSpec, 'series' | 'band' | 'marker'>): LegendItem[] {
+  const items = spec.series.map((s, k) => ({ name: s.name, swatch: `s${k % 4}` }));
+  if (spec.band) items.push({ name: spec.band.name ?? 'range', swatch: 'band' });
+  if (spec.marker) items.push({ name: spec.marker.label, swatch: 'marker' });
+  return items;
+}
+
+const M = { top: 12, right: 14, bottom: 36, left: 68 };
 let ids = 0;
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -114,7 +126,14 @@ export function lineChart(spec: ChartSpec): Chart {
       .y((i) => y(s.values[i] as number))(spec.x.map((_, i) => i));
     if (d) body += `<path class="line series-${k % 4}" d="${d}"><title>${esc(s.name)}</title></path>`;
   });
-  return { svg: frame(spec, w, h, body, summary), summary };
+  if (y.domain()[0] < 0 && y.domain()[1] > 0) body = `<line class="zero" x1="${M.left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>` + body;
+  if (spec.marker && spec.marker.x >= x.domain()[0] && spec.marker.x <= x.domain()[1]) {
+    const mx = x(spec.marker.x);
+    const anchor = mx > (M.left + w - M.right) / 2 ? 'end' : 'start';
+    body += `<g class="marker"><line x1="${mx.toFixed(1)}" x2="${mx.toFixed(1)}" y1="${M.top}" y2="${h - M.bottom}"/>` +
+      `<text x="${(mx + (anchor === 'end' ? -5 : 5)).toFixed(1)}" y="${M.top + 12}" text-anchor="${anchor}">${esc(spec.marker.label)}</text></g>`;
+  }
+  return { svg: frame(spec, w, h, body, summary), summary, legend: legendOf(spec) };
 }
 
 /** Bars over categories or sessions (volume, P&L per session); negative bars drawn below zero. */
@@ -143,12 +162,15 @@ export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): 
     if (i % every === 0) xAxis += `<text x="${(x(t)! + x.bandwidth() / 2).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc(xf(t))}</text>`;
   });
   body += `${xAxis}${xAxisLabel(w, h, spec.xLabel)}</g>`;
-  return { svg: frame(spec, w, h, body, summary), summary };
+  return { svg: frame(spec, w, h, body, summary), summary, legend: legendOf(spec) };
 }
 
 /** The chart inside a <figure> with its summary as the caption: what a template inserts with {{{ }}}. */
 export function figure(chart: Chart, caption?: string): string {
-  return `<figure class="chart">${chart.svg}<figcaption>${esc(caption ? `${caption} ${chart.summary}` : chart.summary)}</figcaption></figure>`;
+  const legend = chart.legend?.length
+    ? `<ul class="legend" aria-hidden="true">${chart.legend.map((l) => `<li><span class="swatch ${l.swatch}"></span>${esc(l.name)}</li>`).join('')}</ul>`
+    : '';
+  return `<figure class="chart">${chart.svg}${legend}<figcaption>${esc(caption ? `${caption} ${chart.summary}` : chart.summary)}</figcaption></figure>`;
 }
 
 // The console inventory's price line of a family (templates/console-inventory.mustache).

@@ -40,22 +40,64 @@ export function riskWords(low: number, mid: number, high: number): string {
   return `In the low scenario this order ${outcome(low)}; on the projected path it ${outcome(mid)}; in the high scenario it ${outcome(high)}.`;
 }
 
-/** The projection's part of the facts for `qty` units: the curve as a chart, the three results and the risk sentence. */
-export function projectionView(p: Projection, qty: number) {
+/** The chart's quantities: from 1 to a little past the chosen one (twice it, at least 4 more), within the deal's maximum. */
+export function chartRange(qty: number, maxQty: number): number {
+  return Math.max(1, Math.min(maxQty, Math.max(qty * 2, qty + 4)));
+}
+
+/** "gain", "loss" or "mixed": the colour of the risk box (every scenario gains, the projected path loses, or they disagree). */
+export function outcomeClass(low: number, mid: number): 'gain' | 'loss' | 'mixed' {
+  if (low >= 0 && mid > 0) return 'gain';
+  if (mid < 0) return 'loss';
+  return 'mixed';
+}
+
+/** The headline of the risk box: what can be lost, or that even the low scenario gains. */
+export function riskHeadline(low: number, mid: number, high: number): string {
+  if (low < 0) return `You could lose up to ${usd(-low)} USD (the low scenario)${mid >= 0 ? `; the projected path ${outcome(mid)}` : ''}.`;
+  if (low > 0) return `Even the low scenario ${outcome(low)}; the projected path ${outcome(mid)}.`;
+  return `The low scenario breaks even; the projected path ${outcome(mid)}, the high one ${outcome(high)}.`;
+}
+
+/**
+ * Why the scenario band is as narrow or wide as it is. The scenarios only speed up or slow down the
+ * family's projected sales (x low_mult .. x high_mult): when even the slow path sells every unit, or
+ * even the fast one leaves units unsold, the scenarios agree, whatever the family's record says.
+ */
+export function bandWords(p: Projection, qty: number, low: number, high: number, paid: number): string {
+  const sold = p.projection.reduce((t, v) => t + v, 0);
+  const slow = sold * p.scenarios.low_mult;
+  const fast = sold * p.scenarios.high_mult;
+  const width = high - low;
+  const narrow = paid > 0 ? width < paid * 0.1 : width < 1;
+  const sells = `The scenarios only change how fast the family sells: ${slow.toFixed(1)} units in ${p.projection.length} sessions on the slow path, ${sold.toFixed(1)} projected, ${fast.toFixed(1)} on the fast one`;
+  if (narrow && slow >= qty) return `${sells}. Even the slow path sells all ${units(qty)}, so the band is narrow (${usd(low)} to ${usd(high)} USD). It does not cover a fall in the resale price or a downside: the family's record below says how often those happened.`;
+  if (narrow && fast < qty) return `${sells}. Even the fast path leaves some of the ${units(qty)} unsold, so the band is narrow (${usd(low)} to ${usd(high)} USD): each scenario is held back by slow sales, not by price.`;
+  if (narrow) return `${sells}, so the band is narrow (${usd(low)} to ${usd(high)} USD). It does not cover a fall in the resale price: see the family's record.`;
+  return `${sells}. Whether all ${units(qty)} sell depends on that speed, so the band is wide (${usd(low)} to ${usd(high)} USD).`;
+}
+
+/** The projection's part of the facts for `qty` units: the curve as a chart, the three results and the risk in words. `paid`: what the order costs (USD). */
+export function projectionView(p: Projection, qty: number, paid = 0) {
   const i = p.qty.indexOf(Math.min(qty, p.qty[p.qty.length - 1]));
   if (i < 0) return null;
   const [low, mid, high] = [p.curve.low[i], p.curve.mid[i], p.curve.high[i]];
+  const upTo = chartRange(p.qty[i], p.qty[p.qty.length - 1]);
+  const n = p.qty.findIndex((q) => q > upTo);
+  const end = n < 0 ? p.qty.length : n;
   const chart = lineChart({
     title: `Projected P&L of ${p.sku_family} by quantity`,
-    x: p.qty, xLabel: 'units', yLabel: 'P&L, USD', yFormat: money,
-    series: [{ name: 'projected path', values: p.curve.mid }],
-    band: { low: p.curve.low, high: p.curve.high },
-    width: 420, height: 200,
+    x: p.qty.slice(0, end), xLabel: 'units', yLabel: 'P&L, USD', yFormat: money,
+    series: [{ name: 'projected path', values: p.curve.mid.slice(0, end) }],
+    band: { low: p.curve.low.slice(0, end), high: p.curve.high.slice(0, end), name: 'low to high scenario' },
+    marker: { x: p.qty[i], label: `your ${units(p.qty[i])}` },
+    width: 560, height: 220,
   });
   return {
     qty_words: units(p.qty[i]), low: usd(low), mid: usd(mid), high: usd(high), risk: riskWords(low, mid, high),
+    headline: riskHeadline(low, mid, high), outcome: outcomeClass(low, mid), band_words: bandWords(p, p.qty[i], low, high, paid),
     low_neg: low < 0, mid_neg: mid < 0, high_neg: high < 0,
-    chart: figure(chart, `The shaded band runs from the low to the high scenario. At ${units(p.qty[i])}: low ${usd(low)}, projected ${usd(mid)}, high ${usd(high)} USD.`),
+    chart: figure(chart, `The shaded band runs from the low to the high scenario; the dashed line marks your quantity. At ${units(p.qty[i])}: low ${usd(low)}, projected ${usd(mid)}, high ${usd(high)} USD.`),
     lookback: p.params.lookback, fit: p.fit.kind, sessions_fitted: p.fit.points, settled_samples: p.samples.settled,
     scenario_basis: p.scenarios.basis === 'per_deal_velocity' ? `from the sales of ${p.samples.settled} settled deals of the family` : 'default multipliers (too few settled deals of the family)',
     best_qty: p.best_qty,
@@ -102,7 +144,7 @@ export async function dealFacts(s: Services, items: Paying[]) {
         desk_bids: deal.house_accepted, desk_qty: units(deal.house_qty),
         family: familyView(market, fam.families.find((f) => f.cluster === deal.cluster), FAMILIES_WINDOW),
         sku_family: deal.sku_family, family_path: `/assets/${market}/${deal.cluster}`,
-        projection: projectionView(proj, it.qty),
+        projection: projectionView(proj, it.qty, it.qty * it.unit_cost),
         projection_path: `/api/v1/markets/${market}/deals/${encodeURIComponent(deal.key)}/projection`,
       };
     }),

@@ -195,7 +195,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const rawQuery = info.query;
 
     if (c.guardOrigin && crossSite(headers, opts.siteOrigin)) {
-      finish(res, x, { status: 403, json: { detail: 'cross-site request refused' } }, c.route.path, c.route.method, started, HAS_BODY.has(c.route.method));
+      finish(res, x, asPage({ status: 403, json: { detail: 'cross-site request refused' } }, info.url, headers['accept']), c.route.path, c.route.method, started, HAS_BODY.has(c.route.method));
       return;
     }
 

@@ -62,8 +62,13 @@ function checkFacts(t: Tap.Test, html: string, f: Awaited<ReturnType<typeof apiF
   const chart = new RegExp(`<svg class="chart" role="img" aria-labelledby="(chart-\\d+)-t \\1-d"[^>]*><title id="\\1-t">Projected P&amp;L of ${p.sku_family} by quantity</title><desc id="\\1-d">([^<]+)</desc>`).exec(html);
   t.ok(chart, 'the curve as an SVG chart with a title and a description');
   const money = (v: number) => (Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFixed(2));
-  t.match(chart?.[2] ?? '', `projected path from ${money(p.curve.mid[0])} to ${money(p.curve.mid[p.curve.mid.length - 1])}`, 'the description tells the curve');
-  t.match(chart?.[2] ?? '', `over units 1 to ${p.qty[p.qty.length - 1]}`);
+  // The chart runs from 1 unit to a little past the chosen quantity (twice it, at least 4 more), not the deal's whole range.
+  const upTo = Math.min(p.qty[p.qty.length - 1], Math.max(qty * 2, qty + 4));
+  t.match(chart?.[2] ?? '', `projected path from ${money(p.curve.mid[0])} to ${money(p.curve.mid[upTo - 1])}`, 'the description tells the curve');
+  t.match(chart?.[2] ?? '', `over units 1 to ${upTo}`, 'bounded to the order\'s range');
+  t.match(html.slice(chart?.index ?? 0), new RegExp(`<g class="marker">[^]*?your ${units(qty)}</text></g>`), 'the chosen quantity is marked');
+  t.match(text, /You could lose up to [\d.]+ USD|Even the low scenario|The low scenario breaks even/, 'the risk in one plain sentence');
+  t.match(text, /Why the band is this wide\./, 'why the band is narrow or wide');
   const caption = /<figcaption>([^<]+)<\/figcaption>/.exec(html.slice(chart?.index ?? 0))?.[1] ?? '';
   t.match(caption, `At ${units(qty)}: low ${usd(low)}, projected ${usd(mid)}, high ${usd(high)} USD.`, 'the caption gives the chosen quantity\'s three results');
   t.match(html, /<path class="band" d="M/, 'the low-high band is drawn');

@@ -38,7 +38,9 @@ t.test('checkout: purchase links', async (t) => {
     t.notMatch(r.text, 'name="number"', 'no payment form without a holder');
     const logged = await getPage(svc, path, { cookie: ada.cookie });
     t.match(logged.text, `action="${path}/pay"`);
-    t.match(logged.text, /monthly participation fee \(15\.00 USD\) is due/);
+    // The month's fee is its own line of the summary, and the button carries the one total (issue 29).
+    t.match(logged.text, /Monthly participation fee <span class="muted">\(once for \d{4}-\d{2}\)<\/span><\/th><td class="num">15\.00 USD/);
+    t.match(logged.text, `>Pay ${(first.body.total_amount + 15).toFixed(2)} USD</button>`);
   });
 
   await t.test('an unknown link is a 404 page ({detail} for JSON clients)', async (t) => {
@@ -105,15 +107,24 @@ t.test('checkout: purchase links', async (t) => {
     t.notMatch(page.text, 'name="number"');
   });
 
-  await t.test('a browser pays the next order with its stored card: 303 to the console, no second fee', async (t) => {
+  await t.test('a browser pays the next order with its stored card: 303 to the confirmation, no second fee', async (t) => {
     const next = await order(svc, agent, 2);
     const page = await getPage(svc, `/checkout/${next.token}`, { cookie: ada.cookie });
     const cardId = /<option value="(\d+)">visa •••• 4242, 12\/39<\/option>/.exec(page.text)?.[1];
     t.ok(cardId, 'the stored card is offered');
-    t.notMatch(page.text, /participation fee .* is due/, 'the fee was paid this month');
+    t.notMatch(page.text, 'Monthly participation fee', 'the fee was paid this month');
+    t.match(page.text, `>Pay ${next.body.total_amount.toFixed(2)} USD</button>`, 'the total without a fee');
     const r = await postForm(svc, `/checkout/${next.token}/pay`, { method: 'card', card_id: cardId! }, { cookie: ada.cookie });
     t.equal(r.status, 303);
-    t.equal(r.location, '/console/orders');
+    t.equal(r.location, `/checkout/${next.token}/done?card_id=${cardId}`, 'on to the confirmation, naming the stored card');
+    const done = await getPage(svc, r.location!, { cookie: ada.cookie });
+    t.equal(done.status, 200);
+    t.match(done.text, `Payment received: order ${next.id} is paid`);
+    t.match(done.text, 'visa •••• 4242', 'the stored card it was paid with');
+    t.match(done.text, `${next.body.total_amount.toFixed(2)} USD`, 'what was charged: the order, no fee this time');
+    t.notMatch(done.text, 'Monthly participation fee');
+    const nosy = await getPage(svc, r.location!, { cookie: bob.cookie });
+    t.equal(nosy.status, 404, 'another holder is not shown the confirmation');
     const orders = await getPage(svc, '/console/orders', { cookie: ada.cookie });
     t.match(orders.text, next.body.deal_title);
     t.equal((await agent.get(`/api/v1/orders/${next.id}`)).body.status, 'paid');
@@ -168,8 +179,10 @@ t.test('checkout: purchase links', async (t) => {
     t.match(overview.text, 'Quartz Scout');
     t.match(overview.text, /fee for \d{4}-\d{2} is paid/);
     const ledger = await getPage(svc, '/console/ledger', { cookie: ada.cookie });
-    t.match(ledger.text, 'card_charge');
-    t.match(ledger.text, `order:${first.id}`);
+    // Kinds and refs in words (issue 29).
+    t.match(ledger.text, 'Card payment in');
+    t.match(ledger.text, `order ${first.id}`);
+    t.notMatch(ledger.text, /card_charge|order_debit|monthly_fee/, 'no ledger codes shown');
     const agents = await getPage(svc, '/console/agents', { cookie: ada.cookie });
     t.match(agents.text, 'gpt-test-1');
     t.match(agents.text, `/console/agents/${agent.agentId}/funding`);

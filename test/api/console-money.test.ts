@@ -44,10 +44,10 @@ t.test('the holder\'s money on the console', async (t) => {
   const desk = await deskOf(ada.holderId);
   const bobsDesk = await deskOf(bob.holderId);
 
-  await t.test('the overview shows the Manual desk and 5.00 Gold Coins from registration', async (t) => {
-    const page = await getPage(svc, '/console', { cookie: ada.cookie });
+  await t.test('the money tab shows the Manual desk and 5.00 Gold Coins from registration', async (t) => {
+    const page = await getPage(svc, '/console/money', { cookie: ada.cookie });
     t.equal(page.status, 200);
-    t.match(page.text, new RegExp(`<td class="num">${desk}</td><td>Manual desk</td><td class="num">0.00</td>`));
+    t.match(page.text, new RegExp(`<th scope="row">Manual desk</th><td class="num">${desk}</td><td class="num">0.00</td>`));
     t.match(page.text, '5.00 GC');
     t.match(page.text, 'action="/console/topup"');
     t.match(page.text, 'Crypto <span class="muted">(not available yet)</span>', 'crypto is offered as not available');
@@ -64,7 +64,7 @@ t.test('the holder\'s money on the console', async (t) => {
 
     const browser = await postForm(svc, '/console/topup', { account_id: desk, amount: '4.50', ...CARD }, { cookie: ada.cookie });
     t.equal(browser.status, 303, 'a browser is sent on');
-    t.equal(browser.location, '/console');
+    t.equal(browser.location, '/console/money', 'to the money tab');
     const [card] = await q('select id::float8 as id from card where holder_id = ?', [ada.holderId]);
     const stored = await postForm(svc, '/console/topup', { account_id: desk, amount: '10', card_id: card.id }, asAda);
     t.same(stored.body, { ok: true, account_id: desk, amount: 10, balance: 40 }, 'a stored card by card_id alone');
@@ -100,7 +100,7 @@ t.test('the holder\'s money on the console', async (t) => {
     t.same(r.body, { ok: true, payout_id: r.body.payout_id, amount: 20, commission: 1.2, net: 18.8, pay_at: nowMs / 1000 + 3 * DAY, status: 'scheduled' });
     t.match(await ledgerOf(desk), [{}, {}, {}, { kind: 'payout', cents: -2000, ref: `payout:${r.body.payout_id}` }]);
     t.equal(await balanceOf(desk), 2000);
-    const page = await getPage(svc, '/console', { cookie: ada.cookie });
+    const page = await getPage(svc, '/console/money', { cookie: ada.cookie });
     t.match(page.text, new RegExp(`<td class="num">${r.body.payout_id}</td><td class="num">${desk}</td><td class="num">20.00</td><td class="num">1.20</td><td class="num">18.80</td><td>scheduled</td>`));
   });
 
@@ -143,16 +143,16 @@ t.test('the holder\'s money on the console', async (t) => {
     t.match(await q('select kind, amount_hundredths::float8 as h from gc_ledger where holder_id = ? order by id', [ada.holderId]), [
       { kind: 'gc_grant', h: 500 }, { kind: 'gc_purchase', h: 1000 }, { kind: 'gc_purchase', h: 500 },
     ]);
-    t.match((await getPage(svc, '/console', { cookie: ada.cookie })).text, '20.00 GC');
+    t.match((await getPage(svc, '/console/money', { cookie: ada.cookie })).text, '20.00 GC');
   });
 
   await t.test('stored cards are listed and removed', async (t) => {
     const [card] = await q('select id::float8 as id from card where holder_id = ?', [ada.holderId]);
-    t.match((await getPage(svc, '/console', { cookie: ada.cookie })).text, 'visa •••• 4242, 12/39');
+    t.match((await getPage(svc, '/console/money', { cookie: ada.cookie })).text, 'visa •••• 4242, 12/39');
     t.equal((await postForm(svc, '/console/cards/remove', { card_id: card.id }, asBob)).status, 404, 'not bob\'s card');
     const removed = await postForm(svc, '/console/cards/remove', { card_id: card.id }, asAda);
     t.same(removed.body, { ok: true, card_id: card.id, removed: true });
-    t.notMatch((await getPage(svc, '/console', { cookie: ada.cookie })).text, 'visa •••• 4242');
+    t.notMatch((await getPage(svc, '/console/money', { cookie: ada.cookie })).text, 'visa •••• 4242');
     const gone = await postForm(svc, '/console/topup', { account_id: desk, amount: '10', card_id: card.id }, asAda);
     t.equal(gone.status, 404, 'a removed card charges nothing');
     await unmoved(t, desk, 2000, 9);
@@ -175,7 +175,7 @@ t.test('the holder\'s money on the console', async (t) => {
     t.match((await send(svc, 'POST', '/api/v1/agents/recall', { key_id: keyId })).body, { known: true, recall_phrase: phrase, connected_to_holder: true });
     const topped = await postForm(svc, '/console/topup', { account_id: accountId, amount: '5', ...CARD }, asAda);
     t.same(topped.body, { ok: true, account_id: accountId, amount: 5, balance: 5 }, 'its account is the holder\'s');
-    t.match((await getPage(svc, '/console', { cookie: ada.cookie })).text, `Console Kestrel (${keyId})`);
+    t.match((await getPage(svc, '/console/money', { cookie: ada.cookie })).text, `Console Kestrel (${keyId})`);
 
     const browser = await postForm(svc, '/console/agents', { name: 'Page Heron', recall_phrase: 'grey heron' }, { cookie: ada.cookie });
     t.equal(browser.status, 200, 'a browser sees the key on the answer itself');
@@ -244,7 +244,7 @@ t.test('a top-up takes SPEC.md\'s fields: a new card is number, exp and holder (
   const [card] = await q('select id::float8 as id from card where holder_id = ?', [gus.holderId]);
   const stored = await postForm(svc, '/console/topup', { account_id: desk, amount: '5', card_id: card.id }, asGus);
   t.same(stored.body, { ok: true, account_id: desk, amount: 5, balance: 20 }, 'a stored card by card_id alone');
-  const page = await getPage(svc, '/console', { cookie: gus.cookie });
+  const page = await getPage(svc, '/console/money', { cookie: gus.cookie });
   const form = /<form[^>]*action="\/console\/topup"[^]*?<\/form>/.exec(page.text)?.[0] ?? '';
   t.match(form, 'name="number"');
   t.notMatch(form, 'name="cvc"', 'the top-up form asks no cvc');

@@ -85,9 +85,19 @@ t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
 
     await fillCard(page, '4242 4242 4242 4242');
     await page.getByRole('button', { name: /^Pay / }).click();
-    await page.waitForURL('**/console/orders');
+    // Paying leads to the cart's confirmation (issue 29): the orders, the amount, the card, then the console.
+    await page.waitForURL((u) => u.pathname.endsWith('/done'));
     const orders = (await agent.get('/api/v1/orders')).body.orders;
     t.equal(orders.length, 2, 'one order per remaining line');
+    const done = await page.locator('main').innerText();
+    t.match(done, 'Payment received');
+    t.match(done, '•••• 4242', 'the card\'s last 4 digits');
+    const total = orders.reduce((c: number, o: any) => c + Math.round(o.total_amount * 100), 0) + 1500;
+    t.match(done, `${(total / 100).toFixed(2)} USD`, 'the orders and the month\'s fee, charged at once');
+    for (const o of orders) t.match(done, `Order ${o.id}`);
+    await page.screenshot({ path: artifact('cart-paid-confirmation.png'), fullPage: true });
+    await page.getByRole('link', { name: 'Your orders' }).click();
+    await page.waitForURL('**/console/orders');
     for (const o of orders) {
       t.equal(o.status, 'paid');
       const row = page.getByRole('row', { name: new RegExp(`^${o.id} `) });
@@ -117,8 +127,9 @@ t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
     await page.getByLabel('Password again (new accounts)').fill('another passphrase');
     await fillCard(page, '4242 4242 4242 4242');
     await page.getByRole('button', { name: /^Pay / }).click();
-    await page.waitForURL('**/console/orders');
+    await page.waitForURL((u) => u.pathname.endsWith('/done'));
     t.match(await page.locator('header.site').textContent(), 'june@example.com', 'logged in by paying');
+    await page.goto('/console/orders');
     const orders = (await agent.get('/api/v1/orders')).body.orders;
     t.same(orders.map((o: any) => o.status), ['paid', 'paid']);
     for (const o of orders) t.match(await page.getByRole('row', { name: new RegExp(`^${o.id} `) }).textContent(), 'paid');

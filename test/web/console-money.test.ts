@@ -1,4 +1,5 @@
-// Issue 11's scenario in a real browser (headless Chromium): a holder registers, tops up their
+// Issue 11's scenario in a real browser (headless Chromium): a holder registers, opens the console's
+// Money tab (issue 29: the money forms have their own tab), tops up their
 // Manual desk by card (a crypto choice first: refused, nothing charged), buys a Gold Coin pack,
 // requests a payout, and finds all three in the timeline. Every form is a plain HTML form (no
 // script). Screenshots go to test-artifacts/ (kept by CI, never committed).
@@ -18,7 +19,7 @@ async function fillCard(form: Locator): Promise<void> {
   await form.getByLabel(/Save this card/).check(); // the coin pack below pays with it
 }
 
-/** Submits a form by its button and waits for the page it leads to (a 303 to the console, or the form again with a refusal). */
+/** Submits a form by its button and waits for the page it leads to (a 303 to the Money tab, or the form again with a refusal). */
 async function submit(page: Page, button: Locator): Promise<string> {
   await Promise.all([page.waitForEvent('framenavigated'), button.click()]);
   await page.waitForLoadState();
@@ -38,6 +39,8 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
   await page.getByLabel('Password again').fill(PASSWORD);
   await page.getByRole('button', { name: 'Register' }).click();
   await page.waitForURL('**/console');
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Money' }).click();
+  await page.waitForURL('**/console/money');
   const accounts = section(page, 'Your accounts');
   t.match(await accounts.textContent(), 'Manual desk', 'the Manual desk is there from registration');
   t.match(await section(page, 'Gold Coins').textContent(), '5.00 GC');
@@ -54,7 +57,7 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
     await form.getByRole('radio', { name: 'A card (demo: test cards only)' }).check();
     t.equal(await form.getByLabel('CVC').count(), 0, 'the top-up asks no cvc');
     await fillCard(form);
-    t.equal(await submit(page, form.getByRole('button', { name: 'Top up' })), '/console');
+    t.equal(await submit(page, form.getByRole('button', { name: 'Top up' })), '/console/money');
     t.match(await accounts.getByRole('row', { name: /Manual desk/ }).textContent(), '50.00');
   });
 
@@ -62,7 +65,7 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
     const form = page.locator('form[action="/console/coins"]');
     await form.getByLabel('Pack').selectOption('10');
     await form.getByRole('radio', { name: /A stored card/ }).check();
-    t.equal(await submit(page, form.getByRole('button', { name: 'Buy the pack' })), '/console');
+    t.equal(await submit(page, form.getByRole('button', { name: 'Buy the pack' })), '/console/money');
     t.match(await section(page, 'Gold Coins').textContent(), '15.00 GC', '5 from registration + 10');
     t.match(await section(page, 'Participation fee').textContent(), /fee for \d{4}-\d{2} is paid/, 'the pack was the first checkout of the month');
   });
@@ -70,7 +73,7 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
   await t.test('requests a payout', async (t) => {
     const form = page.locator('form[action="/console/payout"]');
     await form.getByLabel('Amount (USD)').fill('20');
-    t.equal(await submit(page, form.getByRole('button', { name: 'Request a payout' })), '/console');
+    t.equal(await submit(page, form.getByRole('button', { name: 'Request a payout' })), '/console/money');
     const row = section(page, 'Payouts').getByRole('row').nth(1);
     t.match(await row.textContent(), /20\.00\s*1\.20\s*18\.80\s*scheduled/);
     t.match(await accounts.getByRole('row', { name: /Manual desk/ }).textContent(), '30.00', 'it left the balance');
@@ -80,12 +83,14 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
   await t.test('sees all three in the timeline', async (t) => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Timeline' }).click();
     t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Timeline');
-    const kinds = await page.locator('tbody tr td:nth-child(2)').allTextContents();
-    const steps = kinds.filter((k) => ['top_up', 'gc_purchase', 'payout_scheduled'].includes(k));
-    t.same(steps, ['payout_scheduled', 'gc_purchase', 'top_up'], 'newest first');
-    t.match(await page.getByRole('row', { name: /top_up/ }).textContent(), 'Top-up by card');
-    t.match(await page.getByRole('row', { name: /gc_purchase/ }).textContent(), '10.00');
-    t.match(await page.getByRole('row', { name: /payout_scheduled/ }).textContent(), '-20.00');
+    // Events in words (issue 29: no codes on the page), newest first.
+    const kinds = await page.locator('tbody tr th').allTextContents();
+    t.notOk(kinds.some((k) => k.includes('_')), 'no event code shown');
+    const steps = kinds.filter((k) => ['Top-up', 'Gold Coins bought', 'Payout requested'].includes(k));
+    t.same(steps, ['Payout requested', 'Gold Coins bought', 'Top-up'], 'newest first');
+    t.match(await page.getByRole('row', { name: /^Top-up / }).textContent(), 'Top-up by card');
+    t.match(await page.getByRole('row', { name: /^Gold Coins bought / }).textContent(), '10.00');
+    t.match(await page.getByRole('row', { name: /^Payout requested / }).textContent(), '-20.00');
     await page.screenshot({ path: artifact('console-money-timeline.png'), fullPage: true });
     t.ok(fs.statSync(artifact('console-money-timeline.png')).size > 0, 'screenshot kept');
   });

@@ -59,7 +59,7 @@ t.test('a holder in Chromium', async (t) => {
   });
 
   await t.test('walks the console pages by their tabs', async (t) => {
-    for (const [tab, heading] of [['Overview', 'Console'], ['Positions', 'Positions'], ['Orders', 'Orders'], ['Ledger', 'Ledger'], ['Agents', 'Agents']]) {
+    for (const [tab, heading] of [['Overview', 'Console'], ['Positions', 'Positions'], ['Orders', 'Orders'], ['Ledger', 'Ledger'], ['Agents', 'Agents'], ['Money', 'Money']]) {
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: tab }).click();
       t.equal(await page.getByRole('heading', { level: 1 }).textContent(), heading, tab);
       t.equal(await page.getByRole('link', { name: tab, exact: true }).getAttribute('aria-current'), 'page');
@@ -92,7 +92,11 @@ t.test('a holder in Chromium', async (t) => {
     await page.getByLabel('Expiry (MM/YY)').fill('12/39');
     await page.getByLabel('CVC').fill('123');
     await page.getByRole('button', { name: /^Pay / }).click();
-    await page.waitForURL('**/console/orders');
+    // Paying leads to the confirmation (issue 29), which links to the order in the console.
+    await page.waitForURL((u) => u.pathname.endsWith('/done'));
+    t.match(await page.getByRole('heading', { level: 1 }).textContent(), `order ${placed.body.id} is paid`);
+    await page.getByRole('link', { name: `Order ${placed.body.id} in your orders` }).click();
+    await page.waitForURL('**/console/orders*');
     const row = page.getByRole('row', { name: new RegExp(`^${placed.body.id} `) });
     t.match(await row.textContent(), 'paid');
     t.match(await row.textContent(), deal.bundle.title);

@@ -6,6 +6,7 @@ import { competitionRef, type CompetitionView, type Joined } from '../../../acto
 import { read } from '../../../actors/runtime/client.js';
 import { COMPETITION, COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import { Competition, CompetitionJoinedForm, CompetitionsAnswer } from '../../schemas/index.js';
+import { timesOf } from '../competition-view.js';
 import { holderOf, type HolderPrincipal } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, json, route, type RequestInfo, type Route } from '../route.js';
@@ -41,7 +42,7 @@ export function competitionRoutes(s: Services): Route[] {
   const page = async (req: RequestInfo, c: CompetitionView, p?: Problem) =>
     renderPage('competition', {
       title: c.name, holder: await holderOf(s, req), c, crules: RULES, joinable: c.status !== 'finished',
-      prize: usd(c.prize_pool.amount), start: usd(c.starting_balance), has_leaders: c.leaderboard.length > 0, problem: p,
+      prize: usd(c.prize_pool.amount), start: usd(c.starting_balance), ...timesOf(c), has_leaders: c.leaderboard.length > 0, problem: p,
     }, p?.status ?? 200);
 
   return [
@@ -58,7 +59,7 @@ export function competitionRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: '/competitions', auth: 'none', summary: 'Competitions page', response: { 200: htmlPage('the competitions') },
       handler: async ({ req }) => {
-        const cs = (await list(3)).map((c) => ({ ...c, prize: usd(c.prize_pool.amount) }));
+        const cs = (await list(3)).map((c) => ({ ...c, prize: usd(c.prize_pool.amount), ...timesOf(c) }));
         return renderPage('competitions', { title: 'Competitions', holder: await holderOf(s, req), competitions: cs, crules: RULES });
       },
     }),

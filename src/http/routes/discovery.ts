@@ -79,7 +79,7 @@ export function discoveryRoutes(s: Services, texts: () => ReturnType<typeof disc
       response: { 200: htmlPage('Swagger UI over /api/openapi.json') },
       handler: () =>
         renderPage('api-docs', {
-          title: 'API docs',
+          title: 'API docs', main_class: 'api-docs',
           openapi_url: '/api/openapi.json',
           stylesheets: ['/api/docs/swagger-ui.css'],
           scripts: ['/api/docs/swagger-ui-bundle.js', '/static/api-docs.js'],

@@ -83,17 +83,21 @@ export function exchangeRoutes(s: Services): Route[] {
   async function page(holder: HolderPrincipal, q: PageQuery = {}, p?: Problem): Promise<Reply> {
     const currency = q.currency || null;
     const family = q.family || null;
-    const [all, mine] = await Promise.all([
+    const [all, mine, owned] = await Promise.all([
       read(s.runtime, 'exchange.listings', { currency, family, holderId: null, limit: LIST_CAPS.listings }),
       read(s.runtime, 'exchange.listings', { currency: null, family: null, holderId: holder.holderId, limit: LIST_CAPS.listings }),
+      read(s.runtime, 'account.holderInventory', { holderId: holder.holderId }),
     ]);
     const mineIds = new Set(mine.map((l) => l.id));
+    // What can be listed: the holder's owned items not listed already (an item is listed at most once).
+    const listed = new Set(mine.map((l) => l.item.id));
+    const listable = owned.filter((i) => !listed.has(i.id)).map((i) => ({ id: i.id, label: `${i.title}: ${i.qty} unit${i.qty === 1 ? '' : 's'}, ${i.rarity} (item ${i.id})` }));
     const books = CURRENCIES.filter((c) => !currency || c === currency).map((c) => ({
       name: c === 'USD' ? 'USD book' : 'Gold Coin book',
       listings: all.filter((l) => l.currency === c).map((l) => ({ ...shown(l), own: mineIds.has(l.id) })),
     }));
     return renderPage('exchange', {
-      title: 'Exchange', holder, error: p?.message, family: family ?? '', books, mine: mine.map(shown),
+      title: 'Exchange', holder, error: p?.message, family: family ?? '', books, mine: mine.map(shown), listable, has_listable: listable.length > 0,
       currencies: CURRENCIES.map((code) => ({ code, selected: code === currency })),
     }, p?.status ?? 200);
   }

@@ -10,6 +10,7 @@ import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
 import { cartFacts } from '../deal-facts.js';
+import { cardOf, cartConfirmationView, cartDonePath, payTotal } from '../checkout-view.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -30,6 +31,14 @@ const CartPayForm = Type.Object({
   ...PayFields,
 });
 type CartPayForm = Static<typeof CartPayForm>;
+
+const CartDoneQuery = Type.Object({
+  orders: Type.String({ pattern: '^[0-9]{1,12}(,[0-9]{1,12}){0,99}$', description: 'the orders the checkout placed' }),
+  card: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'the last 4 digits of the card just paid with' })),
+  card_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the stored card just paid with' })),
+  fee: Type.Optional(Type.Literal('1', { description: 'the checkout carried the month\'s participation fee' })),
+});
+type CartDoneQuery = Static<typeof CartDoneQuery>;
 
 const KindForm = Type.Object({ kind: Type.Union([Type.Literal('trade'), Type.Literal('own')], { description: 'trade (orders) or own (buy the goods outright)' }) });
 
@@ -56,9 +65,12 @@ export function webCartRoutes(s: Services): Route[] {
   }
 
   /** The pay form's holder-specific part: stored cards and the monthly fee. */
-  async function payView(holder: HolderPrincipal) {
+  async function payView(holder: HolderPrincipal, total: number) {
     const [cards, fee] = await Promise.all([read(s.runtime, 'holder.cards', { holderId: holder.holderId }), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() })]);
-    return { cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month };
+    return {
+      cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month,
+      pay_total: payTotal(total, fee.due, fee.amount),
+    };
   }
 
   /** The agent's orders (POST /orders) still waiting for a payment in an open session: each has its own purchase link. */
@@ -83,10 +95,10 @@ export function webCartRoutes(s: Services): Route[] {
       ...cartSummary(cart), ...(agent ? { agent: true, ...identityView(agent) } : {}),
       lines: linesView(cart, s.clock.realNow(), mine, here), ...facts,
       connected_now: connectedNow, other_holder: otherHolder, mine, orders, has_orders: orders.length > 0,
-      can_switch_kind: mine && !found.paid, can_pay: canPay,
+      can_switch_kind: mine && !found.paid, can_pay: canPay, one_line: cart.open_items === 1,
       form_email: typed?.email ?? '', login_chosen: typed?.auth === 'login',
-      ...(canPay && holder ? await payView(holder) : {}),
-      scripts: ['/static/countdown.js'],
+      ...(canPay && holder ? await payView(holder, cart.total) : { pay_total: usd(cart.total) }),
+      scripts: ['/static/countdown.js', '/static/card-input.js'],
     }, p?.status ?? 200);
   }
 
@@ -117,8 +129,34 @@ export function webCartRoutes(s: Services): Route[] {
     return { holder: { holderId: session.holder_id, email: session.email, displayName: session.display_name }, session };
   }
 
-  const paidReply = (req: RequestInfo, token: string, paid: CheckedOut, session?: HolderSession): Reply =>
-    formReply(req, paid.kind === 'own' ? `/carts/${token}` : '/console/orders', paidPayload(paid), session ? { 'set-cookie': sessionCookie(s, session.token) } : {});
+  /** Browsers go on to the confirmation of a trade cart's orders (an own cart's page says the goods are in the inventory); JSON clients get the checkout. */
+  const paidReply = (req: RequestInfo, token: string, paid: CheckedOut, session?: HolderSession, body?: CartPayForm): Reply =>
+    formReply(req, paid.kind === 'own' || paid.orders.length === 0 ? `/carts/${token}` : cartDonePath(token, paid.orders.map((o) => o.id), cardOf(body), paid.fee > 0),
+      paidPayload(paid), session ? { 'set-cookie': sessionCookie(s, session.token) } : {});
+
+  /** The confirmation of a paid trade cart: its orders named by the redirect, for the holder the cart is connected to. */
+  async function donePage(token: string, holder: HolderPrincipal, q: CartDoneQuery): Promise<Reply> {
+    const found = await findCart(token, holder);
+    if (found.holder_id !== holder.holderId) throw new HttpError(404, 'no cart of yours has this link');
+    const named = new Set(q.orders.split(',').map(Number));
+    const ofCart = new Set(found.cart.items.map((l) => l.order_id).filter((id): id is number => id !== null && named.has(id)));
+    if (ofCart.size === 0) return { status: 303, headers: { location: `/carts/${encodeURIComponent(token)}` } };
+    const [rows, ledger, cards] = await Promise.all([
+      read(s.runtime, 'account.orders', { holderId: holder.holderId, limit: 100, baseUrl: base }),
+      q.fee ? read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: 100 }) : Promise.resolve([]),
+      q.card_id === undefined ? Promise.resolve([]) : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+    ]);
+    const orders = rows.filter((o) => ofCart.has(o.id) && (o.status === 'paid' || o.status === 'filled'));
+    const stored = cards.find((c) => c.id === q.card_id);
+    const card = q.card ? `•••• ${q.card}` : stored ? `${stored.brand} •••• ${stored.last4}` : null;
+    // The fee the redirect says this checkout carried, as the ledger booked it under the cart's ref.
+    const fee = ledger.find((e) => e.kind === 'monthly_fee' && e.ref === `cart:${found.cart.id}`);
+    const feeCents = fee ? -Math.round(fee.amount * 100) : 0;
+    return renderPage('cart-done', {
+      title: `${found.agent ? `${found.agent.name}'s cart` : found.cart.name} is paid`, holder, token,
+      cart_name: found.agent ? `${found.agent.name}'s cart` : found.cart.name, ...cartConfirmationView(orders, feeCents, card, s.clock), scripts: [],
+    });
+  }
 
   /** GET of a link: the cart page (both links show it; opening either logged in connects). */
   const showCart = (path: string, summary: string) =>
@@ -131,6 +169,14 @@ export function webCartRoutes(s: Services): Route[] {
   const kindReply = (req: RequestInfo, token: string, set: KindSet) => formReply(req, `/carts/${token}`, { cart_id: set.cart_id, kind: set.kind });
 
   return [
+    route<{ token: string }, CartDoneQuery>({
+      method: 'GET', path: '/carts/{token}/done', auth: 'holder', summary: 'The confirmation after paying a cart: its orders, what was charged, what happens next and when',
+      params: TokenParams, query: CartDoneQuery,
+      response: { 200: htmlPage('the confirmation of the cart\'s payment') }, responses: { 303: { description: 'nothing of this cart paid: back to the cart' } },
+      handler: ({ req, params, query, principal }) =>
+        webAction(req, () => donePage(params.token, principal as HolderPrincipal, query), (q) =>
+          renderPage('message', { title: 'Cart not found', heading: 'Cart not found', message: q.message, is_error: true, holder: principal }, q.status)),
+    }),
     showCart('/carts/{token}', 'A cart\'s link: review the lines and who proposes them, and pay; connects the cart to the logged-in holder'),
     showCart('/link/{token}', 'The older pairing link of a cart: connects the agent like the cart link and shows its cart'),
 
@@ -152,7 +198,7 @@ export function webCartRoutes(s: Services): Route[] {
           const paid = await s.runtime.ask(cartRef(found.cart.id), {
             kind: 'checkout', caller: { kind: 'holder', holderId: holder.holderId }, payment, at: s.clock.realNow(), baseUrl: base,
           }, { idem });
-          return paidReply(req, params.token, paid, session);
+          return paidReply(req, params.token, paid, session, body);
         }, async (p) => {
           // Signed in on the form but not paid: the page again, logged in from now on.
           const holder = signedIn ? { holderId: signedIn.holder_id, email: signedIn.email, displayName: signedIn.display_name } : await holderOf(s, req);
@@ -162,7 +208,7 @@ export function webCartRoutes(s: Services): Route[] {
       },
       // A stored payment is answered again; signing in on the form signs in again (same body, same password).
       replay: async (paid: CheckedOut, { req, params, body }) =>
-        paidReply(req, params.token, paid, body.auth === 'session' ? undefined : await signIn(s, req, 'login', body)),
+        paidReply(req, params.token, paid, body.auth === 'session' ? undefined : await signIn(s, req, 'login', body), body),
     }),
 
     route<{ token: string }, unknown, Static<typeof KindForm>>({

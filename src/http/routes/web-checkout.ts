@@ -17,10 +17,17 @@ import { centsToNumber } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from '../link-view.js';
 import { dealFacts } from '../deal-facts.js';
 import { countdown } from '../cart-view.js';
+import { cardOf, confirmationView, donePath, isoOf, orderStatusWords, payTotal } from '../checkout-view.js';
 
 
 const PayForm = Type.Object(PayFields);
 type PayForm = Static<typeof PayForm>;
+
+const DoneQuery = Type.Object({
+  card: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'the last 4 digits of the card just paid with' })),
+  card_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the stored card just paid with' })),
+});
+type DoneQuery = Static<typeof DoneQuery>;
 
 type Order = ServedOrder;
 type Agent = OrderAgent;
@@ -45,7 +52,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
       has_cards: cards.length > 0,
       // The balance is the agent's account: offered only once that account is the holder's.
       balance: balance === null ? null : usd(centsToNumber(balance)),
-      fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month,
+      fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month, pay_total: payTotal(order.total_amount, fee.due, fee.amount),
     };
   }
 
@@ -66,8 +73,8 @@ export function webCheckoutRoutes(s: Services): Route[] {
       ...identityView(a),
       market: o.market, tick: o.tick, offer_key: o.offer_key, deal_title: o.deal_title, items: o.items, qty: o.qty,
       unit_cost: usd(o.unit_cost), gross_amount: usd(o.gross_amount), fee_amount: usd(o.fee_amount), total_amount: usd(o.total_amount),
-      status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, closes: utc(o.closes_at),
-      closes_at: o.closes_at, countdown: countdown(o.closes_at, s.clock.realNow()), facts, scripts: ['/static/countdown.js'],
+      status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, status_words: orderStatusWords(closed && o.status === 'awaiting_payment' ? 'expired' : o.status), closes: utc(o.closes_at), closes_iso: isoOf(o.closes_at), pay_total: usd(o.total_amount),
+      closes_at: o.closes_at, countdown: countdown(o.closes_at, s.clock.realNow()), facts, scripts: ['/static/countdown.js', '/static/card-input.js'],
       paid, expired: closed, open: !paid && !closed, other_holder: otherHolder, can_pay: canPay, here_q: encodeURIComponent(`/checkout/${token}`),
       ...(canPay ? await payView(holder!, o) : {}),
     }, p?.status ?? 200);
@@ -79,7 +86,37 @@ export function webCheckoutRoutes(s: Services): Route[] {
       renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder }, q.status));
   }
 
+  /**
+   * The confirmation after paying: only for the holder whose agent placed the order. Before it is
+   * paid the purchase page is the place to be (303 there).
+   */
+  async function donePage(token: string, holder: HolderPrincipal, q: DoneQuery): Promise<Reply> {
+    const { order: o, agent: a } = await findOrder(token);
+    if (a.holder_id !== holder.holderId) throw new HttpError(404, 'no order of yours has this purchase link');
+    if (o.status !== 'paid' && o.status !== 'filled') return { status: 303, headers: { location: `/checkout/${encodeURIComponent(token)}` } };
+    const ref = `order:${o.id}`;
+    const [ledger, cards] = await Promise.all([
+      read(s.runtime, 'account.ledger', { accountIds: [o.account_id], limit: 100 }),
+      q.card_id === undefined ? Promise.resolve([]) : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+    ]);
+    const feeCents = ledger.filter((e) => e.ref === ref && e.kind === 'monthly_fee').reduce((t, e) => t - Math.round(e.amount * 100), 0);
+    const stored = cards.find((c) => c.id === q.card_id);
+    const card = q.card ? `•••• ${q.card}` : stored ? `${stored.brand} •••• ${stored.last4}` : null;
+    return renderPage('checkout-done', {
+      title: `Order ${o.id} is paid`, holder, token, agent_name: a.name, deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick,
+      ...confirmationView(o, feeCents, card, s.clock), scripts: [],
+    });
+  }
+
   return [
+    route<{ token: string }, DoneQuery>({
+      method: 'GET', path: '/checkout/{token}/done', auth: 'holder', summary: 'The confirmation after paying an order: what was charged, and what happens next and when',
+      params: TokenParams, query: DoneQuery,
+      response: { 200: htmlPage('the confirmation of the payment') }, responses: { 303: { description: 'not paid yet: back to the purchase link' } },
+      handler: ({ req, params, query, principal }) =>
+        webAction(req, () => donePage(params.token, principal as HolderPrincipal, query), (q) =>
+          renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder: principal }, q.status)),
+    }),
     route<{ token: string }>({
       method: 'GET', path: '/checkout/{token}', auth: 'none', summary: 'Purchase link of an order: review and pay', params: TokenParams,
       response: { 200: htmlPage('the order, who asks for it, and the payment form') },
@@ -98,16 +135,18 @@ export function webCheckoutRoutes(s: Services): Route[] {
           const paid = await s.runtime.ask(accountRef(order.account_id), {
             kind: 'pay', orderId: order.id, holderId: holder.holderId, payment, at: s.clock.realNow(),
           }, { idem });
-          return paidReply(req, paid);
+          return paidReply(req, params.token, body, paid);
         }, (p) => pageOrMessage(req, params.token, holder, p));
       },
-      replay: (paid: Paid, { req }) => paidReply(req, paid),
+      replay: (paid: Paid, { req, params, body }) => paidReply(req, params.token, body, paid),
     }),
   ];
 }
 
-function paidReply(req: RequestInfo, paid: Paid): Reply {
-  return formReply(req, '/console/orders', {
+
+/** Browsers go on to the confirmation (JSON clients get the payment, unchanged). */
+function paidReply(req: RequestInfo, token: string, body: PayForm | undefined, paid: Paid): Reply {
+  return formReply(req, donePath(token, cardOf(body)), {
     order_ids: [paid.order_id], round_id: paid.round_id, already_paid: paid.already_paid,
     charged: centsToNumber(paid.charged_cents), fee: centsToNumber(paid.fee_cents), receipt: paid.receipt,
   });

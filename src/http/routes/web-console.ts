@@ -20,6 +20,9 @@ import { formReply, holderFormRoute, invalidForm, usd, wantsJson, webAction, typ
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './web-money.js';
 import { CHART_H, CHART_W, chartPoints } from '../charts.js';
+import { EVENT_WORDS, LEDGER_WORDS, activityView, balanceChart, openValue, refWords, waitingView, wordsOf } from '../console-view.js';
+import type { CartDetail } from '../../../actors/cart/messages.js';
+import { isoOf, orderStatusWords } from '../checkout-view.js';
 
 const PAGE_ROWS = 100;
 
@@ -31,6 +34,7 @@ const TABS = [
   { href: '/console/inventory', label: 'Inventory' },
   { href: '/console/timeline', label: 'Timeline' },
   { href: '/console/agents', label: 'Agents' },
+  { href: '/console/money', label: 'Money' },
 ];
 
 /** Events a timeline page shows unless `limit` says otherwise. */
@@ -78,26 +82,69 @@ export function webConsoleRoutes(s: Services): Route[] {
 
   const holderMoney = (holder: HolderPrincipal) => read(s.runtime, 'holder.money', { holderId: holder.holderId });
 
-  /** Every account the holder owns (Manual desk first) with its balance and counts, the Gold Coins, payouts, cards and the money forms. */
-  const overview: Loader<unknown> = async (holder) => {
-    const [money, fee, cards] = await Promise.all([
+  /** Every account the holder owns (Manual desk first) with its balance and counts, and the month's fee. */
+  const accountsView = async (holder: HolderPrincipal) => {
+    const [money, fee] = await Promise.all([
       holderMoney(holder),
       read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() }),
-      read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
     ]);
     const accounts = money.accounts;
     // Summed in integer cents (counts are whole numbers).
     const sum = (k: 'balance_cents' | 'open_positions' | 'settled_positions' | 'pending_orders' | 'realized_cents') => accounts.reduce((t, a) => t + a[k], 0);
     return {
-      accounts: accounts.map((a) => ({
-        ...a, owner: accountOwner(a), balance: usd(centsToNumber(a.balance_cents)), realized_pnl_total: usd(centsToNumber(a.realized_cents)),
-      })),
-      has_agents: accounts.some((a) => a.kind === 'agent'),
-      totals: {
-        balance: usd(centsToNumber(sum('balance_cents'))), realized_pnl_total: usd(centsToNumber(sum('realized_cents'))),
-        open_positions: sum('open_positions'), settled_positions: sum('settled_positions'), pending_orders: sum('pending_orders'),
+      money,
+      view: {
+        accounts: accounts.map((a) => ({
+          ...a, owner: accountOwner(a), balance: usd(centsToNumber(a.balance_cents)), realized_pnl_total: usd(centsToNumber(a.realized_cents)),
+          realized_neg: a.realized_cents < 0,
+        })),
+        has_agents: accounts.some((a) => a.kind === 'agent'),
+        totals: {
+          balance: usd(centsToNumber(sum('balance_cents'))), realized_pnl_total: usd(centsToNumber(sum('realized_cents'))), realized_neg: sum('realized_cents') < 0,
+          open_positions: sum('open_positions'), settled_positions: sum('settled_positions'), pending_orders: sum('pending_orders'),
+        },
+        gc_balance: (money.gc_balance_hundredths / 100).toFixed(2),
+        fee: { ...fee, amount: usd(fee.amount), charged: when(fee.charged_at) },
       },
-      gc_balance: (money.gc_balance_hundredths / 100).toFixed(2),
+    };
+  };
+
+  /** The holder's carts with lines still to pay (up to 10), with their lines' deadlines. */
+  async function openCarts(holder: HolderPrincipal): Promise<CartDetail[]> {
+    const caller = { kind: 'holder' as const, holderId: holder.holderId };
+    const at = s.clock.realNow();
+    const entries = (await read(s.runtime, 'cart.list', { caller, baseUrl: base, at })).filter((e) => e.open_items > 0).slice(0, 10);
+    const details = await Promise.all(entries.map((e) => read(s.runtime, 'cart.detail', { caller, cartId: e.id, baseUrl: base, at })));
+    return details.filter((c): c is CartDetail => c !== null);
+  }
+
+  /** The dashboard: balances and the result over time, the open positions' value, what waits for the holder, recent activity. */
+  const overview: Loader<unknown> = async (holder) => {
+    const now = s.clock.realNow();
+    const [{ view }, ledger, events, open, awaiting, carts] = await Promise.all([
+      accountsView(holder),
+      read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS }),
+      read(s.runtime, 'holder.timeline', { holderId: holder.holderId, before: null, limit: 10 }),
+      read(s.runtime, 'account.positions', { holderId: holder.holderId, status: 'open', limit: PAGE_ROWS }),
+      read(s.runtime, 'account.orders', { holderId: holder.holderId, status: 'awaiting_payment', limit: PAGE_ROWS, baseUrl: base }),
+      openCarts(holder),
+    ]);
+    const waiting = waitingView(awaiting, carts, now);
+    return {
+      ...view,
+      chart: balanceChart(ledger),
+      open: openValue(open),
+      waiting, has_waiting: waiting.length > 0,
+      activity: activityView(events.events), has_activity: events.events.length > 0,
+      scripts: ['/static/countdown.js'],
+    };
+  };
+
+  /** The money tab: top-ups, Gold Coin packs, payouts, stored cards. */
+  const moneyView: Loader<unknown> = async (holder) => {
+    const [{ money, view }, cards] = await Promise.all([accountsView(holder), read(s.runtime, 'holder.cards', { holderId: holder.holderId })]);
+    return {
+      ...view,
       packs: GOLD_COINS.packs.map((n) => ({ coins: n, price: usd(n * GOLD_COINS.coin_price) })),
       coin_price: usd(GOLD_COINS.coin_price),
       payouts: money.payouts.map((p) => ({
@@ -108,10 +155,10 @@ export function webConsoleRoutes(s: Services): Route[] {
       payout_terms: { minimum: usd(PAYOUTS.minimum), commission_pct: PAYOUTS.commission_pct, delay_days: PAYOUTS.delay_days },
       cards: cardOptions(cards), has_cards: cards.length > 0,
       topup_card: { no_cvc: true }, // SPEC.md's top-up form has no cvc
-      fee: { ...fee, amount: usd(fee.amount), charged: when(fee.charged_at) },
+      scripts: ['/static/card-input.js'],
     };
   };
-  const overviewPage = async (holder: HolderPrincipal, p?: Problem) => render('console', 'Console', holder, await overview(holder, undefined), p);
+  const moneyPage = async (holder: HolderPrincipal, p?: Problem) => render('console-money', 'Money', holder, await moneyView(holder, undefined), p);
 
   /** A page of the timeline: HTML, or the page as JSON for a client that asks for it. */
   async function timeline(req: RequestInfo, holder: HolderPrincipal, q: TimelineQuery): Promise<Reply> {
@@ -120,7 +167,8 @@ export function webConsoleRoutes(s: Services): Route[] {
     const more = (cursor: string) => `/console/timeline?before=${encodeURIComponent(cursor)}${q.limit === TIMELINE_PAGE ? '' : `&limit=${q.limit}`}`;
     return render('console-timeline', 'Timeline', holder, {
       events: page.events.map((e) => ({
-        ...e, when: `${new Date(e.at * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`, amount: e.amount === null ? '' : usd(e.amount), coins: e.coins === null ? '' : e.coins.toFixed(2), account_id: e.account_id ?? '',
+        ...e, what: wordsOf(EVENT_WORDS, e.kind), text: refWords(e.text), iso: isoOf(e.at),
+        when: `${new Date(e.at * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`, amount: e.amount === null ? '' : usd(e.amount), coins: e.coins === null ? '' : e.coins.toFixed(2), account_id: e.account_id ?? '',
       })),
       has_events: page.events.length > 0, older: page.next_before === null ? null : more(page.next_before), paged: q.before !== undefined,
     });
@@ -167,13 +215,13 @@ export function webConsoleRoutes(s: Services): Route[] {
       return {
         rows: rows.map((r) => ({
           ...money(r, ['unit_cost', 'fee_amount', 'total_amount']), created: when(r.created_at as number), payment_source: r.payment_source ?? '',
-          awaiting: r.status === 'awaiting_payment', purchase_path: new URL(r.purchase_url as string).pathname,
+          awaiting: r.status === 'awaiting_payment', purchase_path: new URL(r.purchase_url as string).pathname, status_words: orderStatusWords(r.status as string),
         })),
       };
     }),
     consolePage('/console/ledger', 'console-ledger', 'Ledger', async (holder) => {
       const rows = await read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS });
-      return { rows: rows.map((r) => ({ ...money(r, ['amount', 'balance_after']), created: when(r.created_at) })) };
+      return { rows: rows.map((r) => ({ ...money(r, ['amount', 'balance_after']), created: when(r.created_at), what: wordsOf(LEDGER_WORDS, r.kind), for: refWords(r.ref), neg: r.amount < 0 })) };
     }),
     consolePage('/console/inventory', 'console-inventory', 'Inventory', async (holder) => {
       const items = await read(s.runtime, 'account.holderInventory', { holderId: holder.holderId });
@@ -183,6 +231,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       };
     }),
     consolePage('/console/agents', 'console-agents', 'Agents', agentsView),
+    consolePage('/console/money', 'console-money', 'Money', moneyView),
     route<unknown, TimelineQuery>({
       method: 'GET', path: '/console/timeline', auth: 'holder', query: TimelineQuery,
       summary: 'Console: every event of your accounts, newest first, paged by before= (a cursor) and limit',
@@ -229,7 +278,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       replay: (set: LimitsSet, { req }) => limitsReply(req, set),
     }),
     ...grantRoutes(s, agentsPage),
-    ...moneyRoutes(s, overviewPage),
+    ...moneyRoutes(s, moneyPage),
     agentKeyRoute(s, agentsPage),
   ];
 }

@@ -46,11 +46,11 @@ const WORDS = {
 };
 
 
-type OverviewPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
+type MoneyPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
 
-export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
+export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
   const now = () => new Date(s.clock.realNow() * 1000);
-  const post = <B, R>(d: Omit<HolderForm<B, R>, 'words'>) => holderFormRoute<B, R>({ ...d, words: WORDS }, overviewPage);
+  const post = <B, R>(d: Omit<HolderForm<B, R>, 'words'>) => holderFormRoute<B, R>({ ...d, words: WORDS }, moneyPage);
 
   return [
     post<Static<typeof TopupFields>, ToppedUp>({
@@ -60,7 +60,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
         const payment = cardPaymentOf(body, now());
         return s.runtime.ask(accountRef(body.account_id), { kind: 'topup', holderId: holder.holderId, amountCents, payment, at: s.clock.realNow() }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) }),
+      reply: (req, r) => formReply(req, '/console/money', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) }),
     }),
 
     post<Static<typeof PayoutFields>, PayoutScheduled>({
@@ -73,7 +73,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
         }
         return s.runtime.ask(accountRef(body.account_id), { kind: 'payout', holderId: holder.holderId, amountCents, payAt: payoutPayAt(s.clock) }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console', {
+      reply: (req, r) => formReply(req, '/console/money', {
         payout_id: r.payout_id, amount: centsToNumber(r.amount_cents), commission: centsToNumber(r.commission_cents), net: centsToNumber(r.net_cents),
         pay_at: r.pay_at, status: r.status,
       }),
@@ -86,7 +86,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
         const payment = cardPaymentOf(body, now());
         return s.runtime.ask(holderRef(holder.email), { kind: 'buyCoins', holderId: holder.holderId, pack: body.pack, payment, at: s.clock.realNow() }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console', {
+      reply: (req, r) => formReply(req, '/console/money', {
         coins: r.coins, gc_balance: r.gc_balance_hundredths / 100, charged: centsToNumber(r.charged_cents), fee: centsToNumber(r.fee_cents),
       }),
     }),
@@ -94,7 +94,7 @@ export function moneyRoutes(s: Services, overviewPage: OverviewPage): Route[] {
     post<Static<typeof RemoveCardFields>, CardRemoved>({
       path: '/console/cards/remove', summary: 'Remove one of your stored cards', body: RemoveCardFields, answer: CardRemovedForm,
       run: (holder, { body, idem }) => s.runtime.ask(holderRef(holder.email), { kind: 'removeCard', holderId: holder.holderId, cardId: body.card_id }, { idem }),
-      reply: (req, r) => formReply(req, '/console', { card_id: r.card_id, removed: r.removed }),
+      reply: (req, r) => formReply(req, '/console/money', { card_id: r.card_id, removed: r.removed }),
     }),
   ];
 }

@@ -1,0 +1,94 @@
+// What the purchase link's pages show beyond the order itself (templates/checkout.mustache and
+// checkout-done.mustache): the one total the holder pays (the order and, when due, the month's
+// participation fee), instants as <time> elements (UTC as served, the reader's own zone once
+// public/site.js runs), and the confirmation after paying: what was charged, on which card, what
+// happens next and when. A receipt is shown once the order carries one (not yet: nothing is made up).
+import { MARKETS, centsToNumber, isMarketId, numberToCents } from '../engine/index.js';
+import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
+import type { Clock } from '../supervisor/clock.js';
+import { sessionLength } from './live-session.js';
+import { usd } from './web.js';
+
+/** An order's status in words (SPEC.md "Order" statuses). */
+export const ORDER_STATUS_WORDS: Record<string, string> = {
+  awaiting_payment: 'waiting for your payment', paid: 'paid: fills at the session\'s close', filled: 'filled: selling through', expired: 'expired: not paid in time, nothing charged',
+  refunded: 'refunded', cancelled: 'cancelled',
+};
+export const orderStatusWords = (status: string) => ORDER_STATUS_WORDS[status] ?? status.replace(/_/g, ' ');
+
+/** An instant as a <time datetime> value (UTC, to the second). */
+export const isoOf = (unix: number) => new Date(Math.round(unix) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** "2026-11-26 14:05 UTC": what the page says without scripts. */
+export const utcMinute = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** The total of a payment: the order's total and the month's fee when it is due with it, in cents. */
+export const payTotal = (orderTotal: number, feeDue: boolean, fee: number) => usd(centsToNumber(numberToCents(orderTotal) + (feeDue ? numberToCents(fee) : 0)));
+
+/** The redirect after paying: the confirmation, with the card's last 4 digits (or the stored card's id) it shows. */
+export function donePath(token: string, card: { last4?: string; cardId?: number } | null): string {
+  const q = card?.last4 ? `?card=${card.last4}` : card?.cardId ? `?card_id=${card.cardId}` : '';
+  return `/checkout/${encodeURIComponent(token)}/done${q}`;
+}
+
+/** The card a confirmation names, from the pay form: the typed card's last 4 digits, or the stored card's id. */
+export function cardOf(body: { method: string; card_id: number | null; number: string } | undefined): { last4?: string; cardId?: number } | null {
+  if (!body || body.method === 'balance') return null;
+  if (body.method === 'card' && body.card_id !== null) return { cardId: body.card_id };
+  const digits = body.number.replace(/\D/g, '');
+  return digits.length >= 12 ? { last4: digits.slice(-4) } : null;
+}
+
+/** The redirect after paying a cart: its confirmation, naming the orders placed and the card. */
+export function cartDonePath(token: string, orderIds: number[], card: { last4?: string; cardId?: number } | null, withFee: boolean): string {
+  const c = card?.last4 ? `&card=${card.last4}` : card?.cardId ? `&card_id=${card.cardId}` : '';
+  return `/carts/${encodeURIComponent(token)}/done?orders=${orderIds.slice(0, 100).join(',')}${c}${withFee ? '&fee=1' : ''}`;
+}
+
+type PaidOrder = {
+  id: number; market: string; tick: number; qty: number; deal_title: string; total_amount: number; closes_at: number;
+  status: string; payment_source: string | null; paid_at: number | null; filled_at: number | null; position_id: number | null;
+  /** The signed approval receipt (CONTRACT.md "Signed approval receipts") once the served order carries it. */
+  receipt?: string | null;
+};
+
+/**
+ * The confirmation's view: the amount charged (the order and the fee this payment carried, from the
+ * ledger entries booked under the order's ref), how, and the timeline ahead (the fill at the
+ * session's close, the sales over the horizon, the settlement).
+ */
+export function confirmationView(o: PaidOrder, feeCents: number, card: string | null, clock: Clock) {
+  const charged = centsToNumber(numberToCents(o.total_amount) + feeCents);
+  const interval = isMarketId(o.market) ? MARKETS[o.market].interval_seconds : null;
+  const settles = interval === null ? null : clock.closesAt(o.tick + SETTLEMENT_HORIZON_SESSIONS, interval);
+  const length = interval === null ? null : sessionLength(interval / clock.scale);
+  const filled = o.status === 'filled' || o.position_id !== null;
+  return {
+    order_id: o.id, charged: usd(charged), order_total: usd(o.total_amount), fee: usd(centsToNumber(feeCents)), has_fee: feeCents > 0,
+    by_balance: o.payment_source === 'balance', card, has_card: !!card,
+    paid_when: o.paid_at === null ? null : utcMinute(o.paid_at), paid_iso: o.paid_at === null ? null : isoOf(o.paid_at),
+    fill_when: utcMinute(o.closes_at), fill_iso: isoOf(o.closes_at), filled,
+    settle_when: settles === null ? null : utcMinute(settles), settle_iso: settles === null ? null : isoOf(settles),
+    session_length: length, horizon: SETTLEMENT_HORIZON_SESSIONS,
+    position_id: o.position_id, has_position: o.position_id !== null,
+    receipt: typeof o.receipt === 'string' && o.receipt ? o.receipt : null,
+  };
+}
+
+type CartOrder = PaidOrder & { offer_key: string };
+
+/**
+ * The confirmation of a cart's checkout: its orders (those of the cart's lines the redirect names),
+ * what was charged (their totals, and the month's fee when this checkout carried it), how,
+ * and when each fills and settles.
+ */
+export function cartConfirmationView(orders: CartOrder[], feeCents: number, card: string | null, clock: Clock) {
+  const totalCents = orders.reduce((t, o) => t + numberToCents(o.total_amount), 0);
+  return {
+    charged: usd(centsToNumber(totalCents + feeCents)), orders_total: usd(centsToNumber(totalCents)), fee: usd(centsToNumber(feeCents)), has_fee: feeCents > 0,
+    by_balance: orders.length > 0 && orders.every((o) => o.payment_source === 'balance'), card, has_card: !!card,
+    count: orders.length, one: orders.length === 1, horizon: SETTLEMENT_HORIZON_SESSIONS,
+    receipt: orders.map((o) => o.receipt).find((r): r is string => typeof r === 'string' && r.length > 0) ?? null,
+    orders: orders.map((o) => ({ ...confirmationView(o, 0, null, clock), deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick })),
+  };
+}
