@@ -188,7 +188,11 @@ const COMMANDS: Record<string, Command> = {
     // Follow the Server-Sent Events stream; reconnect from the last id when it ends.
     let seen = 0;
     for (;;) {
-      const { response, error } = await api.GET('/api/v1/events/stream', { params: { query: { ...(after ? { after } : {}), ...(types ? { types } : {}) } as never }, parseAs: 'stream' });
+      const { response, error } = await api.GET('/api/v1/events/stream', {
+        params: { query: { ...(after ? { after } : {}), ...(types ? { types } : {}) } as never },
+        headers: { accept: 'text/event-stream' },
+        parseAs: 'stream',
+      });
       if (!response.ok || !response.body) throw new Refused(response.status, (error as { detail?: unknown } | undefined)?.detail ?? response.statusText);
       for await (const e of sseEvents(response.body)) {
         after = e.id;

@@ -255,6 +255,9 @@ export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
   async function handle(ctx: Context): Promise<Reply> {
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) headers.set(k, v);
+    // Every answer is JSON (enableJsonResponse) whatever the client accepts: the transport's Accept
+    // check (both application/json and text/event-stream named) would only refuse clients that leave it out.
+    headers.set('accept', 'application/json, text/event-stream');
     const version = headers.get('mcp-protocol-version');
     if (version !== null && version < MIN_PROTOCOL_VERSION) {
       return rpcError(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (this server speaks ${MIN_PROTOCOL_VERSION} and later)`);
