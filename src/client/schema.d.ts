@@ -631,6 +631,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** My webhooks (without their secrets) */
+        get: operations["list_webhooks"];
+        put?: never;
+        /** Register a webhook: each event of my account (or of `types`) is POSTed to `url`, signed per Standard Webhooks with the `secret` answered once */
+        post: operations["create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook: nothing more is sent to it (its pending deliveries fail) */
+        delete: operations["delete_webhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's deliveries, newest first (at most 100): pending, delivered or failed, with attempts and the last HTTP status */
+        get: operations["list_webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cart": {
         parameters: {
             query?: never;
@@ -1238,6 +1290,8 @@ export interface components {
             agent_id: number | null;
             /** @description why a paid order was refunded instead of filled; null otherwise */
             refund_reason: string | null;
+            /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+            receipt: string | null;
         };
         /** @description a position */
         Position: {
@@ -3887,6 +3941,17 @@ export interface operations {
                         };
                         /** @description whether pay_from_balance may fund orders */
                         autonomous_funding: boolean;
+                        /** @description the holder's spending limits on what the agent funds without them (pay_from_balance, execute checkouts) */
+                        limits: {
+                            /** @description USD one order (one line of an execute checkout) may total; null: no limit */
+                            max_order: number | null;
+                            /** @description USD a UTC day (service clock) may total; null: no limit */
+                            max_day: number | null;
+                            /** @description the markets the agent may fund orders in; null: every market */
+                            markets: string[] | null;
+                            /** @description USD funded without the holder present today (UTC): pay_from_balance and execute checkouts; the monthly fee counts in neither */
+                            spent_today: number;
+                        };
                         /** @description carts the agent can see */
                         carts: {
                             /** @description the agent's own carts */
@@ -4068,6 +4133,8 @@ export interface operations {
                         agent_id: number | null;
                         /** @description why a paid order was refunded instead of filled; null otherwise */
                         refund_reason: string | null;
+                        /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+                        receipt: string | null;
                         /** @description what to do next with this order */
                         instructions: string;
                         /** @description participation fee charged with this order (pay_from_balance in a month not paid yet), else 0 */
@@ -5142,13 +5209,551 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `id:` the event id, `event:` its type, `data:` the event JSON; `: keep-alive` comments */
+            /** @description with Accept: text/event-stream, the stream: `id:` the event id, `event:` its type, `data:` the event JSON; `: keep-alive` comments. Otherwise the events after the resume point as GET /api/v1/events answers them */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/event-stream; charset=utf-8": unknown;
+                    "application/json": {
+                        /** @description the events after `after`, oldest first */
+                        events: ({
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.created";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.paid";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.filled";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.expired";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.refunded";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "position.advanced";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the position as GET /positions/{id} serves it, with the session just booked */
+                            data: {
+                                /** @description position id */
+                                id: number;
+                                /** @description the order it filled from */
+                                order_id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session it filled at */
+                                opened_tick: number;
+                                /** @description the session it settles at */
+                                settles_at_tick: number;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description units bought */
+                                qty: number;
+                                /** @description units not sold yet */
+                                qty_left: number;
+                                /** @description sessions of the horizon done */
+                                ticks_done: number;
+                                /** @description sessions it sells over */
+                                horizon: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description qty x unit_cost + qty x fulfilment fee, debited at payment */
+                                cost_basis: number;
+                                /** @description sales revenue so far */
+                                revenue: number;
+                                /** @description units sold so far */
+                                units_sold: number;
+                                /** @description holding fees so far */
+                                holding_cost: number;
+                                /** @description value of the units left at settlement (no cash move); null before */
+                                writeoff: number | null;
+                                /** @description settlement surcharge (debited); null until settled */
+                                surcharge: number | null;
+                                /** @description revenue - cost_basis - holding_cost - surcharge so far */
+                                pnl_so_far: number;
+                                /** @description revenue - cost_basis - holding - surcharge; null until settled */
+                                realized_pnl: number | null;
+                                /** @description open while selling; settled after its horizon */
+                                status: "open" | "settled";
+                                /** @description units sold in each session done */
+                                sales_by_tick: number[];
+                                /** @description when it opened (unix seconds) */
+                                created_at: number;
+                                /** @description when it settled (unix seconds), null until it happens */
+                                settled_at: number | null;
+                                /** @description how it ended (settled only) */
+                                outcome?: {
+                                    /** @description whether the stock sold out */
+                                    sold_out: boolean | null;
+                                    /** @description whether a downside regime hit */
+                                    downside_event: boolean | null;
+                                    /** @description settlement surcharge */
+                                    surcharge: number | null;
+                                    /** @description value of the units left */
+                                    writeoff: number | null;
+                                };
+                                /** @description the unsold units as owned goods (once settled) */
+                                inventory?: {
+                                    /** @description unsold units that became owned goods */
+                                    transferred_units: number | null;
+                                    /** @description the inventory item holding them */
+                                    item_id: number | null;
+                                    /** @description when they were transferred (unix seconds), null until it happens */
+                                    transferred_at: number | null;
+                                };
+                                /** @description the session this event books */
+                                session: {
+                                    /** @description the session the close booked */
+                                    tick: number;
+                                    /** @description units sold in that session */
+                                    sold: number;
+                                    /** @description what they sold for (credited) */
+                                    revenue: number;
+                                    /** @description holding fees of that session (debited) */
+                                    holding_cost: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "position.settled";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the position as GET /positions/{id} serves it, with the session just booked */
+                            data: {
+                                /** @description position id */
+                                id: number;
+                                /** @description the order it filled from */
+                                order_id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session it filled at */
+                                opened_tick: number;
+                                /** @description the session it settles at */
+                                settles_at_tick: number;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description units bought */
+                                qty: number;
+                                /** @description units not sold yet */
+                                qty_left: number;
+                                /** @description sessions of the horizon done */
+                                ticks_done: number;
+                                /** @description sessions it sells over */
+                                horizon: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description qty x unit_cost + qty x fulfilment fee, debited at payment */
+                                cost_basis: number;
+                                /** @description sales revenue so far */
+                                revenue: number;
+                                /** @description units sold so far */
+                                units_sold: number;
+                                /** @description holding fees so far */
+                                holding_cost: number;
+                                /** @description value of the units left at settlement (no cash move); null before */
+                                writeoff: number | null;
+                                /** @description settlement surcharge (debited); null until settled */
+                                surcharge: number | null;
+                                /** @description revenue - cost_basis - holding_cost - surcharge so far */
+                                pnl_so_far: number;
+                                /** @description revenue - cost_basis - holding - surcharge; null until settled */
+                                realized_pnl: number | null;
+                                /** @description open while selling; settled after its horizon */
+                                status: "open" | "settled";
+                                /** @description units sold in each session done */
+                                sales_by_tick: number[];
+                                /** @description when it opened (unix seconds) */
+                                created_at: number;
+                                /** @description when it settled (unix seconds), null until it happens */
+                                settled_at: number | null;
+                                /** @description how it ended (settled only) */
+                                outcome?: {
+                                    /** @description whether the stock sold out */
+                                    sold_out: boolean | null;
+                                    /** @description whether a downside regime hit */
+                                    downside_event: boolean | null;
+                                    /** @description settlement surcharge */
+                                    surcharge: number | null;
+                                    /** @description value of the units left */
+                                    writeoff: number | null;
+                                };
+                                /** @description the unsold units as owned goods (once settled) */
+                                inventory?: {
+                                    /** @description unsold units that became owned goods */
+                                    transferred_units: number | null;
+                                    /** @description the inventory item holding them */
+                                    item_id: number | null;
+                                    /** @description when they were transferred (unix seconds), null until it happens */
+                                    transferred_at: number | null;
+                                };
+                                /** @description the session this event books */
+                                session: {
+                                    /** @description the session the close booked */
+                                    tick: number;
+                                    /** @description units sold in that session */
+                                    sold: number;
+                                    /** @description what they sold for (credited) */
+                                    revenue: number;
+                                    /** @description holding fees of that session (debited) */
+                                    holding_cost: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.connected";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description a holder opened the cart's link */
+                            data: {
+                                /** @description the cart */
+                                cart_id: number;
+                                /** @description the holder */
+                                holder: {
+                                    /** @description a holder has the cart now */
+                                    connected: boolean;
+                                    /** @description since when (unix seconds) */
+                                    since: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.line_added";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the cart line as the cart's GET serves it, with its cart */
+                            data: {
+                                /** @description line id (item_id) */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session of the deal */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description units */
+                                qty: number;
+                                /** @description the deal's most units */
+                                max_qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description the proposer's rationale */
+                                note: string;
+                                /** @description who proposed the line */
+                                proposed_by: {
+                                    /** @description who */
+                                    kind: "agent" | "holder";
+                                    /** @description the agent */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    name: string;
+                                };
+                                /** @description pending_pairing (no holder yet), in_cart, or ordered */
+                                status: "pending_pairing" | "in_cart" | "ordered";
+                                /** @description the deal's session closed: checkout skips the line; a refresh on the web re-maps it */
+                                stale: boolean;
+                                /** @description when the deal's session closes (real unix seconds) */
+                                closes_at: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee: number;
+                                /** @description qty x unit_cost + fee */
+                                total: number;
+                                /** @description the order the line became (trade carts) */
+                                order_id: number | null;
+                                /** @description the goods the line became (own carts) */
+                                inventory_item_id: number | null;
+                                /** @description the cart */
+                                cart_id: number;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.line_ordered";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the cart line as the cart's GET serves it, with its cart */
+                            data: {
+                                /** @description line id (item_id) */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session of the deal */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description units */
+                                qty: number;
+                                /** @description the deal's most units */
+                                max_qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description the proposer's rationale */
+                                note: string;
+                                /** @description who proposed the line */
+                                proposed_by: {
+                                    /** @description who */
+                                    kind: "agent" | "holder";
+                                    /** @description the agent */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    name: string;
+                                };
+                                /** @description pending_pairing (no holder yet), in_cart, or ordered */
+                                status: "pending_pairing" | "in_cart" | "ordered";
+                                /** @description the deal's session closed: checkout skips the line; a refresh on the web re-maps it */
+                                stale: boolean;
+                                /** @description when the deal's session closes (real unix seconds) */
+                                closes_at: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee: number;
+                                /** @description qty x unit_cost + fee */
+                                total: number;
+                                /** @description the order the line became (trade carts) */
+                                order_id: number | null;
+                                /** @description the goods the line became (own carts) */
+                                inventory_item_id: number | null;
+                                /** @description the cart */
+                                cart_id: number;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.line_removed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the cart line as the cart's GET serves it, with its cart */
+                            data: {
+                                /** @description line id (item_id) */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session of the deal */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description units */
+                                qty: number;
+                                /** @description the deal's most units */
+                                max_qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description the proposer's rationale */
+                                note: string;
+                                /** @description who proposed the line */
+                                proposed_by: {
+                                    /** @description who */
+                                    kind: "agent" | "holder";
+                                    /** @description the agent */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    name: string;
+                                };
+                                /** @description pending_pairing (no holder yet), in_cart, or ordered */
+                                status: "pending_pairing" | "in_cart" | "ordered";
+                                /** @description the deal's session closed: checkout skips the line; a refresh on the web re-maps it */
+                                stale: boolean;
+                                /** @description when the deal's session closes (real unix seconds) */
+                                closes_at: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee: number;
+                                /** @description qty x unit_cost + fee */
+                                total: number;
+                                /** @description the order the line became (trade carts) */
+                                order_id: number | null;
+                                /** @description the goods the line became (own carts) */
+                                inventory_item_id: number | null;
+                                /** @description the cart */
+                                cart_id: number;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "funding.changed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the holder flipped the autonomous-funding switch */
+                            data: {
+                                /** @description the agent */
+                                agent_id: number;
+                                /** @description the switch now */
+                                autonomous_funding: boolean;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "grant.changed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description a cart grant of the holder's changed */
+                            data: {
+                                /** @description granted or revoked */
+                                action: "granted" | "revoked";
+                                /** @description the grant */
+                                grant: {
+                                    /** @description grant id */
+                                    id: number;
+                                    /** @description the agent; null: every agent of yours */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    agent_name: string | null;
+                                    /** @description the cart; null: every cart */
+                                    cart_id: number | null;
+                                    /** @description its name */
+                                    cart_name: string | null;
+                                    /** @description write: add and change lines; execute: also check out (with autonomous funding on) */
+                                    level: "write" | "execute";
+                                    /** @description how an execute checkout pays */
+                                    pay_with: "balance" | "card";
+                                    /** @description the stored card it charges */
+                                    card_id: number | null;
+                                    /** @description your note */
+                                    note: string;
+                                    /** @description when (unix seconds) */
+                                    created_at: number;
+                                    /** @description the grant */
+                                    grant_id: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "limits.changed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the holder changed the agent's spending limits */
+                            data: {
+                                /** @description the agent */
+                                agent_id: number;
+                                /** @description the limits now */
+                                limits: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "ledger.posted";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["LedgerEntry"];
+                        })[];
+                        /** @description the id of the last event served (or `after` when none): pass it as `after` next */
+                        next_after: number;
+                    };
                 };
             };
             /** @description Missing or invalid API token */
@@ -5204,13 +5809,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `session.closed` events (data: market, tick, next_tick, tick_closes_at); `: keep-alive` comments */
+            /** @description with Accept: text/event-stream, `session.closed` events (data: market, tick, next_tick, tick_closes_at; `id:` the closed tick) and `: keep-alive` comments. Otherwise the closes after the resume point as JSON */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/event-stream; charset=utf-8": unknown;
+                    "application/json": {
+                        /** @description the closes after the resume point, oldest first */
+                        events: {
+                            /** @description the closed tick */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "session.closed";
+                            /** @description a market session closed */
+                            data: {
+                                /** @description the market */
+                                market: string;
+                                /** @description the session that closed */
+                                tick: number;
+                                /** @description the session now open */
+                                next_tick: number;
+                                /** @description when that one closes (real unix seconds) */
+                                tick_closes_at: number;
+                            };
+                        }[];
+                    };
                 };
             };
             /** @description no such market */
@@ -5233,6 +5861,244 @@ export interface operations {
             };
             /** @description this process holds as many streams as it may: retry */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_webhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description your webhooks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description your webhooks, oldest first */
+                        webhooks: {
+                            /** @description the webhook */
+                            id: number;
+                            /** @description where events are POSTed */
+                            url: string;
+                            /** @description the event types delivered; null: every type */
+                            types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: a repeat with the same key and body gets the first answer again (Idempotent-Replayed: true) for 24 hours */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description where each event is POSTed: http:// or https://, not a private, loopback or link-local address */
+                    url: string;
+                    /** @description only these event types (absent: every type) */
+                    types?: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[];
+                };
+            };
+        };
+        responses: {
+            /** @description the webhook registered, with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the webhook */
+                        id: number;
+                        /** @description where events are POSTed */
+                        url: string;
+                        /** @description the event types delivered; null: every type */
+                        types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
+                        /** @description the signing secret (`whsec_` + base64), shown only in this answer: verify each delivery's `webhook-signature` with it (Standard Webhooks) */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Idempotency-Key malformed, or reused with another body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the most webhooks an agent may have (10): delete one first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description webhook id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the webhook deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the webhook */
+                        id: number;
+                        /**
+                         * @description it receives nothing more
+                         * @constant
+                         */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no webhook of mine with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_webhook_deliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description webhook id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a webhook's deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the newest deliveries first (at most 100) */
+                        deliveries: {
+                            /** @description the delivery */
+                            id: number;
+                            /** @description the event delivered (your account's event id; `webhook-id` is `evt_<account_id>_<event_id>`) */
+                            event_id: number;
+                            /** @description pending (being tried), delivered (a 2xx answer), failed (no 2xx within 24 hours of the event) */
+                            status: "pending" | "delivered" | "failed";
+                            /** @description attempts so far */
+                            attempts: number;
+                            /** @description the HTTP status of the last attempt, null when there was no answer (or no attempt yet) */
+                            last_status_code: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no webhook of mine with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6253,6 +7119,8 @@ export interface operations {
                         bought_outright: boolean;
                         /** @description own cart: the goods bought */
                         inventory_item_ids: number[];
+                        /** @description the signed approval receipt of the orders funded (trade carts; verify it against GET /.well-known/jwks.json); null on own carts */
+                        receipt: string | null;
                         /** @description what happened */
                         note: string;
                     };
