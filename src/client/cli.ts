@@ -128,7 +128,9 @@ const time = (unix: number | null | undefined) => (unix ? new Date(unix * 1000).
 const COMMANDS: Record<string, Command> = {
   async markets(api, _args, _o, out) {
     const data = await answer(api.GET('/api/v1/markets'));
-    print(out, data, () => table(data.markets.map((m) => ({ ...m })) as Record<string, unknown>[], ['id', 'label', 'interval_seconds', 'status']));
+    print(out, data, () => table(data.markets.map((m) => ({
+      id: m.id, label: m.label, interval_seconds: m.interval_seconds, session: m.current_tick, closes_at: time(m.tick_closes_at), seconds_to_close: m.seconds_to_close, max_qty: m.max_qty,
+    })), ['id', 'label', 'interval_seconds', 'session', 'closes_at', 'seconds_to_close', 'max_qty']));
   },
 
   async deals(api, [market], o, out) {
@@ -211,7 +213,7 @@ const COMMANDS: Record<string, Command> = {
       const data = await answer(api.GET('/api/v1/cart'));
       print(out, data, () => [
         `cart ${data.id} (${data.kind}${data.paired ? ', connected to a holder' : ''}): ${data.items.length} lines`,
-        table(data.items.map((i) => ({ ...i })) as Record<string, unknown>[], ['id', 'market', 'offer_key', 'qty', 'status']),
+        table(data.items.map((i) => ({ id: i.id, market: i.market, offer_key: i.offer_key, deal: i.deal_title, qty: i.qty, total: money(i.total), status: i.status })), ['id', 'market', 'offer_key', 'deal', 'qty', 'total', 'status']),
         `checkout_url (for your holder): ${data.checkout_url}`,
       ].join('\n'));
       return;

@@ -89,6 +89,18 @@ t.test('events: listed, and followed on the stream for a bounded number of event
   t.same(JSON.parse(after.stdout), api[1], 'resumed after an id');
 });
 
+t.test('markets, orders, account', async (t) => {
+  const markets = await cli(['markets']);
+  t.equal(markets.code, 0, markets.stderr);
+  t.match(markets.stdout, /^id\s+label\s+interval_seconds/);
+  t.match(markets.stdout, /\nh2\s/);
+  const orders = await cli(['orders'], { AGENT_MARKET_KEY: agent.key });
+  t.match(orders.stdout, /awaiting_payment/);
+  const account = JSON.parse((await cli(['account', '--json'], { AGENT_MARKET_KEY: agent.key })).stdout);
+  t.type(account.balance, 'number');
+  t.match((await cli(['account'], { AGENT_MARKET_KEY: agent.key })).stdout, /balance/);
+});
+
 t.test('help and unknown commands', async (t) => {
   const help = await cli(['--help']);
   t.equal(help.code, 0);
