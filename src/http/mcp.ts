@@ -156,7 +156,9 @@ export function resultOf(reply: Reply, withStructure: boolean): CallToolResult {
  * Runs one tool: checks the arguments' names (their values are the API's to judge: its 422), the
  * key where one is needed, builds the request and dispatches it through the route's pipeline.
  */
-export async function callTool(t: McpTool, args: unknown, headers: Record<string, string>, dispatch: (r: InternalRequest) => Promise<Reply>): Promise<CallToolResult> {
+export async function callTool(
+  t: McpTool, args: unknown, headers: Record<string, string>, dispatch: (r: InternalRequest) => Promise<Reply>, remoteAddress?: () => string,
+): Promise<CallToolResult> {
   const a = (args ?? {}) as Record<string, unknown>;
   if (typeof a !== 'object' || Array.isArray(a)) return toolError(422, 'the arguments must be one object');
   const unknown = Object.keys(a).filter((k) => !t.places.has(k));
@@ -180,7 +182,7 @@ export async function callTool(t: McpTool, args: unknown, headers: Record<string
     if (place === 'query' && v !== null) for (const x of Array.isArray(v) ? v : [v]) query.append(k, typeof x === 'object' ? JSON.stringify(x) : String(x));
     if (place === 'body') body[k] = v;
   }
-  const req: InternalRequest = { method: t.route.method as Method, path, query: query.toString(), headers: { accept: 'application/json', ...credentials } };
+  const req: InternalRequest = { method: t.route.method as Method, path, query: query.toString(), headers: { accept: 'application/json', ...credentials }, remoteAddress };
   if (typeof a[IDEMPOTENCY_KEY] === 'string') req.headers['idempotency-key'] = a[IDEMPOTENCY_KEY] as string;
   else if (a[IDEMPOTENCY_KEY] !== undefined) return toolError(422, [{ loc: ['arguments', IDEMPOTENCY_KEY], msg: 'Input should be a string', type: 'string_type' }]);
   if (t.route.body && (Object.keys(body).length || !t.route.optionalBody)) {
@@ -239,7 +241,7 @@ export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
       const t = byName.get(req.params.name);
       if (!t) return toolError(404, `no tool ${JSON.stringify(req.params.name.slice(0, 100))}; tools/list names them`);
-      return callTool(t, req.params.arguments, ctx.req.headers, dispatch);
+      return callTool(t, req.params.arguments, ctx.req.headers, dispatch, ctx.req.remoteAddress);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: resources.map((r) => r.resource) }));
     server.setRequestHandler(ReadResourceRequestSchema, async (req) => {

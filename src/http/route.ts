@@ -76,6 +76,8 @@ export type InternalRequest = {
   /** Lower-case header names. */
   headers: Record<string, string>;
   body?: Buffer | null;
+  /** The address of the request that caused this one (per-address limits count it): default none. */
+  remoteAddress?: () => string;
 };
 
 /** A documented answer without a body of its own schema: 304, or an error (its body is the Problem schema). */

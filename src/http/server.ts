@@ -281,16 +281,19 @@ export function createApp(opts: ServerOptions): FrontEnd {
    */
   async function dispatch(r: InternalRequest): Promise<Reply> {
     const started = performance.now();
-    const hit = internal.find((x) => x.c.route.method === r.method && x.re.test(r.path));
+    // A static segment wins over a parameter, as uWS routes it.
+    const hit = internal.filter((x) => x.c.route.method === r.method && x.re.test(r.path)).sort((a, b) => a.c.paramNames.length - b.c.paramNames.length)[0];
     if (!hit) return { status: 404, json: { detail: 'Not Found' } };
     const { c } = hit;
     const m = hit.re.exec(r.path)!;
     const rawParams: Record<string, string> = {};
     c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(m[i + 1] ?? '')));
-    const info: RequestInfo = { method: r.method, url: r.path, query: r.query ?? '', headers: r.headers, remoteAddress: () => '' };
+    const info: RequestInfo = { method: r.method, url: r.path, query: r.query ?? '', headers: r.headers, remoteAddress: r.remoteAddress ?? (() => '') };
     const reply = await handle(c, info, rawParams, info.query, r.body ?? null).catch((err) => errorReply(err));
     const answer = c.checkReply ? checked(c, reply) : reply;
-    opts.onRequest?.(c.route.path, c.route.method, answer.status ?? 200, (performance.now() - started) / 1000);
+    const seconds = (performance.now() - started) / 1000;
+    opts.onRequest?.(c.route.path, c.route.method, answer.status ?? 200, seconds);
+    if (logRequests) opts.log.info({ method: c.route.method, route: c.route.path, status: answer.status ?? 200, ms: Math.round(seconds * 1e4) / 10, internal: true }, 'request');
     return answer;
   }
 
