@@ -27,7 +27,8 @@ function goneFrom(after: number, head: number, oldest: number | null): number | 
 }
 
 type Row = ServedEvent & { head: number; oldest: number | null };
-const served = ({ head: _h, oldest: _o, account_id: _a, ...e }: Row & { account_id?: number }): ServedEvent => e;
+/** An event as served: the statement's helper columns (head, oldest, and events.many's account_id and after) left out. */
+const served = ({ head: _h, oldest: _o, account_id: _a, after: _x, ...e }: Row & { account_id?: number; after?: unknown }): ServedEvent => e;
 
 /** The events after `a.after`, oldest first, or `gone` when `after` is older than what is kept. */
 export async function eventsAfter(em: EntityManager, a: EventsArgs): Promise<EventsReply> {

@@ -29,9 +29,9 @@ export function isApiRoute(r: Route): boolean {
  */
 export function buildOpenApi(routes: Route[], info: OpenApiInfo, named: Record<string, TSchema> = NAMED_SCHEMAS): object {
   const paths: Record<string, Record<string, unknown>> = {};
-  const usedIds = new Set<string>();
+  checkOperationIds(routes);
   for (const r of routes.filter(isApiRoute)) {
-    (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, operationId(r, usedIds));
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, r.operationId!);
   }
   const names = new Map<unknown, string>(Object.entries(named).map(([n, s]) => [s, n]));
   const used = new Set<string>();
@@ -119,33 +119,64 @@ function undeclaredPathParams(r: Route): object[] {
     .map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
 }
 
-/** `GET /api/v1/markets/{market_id}` → `get_api_v1_markets_market_id`; a clash gets `_2`, `_3`... */
-function operationId(r: Route, used: Set<string>): string {
-  const base = [r.method.toLowerCase(), ...r.path.split(/[^A-Za-z0-9]+/).filter(Boolean)].join('_');
-  let id = base;
-  for (let n = 2; used.has(id); n++) id = `${base}_${n}`;
-  used.add(id);
-  return id;
+/** An operationId: snake_case, a verb first (`list_deals`, `get_order`, `add_cart_item`). */
+export const OPERATION_ID = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
+
+/**
+ * Every route the document lists declares its `operationId` (the name of its operation, MCP tool
+ * and client function), snake_case and unique in the table; otherwise this throws, which stops the
+ * start (routeTable calls it) and fails the unit test. Ids are never derived: renaming one is a
+ * breaking change for clients and agents, so it is written where the route is.
+ */
+export function checkOperationIds(routes: Route[]): void {
+  const seen = new Map<string, string>();
+  for (const r of routes) {
+    const at = `${r.method} ${r.path}`;
+    if (r.operationId === undefined) {
+      if (isApiRoute(r)) throw new Error(`route ${at} has no operationId: declare one (snake_case, verb first, e.g. list_deals) in its route({...})`);
+      continue;
+    }
+    if (!OPERATION_ID.test(r.operationId)) throw new Error(`route ${at}: operationId ${JSON.stringify(r.operationId)} is not snake_case (verb_noun, e.g. get_order)`);
+    const other = seen.get(r.operationId);
+    if (other) throw new Error(`operationId ${r.operationId} is declared twice: ${other} and ${at}`);
+    seen.set(r.operationId, at);
+  }
 }
+
+/**
+ * A TypeBox schema as plain JSON Schema standing alone (an MCP tool's input or output schema): the
+ * schemas of `named` met inside are written once under `$defs` and referred to.
+ */
+export function standaloneSchema(schema: TSchema | object, named: Record<string, TSchema> = NAMED_SCHEMAS): Record<string, unknown> {
+  const names = new Map<unknown, string>(Object.entries(named).map(([n, s]) => [s, n]));
+  const used = new Set<string>();
+  const out = plain(schema, names, used, schema, defRef) as Record<string, unknown>;
+  const defs: Record<string, unknown> = {};
+  for (let todo = [...used]; todo.length; todo = [...used].filter((n) => !(n in defs))) {
+    for (const n of todo) defs[n] = plain(named[n], names, used, named[n], defRef);
+  }
+  return Object.keys(defs).length ? { ...out, $defs: Object.fromEntries(Object.keys(defs).sort().map((n) => [n, defs[n]])) } : out;
+}
+const defRef = (name: string) => ({ $ref: `#/$defs/${name}` });
 
 /**
  * A plain-JSON copy: drops TypeBox markers (`~kind`, `~optional`... only present if made
  * enumerable), symbol keys, functions (e.g. a function `default`) and undefined values; a named
  * schema other than `root` becomes a $ref (its name noted in `used`).
  */
-function plain(v: unknown, names: Map<unknown, string>, used: Set<string>, root?: unknown): unknown {
+function plain(v: unknown, names: Map<unknown, string>, used: Set<string>, root?: unknown, refer: (name: string) => object = ref): unknown {
   if (v !== root && names.has(v)) {
     const n = names.get(v)!;
     used.add(n);
-    return ref(n);
+    return refer(n);
   }
-  if (Array.isArray(v)) return v.map((x) => plain(x, names, used, root));
+  if (Array.isArray(v)) return v.map((x) => plain(x, names, used, root, refer));
   if (v instanceof RegExp) return v.source;
   if (typeof v !== 'object' || v === null) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
     if (k.startsWith('~') || x === undefined || typeof x === 'function') continue;
-    out[k] = plain(x, names, used, root);
+    out[k] = plain(x, names, used, root, refer);
   }
   return out;
 }

@@ -58,6 +58,26 @@ export type Context<P = any, Q = any, B = any> = {
    * effect (`runtime.ask(..., { idem })`), which stores its reply with the effect.
    */
   idem?: IdemTicket;
+  /**
+   * Runs another route of this table through the same pipeline as an HTTP request of its own
+   * (authentication, validation and its 422s, Idempotency-Key, response checks): the MCP
+   * endpoint's tools call the API this way. Undefined outside the server (unit tests).
+   */
+  dispatch?: (req: InternalRequest) => Promise<Reply>;
+};
+
+/** A request run inside the process (Context.dispatch): what an HTTP request would carry. */
+export type InternalRequest = {
+  method: Method;
+  /** The path with its parameters filled in (percent-encoded), without the query string. */
+  path: string;
+  /** The raw query string (no leading `?`). */
+  query?: string;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  body?: Buffer | null;
+  /** The address of the request that caused this one (per-address limits count it): default none. */
+  remoteAddress?: () => string;
 };
 
 /** A documented answer without a body of its own schema: 304, or an error (its body is the Problem schema). */
@@ -89,6 +109,13 @@ export type Route<P = any, Q = any, B = any> = {
   method: Method;
   /** OpenAPI style: `/api/v1/markets/{market_id}`. */
   path: string;
+  /**
+   * The operation's stable, readable name (snake_case, verb first: `list_deals`, `get_order`,
+   * `create_order`, `add_cart_item`): its OpenAPI `operationId`, its MCP tool's name and the typed
+   * client's. Required on every route listed in /api/openapi.json (start-up fails without it,
+   * `checkOperationIds`); unique across the table.
+   */
+  operationId?: string;
   auth: Auth;
   summary: string;
   /** Listed in /api/openapi.json; site routes (pages, robots.txt) are not. */

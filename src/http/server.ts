@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError, safeError } from '../../actors/runtime/client.js';
 import { Compile } from 'typebox/compile';
-import { HttpError, Media, type Auth, type Method, type Reply, type RequestInfo, type Route } from './route.js';
+import { HttpError, Media, type Auth, type InternalRequest, type Method, type Reply, type RequestInfo, type Route } from './route.js';
 import { Problem } from '../schemas/common.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
@@ -97,8 +97,9 @@ function toUwsPath(path: string): { uwsPath: string; names: string[] } {
   return { uwsPath, names };
 }
 
-function patternRegex(path: string): RegExp {
-  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
+/** A path's pattern; `capture`: each parameter's segment is a group, in order. */
+function patternRegex(path: string, capture = false): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, capture ? '([^/]+)' : '[^/]+');
   return new RegExp(`^${escaped}/?$`);
 }
 
@@ -129,13 +130,21 @@ function safeDecode(s: string): string {
   }
 }
 
-export type FrontEnd = { app: TemplatedApp; /** Requests received and not yet answered. */ inflight: () => number };
+export type FrontEnd = {
+  app: TemplatedApp;
+  /** Requests received and not yet answered. */
+  inflight: () => number;
+  /** Runs a request inside the process through a route's pipeline (Context.dispatch). */
+  dispatch: (req: InternalRequest) => Promise<Reply>;
+};
 
 export function createApp(opts: ServerOptions): FrontEnd {
   const app = uws.App();
   let inflight = 0;
   const logRequests = opts.log.isLevelEnabled('info');
   const known: { method: Method; re: RegExp }[] = [];
+  /** The compiled routes by method, for requests run inside the process (Context.dispatch). */
+  const internal: { c: Compiled; re: RegExp }[] = [];
   const checks = opts.responseChecks ?? process.env.SVC_RESPONSE_CHECKS === '1';
   const problemCheck = checks ? Compile(Problem) : undefined;
 
@@ -153,6 +162,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       checkReply: problemCheck && replyChecker(route, problemCheck),
     };
     known.push({ method: route.method, re: patternRegex(route.path) });
+    internal.push({ c, re: patternRegex(route.path, true) });
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, c);
     const register = { GET: app.get, POST: app.post, PUT: app.put, DELETE: app.del }[route.method];
     register.call(app, uwsPath, handler);
@@ -259,9 +269,32 @@ export function createApp(opts: ServerOptions): FrontEnd {
       const page = await c.route.onInvalid?.(req, issues, raw, principal);
       return page ?? { status: 422, json: validationError(issues) };
     }
-    const ctx = { params, query, body: parsed, req, principal, bytes: c.body ? undefined : body };
+    const ctx = { params, query, body: parsed, req, principal, bytes: c.body ? undefined : body, dispatch };
     const ticket = c.route.method !== 'GET' && opts.answers ? ticketOf(req.headers, c.route.method, req.url, principal, body) : undefined;
     return ticket ? answerOnce(c.route, ctx, ticket, opts.answers!) : c.route.handler(ctx);
+  }
+
+  /**
+   * A request run inside the process through the same pipeline as one from the network (the route's
+   * authentication, validation, Idempotency-Key, handler, error answers and response checks); the
+   * matched route is counted in the request metrics like any other. Streamed answers are not for it.
+   */
+  async function dispatch(r: InternalRequest): Promise<Reply> {
+    const started = performance.now();
+    // A static segment wins over a parameter, as uWS routes it.
+    const hit = internal.filter((x) => x.c.route.method === r.method && x.re.test(r.path)).sort((a, b) => a.c.paramNames.length - b.c.paramNames.length)[0];
+    if (!hit) return { status: 404, json: { detail: 'Not Found' } };
+    const { c } = hit;
+    const m = hit.re.exec(r.path)!;
+    const rawParams: Record<string, string> = {};
+    c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(m[i + 1] ?? '')));
+    const info: RequestInfo = { method: r.method, url: r.path, query: r.query ?? '', headers: r.headers, remoteAddress: r.remoteAddress ?? (() => '') };
+    const reply = await handle(c, info, rawParams, info.query, r.body ?? null).catch((err) => errorReply(err));
+    const answer = c.checkReply ? checked(c, reply) : reply;
+    const seconds = (performance.now() - started) / 1000;
+    opts.onRequest?.(c.route.path, c.route.method, answer.status ?? 200, seconds);
+    if (logRequests) opts.log.info({ method: c.route.method, route: c.route.path, status: answer.status ?? 200, ms: Math.round(seconds * 1e4) / 10, internal: true }, 'request');
+    return answer;
   }
 
   function authenticate(auth: Exclude<Auth, 'none'>, req: RequestInfo): Promise<unknown> {
@@ -375,7 +408,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     return { status: 500, json: { detail: 'internal error' } };
   }
 
-  return { app, inflight: () => inflight };
+  return { app, inflight: () => inflight, dispatch };
 }
 
 type Checker = ReturnType<typeof Compile>;

@@ -140,7 +140,8 @@ async function check(r: Route, s: Sent): Promise<string | undefined> {
   const text = await res.text();
   const where = `${r.method} ${s.path.slice(0, 200)} [${s.bodyKind}] → ${res.status}: ${text.slice(0, 300)}`;
   if (res.status >= 500) return `5xx: ${where}`;
-  if (res.status >= 400 && /application\/json/.test(res.headers.get('content-type') ?? '')) {
+  // A status the route declares has its own body (POST /mcp's JSON-RPC errors), held by the response checks.
+  if (res.status >= 400 && !(res.status in r.response) && /application\/json/.test(res.headers.get('content-type') ?? '')) {
     const problem = shapeProblem(res.status, JSON.parse(text));
     if (problem) return `${problem}: ${where}`;
   }

@@ -55,7 +55,7 @@ const routes = [
   }),
 ];
 
-const { app, inflight } = createApp({
+const { app, inflight, dispatch } = createApp({
   routes,
   log: pino({ level: 'info' }, sink),
   bodyLimitBytes: 1024,
@@ -212,4 +212,20 @@ t.test('no malformed request gets a 5xx', async (t) => {
     }),
     { numRuns: 200 },
   );
+});
+
+t.test('dispatch: a request run inside the process goes through the route\'s own pipeline', async (t) => {
+  const one = await dispatch({ method: 'GET', path: '/api/v1/items/7', query: 'limit=3', headers: {} });
+  t.same([one.status ?? 200, one.json], [200, { id: 7, limit: 3, flag: null }], 'params and query coerced');
+  const bad = await dispatch({ method: 'GET', path: '/api/v1/items/7', query: 'limit=99', headers: {} });
+  t.equal(bad.status, 422, 'the 422 of the route');
+  t.same((bad.json as any).detail[0].loc, ['query', 'limit']);
+  const made = await dispatch({ method: 'POST', path: '/api/v1/items', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"name":"ab","qty":2}') });
+  t.same([made.status, made.json], [201, { created: { name: 'ab', qty: 2 } }]);
+  const notJson = await dispatch({ method: 'POST', path: '/api/v1/items', headers: {}, body: Buffer.from('{}') });
+  t.equal(notJson.status, 415, 'JSON only, as over HTTP');
+  t.equal((await dispatch({ method: 'GET', path: '/api/v1/secret', headers: {} })).status, 401, 'its authentication');
+  t.same((await dispatch({ method: 'GET', path: '/api/v1/secret', headers: { authorization: `Bearer ${'k'.repeat(80)}` } })).json, { who: 'agent-1' });
+  t.equal((await dispatch({ method: 'GET', path: '/api/v1/nothing', headers: {} })).status, 404);
+  t.equal((await dispatch({ method: 'GET', path: '/api/v1/busy', headers: {} })).status, 503, 'an actor refusal answers as over HTTP');
 });

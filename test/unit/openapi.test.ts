@@ -1,6 +1,6 @@
 import t from 'tap';
 import Type from 'typebox';
-import { buildOpenApi } from '../../src/http/openapi.js';
+import { buildOpenApi, checkOperationIds } from '../../src/http/openapi.js';
 import { htmlPage, json, media, route, text } from '../../src/http/route.js';
 
 const handler = () => json({});
@@ -9,7 +9,7 @@ const Ok = Type.Object({ ok: Type.Boolean() }, { description: 'done' });
 
 const routes = [
   route({
-    method: 'GET', path: '/api/v1/markets', auth: 'none', summary: 'List markets', handler,
+    method: 'GET', path: '/api/v1/markets', operationId: 'get_markets', auth: 'none', summary: 'List markets', handler,
     query: Type.Object({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 2000, description: 'Page size' })),
       q: Type.Optional(Type.String()),
@@ -18,13 +18,13 @@ const routes = [
     response: { 200: Type.Array(Market, { description: 'Markets' }) },
   }),
   route({
-    method: 'GET', path: '/api/v1/markets/{market_id}', auth: 'key', summary: 'One market', handler,
+    method: 'GET', path: '/api/v1/markets/{market_id}', operationId: 'get_markets_market_id', auth: 'key', summary: 'One market', handler,
     params: Type.Object({ market_id: Type.String({ description: 'Market id', minLength: 3 }) }),
     response: { 200: Market },
     responses: { 404: { description: 'Unknown market' } },
   }),
   route({
-    method: 'POST', path: '/api/v1/agents', auth: 'none', summary: 'Register', handler,
+    method: 'POST', path: '/api/v1/agents', operationId: 'post_agents', auth: 'none', summary: 'Register', handler,
     body: Type.Object({
       name: Type.String({ minLength: 1, maxLength: 120 }),
       purpose: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
@@ -33,14 +33,14 @@ const routes = [
     responses: { 409: { description: 'Already registered' } },
   }),
   route({
-    method: 'POST', path: '/api/v1/orders/{order_id}/cancel', auth: 'key', summary: 'Cancel', handler,
+    method: 'POST', path: '/api/v1/orders/{order_id}/cancel', operationId: 'post_orders_order_id_cancel', auth: 'key', summary: 'Cancel', handler,
     response: { 200: Ok },
     responses: { 403: { description: 'Not allowed' } },
   }),
-  route({ method: 'GET', path: '/api/v1/manifest', auth: 'none', summary: 'Manifest', response: { 200: Ok }, handler }),
-  route({ method: 'GET', path: '/api/openapi.json', auth: 'none', summary: 'This document', api: false, response: { 200: Ok }, handler }),
-  route({ method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Robots', response: { 200: media('text/plain', 'rules') }, handler: () => text('') }),
-  route({ method: 'GET', path: '/healthz', auth: 'none', summary: 'Health', api: true, response: { 200: htmlPage('a page') }, handler }),
+  route({ method: 'GET', path: '/api/v1/manifest', operationId: 'get_manifest', auth: 'none', summary: 'Manifest', response: { 200: Ok }, handler }),
+  route({ method: 'GET', path: '/api/openapi.json', operationId: 'get_openapi_json', auth: 'none', summary: 'This document', api: false, response: { 200: Ok }, handler }),
+  route({ method: 'GET', path: '/robots.txt', operationId: 'get_robots_txt', auth: 'none', summary: 'Robots', response: { 200: media('text/plain', 'rules') }, handler: () => text('') }),
+  route({ method: 'GET', path: '/healthz', operationId: 'get_healthz', auth: 'none', summary: 'Health', api: true, response: { 200: htmlPage('a page') }, handler }),
 ];
 
 const doc: any = buildOpenApi(routes, { title: 'Market Access', version: '1.0.0', description: 'desc', serverUrl: 'http://localhost:8080' });
@@ -77,7 +77,7 @@ t.test('every operation: v1 tag, unique operationId, summary, responses', async 
     t.ok(op.responses && Object.keys(op.responses).length);
   }
   t.equal(new Set(ops.map((o) => o.operationId)).size, ops.length);
-  t.equal(doc.paths['/api/v1/markets/{market_id}'].get.operationId, 'get_api_v1_markets_market_id');
+  t.equal(doc.paths['/api/v1/markets/{market_id}'].get.operationId, 'get_markets_market_id', 'the declared operationId');
   t.same(doc.paths['/api/v1/manifest'].get.responses, {
     200: { description: 'done', content: { 'application/json': { schema: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } }, description: 'done' } } } },
   });
@@ -85,12 +85,14 @@ t.test('every operation: v1 tag, unique operationId, summary, responses', async 
   t.same(doc.paths['/api/v1/manifest'].get.security, [], 'public: security []');
 });
 
-t.test('operationId stays unique on clashes', async (t) => {
-  const d: any = buildOpenApi([
-    route({ method: 'GET', path: '/api/a/{b}', auth: 'none', summary: 's', response: { 200: Ok }, handler }),
-    route({ method: 'GET', path: '/api/a/b', auth: 'none', summary: 's', response: { 200: Ok }, handler }),
-  ], { title: 't', version: '1', serverUrl: '/' });
-  t.same([d.paths['/api/a/{b}'].get.operationId, d.paths['/api/a/b'].get.operationId], ['get_api_a_b', 'get_api_a_b_2']);
+t.test('operationIds: declared on every listed route, snake_case, unique', async (t) => {
+  const info = { title: 't', version: '1', serverUrl: '/' };
+  const ok = (path: string, operationId?: string) => route({ method: 'GET', path, operationId, auth: 'none', summary: 's', response: { 200: Ok }, handler });
+  t.throws(() => buildOpenApi([ok('/api/a')], info), /GET \/api\/a has no operationId/);
+  t.throws(() => checkOperationIds([ok('/api/a', 'get_a'), ok('/api/b', 'get_a')]), /get_a is declared twice/);
+  t.throws(() => checkOperationIds([ok('/api/a', 'getA')]), /not snake_case/);
+  t.throws(() => checkOperationIds([ok('/api/a', 'a')]), /not snake_case/);
+  t.doesNotThrow(() => checkOperationIds([ok('/robots.txt'), ok('/api/a', 'get_a')]), 'a route outside the document needs none');
 });
 
 t.test('query and path parameters', async (t) => {
@@ -151,15 +153,15 @@ t.test('plain JSON: round-trips unchanged, no TypeBox markers', async (t) => {
   const leaky: any = Type.Object({ a: Type.String() });
   leaky.properties.a['~kind'] = 'String';
   leaky.properties.a.default = () => 'x';
-  const d: any = buildOpenApi([route({ method: 'POST', path: '/api/x', auth: 'none', summary: 's', body: leaky, response: { 200: Ok }, handler })], { title: 't', version: '1', serverUrl: '/' });
+  const d: any = buildOpenApi([route({ method: 'POST', path: '/api/x', operationId: 'post_x', auth: 'none', summary: 's', body: leaky, response: { 200: Ok }, handler })], { title: 't', version: '1', serverUrl: '/' });
   t.same(d.paths['/api/x'].post.requestBody.content['application/json'].schema, { type: 'object', required: ['a'], properties: { a: { type: 'string' } } });
   t.same(JSON.parse(JSON.stringify(d)), d);
 });
 
 t.test('routes that store their answer document the Idempotency-Key header and its 400 and 409', async (t) => {
   const d: any = buildOpenApi([
-    route({ method: 'POST', path: '/api/once', auth: 'none', summary: 'once', response: { 201: Ok }, handler, replay: (r) => json(r, 201) }),
-    route({ method: 'POST', path: '/api/plain', auth: 'none', summary: 'plain', response: { 200: Ok }, handler }),
+    route({ method: 'POST', path: '/api/once', operationId: 'post_once', auth: 'none', summary: 'once', response: { 201: Ok }, handler, replay: (r) => json(r, 201) }),
+    route({ method: 'POST', path: '/api/plain', operationId: 'post_plain', auth: 'none', summary: 'plain', response: { 200: Ok }, handler }),
   ], { title: 't', version: '1', serverUrl: '/' });
   const once = d.paths['/api/once'].post;
   t.match(once.parameters, [{ name: 'Idempotency-Key', in: 'header', required: false }]);
@@ -168,13 +170,13 @@ t.test('routes that store their answer document the Idempotency-Key header and i
 });
 
 t.test('answers: media types, named schemas as components', async (t) => {
-  const robots = buildOpenApi([route({ method: 'GET', path: '/api/r', auth: 'none', summary: 'r', response: { 200: media('text/csv', 'a frame') }, handler: () => text('') })], { title: 't', version: '1', serverUrl: '/' }) as any;
+  const robots = buildOpenApi([route({ method: 'GET', path: '/api/r', operationId: 'get_r', auth: 'none', summary: 'r', response: { 200: media('text/csv', 'a frame') }, handler: () => text('') })], { title: 't', version: '1', serverUrl: '/' }) as any;
   t.same(robots.paths['/api/r'].get.responses['200'], { description: 'a frame', content: { 'text/csv': {} } });
 
   const Item = Type.Object({ id: Type.Integer() }, { description: 'an item' });
   const Page = Type.Object({ items: Type.Array(Item), first: Item }, { description: 'a page' });
   const d: any = buildOpenApi(
-    [route({ method: 'GET', path: '/api/items', auth: 'none', summary: 'items', response: { 200: Page }, handler })],
+    [route({ method: 'GET', path: '/api/items', operationId: 'get_items', auth: 'none', summary: 'items', response: { 200: Page }, handler })],
     { title: 't', version: '1', serverUrl: '/' },
     { Item, Problem: Type.Object({ detail: Type.String() }) },
   );

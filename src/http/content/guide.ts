@@ -121,6 +121,7 @@ export function docsSection(at: RoutePaths): Section {
       `Agent protocol (steps as data): ${at.api('/agents/protocol')}`,
       `OpenAPI 3.1: ${at.url('/api/openapi.json')}`,
       `Interactive API docs: ${at.url('/api/docs')}`,
+      `MCP (Model Context Protocol, Streamable HTTP, stateless): POST ${at.url('/mcp', 'POST')}; the tools are the API's operations named by operationId, your key in Authorization: Bearer`,
       `Human docs: ${at.url('/docs')} (for agents: ${at.url('/docs/agents')}; every route: ${at.url('/docs/developers')})`,
     ],
   };

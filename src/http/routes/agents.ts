@@ -48,7 +48,7 @@ export function agentRoutes(s: Services): Route[] {
 
   return [
     route({
-      method: 'POST', path: '/api/v1/agents/token', auth: 'none',
+      method: 'POST', path: '/api/v1/agents/token', operationId: 'create_token', auth: 'none',
       summary: 'Invent a random API key (nothing is stored until you register it)',
       response: { 200: TokenAnswer },
       handler: () => {
@@ -57,7 +57,7 @@ export function agentRoutes(s: Services): Route[] {
       },
     }),
     route<unknown, unknown, AgentRegister>({
-      method: 'POST', path: '/api/v1/agents/register', auth: 'none',
+      method: 'POST', path: '/api/v1/agents/register', operationId: 'register_agent', auth: 'none',
       summary: 'Register an agent under its own key: one key = one agent = one trading account',
       body: AgentRegister,
       response: { 201: RegisteredAnswer },
@@ -72,7 +72,7 @@ export function agentRoutes(s: Services): Route[] {
       replay: (r: Registered, { body }) => registeredReply(body, r),
     }),
     route<unknown, unknown, Recall>({
-      method: 'POST', path: '/api/v1/agents/recall', auth: 'none',
+      method: 'POST', path: '/api/v1/agents/recall', operationId: 'recall_agent', auth: 'none',
       summary: 'Check that a key id is registered here and get back its recall phrase',
       body: Recall,
       response: { 200: RecallAnswer },
@@ -86,7 +86,7 @@ export function agentRoutes(s: Services): Route[] {
       },
     }),
     route({
-      method: 'GET', path: '/api/v1/agents/me', auth: 'key',
+      method: 'GET', path: '/api/v1/agents/me', operationId: 'get_me', auth: 'key',
       summary: 'My agent: profile, account, holder connection, autonomous funding, carts',
       response: { 200: AgentMeAnswer },
       handler: async ({ principal }) => json(await agentState(s, principal as AgentPrincipal)),

@@ -17,7 +17,7 @@ type SignalsQuery = Static<typeof SignalsQuery>;
 export function bookRoutes(s: Services): Route[] {
   return [
     route<{ market_id: string }, BookQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/book', auth: 'none', summary: 'Synthetic order book around the resale price',
+      method: 'GET', path: '/api/v1/markets/{market_id}/book', operationId: 'get_book', auth: 'none', summary: 'Synthetic order book around the resale price',
       params: MarketParams,
       query: BookQuery,
       response: { 200: BookAnswer },
@@ -32,7 +32,7 @@ export function bookRoutes(s: Services): Route[] {
       },
     }),
     route<{ market_id: string }, FamiliesQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/families', auth: 'none', summary: 'Item families on the current menu with recorded outcome statistics',
+      method: 'GET', path: '/api/v1/markets/{market_id}/families', operationId: 'list_families', auth: 'none', summary: 'Item families on the current menu with recorded outcome statistics',
       params: MarketParams,
       query: FamiliesQuery,
       response: { 200: FamiliesAnswer },
@@ -43,7 +43,7 @@ export function bookRoutes(s: Services): Route[] {
       },
     }),
     route<Static<typeof SignalsParams>, SignalsQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/families/{cluster}/signals', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/families/{cluster}/signals', operationId: 'get_family_signals', auth: 'none',
       summary: `Signals of a family per session (ranking markets only): rows up to and including the open session; default the last ${SIGNALS_DEFAULT} sessions, at most ${SIGNALS_CAP} per call`,
       params: SignalsParams,
       query: SignalsQuery,

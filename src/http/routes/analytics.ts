@@ -15,7 +15,7 @@ type StatsQuery = Static<typeof StatsQuery>;
 export function analyticsRoutes(s: Services): Route[] {
   return [
     route<MarketParam, TapeQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/tape', auth: 'none', summary: `Tape rows per closed session (at most ${TAPE_CAP} sessions per call); settled sessions also carry desk_pnl, holder_pnl, profitable_rate, downside_rate, exec_rate`,
+      method: 'GET', path: '/api/v1/markets/{market_id}/tape', operationId: 'get_tape', auth: 'none', summary: `Tape rows per closed session (at most ${TAPE_CAP} sessions per call); settled sessions also carry desk_pnl, holder_pnl, profitable_rate, downside_rate, exec_rate`,
       params: MarketParams,
       query: TapeQuery,
       response: { 200: TapeAnswer },
@@ -44,7 +44,7 @@ export function analyticsRoutes(s: Services): Route[] {
       },
     }),
     route<MarketParam, StatsQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/stats', auth: 'none', summary: `Per-session stats of settled sessions (at most ${STATS_CAP} sessions per call); \`oracle\` only with the oracle switch`,
+      method: 'GET', path: '/api/v1/markets/{market_id}/stats', operationId: 'get_stats', auth: 'none', summary: `Per-session stats of settled sessions (at most ${STATS_CAP} sessions per call); \`oracle\` only with the oracle switch`,
       params: MarketParams,
       query: StatsQuery,
       response: { 200: StatsAnswer },

@@ -41,9 +41,9 @@ export function cartRoutes(s: Services): Route[] {
       ? 'Your holder sees this line now on the checkout_url; nothing is charged until they pay (or you check out under an execute grant).'
       : 'No account holder is connected yet: hand checkout_url to a human, who connects by opening it (logged in) or paying on it.',
   }, 201);
-  const lineRoutes = (path: string, cartOf: (ctx: { params: any; principal: unknown }) => Promise<number>) => [
+  const lineRoutes = (path: string, operationId: string, cartOf: (ctx: { params: any; principal: unknown }) => Promise<number>) => [
     route<any, unknown, CartItemCreate>({
-      method: 'POST', path, auth: 'key', summary: 'Propose a deal of the current menu as a cart line (qty clamped to max_qty)',
+      method: 'POST', path, operationId, auth: 'key', summary: 'Propose a deal of the current menu as a cart line (qty clamped to max_qty)',
       params: path.includes('{cart_id}') ? CartParams : undefined, body: CartItemCreate, response: { 201: LineAddedAnswer },
       responses: { 403: { description: 'the cart is not yours and you have no write grant' }, 404: { description: 'unknown market, deal not on the current menu, or no such cart' } },
       handler: async (ctx) => {
@@ -58,7 +58,7 @@ export function cartRoutes(s: Services): Route[] {
 
   return [
     route({
-      method: 'GET', path: '/api/v1/cart', auth: 'key', summary: 'My default cart: its lines with their status, its checkout_url, and the other carts I see',
+      method: 'GET', path: '/api/v1/cart', operationId: 'get_default_cart', auth: 'key', summary: 'My default cart: its lines with their status, its checkout_url, and the other carts I see',
       response: { 200: DefaultCartAnswer },
       handler: async ({ principal }) => {
         const at = s.clock.realNow();
@@ -67,9 +67,9 @@ export function cartRoutes(s: Services): Route[] {
         return json({ id, kind: cart.kind, paired: cart.associated, checkout_url: cart.checkout_url, items: cart.items, permissions: cart.permissions, other_carts: all.filter((c) => c.id !== id) });
       },
     }),
-    ...lineRoutes('/api/v1/cart/items', async ({ principal }) => (await defaultCart(principal)).id),
+    ...lineRoutes('/api/v1/cart/items', 'add_cart_item', async ({ principal }) => (await defaultCart(principal)).id),
     route<{ item_id: number }>({
-      method: 'DELETE', path: '/api/v1/cart/items/{item_id}', auth: 'key', summary: 'Withdraw a line of my default cart (only while not ordered)',
+      method: 'DELETE', path: '/api/v1/cart/items/{item_id}', operationId: 'remove_cart_item', auth: 'key', summary: 'Withdraw a line of my default cart (only while not ordered)',
       params: ItemParams, response: { 200: LineChangedAnswer },
       responses: { 404: { description: 'no such line in my default cart' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, principal, idem }) => {
@@ -78,7 +78,7 @@ export function cartRoutes(s: Services): Route[] {
       },
     }),
     route({
-      method: 'POST', path: '/api/v1/cart/link', auth: 'key', summary: 'The links of my default cart to hand to a holder',
+      method: 'POST', path: '/api/v1/cart/link', operationId: 'create_cart_link', auth: 'key', summary: 'The links of my default cart to hand to a holder',
       response: { 201: CartLinkAnswer },
       handler: async ({ principal }) => {
         const c = await defaultCart(principal);
@@ -86,38 +86,38 @@ export function cartRoutes(s: Services): Route[] {
       },
     }),
     route<unknown, Static<typeof SinceQuery>>({
-      method: 'GET', path: '/api/v1/carts', auth: 'key', summary: 'Every cart I can see: mine, and once connected my holder\'s and its other agents\'',
+      method: 'GET', path: '/api/v1/carts', operationId: 'list_carts', auth: 'key', summary: 'Every cart I can see: mine, and once connected my holder\'s and its other agents\'',
       query: SinceQuery, response: { 200: CartsAnswer },
       handler: async ({ query, principal }) => json({ carts: await read(s.runtime, 'cart.list', { caller: agentOf(principal), since: query.since, baseUrl: base, at: s.clock.realNow() }) }),
     }),
     route<unknown, unknown, CartCreate>({
-      method: 'POST', path: '/api/v1/carts', auth: 'key', summary: 'Another cart of my own',
+      method: 'POST', path: '/api/v1/carts', operationId: 'create_cart', auth: 'key', summary: 'Another cart of my own',
       body: CartCreate, response: { 201: CartCreatedAnswer }, responses: { 409: { description: 'the most carts an agent may have' } },
       handler: async ({ body, principal, idem }) => made(await s.runtime.ask(agentRef((principal as AgentPrincipal).keyId), { kind: 'newCart', name: body.name }, { idem })),
       replay: (r: CartMade) => made(r),
     }),
     route<{ cart_id: number }>({
-      method: 'GET', path: '/api/v1/carts/{cart_id}', auth: 'key', summary: 'One cart with its lines and my permissions',
+      method: 'GET', path: '/api/v1/carts/{cart_id}', operationId: 'get_cart', auth: 'key', summary: 'One cart with its lines and my permissions',
       params: CartParams, response: { 200: CartDetail }, responses: { 404: { description: 'no cart I can see' } },
       handler: async ({ params, principal }) => json(await detail(principal, params.cart_id)),
     }),
-    ...lineRoutes('/api/v1/carts/{cart_id}/items', async ({ params }) => params.cart_id),
+    ...lineRoutes('/api/v1/carts/{cart_id}/items', 'add_item_to_cart', async ({ params }) => params.cart_id),
     route<{ cart_id: number; item_id: number }, unknown, CartItemUpdate>({
-      method: 'PUT', path: '/api/v1/carts/{cart_id}/items/{item_id}', auth: 'key', summary: 'Change a line\'s qty (clamped to max_qty; 0 removes it)',
+      method: 'PUT', path: '/api/v1/carts/{cart_id}/items/{item_id}', operationId: 'update_cart_item', auth: 'key', summary: 'Change a line\'s qty (clamped to max_qty; 0 removes it)',
       params: CartItemParams, body: CartItemUpdate, response: { 200: LineChangedAnswer },
       responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, body, principal, idem }) =>
         json(await s.runtime.ask(cartRef(params.cart_id), { kind: 'setQty', caller: agentOf(principal), itemId: params.item_id, qty: body.qty, at: s.clock.realNow() }, { idem })),
     }),
     route<{ cart_id: number; item_id: number }>({
-      method: 'DELETE', path: '/api/v1/carts/{cart_id}/items/{item_id}', auth: 'key', summary: 'Remove a line (only while not ordered)',
+      method: 'DELETE', path: '/api/v1/carts/{cart_id}/items/{item_id}', operationId: 'remove_item_from_cart', auth: 'key', summary: 'Remove a line (only while not ordered)',
       params: CartItemParams, response: { 200: LineChangedAnswer },
       responses: { 403: { description: 'no write permission' }, 404: { description: 'no such cart or line' }, 409: { description: 'the line is ordered already' } },
       handler: async ({ params, principal, idem }) =>
         json(await s.runtime.ask(cartRef(params.cart_id), { kind: 'remove', caller: agentOf(principal), itemId: params.item_id, at: s.clock.realNow() }, { idem })),
     }),
     route<{ cart_id: number }, unknown, CartCheckout>({
-      method: 'POST', path: '/api/v1/carts/{cart_id}/checkout', auth: 'key',
+      method: 'POST', path: '/api/v1/carts/{cart_id}/checkout', operationId: 'checkout_cart', auth: 'key',
       summary: 'Check a cart out myself: needs autonomous funding on, then an execute grant (card or balance) or my own cart paid from my own balance',
       params: CartParams, body: CartCheckout, optionalBody: true, response: { 200: CartCheckoutAnswer },
       responses: {
@@ -141,7 +141,7 @@ export function cartRoutes(s: Services): Route[] {
       },
     }),
     route<{ cart_id: number }>({
-      method: 'POST', path: '/api/v1/carts/{cart_id}/link', auth: 'key', summary: 'The checkout link of a cart I can see',
+      method: 'POST', path: '/api/v1/carts/{cart_id}/link', operationId: 'create_link_for_cart', auth: 'key', summary: 'The checkout link of a cart I can see',
       params: CartParams, response: { 201: CartLinkAnswer }, responses: { 404: { description: 'no cart I can see' } },
       handler: async ({ params, principal }) => {
         const c = await detail(principal, params.cart_id);

@@ -47,12 +47,12 @@ export function competitionRoutes(s: Services): Route[] {
 
   return [
     route({
-      method: 'GET', path: '/api/v1/competitions', auth: 'none', summary: 'Competitions: a running one on each market, with the top of each leaderboard',
+      method: 'GET', path: '/api/v1/competitions', operationId: 'list_competitions', auth: 'none', summary: 'Competitions: a running one on each market, with the top of each leaderboard',
       response: { 200: CompetitionsAnswer },
       handler: async () => json({ competitions: await list(COMPETITION.leaderboardInList) }),
     }),
     route<{ id: string }>({
-      method: 'GET', path: '/api/v1/competitions/{id}', auth: 'none', summary: 'One competition with its whole leaderboard', params: Params,
+      method: 'GET', path: '/api/v1/competitions/{id}', operationId: 'get_competition', auth: 'none', summary: 'One competition with its whole leaderboard', params: Params,
       response: { 200: Competition }, responses: { 404: { description: 'no such competition' } },
       handler: async ({ params }) => json(await one(params.id)),
     }),

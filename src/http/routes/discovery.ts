@@ -45,22 +45,22 @@ export function discoveryRoutes(s: Services, texts: () => ReturnType<typeof disc
 
   return [
     route({
-      method: 'GET', path: `${API}/manifest`, auth: 'none', summary: 'What the service is: markets, flow, payments, engine, schema',
+      method: 'GET', path: `${API}/manifest`, operationId: 'get_manifest', auth: 'none', summary: 'What the service is: markets, flow, payments, engine, schema',
       response: { 200: Manifest },
       handler: () => ({ body: texts().manifest, contentType: JSON_TYPE }),
     }),
     route({
-      method: 'GET', path: `${API}/catalog`, auth: 'none', summary: 'Item families with their items, add-ons and grades',
+      method: 'GET', path: `${API}/catalog`, operationId: 'get_catalog', auth: 'none', summary: 'Item families with their items, add-ons and grades',
       response: { 200: Catalog },
       handler: () => ({ body: catalogBytes, contentType: JSON_TYPE }),
     }),
     route({
-      method: 'GET', path: `${API}/payments/methods`, auth: 'none', summary: 'Payment methods and readiness, monthly fee, payout terms',
+      method: 'GET', path: `${API}/payments/methods`, operationId: 'list_payment_methods', auth: 'none', summary: 'Payment methods and readiness, monthly fee, payout terms',
       response: { 200: PaymentMethods },
       handler: () => ({ body: paymentsBytes, contentType: JSON_TYPE }),
     }),
     route({
-      method: 'GET', path: `${API}/agents/protocol`, auth: 'none', summary: "The agent's working protocol as data",
+      method: 'GET', path: `${API}/agents/protocol`, operationId: 'get_protocol', auth: 'none', summary: "The agent's working protocol as data",
       response: { 200: AgentProtocol },
       handler: () => ({ body: texts().protocol, contentType: JSON_TYPE }),
     }),

@@ -45,7 +45,7 @@ const streamFull = (max: string) => new HttpError(503, `this process holds ${max
 export function eventRoutes(s: Services): Route[] {
   return [
     route<unknown, Static<typeof EventsQuery>>({
-      method: 'GET', path: '/api/v1/events', auth: 'key',
+      method: 'GET', path: '/api/v1/events', operationId: 'list_events', auth: 'key',
       summary: 'My account\'s events after an id, oldest first (subscribe to /api/v1/events/stream instead of polling)',
       query: EventsQuery,
       response: { 200: EventsAnswer },
@@ -57,7 +57,7 @@ export function eventRoutes(s: Services): Route[] {
       },
     }),
     route<unknown, Static<typeof StreamQuery>>({
-      method: 'GET', path: '/api/v1/events/stream', auth: 'key',
+      method: 'GET', path: '/api/v1/events/stream', operationId: 'stream_events', auth: 'key',
       summary: 'My account\'s events as Server-Sent Events: every event after Last-Event-ID (or after), exactly once, then each as it happens',
       query: StreamQuery,
       response: {
@@ -93,7 +93,7 @@ export function eventRoutes(s: Services): Route[] {
       },
     }),
     route<{ market_id: string }, Static<typeof MarketStreamQuery>>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/stream', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/stream', operationId: 'stream_market', auth: 'none',
       summary: 'A market\'s session closes as Server-Sent Events (`session.closed`; `id:` the closed tick)',
       params: MarketParams, query: MarketStreamQuery,
       response: {

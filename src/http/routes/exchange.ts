@@ -106,7 +106,7 @@ export function exchangeRoutes(s: Services): Route[] {
 
   return [
     route<unknown, ListingsQuery>({
-      method: 'GET', path: '/api/v1/exchange/listings', auth: 'none', query: ListingsQuery,
+      method: 'GET', path: '/api/v1/exchange/listings', operationId: 'list_exchange_listings', auth: 'none', query: ListingsQuery,
       summary: 'Open exchange listings with their items, newest first: both books, or one (currency), optionally one item family',
       response: { 200: ListingsAnswer },
       handler: async ({ query }) => json({

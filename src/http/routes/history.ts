@@ -23,7 +23,7 @@ const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 export function historyRoutes(s: Services): Route[] {
   return [
     route<{ market_id: string }, HistoryQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/history', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/history', operationId: 'get_history', auth: 'none',
       summary: `History rows of closed sessions (at most ${HISTORY_SPAN} sessions per call)`,
       params: MarketParams,
       query: HistoryQuery,
@@ -63,7 +63,7 @@ export function historyRoutes(s: Services): Route[] {
       },
     }),
     route<{ market_id: string }>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/coverage', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/coverage', operationId: 'get_coverage', auth: 'none',
       summary: 'Recorded range, history-load progress, live start, trade count and the frozen engine identity',
       params: MarketParams,
       response: { 200: Coverage },

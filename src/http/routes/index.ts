@@ -1,5 +1,7 @@
 // The one route table of the service.
 import type { Route } from '../route.js';
+import { checkOperationIds } from '../openapi.js';
+import { mcpTools } from '../mcp.js';
 import type { Services } from '../services.js';
 import { menuSnapshots } from '../live-session.js';
 import { discoveryRoutes, openApiRoute } from './discovery.js';
@@ -23,6 +25,7 @@ import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
 import { competitionRoutes } from './competitions.js';
 import { webDocsRoutes } from './web-docs.js';
+import { mcpRoute } from './mcp.js';
 
 export function routeTable(s: Services): Route[] {
   let texts: ReturnType<typeof discoveryTexts> | undefined;
@@ -47,8 +50,12 @@ export function routeTable(s: Services): Route[] {
     ...opsRoutes(s),
     ...opsPageRoutes(s),
   ];
-  routes.push(...webDocsRoutes(s, routes, () => texts!), openApiRoute(routes, s));
+  routes.push(...webDocsRoutes(s, routes, () => texts!), openApiRoute(routes, s), mcpRoute(routes, s));
   // Built now over the finished table: a text naming a path that no route serves stops the start.
   texts = discoveryTexts(s, routes);
+  // Every operation of /api/openapi.json has its declared, unique operationId, or nothing starts.
+  checkOperationIds(routes);
+  // and every JSON operation under /api/v1 makes an MCP tool (one flat argument object), or nothing starts.
+  mcpTools(routes);
   return routes;
 }

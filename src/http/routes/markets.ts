@@ -36,19 +36,19 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
 
   return [
     route({
-      method: 'GET', path: '/api/v1/markets', auth: 'none', summary: 'All markets with their current session and close time',
+      method: 'GET', path: '/api/v1/markets', operationId: 'list_markets', auth: 'none', summary: 'All markets with their current session and close time',
       response: { 200: MarketList },
       handler: () => ({ body: `{"markets":[${MARKET_IDS.map(status).join(',')}],"time_scale":${JSON.stringify(s.config.timeScale)}}`, contentType: JSON_TYPE }),
     }),
     route({
-      method: 'GET', path: '/api/v1/markets/{market_id}', auth: 'none', summary: 'One market',
+      method: 'GET', path: '/api/v1/markets/{market_id}', operationId: 'get_market', auth: 'none', summary: 'One market',
       params: MarketParams,
       response: { 200: MarketStatus },
       responses: { 404: notFound },
       handler: ({ params }) => ({ body: status(marketOr404(params.market_id)), contentType: JSON_TYPE }),
     }),
     route<{ market_id: string }, DealsQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/deals', auth: 'none', summary: 'The current menu: deals of the open session',
+      method: 'GET', path: '/api/v1/markets/{market_id}/deals', operationId: 'list_deals', auth: 'none', summary: 'The current menu: deals of the open session',
       params: MarketParams,
       query: DealsQuery,
       response: { 200: DealsAnswer },
@@ -67,7 +67,7 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
       },
     }),
     route<{ market_id: string; offer_key: string }>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}', auth: 'none', summary: 'One deal of the current menu',
+      method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}', operationId: 'get_deal', auth: 'none', summary: 'One deal of the current menu',
       params: DealParams,
       response: { 200: Deal },
       responses: {

@@ -29,7 +29,7 @@ export function projectionRoutes(s: Services): Route[] {
 
   return [
     route<{ market_id: string; offer_key: string }, ProjectionQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}/projection', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}/projection', operationId: 'get_deal_projection', auth: 'none',
       summary: 'Naive projection of a deal of the current menu: family sales history, fit, P&L curve by volume',
       params: DealParams, query: ProjectionQuery,
       response: { 200: ProjectionAnswer },
@@ -44,7 +44,7 @@ export function projectionRoutes(s: Services): Route[] {
       },
     }),
     route<{ market_id: string }, HypotheticalQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/projection', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/projection', operationId: 'get_market_projection', auth: 'none',
       summary: 'Naive projection of a hypothetical deal of a family at a unit cost (list price: the family\'s mean on the current menu)',
       params: MarketParams, query: HypotheticalQuery,
       response: { 200: ProjectionAnswer },

@@ -11,7 +11,7 @@ export function pulseRoutes(s: Services, snapshots: MenuSnapshots): Route[] {
   const source = pulseSource(s);
   return [
     route({
-      method: 'GET', path: '/api/v1/ticker', auth: 'none', summary: 'Ticker per market: resale price at the last close, change, executed cost, volume, demand index, clock',
+      method: 'GET', path: '/api/v1/ticker', operationId: 'get_ticker', auth: 'none', summary: 'Ticker per market: resale price at the last close, change, executed cost, volume, demand index, clock',
       response: { 200: TickerAnswer },
       responses: { 304: { description: 'If-None-Match matched' } },
       handler: async ({ req }) => {
@@ -20,7 +20,7 @@ export function pulseRoutes(s: Services, snapshots: MenuSnapshots): Route[] {
       },
     }),
     route({
-      method: 'GET', path: '/api/v1/pulse', auth: 'none', summary: 'Pulse across the four markets: totals, last 30 days, last 24 hours, per day, per market, latest settled trades',
+      method: 'GET', path: '/api/v1/pulse', operationId: 'get_pulse', auth: 'none', summary: 'Pulse across the four markets: totals, last 30 days, last 24 hours, per day, per market, latest settled trades',
       response: { 200: PulseAnswer },
       responses: { 304: { description: 'If-None-Match matched' } },
       handler: async ({ req }) => cacheable(s, req, 'm15', { json: await source.pulse() }, false),

@@ -85,7 +85,7 @@ export function tradesPage(parts: Fragment[], actor: 'house' | 'user' | undefine
 export function tradesRoutes(s: Services): Route[] {
   return [
     route<{ market_id: string }, TradesQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/trades', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/trades', operationId: 'list_market_trades', auth: 'none',
       summary: `Executed trades of closed sessions, revealed as far as time allows (at most ${TRADES_SPAN} sessions per call)`,
       params: MarketParams,
       query: TradesQuery,
@@ -115,7 +115,7 @@ export function tradesRoutes(s: Services): Route[] {
       },
     }),
     route<{ market_id: string }, DatasetQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/dataset.csv', auth: 'none',
+      method: 'GET', path: '/api/v1/markets/{market_id}/dataset.csv', operationId: 'get_dataset_csv', auth: 'none',
       summary: 'The record as a CSV frame: labeled (settled trades, or profit by volume) or unlabeled (menu rows with execution flags)',
       params: MarketParams,
       query: DatasetQuery,

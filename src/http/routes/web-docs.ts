@@ -17,6 +17,7 @@ import { shellText, type Example } from '../content/examples.js';
 import { idempotentOperations, referenceByTag, statusesDeclared, type OpenApiDoc } from '../content/api-reference.js';
 import { DOC_PAGES, RENDERED_SLUGS, richText, sectionView, type RenderedSlug } from '../content/docs.js';
 import { privacy, terms, type LegalDoc } from '../content/legal.js';
+import { clientUsage } from '../content/client-usage.js';
 
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100, description: 'the page' }) });
 
@@ -64,6 +65,7 @@ export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnT
         idempotency: idempotentOperations(doc),
         ex: dev,
         tags: referenceByTag(doc),
+        usage: clientUsage(base),
       },
       protocol: {
         title: 'The agent protocol',

@@ -20,7 +20,7 @@ const created = (r: Created): Reply => json({ id: r.id, url: r.url, types: r.typ
 export function webhookRoutes(s: Services): Route[] {
   return [
     route<unknown, unknown, WebhookCreate>({
-      method: 'POST', path: '/api/v1/webhooks', auth: 'key',
+      method: 'POST', path: '/api/v1/webhooks', operationId: 'create_webhook', auth: 'key',
       summary: 'Register a webhook: each event of my account (or of `types`) is POSTed to `url`, signed per Standard Webhooks with the `secret` answered once',
       body: WebhookCreate, response: { 201: WebhookCreated },
       responses: {
@@ -37,12 +37,12 @@ export function webhookRoutes(s: Services): Route[] {
       replay: created,
     }),
     route({
-      method: 'GET', path: '/api/v1/webhooks', auth: 'key', summary: 'My webhooks (without their secrets)',
+      method: 'GET', path: '/api/v1/webhooks', operationId: 'list_webhooks', auth: 'key', summary: 'My webhooks (without their secrets)',
       response: { 200: WebhooksAnswer },
       handler: async ({ principal }) => json({ webhooks: await read(s.runtime, 'webhooks.list', { agentId: me(principal).agentId }) }),
     }),
     route<{ id: number }>({
-      method: 'DELETE', path: '/api/v1/webhooks/{id}', auth: 'key', summary: 'Delete a webhook: nothing more is sent to it (its pending deliveries fail)',
+      method: 'DELETE', path: '/api/v1/webhooks/{id}', operationId: 'delete_webhook', auth: 'key', summary: 'Delete a webhook: nothing more is sent to it (its pending deliveries fail)',
       params: Params, response: { 200: WebhookDeleted }, responses: { 404: { description: 'no webhook of mine with this id' } },
       handler: async ({ params, principal, idem }) => {
         const agentId = me(principal).agentId;
@@ -50,7 +50,7 @@ export function webhookRoutes(s: Services): Route[] {
       },
     }),
     route<{ id: number }>({
-      method: 'GET', path: '/api/v1/webhooks/{id}/deliveries', auth: 'key',
+      method: 'GET', path: '/api/v1/webhooks/{id}/deliveries', operationId: 'list_webhook_deliveries', auth: 'key',
       summary: `A webhook's deliveries, newest first (at most ${DELIVERIES_LISTED}): pending, delivered or failed, with attempts and the last HTTP status`,
       params: Params, response: { 200: DeliveriesAnswer }, responses: { 404: { description: 'no webhook of mine with this id' } },
       handler: async ({ params, principal }) => {

@@ -1,0 +1,258 @@
+#!/usr/bin/env node
+// agent-market: the API from a shell, on the typed client (src/client/index.ts). Readable tables,
+// or the API's JSON with --json. The key comes from AGENT_MARKET_KEY or --key, the service from
+// AGENT_MARKET_URL or --url (default http://127.0.0.1:8080). Exit 0 on success, 1 when the API
+// refused (its status and detail on stderr), 2 on a usage error.
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createClient, DEFAULT_BASE_URL, type ApiClient } from './index.js';
+
+const USAGE = `agent-market: the agent market-access API from a shell
+
+usage: agent-market [--json] [--key KEY] [--url URL] <command> [arguments]
+
+  markets                                        the markets and their open sessions
+  deals <market> [--family F] [--house-only]     the current menu of a market (h2, h10, m15, d1, ...)
+  order <market> <offer_key> <qty> [--pay-from-balance] [--idempotency-key K]
+                                                 order a deal; hand the purchase_url to your holder
+  orders [--status S]                            my orders, newest first
+  positions [--status open|settled]              my positions, newest first
+  account                                        my balance, counts, realised P&L
+  events [--after ID] [--types a,b] [--follow] [--max N]
+                                                 my account's events (--follow: as they happen)
+  cart                                           my default cart and its checkout_url
+  cart add <market> <offer_key> <qty> [--note TEXT] [--idempotency-key K]
+                                                 propose a deal as a cart line
+
+  --json      print the API's JSON (events: one JSON object a line)
+  --key KEY   the agent's API key (default: $AGENT_MARKET_KEY)
+  --url URL   the service (default: $AGENT_MARKET_URL or ${DEFAULT_BASE_URL})
+`;
+
+class Usage extends Error {}
+class Refused extends Error {
+  constructor(readonly status: number, readonly detail: unknown) {
+    super(`${status}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
+  }
+}
+
+type Out = { json: boolean; write: (line: string) => void };
+
+/** Columns padded to their widest cell; numbers right-aligned. */
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (!rows.length) return '(none)';
+  const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const cells = rows.map((r) => columns.map((c) => cell(r[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i].length)));
+  const numeric = columns.map((_, i) => rows.every((r) => typeof r[columns[i]] === 'number' || r[columns[i]] == null));
+  const line = (r: string[]) => r.map((v, i) => (numeric[i] ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join('  ').trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+/** The answer's data, or a Refused with the API's status and detail. */
+async function answer<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await p;
+  if (response.ok && data !== undefined) return data;
+  const detail = error && typeof error === 'object' && 'detail' in error ? (error as { detail: unknown }).detail : error ?? response.statusText;
+  throw new Refused(response.status, detail);
+}
+
+const int = (v: string | undefined, what: string): number => {
+  if (v === undefined || !/^\d+$/.test(v)) throw new Usage(`${what} must be a whole number (got ${v ?? 'nothing'})`);
+  return Number(v);
+};
+const idem = (k: string | undefined) => (k ? { 'idempotency-key': k } : undefined);
+
+export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err: (line: string) => void): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        key: { type: 'string' },
+        url: { type: 'string' },
+        family: { type: 'string' },
+        'house-only': { type: 'boolean' },
+        'pay-from-balance': { type: 'boolean' },
+        'idempotency-key': { type: 'string' },
+        status: { type: 'string' },
+        after: { type: 'string' },
+        types: { type: 'string' },
+        follow: { type: 'boolean' },
+        max: { type: 'string' },
+        note: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    err(`${(e as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values: o, positionals: [command, ...args] } = parsed;
+  if (o.help || !command || command === 'help') {
+    out.write(USAGE);
+    return command || o.help ? 0 : 2;
+  }
+  out.json = !!o.json;
+  const api = createClient(o.url ?? env.AGENT_MARKET_URL ?? DEFAULT_BASE_URL, o.key ?? env.AGENT_MARKET_KEY);
+  try {
+    const commandOf = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!commandOf) throw new Usage(`unknown command ${command}`);
+    await commandOf(api, args, o, out);
+    return 0;
+  } catch (e) {
+    if (e instanceof Usage) {
+      err(`${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof Refused) {
+      err(out.json ? JSON.stringify({ status: e.status, detail: e.detail }) : `error ${e.message}`);
+      if (e.status === 401) err('send the agent\'s key: --key KEY or AGENT_MARKET_KEY');
+      return 1;
+    }
+    err(`error: ${(e as Error).message}`);
+    return 1;
+  }
+}
+
+type Options = Record<string, string | boolean | undefined>;
+type Command = (api: ApiClient, args: string[], o: Options, out: Out) => Promise<void>;
+
+const print = (out: Out, data: unknown, text: () => string) => out.write(out.json ? JSON.stringify(data) : text());
+const money = (x: number | null | undefined) => (x === null || x === undefined ? '-' : x.toFixed(2));
+const time = (unix: number | null | undefined) => (unix ? new Date(unix * 1000).toISOString().replace('.000Z', 'Z') : '-');
+
+const COMMANDS: Record<string, Command> = {
+  async markets(api, _args, _o, out) {
+    const data = await answer(api.GET('/api/v1/markets'));
+    print(out, data, () => table(data.markets.map((m) => ({
+      id: m.id, label: m.label, interval_seconds: m.interval_seconds, session: m.current_tick, closes_at: time(m.tick_closes_at), seconds_to_close: m.seconds_to_close, max_qty: m.max_qty,
+    })), ['id', 'label', 'interval_seconds', 'session', 'closes_at', 'seconds_to_close', 'max_qty']));
+  },
+
+  async deals(api, [market], o, out) {
+    if (!market) throw new Usage('deals <market>');
+    const data = await answer(api.GET('/api/v1/markets/{market_id}/deals', {
+      params: { path: { market_id: market }, query: { ...(o.family ? { family: String(o.family) } : {}), ...(o['house-only'] ? { house_only: true } : {}) } as never },
+    }));
+    print(out, data, () => [
+      `${market} session ${data.tick}, closes ${time(data.closes_at)}: ${data.deals.length} deals`,
+      table(data.deals.map((d) => ({ key: d.key, family: d.sku_family, unit_cost: money(d.unit_cost), list_price: money(d.list_price), margin: d.margin, max_qty: d.max_qty, house: d.house_accepted })), ['key', 'family', 'unit_cost', 'list_price', 'margin', 'max_qty', 'house']),
+    ].join('\n'));
+  },
+
+  async order(api, [market, offerKey, qty], o, out) {
+    if (!market || !offerKey) throw new Usage('order <market> <offer_key> <qty>');
+    const data = await answer(api.POST('/api/v1/orders', {
+      body: { market, offer_key: offerKey, qty: int(qty, 'qty'), pay_from_balance: !!o['pay-from-balance'] },
+      params: { header: idem(o['idempotency-key'] as string | undefined) } as never,
+    }));
+    print(out, data, () => [
+      `order ${data.id}: ${data.qty} x ${data.deal_title}`,
+      `status ${data.status}, total ${money(data.total_amount)}, session closes ${time(data.closes_at)}`,
+      data.status === 'awaiting_payment' ? `hand this link to your holder, who pays it before the close:\n${data.purchase_url}` : '',
+    ].filter(Boolean).join('\n'));
+  },
+
+  async orders(api, _args, o, out) {
+    const data = await answer(api.GET('/api/v1/orders', { params: { query: (o.status ? { status: o.status } : {}) as never } }));
+    print(out, data, () => table(data.orders.map((x) => ({ id: x.id, market: x.market, tick: x.tick, qty: x.qty, total: money(x.total_amount), status: x.status, position: x.position_id })), ['id', 'market', 'tick', 'qty', 'total', 'status', 'position']));
+  },
+
+  async positions(api, _args, o, out) {
+    const data = await answer(api.GET('/api/v1/positions', { params: { query: (o.status ? { status: o.status } : {}) as never } }));
+    print(out, data, () => table(data.positions.map((p) => ({
+      id: p.id, market: p.market, deal: p.deal_title, qty: p.qty, sold: p.units_sold, ticks: `${p.ticks_done}/${p.horizon}`, pnl: money(p.realized_pnl ?? p.pnl_so_far), status: p.status,
+    })), ['id', 'market', 'deal', 'qty', 'sold', 'ticks', 'pnl', 'status']));
+  },
+
+  async account(api, _args, _o, out) {
+    const data = await answer(api.GET('/api/v1/account'));
+    print(out, data, () => table(Object.entries(data).filter(([, v]) => typeof v !== 'object' || v === null).map(([field, value]) => ({ field, value })), ['field', 'value']));
+  },
+
+  async events(api, _args, o, out) {
+    const max = o.max === undefined ? Infinity : int(o.max as string, '--max');
+    let after = o.after === undefined ? 0 : int(o.after as string, '--after');
+    const types = o.types as string | undefined;
+    const line = (e: { id: number; type: string; created_at: number; data: unknown }) =>
+      out.write(out.json ? JSON.stringify(e) : `${String(e.id).padStart(6)}  ${time(e.created_at)}  ${e.type.padEnd(18)}  ${summary(e.data)}`);
+    if (!o.follow) {
+      const data = await answer(api.GET('/api/v1/events', { params: { query: { after, ...(types ? { types } : {}), ...(Number.isFinite(max) ? { limit: max } : {}) } as never } }));
+      if (out.json) out.write(JSON.stringify(data));
+      else if (!data.events.length) out.write('(no events)');
+      else data.events.forEach((e) => line(e as never));
+      return;
+    }
+    // Follow the Server-Sent Events stream; reconnect from the last id when it ends.
+    let seen = 0;
+    for (;;) {
+      const { response, error } = await api.GET('/api/v1/events/stream', {
+        params: { query: { ...(after ? { after } : {}), ...(types ? { types } : {}) } as never },
+        headers: { accept: 'text/event-stream' },
+        parseAs: 'stream',
+      });
+      if (!response.ok || !response.body) throw new Refused(response.status, (error as { detail?: unknown } | undefined)?.detail ?? response.statusText);
+      for await (const e of sseEvents(response.body)) {
+        after = e.id;
+        line(e);
+        if (++seen >= max) {
+          await response.body.cancel().catch(() => {});
+          return;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  },
+
+  async cart(api, [sub, market, offerKey, qty], o, out) {
+    if (sub === undefined || sub === 'show') {
+      const data = await answer(api.GET('/api/v1/cart'));
+      print(out, data, () => [
+        `cart ${data.id} (${data.kind}${data.paired ? ', connected to a holder' : ''}): ${data.items.length} lines`,
+        table(data.items.map((i) => ({ id: i.id, market: i.market, offer_key: i.offer_key, deal: i.deal_title, qty: i.qty, total: money(i.total), status: i.status })), ['id', 'market', 'offer_key', 'deal', 'qty', 'total', 'status']),
+        `checkout_url (for your holder): ${data.checkout_url}`,
+      ].join('\n'));
+      return;
+    }
+    if (sub !== 'add' || !market || !offerKey) throw new Usage('cart add <market> <offer_key> <qty> [--note TEXT]');
+    const data = await answer(api.POST('/api/v1/cart/items', {
+      body: { market, offer_key: offerKey, qty: int(qty, 'qty'), ...(o.note ? { note: String(o.note) } : {}) } as never,
+      params: { header: idem(o['idempotency-key'] as string | undefined) } as never,
+    }));
+    print(out, data, () => [`line ${data.item_id} in cart ${data.cart_id}: ${data.qty} (${data.status})${data.clamped ? ', clamped to max_qty' : ''}`, data.note, `checkout_url: ${data.checkout_url}`].join('\n'));
+  },
+};
+
+/** One line about an event's data: its most telling fields. */
+function summary(data: unknown): string {
+  if (typeof data !== 'object' || data === null) return String(data ?? '');
+  const d = data as Record<string, unknown>;
+  const keys = ['id', 'market', 'tick', 'qty', 'status', 'total_amount', 'amount', 'realized_pnl', 'kind', 'reason'].filter((k) => d[k] !== undefined && d[k] !== null);
+  return keys.map((k) => `${k}=${typeof d[k] === 'object' ? JSON.stringify(d[k]) : d[k]}`).join(' ').slice(0, 200);
+}
+
+/** The events of a Server-Sent Events body (the `data:` JSON of each message; comments skipped). */
+export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: number; type: string; created_at: number; data: unknown }> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const message = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = message.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+      if (data) yield JSON.parse(data);
+    }
+  }
+}
+
+// Run as a program (also through npm's bin link), not when imported.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  const out: Out = { json: false, write: (line) => process.stdout.write(`${line}\n`) };
+  process.exitCode = await run(process.argv.slice(2), process.env, out, (line) => process.stderr.write(`${line}\n`));
+}

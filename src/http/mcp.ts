@@ -1,0 +1,314 @@
+// MCP (CONTRACT.md "MCP"): the API's operations as tools of the Model Context Protocol, served at
+// POST /mcp over Streamable HTTP, stateless, JSON answers, on the SDK's low-level `Server` and its
+// web-standard transport (this file is the small adapter from the route table and uWS to them).
+// One tool per JSON operation under /api/v1, generated from the route table: name = operationId,
+// description = summary, input = one flat object of path, query and body fields, output = the
+// 2xx answer's schema. A call runs the real route through the server's own pipeline
+// (Context.dispatch: auth, validation, Idempotency-Key, limits), never a copy of a handler.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema, LATEST_PROTOCOL_VERSION, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
+  type CallToolResult, type Resource, type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { TSchema } from 'typebox';
+import { isApiRoute, standaloneSchema } from './openapi.js';
+import { Media, type Context, type InternalRequest, type Method, type Reply, type Route } from './route.js';
+import { SERVICE_NAME } from './content/manifest.js';
+
+/** The oldest protocol version served: the first with structured tool output (2025-06-18). */
+export const MIN_PROTOCOL_VERSION = '2025-06-18';
+
+/** Where a tool's argument goes in the request. */
+type Place = 'path' | 'query' | 'body' | 'header';
+
+export type McpTool = {
+  tool: Tool;
+  route: Route;
+  /** Each argument's place, in the order the request is built (the body's keys in its schema's order). */
+  places: Map<string, Place>;
+  /** Changes state (POST, PUT, DELETE): takes `idempotency_key`. */
+  mutates: boolean;
+};
+
+const IDEMPOTENCY_KEY = 'idempotency_key';
+/** The fields a link for the holder comes in (CONTRACT.md: the agent hands it over). */
+const HOLDER_LINKS = ['purchase_url', 'checkout_url', 'pairing_url'];
+const HAND_OVER =
+  ' The answer carries a link for your human account holder ({links}): hand it to them (they approve and pay there, or connect to you); nothing is charged until they do.';
+const KEY_NOTE = " Needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request.";
+
+type JsonObject = { type?: unknown; properties?: Record<string, TSchema>; required?: string[] };
+const objectSchema = (s: unknown): s is JsonObject & { properties: Record<string, TSchema> } =>
+  typeof s === 'object' && s !== null && !(s instanceof Media) && !!(s as JsonObject).properties && (s as JsonObject).type === 'object';
+
+/** The lowest 2xx answer of a route when it is JSON (a TSchema), else undefined. */
+function jsonAnswer(r: Route): TSchema | undefined {
+  const ok = Object.keys(r.response).map(Number).filter((s) => s >= 200 && s < 300).sort((a, b) => a - b)[0];
+  const body = ok === undefined ? undefined : r.response[ok];
+  return body === undefined || body instanceof Media ? undefined : body;
+}
+
+/** Links for the holder the answer's schema has at its top level. */
+function holderLinks(answer: TSchema | undefined): string[] {
+  const props = objectSchema(answer) ? answer.properties : {};
+  return HOLDER_LINKS.filter((k) => k in props);
+}
+
+/** The tools of a route table: every JSON API operation under /api/v1 (no pages, forms or streams). */
+export function mcpTools(routes: Route[]): McpTool[] {
+  const out: McpTool[] = [];
+  for (const r of routes) {
+    if (!isApiRoute(r) || !r.path.startsWith('/api/v1/') || !r.operationId) continue;
+    const answer = jsonAnswer(r);
+    if (!answer) continue;
+    out.push(toolOf(r, answer));
+  }
+  return out;
+}
+
+function toolOf(r: Route, answer: TSchema): McpTool {
+  const mutates = r.method !== 'GET';
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  const places = new Map<string, Place>();
+  const add = (name: string, schema: unknown, place: Place, isRequired: boolean) => {
+    if (places.has(name)) throw new Error(`MCP tool ${r.operationId}: argument ${name} is both a ${places.get(name)} and a ${place} field`);
+    places.set(name, place);
+    properties[name] = schema;
+    if (isRequired) required.push(name);
+  };
+  const params = (r.params as JsonObject | undefined)?.properties ?? {};
+  for (const name of [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1])) add(name, params[name] ?? { type: 'string' }, 'path', true);
+  const query = r.query as JsonObject | undefined;
+  for (const [name, s] of Object.entries(query?.properties ?? {})) add(name, s, 'query', (query!.required ?? []).includes(name) && !('default' in s));
+  if (r.body) {
+    if (!objectSchema(r.body)) throw new Error(`MCP tool ${r.operationId}: its body is not an object; its fields cannot be arguments`);
+    const body = r.body as JsonObject & { properties: Record<string, TSchema> };
+    for (const [name, s] of Object.entries(body.properties)) add(name, s, 'body', (body.required ?? []).includes(name) && !('default' in s));
+  }
+  if (mutates) {
+    add(IDEMPOTENCY_KEY, {
+      type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$',
+      description: 'Retry safely (the Idempotency-Key header): a repeat with the same key and arguments gets the first answer again for 24 hours, without a second effect',
+    }, 'header', false);
+  }
+  const inputSchema = standaloneSchema({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }) as Tool['inputSchema'];
+  const links = holderLinks(answer);
+  const description = [
+    r.summary.endsWith('.') ? r.summary : `${r.summary}.`,
+    r.auth === 'key' ? KEY_NOTE : '',
+    links.length ? HAND_OVER.replace('{links}', links.join(', ')) : '',
+  ].join('');
+  const tool: Tool = {
+    name: r.operationId!,
+    title: r.summary,
+    description,
+    inputSchema,
+    annotations: {
+      title: r.summary,
+      readOnlyHint: !mutates,
+      destructiveHint: r.method === 'DELETE',
+      idempotentHint: r.method === 'GET' || r.method === 'PUT' || r.method === 'DELETE',
+      openWorldHint: false,
+    },
+  };
+  if (objectSchema(answer)) tool.outputSchema = standaloneSchema(answer) as Tool['outputSchema'];
+  return { tool, route: r, places, mutates };
+}
+
+/** The credentials of the MCP request that the API reads (CONTRACT.md: the agent's key). */
+const CREDENTIALS = ['authorization', 'x-api-token'];
+
+const textResult = (value: unknown, isError: boolean, meta?: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(value) }],
+  ...(isError ? { isError: true } : {}),
+  ...(meta ? { _meta: meta } : {}),
+});
+
+/** A refusal shaped as the API's own (a 422's issues, a sentence otherwise), as a tool error. */
+const toolError = (status: number, detail: unknown): CallToolResult => textResult({ status, detail }, true);
+
+/** The API's answer as a tool result: its JSON as structuredContent and as one text item; an error status is a tool error. */
+export function resultOf(reply: Reply, withStructure: boolean): CallToolResult {
+  const status = reply.status ?? 200;
+  let value: unknown = reply.json;
+  if (value === undefined && reply.body !== undefined) {
+    const text = Buffer.from(reply.body as string | Uint8Array).toString('utf8');
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = text;
+    }
+  }
+  if (status >= 400) {
+    const detail = typeof value === 'object' && value !== null && 'detail' in value ? (value as { detail: unknown }).detail : value;
+    const retry = reply.headers?.['retry-after'];
+    return textResult({ status, detail, ...(retry ? { retry_after_seconds: Number(retry) } : {}) }, true);
+  }
+  const meta = { status, ...(reply.headers?.['idempotent-replayed'] === 'true' ? { idempotent_replayed: true } : {}) };
+  const result = textResult(value ?? null, false, meta);
+  if (withStructure && typeof value === 'object' && value !== null && !Array.isArray(value)) result.structuredContent = value as Record<string, unknown>;
+  return result;
+}
+
+/**
+ * Runs one tool: checks the arguments' names (their values are the API's to judge: its 422), the
+ * key where one is needed, builds the request and dispatches it through the route's pipeline.
+ */
+export async function callTool(
+  t: McpTool, args: unknown, headers: Record<string, string>, dispatch: (r: InternalRequest) => Promise<Reply>, remoteAddress?: () => string,
+): Promise<CallToolResult> {
+  const a = (args ?? {}) as Record<string, unknown>;
+  if (typeof a !== 'object' || Array.isArray(a)) return toolError(422, 'the arguments must be one object');
+  const unknown = Object.keys(a).filter((k) => !t.places.has(k));
+  if (unknown.length) {
+    return toolError(422, `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).map((k) => JSON.stringify(k.slice(0, 60))).join(', ')}; ${t.tool.name} takes ${[...t.places.keys()].join(', ') || 'none'}`);
+  }
+  const credentials: Record<string, string> = {};
+  for (const h of CREDENTIALS) if (headers[h]) credentials[h] = headers[h];
+  if (t.route.auth === 'key' && !Object.keys(credentials).length) {
+    return toolError(401, `${t.tool.name} needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request (a new agent makes one with create_token and registers it with register_agent, both without a key)`);
+  }
+  const missing = [...t.places].filter(([k, p]) => p === 'path' && (a[k] === undefined || a[k] === null || a[k] === ''));
+  if (missing.length) return toolError(422, missing.map(([k]) => ({ loc: ['path', k], msg: 'Field required', type: 'missing' })));
+
+  const path = t.route.path.replace(/\{([^}]+)\}/g, (_, k: string) => encodeURIComponent(String(a[k])));
+  const query = new URLSearchParams();
+  const body: Record<string, unknown> = {};
+  for (const [k, place] of t.places) {
+    const v = a[k];
+    if (v === undefined || place === 'header') continue;
+    if (place === 'query' && v !== null) for (const x of Array.isArray(v) ? v : [v]) query.append(k, typeof x === 'object' ? JSON.stringify(x) : String(x));
+    if (place === 'body') body[k] = v;
+  }
+  const req: InternalRequest = { method: t.route.method as Method, path, query: query.toString(), headers: { accept: 'application/json', ...credentials }, remoteAddress };
+  if (typeof a[IDEMPOTENCY_KEY] === 'string') req.headers['idempotency-key'] = a[IDEMPOTENCY_KEY] as string;
+  else if (a[IDEMPOTENCY_KEY] !== undefined) return toolError(422, [{ loc: ['arguments', IDEMPOTENCY_KEY], msg: 'Input should be a string', type: 'string_type' }]);
+  if (t.route.body && (Object.keys(body).length || !t.route.optionalBody)) {
+    req.body = Buffer.from(JSON.stringify(body));
+    req.headers['content-type'] = 'application/json';
+  }
+  return resultOf(await dispatch(req), !!t.tool.outputSchema);
+}
+
+/** A text of the service offered as an MCP resource, read through its own route. */
+export type McpResource = { resource: Resource; path: string };
+
+export function mcpResources(baseUrl: string): McpResource[] {
+  return [
+    {
+      path: '/llms.txt',
+      resource: { uri: `${baseUrl}/llms.txt`, name: 'llms.txt', title: 'The service for language models', description: 'What the service is and how an agent uses it, in plain text', mimeType: 'text/plain' },
+    },
+    {
+      path: '/api/v1/agents/protocol',
+      resource: { uri: `${baseUrl}/api/v1/agents/protocol`, name: 'protocol', title: "The agent's working protocol", description: 'The steps an agent follows, as data (get_protocol answers the same)', mimeType: 'application/json' },
+    },
+    {
+      path: '/docs/agents',
+      resource: { uri: `${baseUrl}/docs/agents`, name: 'docs-agents', title: 'For agents', description: 'The agents\' guide: every step with a command that runs as shown', mimeType: 'text/html' },
+    },
+  ];
+}
+
+const INSTRUCTIONS =
+  'Simulated markets run in numbered sessions; each session has a menu of deals. Study a market (list_markets, list_deals, get_deal, ' +
+  'get_history, get_stats), order a deal (create_order) or propose it in a cart (add_cart_item), then follow it (list_orders, ' +
+  'list_positions, get_account, list_events). Tools marked as needing the key read Authorization: Bearer <key> of this request. ' +
+  'An order or cart line is paid by your human holder: hand them the purchase_url or checkout_url the answer carries. ' +
+  'Tools that change state take idempotency_key: retry with the same key after a failure, never without one.';
+
+export type McpEndpoint = {
+  tools: McpTool[];
+  resources: McpResource[];
+  /** Answers one POST /mcp (the route's handler). */
+  handle: (ctx: Context) => Promise<Reply>;
+};
+
+/** The MCP endpoint over a finished route table. */
+export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
+  const tools = mcpTools(routes);
+  const byName = new Map(tools.map((t) => [t.tool.name, t]));
+  const resources = mcpResources(baseUrl);
+  const list = tools.map((t) => t.tool);
+
+  /** One request's server: stateless, so each POST gets its own Server and transport (the SDK's rule). */
+  function serverFor(ctx: Context): Server {
+    const server = new Server({ name: 'agent-market', title: SERVICE_NAME, version: '1.0.0' }, { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS });
+    const dispatch = ctx.dispatch!;
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      const t = byName.get(req.params.name);
+      if (!t) return toolError(404, `no tool ${JSON.stringify(req.params.name.slice(0, 100))}; tools/list names them`);
+      return callTool(t, req.params.arguments, ctx.req.headers, dispatch, ctx.req.remoteAddress);
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: resources.map((r) => r.resource) }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+      const r = resources.find((x) => x.resource.uri === req.params.uri);
+      if (!r) throw resourceNotFound(req.params.uri);
+      const reply = await dispatch({ method: 'GET', path: r.path, headers: { accept: r.resource.mimeType ?? '*/*' } });
+      const text = reply.body !== undefined ? Buffer.from(reply.body as string | Uint8Array).toString('utf8') : JSON.stringify(reply.json);
+      return { contents: [{ uri: r.resource.uri, mimeType: r.resource.mimeType, text }] };
+    });
+    return server;
+  }
+
+  async function handle(ctx: Context): Promise<Reply> {
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(ctx.req.headers)) headers.set(k, v);
+    // Every answer is JSON (enableJsonResponse) whatever the client accepts: the transport's Accept
+    // check (both application/json and text/event-stream named) would only refuse clients that leave it out.
+    headers.set('accept', 'application/json, text/event-stream');
+    const version = headers.get('mcp-protocol-version');
+    if (version !== null && version < MIN_PROTOCOL_VERSION) {
+      return rpcError(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (this server speaks ${MIN_PROTOCOL_VERSION} and later)`);
+    }
+    const bytes = ctx.bytes ?? Buffer.alloc(0);
+    const parsedBody = initializeAtLeastMin(bytes);
+    const server = serverFor(ctx);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      const request = new Request(`${baseUrl}/mcp`, { method: 'POST', headers, body: new Uint8Array(bytes) });
+      const res = await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      const out: Record<string, string> = {};
+      res.headers.forEach((v, k) => {
+        if (k !== 'content-type' && k !== 'content-length') out[k] = v;
+      });
+      const text = await res.text();
+      return text ? { status: res.status, body: text, contentType: res.headers.get('content-type') ?? 'application/json', headers: out } : { status: res.status, headers: out };
+    } finally {
+      await server.close().catch(() => {});
+    }
+  }
+
+  return { tools, resources, handle };
+}
+
+/** resources/read of a URI the server does not list: the spec's -32002. */
+const resourceNotFound = (uri: string) => new McpError(-32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
+
+function rpcError(status: number, code: number, message: string): Reply {
+  return { status, contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
+}
+
+/**
+ * An initialize asking for a version older than MIN_PROTOCOL_VERSION is answered with the newest
+ * one (the client then decides whether it can go on), as for a version the server does not know:
+ * the parsed message with its version replaced, or undefined to let the SDK read the bytes itself
+ * (its parse errors included).
+ */
+function initializeAtLeastMin(bytes: Buffer): unknown {
+  if (bytes.length === 0 || bytes.length > 64 * 1024) return undefined;
+  let msg: unknown;
+  try {
+    msg = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const m = msg as { method?: unknown; params?: { protocolVersion?: unknown } };
+  if (typeof m !== 'object' || m === null || m.method !== 'initialize' || typeof m.params?.protocolVersion !== 'string') return undefined;
+  if (m.params.protocolVersion >= MIN_PROTOCOL_VERSION) return undefined;
+  return { ...m, params: { ...m.params, protocolVersion: LATEST_PROTOCOL_VERSION } };
+}
