@@ -631,6 +631,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The public keys that verify approval receipts (JWKS) */
+        get: operations["get_jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -5866,6 +5883,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_jwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the approval receipts' public keys (JWKS, RFC 7517) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description every signing key, newest first */
+                        keys: {
+                            /**
+                             * @description octet key pair
+                             * @constant
+                             */
+                            kty: "OKP";
+                            /**
+                             * @description the curve
+                             * @constant
+                             */
+                            crv: "Ed25519";
+                            /** @description the public key (base64url) */
+                            x: string;
+                            /** @description the key id a receipt's header names */
+                            kid: string;
+                            /**
+                             * @description the algorithm
+                             * @constant
+                             */
+                            alg: "EdDSA";
+                            /**
+                             * @description signing
+                             * @constant
+                             */
+                            use: "sig";
+                        }[];
+                    };
                 };
             };
         };

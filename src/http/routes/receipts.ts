@@ -19,7 +19,7 @@ const JwksAnswer = obj({ keys: list(Jwk, 'every signing key, newest first') }, '
 export function receiptRoutes(s: Services): Route[] {
   return [
     route({
-      method: 'GET', path: '/.well-known/jwks.json', auth: 'none', summary: 'The public keys that verify approval receipts (JWKS)',
+      method: 'GET', path: '/.well-known/jwks.json', operationId: 'get_jwks', api: true, auth: 'none', summary: 'The public keys that verify approval receipts (JWKS)',
       response: { 200: JwksAnswer },
       handler: async () => ({ ...json(await read(s.runtime, 'receipts.jwks', {})), headers: { 'cache-control': 'public, max-age=300' } }),
     }),
