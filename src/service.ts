@@ -25,6 +25,7 @@ import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
 import { EVENTS_CHANNEL } from '../actors/events/messages.js';
 import { receiptsRef } from '../actors/receipts/messages.js';
+import { attachWebSocket } from './http/ws.js';
 import { sessionClosedEvent } from './http/market-stream.js';
 import { OpsFeed } from './http/ops/feed.js';
 import { opsAuthenticator } from './http/ops/access.js';
@@ -169,11 +170,12 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   });
   const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000);
   const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed };
+  const keyAuth = keyAuthenticator(services);
   const front = createApp({
     routes: routeTable(services),
     log,
     bodyLimitBytes: config.bodyLimitBytes,
-    authenticators: { key: keyAuthenticator(services), holder: holderAuthenticator(services), ops: opsAuthenticator(config) },
+    authenticators: { key: keyAuth, holder: holderAuthenticator(services), ops: opsAuthenticator(config) },
     siteOrigin: new URL(config.baseUrl).origin,
     answers: {
       keyBusy: (k) => runtime.keyBusy(k),
@@ -183,6 +185,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     onRequest: metrics.observeRequest,
     errorPage,
   });
+  // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).
+  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
   log.info({ url, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');

@@ -50,7 +50,7 @@ export async function eventsAfter(em: EntityManager, a: EventsArgs): Promise<Eve
 /** Many accounts' events after each one's own `after` (every type), at most `limit` each, in one statement. */
 export async function eventsOfMany(em: EntityManager, a: ManyArgs): Promise<ManyReply> {
   const rows = await em.execute<(Row & { account_id: number })[]>(
-    `select x.account_id::float8 as account_id, x.after, ${EVENT_COLUMNS}, h.head, h.oldest
+    `select x.account_id::float8 as account_id, ${EVENT_COLUMNS}, h.head, h.oldest
        from unnest(?::bigint[], ?::bigint[]) as x(account_id, after)
        cross join lateral (select ${HEAD_COLUMNS('x.account_id')}) h
        left join lateral (select * from account_event e where e.account_id = x.account_id and e.id > x.after order by e.id limit ?) e on true

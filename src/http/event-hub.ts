@@ -40,6 +40,12 @@ export type AccountStream = {
 /** A consumer of one market's session closes. */
 export type MarketStream = { market: string; send: (e: SessionEvent) => boolean; close: (why: { reason: 'behind' | 'stopping' }) => void; ping: () => boolean };
 
+/**
+ * `held`: the stream travels on a connection that already holds its place (`hold`, a WebSocket
+ * carrying several channels): it is not counted again.
+ */
+export type StreamOptions = { held?: boolean };
+
 export class EventHub {
   private readonly accounts = new Map<number, Set<AccountStream>>();
   private readonly markets = new Map<string, Set<MarketStream>>();
@@ -49,6 +55,10 @@ export class EventHub {
   /** The head each account was last read to (the safety net wakes only those that moved). */
   private readonly seen = new Map<number, number>();
   private count = 0;
+  /** Streams carried by a held connection (not counted on their own). */
+  private readonly carried = new WeakSet<AccountStream | MarketStream>();
+  /** Held connections: what ends each when the hub stops. */
+  private readonly holders = new Set<{ onStop: () => void }>();
   private timer?: NodeJS.Timeout;
   private keepAlive?: NodeJS.Timeout;
   private stops: (() => void)[] = [];
@@ -75,7 +85,7 @@ export class EventHub {
       for (const s of [...set]) if (!s.ping()) (this.remove(s), s.close({ reason: 'behind' }));
     }
     for (const set of this.markets.values()) {
-      for (const s of [...set]) if (!s.ping() && set.delete(s)) (this.count--, s.close({ reason: 'behind' }));
+      for (const s of [...set]) if (!s.ping() && this.unwatch(set, s)) s.close({ reason: 'behind' });
     }
   }
 
@@ -87,7 +97,10 @@ export class EventHub {
     for (const set of this.markets.values()) for (const s of set) s.close({ reason: 'stopping' });
     this.accounts.clear();
     this.markets.clear();
+    const holders = [...this.holders];
+    this.holders.clear();
     this.count = 0;
+    for (const h of holders) h.onStop();
   }
 
   /** Streams held now. */
@@ -100,31 +113,53 @@ export class EventHub {
     return this.count < MAX_STREAMS;
   }
 
+  /**
+   * Takes one place for a connection that carries several streams (a WebSocket: its streams
+   * subscribe with `{ held: true }` and are not counted again). `onStop` ends the connection when the
+   * hub stops. Undefined when no place is left; otherwise what frees the place (once).
+   */
+  hold(onStop: () => void): (() => void) | undefined {
+    if (!this.hasRoom()) return undefined;
+    const h = { onStop };
+    this.holders.add(h);
+    this.count++;
+    return () => {
+      if (this.holders.delete(h)) this.count--;
+    };
+  }
+
   /** Adds an account stream and sends it what it missed; returns what removes it. */
-  subscribe(stream: AccountStream): () => void {
+  subscribe(stream: AccountStream, opts: StreamOptions = {}): () => void {
     let set = this.accounts.get(stream.accountId);
     if (!set) this.accounts.set(stream.accountId, (set = new Set()));
     set.add(stream);
-    this.count++;
+    if (opts.held) this.carried.add(stream);
+    else this.count++;
     this.wake([stream.accountId]);
     return () => this.remove(stream);
   }
 
   /** Adds a market stream (a resuming one first replays what it missed itself); returns what removes it. */
-  watchMarket(stream: MarketStream): () => void {
+  watchMarket(stream: MarketStream, opts: StreamOptions = {}): () => void {
     let set = this.markets.get(stream.market);
     if (!set) this.markets.set(stream.market, (set = new Set()));
     set.add(stream);
-    this.count++;
-    return () => {
-      if (set!.delete(stream)) this.count--;
-    };
+    if (opts.held) this.carried.add(stream);
+    else this.count++;
+    return () => void this.unwatch(set!, stream);
+  }
+
+  /** Removes a market stream from its set (uncounting it unless carried); false when it was not there. */
+  private unwatch(set: Set<MarketStream>, s: MarketStream): boolean {
+    if (!set.delete(s)) return false;
+    if (!this.carried.has(s)) this.count--;
+    return true;
   }
 
   private remove(stream: AccountStream): void {
     const set = this.accounts.get(stream.accountId);
     if (!set?.delete(stream)) return;
-    this.count--;
+    if (!this.carried.has(stream)) this.count--;
     if (!set.size) {
       this.accounts.delete(stream.accountId);
       this.seen.delete(stream.accountId);
@@ -211,10 +246,7 @@ export class EventHub {
     const e = await this.sessionEvent(market, Number(tick)).catch((err) => (this.log.warn({ err }, 'session.closed event failed'), null));
     if (!e) return;
     for (const s of [...set]) {
-      if (!s.send(e)) {
-        if (set.delete(s)) this.count--;
-        s.close({ reason: 'behind' });
-      }
+      if (!s.send(e) && this.unwatch(set, s)) s.close({ reason: 'behind' });
     }
   }
 }

@@ -20,6 +20,7 @@ import { tradingRoutes } from './trading.js';
 import { eventRoutes } from './events.js';
 import { receiptRoutes } from './receipts.js';
 import { webhookRoutes } from './webhooks.js';
+import { wsRoutes } from './ws.js';
 import { cartRoutes } from './carts.js';
 import { exchangeRoutes } from './exchange.js';
 import { webRoutes } from './web.js';
@@ -43,6 +44,7 @@ export function routeTable(s: Services): Route[] {
     ...eventRoutes(s),
     ...receiptRoutes(s),
     ...webhookRoutes(s),
+    ...wsRoutes(),
     ...cartRoutes(s),
     ...exchangeRoutes(s),
     ...competitionRoutes(s),
