@@ -1,0 +1,414 @@
+// Issue 27 item 9: N WebSocket subscribers, each on its own account's channel, while an m15 close
+// fills and then advances a position for every one of them. Figures, all from one run:
+//   - how many connections this machine holds (--subscribers, 10 000 by default; the most that opened);
+//   - RSS of the service per idle connection (authenticated; then subscribed), target <= 10 KB;
+//   - delivery latency from commit to client, p50/p99 (target p99 <= 250 ms), per phase: the orders
+//     (each order's own commit), the close that fills them, the close that advances the positions;
+//   - events/s delivered by each close (from its commit to the last subscriber's last event);
+//   - checks: every subscriber got its account's events exactly once, in order, gap-free.
+//
+//   npm run build && node bench/ws.mjs [--subscribers 10000] [--time-scale 15] [--connect-concurrency 200]
+//       [--order-connections 32] [--pg postgres://postgres@127.0.0.1:5432/] [--service dist/src/main.js]
+//       [--service-log FILE]   (the service's log at level info, one JSON record a line)
+//
+// "Commit" is when PostgreSQL delivers the log's NOTIFY (sent at commit) to a LISTEN connection of
+// this script, in a worker thread of its own (the main thread is busy with the subscribers): the
+// same signal the service wakes on. An event's latency is its arrival at its subscriber (the
+// WebSocket message callback) minus the last such notice for its account (or for every account: a
+// close's notice names `*`) before it. Subscribers and the service share the machine's cores.
+//
+// Everything is started and stopped by the script (also on error and Ctrl-C), on 127.0.0.1 only:
+// a fresh database bench_ws_<pid>; the built service with SVC_TIME_SCALE (an m15 session lasts
+// 900/scale s); agents registered through the API and funded by the bench fixture
+// (bench/lib/agents.mjs); one pay_from_balance order per agent through POST /api/v1/orders, placed
+// early in a session; the two closes that follow. Writes bench/results/<iso-date>-ws.json.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+
+const now = () => performance.timeOrigin + performance.now();
+
+if (!isMainThread) {
+  // The commit clock: LISTEN on the log's channels, each notice stamped as it arrives.
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: workerData.url });
+  await c.connect();
+  c.on('notification', (n) => parentPort.postMessage({ t: now(), channel: n.channel, payload: n.payload }));
+  await c.query('listen svc_events');
+  await c.query('listen svc_sessions');
+  parentPort.postMessage({ ready: true });
+  parentPort.on('message', async (m) => {
+    if (m === 'stop') {
+      await c.end().catch(() => {});
+      process.exit(0);
+    }
+  });
+} else {
+  await runMain();
+}
+
+async function runMain() {
+  const { default: WebSocket } = await import('ws');
+  const { followServiceLog, freePort, sleep, stopChild, within } = await import('./lib/process.mjs');
+  const { fundAgents, registerMany } = await import('./lib/agents.mjs');
+
+  const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+  const ROOT = path.resolve(BENCH_DIR, '..');
+  const HOST = '127.0.0.1';
+  const MARKET = 'm15';
+
+  const { values: opts } = parseArgs({
+    options: {
+      subscribers: { type: 'string', default: '10000' },
+      'time-scale': { type: 'string', default: '15' },
+      'connect-concurrency': { type: 'string', default: '200' },
+      'order-connections': { type: 'string', default: '32' },
+      pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/' },
+      service: { type: 'string' },
+      'ready-timeout': { type: 'string', default: '180' },
+      'service-log': { type: 'string' },
+    },
+  });
+  const int = (name, min, max) => {
+    const n = Number(opts[name]);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      console.error(`--${name} must be an integer in ${min}..${max}`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const N = int('subscribers', 1, 100_000);
+  const CONNECT_CONCURRENCY = int('connect-concurrency', 1, 2000);
+  const ORDER_CONNECTIONS = int('order-connections', 1, 512);
+  const READY_TIMEOUT_S = int('ready-timeout', 1, 3600);
+  const SCALE = Number(opts['time-scale']);
+  if (!(SCALE > 0 && SCALE <= 900)) throw new Error('--time-scale must be in (0, 900]');
+  const SESSION_S = 900 / SCALE;
+  const PG_BASE = new URL(opts.pg);
+  if (!['127.0.0.1', 'localhost'].includes(PG_BASE.hostname)) throw new Error('--pg must point at 127.0.0.1');
+  const SERVICE_MAIN = path.resolve(opts.service ?? path.join(ROOT, 'dist', 'src', 'main.js'));
+  if (!fs.existsSync(SERVICE_MAIN)) {
+    console.error(`${SERVICE_MAIN} is missing: run \`npm run build\` first.`);
+    process.exit(2);
+  }
+  const PID = process.pid;
+  const DB = `bench_ws_${PID}`;
+  const dbUrl = (name) => Object.assign(new URL(PG_BASE), { pathname: `/${name}` }).toString();
+  const log = (msg) => console.error(`[ws ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+  const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
+  const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, listener: undefined, clients: [] };
+
+  const { default: pg } = await import('pg');
+  async function withDb(name, fn) {
+    const c = new pg.Client({ connectionString: dbUrl(name), connectionTimeoutMillis: 5000, statement_timeout: 120_000 });
+    await within(10_000, c.connect(), `connect to ${name}`);
+    try {
+      return await fn(c);
+    } finally {
+      await c.end().catch(() => {});
+    }
+  }
+  const rssKb = (pid) => Number(/^VmRSS:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+
+  async function getJson(url) {
+    const r = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    const text = await r.text();
+    if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}: ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  }
+
+  async function startService() {
+    const port = await freePort(HOST);
+    const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: opts['service-log'] ? 'info' : 'warn', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: dbUrl(DB) };
+    delete env.DATA_DIR;
+    log(`starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (m15 sessions of ${round(SESSION_S)} s)`);
+    const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    state.service = child;
+    const serviceLog = opts['service-log'] && fs.createWriteStream(opts['service-log']);
+    followServiceLog(child, {
+      onRecord: (rec) => serviceLog?.write(`${JSON.stringify(rec)}\n`),
+      onWarning: (rec) => state.warnings.length < 20 && state.warnings.push(rec),
+      onStderr: (line) => state.stderr.length < 200 && state.stderr.push(line),
+    });
+    const base = `http://${HOST}:${port}`;
+    const deadline = Date.now() + READY_TIMEOUT_S * 1000;
+    while (Date.now() < deadline) {
+      if (state.interrupted) throw new Error('interrupted');
+      if (child.exitCode !== null) throw new Error(`service exited (code ${child.exitCode}):\n${state.stderr.slice(-20).join('\n')}`);
+      try {
+        const r = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
+        await r.arrayBuffer();
+        if (r.status === 200) return { base, pid: child.pid, ws: `ws://${HOST}:${port}/api/v1/ws` };
+      } catch {}
+      await sleep(250);
+    }
+    throw new Error(`service not ready within ${READY_TIMEOUT_S} s`);
+  }
+
+  /** The commit clock (a worker thread LISTENing): every notice with its arrival time. */
+  async function startListener() {
+    const notices = [];
+    const w = new Worker(fileURLToPath(import.meta.url), { workerData: { url: dbUrl(DB) } });
+    state.listener = w;
+    await new Promise((resolve, reject) => {
+      w.on('message', (m) => (m.ready ? resolve() : notices.push(m)));
+      w.once('error', reject);
+    });
+    return notices;
+  }
+
+  /**
+   * Opens up to `n` connections (the key on the upgrade), CONNECT_CONCURRENCY at a time, each
+   * waiting for its `authenticated`; stops at the first that cannot open. Returns the clients.
+   */
+  async function connectAll(url, agents) {
+    const clients = new Array(agents.length);
+    let next = 0;
+    let failed;
+    const one = (i) =>
+      new Promise((resolve, reject) => {
+        const ws = new WebSocket(url, { headers: { authorization: `Bearer ${agents[i].key}` }, perMessageDeflate: false });
+        const c = { i, ws, got: [], ops: [], closed: undefined };
+        const timer = setTimeout(() => (ws.terminate(), reject(new Error('no authenticated within 30 s'))), 30_000);
+        ws.on('message', (data) => {
+          const t = now();
+          const s = data.toString();
+          if (s.startsWith('{"channel"')) c.got.push(t, s);
+          else {
+            c.ops.push(JSON.parse(s));
+            if (c.ops.at(-1).op === 'authenticated') (clearTimeout(timer), resolve(c));
+          }
+        });
+        ws.on('unexpected-response', (_q, res) => (clearTimeout(timer), reject(new Error(`upgrade answered ${res.statusCode}`))));
+        ws.on('error', (err) => (clearTimeout(timer), reject(err)));
+        ws.on('close', (code, reason) => (c.closed = { code, reason: reason.toString() }));
+      });
+    const worker = async () => {
+      while (!failed && !state.interrupted) {
+        const i = next++;
+        if (i >= agents.length) return;
+        try {
+          clients[i] = await one(i);
+        } catch (err) {
+          failed ??= { at: i, error: err.message };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CONNECT_CONCURRENCY }, worker));
+    const open = clients.filter(Boolean);
+    return { clients: open, failed };
+  }
+
+  /** Waits (bounded) until `cond()` holds, polling. */
+  async function until(cond, what, ms) {
+    const deadline = Date.now() + ms;
+    while (!cond()) {
+      if (state.interrupted) throw new Error('interrupted');
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+      await sleep(50);
+    }
+  }
+
+  /** One pay_from_balance order per agent of `agents`, into the session open now. */
+  async function placeOrders(base, agents) {
+    const deals = (await getJson(`${base}/api/v1/markets/${MARKET}/deals?limit=5000`)).deals.filter((d) => d.max_qty >= 1);
+    const tick = deals[0].tick;
+    const statuses = {};
+    let next = 0;
+    const t0 = Date.now();
+    const worker = async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= agents.length || state.interrupted) return;
+        const d = deals[i % deals.length];
+        const r = await fetch(`${base}/api/v1/orders`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${agents[i].key}` },
+          body: JSON.stringify({ market: MARKET, offer_key: d.key, qty: 1, pay_from_balance: true }),
+          signal: AbortSignal.timeout(60_000),
+        });
+        const text = await r.text();
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+        if (r.status !== 201) throw new Error(`POST /api/v1/orders answered ${r.status}: ${text.slice(0, 300)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: ORDER_CONNECTIONS }, worker));
+    const s = (Date.now() - t0) / 1000;
+    return { tick, placed: agents.length, seconds: round(s, 2), per_s: round(agents.length / s, 0), statuses };
+  }
+
+  const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null);
+  const stats = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return { n: s.length, p50_ms: round(pct(s, 50)), p90_ms: round(pct(s, 90)), p99_ms: round(pct(s, 99)), max_ms: round(s.at(-1)) };
+  };
+
+  const started = new Date();
+  const summary = {
+    scenario: 'ws',
+    date: started.toISOString(),
+    machine: { nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model, node: process.version, loadavg_at_start: os.loadavg().map((x) => round(x, 2)) },
+    config: { subscribers: N, time_scale: SCALE, session_s: round(SESSION_S, 1), connect_concurrency: CONNECT_CONCURRENCY, order_connections: ORDER_CONNECTIONS },
+  };
+  try {
+    summary.code = execFileSync('git', ['-C', ROOT, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
+  } catch {}
+
+  async function main() {
+    await withDb('postgres', (c) => c.query(`create database "${DB}"`));
+    state.dbCreated = true;
+    const service = await startService();
+    log(`service ready (pid ${service.pid})`);
+    let t0 = Date.now();
+    const agents = await registerMany(service.base, N, { tag: `bench ws ${PID}`, model: 'bench/ws.mjs', stop: () => state.interrupted });
+    const fx = await withDb(DB, (c) => fundAgents(c, agents, { holders: Math.ceil(N / 1000), tag: `bench-ws-${PID}`, cents: 10n ** 9n }));
+    summary.setup = { agents: fx.agents, register_s: round((Date.now() - t0) / 1000) };
+    log(`registered and funded ${fx.agents} agents in ${summary.setup.register_s} s`);
+    const notices = await startListener();
+
+    // Connections: the key on the upgrade, idle (authenticated, nothing subscribed), then subscribed.
+    await sleep(2000);
+    const rss0 = rssKb(service.pid);
+    t0 = Date.now();
+    const { clients, failed } = await connectAll(service.ws, agents);
+    state.clients = clients;
+    const connectS = (Date.now() - t0) / 1000;
+    log(`${clients.length} connections open in ${round(connectS)} s${failed ? ` (the next one failed: ${failed.error})` : ''}`);
+    await sleep(3000);
+    const rss1 = rssKb(service.pid);
+    for (const c of clients) c.ws.send(JSON.stringify({ op: 'subscribe', channels: ['account'], after: 0 }));
+    await until(() => clients.every((c) => c.ops.some((m) => m.op === 'subscribed')), 'every subscribe answered', 120_000);
+    await sleep(3000);
+    const rss2 = rssKb(service.pid);
+    summary.connections = {
+      asked: N,
+      held: clients.length,
+      first_failure: failed ?? null,
+      open_s: round(connectS),
+      per_s: round(clients.length / connectS, 0),
+      rss_kb: { before: rss0, authenticated: rss1, subscribed: rss2 },
+      rss_per_idle_connection_kb: round((rss1 - rss0) / clients.length, 2),
+      rss_per_subscribed_connection_kb: round((rss2 - rss0) / clients.length, 2),
+    };
+    log(`RSS ${round(rss0 / 1024)} MB → ${round(rss1 / 1024)} MB with ${clients.length} idle connections (${summary.connections.rss_per_idle_connection_kb} KB each) → ${round(rss2 / 1024)} MB subscribed (${summary.connections.rss_per_subscribed_connection_kb} KB each)`);
+    const held = clients.map((c) => agents[c.i]);
+
+    // Orders early in a session, so the next close fills them all.
+    for (;;) {
+      const m = await getJson(`${service.base}/api/v1/markets/${MARKET}`);
+      if (m.seconds_to_close > SESSION_S * 0.6) break;
+      log(`waiting ${round(m.seconds_to_close)} s for the next ${MARKET} session`);
+      await sleep(m.seconds_to_close * 1000 + 1500);
+    }
+    const placing = await placeOrders(service.base, held);
+    log(`placed ${placing.placed} orders into session ${placing.tick} in ${placing.seconds} s (${placing.per_s}/s)`);
+    summary.orders = placing;
+    const has = (c, type) => c.got.some((s, k) => k % 2 === 1 && s.includes(`"type":"${type}"`));
+    await until(() => clients.every((c) => has(c, 'order.filled')), 'every subscriber to get its order.filled', (SESSION_S * 2 + 120) * 1000);
+    log('every subscriber has its order.filled');
+    await until(() => clients.every((c) => has(c, 'position.advanced')), 'every subscriber to get its position.advanced', (SESSION_S * 2 + 120) * 1000);
+    log('every subscriber has its position.advanced');
+    await sleep(1000);
+
+    // Latency: each event's arrival minus the last notice (its account's, or `*`) before it.
+    const byAccount = new Map();
+    const star = [];
+    for (const n of notices) {
+      if (n.channel !== 'svc_events') continue;
+      if (n.payload === '*') star.push(n.t);
+      else for (const id of n.payload.split(',')) (byAccount.get(Number(id)) ?? byAccount.set(Number(id), []).get(Number(id))).push(n.t);
+    }
+    const lastBefore = (ts, t) => {
+      let best = -Infinity;
+      for (const x of ts ?? []) if (x <= t && x > best) best = x;
+      return best;
+    };
+    const phases = { orders: [], fill: [], advance: [] };
+    const phaseOf = (type) => (type === 'order.filled' ? 'fill' : type === 'position.advanced' ? 'advance' : type.startsWith('order.') || type === 'ledger.posted' ? 'orders' : undefined);
+    const closes = { fill: { commit: Infinity, last: 0, n: 0 }, advance: { commit: Infinity, last: 0, n: 0 } };
+    let unmatched = 0;
+    let wrongOrder = 0;
+    let total = 0;
+    const heads = await withDb(DB, async (c) => new Map((await c.query('select account_id::float8 as a, last_id::float8 as h from account_event_head')).rows.map((r) => [r.a, r.h])));
+    let headMismatch = 0;
+    for (const c of clients) {
+      const account = agents[c.i].account_id;
+      const ids = [];
+      for (let k = 0; k < c.got.length; k += 2) {
+        const t = c.got[k];
+        const e = JSON.parse(c.got[k + 1]).event;
+        ids.push(e.id);
+        total++;
+        const commit = Math.max(lastBefore(byAccount.get(account), t), lastBefore(star, t));
+        const phase = phaseOf(e.type);
+        if (!Number.isFinite(commit)) {
+          unmatched++;
+          continue;
+        }
+        if (phase) phases[phase].push(t - commit);
+        if (phase === 'fill' || phase === 'advance') {
+          const cl = closes[phase];
+          cl.commit = Math.min(cl.commit, commit);
+          cl.last = Math.max(cl.last, t);
+          cl.n++;
+        }
+      }
+      if (ids.some((id, k) => id !== k + 1)) wrongOrder++;
+      if (ids.length !== heads.get(account)) headMismatch++;
+    }
+    summary.latency_ms = { orders: stats(phases.orders), close_fill: stats(phases.fill), close_advance: stats(phases.advance), all: stats([...phases.orders, ...phases.fill, ...phases.advance]) };
+    summary.closes = Object.fromEntries(
+      Object.entries(closes).map(([k, v]) => [k, { events: v.n, commit_to_last_delivery_ms: round(v.last - v.commit, 0), events_per_s: round(v.n / ((v.last - v.commit) / 1000), 0) }]),
+    );
+    summary.checks = {
+      events_delivered: total,
+      subscribers_not_1_2_3: wrongOrder,
+      subscribers_not_at_their_head: headMismatch,
+      events_without_a_notice_before_them: unmatched,
+      closed_early: clients.filter((c) => c.closed).length,
+      service_warnings: state.warnings.length,
+    };
+    summary.targets = {
+      p99_le_250_ms: { value: summary.latency_ms.all.p99_ms, met: summary.latency_ms.all.p99_ms <= 250 },
+      rss_per_idle_connection_le_10_kb: { value: summary.connections.rss_per_idle_connection_kb, met: summary.connections.rss_per_idle_connection_kb <= 10 },
+      subscribers_10000: { value: clients.length, met: clients.length >= 10_000 },
+    };
+    summary.rss_kb_end = rssKb(service.pid);
+    if (state.warnings.length) summary.warnings = state.warnings.slice(0, 5);
+
+    const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-ws.json`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(summary, null, 2) + '\n');
+    console.log(JSON.stringify({ ...summary, result_file: path.relative(ROOT, file) }, null, 2));
+  }
+
+  async function cleanup() {
+    for (const c of state.clients) c?.ws.terminate();
+    if (state.listener) await state.listener.terminate().catch(() => {});
+    if (state.service && state.service.exitCode === null) await stopChild(state.service, 'service', 30_000, log);
+    if (state.dbCreated) await withDb('postgres', (c) => c.query(`drop database if exists "${DB}" with (force)`)).catch((e) => console.error(`drop ${DB}: ${e.message}`));
+  }
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      state.interrupted = true;
+      cleanup().finally(() => process.exit(130));
+    });
+  }
+  let code = 0;
+  try {
+    await main();
+  } catch (err) {
+    console.error(`bench failed: ${err.stack ?? err}`);
+    for (const w of state.warnings) console.error(`service warning: ${JSON.stringify(w).slice(0, 500)}`);
+    if (state.stderr.length) console.error(state.stderr.slice(-20).join('\n'));
+    code = 1;
+  } finally {
+    await cleanup();
+  }
+  process.exit(code);
+}
