@@ -209,7 +209,7 @@ async function runMain() {
     const deadline = Date.now() + ms;
     while (!cond()) {
       if (state.interrupted) throw new Error('interrupted');
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+      if (Date.now() > deadline) throw new Error(`${typeof what === 'function' ? what() : what}: not within ${ms / 1000} s`);
       await sleep(50);
     }
   }
@@ -245,7 +245,7 @@ async function runMain() {
   const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null);
   const stats = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
-    return { n: s.length, p50_ms: round(pct(s, 50)), p90_ms: round(pct(s, 90)), p99_ms: round(pct(s, 99)), max_ms: round(s.at(-1)) };
+    return { n: s.length, min_ms: round(s[0]), p50_ms: round(pct(s, 50)), p90_ms: round(pct(s, 90)), p99_ms: round(pct(s, 99)), max_ms: round(s.at(-1)) };
   };
 
   const started = new Date();
@@ -275,25 +275,37 @@ async function runMain() {
     await sleep(2000);
     const rss0 = rssKb(service.pid);
     t0 = Date.now();
-    const { clients, failed } = await connectAll(service.ws, agents);
+    let { clients, failed } = await connectAll(service.ws, agents);
     state.clients = clients;
     const connectS = (Date.now() - t0) / 1000;
     log(`${clients.length} connections open in ${round(connectS)} s${failed ? ` (the next one failed: ${failed.error})` : ''}`);
     await sleep(3000);
     const rss1 = rssKb(service.pid);
     for (const c of clients) c.ws.send(JSON.stringify({ op: 'subscribe', channels: ['account'], after: 0 }));
-    await until(() => clients.every((c) => c.ops.some((m) => m.op === 'subscribed')), 'every subscribe answered', 120_000);
+    const closedCodes = () => {
+      const by = {};
+      for (const c of clients) if (c.closed) by[`${c.closed.code} ${c.closed.reason}`] = (by[`${c.closed.code} ${c.closed.reason}`] ?? 0) + 1;
+      return JSON.stringify(by);
+    };
+    await until(() => clients.every((c) => c.closed || c.ops.some((m) => m.op === 'subscribed')), () => `every subscribe answered (${clients.filter((c) => c.ops.some((m) => m.op === 'subscribed')).length} so far; closed: ${closedCodes()})`, 120_000);
+    const droppedEarly = clients.filter((c) => c.closed).length;
+    if (droppedEarly) log(`${droppedEarly} connections ended before their subscribe was answered: ${closedCodes()}`);
+    const opened = clients.length;
+    clients = clients.filter((c) => !c.closed);
+    state.clients = clients;
     await sleep(3000);
     const rss2 = rssKb(service.pid);
     summary.connections = {
       asked: N,
+      opened,
+      ended_before_subscribed: droppedEarly,
       held: clients.length,
       first_failure: failed ?? null,
       open_s: round(connectS),
-      per_s: round(clients.length / connectS, 0),
+      per_s: round(opened / connectS, 0),
       rss_kb: { before: rss0, authenticated: rss1, subscribed: rss2 },
-      rss_per_idle_connection_kb: round((rss1 - rss0) / clients.length, 2),
-      rss_per_subscribed_connection_kb: round((rss2 - rss0) / clients.length, 2),
+      rss_per_idle_connection_kb: round((rss1 - rss0) / opened, 2),
+      rss_per_subscribed_connection_kb: round((rss2 - rss0) / opened, 2),
     };
     log(`RSS ${round(rss0 / 1024)} MB → ${round(rss1 / 1024)} MB with ${clients.length} idle connections (${summary.connections.rss_per_idle_connection_kb} KB each) → ${round(rss2 / 1024)} MB subscribed (${summary.connections.rss_per_subscribed_connection_kb} KB each)`);
     const held = clients.map((c) => agents[c.i]);

@@ -14,6 +14,12 @@ import type { SessionClosed } from '../schemas/index.js';
 export const MAX_STREAMS = 20_000;
 /** Accounts read per round trip when logs grew (a close wakes every account it moved). */
 const ACCOUNTS_PER_READ = 500;
+/**
+ * Reads in flight at once while draining (a close wakes every account it moved: 10k accounts are 20
+ * reads, which one after the other took seconds). Safe to overlap: a stream is handed only the events
+ * past its own `after`, which each hand moves forward, so overlapping reads never repeat or reorder.
+ */
+const READS_IN_FLIGHT = 4;
 /** Events read per account per round trip (an account with more is read again at once). */
 const EVENTS_PER_ACCOUNT = 200;
 /** How often the heads are compared in case a NOTIFY was missed. */
@@ -182,24 +188,34 @@ export class EventHub {
    * returned a full batch is read again at once.
    */
   private async drain(): Promise<void> {
-    while (this.dirty.size) {
-      const ids = [...this.dirty].slice(0, ACCOUNTS_PER_READ);
-      for (const id of ids) this.dirty.delete(id);
-      const wanted = ids.flatMap((accountId) => {
-        const set = this.accounts.get(accountId);
-        return set?.size ? [{ accountId, after: Math.min(...[...set].map((s) => s.after)) }] : [];
-      });
-      if (!wanted.length) continue;
-      let got;
-      try {
-        got = await read(this.runtime, 'events.many', { accounts: wanted, limit: EVENTS_PER_ACCOUNT });
-      } catch (err) {
-        // The safety net reads them again.
-        this.log.warn({ err }, 'event streams: reading the log failed; the next notice or the safety net retries');
-        continue;
+    const inFlight = new Set<Promise<void>>();
+    while (this.dirty.size || inFlight.size) {
+      while (this.dirty.size && inFlight.size < READS_IN_FLIGHT) {
+        const p: Promise<void> = this.readSome().finally(() => inFlight.delete(p));
+        inFlight.add(p);
       }
-      for (const { accountId } of wanted) this.hand(accountId, got[accountId]);
+      await Promise.race(inFlight);
     }
+  }
+
+  /** One read task: up to ACCOUNTS_PER_READ dirty accounts, each from its streams' least `after`. */
+  private async readSome(): Promise<void> {
+    const ids = [...this.dirty].slice(0, ACCOUNTS_PER_READ);
+    for (const id of ids) this.dirty.delete(id);
+    const wanted = ids.flatMap((accountId) => {
+      const set = this.accounts.get(accountId);
+      return set?.size ? [{ accountId, after: Math.min(...[...set].map((s) => s.after)) }] : [];
+    });
+    if (!wanted.length) return;
+    let got;
+    try {
+      got = await read(this.runtime, 'events.many', { accounts: wanted, limit: EVENTS_PER_ACCOUNT });
+    } catch (err) {
+      // The safety net reads them again.
+      this.log.warn({ err }, 'event streams: reading the log failed; the next notice or the safety net retries');
+      return;
+    }
+    for (const { accountId } of wanted) this.hand(accountId, got[accountId]);
   }
 
   private hand(accountId: number, got: ManyReply[number] | undefined): void {

@@ -71,7 +71,7 @@ export const AUTH_TIMEOUT_MS = 10_000;
 /** Messages kept while the first message's key is being checked (a client may pipeline its subscribe). */
 const MAX_PENDING = 8;
 /** Seconds of silence before uWS pings (and closes a peer that does not answer). */
-const IDLE_TIMEOUT_S = 32;
+const IDLE_TIMEOUT_S = 60;
 
 const CHANNELS = ['account', ...MARKET_IDS.map((m) => `market:${m}`)];
 const OPS = 'auth, subscribe, unsubscribe, ping';
