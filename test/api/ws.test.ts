@@ -254,3 +254,15 @@ t.test('an after older than the log keeps: an error with the 410 detail, then th
   t.same(await head.next(), { op: 'pong' }, 'from the head on, the subscription stays');
   head.close();
 });
+
+t.test('a stopping service ends its WebSockets with 1001 and the id to resume from', async (t) => {
+  // (The sweep above moved the clock 8 days: the service is catching up those closes, orders wait.)
+  const agent = await registerAgent(svc);
+  const ws = await connectAs(svc, agent.key);
+  ws.send({ op: 'subscribe', channels: ['account', `market:${MARKET}`], after: 0 });
+  t.equal((await ws.next()).op, 'subscribed');
+  const idle = await connectAs(svc, agent.key);
+  await svc.stop();
+  t.same(await ws.closed, { code: WS_CLOSE.stopping, reason: 'stopping; reconnect and subscribe with after=0' });
+  t.same(await idle.closed, { code: WS_CLOSE.stopping, reason: 'stopping; reconnect and subscribe again' }, 'one with nothing subscribed too');
+});
