@@ -8,7 +8,7 @@ import { WS_PATH } from '../ws.js';
 export function wsRoutes(): Route[] {
   return [
     route({
-      method: 'GET', path: WS_PATH, auth: 'key',
+      method: 'GET', path: WS_PATH, operationId: 'open_websocket', auth: 'key',
       summary: 'My account\'s events and markets\' session closes over a WebSocket: upgrade here (the key in Authorization, or a first message {"op":"auth","key":"..."}), then {"op":"subscribe","channels":["account","market:m15"],"after":N}',
       response: {
         101: new Media('Switching Protocols: a WebSocket of JSON text frames. The server sends {"channel":"account","event":{...}} for each event after `after` (exactly once, in order) and {"channel":"market:m15","event":{"type":"session.closed",...}} at each close; close codes: 4400 bad frame, 4401 unauthorized, 4410 `after` older than kept, 4429 too slow (the reason says after=N to resume), 1001 stopping, 1003 binary, 1009 too big, 1013 full', {}),
