@@ -700,6 +700,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/ws": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** My account's events and markets' session closes over a WebSocket: upgrade here (the key in Authorization, or a first message {"op":"auth","key":"..."}), then {"op":"subscribe","channels":["account","market:m15"],"after":N} */
+        get: operations["open_websocket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cart": {
         parameters: {
             query?: never;
@@ -6164,6 +6181,51 @@ export interface operations {
             };
             /** @description Validation Error */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    open_websocket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: a WebSocket of JSON text frames. The server sends {"channel":"account","event":{...}} for each event after `after` (exactly once, in order) and {"channel":"market:m15","event":{"type":"session.closed",...}} at each close; close codes: 4400 bad frame, 4401 unauthorized, 4410 `after` older than kept, 4429 too slow (the reason says after=N to resume), 1001 stopping, 1003 binary, 1009 too big, 1013 full */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a GET without a WebSocket upgrade */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description this process holds as many streams as it may: retry */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
