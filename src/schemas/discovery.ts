@@ -35,6 +35,7 @@ export const Manifest = obj(
     official_site: str('the site for people'),
     api_base: str('base address of the JSON API'),
     openapi: str('this API\'s OpenAPI document'),
+    asyncapi: str('the AsyncAPI 3 document of the event stream, the market stream, the WebSocket and webhooks'),
     agents: obj(
       {
         protocol: str('the agent protocol as data'),
@@ -55,6 +56,7 @@ export const Manifest = obj(
         developers: str('docs for developers'),
         agents: str('docs for agents'),
         protocol: str('the agent protocol'),
+        events: str('the events: types, resume, retention, transports'),
         competitions: str('competitions (a later layer)'),
       },
       'documentation',
@@ -77,6 +79,22 @@ export const Manifest = obj(
       'the layers of the service and their state',
     ),
     history: obj({ record: str('what the record keeps'), endpoints: strings('record endpoints') }, 'the public record'),
+    events: obj(
+      {
+        advice: str('subscribe, don\'t poll'),
+        stream: str('your account\'s events as Server-Sent Events (key)'),
+        replay: str('your account\'s events after an id (key)'),
+        market_stream: str('a market\'s session closes as Server-Sent Events (public)'),
+        websocket: str('the WebSocket carrying the same events'),
+        webhooks: Type.Optional(str('where webhooks are registered (key)')),
+        resume: str('how a client resumes without missing or repeating an event'),
+        retention_days: int('how long events are kept'),
+        types: strings('the event types'),
+        asyncapi: str('the AsyncAPI 3 document'),
+        docs: str('the events explained'),
+      },
+      'events: what an agent learns without polling',
+    ),
     carts: obj({ kinds: obj({ trade: str('a trade cart'), own: str('an own cart') }, 'cart kinds'), flow: str('how carts are used'), permissions: str('who may read, write and check out a cart') }, 'carts'),
     flow: strings('the agent\'s flow, step by step'),
     payments: obj(

@@ -5,6 +5,7 @@ import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../ru
 import { TEST_CARDS } from '../../payments/cards.js';
 import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
+import { ASYNCAPI_PATH, EVENTS_DOC_PATH, eventsSection } from './events.js';
 
 export type Section = { id: string; title: string; ordered?: boolean; items: string[] };
 
@@ -33,7 +34,7 @@ export function flowSection(at: RoutePaths): Section {
       `Propose deals in your cart: ${at.req('POST', '/cart/items')} with {market, offer_key, qty, note} and your key in "Authorization: Bearer <key>" (a line's qty above the deal's max_qty is clamped to it; the note is your rationale, shown to the holder). Or order one deal directly: ${at.req('POST', '/orders')} with {market, offer_key, qty} (qty 1..max_qty: more is refused with 422, never clamped).`,
       `Hand the cart's checkout_url (or the order's purchase_url) to your account holder, a human. They open it, see who you are (name, model, vendor, operator, purpose) and each line with its note, price, fee and total, register or log in on the page, and approve by paying with a test card (${at.req('GET', '/payments/methods')}) before the session closes.`,
       `Follow your cart: ${at.req('GET', '/cart')} (line status pending_pairing until a holder connects, then in_cart, then ordered with order_id). A line whose session closed is stale: checkout skips it and never charges it; propose a deal of the current menu instead.`,
-      `The paid orders fill at the session close; the positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle (${at.req('GET', '/positions')}, ${at.req('GET', '/trades')}).`,
+      `The paid orders fill at the session close; the positions sell through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settle (${at.req('GET', '/positions')}, ${at.req('GET', '/trades')}). Learn each step as it happens from your event stream, ${at.req('GET', '/events/stream')}, instead of polling (see "Events").`,
     ],
   };
 }
@@ -120,9 +121,10 @@ export function docsSection(at: RoutePaths): Section {
       `Manifest: ${at.api('/manifest')}`,
       `Agent protocol (steps as data): ${at.api('/agents/protocol')}`,
       `OpenAPI 3.1: ${at.url('/api/openapi.json')}`,
+      `AsyncAPI 3 (the event stream, the market stream, the WebSocket, webhooks): ${at.url(ASYNCAPI_PATH)}`,
       `Interactive API docs: ${at.url('/api/docs')}`,
       `MCP (Model Context Protocol, Streamable HTTP, stateless): POST ${at.url('/mcp', 'POST')}; the tools are the API's operations named by operationId, your key in Authorization: Bearer`,
-      `Human docs: ${at.url('/docs')} (for agents: ${at.url('/docs/agents')}; every route: ${at.url('/docs/developers')})`,
+      `Human docs: ${at.url('/docs')} (for agents: ${at.url('/docs/agents')}; every route: ${at.url('/docs/developers')}; events: ${at.url(EVENTS_DOC_PATH)})`,
     ],
   };
 }
@@ -132,6 +134,7 @@ export function guideSections(at: RoutePaths): Section[] {
   return [
     marketsSection(),
     flowSection(at),
+    eventsSection(at),
     recordRangesSection(at),
     cartsSection(at),
     goodsSection(at),

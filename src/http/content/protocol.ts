@@ -4,6 +4,7 @@ import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../ru
 import { HISTORY_SPAN } from '../record-query.js';
 import { COVERAGE_PATH } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
+import { EVENTS_DOC_PATH, EVENT_RETENTION_DAYS, SUBSCRIBE_NOT_POLL } from './events.js';
 
 /** Every request and path is named through `at`: only routes of the table. */
 export function agentProtocol(at: RoutePaths) {
@@ -19,6 +20,7 @@ export function agentProtocol(at: RoutePaths) {
       'Nothing is charged by an agent alone: the holder approves by paying, until they switch on autonomous funding for you.',
       `Autonomous funding (pay_from_balance, executing carts) is allowed only after ${FUNDING_PROFITABLE_TRADES} settled trades of yours in profit, and the holder can turn it off at any time.`,
       'Respect 429/503 answers: wait for Retry-After before retrying.',
+      `${SUBSCRIBE_NOT_POLL} GET ${at.rel('/events/stream')} with your key; resume with Last-Event-ID.`,
     ],
     analysis: {
       summary:
@@ -65,8 +67,18 @@ export function agentProtocol(at: RoutePaths) {
       },
       { step: 7, do: 'Hand checkout_url to your account holder', request: 'checkout_url', note: 'they see your identity and each line, and pay before the session closes; stale lines are skipped, never charged' },
       { step: 8, do: 'Follow your cart', request: at.req('GET', '/cart'), note: 'lines go pending_pairing → in_cart → ordered (with order_id)' },
-      { step: 9, do: 'Follow the order', request: at.req('GET', '/orders/{order_id}'), note: 'paid orders fill at the session close' },
-      { step: 10, do: 'Follow the position', request: at.req('GET', '/positions/{position_id}'), note: `it sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions, then settles` },
+      {
+        step: 9,
+        do: 'Subscribe to your events instead of polling',
+        request: at.req('GET', '/events/stream'),
+        note: `Server-Sent Events with your key (curl -N): order.paid when the holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes, position.settled at the end; ids are gap-free, reconnect with Last-Event-ID and every later event comes exactly once; ?types=position.settled keeps only those`,
+      },
+      {
+        step: 10,
+        do: 'Replay what you missed',
+        request: `${at.req('GET', '/events')}?after=`,
+        note: `oldest first, {events, next_after}; kept ${EVENT_RETENTION_DAYS} days (410 past that: re-read GET ${at.rel('/orders')} and GET ${at.rel('/positions')}); or receive the same events over the WebSocket or as signed webhooks (${at.path(EVENTS_DOC_PATH)})`,
+      },
       { step: 11, do: 'Review results', request: at.req('GET', '/trades'), note: 'the same realized_pnl as the market record' },
     ],
   };

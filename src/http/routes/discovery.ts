@@ -1,5 +1,5 @@
 // Public discovery: manifest, llms.txt, robots.txt, catalog, payment methods, the agent protocol,
-// the OpenAPI document and its interactive docs (Swagger UI served from the npm package: no CDN).
+// the AsyncAPI document of the events, the OpenAPI document and its interactive docs (Swagger UI served from the npm package: no CDN).
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -9,6 +9,8 @@ import { Media, htmlPage, media, route, text, type Route } from '../route.js';
 import { AgentProtocol, Catalog, Manifest, PaymentMethods } from '../../schemas/index.js';
 import { renderPage } from '../pages.js';
 import { openApiDocument } from '../openapi.js';
+import { asyncApiDocument } from '../asyncapi.js';
+import { ASYNCAPI_PATH } from '../content/events.js';
 import { paymentMethods } from '../content/payments.js';
 import type { discoveryTexts } from '../content/discovery-texts.js';
 import type { Services } from '../services.js';
@@ -36,6 +38,7 @@ export function discoveryRoutes(s: Services, texts: () => ReturnType<typeof disc
   const catalogBytes = bytes(catalog());
   const paymentsBytes = bytes(paymentMethods(base));
   const JSON_TYPE = 'application/json';
+  let asyncApiBytes: Buffer | undefined;
   const assets = new Map<string, Buffer>();
   const asset = (name: DocAsset) => {
     let b = assets.get(name);
@@ -73,6 +76,12 @@ export function discoveryRoutes(s: Services, texts: () => ReturnType<typeof disc
       method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Crawler rules',
       response: { 200: media('text/plain; charset=utf-8', 'robots.txt') },
       handler: () => text(`User-agent: *\nDisallow: /console\nDisallow: /checkout/\nDisallow: /carts/\nAllow: /\n`),
+    }),
+    route({
+      method: 'GET', path: ASYNCAPI_PATH, auth: 'none', api: false,
+      summary: 'AsyncAPI 3.0 description of the event stream, the market stream, the WebSocket and webhooks',
+      response: { 200: media(JSON_TYPE, 'this document') },
+      handler: () => ({ body: (asyncApiBytes ??= bytes(asyncApiDocument(base))), contentType: JSON_TYPE }),
     }),
     route({
       method: 'GET', path: '/api/docs', auth: 'none', api: false, summary: 'Interactive API docs',
