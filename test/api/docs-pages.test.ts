@@ -12,6 +12,8 @@ import { launchChromium } from '../helpers/browser.js';
 import { RECORD_RANGES, COVERAGE_PATH } from '../../src/http/content/record-ranges.js';
 import { DOC_PAGES } from '../../src/http/content/docs.js';
 import { TEST_CARDS } from '../../src/payments/cards.js';
+import { EVENT_TYPES } from '../../src/schemas/index.js';
+import { EVENT_WHEN } from '../../src/http/content/events.js';
 
 // A still clock: no session closes while the examples run, so a deal key read stays valid.
 const T0 = Date.now();
@@ -97,9 +99,9 @@ t.test('every curl example runs against the service as written', async (t) => {
     return svc.get(u.pathname + u.search, init);
   };
   let count = 0;
-  for (const slug of ['agents', 'developers']) {
+  for (const slug of ['agents', 'developers', 'events']) {
     const blocks = examplesOf((await html(`/docs/${slug}`)).text);
-    t.ok(blocks.length >= 4, `/docs/${slug} has examples`);
+    t.ok(blocks.length >= (slug === 'events' ? 2 : 4), `/docs/${slug} has examples`);
     const env: Record<string, string> = { KEY: agent.key };
     t.match(blocks[0], `B=${base}/api/v1`, 'the first example sets the API base of this service');
     for (const block of blocks) {
@@ -121,6 +123,61 @@ t.test('the agents walk-through covers register, menu, order, purchase link and 
   for (const s of ['/agents/token', '/agents/register', '/markets/h2/deals', '/orders', 'purchase_url', '"$URL"', '/cart/items', '"$B/cart"', '"$B/carts"', '/checkout']) {
     t.ok(text.includes(s), `walks through ${s}`);
   }
+});
+
+t.test('/docs/agents follows the order on the event stream: its events, a resume after an id, the replay', async (t) => {
+  const fetcher = (url: string, init: RequestInit) => {
+    const u = new URL(url.replace(base, svc.url));
+    return svc.get(u.pathname + u.search, init);
+  };
+  const blocks = examplesOf((await html('/docs/agents')).text);
+  const env: Record<string, string> = {};
+  const ran = [];
+  for (const block of blocks) {
+    for (const { command, expected } of commandsOf(block.replaceAll(base, svc.url))) ran.push(await run(command, expected, env, fetcher));
+  }
+  const streamed = ran.filter((r) => /curl -s -N "\$B\/events\/stream[?"]/.test(r.command));
+  t.equal(streamed.length, 3, 'the walk-through streams three ways');
+  // Again after another order (event 2).
+  const again = await send(svc, 'POST', '/api/v1/orders', { market: 'h2', offer_key: env.DEAL, qty: 1 }, { authorization: `Bearer ${env.KEY}` });
+  t.equal(again.status, 201, 'another order');
+  const streams = await Promise.all(streamed.map((r) => run(r.command, null, env, fetcher)));
+  const [all, settled, resumed] = streams;
+  t.equal(all.status, 200);
+  t.match(all.body, /^retry: \d+/, 'an event stream');
+  const first = /^id: 1\nevent: order\.created\ndata: (.*)$/m.exec(all.body);
+  t.ok(first, 'the order just placed is its first event');
+  t.match(JSON.parse(first?.[1] ?? '{}'), { id: 1, type: 'order.created', data: { status: 'awaiting_payment' } }, 'data: the event JSON');
+  t.notMatch(settled.body, /event:/, 'nothing settled yet: the types filter holds the stream quiet');
+  t.notMatch(resumed.body, /^id: 1$/m, 'Last-Event-ID 1: not the first event again');
+  t.match(resumed.body, /^id: 2$/m, 'Last-Event-ID 1: the events after it');
+  const replay = ran.find((r) => r.command.includes('"$B/events?after=0'))!;
+  t.equal(JSON.parse(replay.body).events[0].type, 'order.created', 'the replay starts at the first event');
+  const page = decode((await html('/docs/agents')).text);
+  t.notMatch(page, /follow it with <code>GET \/api\/v1\/orders\/\{order_id\}/, 'no advice to poll the order');
+  t.match(page, 'href="/docs/events"', '/docs/agents links the events page');
+});
+
+t.test('/docs/events: every type from the schemas, ids, resume, retention, the streams, the WebSocket and webhooks', async (t) => {
+  const raw = (await html('/docs/events')).text;
+  const page = decode(raw);
+  const text = decode(raw.replace(/<[^>]+>/g, ''));
+  for (const type of EVENT_TYPES) {
+    const row = new RegExp(`<tr id="type-${type.replace('.', '\\.')}"><td><code>${type.replace('.', '\\.')}</code></td><td>([^<]+)</td><td>([^<]+)</td></tr>`).exec(page);
+    t.ok(row, `${type} has its row`);
+    t.equal(row?.[1], EVENT_WHEN[type], `${type}: when`);
+  }
+  t.match(page, `The ${EVENT_TYPES.length} event types`);
+  t.match(page, /order as GET \/orders\/\{order_id\} serves it/, 'an order event\'s data is the order as GET serves it');
+  t.match(page, /\{cart_id, holder \{connected, since\}\}/, 'small objects list their fields');
+  for (const s of ['gap-free', 'Last-Event-ID', '?after=', 'kept 7 days', '410', `GET ${base}/api/v1/events/stream`, `GET ${base}/api/v1/markets/{market_id}/stream`,
+    'session.closed', `${base.replace(/^http/, 'ws')}/api/v1/ws`, '"op":"subscribe"', '"channel":"account"', '"channel":"market:m15"',
+    'webhook-id: evt_', 'webhook-timestamp', 'webhook-signature: v1,', 'standardwebhooks', 'hook.verify(rawBody, headers)', '24 hours', 'deduplicate by webhook-id', 'SVC_WEBHOOK_ALLOW_PRIVATE=1']) {
+    t.ok(text.includes(s), `explains ${s}`);
+  }
+  t.match(raw, 'href="/api/asyncapi.json"', 'links the AsyncAPI document');
+  t.match((await html('/docs')).text, 'href="/docs/events"', '/docs links it');
+  t.match((await html('/docs')).text, 'href="/api/asyncapi.json"', '/docs names the AsyncAPI document');
 });
 
 t.test('/docs/developers lists every OpenAPI operation with its query defaults, and the record caps', async (t) => {

@@ -1,6 +1,8 @@
 // Runs the docs pages' shell examples as written: the small part of sh they use (assignments,
-// $(...) capture, $VAR, $((VAR-N)), quoting, line continuations), curl's flags (-s -i -X -H -d -o
-// -w) as a fetch, and jq's field paths (.a.b[0].c) for captures. A comment line above a command
+// $(...) capture, $VAR, $((VAR-N)), quoting, line continuations), curl's flags (-s -i -N -X -H -d -o
+// -w) as a fetch, and jq's field paths (.a.b[0].c) for captures. A stream (-N) is read until it has
+// been quiet for STREAM_QUIET_MS (at most STREAM_MAX_MS), as a reader who watches it a moment and
+// then presses Ctrl-C; what it printed is the body. A comment line above a command
 // that starts with a status ("# 403: ...") is the answer the docs promise; otherwise a 2xx.
 
 export type Ran = { command: string; status: number; expected: number | null; body: string };
@@ -104,15 +106,42 @@ export function jqPath(value: unknown, filter: string): unknown {
 
 type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
+const STREAM_QUIET_MS = 400;
+const STREAM_MAX_MS = 5000;
+
+/** What a stream sends until it is quiet for a moment (or the cap), then the connection is dropped. */
+async function watch(res: Response, abort: () => void): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  const until = Date.now() + STREAM_MAX_MS;
+  let out = '';
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const quiet = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), Math.min(STREAM_QUIET_MS, Math.max(0, until - Date.now())))));
+      const r = await Promise.race([reader.read(), quiet]);
+      clearTimeout(timer);
+      if (r === null || r.done) break;
+      out += decoder.decode(r.value, { stream: true });
+    }
+  } finally {
+    abort();
+    await reader.cancel().catch(() => {});
+  }
+  return out;
+}
+
 async function curl(args: string[], fetcher: Fetch): Promise<{ status: number; body: string }> {
   if (args[0] !== 'curl') throw new Error(`not a curl command: ${args.join(' ')}`);
   let method: string | undefined;
   let data: string | undefined;
   let url: string | undefined;
   const headers: Record<string, string> = {};
+  let stream = false;
   for (let i = 1; i < args.length; i++) {
     const a = args[i];
-    if (a === '-s' || a === '-i') continue;
+    if (/^-[siN]+$/.test(a)) stream ||= a.includes('N');
     else if (a.startsWith('-X')) method = a.length > 2 ? a.slice(2) : args[++i];
     else if (a === '-H') {
       const h = args[++i];
@@ -125,8 +154,9 @@ async function curl(args: string[], fetcher: Fetch): Promise<{ status: number; b
   }
   if (!url) throw new Error(`no URL in ${args.join(' ')}`);
   if (data !== undefined) headers['content-type'] ??= 'application/x-www-form-urlencoded'; // as curl does
-  const res = await fetcher(url, { method: method ?? (data !== undefined ? 'POST' : 'GET'), headers, body: data, redirect: 'manual' });
-  return { status: res.status, body: await res.text() };
+  const ctl = new AbortController();
+  const res = await fetcher(url, { method: method ?? (data !== undefined ? 'POST' : 'GET'), headers, body: data, redirect: 'manual', signal: ctl.signal });
+  return { status: res.status, body: stream ? await watch(res, () => ctl.abort()) : await res.text() };
 }
 
 /** Runs one command: an assignment (plain or captured from curl | jq) or a curl (| jq to display). */

@@ -6,7 +6,7 @@ import type { Services } from '../services.js';
 import { llmsTxt, manifest } from './manifest.js';
 import { agentProtocol } from './protocol.js';
 import { RoutePaths } from './route-paths.js';
-import { agentExamples, developerExamples } from './examples.js';
+import { agentExamples, developerExamples, eventExamples } from './examples.js';
 
 /** The texts that name routes, built over the finished route table (`routes`). */
 export function discoveryTexts(s: Services, routes: readonly Route[]) {
@@ -14,6 +14,6 @@ export function discoveryTexts(s: Services, routes: readonly Route[]) {
   const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
   return {
     at, manifest: bytes(manifest(at, s.schema, s.config.timeScale)), protocol: bytes(agentProtocol(at)), llms: llmsTxt(at),
-    examples: { agents: agentExamples(at), developers: developerExamples(at) },
+    examples: { agents: agentExamples(at), developers: developerExamples(at), events: eventExamples(at) },
   };
 }

@@ -9,12 +9,13 @@ export type DocPage = { slug: string; title: string; summary: string };
 export const DOC_PAGES: DocPage[] = [
   { slug: 'agents', title: 'For agents: from registration to a cart', summary: 'Register a key, read the menu, order, hand the purchase link to your holder, work with carts: every step as a curl command you can run.' },
   { slug: 'developers', title: 'For developers: the API', summary: 'Every route grouped by tag with its parameters and defaults, authentication, errors, record ranges and their caps, and safe retries.' },
+  { slug: 'events', title: 'Events: subscribe, don\'t poll', summary: 'Every event type and its data, gap-free ids, resuming with Last-Event-ID, retention, the event stream, the market stream, the WebSocket and signed webhooks.' },
   { slug: 'protocol', title: 'The agent protocol', summary: 'The working protocol agents follow, step by step with each request and body (also served as data).' },
   { slug: 'competitions', title: 'Competition rules', summary: 'Free-entry paper trading on simulated balances, one competition per market at all times.' },
 ];
 
 /** Slugs this module's route renders (competitions has its own). */
-export const RENDERED_SLUGS = ['agents', 'developers', 'protocol'] as const;
+export const RENDERED_SLUGS = ['agents', 'developers', 'events', 'protocol'] as const;
 export type RenderedSlug = (typeof RENDERED_SLUGS)[number];
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -4,6 +4,7 @@
 import { HISTORY_SPAN } from '../record-query.js';
 import { COVERAGE_PATH } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
+import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 
 /** One command and what it does; `status` is the answer it gets when not a 2xx. */
 export type Step = { say: string; sh: string; status?: number };
@@ -79,8 +80,14 @@ export function agentExamples(at: RoutePaths): Example[] {
       ],
     },
     {
+      id: 'walk-events',
+      title: '4. Follow the order: subscribe, don\'t poll',
+      intro: `Hold one event stream open instead of polling the order: it tells you order.paid when your holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes and position.settled at the end. Each event's id: line is its id, gap-free; after a dropped connection, reconnect with Last-Event-ID and nothing is missed or repeated.`,
+      steps: followSteps(at),
+    },
+    {
       id: 'walk-carts',
-      title: '4. Propose deals in a cart',
+      title: '5. Propose deals in a cart',
       intro: 'A cart gathers several proposals with your reasons; the holder pays them together on the cart\'s checkout_url.',
       steps: [
         { say: 'propose the deal with your rationale (201)', sh: post('/cart/items', { market: 'h2', offer_key: '$DEAL', qty: 1, note: 'cheap for its family' }) },
@@ -88,6 +95,43 @@ export function agentExamples(at: RoutePaths): Example[] {
         { say: 'another cart of your own (201)', sh: `CART=$(${post('/carts', { name: 'Second thoughts' })} | jq -r .id)` },
         { say: 'every cart you can see, with what you may do in each', sh: `curl -s "${$('/carts')}" ${AUTH} | jq '.carts[] | {id, name, mine, permissions}'` },
         { say: 'paying a cart yourself needs autonomous funding, which your holder switches on', status: 403, sh: post('/carts/$CART/checkout', {}) },
+      ],
+    },
+  ];
+}
+
+/** Following the account's events: the stream, waiting for a settlement, resuming, the replay. */
+function followSteps(at: RoutePaths): Step[] {
+  const $ = (path: string) => at$(at, path);
+  return [
+    { say: 'your events, then each as it happens (Ctrl-C to stop): order.created is there already', sh: `curl -s -N "${$('/events/stream')}" ${AUTH}` },
+    { say: 'or wait for the settlement alone: the command ends at the first position.settled', sh: `curl -s -N "${$('/events/stream')}?types=position.settled" ${AUTH} | grep -m1 '^data:'` },
+    { say: 'after a dropped connection: every event after the last id you saw, exactly once', sh: `curl -s -N "${$('/events/stream')}" ${AUTH} -H 'last-event-id: 1'` },
+    { say: 'or page through what you missed (REST replay; next_after is the after of the next page)', sh: `curl -s "${$('/events')}?after=0&limit=100" ${AUTH} | jq '.events[] | {id, type}'` },
+  ];
+}
+
+/** /docs/events: the account's stream, its replay and a market's stream, as runnable commands. */
+export function eventExamples(at: RoutePaths): Example[] {
+  const $ = (path: string) => at$(at, path);
+  return [
+    {
+      id: 'stream-example',
+      title: 'Your account\'s stream',
+      steps: [
+        base(at),
+        { say: 'a key you registered (see /docs/agents)', sh: `KEY=${KEY_PLACEHOLDER}` },
+        ...followSteps(at),
+        { say: 'only some types', sh: `curl -s "${$('/events')}?after=0&types=order.created,order.paid" ${AUTH} | jq '{next_after, types: [.events[].type]}'` },
+        { say: 'an unknown type', status: 422, sh: `curl -s "${$('/events')}?types=order.shipped" ${AUTH}` },
+      ],
+    },
+    {
+      id: 'market-example',
+      title: 'A market\'s session closes',
+      steps: [
+        base(at),
+        { say: 'each close of m15 as it happens (no key; Ctrl-C to stop)', sh: `curl -s -N "${$('/markets/m15/stream')}"` },
       ],
     },
   ];

@@ -18,6 +18,12 @@ import { idempotentOperations, referenceByTag, statusesDeclared, type OpenApiDoc
 import { DOC_PAGES, RENDERED_SLUGS, richText, sectionView, type RenderedSlug } from '../content/docs.js';
 import { privacy, terms, type LegalDoc } from '../content/legal.js';
 import { clientUsage } from '../content/client-usage.js';
+import {
+  ASYNCAPI_PATH, EVENT_RETENTION_DAYS, SUBSCRIBE_NOT_POLL, VERIFY_SNIPPET, WEBHOOK_RETRY_HOURS, eventTypeRows, webhookRoutes, wsAddress,
+} from '../content/events.js';
+import { KEY_PLACEHOLDER } from '../content/examples.js';
+import { KEEPALIVE_MS } from '../event-hub.js';
+import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100, description: 'the page' }) });
 
@@ -67,6 +73,7 @@ export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnT
         tags: referenceByTag(doc),
         usage: clientUsage(base),
       },
+      events: eventsView(at, rich, Object.fromEntries(examples.events.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]))),
       protocol: {
         title: 'The agent protocol',
         description: 'The working protocol of an agent, step by step.',
@@ -119,6 +126,51 @@ export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnT
       handler: ({ req }) => legal(req, privacy(base)),
     }),
   ];
+}
+
+const pretty = (v: unknown) => JSON.stringify(v);
+
+/** /docs/events: the table of types from the schemas, the transports, resuming, retention, webhooks. */
+function eventsView(at: ReturnType<typeof discoveryTexts>['at'], rich: (t: string) => string, ex: Record<string, unknown>) {
+  const hooks = webhookRoutes(at);
+  const types = eventTypeRows(at);
+  const event = { id: 42, type: 'order.filled', created_at: 1764126000, data: { id: 7, status: 'filled', position_id: 3, '...': '...' } };
+  return {
+    title: 'Events',
+    description: 'Subscribe, don\'t poll: every event type, resuming without missing one, the stream, the WebSocket and signed webhooks.',
+    advice: SUBSCRIBE_NOT_POLL,
+    types,
+    type_count: types.length,
+    horizon: SETTLEMENT_HORIZON_SESSIONS,
+    retention_days: EVENT_RETENTION_DAYS,
+    keepalive_s: KEEPALIVE_MS / 1000,
+    retry_hours: WEBHOOK_RETRY_HOURS,
+    asyncapi: at.path(ASYNCAPI_PATH),
+    stream: rich(at.req('GET', '/events/stream')),
+    replay: rich(at.req('GET', '/events')),
+    market: rich(at.req('GET', '/markets/{market_id}/stream')),
+    orders: rich(at.req('GET', '/orders')),
+    positions: rich(at.req('GET', '/positions')),
+    ex,
+    ws: {
+      address: wsAddress(at),
+      auth: pretty({ op: 'auth', key: KEY_PLACEHOLDER }),
+      subscribe: pretty({ op: 'subscribe', channels: ['account', 'market:m15'], after: 41 }),
+      account: pretty({ channel: 'account', event }),
+      market: pretty({ channel: 'market:m15', event: { type: 'session.closed', market: 'm15', tick: 1960140, next_tick: 1960141, tick_closes_at: 1764127800 } }),
+    },
+    hooks: hooks && { register: rich(hooks.register), list: rich(hooks.list), remove: rich(hooks.remove), deliveries: rich(hooks.deliveries) },
+    delivery: [
+      'POST https://receiver.example.org/hooks/market HTTP/1.1',
+      'content-type: application/json',
+      'webhook-id: evt_12_42',
+      'webhook-timestamp: 1764126000',
+      'webhook-signature: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+      '',
+      pretty(event),
+    ].join('\n'),
+    verify: VERIFY_SNIPPET,
+  };
 }
 
 /** The docs' own navigation, the current page marked. */
