@@ -130,7 +130,9 @@ async function probe(method: string | undefined, path: string): Promise<{ method
       headers: get ? auth : { ...auth, 'content-type': 'application/json' },
       body: get ? undefined : '[]',
     });
-    await res.arrayBuffer();
+    // A stream (Server-Sent Events) answers its head and stays open: its status is the answer.
+    if (res.headers.get('content-type')?.startsWith('text/event-stream')) await res.body?.cancel();
+    else await res.arrayBuffer();
     if (res.status !== 405 || method) return { method: m, status: res.status };
   }
   return { method: 'ANY', status: 405 };
@@ -142,7 +144,7 @@ t.test('every path the discovery texts name answers, its params filled with real
     ['llms.txt', await (await svc.get('/llms.txt')).text()],
     ['protocol', JSON.stringify((await svc.getJson('/api/v1/agents/protocol')).body)],
   ];
-  for (const page of ['/docs', '/docs/agents', '/docs/developers', '/docs/protocol', '/docs/competitions']) {
+  for (const page of ['/docs', '/docs/agents', '/docs/developers', '/docs/events', '/docs/protocol', '/docs/competitions']) {
     const res = await svc.get(page);
     t.equal(res.status, 200, `${page} answers`);
     texts.push([page, unescapeHtml(await res.text())]);
@@ -153,7 +155,8 @@ t.test('every path the discovery texts name answers, its params filled with real
   }
   // The mentions the issue found wrong are among those checked.
   const paths = [...seen.values()].map((m) => m.path);
-  for (const p of ['/api/v1/markets/{market_id}/families/{cluster}/signals', '/api/v1/markets/{market_id}/projection', '/api/v1/markets/{market_id}/families', '/api/v1/cart']) {
+  for (const p of ['/api/v1/markets/{market_id}/families/{cluster}/signals', '/api/v1/markets/{market_id}/projection', '/api/v1/markets/{market_id}/families', '/api/v1/cart',
+    '/api/v1/events', '/api/v1/events/stream', '/api/v1/markets/{market_id}/stream', '/api/asyncapi.json', '/docs/events']) {
     t.ok(paths.includes(p), `${p} is named`);
   }
   t.ok(seen.size > 40, `${seen.size} mentions`);

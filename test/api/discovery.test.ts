@@ -2,13 +2,15 @@
 import t from 'tap';
 import { startTestService } from '../helpers/service.js';
 import { migrationsList } from '../../orm/migrations/index.js';
+import { asyncApiDocument } from '../../src/http/asyncapi.js';
+import { EVENT_TYPES } from '../../src/schemas/index.js';
 
 const svc = await startTestService(t);
 
 t.test('manifest carries every top-level key of SPEC.md with its contents', async (t) => {
   const { status, body } = await svc.getJson('/api/v1/manifest');
   t.equal(status, 200);
-  const keys = ['name', 'domain', 'base_url', 'official_site', 'api_base', 'openapi', 'agents', 'docs', 'auth', 'markets', 'engine', 'layers', 'history', 'carts', 'flow', 'payments', 'competitions', 'legal', 'notice', 'schema'];
+  const keys = ['name', 'domain', 'base_url', 'official_site', 'api_base', 'openapi', 'asyncapi', 'agents', 'docs', 'auth', 'markets', 'engine', 'layers', 'history', 'events', 'carts', 'flow', 'payments', 'competitions', 'legal', 'notice', 'schema'];
   for (const k of keys) t.ok(k in body, `has ${k}`);
   t.equal(body.api_base, `${svc.config.baseUrl}/api/v1`);
   t.equal(body.openapi, `${svc.config.baseUrl}/api/openapi.json`);
@@ -70,6 +72,59 @@ t.test('the carts are in the OpenAPI document and the protocol steps', async (t)
   t.ok(steps.some((s: any) => s.request.endsWith('/api/v1/cart/items') && s.body.note), 'a step proposes a cart line with a note');
   t.ok(steps.some((s: any) => s.request === 'checkout_url'), 'a step hands checkout_url to the holder');
   t.same(steps.map((s: any) => s.step), steps.map((_: unknown, i: number) => i + 1), 'steps are numbered in order');
+});
+
+t.test('subscribe, don\'t poll: the manifest, /llms.txt and the protocol name the event routes', async (t) => {
+  const base = svc.config.baseUrl;
+  const api = `${base}/api/v1`;
+  const m = (await svc.getJson('/api/v1/manifest')).body;
+  t.match(m.events, {
+    advice: /Subscribe, don't poll/,
+    stream: `${api}/events/stream`,
+    replay: `${api}/events`,
+    market_stream: `${api}/markets/{market_id}/stream`,
+    websocket: `${base.replace(/^http/, 'ws')}/api/v1/ws`,
+    resume: /Last-Event-ID/,
+    retention_days: 7,
+    asyncapi: `${base}/api/asyncapi.json`,
+    docs: `${base}/docs/events`,
+  });
+  t.same(m.events.types, EVENT_TYPES, 'every event type');
+  t.equal(m.asyncapi, `${base}/api/asyncapi.json`);
+  t.equal(m.docs.events, `${base}/docs/events`);
+  t.ok(m.flow.some((s: string) => s.includes('/events/stream')), 'the flow subscribes');
+
+  const llms = await (await svc.get('/llms.txt')).text();
+  const events = /^## Events: subscribe, don't poll\n([\s\S]*?)\n## /m.exec(llms)?.[1] ?? '';
+  t.ok(events, '/llms.txt has an events section');
+  for (const s of [`curl -N -H "authorization: Bearer $KEY" ${api}/events/stream`, 'Last-Event-ID', 'position.settled', `GET ${api}/events?after=`, 'kept 7 days', '410',
+    `GET ${api}/markets/{market_id}/stream`, '/api/v1/ws', 'webhooks', 'webhook-id', `${base}/docs/events`, `${base}/api/asyncapi.json`]) {
+    t.ok(events.includes(s), `events: ${s}`);
+  }
+  t.ok(llms.indexOf('## Events') < llms.indexOf('## Record ranges'), 'right after the flow');
+  t.notMatch(llms, /poll(ing)? (GET )?\S*orders\/\{order_id\}/, 'no advice to poll an order');
+
+  const proto = (await svc.getJson('/api/v1/agents/protocol')).body;
+  const subscribe = proto.steps.find((s: any) => s.request === `GET ${api}/events/stream`);
+  t.ok(subscribe, 'a step subscribes to the stream');
+  t.match(subscribe.note, /Last-Event-ID/);
+  t.ok(proto.steps.some((s: any) => s.request.startsWith(`GET ${api}/events?after=`)), 'a step replays what was missed');
+  t.notOk(proto.steps.some((s: any) => /\/orders\/\{order_id\}$|\/positions\/\{position_id\}$/.test(s.request)), 'no step polls an order or a position');
+  t.ok(proto.rules.some((r: string) => r.startsWith('Subscribe, don\'t poll')), 'a rule says so');
+});
+
+t.test('GET /api/asyncapi.json: the AsyncAPI 3.0 document of this service', async (t) => {
+  const res = await svc.get('/api/asyncapi.json');
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^application\/json/);
+  const doc = await res.json();
+  t.same(doc, JSON.parse(JSON.stringify(asyncApiDocument(svc.config.baseUrl))), 'the document of the built schemas');
+  t.equal(doc.asyncapi, '3.0.0');
+  t.equal(doc.servers.api.host, new URL(svc.config.baseUrl).host, 'on this service\'s host');
+  t.same(Object.keys(doc.channels.accountEvents.messages), EVENT_TYPES, 'a message per event type');
+  const openapi = (await svc.getJson('/api/openapi.json')).body;
+  t.notOk('/api/asyncapi.json' in openapi.paths, 'a document, not an API route');
+  for (const p of ['/api/v1/events', '/api/v1/events/stream', '/api/v1/markets/{market_id}/stream']) t.ok(openapi.paths[p]?.get, `the OpenAPI has ${p}`);
 });
 
 t.test('catalog, payment methods and the agent protocol', async (t) => {
