@@ -1,8 +1,8 @@
 // Runs the docs pages' shell examples as written: the small part of sh they use (assignments,
 // $(...) capture, $VAR, $((VAR-N)), quoting, line continuations), curl's flags (-s -i -N -X -H -d -o
-// -w) as a fetch, and jq's field paths (.a.b[0].c) for captures. A stream (-N) is read until it has
-// been quiet for STREAM_QUIET_MS (at most STREAM_MAX_MS), as a reader who watches it a moment and
-// then presses Ctrl-C; what it printed is the body. A comment line above a command
+// -w) as a fetch, and jq's field paths (.a.b[0].c) for captures. A stream (-N) is read until the
+// caller's `until` says it has shown enough (by default its first chunk), then dropped as Ctrl-C
+// would; what it printed is the body. A comment line above a command
 // that starts with a status ("# 403: ...") is the answer the docs promise; otherwise a 2xx.
 
 export type Ran = { command: string; status: number; expected: number | null; body: string };
@@ -106,24 +106,22 @@ export function jqPath(value: unknown, filter: string): unknown {
 
 type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
-const STREAM_QUIET_MS = 400;
-const STREAM_MAX_MS = 5000;
+/** When a stream (-N) has shown what a reader wanted: by default its first chunk (the answer's head is in). */
+export type Until = (body: string) => boolean;
+const FIRST_CHUNK: Until = () => true;
 
-/** What a stream sends until it is quiet for a moment (or the cap), then the connection is dropped. */
-async function watch(res: Response, abort: () => void): Promise<string> {
+/** What a stream sends until `until` says it is enough (or it ends); then the connection is dropped, as Ctrl-C does. */
+async function watch(res: Response, until: Until, abort: () => void): Promise<string> {
   if (!res.body) return '';
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
-  const until = Date.now() + STREAM_MAX_MS;
   let out = '';
   try {
     for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const quiet = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), Math.min(STREAM_QUIET_MS, Math.max(0, until - Date.now())))));
-      const r = await Promise.race([reader.read(), quiet]);
-      clearTimeout(timer);
-      if (r === null || r.done) break;
+      const r = await reader.read();
+      if (r.done) break;
       out += decoder.decode(r.value, { stream: true });
+      if (until(out)) break;
     }
   } finally {
     abort();
@@ -132,7 +130,7 @@ async function watch(res: Response, abort: () => void): Promise<string> {
   return out;
 }
 
-async function curl(args: string[], fetcher: Fetch): Promise<{ status: number; body: string }> {
+async function curl(args: string[], fetcher: Fetch, until: Until): Promise<{ status: number; body: string }> {
   if (args[0] !== 'curl') throw new Error(`not a curl command: ${args.join(' ')}`);
   let method: string | undefined;
   let data: string | undefined;
@@ -156,11 +154,11 @@ async function curl(args: string[], fetcher: Fetch): Promise<{ status: number; b
   if (data !== undefined) headers['content-type'] ??= 'application/x-www-form-urlencoded'; // as curl does
   const ctl = new AbortController();
   const res = await fetcher(url, { method: method ?? (data !== undefined ? 'POST' : 'GET'), headers, body: data, redirect: 'manual', signal: ctl.signal });
-  return { status: res.status, body: stream ? await watch(res, () => ctl.abort()) : await res.text() };
+  return { status: res.status, body: stream ? await watch(res, until, () => ctl.abort()) : await res.text() };
 }
 
 /** Runs one command: an assignment (plain or captured from curl | jq) or a curl (| jq to display). */
-export async function run(command: string, expected: number | null, env: Env, fetcher: Fetch): Promise<Ran> {
+export async function run(command: string, expected: number | null, env: Env, fetcher: Fetch, until: Until = FIRST_CHUNK): Promise<Ran> {
   const assign = /^([A-Za-z_]\w*)=(.*)$/.exec(command);
   if (assign && !assign[2].startsWith('$(')) {
     // A placeholder such as <your 80-character key> keeps what the runner put in (a registered key).
@@ -169,7 +167,7 @@ export async function run(command: string, expected: number | null, env: Env, fe
   }
   const inner = assign ? assign[2].slice(2, -1) : command;
   const [curlPart, ...pipes] = splitTop(inner, '|');
-  const r = await curl(words(curlPart, env), fetcher);
+  const r = await curl(words(curlPart, env), fetcher, until);
   if (assign) {
     const jq = words(pipes[0] ?? '', env);
     if (jq[0] !== 'jq') throw new Error(`a capture must pipe into jq: ${command}`);
