@@ -39,7 +39,8 @@ type Props = { properties?: Record<string, TSchema & Props>; description?: strin
 
 /** `cart_id, holder {connected, since}`: the fields of a small object. */
 function fieldList(s: Props): string {
-  return Object.entries(s.properties ?? {}).map(([k, v]) => (v.properties && Object.keys(v.properties).length <= 4 ? `${k} {${fieldList(v)}}` : k)).join(', ');
+  const small = (v: Props) => v.properties && Object.keys(v.properties).length > 0 && Object.keys(v.properties).length <= 4;
+  return Object.entries(s.properties ?? {}).map(([k, v]) => (small(v) ? `${k} {${fieldList(v)}}` : k)).join(', ');
 }
 
 /** What an event's `data` is, from its schema: the GET that serves the object, or the small object's fields. */
