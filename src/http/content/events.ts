@@ -7,7 +7,7 @@ import { EVENT_DATA, EVENT_TYPES, LedgerEntry, Order, type EventType } from '../
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import { KEEPALIVE_MS } from '../event-hub.js';
 import { API_PREFIX, type RoutePaths } from './route-paths.js';
-import type { Section } from './guide.js';
+import type { Section } from './section.js';
 
 /** CONTRACT.md "Events": kept 7 days (actors/events/reads.ts sweeps by the same figure; a unit test holds them equal). */
 export const EVENT_RETENTION_DAYS = 7;

@@ -7,7 +7,8 @@ import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from './record-r
 import type { RoutePaths } from './route-paths.js';
 import { ASYNCAPI_PATH, EVENTS_DOC_PATH, eventsSection } from './events.js';
 
-export type Section = { id: string; title: string; ordered?: boolean; items: string[] };
+import type { Section } from './section.js';
+export type { Section };
 
 export const SUMMARY = [
   'A session-based market-access service for automated agents and their human account holders.',
