@@ -3,7 +3,8 @@
 // webhook-id and refuses a tampered body; the retention it quotes is the one the log is swept by.
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
-import { EVENT_RETENTION_DAYS, VERIFY_SNIPPET } from '../../src/http/content/events.js';
+import { EVENT_RETENTION_DAYS, VERIFY_SNIPPET, eventsSection, manifestEvents, webhookRoutes } from '../../src/http/content/events.js';
+import { RoutePaths } from '../../src/http/content/route-paths.js';
 import { EVENT_RETENTION_DAYS as SWEPT_AFTER_DAYS } from '../../actors/events/reads.js';
 
 t.test('the verification snippet verifies, deduplicates by webhook-id and refuses a forgery', async (t) => {
@@ -28,4 +29,23 @@ t.test('the verification snippet verifies, deduplicates by webhook-id and refuse
 
 t.test('the retention the docs quote is the one the log keeps', async (t) => {
   t.equal(EVENT_RETENTION_DAYS, SWEPT_AFTER_DAYS);
+});
+
+t.test('webhooks are named through the route table once it serves them, and only then', async (t) => {
+  const routes = ['/api/v1/events', '/api/v1/events/stream', '/api/v1/orders', '/api/v1/positions', '/api/v1/markets/{market_id}/stream', '/docs/{slug}', '/api/asyncapi.json']
+    .map((path) => ({ method: 'GET', path }));
+  const without = new RoutePaths('https://m.example.org', routes);
+  t.equal(webhookRoutes(without), null);
+  const plain = eventsSection(without).items.join('\n');
+  t.notMatch(plain, /\/webhooks/, 'no webhook path named while no route serves one');
+  t.match(plain, 'does not serve the webhook routes yet');
+  t.notOk('webhooks' in manifestEvents(without));
+
+  const withHooks = new RoutePaths('https://m.example.org', [...routes, { method: 'POST', path: '/api/v1/webhooks' }, { method: 'GET', path: '/api/v1/webhooks' }]);
+  t.same(webhookRoutes(withHooks), { register: 'POST https://m.example.org/api/v1/webhooks', list: 'GET https://m.example.org/api/v1/webhooks' });
+  const named = eventsSection(withHooks).items.join('\n');
+  t.match(named, 'POST https://m.example.org/api/v1/webhooks {url, types?}');
+  t.notMatch(named, /\/webhooks\/\{/, 'a webhook\'s own routes (by id) are left to the API reference');
+  t.equal(manifestEvents(withHooks).webhooks, 'https://m.example.org/api/v1/webhooks');
+  t.equal(manifestEvents(withHooks).websocket, 'wss://m.example.org/api/v1/ws');
 });

@@ -62,16 +62,12 @@ export const wsAddress = (at: RoutePaths) => `${at.baseUrl.replace(/^http/, 'ws'
 
 /**
  * The webhook routes (CONTRACT.md "Events"), named through the route table once it serves them; a
- * service without them says so rather than naming paths it does not serve.
+ * service without them says so rather than naming paths it does not serve. Only the collection's
+ * routes are named (a webhook's own, by its id, are in the API reference).
  */
-export function webhookRoutes(at: RoutePaths): { register: string; list: string; remove: string; deliveries: string } | null {
+export function webhookRoutes(at: RoutePaths): { register: string; list: string } | null {
   if (!at.has(`${API_PREFIX}/webhooks`, 'POST')) return null;
-  return {
-    register: at.req('POST', '/webhooks'),
-    list: at.req('GET', '/webhooks'),
-    remove: at.req('DELETE', '/webhooks/{id}'),
-    deliveries: at.req('GET', '/webhooks/{id}/deliveries'),
-  };
+  return { register: at.req('POST', '/webhooks'), list: at.req('GET', '/webhooks') };
 }
 
 /** The one sentence every text opens its events with. */
@@ -92,7 +88,7 @@ export function eventsSection(at: RoutePaths): Section {
       `Every market's session closes, public: ${at.req('GET', '/markets/{market_id}/stream')} (Server-Sent Events session.closed {market, tick, next_tick, tick_closes_at}; id: the closed tick).`,
       `The same events over a WebSocket: ${wsAddress(at)} (the key in the upgrade's Authorization header, or a first message {"op": "auth", "key": "..."}; then {"op": "subscribe", "channels": ["account", "market:m15"], "after": N}; frames {"channel", "event"}).`,
       hooks
-        ? `Or receive them as webhooks: ${hooks.register} {url, types?} answers the signing secret (whsec_..., shown once); each delivery is a POST of the event signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), retried for ${WEBHOOK_RETRY_HOURS} hours; deduplicate by webhook-id. ${hooks.list}, ${hooks.deliveries}.`
+        ? `Or receive them as webhooks: ${hooks.register} {url, types?} answers the signing secret (whsec_..., shown once); each delivery is a POST of the event signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), retried for ${WEBHOOK_RETRY_HOURS} hours; deduplicate by webhook-id. ${hooks.list} lists yours; each one's deliveries are under its id.`
         : `Or receive them as webhooks: POSTs of each event to a URL of yours, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), retried for ${WEBHOOK_RETRY_HOURS} hours; deduplicate by webhook-id (this service does not serve the webhook routes yet).`,
       `The types: ${EVENT_TYPES.join(', ')}. Each explained: ${at.url(EVENTS_DOC_PATH)}; as an AsyncAPI 3 document: ${at.url(ASYNCAPI_PATH)}.`,
     ],

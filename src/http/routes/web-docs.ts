@@ -159,7 +159,7 @@ function eventsView(at: ReturnType<typeof discoveryTexts>['at'], rich: (t: strin
       account: pretty({ channel: 'account', event }),
       market: pretty({ channel: 'market:m15', event: { type: 'session.closed', market: 'm15', tick: 1960140, next_tick: 1960141, tick_closes_at: 1764127800 } }),
     },
-    hooks: hooks && { register: rich(hooks.register), list: rich(hooks.list), remove: rich(hooks.remove), deliveries: rich(hooks.deliveries) },
+    hooks: hooks && { register: rich(hooks.register), list: rich(hooks.list) },
     delivery: [
       'POST https://receiver.example.org/hooks/market HTTP/1.1',
       'content-type: application/json',
