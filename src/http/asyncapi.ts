@@ -54,14 +54,48 @@ const WS_SCHEMAS: Record<string, Json> = {
   },
   SubscribeCommand: {
     type: 'object',
-    description: 'subscribe to channels; `after` resumes the account channel after that event id (every later event exactly once)',
+    description: 'subscribe to channels; `after` resumes the account channel after that event id (every later event exactly once); `types` keeps only those types on it',
     required: ['op', 'channels'],
     properties: {
       op: { type: 'string', const: 'subscribe' },
       channels: { type: 'array', minItems: 1, items: { type: 'string', pattern: WS_CHANNEL_NAME }, description: '"account" and/or "market:<market_id>"' },
-      after: { type: 'integer', minimum: 0, description: 'the last account event id you have' },
+      after: { type: 'integer', minimum: 0, description: 'the last account event id you have (account channel only; default 0)' },
+      types: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, description: 'only these event types on the account channel' },
     },
     additionalProperties: false,
+  },
+  UnsubscribeCommand: {
+    type: 'object',
+    description: 'stop channels',
+    required: ['op', 'channels'],
+    properties: { op: { type: 'string', const: 'unsubscribe' }, channels: { type: 'array', minItems: 1, items: { type: 'string', pattern: WS_CHANNEL_NAME } } },
+    additionalProperties: false,
+  },
+  PingCommand: { type: 'object', required: ['op'], properties: { op: { type: 'string', const: 'ping' } }, additionalProperties: false, description: 'answered by pong' },
+  Authenticated: {
+    type: 'object',
+    description: 'the key is good: the connection is the agent\'s',
+    required: ['op', 'agent_id'],
+    properties: { op: { type: 'string', const: 'authenticated' }, agent_id: { type: 'integer' } },
+  },
+  Subscribed: {
+    type: 'object',
+    description: 'the channels are on; `after` (with the account channel) is where its events resume',
+    required: ['op', 'channels'],
+    properties: { op: { type: 'string', const: 'subscribed' }, channels: { type: 'array', items: { type: 'string' } }, after: { type: 'integer', minimum: 0 } },
+  },
+  Unsubscribed: {
+    type: 'object',
+    description: 'the channels are off',
+    required: ['op', 'channels'],
+    properties: { op: { type: 'string', const: 'unsubscribed' }, channels: { type: 'array', items: { type: 'string' } } },
+  },
+  Pong: { type: 'object', required: ['op'], properties: { op: { type: 'string', const: 'pong' } }, description: 'the answer to ping' },
+  WsError: {
+    type: 'object',
+    description: 'a subscribe or unsubscribe that cannot be honoured changed nothing (the connection stays; a 410 is followed by close 4410)',
+    required: ['op', 'status', 'detail'],
+    properties: { op: { type: 'string', const: 'error' }, status: { type: 'integer', enum: [409, 410, 422] }, detail: { type: 'string' } },
   },
   AccountFrame: {
     type: 'object',
@@ -94,6 +128,48 @@ const WS_SCHEMAS: Record<string, Json> = {
     },
   },
 };
+
+/** The WebSocket's own messages (op), each with its payload schema and what it is; `auth` to `ping` are the client's. */
+const WS_MESSAGES: Record<string, [schema: string, summary: string]> = {
+  auth: ['AuthCommand', 'client: authenticate the connection'],
+  subscribe: ['SubscribeCommand', 'client: subscribe to channels, the account\'s resuming after an id'],
+  unsubscribe: ['UnsubscribeCommand', 'client: stop channels'],
+  ping: ['PingCommand', 'client: is the connection alive'],
+  authenticated: ['Authenticated', 'service: the key is good'],
+  subscribed: ['Subscribed', 'service: the channels are on'],
+  unsubscribed: ['Unsubscribed', 'service: the channels are off'],
+  pong: ['Pong', 'service: the answer to ping'],
+  error: ['WsError', 'service: a request it cannot honour (nothing changed)'],
+};
+const WS_OPS = Object.keys(WS_MESSAGES);
+
+/**
+ * The WebSocket's close codes (src/http/ws.ts WS_CLOSE, on the ws branch; CONTRACT.md "Events": a
+ * consumer too far behind is closed with a reason and resumes from its last id).
+ */
+export const WS_CLOSE_CODES: [number, string][] = [
+  [1001, 'the service is stopping: reconnect and subscribe with after = your last id'],
+  [1003, 'a binary frame: the protocol is JSON text'],
+  [1009, 'a message too big'],
+  [1013, 'this process holds as many streams as it may: retry in a few seconds'],
+  [4400, 'a bad frame: not JSON, no op, or an unknown op'],
+  [4401, 'unauthorized: no key, a wrong key, or no auth in time'],
+  [4410, 'after is older than the 7 days kept (after an error message with the 410 detail)'],
+  [4429, 'too slow to read: the reason says after=N; reconnect and subscribe with it'],
+];
+
+/** A WebSocket message the service receives, with the replies it answers on the same connection. */
+function wsOp(title: string, message: string, replies: string[], keyed = false): Json {
+  const on = (m: string) => ({ $ref: `#/channels/wsConnection/messages/${m}` });
+  return {
+    action: 'receive',
+    channel: channelRef('wsConnection'),
+    title,
+    ...(keyed ? { security: KEYED } : {}),
+    messages: [on(message)],
+    reply: { channel: channelRef('wsConnection'), messages: replies.map(on) },
+  };
+}
 
 /** The name of an event type's envelope schema. */
 const eventSchemaName = (type: EventType) => `event.${type}`;
@@ -206,9 +282,12 @@ export function asyncApiDocument(baseUrl: string): Json {
       wsConnection: {
         address: '/',
         title: 'The WebSocket connection',
-        description: 'What the client sends on the connection: `auth` (unless the upgrade carried the key), then `subscribe`.',
+        description: [
+          'JSON text frames. The client sends `auth` (unless the upgrade carried the key), then `subscribe`; `unsubscribe` and `ping` at any time. The service answers each, and sends the subscribed channels\' frames.',
+          `Close codes: ${WS_CLOSE_CODES.map(([code, why]) => `${code} ${why}`).join('; ')}.`,
+        ].join('\n\n'),
         servers: [serverRef('websocket')],
-        messages: { auth: messageRef('auth'), subscribe: messageRef('subscribe') },
+        messages: Object.fromEntries(WS_OPS.map((m) => [m, messageRef(m)])),
         bindings: {
           ws: {
             method: 'GET',
@@ -264,19 +343,10 @@ export function asyncApiDocument(baseUrl: string): Json {
           },
         },
       },
-      receiveAuth: {
-        action: 'receive',
-        channel: channelRef('wsConnection'),
-        title: 'Authenticate the WebSocket',
-        security: KEYED,
-        messages: [{ $ref: '#/channels/wsConnection/messages/auth' }],
-      },
-      receiveSubscribe: {
-        action: 'receive',
-        channel: channelRef('wsConnection'),
-        title: 'Subscribe to WebSocket channels',
-        messages: [{ $ref: '#/channels/wsConnection/messages/subscribe' }],
-      },
+      receiveAuth: wsOp('Authenticate the WebSocket', 'auth', ['authenticated'], true),
+      receiveSubscribe: wsOp('Subscribe to WebSocket channels', 'subscribe', ['subscribed', 'error']),
+      receiveUnsubscribe: wsOp('Unsubscribe from WebSocket channels', 'unsubscribe', ['unsubscribed', 'error']),
+      receivePing: wsOp('Ping', 'ping', ['pong']),
       sendAccountFrames: {
         action: 'send',
         channel: channelRef('wsAccount'),
@@ -309,8 +379,7 @@ export function asyncApiDocument(baseUrl: string): Json {
           contentType: 'application/json',
           payload: schemaRef('SessionClosed'),
         },
-        auth: { name: 'auth', title: 'auth', summary: 'authenticate the connection', contentType: 'application/json', payload: schemaRef('AuthCommand') },
-        subscribe: { name: 'subscribe', title: 'subscribe', summary: 'subscribe to channels, resuming after an id', contentType: 'application/json', payload: schemaRef('SubscribeCommand') },
+        ...Object.fromEntries(WS_OPS.map((m) => [m, { name: m, title: m, summary: WS_MESSAGES[m][1], contentType: 'application/json', payload: schemaRef(WS_MESSAGES[m][0]) }])),
         accountFrame: { name: 'accountFrame', title: 'account frame', summary: 'an event of your account', contentType: 'application/json', payload: schemaRef('AccountFrame') },
         marketFrame: { name: 'marketFrame', title: 'market frame', summary: 'a session close of a market', contentType: 'application/json', payload: schemaRef('MarketFrame') },
         webhookDelivery: {

@@ -70,6 +70,12 @@ function problems(d: Json): string[] {
     for (const m of o.messages ?? []) {
       need(isRef(m) && m.$ref.startsWith(`${o.channel?.$ref}/messages/`) && resolve(d, m.$ref), `operation ${name}: ${m.$ref} is a message of its channel`);
     }
+    if (o.reply) {
+      need(isRef(o.reply.channel) && o.reply.channel.$ref.startsWith('#/channels/') && resolve(d, o.reply.channel.$ref), `operation ${name}: its reply's channel is a $ref to a channel`);
+      for (const m of o.reply.messages ?? []) {
+        need(isRef(m) && m.$ref.startsWith(`${o.reply.channel?.$ref}/messages/`) && resolve(d, m.$ref), `operation ${name}: reply ${m.$ref} is a message of the reply's channel`);
+      }
+    }
   }
   for (const [kind, entries] of Object.entries<Json>(d.components ?? {})) {
     for (const key of Object.keys(entries)) need(COMPONENT_KEY.test(key), `components.${kind}: key ${key}`);
@@ -90,10 +96,11 @@ t.test('the document has the structure AsyncAPI 3.0.0 requires, and every $ref r
   const broken = JSON.parse(JSON.stringify(doc));
   broken.operations.sendWebhook.action = 'publish';
   broken.operations.receiveAuth.messages = [{ $ref: '#/channels/wsAccount/messages/accountFrame' }];
+  broken.operations.receivePing.reply.messages = [{ $ref: '#/channels/wsAccount/messages/accountFrame' }];
   broken.channels.wsMarket.parameters = {};
   broken.components.messages['order.paid'].payload = { $ref: '#/components/schemas/Nope' };
   const found = problems(broken).join('\n');
-  for (const what of ['sendWebhook: action send or receive', 'receiveAuth: #/channels/wsAccount/messages/accountFrame is a message of its channel', 'wsMarket declares {market_id}', '#/components/schemas/Nope resolves']) {
+  for (const what of ['sendWebhook: action send or receive', 'receivePing: reply #/channels/wsAccount/messages/accountFrame is a message of the reply\'s channel', 'receiveAuth: #/channels/wsAccount/messages/accountFrame is a message of its channel', 'wsMarket declares {market_id}', '#/components/schemas/Nope resolves']) {
     t.ok(found.includes(what), `a broken document is caught: ${what}`);
   }
 });
@@ -107,7 +114,9 @@ t.test('channels: the account stream, the market stream, the WebSocket channels 
   t.same(Object.keys(c.marketSessions.messages), ['session.closed']);
   t.equal(c.wsAccount.address, 'account');
   t.equal(c.wsMarket.address, 'market:{market_id}');
-  t.same(Object.keys(c.wsConnection.messages).sort(), ['auth', 'subscribe'], 'the client sends auth and subscribe');
+  t.same(Object.keys(c.wsConnection.messages), ['auth', 'subscribe', 'unsubscribe', 'ping', 'authenticated', 'subscribed', 'unsubscribed', 'pong', 'error'], 'the client\'s ops and the service\'s answers');
+  t.same(doc.operations.receiveSubscribe.reply.messages.map((m: Json) => m.$ref.split('/').pop()), ['subscribed', 'error'], 'a subscribe is answered subscribed or error');
+  t.match(c.wsConnection.description, /4429 too slow to read/, 'the close codes');
   t.equal(c.webhookDeliveries.address, null, 'a delivery goes to the URL you registered');
   t.same(doc.servers.api, { host: 'market.example.org', protocol: 'https', pathname: '/api/v1', description: doc.servers.api.description });
   t.same([doc.servers.websocket.protocol, doc.servers.websocket.pathname], ['wss', '/api/v1/ws']);
@@ -116,7 +125,7 @@ t.test('channels: the account stream, the market stream, the WebSocket channels 
   const ops = doc.operations;
   const action = (channel: string) => Object.values<Json>(ops).filter((o) => o.channel.$ref === `#/channels/${channel}`).map((o) => o.action);
   t.same(action('accountEvents'), ['send'], 'the service sends the account\'s events');
-  t.same(action('wsConnection'), ['receive', 'receive'], 'and receives auth and subscribe');
+  t.same(action('wsConnection'), ['receive', 'receive', 'receive', 'receive'], 'and receives auth, subscribe, unsubscribe and ping');
   t.same(action('webhookDeliveries'), ['send']);
   t.same(ops.sendAccountEvents.messages.length, EVENT_TYPES.length);
   t.same(ops.sendAccountEvents.bindings.http.method, 'GET');
@@ -155,7 +164,11 @@ t.test('payloads are JSON Schema (draft-07 keywords) that real frames pass and w
   t.notOk(check('MarketFrame', { channel: 'market:x99', event: { type: 'session.closed', ...closed } }), 'of a market that exists');
   t.ok(check('AuthCommand', { op: 'auth', key: 'k'.repeat(80) }));
   t.ok(check('SubscribeCommand', { op: 'subscribe', channels: ['account', 'market:h2'], after: 41 }));
+  t.ok(check('SubscribeCommand', { op: 'subscribe', channels: ['account'], after: 0, types: ['position.settled'] }), 'with types');
+  t.notOk(check('SubscribeCommand', { op: 'subscribe', channels: ['account'], types: ['order.shipped'] }), 'an unknown type');
   t.notOk(check('SubscribeCommand', { op: 'subscribe', channels: ['orders'] }), 'an unknown channel');
+  t.ok(check('WsError', { op: 'error', status: 422, detail: '"after" applies to the account channel' }));
+  t.ok(check('Subscribed', { op: 'subscribed', channels: ['account'], after: 41 }));
   t.ok(check('WebhookHeaders', { 'webhook-id': 'evt_12_42', 'webhook-timestamp': '1764126000', 'webhook-signature': 'v1,abc=' }));
   t.notOk(check('WebhookHeaders', { 'webhook-id': 'msg_1', 'webhook-timestamp': '1764126000', 'webhook-signature': 'v1,abc=' }));
 });

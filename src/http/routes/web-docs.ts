@@ -23,6 +23,7 @@ import {
 } from '../content/events.js';
 import { KEY_PLACEHOLDER } from '../content/examples.js';
 import { KEEPALIVE_MS } from '../event-hub.js';
+import { WS_CLOSE_CODES } from '../asyncapi.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100, description: 'the page' }) });
@@ -158,6 +159,7 @@ function eventsView(at: ReturnType<typeof discoveryTexts>['at'], rich: (t: strin
       subscribe: pretty({ op: 'subscribe', channels: ['account', 'market:m15'], after: 41 }),
       account: pretty({ channel: 'account', event }),
       market: pretty({ channel: 'market:m15', event: { type: 'session.closed', market: 'm15', tick: 1960140, next_tick: 1960141, tick_closes_at: 1764127800 } }),
+      close: WS_CLOSE_CODES.map(([code, why]) => ({ code, why })),
     },
     hooks: hooks && { register: rich(hooks.register), list: rich(hooks.list) },
     delivery: [
