@@ -108,6 +108,7 @@ t.test('subscribe, don\'t poll: the manifest, /llms.txt and the protocol name th
   const subscribe = proto.steps.find((s: any) => s.request === `GET ${api}/events/stream`);
   t.ok(subscribe, 'a step subscribes to the stream');
   t.match(subscribe.note, /Last-Event-ID/);
+  t.ok(subscribe.note.includes(`curl -N -H "authorization: Bearer $KEY" ${api}/events/stream`), 'with the command that follows it');
   t.ok(proto.steps.some((s: any) => s.request.startsWith(`GET ${api}/events?after=`)), 'a step replays what was missed');
   t.notOk(proto.steps.some((s: any) => /\/orders\/\{order_id\}$|\/positions\/\{position_id\}$/.test(s.request)), 'no step polls an order or a position');
   t.ok(proto.rules.some((r: string) => r.startsWith('Subscribe, don\'t poll')), 'a rule says so');

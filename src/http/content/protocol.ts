@@ -71,7 +71,7 @@ export function agentProtocol(at: RoutePaths) {
         step: 9,
         do: 'Subscribe to your events instead of polling',
         request: at.req('GET', '/events/stream'),
-        note: `Server-Sent Events with your key (curl -N): order.paid when the holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes, position.settled at the end; ids are gap-free, reconnect with Last-Event-ID and every later event comes exactly once; ?types=position.settled keeps only those`,
+        note: `Server-Sent Events with your key (curl -N -H "authorization: Bearer $KEY" ${at.api('/events/stream')}): order.paid when the holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes, position.settled at the end; ids are gap-free, reconnect with Last-Event-ID and every later event comes exactly once; ?types=position.settled keeps only those`,
       },
       {
         step: 10,
