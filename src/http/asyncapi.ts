@@ -267,14 +267,14 @@ export function asyncApiDocument(baseUrl: string): Json {
       accountEvents: {
         address: '/events/stream',
         title: 'Your account\'s events (Server-Sent Events)',
-        description: 'GET with your key: every event after Last-Event-ID (or ?after=), exactly once, then each as it is committed. ?types=a,b keeps only those types. 410 at the start when the id to resume from is older than what is kept.',
+        description: 'GET with your key and Accept: text/event-stream: every event after Last-Event-ID (or ?after=), exactly once, then each as it is committed. ?types=a,b keeps only those types. 410 at the start when the id to resume from is older than what is kept. Without that Accept the route answers the events after the resume point as JSON (as GET /events does) and ends.',
         servers: [serverRef('api')],
         messages: eventsMap,
       },
       marketSessions: {
         address: '/markets/{market_id}/stream',
         title: 'A market\'s session closes (Server-Sent Events, public)',
-        description: 'GET, no key: `session.closed` at each close of the market; `id:` the closed tick, so Last-Event-ID (or ?after=) replays the closes since.',
+        description: 'GET, no key, Accept: text/event-stream: `session.closed` at each close of the market; `id:` the closed tick, so Last-Event-ID (or ?after=) replays the closes since. Without that Accept the route answers the closes after the resume point as JSON and ends.',
         servers: [serverRef('api')],
         parameters: { market_id: MARKET_PARAM },
         messages: { 'session.closed': messageRef('session.closed') },

@@ -88,6 +88,7 @@ t.test('subscribe, don\'t poll: the manifest, /llms.txt and the protocol name th
     retention_days: 7,
     asyncapi: `${base}/api/asyncapi.json`,
     docs: `${base}/docs/events`,
+    webhooks: `${api}/webhooks`,
   });
   t.same(m.events.types, EVENT_TYPES, 'every event type');
   t.equal(m.asyncapi, `${base}/api/asyncapi.json`);
@@ -97,8 +98,8 @@ t.test('subscribe, don\'t poll: the manifest, /llms.txt and the protocol name th
   const llms = await (await svc.get('/llms.txt')).text();
   const events = /^## Events: subscribe, don't poll\n([\s\S]*?)\n## /m.exec(llms)?.[1] ?? '';
   t.ok(events, '/llms.txt has an events section');
-  for (const s of [`curl -N -H "authorization: Bearer $KEY" ${api}/events/stream`, 'Last-Event-ID', 'position.settled', `GET ${api}/events?after=`, 'kept 7 days', '410',
-    `GET ${api}/markets/{market_id}/stream`, '/api/v1/ws', 'webhooks', 'webhook-id', `${base}/docs/events`, `${base}/api/asyncapi.json`]) {
+  for (const s of [`curl -N -H 'accept: text/event-stream' -H "authorization: Bearer $KEY" ${api}/events/stream`, 'Accept: text/event-stream', 'Last-Event-ID', 'position.settled', `GET ${api}/events?after=`, 'kept 7 days', '410',
+    `GET ${api}/markets/{market_id}/stream`, '/api/v1/ws', `POST ${api}/webhooks {url, types?}`, `GET ${api}/webhooks lists yours`, 'webhook-id', `${base}/docs/events`, `${base}/api/asyncapi.json`]) {
     t.ok(events.includes(s), `events: ${s}`);
   }
   t.ok(llms.indexOf('## Events') < llms.indexOf('## Record ranges'), 'right after the flow');
@@ -108,7 +109,7 @@ t.test('subscribe, don\'t poll: the manifest, /llms.txt and the protocol name th
   const subscribe = proto.steps.find((s: any) => s.request === `GET ${api}/events/stream`);
   t.ok(subscribe, 'a step subscribes to the stream');
   t.match(subscribe.note, /Last-Event-ID/);
-  t.ok(subscribe.note.includes(`curl -N -H "authorization: Bearer $KEY" ${api}/events/stream`), 'with the command that follows it');
+  t.ok(subscribe.note.includes(`curl -N -H 'accept: text/event-stream' -H "authorization: Bearer $KEY" ${api}/events/stream`), 'with the command that follows it');
   t.ok(proto.steps.some((s: any) => s.request.startsWith(`GET ${api}/events?after=`)), 'a step replays what was missed');
   t.notOk(proto.steps.some((s: any) => /\/orders\/\{order_id\}$|\/positions\/\{position_id\}$/.test(s.request)), 'no step polls an order or a position');
   t.ok(proto.rules.some((r: string) => r.startsWith('Subscribe, don\'t poll')), 'a rule says so');

@@ -177,7 +177,7 @@ t.test('/docs/events: every type from the schemas, ids, resume, retention, the s
   t.match(page, /\{cart_id, holder \{connected, since\}\}/, 'small objects list their fields');
   for (const s of ['gap-free', 'Last-Event-ID', '?after=', 'kept 7 days', '410', `GET ${base}/api/v1/events/stream`, `GET ${base}/api/v1/markets/{market_id}/stream`,
     'session.closed', `${base.replace(/^http/, 'ws')}/api/v1/ws`, '"op":"subscribe"', '"channel":"account"', '"channel":"market:m15"',
-    'webhook-id: evt_', 'webhook-timestamp', 'webhook-signature: v1,', 'standardwebhooks', 'hook.verify(rawBody, headers)', '24 hours', 'deduplicate by webhook-id', 'SVC_WEBHOOK_ALLOW_PRIVATE=1']) {
+    `POST ${base}/api/v1/webhooks with {"url", "types"?: [...]}`, `GET ${base}/api/v1/webhooks lists yours`, 'webhook-id: evt_', 'webhook-timestamp', 'webhook-signature: v1,', 'standardwebhooks', 'hook.verify(rawBody, headers)', '24 hours', 'deduplicate by webhook-id', 'SVC_WEBHOOK_ALLOW_PRIVATE=1']) {
     t.ok(text.includes(s), `explains ${s}`);
   }
   t.match(raw, 'href="/api/asyncapi.json"', 'links the AsyncAPI document');

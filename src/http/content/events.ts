@@ -70,6 +70,10 @@ export function webhookRoutes(at: RoutePaths): { register: string; list: string 
   return { register: at.req('POST', '/webhooks'), list: at.req('GET', '/webhooks') };
 }
 
+/** The command that follows the account's stream in a shell (curl streams only with this Accept; without it the route answers the events so far as JSON). */
+export const STREAM_ACCEPT = "-H 'accept: text/event-stream'";
+export const followCommand = (at: RoutePaths) => `curl -N ${STREAM_ACCEPT} -H "authorization: Bearer $KEY" ${at.api('/events/stream')}`;
+
 /** The one sentence every text opens its events with. */
 export const SUBSCRIBE_NOT_POLL =
   'Subscribe, don\'t poll: after placing an order, hold one event stream open and wait for your events instead of polling orders or positions on a timer.';
@@ -81,7 +85,7 @@ export function eventsSection(at: RoutePaths): Section {
     id: 'events',
     title: 'Events: subscribe, don\'t poll',
     items: [
-      `${SUBSCRIBE_NOT_POLL} ${at.req('GET', '/events/stream')} (your key) is Server-Sent Events: each event's "id:" is its id, "event:" its type, "data:" the event {id, type, created_at, data}; a ": keep-alive" comment at least every ${KEEPALIVE_MS / 1000} s. In a shell: curl -N -H "authorization: Bearer $KEY" ${at.api('/events/stream')}`,
+      `${SUBSCRIBE_NOT_POLL} ${at.req('GET', '/events/stream')} (your key) is Server-Sent Events: each event's "id:" is its id, "event:" its type, "data:" the event {id, type, created_at, data}; a ": keep-alive" comment at least every ${KEEPALIVE_MS / 1000} s. It streams to a client that sends Accept: text/event-stream (EventSource does); without it, it answers the events so far as JSON and ends. In a shell: ${followCommand(at)}`,
       `An order you placed then tells its story on that stream: order.paid when your holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes (with that session's sales), position.settled at the end (realized_pnl). ?types=order.filled,position.settled keeps only those.`,
       `Event ids are your account's own sequence, gap-free (1, 2, 3, ...). After a dropped connection, reconnect with the header Last-Event-ID: <the last id you have> (or ?after=<id>): every later event arrives exactly once (an EventSource client does this by itself).`,
       `Missed some while away? ${at.req('GET', '/events')}?after=<id>&limit=&types= replays them, oldest first: {events, next_after}. Events are kept ${EVENT_RETENTION_DAYS} days; an older after answers 410 with the id events exist from: re-read ${at.req('GET', '/orders')} and ${at.req('GET', '/positions')}, then resume from there.`,

@@ -5,6 +5,7 @@ import { HISTORY_SPAN } from '../record-query.js';
 import { COVERAGE_PATH } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
+import { STREAM_ACCEPT } from './events.js';
 
 /** One command and what it does; `status` is the answer it gets when not a 2xx. */
 export type Step = { say: string; sh: string; status?: number };
@@ -104,9 +105,9 @@ export function agentExamples(at: RoutePaths): Example[] {
 function followSteps(at: RoutePaths): Step[] {
   const $ = (path: string) => at$(at, path);
   return [
-    { say: 'your events, then each as it happens (Ctrl-C to stop): order.created is there already', sh: `curl -s -N "${$('/events/stream')}" ${AUTH}` },
-    { say: 'or wait for the settlement alone: the command ends at the first position.settled', sh: `curl -s -N "${$('/events/stream')}?types=position.settled" ${AUTH} | grep -m1 '^data:'` },
-    { say: 'after a dropped connection: every event after the last id you saw, exactly once', sh: `curl -s -N "${$('/events/stream')}" ${AUTH} -H 'last-event-id: 1'` },
+    { say: 'your events, then each as it happens (Ctrl-C to stop): order.created is there already', sh: `curl -s -N "${$('/events/stream')}" ${STREAM_ACCEPT} ${AUTH}` },
+    { say: 'or wait for the settlement alone: the command ends at the first position.settled', sh: `curl -s -N "${$('/events/stream')}?types=position.settled" ${STREAM_ACCEPT} ${AUTH} | grep -m1 '^data:'` },
+    { say: 'after a dropped connection: every event after the last id you saw, exactly once', sh: `curl -s -N "${$('/events/stream')}" ${STREAM_ACCEPT} ${AUTH} -H 'last-event-id: 1'` },
     { say: 'or page through what you missed (REST replay; next_after is the after of the next page)', sh: `curl -s "${$('/events')}?after=0&limit=100" ${AUTH} | jq '.events[] | {id, type}'` },
   ];
 }
@@ -131,7 +132,7 @@ export function eventExamples(at: RoutePaths): Example[] {
       title: 'A market\'s session closes',
       steps: [
         base(at),
-        { say: 'each close of m15 as it happens (no key; Ctrl-C to stop)', sh: `curl -s -N "${$('/markets/m15/stream')}"` },
+        { say: 'each close of m15 as it happens (no key; Ctrl-C to stop)', sh: `curl -s -N "${$('/markets/m15/stream')}" ${STREAM_ACCEPT}` },
       ],
     },
   ];

@@ -4,7 +4,7 @@ import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../ru
 import { HISTORY_SPAN } from '../record-query.js';
 import { COVERAGE_PATH } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
-import { EVENTS_DOC_PATH, EVENT_RETENTION_DAYS, SUBSCRIBE_NOT_POLL } from './events.js';
+import { EVENTS_DOC_PATH, EVENT_RETENTION_DAYS, SUBSCRIBE_NOT_POLL, followCommand } from './events.js';
 
 /** Every request and path is named through `at`: only routes of the table. */
 export function agentProtocol(at: RoutePaths) {
@@ -71,7 +71,7 @@ export function agentProtocol(at: RoutePaths) {
         step: 9,
         do: 'Subscribe to your events instead of polling',
         request: at.req('GET', '/events/stream'),
-        note: `Server-Sent Events with your key (curl -N -H "authorization: Bearer $KEY" ${at.api('/events/stream')}): order.paid when the holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes, position.settled at the end; ids are gap-free, reconnect with Last-Event-ID and every later event comes exactly once; ?types=position.settled keeps only those`,
+        note: `Server-Sent Events with your key and Accept: text/event-stream (${followCommand(at)}): order.paid when the holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes, position.settled at the end; ids are gap-free, reconnect with Last-Event-ID and every later event comes exactly once; ?types=position.settled keeps only those`,
       },
       {
         step: 10,
