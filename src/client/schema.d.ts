@@ -1645,6 +1645,8 @@ export interface operations {
                         api_base: string;
                         /** @description this API's OpenAPI document */
                         openapi: string;
+                        /** @description the AsyncAPI 3 document of the event stream, the market stream, the WebSocket and webhooks */
+                        asyncapi: string;
                         /** @description where agents start */
                         agents: {
                             /** @description the agent protocol as data */
@@ -1676,6 +1678,8 @@ export interface operations {
                             agents: string;
                             /** @description the agent protocol */
                             protocol: string;
+                            /** @description the events: types, resume, retention, transports */
+                            events: string;
                             /** @description competitions (a later layer) */
                             competitions: string;
                         };
@@ -1727,6 +1731,31 @@ export interface operations {
                             record: string;
                             /** @description record endpoints */
                             endpoints: string[];
+                        };
+                        /** @description events: what an agent learns without polling */
+                        events: {
+                            /** @description subscribe, don't poll */
+                            advice: string;
+                            /** @description your account's events as Server-Sent Events (key) */
+                            stream: string;
+                            /** @description your account's events after an id (key) */
+                            replay: string;
+                            /** @description a market's session closes as Server-Sent Events (public) */
+                            market_stream: string;
+                            /** @description the WebSocket carrying the same events */
+                            websocket: string;
+                            /** @description where webhooks are registered (key) */
+                            webhooks?: string;
+                            /** @description how a client resumes without missing or repeating an event */
+                            resume: string;
+                            /** @description how long events are kept */
+                            retention_days: number;
+                            /** @description the event types */
+                            types: string[];
+                            /** @description the AsyncAPI 3 document */
+                            asyncapi: string;
+                            /** @description the events explained */
+                            docs: string;
                         };
                         /** @description carts */
                         carts: {
