@@ -12,6 +12,7 @@ import { SERVICE_NAME } from './content/manifest.js';
 import { EVENT_RETENTION_DAYS, EVENT_WHEN, WEBHOOK_RETRY_HOURS } from './content/events.js';
 import { KEEPALIVE_MS } from './event-hub.js';
 import { API_PREFIX } from './content/route-paths.js';
+import { WS_CLOSE } from './ws.js';
 
 type Json = Record<string, unknown>;
 
@@ -143,20 +144,21 @@ const WS_MESSAGES: Record<string, [schema: string, summary: string]> = {
 };
 const WS_OPS = Object.keys(WS_MESSAGES);
 
-/**
- * The WebSocket's close codes (src/http/ws.ts WS_CLOSE, on the ws branch; CONTRACT.md "Events": a
- * consumer too far behind is closed with a reason and resumes from its last id).
- */
-export const WS_CLOSE_CODES: [number, string][] = [
-  [1001, 'the service is stopping: reconnect and subscribe with after = your last id'],
-  [1003, 'a binary frame: the protocol is JSON text'],
-  [1009, 'a message too big'],
-  [1013, 'this process holds as many streams as it may: retry in a few seconds'],
-  [4400, 'a bad frame: not JSON, no op, or an unknown op'],
-  [4401, 'unauthorized: no key, a wrong key, or no auth in time'],
-  [4410, 'after is older than the 7 days kept (after an error message with the 410 detail)'],
-  [4429, 'too slow to read: the reason says after=N; reconnect and subscribe with it'],
-];
+/** Why the WebSocket closes a connection (src/http/ws.ts WS_CLOSE), and what the client does. */
+const WS_CLOSE_WHY: Record<keyof typeof WS_CLOSE, string> = {
+  stopping: 'the service is stopping: reconnect and subscribe with after = your last id',
+  binary: 'a binary frame: the protocol is JSON text',
+  tooBig: 'a message too big',
+  full: 'this process holds as many streams as it may: retry in a few seconds',
+  badFrame: 'a bad frame: not JSON, no op, or an unknown op',
+  unauthorized: 'unauthorized: no key, a wrong key, or no auth in time',
+  gone: `after is older than the ${EVENT_RETENTION_DAYS} days kept (after an error message with the 410 detail)`,
+  behind: 'too slow to read: the reason says after=N; reconnect and subscribe with it',
+};
+/** The close codes, in order, with why. */
+export const WS_CLOSE_CODES: [number, string][] = (Object.keys(WS_CLOSE) as (keyof typeof WS_CLOSE)[])
+  .map((k): [number, string] => [WS_CLOSE[k], WS_CLOSE_WHY[k]])
+  .sort((a, b) => a[0] - b[0]);
 
 /** A WebSocket message the service receives, with the replies it answers on the same connection. */
 function wsOp(title: string, message: string, replies: string[], keyed = false): Json {

@@ -33,7 +33,7 @@ t.test('the retention the docs quote is the one the log keeps', async (t) => {
 
 t.test('webhooks are named through the route table once it serves them, and only then', async (t) => {
   const routes = ['/api/v1/events', '/api/v1/events/stream', '/api/v1/orders', '/api/v1/positions', '/api/v1/markets/{market_id}/stream', '/docs/{slug}', '/api/asyncapi.json']
-    .map((path) => ({ method: 'GET', path }));
+    .concat('/api/v1/ws').map((path) => ({ method: 'GET', path }));
   const without = new RoutePaths('https://m.example.org', routes);
   t.equal(webhookRoutes(without), null);
   const plain = eventsSection(without).items.join('\n');

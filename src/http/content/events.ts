@@ -57,8 +57,8 @@ export function eventTypeRows(at: RoutePaths) {
   return EVENT_TYPES.map((type) => ({ type, when: EVENT_WHEN[type], data: dataWords(at, type) }));
 }
 
-/** The WebSocket's address (ws:// or wss:// on the service's host). */
-export const wsAddress = (at: RoutePaths) => `${at.baseUrl.replace(/^http/, 'ws')}${API_PREFIX}/ws`;
+/** The WebSocket's address (ws:// or wss:// on the service's host), its path checked against the table. */
+export const wsAddress = (at: RoutePaths) => `${at.baseUrl.replace(/^http/, 'ws')}${at.path(`${API_PREFIX}/ws`)}`;
 
 /**
  * The webhook routes (CONTRACT.md "Events"), named through the route table once it serves them; a
