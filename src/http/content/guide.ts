@@ -6,6 +6,7 @@ import { TEST_CARDS } from '../../payments/cards.js';
 import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
 import { ASYNCAPI_PATH, EVENTS_DOC_PATH, eventsSection } from './events.js';
+import { approvalSection } from './approval.js';
 
 import type { Section } from './section.js';
 export type { Section };
@@ -136,6 +137,7 @@ export function guideSections(at: RoutePaths): Section[] {
     marketsSection(),
     flowSection(at),
     eventsSection(at),
+    approvalSection(at),
     recordRangesSection(at),
     cartsSection(at),
     goodsSection(at),
