@@ -7,28 +7,12 @@
 import t from 'tap';
 import { freshDatabase } from '../helpers/db.js';
 import { startChild, type ChildService } from '../helpers/child-service.js';
+import { agentOn, ordersOn, slowTimeEnv } from '../helpers/child-agents.js';
 import { connectAs, type WsClient } from '../helpers/ws.js';
 
 const MARKET = 'h10';
-const env = (url: string) => ({ DATABASE_URL: url, SVC_SHARDS: '1', SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: '0.001' });
-
-async function agentOn(svc: ChildService): Promise<{ key: string; auth: Record<string, string> }> {
-  const key = (await svc.send('POST', '/api/v1/agents/token')).body.token;
-  const reg = await svc.send('POST', '/api/v1/agents/register', { token: key, name: 'Two-process agent', recall_phrase: 'blue heron' });
-  if (reg.status !== 201) throw new Error(`register: ${reg.status} ${JSON.stringify(reg.body)}`);
-  return { key, auth: { authorization: `Bearer ${key}` } };
-}
-
-async function orders(svc: ChildService, auth: Record<string, string>, n: number): Promise<number[]> {
-  const deals = (await svc.send('GET', `/api/v1/markets/${MARKET}/deals`)).body.deals;
-  const ids: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const r = await svc.send('POST', '/api/v1/orders', { market: MARKET, offer_key: deals[i % deals.length].key, qty: 1 }, auth);
-    if (r.status !== 201) throw new Error(`order: ${r.status} ${JSON.stringify(r.body)}`);
-    ids.push(r.body.id);
-  }
-  return ids;
-}
+const env = slowTimeEnv;
+const orders = (svc: ChildService, auth: Record<string, string>, n: number) => ordersOn(svc, auth, MARKET, n);
 
 /** Subscribes the account channel from `after`. */
 async function subscribe(svc: ChildService, key: string, after: number): Promise<WsClient> {
