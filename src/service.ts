@@ -24,7 +24,6 @@ import { RecordFragments } from './http/record-fragments.js';
 import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
 import { EVENTS_CHANNEL } from '../actors/events/messages.js';
-import { receiptsRef } from '../actors/receipts/messages.js';
 import { attachWebSocket } from './http/ws.js';
 import { sessionClosedEvent } from './http/market-stream.js';
 import { OpsFeed } from './http/ops/feed.js';
@@ -124,8 +123,6 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     onTurn: metrics.observeTurn,
   });
   metrics.watch(runtime, () => poolStats(orm));
-  // The approval receipts' first signing key, once for every process (CONTRACT.md "Signed approval receipts").
-  await runtime.ask(receiptsRef, { kind: 'ensureKey' });
   const record = new RecordFragments(runtime, config.recordCacheBytes, log, (market) => [
     // What a request with default flags reads: warmed at each close even before anyone asked.
     { kind: 'history', market, includeBundle: false, oracle: false },

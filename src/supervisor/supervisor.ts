@@ -9,6 +9,7 @@ import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff
 import type { ActorRuntime } from '../../actors/runtime/client.js';
 import { marketRef, type CloseReply } from '../../actors/market/messages.js';
 import { payoutsRef } from '../../actors/payouts/messages.js';
+import { receiptsRef } from '../../actors/receipts/messages.js';
 import { competitionRef } from '../../actors/competition/messages.js';
 import { delivererRef, type DeliverReport } from '../../actors/webhooks/messages.js';
 import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
@@ -137,6 +138,9 @@ export class Supervisor {
       }),
     );
     await this.runCompetitions();
+    // The approval receipts' first signing key, made once for every process (before readiness: a
+    // holder's payment signs with it), with the start's own retries.
+    await this.actors.ask(receiptsRef, { kind: 'ensureKey' });
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
     this.schedulePayouts();

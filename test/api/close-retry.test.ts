@@ -50,7 +50,7 @@ t.test('a failing close is retried with backoff and recovers', async (t) => {
   t.same(closed, [tick], 'performed once');
   // The close accounts for its time step by step (its log line and bench/close.mjs show them).
   const steps = replies[0].steps!;
-  t.same(Object.keys(steps), ['locks', 'menu', 'open_trades_read', 'advance', 'trades_update', 'ledger', 'settle_positions', 'house_trades', 'fills_read', 'fills_terms', 'fills_positions', 'fills_trades', 'fills_orders', 'expire', 'tape', 'next_menu', 'commit'], 'the close names its steps in order');
+  t.same(Object.keys(steps), ['locks', 'menu', 'open_trades_read', 'advance', 'trades_update', 'ledger', 'settle_positions', 'house_trades', 'fills_read', 'fills_terms', 'fills_positions', 'fills_trades', 'fills_orders', 'expire', 'tape', 'events', 'next_menu', 'commit'], 'the close names its steps in order');
   const sum = Object.values(steps).reduce((a, b) => a + b, 0);
   t.ok(Object.values(steps).every((ms) => ms >= 0) && sum <= replies[0].ms + 1, `steps (${sum.toFixed(1)} ms) within the close (${replies[0].ms} ms)`);
   t.equal(failures, 3);
