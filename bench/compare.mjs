@@ -9,7 +9,7 @@
 //
 // orders: the metric is orders/s (higher is better); close: the close_ms of each close that carried
 // open positions (lower is better), and of the close that filled them. Writes
-// bench/results/<iso-date>-compare-<bench>.json and prints a table.
+// bench/results/<iso-date>-compare.json (read by /ops/bench) and prints a table.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -90,12 +90,13 @@ const base = summary[0].median;
 for (const s of summary) s.ratio_to_first = base && s.median !== null ? Math.round((s.median / base) * 1000) / 1000 : null;
 
 const result = {
-  scenario: `compare-${opts.bench}`,
+  scenario: 'compare',
+  bench: opts.bench,
   date: new Date().toISOString(),
   machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadavg_at_start: os.loadavg() },
   metric: metric.what, better: metric.better, rounds, bench_options: passed, summary, runs,
 };
-const out = path.join(RESULTS, `${result.date.replace(/\..*$/, 'Z').replace(/:/g, '-')}-compare-${opts.bench}.json`);
+const out = path.join(RESULTS, `${result.date.replace(/\..*$/, 'Z').replace(/:/g, '-')}-compare.json`);
 fs.writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 console.log(`\n${metric.what} (${metric.better} is better), median of ${rounds} interleaved rounds:`);
 for (const s of summary) console.log(`  ${s.build.padEnd(16)} ${String(s.median).padStart(10)}   ${s.ratio_to_first}x the first   runs: ${s.values.join(', ')}`);

@@ -15,7 +15,7 @@ export const MAX_FILES = 1000;
 /** A result file larger than this is listed as unreadable instead of parsed. */
 export const MAX_BYTES = 8 * 1024 * 1024;
 
-export type Unit = 'ratio' | 'ms' | 'MB' | 's';
+export type Unit = 'ratio' | 'ms' | 'MB' | 'KB' | 's';
 /** One figure of a run: `value` against `against` (a baseline of the same run, or the target). */
 export type Measure = { name: string; value: number; unit: Unit; against: string; target: number | null; better: 'higher' | 'lower' };
 export type Run = { file: string; scenario: string; date: string; commit: string | null; machine: string; notes: string[]; measures: Measure[] };
@@ -140,8 +140,31 @@ function backfillMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   return { measures: [{ name: `${num(r.days) ?? '?'} days recorded`, value: s, unit: 's', against: 'target', target: null, better: 'lower' }], notes: [`database ${r.database ?? '?'}`] };
 }
 
+/** bench/ws.mjs: delivery latency from commit to client, RSS per idle connection. */
+function wsMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  const all = num(r.latency_ms?.all?.p99_ms);
+  if (all === null) throw new Error('no latency_ms.all');
+  const measures: Measure[] = [{ name: 'event delivery p99', value: all, unit: 'ms', against: 'target', target: 250, better: 'lower' }];
+  const rss = num(r.targets?.rss_per_idle_connection_le_10_kb?.value);
+  if (rss !== null) measures.push({ name: 'RSS per idle connection', value: rss, unit: 'KB', against: 'target', target: 10, better: 'lower' });
+  const held = num(r.targets?.subscribers_10000?.value);
+  return { measures, notes: held !== null ? [`${held} subscribers`] : [] };
+}
+
+/** bench/compare.mjs: each build's median against the first build's, in one run. */
+function compareMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!Array.isArray(r.summary)) throw new Error('no summary');
+  const better: Measure['better'] = r.better === 'lower' ? 'lower' : 'higher';
+  const measures = r.summary.slice(1).flatMap((s: unknown): Measure[] =>
+    isObj(s) && num(s.ratio_to_first) !== null
+      ? [{ name: `${r.bench ?? '?'}: ${s.build} / ${r.summary[0].build}`, value: num(s.ratio_to_first)!, unit: 'ratio', against: 'the first build, same run', target: null, better }]
+      : []);
+  return { measures, notes: [`${r.metric ?? ''}, median of ${num(r.rounds) ?? '?'} rounds`] };
+}
+
 const READERS: Record<string, (r: Json) => { measures: Measure[]; notes: string[] }> = {
   http: httpMeasures, orders: ordersMeasures, close: closeMeasures, record: recordMeasures, memory: memoryMeasures, backfill: backfillMeasures,
+  ws: wsMeasures, compare: compareMeasures,
 };
 
 /** A result file's scenario: the last word of its name (`2026-11-22T04-12-42Z-http.json` → http). */

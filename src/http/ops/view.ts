@@ -89,7 +89,7 @@ export function opsView(f: Figures, points: readonly Point[]) {
   };
 }
 
-const UNIT_WORDS: Record<Unit, string> = { ratio: 'ratio to the same-run baseline', ms: 'milliseconds', MB: 'MB', s: 'seconds' };
+const UNIT_WORDS: Record<Unit, string> = { ratio: 'ratio to the same-run baseline', ms: 'milliseconds', MB: 'MB', KB: 'KB', s: 'seconds' };
 
 function value(m: Pick<Measure, 'unit'>, v: number | null): string {
   if (v === null) return dash;

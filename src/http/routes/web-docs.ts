@@ -129,7 +129,10 @@ export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnT
   ];
 }
 
-const pretty = (v: unknown) => JSON.stringify(v);
+/** An example object as the page shows it, on one line. */
+function pretty(v: unknown): string {
+  return JSON.stringify(v);
+}
 
 /** /docs/events: the table of types from the schemas, the transports, resuming, retention, webhooks. */
 function eventsView(at: ReturnType<typeof discoveryTexts>['at'], rich: (t: string) => string, ex: Record<string, unknown>) {
