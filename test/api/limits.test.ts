@@ -61,6 +61,14 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     t.ok(spent <= cents(maxDay), 'within max_day');
     t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), spent, 'spent_today counts them');
     t.equal((await order(1)).status, 403, 'and the next one too');
+    // An execute checkout (the agent paying its own cart from its balance, no holder present) is bounded alike.
+    const line = await agent.post('/api/v1/cart/items', { market: MARKET, offer_key: cheapest.key, qty: 1 });
+    t.equal(line.status, 201);
+    const cart = (await agent.get('/api/v1/cart')).body;
+    const checkout = await agent.post(`/api/v1/carts/${cart.id}/checkout`, { pay_with: 'balance' });
+    t.equal(checkout.status, 403, JSON.stringify(checkout.body));
+    t.match(checkout.body.detail, new RegExp(`line ${line.body.item_id}: over the spending limits your holder set: max_day`), 'the execute checkout names the limit and the line');
+    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), spent, 'nothing more was spent');
   });
 
   await t.test('a new UTC day starts from nothing; empty fields lift the limits', async (t) => {
