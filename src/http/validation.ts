@@ -191,8 +191,9 @@ function compileStrings(where: Where, schema: any, validator: { Check(v: unknown
       if (value instanceof Parse) (issues ??= []).push(...value.at([where, f.key]));
       else if (f.places && typeof r === 'string' && tooManyPlaces(f.schema, r.trim())) {
         // The typed text, not the parsed number: '10.000000000000000001' parses to 10.
-        (issues ??= []).push(placesIssue([where, f.key], f.schema[DECIMAL_PLACES], value));
+        (issues ??= []).push(placesIssue([where, f.key], placesOf(f.schema)!, value));
       } else if (f.check(value) && !(f.places && tooManyPlaces(f.schema, value))) out[f.key] = value;
+      else if (f.check(value)) (issues ??= []).push(placesIssue([where, f.key], placesOf(f.schema)!, value));
       else {
         (issues ??= []).push(...explainField(f.schema, value, [where, f.key]));
       }
@@ -436,8 +437,16 @@ export function decimalPlaces(v: number | string): number {
   return Math.max(0, fraction.length - Number(m[3] ?? 0));
 }
 
+/** The decimal places a schema allows: its own keyword, or that of the one number a nullable union holds (an optional amount). */
+function placesOf(s: any): number | undefined {
+  const own = s?.[DECIMAL_PLACES];
+  if (typeof own === 'number') return own;
+  const member = Array.isArray(s?.anyOf) ? s.anyOf.find((m: any) => typeof m?.[DECIMAL_PLACES] === 'number') : undefined;
+  return member?.[DECIMAL_PLACES];
+}
+
 function tooManyPlaces(s: any, v: unknown): boolean {
-  const max = s?.[DECIMAL_PLACES];
+  const max = placesOf(s);
   return typeof max === 'number' && (typeof v === 'number' || typeof v === 'string') && decimalPlaces(v) > max;
 }
 

@@ -141,6 +141,18 @@ t.test('events: the stream sends what was missed, then each event as it happens,
   t.equal((await svc.get('/api/v1/events/stream', { headers: { accept: 'text/event-stream' } })).status, 401, 'a key is needed');
   const badId = await svc.get('/api/v1/events/stream', { headers: { accept: 'text/event-stream', ...auth, 'last-event-id': 'x1' } });
   t.equal(badId.status, 422);
+  // Cut-off and hostile resume points and type lists: a 422 at their field, never a stream, never a 5xx.
+  for (const id of ['9'.repeat(16), '-1', '1e3', '0x10', '  7x', '1'.repeat(5000)]) {
+    const r = await svc.get('/api/v1/events/stream', { headers: { accept: 'text/event-stream', ...auth, 'last-event-id': id } });
+    t.equal(r.status, 422, `Last-Event-ID ${JSON.stringify(id.slice(0, 20))}`);
+    await r.body?.cancel();
+  }
+  for (const types of ['%00', 'order.paid,' + 'x'.repeat(1200), ',,,order.', 'order.paid%2Corder.%ZZ']) {
+    const r = await svc.get(`/api/v1/events/stream?types=${types}`, { headers: { accept: 'text/event-stream', ...auth } });
+    t.ok(r.status === 422 || r.status === 400, `types ${types.slice(0, 24)} → ${r.status}`);
+    await r.body?.cancel();
+  }
+  t.equal((await svc.get('/healthz')).status, 200, 'still up');
 
   await t.test('the market stream: session.closed with the closed tick as its id', async (t) => {
     const open = svc.services.supervisor.openTick(MARKET)!;

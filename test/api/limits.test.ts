@@ -88,6 +88,13 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     const bad = await limits({ markets: 'm15,zz' });
     t.equal(bad.status, 422);
     t.same(bad.body.detail[0].loc, ['body', 'markets']);
+    // Cut-off and hostile fields: a 422 at the field, nothing set, the service still up.
+    for (const fields of [{ markets: 'm15,'.repeat(100) }, { max_order: '1.234' }, { max_day: '-1' }, { max_order: '1e400' }, { markets: 'm15\u0000' }]) {
+      const r = await limits(fields);
+      t.equal(r.status, 422, JSON.stringify(fields).slice(0, 40));
+    }
+    t.same((await agent.get('/api/v1/agents/me')).body.limits.max_order, null, 'nothing was set');
+    t.equal((await svc.get('/healthz')).status, 200, 'still up');
   });
 
   await t.test('another holder\'s agent is not found', async (t) => {
