@@ -8,7 +8,8 @@ import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
 import { arrayLiteral } from '../runtime/sql.js';
 import { sessionLockKey } from '../market/session-lock.js';
 import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
-import { appendCtes, eventArrays, eventArraysCte, type NewEvent } from '../events/log.js';
+import { appendCtes } from '../events/log.js';
+import { orderJsonSql } from './views.js';
 import { feeRowsInsertSql } from '../money/charge.js';
 import { spentSql } from '../money/limits.js';
 
@@ -16,13 +17,20 @@ import { spentSql } from '../money/limits.js';
 type Column = readonly (string | number | boolean | null)[];
 
 /**
+ * The paying agents whose holder set a day limit: only their day's spending is summed (the sum
+ * reads every order the agent funded that day, a cost that grew through the day for every batch
+ * while no limit needed it: bench/README.md "Issue 27").
+ */
+const DAY_LIMITED = 'array(select id from agent where id = any($2) and limit_max_day_cents is not null)';
+
+/**
  * What the decisions need, in one statement (its snapshot taken after the session locks): open
  * sessions of $1 (markets), the paying agents $2, the accounts $3 of the batch locked FOR UPDATE in
  * id order when they pay now ($4) or are competition accounts (so concurrent batches of other
  * workers never deadlock), their competitions, the fees already charged ($5 months), the recorded
  * menu rows ($6 markets, $7 ticks, $8 idx), the stored answers ($9 scopes, $10 keys), $11 pairs
- * of new order and round ids, and what the paying agents funded without their holder on each UTC
- * day $12 (their spending limits: money/limits.ts).
+ * of new order and round ids, and what the paying agents with a day limit funded without their
+ * holder on each UTC day $12 (their spending limits: money/limits.ts).
  */
 function readSql(): string {
   return `select
@@ -32,7 +40,7 @@ function readSql(): string {
                  'limit_max_order_cents', limit_max_order_cents, 'limit_max_day_cents', limit_max_day_cents, 'limit_markets', limit_markets)), '[]') from agent
          where id = any($2)) as agents,
        (select coalesce(json_agg(json_build_object('agent', s.agent, 'day', d.day, 'cents', s.cents)), '[]')
-          from unnest($12::float8[]) as d(day) cross join lateral (${spentSql('$2', 'd.day')}) s) as spent,
+          from unnest($12::float8[]) as d(day) cross join lateral (${spentSql(DAY_LIMITED, 'd.day')}) s) as spent,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
          (select id, balance_cents from account where id = any($3) and (id = any($4) or kind = 'competition') order by id for update) a) as accounts,
        (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
@@ -87,21 +95,23 @@ const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'te
 export type Answer = { scope: string; key: string; request_hash: string; status: number; reply: unknown };
 
 function WRITE_TYPES(): string[] {
-  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int', 'bigint[]', 'text[]', 'text[]'];
+  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int', 'text'];
 }
 
 /**
  * The batch's writes in one statement: rounds, orders, monthly fees, the stored answers, the
  * ledger postings of the funded orders (ledger.ts's one posting definition, its postcondition
- * checked in the statement) and the events (events/log.ts: the orders' events, then each posting's
- * `ledger.posted`). Parameters: the order columns, the answer columns, the entries' columns, how
- * many entries there are, and the events' columns.
+ * checked in the statement) and the events (events/log.ts: each order's `order.created`, and
+ * `order.paid` when funded, its `data` built here from the row just placed by views.ts's one
+ * definition of the served order; then each posting's `ledger.posted`). Parameters: the order
+ * columns, the answer columns, the entries' columns, how many entries there are, and the service's
+ * base URL.
  */
 function writeSql(): string {
   const o = ORDER_COLUMNS.length;
   const p = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(', ');
   const entries = Array.from({ length: 5 }, (_, i) => `$${o + ANSWER_COLUMNS.length + 1 + i}`);
-  const ev = (i: number) => `$${o + ANSWER_COLUMNS.length + 7 + i}`;
+  const base = `$${o + ANSWER_COLUMNS.length + 7}`;
   return `with x as (select * from unnest(${p(1, o)}) as x(${ORDER_COLUMNS.map(([c]) => c).join(', ')})),
      rounds as (
        insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
@@ -113,22 +123,26 @@ function writeSql(): string {
                            standing_agent_id)
        select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
               gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
-              case when paid then 'balance' end, to_timestamp(at), case when paid then to_timestamp(at) end, holder, standing from x),
+              case when paid then 'balance' end, to_timestamp(at), case when paid then to_timestamp(at) end, holder, standing from x
+       returning *),
      fees as (${feeRowsInsertSql('x')}),
      answers as (
        insert into idempotency (scope, key, request_hash, status, reply)
        select scope, key, request_hash, status, reply::jsonb from unnest(${p(o + 1, ANSWER_COLUMNS.length)}) as a(${ANSWER_COLUMNS.map(([c]) => c).join(', ')})),
      ${entriesArraysCte(entries)},
      ${postingCtes('false')},
-     ev as (${eventArraysCte([ev(0), ev(1), ev(2)], 0)}
+     served as (select o.account_id, o.id, o.status, ${orderJsonSql(base)} as data from placed o
+       join lateral (select deal from menu_row m where m.market = o.market and m.tick = o.tick and m.idx = o.idx limit 1) m on true),
+     ev as (select account_id, 'order.created'::text as type, data, 0 as phase, id * 2 as ord from served
+            union all select account_id, 'order.paid', data, 0, id * 2 + 1 from served where status = 'paid'
             union all select account_id, 'ledger.posted', entry, 1, id from posted),
      ${appendCtes()}
      select ${postconditionSql(`$${o + ANSWER_COLUMNS.length + 6}`)} as ok, (select count(*) from notified) as notified`;
 }
 
-/** The write's EXECUTE: the orders (one value per column each), the answers to store, the ledger entries and the orders' events. */
+/** The write's EXECUTE: the orders (one value per column each), the answers to store, the ledger entries and the service's base URL (the orders' events). */
 export function writeStatement(
-  orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], events: NewEvent[], lit: (s: string) => string,
+  orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], baseUrl: string | null, lit: (s: string) => string,
 ): string {
   const arr = (c: Column) => arrayLiteral(c, lit);
   return `execute order_batch_write(${[
@@ -136,7 +150,7 @@ export function writeStatement(
     ...ANSWER_COLUMNS.map(([c]) => arr(answers.map((a) => (c === 'reply' ? JSON.stringify(a.reply ?? null) : a[c])))),
     ...entriesArrays(entries).map(arr),
     String(entries.length),
-    ...eventArrays(events).map(arr),
+    baseUrl === null ? 'NULL' : lit(baseUrl),
   ].join(', ')})`;
 }
 

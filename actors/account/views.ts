@@ -9,7 +9,7 @@ import { MONTHLY_FEE } from '../../src/payments/terms.js';
 import { LIST_CAPS, feeMonth } from '../../src/rules.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/trade-json.js';
 import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus, ServedOrder } from './messages.js';
-import { intArrayParam as ids, isLinkToken } from '../runtime/sql.js';
+import { intArrayParam as ids, isLinkToken, jsonObjectSql, unixSql, usdSql, type JsonPairs } from '../runtime/sql.js';
 import { ledgerEntryJsonSql } from '../money/ledger.js';
 
 /** Every account of a holder: its own and those of its agents (up to LIST_CAPS.accounts, oldest first). */
@@ -24,7 +24,6 @@ export async function accountsOfHolder(em: EntityManager, holderId: number): Pro
 /** The accounts a read names: given ones, or a holder's. */
 export const accountIdsOf = (em: EntityManager, scope: AccountScope): Promise<number[]> =>
   'accountIds' in scope ? Promise.resolve(scope.accountIds) : accountsOfHolder(em, scope.holderId);
-const money = (c: number | null) => (c === null ? null : centsToNumber(c));
 export const unix = (d: Date | string | null) => (d === null ? null : Math.round(new Date(d).getTime()) / 1000);
 
 export const purchaseUrl = (baseUrl: string, token: string) => `${baseUrl}/checkout/${token}`;
@@ -37,13 +36,32 @@ export type OrderRow = {
   receipt?: string | null;
 };
 
-const ORDER_SELECT = `o.id::float8 as id, o.market, o.tick::float8 as tick, o.offer_key, o.qty, o.unit_cost_cents, o.list_price_cents,
-  o.gross_cents::float8 as gross_cents, o.fee_amount_cents::float8 as fee_amount_cents, o.total_cents::float8 as total_cents, o.status,
-  o.payment_source, o.token, o.closes_at, o.created_at, o.paid_at, o.filled_at, o.position_id::float8 as position_id,
-  o.round_id::float8 as round_id, o.account_id::float8 as account_id, o.agent_id::float8 as agent_id,
-  json_build_object('bundle', json_build_object('title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items'), 'sales_velocity', m.deal->'sales_velocity') as deal,
-  o.refund_reason, o.receipt`;
-const ORDER_FROM = `orders o join menu_row m on m.market = o.market and m.tick = o.tick and m.idx = o.idx`;
+/** The markets whose orders serve `sales_velocity` (ranking markets do not quote it: SPEC.md "Deal object"). */
+const VELOCITY_MARKETS = Object.values(MARKETS).filter((m) => m.quotes_velocity).map((m) => `'${m.id}'`).join(', ');
+
+/**
+ * The served Order (SPEC.md "Order object") of `orders o` joined with its `menu_row m`, as json: the
+ * one SQL definition GET reads and the events carry (the batch's `order.created`/`order.paid`, the
+ * pay turn's `order.paid`, the close's fills, refunds and expiries). `base` is the SQL of the
+ * service's base URL (a text parameter). orderJson below builds the same object from a row just
+ * placed, for the placing reply; a test keeps the two equal.
+ */
+export const orderJsonSql = (base: string) => {
+  const pairs: JsonPairs = [
+    ['id', 'o.id'], ['market', 'o.market'], ['tick', 'o.tick'], ['offer_key', 'o.offer_key'], ['deal_title', "m.deal->'bundle'->'title'"],
+    ['items', "m.deal->'bundle'->'items'"], ['qty', 'o.qty'], ['unit_cost', usdSql('o.unit_cost_cents')], ['list_price', usdSql('o.list_price_cents')],
+    ['gross_amount', usdSql('o.gross_cents')], ['fee_amount', usdSql('o.fee_amount_cents')], ['total_amount', usdSql('o.total_cents')],
+    ['status', 'o.status'], ['payment_source', 'o.payment_source'], ['purchase_url', `${base} || '/checkout/' || o.token`], ['closes_at', 'o.closes_at'],
+    ['created_at', unixSql('o.created_at')], ['paid_at', unixSql('o.paid_at')], ['filled_at', unixSql('o.filled_at')], ['position_id', 'o.position_id'],
+    ['round_id', 'o.round_id'], ['account_id', 'o.account_id'], ['agent_id', 'o.agent_id'], ['refund_reason', 'o.refund_reason'], ['receipt', 'o.receipt'],
+  ];
+  return jsonObjectSql(pairs, { when: `o.market in (${VELOCITY_MARKETS})`, pairs: [['sales_velocity', "m.deal->'sales_velocity'"]] });
+};
+/** The order's menu row, by its key (the row exists: an order is placed on a recorded menu row). */
+export const ORDER_FROM = `orders o join menu_row m on m.market = o.market and m.tick = o.tick and m.idx = o.idx`;
+/** Served orders: the base URL is the query's first parameter (a column of `b`: the json's branches both read it). */
+const ORDER_SELECT = `${orderJsonSql('b.base')} as "order"`;
+const ORDER_READ = `(select ?::text as base) b, ${ORDER_FROM}`;
 
 export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
   const out: Record<string, unknown> = {
@@ -62,84 +80,75 @@ export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
 }
 
 export async function ordersOf(em: EntityManager, accountIds: number[], opts: { status?: string; limit: number; baseUrl: string }) {
-  const rows = await em.execute<OrderRow[]>(
-    `select ${ORDER_SELECT} from ${ORDER_FROM} where o.account_id = any(?::bigint[]) and (?::text is null or o.status = ?) order by o.id desc limit ?`,
-    [ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
+  const rows = await em.execute<{ order: ServedOrder }[]>(
+    `select ${ORDER_SELECT} from ${ORDER_READ} where o.account_id = any(?::bigint[]) and (?::text is null or o.status = ?) order by o.id desc limit ?`,
+    [opts.baseUrl, ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
   );
-  return rows.map((r) => orderJson(r, opts.baseUrl));
-}
-
-/** Orders by id, as served (the close's events: one statement for all of them). */
-export async function ordersByIds(em: EntityManager, orderIds: number[], baseUrl: string): Promise<Map<number, ServedOrder>> {
-  if (!orderIds.length) return new Map();
-  const rows = await em.execute<OrderRow[]>(`select ${ORDER_SELECT} from ${ORDER_FROM} where o.id = any(?::bigint[])`, [ids(orderIds)]);
-  return new Map(rows.map((r) => [r.id, orderJson(r, baseUrl)]));
+  return rows.map((r) => r.order);
 }
 
 /** One order of these accounts, or null (another account's order is not found either). */
-export async function orderOf(em: EntityManager, accountIds: number[], orderId: number, baseUrl: string) {
-  const [row] = await em.execute<OrderRow[]>(`select ${ORDER_SELECT} from ${ORDER_FROM} where o.id = ? and o.account_id = any(?::bigint[])`, [orderId, ids(accountIds)]);
-  return row ? orderJson(row, baseUrl) : null;
+export async function orderOf(em: EntityManager, accountIds: number[], orderId: number, baseUrl: string): Promise<ServedOrder | null> {
+  const [row] = await em.execute<{ order: ServedOrder }[]>(
+    `select ${ORDER_SELECT} from ${ORDER_READ} where o.id = ? and o.account_id = any(?::bigint[])`, [baseUrl, orderId, ids(accountIds)]);
+  return row?.order ?? null;
 }
 
 /** An order by its purchase-link token (the checkout page), with the agent's declared identity. */
 export async function orderByToken(em: EntityManager, token: string, baseUrl: string) {
   if (!isLinkToken(token)) return null;
-  const [row] = await em.execute<(OrderRow & { agent: Record<string, unknown> })[]>(
+  const [row] = await em.execute<{ order: ServedOrder; agent: Record<string, unknown> }[]>(
     `select ${ORDER_SELECT}, json_build_object('id', g.id, 'name', g.name, 'key_id', g.key_id, 'identity', g.identity, 'operator', g.operator,
             'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent
-       from ${ORDER_FROM} join agent g on g.id = o.agent_id where o.token = ?`,
-    [token],
+       from ${ORDER_READ} join agent g on g.id = o.agent_id where o.token = ?`,
+    [baseUrl, token],
   );
-  return row ? { order: orderJson(row, baseUrl), agent: row.agent } : null;
+  return row ? { order: row.order, agent: row.agent } : null;
 }
 
-type PositionRow = TradeRow & {
-  pid: number; order_id: number; title: string; created_at: Date; settled_at: Date | null;
-  transferred_units: number | null; item_id: number | null; transferred_at: Date | null;
+/**
+ * The served Position (SPEC.md "Position object") of `position p`, its `trade t` and the trade's
+ * `menu_row m`, as json: the one definition GET reads and the close's `position.advanced` /
+ * `position.settled` events carry (with `extra` pairs: the session's figures). The trade row holds
+ * the revealed state only, so this never serves the future; its sales path is cut to the revealed
+ * sessions.
+ */
+export const positionJsonSql = (extra: JsonPairs = []) => {
+  const settledOnly = (sql: string) => `case when t.settled then ${sql} end`;
+  const pairs: JsonPairs = [
+    ['id', 'p.id'], ['order_id', 'p.order_id'], ['market', 't.market'], ['opened_tick', 't.tick'], ['settles_at_tick', 't.tick + t.horizon'],
+    ['deal_title', "m.deal->'bundle'->'title'"], ['offer_key', 't.offer_key'], ['qty', 't.qty'], ['qty_left', 't.qty_left'], ['ticks_done', 't.revealed_ticks'],
+    ['horizon', 't.horizon'], ['unit_cost', usdSql('t.unit_cost_cents')], ['list_price', usdSql('t.list_price_cents')],
+    ['cost_basis', usdSql('t.cost_basis_cents')], ['revenue', usdSql('t.revenue_cents')], ['units_sold', 't.units_sold'],
+    ['holding_cost', usdSql('t.holding_cost_cents')], ['writeoff', usdSql('t.writeoff_cents')], ['surcharge', settledOnly(usdSql('t.surcharge_cents'))],
+    ['pnl_so_far', usdSql(`t.revenue_cents - t.cost_basis_cents - t.holding_cost_cents - coalesce(${settledOnly('t.surcharge_cents')}, 0)`)],
+    ['realized_pnl', usdSql('t.realized_pnl_cents')], ['status', "case when t.settled then 'settled' else 'open' end"],
+    ['sales_by_tick', 'to_json(t.sales_by_tick[1:t.revealed_ticks])'], ['created_at', unixSql('p.created_at')], ['settled_at', unixSql('t.settled_at')],
+    ...extra,
+  ];
+  return jsonObjectSql(pairs, {
+    when: 't.settled',
+    pairs: [
+      ['outcome', `json_build_object('sold_out', t.sold_out, 'downside_event', t.regime, 'surcharge', ${usdSql('t.surcharge_cents')}, 'writeoff', ${usdSql('t.writeoff_cents')})`],
+      ['inventory', `json_build_object('transferred_units', p.transferred_units, 'item_id', p.item_id, 'transferred_at', ${unixSql('p.transferred_at')})`],
+    ],
+  });
 };
-
-const POSITION_QUERY = `select ${TRADE_SELECT}, p.id::float8 as pid, p.order_id::float8 as order_id, m.deal->'bundle'->>'title' as title,
-    p.created_at, t.settled_at, p.transferred_units, p.item_id::float8 as item_id, p.transferred_at
-  from position p join ${TRADE_FROM} on t.position_id = p.id`;
-
-export function positionJson(r: PositionRow): Record<string, unknown> {
-  const surcharge = r.settled ? (r.surcharge_cents ?? 0) : 0;
-  const out: Record<string, unknown> = {
-    id: r.pid, order_id: r.order_id, market: r.market, opened_tick: r.tick, settles_at_tick: r.tick + r.horizon, deal_title: r.title,
-    offer_key: r.offer_key, qty: r.qty, qty_left: r.qty_left, ticks_done: r.revealed_ticks, horizon: r.horizon,
-    unit_cost: centsToNumber(r.unit_cost_cents), list_price: centsToNumber(r.list_price_cents), cost_basis: centsToNumber(r.cost_basis_cents),
-    revenue: centsToNumber(r.revenue_cents), units_sold: r.units_sold, holding_cost: centsToNumber(r.holding_cost_cents),
-    writeoff: money(r.writeoff_cents), surcharge: r.settled ? money(r.surcharge_cents) : null,
-    pnl_so_far: centsToNumber(r.revenue_cents - r.cost_basis_cents - r.holding_cost_cents - surcharge),
-    realized_pnl: money(r.realized_pnl_cents), status: r.settled ? 'settled' : 'open',
-    sales_by_tick: r.sales_by_tick.slice(0, r.revealed_ticks), created_at: unix(r.created_at), settled_at: unix(r.settled_at),
-  };
-  if (r.settled) {
-    out.outcome = { sold_out: r.sold_out, downside_event: r.regime, surcharge: money(r.surcharge_cents), writeoff: money(r.writeoff_cents) };
-    out.inventory = { transferred_units: r.transferred_units, item_id: r.item_id, transferred_at: unix(r.transferred_at) };
-  }
-  return out;
-}
+/** A position with its trade and the trade's menu row. */
+export const POSITION_FROM = `position p join ${TRADE_FROM} on t.position_id = p.id`;
+const POSITION_QUERY = `select ${positionJsonSql()} as position from ${POSITION_FROM}`;
 
 export async function positionsOf(em: EntityManager, accountIds: number[], opts: { status?: 'open' | 'settled'; limit: number }) {
-  const rows = await em.execute<PositionRow[]>(
+  const rows = await em.execute<{ position: Record<string, unknown> }[]>(
     `${POSITION_QUERY} where p.account_id = any(?::bigint[]) and (?::text is null or t.settled = (?::text = 'settled')) order by p.id desc limit ?`,
     [ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
   );
-  return rows.map(positionJson);
-}
-
-/** Positions by id, as served (the close's events: one statement for all of them). */
-export async function positionsByIds(em: EntityManager, positionIds: number[]): Promise<Map<number, Record<string, unknown>>> {
-  if (!positionIds.length) return new Map();
-  const rows = await em.execute<PositionRow[]>(`${POSITION_QUERY} where p.id = any(?::bigint[])`, [ids(positionIds)]);
-  return new Map(rows.map((r) => [r.pid, positionJson(r)]));
+  return rows.map((r) => r.position);
 }
 
 export async function positionOf(em: EntityManager, accountIds: number[], positionId: number) {
-  const [row] = await em.execute<PositionRow[]>(`${POSITION_QUERY} where p.id = ? and p.account_id = any(?::bigint[])`, [positionId, ids(accountIds)]);
-  return row ? positionJson(row) : null;
+  const [row] = await em.execute<{ position: Record<string, unknown> }[]>(`${POSITION_QUERY} where p.id = ? and p.account_id = any(?::bigint[])`, [positionId, ids(accountIds)]);
+  return row?.position ?? null;
 }
 
 /** The account's executed trades exactly as the market record serves them. */

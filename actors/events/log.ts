@@ -36,11 +36,11 @@ export function appendCtes(): string {
 }
 
 /** `ev` from four array parameters (accounts, types, data as JSON text, and one phase for all), in order. */
-export const eventArraysCte = (params: [string, string, string], phase: number) =>
-  `select account_id, type, data::jsonb as data, ${phase} as phase, ord from unnest(${params.join(', ')}) with ordinality as x(account_id, type, data, ord)`;
+const eventArraysCte = (params: [string, string, string], phase: number) =>
+  `select account_id, type, data::json as data, ${phase} as phase, ord from unnest(${params.join(', ')}) with ordinality as x(account_id, type, data, ord)`;
 
 /** The events as the three array columns `eventArraysCte` reads. */
-export function eventArrays(events: NewEvent[]): [number[], string[], string[]] {
+function eventArrays(events: NewEvent[]): [number[], string[], string[]] {
   return [events.map((e) => e.account_id), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
 }
 

@@ -5,16 +5,16 @@
 // at settlement the surcharge and the owned goods of what is left. Set-based SQL; the close's
 // exactly-once gate (market_session.closed_at) makes each step happen once.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MARKETS, centsToNumber, type Deal, type MarketId, type OutcomeInputs, type ServedDeal } from '../../src/engine/index.js';
+import { MARKETS, type Deal, type MarketId, type OutcomeInputs, type ServedDeal } from '../../src/engine/index.js';
 import { postEntries, refundEntries, sessionEntries, type Entry } from '../money/ledger.js';
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
-import { intArrayParam, jsonParam as json } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, jsonParam as json, usdSql } from '../runtime/sql.js';
 import type { Laps } from '../runtime/laps.js';
-import { appendEvents, type NewEvent } from '../events/log.js';
+import { appendCtes } from '../events/log.js';
 import type { EventType } from '../events/messages.js';
-import { ordersByIds, positionsByIds } from '../account/views.js';
+import { ORDER_FROM, POSITION_FROM, orderJsonSql, positionJsonSql } from '../account/views.js';
 
 type PaidOrder = {
   id: number;
@@ -211,36 +211,44 @@ export async function bookHolderSessions(
 }
 
 /**
- * The close's events (CONTRACT.md "Events"), one append for the whole close: each booked position
- * advanced or settled (the position as served, with the session's sales and holding fees), then the
- * orders filled, refunded and expired (each as served). The refunds' postings appended their own
- * `ledger.posted`; the sessions' postings travel inside the position events.
+ * The close's events (CONTRACT.md "Events") in one statement, their `data` built by PostgreSQL from
+ * the rows the close just wrote (views.ts's one definition of the served position and order): each
+ * booked position advanced or settled, with the session's sales and holding fees, then the orders
+ * filled, refunded and expired. The refunds' postings appended their own `ledger.posted`; the
+ * sessions' postings travel inside the position events.
  */
 export async function appendCloseEvents(
   em: EntityManager, baseUrl: string, tick: number, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] },
 ): Promise<void> {
-  // In chunks: a close moves up to tens of thousands of positions and orders, and a worker's heap is bounded.
-  for (let i = 0; i < c.booked.length; i += CLOSE_EVENTS_CHUNK) {
-    const chunk = c.booked.slice(i, i + CLOSE_EVENTS_CHUNK);
-    const positions = await positionsByIds(em, chunk.map((b) => b.position_id));
-    await appendEvents(em, chunk.map((b) => ({
-      account_id: b.account_id, type: b.settled ? 'position.settled' : 'position.advanced',
-      data: { ...positions.get(b.position_id), session: { tick, sold: b.sold, revenue: centsToNumber(b.revenue_cents), holding_cost: centsToNumber(b.holding_cents) } },
-    })));
-  }
   const moved: (MovedOrder & { type: EventType })[] = [
     ...c.filled.map((o) => ({ ...o, type: 'order.filled' as const })), ...c.refunded.map((o) => ({ ...o, type: 'order.refunded' as const })),
     ...c.expired.map((o) => ({ ...o, type: 'order.expired' as const })),
   ];
-  for (let i = 0; i < moved.length; i += CLOSE_EVENTS_CHUNK) {
-    const chunk = moved.slice(i, i + CLOSE_EVENTS_CHUNK);
-    const orders = await ordersByIds(em, chunk.map((o) => o.order_id), baseUrl);
-    await appendEvents(em, chunk.map((o): NewEvent => ({ account_id: o.account_id, type: o.type, data: orders.get(o.order_id) })));
-  }
+  if (!c.booked.length && !moved.length) return;
+  const b = c.booked;
+  const [r] = await em.execute<{ n: number }[]>(
+    `with k as (select ?::bigint as tick, ?::text as base),
+     ev as (
+       select p.account_id, case when x.settled then 'position.settled' else 'position.advanced' end as type,
+              ${positionJsonSql([['session', `json_build_object('tick', k.tick, 'sold', x.sold, 'revenue', ${usdSql('x.revenue_cents')},
+                'holding_cost', ${usdSql('x.holding_cents')})`]])} as data, 0 as phase, x.ord
+         from k, unnest(?::bigint[], ?::boolean[], ?::int[], ?::bigint[], ?::bigint[]) with ordinality as x(position_id, settled, sold, revenue_cents, holding_cents, ord)
+         join ${POSITION_FROM} on p.id = x.position_id
+       union all
+       select o.account_id, x.type, ${orderJsonSql('k.base')}, 1, x.ord
+         from k, unnest(?::bigint[], ?::text[]) with ordinality as x(order_id, type, ord) join ${ORDER_FROM} on o.id = x.order_id),
+     ${appendCtes()}
+     select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
+    [
+      tick, baseUrl, intArrayParam(b.map((x) => x.position_id)), arrayParam(b.map((x) => x.settled)), intArrayParam(b.map((x) => x.sold)),
+      intArrayParam(b.map((x) => x.revenue_cents)), intArrayParam(b.map((x) => x.holding_cents)),
+      intArrayParam(moved.map((o) => o.order_id)), arrayParam(moved.map((o) => o.type)),
+    ],
+  );
+  // Postcondition: every position booked and every order moved has its event.
+  const expected = b.length + moved.length;
+  if (r.n !== expected) throw new Error(`close events: ${expected} to append, ${r.n} appended`);
 }
-
-/** Events the close builds and appends per statement (their rows read, their JSON built, at once). */
-const CLOSE_EVENTS_CHUNK = 1000;
 
 type SettledRow = {
   position_id: number;

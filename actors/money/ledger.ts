@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
-import { arrayParam, intArrayParam } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, unixSql, usdSql } from '../runtime/sql.js';
 import { appendCtes } from '../events/log.js';
 
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
@@ -47,8 +47,8 @@ export function entriesArrays(entries: Entry[]): [number[], string[], number[], 
  * USD from integer cents; `created_at` in unix seconds to the millisecond (as a Date reads it).
  */
 export const ledgerEntryJsonSql = (t: string) =>
-  `json_build_object('id', ${t}.id, 'account_id', ${t}.account_id, 'kind', ${t}.kind, 'amount', ${t}.amount_cents / 100.0, 'currency', 'USD',
-     'balance_after', ${t}.balance_after_cents / 100.0, 'ref', ${t}.ref, 'created_at', floor(extract(epoch from ${t}.created_at) * 1000) / 1000)`;
+  `json_build_object('id', ${t}.id, 'account_id', ${t}.account_id, 'kind', ${t}.kind, 'amount', ${usdSql(`${t}.amount_cents`)}, 'currency', 'USD',
+     'balance_after', ${usdSql(`${t}.balance_after_cents`)}, 'ref', ${t}.ref, 'created_at', ${unixSql(`${t}.created_at`)})`;
 
 /**
  * The posting as SQL CTEs, after a CTE `e` (`entriesCte`): moves each account's balance by the sum
@@ -68,7 +68,7 @@ export function postingCtes(requireFunds: string): string {
               upd.before + sum(e.amount_cents) over (partition by e.account_id order by e.seq), e.ref, e.tick
          from e join upd on upd.id = e.account_id
         order by e.seq
-       returning account_id, id, ${ledgerEntryJsonSql('ledger')}::jsonb as entry)`;
+       returning account_id, id, ${ledgerEntryJsonSql('ledger')} as entry)`;
 }
 
 /**

@@ -65,3 +65,29 @@ export function arrayParam(values: readonly (string | number | boolean | null)[]
  * not found, without a query.
  */
 export const isLinkToken = (token: string): boolean => /^[A-Za-z0-9_-]{1,128}$/.test(token);
+
+/**
+ * Cents as a served amount (USD, a JSON number), in SQL: float8 division gives the very double
+ * centsToNumber gives in JavaScript (both divisions are correctly rounded), printed shortest.
+ */
+export const usdSql = (cents: string) => `(${cents})::float8 / 100`;
+
+/** A timestamp as served: unix seconds with milliseconds (a JSON number), in SQL. */
+export const unixSql = (at: string) => `floor(extract(epoch from ${at}) * 1000)::float8 / 1000`;
+
+/** An object's keys and the SQL of their values, in order. */
+export type JsonPairs = readonly (readonly [key: string, sql: string])[];
+
+/**
+ * A json object in SQL (json_build_object: text, not jsonb, which costs twice as much to build),
+ * with keys present only when a condition holds: one key list, written into both branches of a
+ * CASE (json has no `||`). Keys are literals of the code, never input.
+ */
+export function jsonObjectSql(pairs: JsonPairs, optional?: { when: string; pairs: JsonPairs }): string {
+  const build = (ps: JsonPairs) => {
+    for (const [k] of ps) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a plain key: ${k}`);
+    return `json_build_object(${ps.map(([k, v]) => `'${k}', ${v}`).join(', ')})`;
+  };
+  if (!optional) return build(pairs);
+  return `case when ${optional.when} then ${build([...pairs, ...optional.pairs])} else ${build(pairs)} end`;
+}

@@ -12,10 +12,13 @@ export const AccountEventSchema = new EntitySchema<AccountEvent>({
   name: 'AccountEvent',
   tableName: 'account_event',
   properties: {
-    account: ref(() => AccountSchema, 'account_id', 'account_event', { primary: true, deleteRule: 'cascade' }),
+    // No foreign key (migration 18): the append inserts events only joined to the head rows its own
+    // statement upserted (the head keeps its key to `account`); the per-row check was half the insert.
+    account: ref(() => AccountSchema, 'account_id', 'account_event', { primary: true, foreignKey: false }),
     id: { type: bigint(), primary: true },
     type: { type: 'text' },
-    data: { type: 'json', columnType: 'jsonb' },
+    // json, not jsonb: served whole, never queried inside; stored as built (migration 18).
+    data: { type: 'json', columnType: 'json' },
     createdAt: createdAt(),
   },
   checks: [{ name: 'account_event_id_check', expression: 'id > 0' }],

@@ -17,6 +17,7 @@ import { Migration20261122000014 } from './Migration20261122000014.js';
 import { Migration20261122000015 } from './Migration20261122000015.js';
 import { Migration20261122000016 } from './Migration20261122000016.js';
 import { Migration20261122000017 } from './Migration20261122000017.js';
+import { Migration20261122000018 } from './Migration20261122000018.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000001_backbone', class: Migration20261122000001 },
@@ -36,4 +37,5 @@ export const migrationsList = [
   { name: 'Migration20261122000015_events', class: Migration20261122000015 },
   { name: 'Migration20261122000016_webhooks', class: Migration20261122000016 },
   { name: 'Migration20261122000017_limits_receipts', class: Migration20261122000017 },
+  { name: 'Migration20261122000018_event_append', class: Migration20261122000018 },
 ];

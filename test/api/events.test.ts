@@ -100,6 +100,24 @@ t.test('events: ids stay gap-free under concurrent orders of one account', async
   t.same(r.events.map((e: any) => e.data.id).sort((a: number, b: number) => a - b), placed.map((p) => p.body.id).sort((a, b) => a - b), 'one order.created per order');
 });
 
+// The placing answer is built from the row just placed (views.ts orderJson); GET and the events
+// read the row back through the one SQL definition (orderJsonSql). The two must never drift: in a
+// market that quotes velocity and in one that does not (its orders have no sales_velocity).
+t.test('events: order.created, GET /orders/{id} and the placing answer are one object, in every kind of market', async (t) => {
+  const c = await startClockedService(t);
+  const agent = await registerAgent(c.svc);
+  for (const market of ['m15', 'h2']) {
+    const m: Menu = (await send(c.svc, 'GET', `/api/v1/markets/${market}/deals`)).body;
+    const placed = await agent.post('/api/v1/orders', { market, offer_key: m.deals.at(-1)!.key, qty: 1 });
+    t.equal(placed.status, 201);
+    const { instructions: _i, monthly_fee_charged: _f, ...answered } = placed.body;
+    const created = (await agent.get('/api/v1/events?types=order.created&limit=1000')).body.events.find((e: any) => e.data.id === placed.body.id);
+    t.same(created.data, answered, `${market}: order.created carries what placing answered`);
+    t.same((await agent.get(`/api/v1/orders/${placed.body.id}`)).body, answered, `${market}: GET serves what placing answered`);
+    t.equal('sales_velocity' in answered, market === 'm15', `${market}: sales_velocity only where the market quotes it`);
+  }
+});
+
 t.test('events: the stream sends what was missed, then each event as it happens, exactly once across reconnections', async (t) => {
   const c = await startClockedService(t);
   const svc = c.svc;
