@@ -15,24 +15,55 @@ const NOTIFY_MAX_BYTES = 7900;
 /** An event to append: the account whose log it joins, its type and `data` (the object as GET serves it). */
 export type NewEvent = { account_id: number; type: EventType; data: unknown };
 
+/** Moves each account of `ev_count(account_id, n)` by its count, in account order (concurrent appends never deadlock). */
+const HEADS_CTE = `ev_heads as (insert into account_event_head as h (account_id, last_id) select account_id, n from ev_count order by account_id
+                  on conflict (account_id) do update set last_id = h.last_id + excluded.last_id
+                  returning h.account_id, h.last_id)`;
+
+/** The NOTIFY of the accounts whose logs grew, read from `appended` (the statement must read it: a plain SELECT CTE runs only when read). */
+const NOTIFIED_CTE = `notified as (select count(*) as n, pg_notify('${EVENTS_CHANNEL}',
+         case when sum(length(account_id::text) + 1) > ${NOTIFY_MAX_BYTES} then '*' else string_agg(distinct account_id::text, ',') end)
+       from appended having count(*) > 0)`;
+
 /**
  * The append as CTEs, after a CTE `ev(account_id, type, data, phase, ord)` of the events in order
- * (phase, then ord, within each account): moves each account's head by its count (an upsert in
- * account order), inserts the events numbered after the old head, and selects the NOTIFY into
- * `notified` (the statement must read it: a plain SELECT CTE runs only when read).
+ * (phase, then ord, within each account): moves each account's head by its count, inserts the
+ * events numbered after the old head, and selects the NOTIFY into `notified`.
  */
 export function appendCtes(): string {
   return `ev_count as (select account_id, count(*) as n from ev group by account_id),
-     ev_heads as (insert into account_event_head as h (account_id, last_id) select account_id, n from ev_count order by account_id
-                  on conflict (account_id) do update set last_id = h.last_id + excluded.last_id
-                  returning h.account_id, h.last_id),
+     ${HEADS_CTE},
      appended as (insert into account_event (account_id, id, type, data)
        select ev.account_id, h.last_id - c.n + row_number() over (partition by ev.account_id order by ev.phase, ev.ord), ev.type, ev.data
          from ev join ev_heads h on h.account_id = ev.account_id join ev_count c on c.account_id = ev.account_id
        returning account_id),
-     notified as (select count(*) as n, pg_notify('${EVENTS_CHANNEL}',
-         case when sum(length(account_id::text) + 1) > ${NOTIFY_MAX_BYTES} then '*' else string_agg(distinct account_id::text, ',') end)
-       from appended having count(*) > 0)`;
+     ${NOTIFIED_CTE}`;
+}
+
+/**
+ * The append for events the caller numbered itself, after CTEs `ev_count(account_id, n)` and
+ * `ev(account_id, seq, type, data)` with `seq` 1..n within each account, in order. `ev` is read
+ * once, so PostgreSQL builds each event's data straight into the insert: no sort of the events and
+ * no materialised copy of them (the close's 10k position events: bench/README.md "Issue 27").
+ */
+export function appendNumberedCtes(): string {
+  return `${HEADS_CTE},
+     appended as (insert into account_event (account_id, id, type, data)
+       select ev.account_id, h.last_id - c.n + ev.seq, ev.type, ev.data
+         from ev join ev_heads h on h.account_id = ev.account_id join ev_count c on c.account_id = ev.account_id
+       returning account_id),
+     ${NOTIFIED_CTE}`;
+}
+
+/** Each event's number within its account (1, 2, ... in the order given) and each account's count: what appendNumberedCtes reads. */
+export function numbered(accounts: readonly number[]): { seq: number[]; counts: Map<number, number> } {
+  const counts = new Map<number, number>();
+  const seq = accounts.map((a) => {
+    const n = (counts.get(a) ?? 0) + 1;
+    counts.set(a, n);
+    return n;
+  });
+  return { seq, counts };
 }
 
 /** `ev` from four array parameters (accounts, types, data as JSON text, and one phase for all), in order. */

@@ -12,7 +12,7 @@ import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
 import { arrayParam, intArrayParam, jsonParam as json, usdSql } from '../runtime/sql.js';
 import type { Laps } from '../runtime/laps.js';
-import { appendCtes } from '../events/log.js';
+import { appendNumberedCtes, numbered } from '../events/log.js';
 import type { EventType } from '../events/messages.js';
 import { ORDER_FROM, POSITION_FROM, orderJsonSql, positionJsonSql } from '../account/views.js';
 
@@ -226,23 +226,31 @@ export async function appendCloseEvents(
   ];
   if (!c.booked.length && !moved.length) return;
   const b = c.booked;
+  // Numbered here, in order (positions, then orders): each account's events take its next ids.
+  const { seq, counts } = numbered([...b.map((x) => x.account_id), ...moved.map((o) => o.account_id)]);
   const [r] = await em.execute<{ n: number }[]>(
     `with k as (select ?::bigint as tick, ?::text as base),
+     ev_count as (select * from unnest(?::bigint[], ?::int[]) as c(account_id, n)),
      ev as (
-       select p.account_id, case when x.settled then 'position.settled' else 'position.advanced' end as type,
+       select x.account_id, x.seq, case when x.settled then 'position.settled' else 'position.advanced' end as type,
               ${positionJsonSql([['session', `json_build_object('tick', k.tick, 'sold', x.sold, 'revenue', ${usdSql('x.revenue_cents')},
-                'holding_cost', ${usdSql('x.holding_cents')})`]])} as data, 0 as phase, x.ord
-         from k, unnest(?::bigint[], ?::boolean[], ?::int[], ?::bigint[], ?::bigint[]) with ordinality as x(position_id, settled, sold, revenue_cents, holding_cents, ord)
-         join ${POSITION_FROM} on p.id = x.position_id
+                'holding_cost', ${usdSql('x.holding_cents')})`]])} as data
+         from k, unnest(?::bigint[], ?::bigint[], ?::int[], ?::boolean[], ?::int[], ?::bigint[], ?::bigint[])
+                 as x(position_id, account_id, seq, settled, sold, revenue_cents, holding_cents)
+         join ${POSITION_FROM} on p.id = x.position_id and p.account_id = x.account_id
        union all
-       select o.account_id, x.type, ${orderJsonSql('k.base')}, 1, x.ord
-         from k, unnest(?::bigint[], ?::text[]) with ordinality as x(order_id, type, ord) join ${ORDER_FROM} on o.id = x.order_id),
-     ${appendCtes()}
+       select x.account_id, x.seq, x.type, ${orderJsonSql('k.base')}
+         from k, unnest(?::bigint[], ?::bigint[], ?::int[], ?::text[]) as x(order_id, account_id, seq, type)
+         join ${ORDER_FROM} on o.id = x.order_id and o.account_id = x.account_id),
+     ${appendNumberedCtes()}
      select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
     [
-      tick, baseUrl, intArrayParam(b.map((x) => x.position_id)), arrayParam(b.map((x) => x.settled)), intArrayParam(b.map((x) => x.sold)),
-      intArrayParam(b.map((x) => x.revenue_cents)), intArrayParam(b.map((x) => x.holding_cents)),
-      intArrayParam(moved.map((o) => o.order_id)), arrayParam(moved.map((o) => o.type)),
+      tick, baseUrl, intArrayParam([...counts.keys()]), intArrayParam([...counts.values()]),
+      intArrayParam(b.map((x) => x.position_id)), intArrayParam(b.map((x) => x.account_id)), intArrayParam(seq.slice(0, b.length)),
+      arrayParam(b.map((x) => x.settled)), intArrayParam(b.map((x) => x.sold)), intArrayParam(b.map((x) => x.revenue_cents)),
+      intArrayParam(b.map((x) => x.holding_cents)),
+      intArrayParam(moved.map((o) => o.order_id)), intArrayParam(moved.map((o) => o.account_id)), intArrayParam(seq.slice(b.length)),
+      arrayParam(moved.map((o) => o.type)),
     ],
   );
   // Postcondition: every position booked and every order moved has its event.
