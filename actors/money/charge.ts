@@ -10,6 +10,7 @@ import { expired, type StoredCard } from '../../src/payments/cards.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { feeMonth } from '../../src/rules.js';
 import { ActorError } from '../runtime/actor.js';
+import { intArrayParam } from '../runtime/sql.js';
 import { postEntries, type Entry } from './ledger.js';
 import type { CardPayment, Payment } from './messages.js';
 import { signReceipt, type ReceiptFacts } from './receipts.js';
@@ -75,6 +76,16 @@ export const feeRowsInsertSql = (source: string) =>
  * (the insert waits for it: committed, this one carries no fee; rolled back, this one does), so the
  * decision and the row are one statement and no race is left to retry.
  */
+/**
+ * Locks the accounts a purchase posts to, in id order, before its fee row is claimed: the order
+ * batch's lock order (its read locks the funded accounts in id order, its write then inserts fee
+ * rows). A pay turn that claimed the holder's fee row first and then waited for an account a
+ * batch had locked, while that batch waited to insert the same fee row, would deadlock.
+ */
+async function lockAccounts(em: EntityManager, accountIds: number[]): Promise<void> {
+  await em.execute('select id from account where id = any(?::bigint[]) order by id for update', [intArrayParam([...new Set(accountIds)])]);
+}
+
 async function claimFee(em: EntityManager, holderId: number, at: number, payer: number, roundId: number | null): Promise<number> {
   const claimed = await em.execute(
     `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) values (?, ?, ?, ?, ?)
@@ -170,6 +181,7 @@ export async function chargeHolder(em: EntityManager, charge: Purchase | Topup):
 
   const card = payment.method === 'balance' ? null : await cardToCharge(em, holderId, payment, at);
   const method = card ? 'card' : 'balance';
+  if (!topup) await lockAccounts(em, [payer, ...debits.map((d) => d.account ?? payer), ...(charge.counterparts ?? []).map((e) => e.account_id)]);
   const feeCents = topup ? 0 : await claimFee(em, holderId, at, payer, charge.roundId ?? null);
   const entries = topup ? topupEntries(payer, total, card!) : chargeEntries(payer, debits, feeCents, method, charge.ref);
 
