@@ -18,7 +18,7 @@ export const EVENT_COLUMNS = `e.id::float8 as id, e.type, ${CREATED_AT} as creat
  * The same event as JSON text, built by PostgreSQL, for the streams: they send it as it is, so a
  * close's thousands of events are never parsed in the worker, copied to the front end as objects,
  * nor serialised again per send. The envelope is compact like JSON.stringify's; `data` is the json
- * text as it was appended (spaced as PostgreSQL built it, or compact), the same object GET serves.
+ * text as it was appended (not re-serialised), the same object GET serves.
  */
 const EVENT_JSON = `'{"id":' || e.id::text || ',"type":' || to_json(e.type)::text || ',"created_at":' || (${CREATED_AT})::text || ',"data":' || e.data::text || '}'`;
 /** An account's head (its last event id, 0 before any) and its oldest kept event id (null: none kept). */
