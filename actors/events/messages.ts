@@ -12,8 +12,10 @@ export type EventsArgs = { accountId: number; after: number; limit: number; type
 export type EventsReply = { events: ServedEvent[]; next_after: number } | { gone: true; from: number };
 /** Many accounts' events at once (the front ends' streams): each account's after its own `after`, at most `limit` each. */
 export type ManyArgs = { accounts: { accountId: number; after: number }[]; limit: number };
+/** An event as the streams send it: its id and type, and the event (as GET serves it) as JSON text. */
+export type EventText = { id: number; type: EventType; json: string };
 /** Per account: its events (oldest first), or `gone` as for one account. */
-export type ManyReply = Record<number, { events: ServedEvent[] } | { gone: true; from: number }>;
+export type ManyReply = Record<number, { events: EventText[] } | { gone: true; from: number }>;
 /** Each account's last event id (0: none yet), for the front ends' streams to learn whose log grew. */
 export type HeadsArgs = { accountIds: number[] };
 export type Heads = Record<number, number>;

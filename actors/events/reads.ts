@@ -5,13 +5,22 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineReads } from '../runtime/read.js';
 import { arrayParam, intArrayParam } from '../runtime/sql.js';
-import type { EventsArgs, EventsReply, Heads, HeadsArgs, ManyArgs, ManyReply, ServedEvent } from './messages.js';
+import type { EventType, EventsArgs, EventsReply, Heads, HeadsArgs, ManyArgs, ManyReply, ServedEvent } from './messages.js';
 
 /** How long events are kept (CONTRACT.md "Events": 7 days). */
 export const EVENT_RETENTION_DAYS = 7;
 
+/** An event's `created_at` as served: unix seconds to the millisecond. */
+const CREATED_AT = `floor(extract(epoch from e.created_at) * 1000)::float8 / 1000`;
 /** An event as GET /events serves it, from `account_event e` (webhooks send the same object). */
-export const EVENT_COLUMNS = `e.id::float8 as id, e.type, floor(extract(epoch from e.created_at) * 1000)::float8 / 1000 as created_at, e.data`;
+export const EVENT_COLUMNS = `e.id::float8 as id, e.type, ${CREATED_AT} as created_at, e.data`;
+/**
+ * The same event as JSON text, built by PostgreSQL, for the streams: they send it as it is, so a
+ * close's thousands of events are never parsed in the worker, copied to the front end as objects,
+ * nor serialised again per send. The envelope is compact like JSON.stringify's; `data` is the json
+ * text as it was appended (not re-serialised), the same object GET serves.
+ */
+const EVENT_JSON = `'{"id":' || e.id::text || ',"type":' || to_json(e.type)::text || ',"created_at":' || (${CREATED_AT})::text || ',"data":' || e.data::text || '}'`;
 /** An account's head (its last event id, 0 before any) and its oldest kept event id (null: none kept). */
 const HEAD_COLUMNS = (account: string) =>
   `coalesce((select last_id::float8 from account_event_head where account_id = ${account}), 0) as head,
@@ -27,8 +36,8 @@ function goneFrom(after: number, head: number, oldest: number | null): number | 
 }
 
 type Row = ServedEvent & { head: number; oldest: number | null };
-/** An event as served: the statement's helper columns (head, oldest, and events.many's account_id and after) left out. */
-const served = ({ head: _h, oldest: _o, account_id: _a, after: _x, ...e }: Row & { account_id?: number; after?: unknown }): ServedEvent => e;
+/** An event as served: the statement's helper columns (head, oldest) left out. */
+const served = ({ head: _h, oldest: _o, ...e }: Row): ServedEvent => e;
 
 /** The events after `a.after`, oldest first, or `gone` when `after` is older than what is kept. */
 export async function eventsAfter(em: EntityManager, a: EventsArgs): Promise<EventsReply> {
@@ -47,16 +56,33 @@ export async function eventsAfter(em: EntityManager, a: EventsArgs): Promise<Eve
   return { events, next_after: events.at(-1)?.id ?? a.after };
 }
 
-/** Many accounts' events after each one's own `after` (every type), at most `limit` each, in one statement. */
+/**
+ * Runs `fn` in a transaction whose statements are never JIT-compiled. A many-account read is a few
+ * milliseconds of index lookups, but the planner's estimate for it can be large (a log not yet
+ * analyzed, or accounts with long logs: up to `limit` rows each), and past jit_above_cost
+ * PostgreSQL spent 100-600 ms compiling each one: a close's fan-out took seconds (bench/README.md
+ * "WebSocket subscribers through a close").
+ */
+function withoutJit<T>(em: EntityManager, fn: (em: EntityManager) => Promise<T>): Promise<T> {
+  return em.transactional(async (tem) => {
+    await tem.execute('set local jit = off');
+    return fn(tem);
+  });
+}
+
+/**
+ * Many accounts' events after each one's own `after` (every type), at most `limit` each, in one
+ * statement, each event as its JSON text (the streams send it as it is).
+ */
 export async function eventsOfMany(em: EntityManager, a: ManyArgs): Promise<ManyReply> {
-  const rows = await em.execute<(Row & { account_id: number })[]>(
-    `select x.account_id::float8 as account_id, ${EVENT_COLUMNS}, h.head, h.oldest
+  const rows = await withoutJit(em, (tem) => tem.execute<{ account_id: number; id: number | null; type: EventType; json: string; head: number; oldest: number | null }[]>(
+    `select x.account_id::float8 as account_id, e.id::float8 as id, e.type, ${EVENT_JSON} as json, h.head, h.oldest
        from unnest(?::bigint[], ?::bigint[]) as x(account_id, after)
        cross join lateral (select ${HEAD_COLUMNS('x.account_id')}) h
        left join lateral (select * from account_event e where e.account_id = x.account_id and e.id > x.after order by e.id limit ?) e on true
       order by x.account_id, e.id`,
     [intArrayParam(a.accounts.map((x) => x.accountId)), intArrayParam(a.accounts.map((x) => x.after)), a.limit],
-  );
+  ));
   const out: ManyReply = {};
   const afterOf = new Map(a.accounts.map((x) => [x.accountId, x.after]));
   for (const x of a.accounts) out[x.accountId] = { events: [] };
@@ -65,7 +91,7 @@ export async function eventsOfMany(em: EntityManager, a: ManyArgs): Promise<Many
     if ('gone' in entry) continue;
     const gone = goneFrom(afterOf.get(r.account_id)!, r.head, r.oldest);
     if (gone !== null) out[r.account_id] = { gone: true, from: gone };
-    else if (r.id !== null) entry.events.push(served(r));
+    else if (r.id !== null) entry.events.push({ id: r.id, type: r.type, json: r.json });
   }
   return out;
 }

@@ -10,7 +10,14 @@ const RETRY_MS = 2000;
 /** Writes the socket had to buffer in a row before the stream counts as behind (then it is closed; the client resumes from its id). */
 const MAX_UNREAD = 64;
 
-export const sseMessage = (id: number | string, event: string, data: unknown) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+/**
+ * A message whose data is JSON text already (an account's event as the hub hands it). JSON text may
+ * hold line breaks as whitespace, which would end the field: each line is its own `data:` (a client
+ * joins them with a newline, still the same JSON).
+ */
+export const sseText = (id: number | string, event: string, json: string) =>
+  `id: ${id}\nevent: ${event}\ndata: ${/[\r\n]/.test(json) ? json.replace(/\r\n|\r|\n/g, '\ndata: ') : json}\n\n`;
+export const sseMessage = (id: number | string, event: string, data: unknown) => sseText(id, event, JSON.stringify(data));
 /** A comment line: ignored by clients, keeps proxies from timing the stream out. */
 export const sseComment = (text: string) => `: ${text.replace(/\n/g, ' ')}\n\n`;
 

@@ -28,7 +28,7 @@ import { EVENT_TYPES, type EventType } from '../schemas/index.js';
 import { keyFromHeaders } from '../agents/keys.js';
 import type { AgentPrincipal } from './auth/keys.js';
 import type { EventHub, SessionEvent } from './event-hub.js';
-import type { ServedEvent } from '../../actors/events/messages.js';
+import type { EventText } from '../../actors/events/messages.js';
 import { HttpError, type RequestInfo } from './route.js';
 import { goneDetail } from './event-query.js';
 
@@ -238,9 +238,9 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
         accountId: c.principal!.accountId,
         after,
         types,
-        send: (events: ServedEvent[]) => {
+        send: (events: EventText[]) => {
           for (const e of events) {
-            if (!sendText(c, `{"channel":"account","event":${JSON.stringify(e)}}`)) return false;
+            if (!sendText(c, `{"channel":"account","event":${e.json}}`)) return false;
             state.last = e.id;
           }
           return true;

@@ -11,6 +11,7 @@ import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
 import { connectAs, connectWs, type WsClient } from '../helpers/ws.js';
 import { eventually } from '../helpers/wait.js';
+import { openSse } from '../helpers/sse.js';
 import { appendEvents, type NewEvent } from '../../actors/events/log.js';
 import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, SEND_BUFFER_BYTES, WS_CLOSE } from '../../src/http/ws.js';
 
@@ -196,6 +197,47 @@ t.test('frames of any kind end only their own connection, with a reason; the ser
   after.close();
   await after.closed;
   await eventually(() => svc.services.events.size() === streams, 'every fuzzed connection to leave the hub');
+});
+
+t.test('events whose data needs escaping reach the WebSocket and SSE as the objects GET /events serves', async (t) => {
+  // The streams send each event as the JSON text PostgreSQL builds (actors/events/reads.ts EVENT_JSON);
+  // GET /events serialises the parsed row. Both must be the same object, whatever the data holds.
+  const agent = await registerAgent(svc);
+  const odd = [
+    { s: 'quote " backslash \\ slash / newline \n tab \t nul-ish \u0001 del \u007f', u: 'é ü 中文 😀 \u2028 \u2029', html: '</script><!--' },
+    { n: [0.1 + 0.2, 1e-7, 123456789.123, -0, 2 ** 53 - 1, -1.5e300, 5e-324], e: [[], {}, [null, true, false, '']], deep: { a: { b: { c: [1, { d: 'x' }] } } } },
+    { 'key with "quotes"': 1, 'ключ': 2, '': 3, ' spaced ': { ' ': ' ' } },
+  ];
+  // limits.changed: the one type whose data holds any object (its `limits`), as GET /events's answer check allows.
+  await appendEvents(svc.orm.em.fork(), [...odd, {}].map((limits) => ({ account_id: agent.accountId, type: 'limits.changed' as const, data: { agent_id: agent.agentId, limits } })));
+  // The log keeps json as the text it was built as: line breaks as whitespace must not end an SSE data field.
+  odd.push({ broken: ['across', 'lines'] });
+  await svc.orm.em.fork().execute(`update account_event set data = ?::json where account_id = ? and id = ?`, [`{"agent_id": ${agent.agentId},\r\n  "limits": {"broken":\n["across",\r"lines"]}}`, agent.accountId, odd.length]);
+  const answer = await agent.get('/api/v1/events?after=0');
+  t.equal(answer.status, 200, `GET /events answers ${answer.status}`);
+  const rest = answer.body.events;
+  t.equal(rest.length, odd.length);
+
+  const ws = await connectAs(svc, agent.key);
+  const frames: string[] = [];
+  ws.socket.on('message', (d: unknown) => frames.push(String(d)));
+  ws.send({ op: 'subscribe', channels: ['account'], after: 0 });
+  t.equal((await ws.next()).op, 'subscribed');
+  const viaWs = [];
+  for (let i = 0; i < odd.length; i++) viaWs.push((await nextEvent(ws)).event);
+  t.same(viaWs, rest, 'the WebSocket: the same objects');
+  for (const f of frames.filter((x) => x.startsWith('{"channel"'))) t.match(f, /^\{"channel":"account","event":\{"id":\d+,"type":"limits\.changed","created_at":[\d.]+,"data":\{/, 'the frame\'s envelope is compact JSON');
+  ws.close();
+
+  const sse = await openSse(svc, '/api/v1/events/stream?after=0', { authorization: `Bearer ${agent.key}` });
+  const viaSse = [];
+  for (let i = 0; i < odd.length; i++) {
+    const m = await sse.nextEvent();
+    t.equal(m.id, String(m.json.id));
+    viaSse.push(m.json);
+  }
+  sse.close();
+  t.same(viaSse, rest, 'Server-Sent Events: the same objects');
 });
 
 t.test('a consumer that stops reading is closed with its reason, and resumes from the id it names', async (t) => {

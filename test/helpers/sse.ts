@@ -38,7 +38,9 @@ export async function openSse(target: TestService | string, path: string, header
         else {
           const i = line.indexOf(':');
           const [k, v] = [line.slice(0, i), line.slice(i + 1).replace(/^ /, '')];
-          if (k === 'id' || k === 'event' || k === 'data') m[k] = v;
+          // Several data lines are one value, joined with a newline (as EventSource does).
+          if (k === 'data') m.data = m.data === undefined ? v : `${m.data}\n${v}`;
+          else if (k === 'id' || k === 'event') m[k] = v;
         }
       }
       queue.push(m);

@@ -8,7 +8,7 @@ import { HttpError, Media, json, route, type RequestInfo, type Route } from '../
 import { EventsAnswer, EventsQuery, MarketClosesAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { eventTypes, gone, goneDetail } from '../event-query.js';
-import { EVENT_STREAM, sseComment, sseMessage, sseReply, sseWriter } from '../sse.js';
+import { EVENT_STREAM, sseComment, sseMessage, sseReply, sseText, sseWriter } from '../sse.js';
 import { MarketParams, marketOr404 } from '../market-params.js';
 import { sessionsClosedAfter } from '../market-stream.js';
 import type { SessionEvent } from '../event-hub.js';
@@ -81,7 +81,7 @@ export function eventRoutes(s: Services): Route[] {
           out.first();
           return s.events.subscribe({
             accountId, after, types,
-            send: (events) => events.every((e) => out.send(sseMessage(e.id, e.type, e))),
+            send: (events) => events.every((e) => out.send(sseText(e.id, e.type, e.json))),
             ping: () => out.send(sseComment('keep-alive')),
             close: (why) => {
               if (why.reason === 'gone') out.send(sseComment(goneDetail(why.from)));

@@ -1,0 +1,114 @@
+// The event hub (src/http/event-hub.ts) against a log it reads through a stand-in runtime: every
+// stream is handed each event past its own id once, in order, as the read brought its text, also when
+// it subscribes from an older id while a read of its account is in flight (it is read again from its
+// own id, not handed the later events), with its types filter, and a stream that cannot keep up is
+// closed without holding back the others of its account.
+import t from 'tap';
+import pino from 'pino';
+import type { ActorRuntime, NotifyListener } from '../../actors/runtime/client.js';
+import type { EventText, ManyArgs, ManyReply } from '../../actors/events/messages.js';
+import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
+import { EventHub, type AccountStream } from '../../src/http/event-hub.js';
+
+const ACCOUNT = 7;
+const ev = (id: number, type: EventText['type'] = 'order.created'): EventText => ({ id, type, json: `{"id":${id},"type":"${type}"}` });
+
+/** A log of one account, read by `events.many`; each read waits until the test releases it. */
+function fakeLog() {
+  const log: EventText[] = [];
+  const reads: { args: ManyArgs; release: () => void }[] = [];
+  const runtime = {
+    read: (name: string, args: ManyArgs) => {
+      if (name !== 'events.many') return Promise.resolve({});
+      return new Promise<ManyReply>((resolve) => {
+        reads.push({
+          args,
+          release: () => {
+            const out: ManyReply = {};
+            for (const a of args.accounts) out[a.accountId] = { events: a.accountId === ACCOUNT ? log.filter((e) => e.id > a.after).slice(0, args.limit) : [] };
+            resolve(out);
+          },
+        });
+      });
+    },
+  } as unknown as ActorRuntime;
+  const handlers = new Map<string, (payload: string) => void>();
+  const listener = { listen: async (channel: string, fn: (p: string) => void) => (handlers.set(channel, fn), () => {}) } as unknown as NotifyListener;
+  return { log, reads, runtime, listener, notify: () => handlers.get(EVENTS_CHANNEL)!(String(ACCOUNT)) };
+}
+
+/** Lets the hub's promises run. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+/** Releases every read the hub has started, until it starts no more. */
+async function releaseAll(reads: { release: () => void }[]): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    await settle();
+    const r = reads.shift();
+    if (!r) return;
+    r.release();
+  }
+}
+
+function stream(after: number, opts: Partial<AccountStream> = {}) {
+  const got: string[] = [];
+  const closed: string[] = [];
+  const s: AccountStream = {
+    accountId: ACCOUNT, after,
+    send: (events) => (got.push(...events.map((e) => e.json)), true),
+    close: (why) => void closed.push(why.reason),
+    ping: () => true,
+    ...opts,
+  };
+  return { s, got, closed, ids: () => got.map((j) => JSON.parse(j).id) };
+}
+
+t.test('a stream that subscribes from an older id during a read of its account gets every event, in order', async (t) => {
+  const f = fakeLog();
+  const hub = new EventHub(f.runtime, f.listener, pino({ level: 'silent' }), async () => null);
+  await hub.start();
+  t.teardown(() => hub.stop());
+  f.log.push(ev(1), ev(2), ev(3));
+  const a = stream(2);
+  hub.subscribe(a.s);
+  await settle();
+  t.equal(f.reads.length, 1, 'the first stream starts a read');
+  t.equal(f.reads[0].args.accounts[0].after, 2, 'from its own id');
+  // While that read is in flight, a second consumer of the account resumes from 0.
+  const b = stream(0);
+  hub.subscribe(b.s);
+  await releaseAll(f.reads);
+  t.same(a.ids(), [3], 'the first stream: what it lacked');
+  t.same(b.ids(), [1, 2, 3], 'the second: from its own id, no gap');
+  t.equal(a.got[0], ev(3).json, 'the text as the read brought it');
+
+  f.log.push(ev(4), ev(5));
+  f.notify();
+  await releaseAll(f.reads);
+  t.same(a.ids(), [3, 4, 5], 'later events once');
+  t.same(b.ids(), [1, 2, 3, 4, 5]);
+});
+
+t.test('types filter, and a stream that cannot keep up is closed without holding back the others', async (t) => {
+  const f = fakeLog();
+  const hub = new EventHub(f.runtime, f.listener, pino({ level: 'silent' }), async () => null);
+  await hub.start();
+  t.teardown(() => hub.stop());
+  f.log.push(ev(1), ev(2, 'ledger.posted'), ev(3, 'order.paid'));
+  const slow = stream(0, { send: () => false });
+  const paid = stream(0, { types: ['order.paid'] });
+  const all = stream(0);
+  for (const x of [slow, paid, all]) hub.subscribe(x.s);
+  await releaseAll(f.reads);
+  t.same(slow.closed, ['behind'], 'the slow one is closed as behind');
+  t.same(paid.ids(), [3], 'only its types');
+  t.same(all.ids(), [1, 2, 3], 'the others get everything');
+  t.equal(hub.size(), 2, 'the slow one no longer counts');
+
+  f.log.push(ev(4, 'order.paid'));
+  f.notify();
+  await releaseAll(f.reads);
+  t.same(paid.ids(), [3, 4]);
+  t.same(all.ids(), [1, 2, 3, 4]);
+  t.same(slow.closed, ['behind'], 'closed once');
+});
