@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
-import { arrayParam, intArrayParam, unixSql, usdSql } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, jsonObjectSql, unixSql, usdSql } from '../runtime/sql.js';
 import { appendCtes } from '../events/log.js';
 
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
@@ -47,17 +47,21 @@ export function entriesArrays(entries: Entry[]): [number[], string[], number[], 
  * USD from integer cents; `created_at` in unix seconds to the millisecond (as a Date reads it).
  */
 export const ledgerEntryJsonSql = (t: string) =>
-  `json_build_object('id', ${t}.id, 'account_id', ${t}.account_id, 'kind', ${t}.kind, 'amount', ${usdSql(`${t}.amount_cents`)}, 'currency', 'USD',
-     'balance_after', ${usdSql(`${t}.balance_after_cents`)}, 'ref', ${t}.ref, 'created_at', ${unixSql(`${t}.created_at`)})`;
+  jsonObjectSql([
+    ['id', `${t}.id`], ['account_id', `${t}.account_id`], ['kind', `${t}.kind`], ['amount', usdSql(`${t}.amount_cents`)], ['currency', "'USD'"],
+    ['balance_after', usdSql(`${t}.balance_after_cents`)], ['ref', `${t}.ref`], ['created_at', unixSql(`${t}.created_at`)],
+  ]);
 
 /**
  * The posting as SQL CTEs, after a CTE `e` (`entriesCte`): moves each account's balance by the sum
  * of its entries (only if `requireFunds` is false or the balance covers the debits) and inserts the
  * entries with their running balance_after into `posted`. The one definition every posting uses.
  * The accounts are reached by their key (`= any(array(…))`) also in the order batch's generic plan,
- * which would otherwise hash-join `tot` against a sequential scan of every account.
+ * which would otherwise hash-join `tot` against a sequential scan of every account. `entries`:
+ * whether `posted` carries each entry as served (for its `ledger.posted` event; the close's 20k
+ * session entries travel inside the position events and are not built).
  */
-export function postingCtes(requireFunds: string): string {
+export function postingCtes(requireFunds: string, entries = true): string {
   return `tot as (select account_id, sum(amount_cents) as net, sum(least(amount_cents, 0)) as debits from e group by account_id),
      upd as (update account a set balance_cents = a.balance_cents + tot.net from tot
               where a.id = tot.account_id and a.id = any(array(select account_id from tot))
@@ -68,7 +72,7 @@ export function postingCtes(requireFunds: string): string {
               upd.before + sum(e.amount_cents) over (partition by e.account_id order by e.seq), e.ref, e.tick
          from e join upd on upd.id = e.account_id
         order by e.seq
-       returning account_id, id, ${ledgerEntryJsonSql('ledger')} as entry)`;
+       returning account_id, id, ${entries ? ledgerEntryJsonSql('ledger') : 'null::json'} as entry)`;
 }
 
 /**
@@ -101,12 +105,13 @@ export async function postEntries(em: EntityManager, entries: Entry[], opts: { r
   if (!entries.length) return;
   const accounts = new Set(entries.map((e) => e.account_id)).size;
   const [ids, kinds, amounts, refs, ticks] = entriesArrays(entries);
+  const events = opts.events ?? true;
   const [r] = await em.execute<{ accounts: number }[]>(
-    `with ${entriesArraysCte(['?::bigint[]', '?::text[]', '?::bigint[]', '?::text[]', '?::bigint[]'])}, ${postingCtes('?::boolean')},
+    `with ${entriesArraysCte(['?::bigint[]', '?::text[]', '?::bigint[]', '?::text[]', '?::bigint[]'])}, ${postingCtes('?::boolean', events)},
           ${ledgerEventsCte('?::boolean')}, ${appendCtes()}
      select count(distinct account_id)::int as accounts, (select count(*) from notified) as notified, (select count(*) from appended) as appended from posted
       where (select count(*) from upd) = 0 or ${postconditionSql('(select count(*) from e join upd on upd.id = e.account_id)')}`,
-    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false, opts.events ?? true],
+    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false, events],
   );
   if (r.accounts !== accounts) {
     // Only a funds check (or an unknown account) leaves an account unmoved: nothing was written for it.
