@@ -36,11 +36,12 @@ export function limitRefusal(l: Limits, spentCents: number, market: string, tota
 /**
  * What each of `agentIds` (an SQL bigint[] expression) funded without the holder present on the UTC
  * day starting at `day` (an SQL float8 expression): rows (agent, cents), through orders_standing.
+ * An order the close refunded gave the money back: it is not spent.
  * `day` comes first in the text (bind `?` placeholders in that order: day, then agent ids).
  */
 export const spentSql = (agentIds: string, day: string) =>
   `select o.standing_agent_id as agent, sum(o.total_cents)::float8 as cents from (select to_timestamp(${day}) as since) d, orders o
-    where o.standing_agent_id = any(${agentIds}) and o.paid_at >= d.since and o.paid_at < d.since + interval '1 day'
+    where o.standing_agent_id = any(${agentIds}) and o.paid_at >= d.since and o.paid_at < d.since + interval '1 day' and o.status <> 'refunded'
     group by o.standing_agent_id`;
 
 /** An agent row's limits columns as Limits. */

@@ -11,7 +11,9 @@ const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
 
 t.test('spending limits bound what an agent funds without its holder', async (t) => {
-  const c = await startClockedService(t);
+  // A fixed instant at midday UTC: the closes below never cross into the next UTC day (a new day of
+  // spending), whatever the day and hour the test runs.
+  const c = await startClockedService(t, {}, { startMs: Date.UTC(2026, 10, 26, 12) + 50 });
   const svc = c.svc;
   const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
   const agent = await registerAgent(svc);
@@ -69,6 +71,23 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     t.equal(checkout.status, 403, JSON.stringify(checkout.body));
     t.match(checkout.body.detail, new RegExp(`line ${line.body.item_id}: over the spending limits your holder set: max_day`), 'the execute checkout names the limit and the line');
     t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), spent, 'nothing more was spent');
+  });
+
+  await t.test('an order the close refunds no longer counts toward the day, and its room can be spent again', async (t) => {
+    const before = cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today);
+    const [o] = await q(`select id::float8 as id, total_cents::float8 as total from orders where standing_agent_id = ? and status = 'paid' order by id limit 1`, [agent.agentId]);
+    // A paid order whose terms no longer match its menu row is refunded by the close (close-quarantine.test).
+    await q('update orders set unit_cost_cents = unit_cost_cents + 1 where id = ?', [o.id]);
+    await c.closeSession(MARKET);
+    t.equal((await q('select status from orders where id = ?', [o.id]))[0].status, 'refunded');
+    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), before - o.total, 'spent_today leaves the refunded order out');
+    const menu: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+    const next = [...menu.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
+    // Its total, from an order left for the holder to pay (it spends nothing).
+    const price = cents((await agent.post('/api/v1/orders', { market: MARKET, offer_key: next.key, qty: 1 })).body.total_amount);
+    const room = cents(maxDay) - (before - o.total);
+    t.ok(room >= o.total, 'the refund freed its total');
+    t.equal((await order(1, MARKET, next.key)).status, price <= room ? 201 : 403, 'the freed room is spent again, within max_day');
   });
 
   await t.test('a new UTC day starts from nothing; empty fields lift the limits', async (t) => {
