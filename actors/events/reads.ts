@@ -4,14 +4,14 @@
 // (account, id) and (market, tick).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineReads } from '../runtime/read.js';
-import { arrayParam, intArrayParam } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, unixSql } from '../runtime/sql.js';
 import type { EventType, EventsArgs, EventsReply, Heads, HeadsArgs, ManyArgs, ManyReply, ServedEvent } from './messages.js';
 
 /** How long events are kept (CONTRACT.md "Events": 7 days). */
 export const EVENT_RETENTION_DAYS = 7;
 
 /** An event's `created_at` as served: unix seconds to the millisecond. */
-const CREATED_AT = `floor(extract(epoch from e.created_at) * 1000)::float8 / 1000`;
+const CREATED_AT = unixSql('e.created_at');
 /** An event as GET /events serves it, from `account_event e` (webhooks send the same object). */
 export const EVENT_COLUMNS = `e.id::float8 as id, e.type, ${CREATED_AT} as created_at, e.data`;
 /**
