@@ -17,7 +17,9 @@ import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, SEND_BUFFER_BYTES, WS_CLOSE } from 
 
 const MARKET = 'm15';
 
-const c = await startClockedService(t);
+// A fixed instant just after an even UTC hour: the m15 session this file closes ends at 12:15, never
+// at a boundary of h2 (every 2 hours), whose close would also reach the market channel it watches.
+const c = await startClockedService(t, {}, { startMs: Date.UTC(2026, 10, 26, 12) + 50 });
 const svc = c.svc;
 const menu = async (): Promise<Menu> => (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
 
