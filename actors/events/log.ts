@@ -32,12 +32,8 @@ const NOTIFIED_CTE = `notified as (select count(*) as n, pg_notify('${EVENTS_CHA
  */
 export function appendCtes(): string {
   return `ev_count as (select account_id, count(*) as n from ev group by account_id),
-     ${HEADS_CTE},
-     appended as (insert into account_event (account_id, id, type, data)
-       select ev.account_id, h.last_id - c.n + row_number() over (partition by ev.account_id order by ev.phase, ev.ord), ev.type, ev.data
-         from ev join ev_heads h on h.account_id = ev.account_id join ev_count c on c.account_id = ev.account_id
-       returning account_id),
-     ${NOTIFIED_CTE}`;
+     ev_seq as (select account_id, row_number() over (partition by account_id order by phase, ord) as seq, type, data from ev),
+     ${appendNumberedCtes('ev_seq')}`;
 }
 
 /**
@@ -45,12 +41,13 @@ export function appendCtes(): string {
  * `ev(account_id, seq, type, data)` with `seq` 1..n within each account, in order. `ev` is read
  * once, so PostgreSQL builds each event's data straight into the insert: no sort of the events and
  * no materialised copy of them (the close's 10k position events: bench/README.md "Issue 27").
+ * `ev` names the CTE of numbered events (appendCtes numbers its own as `ev_seq`).
  */
-export function appendNumberedCtes(): string {
+export function appendNumberedCtes(ev = 'ev'): string {
   return `${HEADS_CTE},
      appended as (insert into account_event (account_id, id, type, data)
-       select ev.account_id, h.last_id - c.n + ev.seq, ev.type, ev.data
-         from ev join ev_heads h on h.account_id = ev.account_id join ev_count c on c.account_id = ev.account_id
+       select x.account_id, h.last_id - c.n + x.seq, x.type, x.data
+         from ${ev} x join ev_heads h on h.account_id = x.account_id join ev_count c on c.account_id = x.account_id
        returning account_id),
      ${NOTIFIED_CTE}`;
 }
