@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, AgentSchema } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
 import { appendEvents } from '../events/log.js';
+import { unixSql } from '../runtime/sql.js';
 
 /**
  * The agent (of `accountId` when given), its row locked until the transaction ends (pairing and the
@@ -32,7 +33,7 @@ export async function connectAgent(em: EntityManager, agentId: number, holderId:
   await em.nativeUpdate(AccountSchema, { id: agent.account.id }, { holder: holderId });
   const carts = await em.execute<{ id: number; since: number }[]>(
     `update cart set holder_id = ?, updated_at = now() where agent_id = ? and holder_id is null
-     returning id::float8 as id, floor(extract(epoch from updated_at) * 1000)::float8 / 1000 as since`,
+     returning id::float8 as id, ${unixSql('updated_at')} as since`,
     [holderId, agentId],
   );
   // CONTRACT.md "Events": each of the agent's carts is connected to the holder now.
