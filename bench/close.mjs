@@ -3,7 +3,10 @@
 //
 //   npm run build && node bench/close.mjs [--positions 10000] [--agents 1000] [--market m15]
 //       [--time-scale 30] [--closes 3] [--connections 32] [--pg postgres://postgres@127.0.0.1:5432/]
-//       [--service dist/src/main.js] [--cpu-prof DIR] [--ready-timeout 180] [--max-wait 600]
+//       [--service dist/src/main.js] [--cpu-prof DIR] [--ready-timeout 180] [--max-wait 600] [--keep-db]
+//
+// --keep-db leaves the database behind (its name is logged) for EXPLAIN ANALYZE of the close's
+// statements on its data; drop it yourself afterwards.
 //
 // One run, everything started and stopped by the script (also on error and Ctrl-C; every wait
 // bounded; only 127.0.0.1):
@@ -50,6 +53,7 @@ const { values: opts } = parseArgs({
     'cpu-prof': { type: 'string' },
     'ready-timeout': { type: 'string', default: '180' },
     'max-wait': { type: 'string', default: '600' },
+    'keep-db': { type: 'boolean', default: false },
   },
 });
 const int = (name, min, max) => {
@@ -336,7 +340,8 @@ async function main() {
 
 async function cleanup() {
   if (state.service && state.service.exitCode === null) await stopChild(state.service, 'service', 20_000, log);
-  if (state.dbCreated) await withDb('postgres', (c) => c.query(`drop database if exists "${DB}" with (force)`)).catch((e) => console.error(`drop ${DB}: ${e.message}`));
+  if (state.dbCreated && opts['keep-db']) log(`database ${DB} kept (--keep-db): drop it when done`);
+  else if (state.dbCreated) await withDb('postgres', (c) => c.query(`drop database if exists "${DB}" with (force)`)).catch((e) => console.error(`drop ${DB}: ${e.message}`));
 }
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.once(sig, () => {

@@ -6,6 +6,16 @@ import { migrationsList } from './migrations/index.js';
 
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 
+/**
+ * Settings of every connection the service opens (sent at connect: no statement, no round trip).
+ * `jit = off`: the service's statements are short and bounded (index lookups, one close's rows), but
+ * the planner's estimate of some is large (a many-account read of a log not yet analyzed), and past
+ * `jit_above_cost` PostgreSQL compiled each for 100-600 ms: a close's event fan-out took seconds
+ * (bench/README.md "WebSocket subscribers through a close"). Nothing here scans enough rows to win
+ * that back.
+ */
+export const CONNECTION_SETTINGS = '-c jit=off';
+
 export function ormConfig(clientUrl: string, poolMax: number) {
   return defineConfig({
     clientUrl,
@@ -13,6 +23,7 @@ export function ormConfig(clientUrl: string, poolMax: number) {
     extensions: [Migrator],
     migrations: { migrationsList, tableName: MIGRATIONS_TABLE, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
+    driverOptions: { connection: { options: CONNECTION_SETTINGS } },
     debug: false,
     allowGlobalContext: false,
     discovery: { warnWhenNoEntities: false },

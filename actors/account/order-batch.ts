@@ -20,6 +20,7 @@ import { isUniqueViolation } from '../runtime/sql.js';
 import { payFromBalanceRefusal } from './funding.js';
 import { batchFeeDue, chargeBatch, feeKey } from '../money/charge.js';
 import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
+import { CONNECTION_SETTINGS } from '../../orm/config.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
 
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
@@ -81,7 +82,8 @@ export class BatchConnection {
 }
 
 /** A batch connection of `em`'s database (the ORM's connection options, type parsers included). */
-export const batchConnectionOf = (em: EntityManager) => new BatchConnection(() => em.getConnection().getConnectionOptions() as pg.ClientConfig);
+export const batchConnectionOf = (em: EntityManager) =>
+  new BatchConnection(() => ({ ...(em.getConnection().getConnectionOptions() as pg.ClientConfig), options: CONNECTION_SETTINGS }));
 
 /**
  * Places `batch` in one transaction and returns one outcome per request, in order. Two round trips:

@@ -57,32 +57,20 @@ export async function eventsAfter(em: EntityManager, a: EventsArgs): Promise<Eve
 }
 
 /**
- * Runs `fn` in a transaction whose statements are never JIT-compiled. A many-account read is a few
- * milliseconds of index lookups, but the planner's estimate for it can be large (a log not yet
- * analyzed, or accounts with long logs: up to `limit` rows each), and past jit_above_cost
- * PostgreSQL spent 100-600 ms compiling each one: a close's fan-out took seconds (bench/README.md
- * "WebSocket subscribers through a close").
- */
-function withoutJit<T>(em: EntityManager, fn: (em: EntityManager) => Promise<T>): Promise<T> {
-  return em.transactional(async (tem) => {
-    await tem.execute('set local jit = off');
-    return fn(tem);
-  });
-}
-
-/**
  * Many accounts' events after each one's own `after` (every type), at most `limit` each, in one
  * statement, each event as its JSON text (the streams send it as it is).
  */
 export async function eventsOfMany(em: EntityManager, a: ManyArgs): Promise<ManyReply> {
-  const rows = await withoutJit(em, (tem) => tem.execute<{ account_id: number; id: number | null; type: EventType; json: string; head: number; oldest: number | null }[]>(
+  // One statement, never JIT-compiled (orm/config.ts CONNECTION_SETTINGS): its estimate can be large
+  // (up to `limit` rows per account) while it runs in a few milliseconds of index lookups.
+  const rows = await em.execute<{ account_id: number; id: number | null; type: EventType; json: string; head: number; oldest: number | null }[]>(
     `select x.account_id::float8 as account_id, e.id::float8 as id, e.type, ${EVENT_JSON} as json, h.head, h.oldest
        from unnest(?::bigint[], ?::bigint[]) as x(account_id, after)
        cross join lateral (select ${HEAD_COLUMNS('x.account_id')}) h
        left join lateral (select * from account_event e where e.account_id = x.account_id and e.id > x.after order by e.id limit ?) e on true
       order by x.account_id, e.id`,
     [intArrayParam(a.accounts.map((x) => x.accountId)), intArrayParam(a.accounts.map((x) => x.after)), a.limit],
-  ));
+  );
   const out: ManyReply = {};
   const afterOf = new Map(a.accounts.map((x) => [x.accountId, x.after]));
   for (const x of a.accounts) out[x.accountId] = { events: [] };
