@@ -13,6 +13,7 @@ import { sharedDatabaseConfig, startTestService, type TestService } from '../hel
 import { currentMenu, registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 import { eventually } from '../helpers/wait.js';
+import { RETRY_WINDOW_SECONDS, retryDelaySeconds } from '../../actors/webhooks/queue.js';
 
 /** A market whose sessions are long: orders placed during a test stay on an open session. */
 const MARKET = 'h10';
@@ -182,6 +183,49 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
       t.same(r.body.detail[0].loc, ['body', 'url'], url);
     }
   });
+});
+
+t.test('a receiver that keeps failing is retried with doubling delays for 24 hours from the event, then the delivery fails', async (t) => {
+  const c = await startClockedService(t, ALLOW);
+  const svc = c.svc;
+  const agent = await registerAgent(svc);
+  const rx = await receiver(t, () => 500);
+  const hook = await agent.post('/api/v1/webhooks', { url: `${rx.url}/down` });
+  t.equal(hook.status, 201);
+  await order(svc, agent);
+  const [event] = (await agent.get('/api/v1/events?types=order.created')).body.events;
+  const delivery = async () => (await agent.get(`/api/v1/webhooks/${hook.body.id}/deliveries`)).body.deliveries as any[];
+
+  // The attempts the contract allows: the first at once (the clock stands still: at its time now),
+  // each next one a doubling delay later (5 s to a 1 h cap), while it falls within 24 hours of the
+  // event (its created_at is the database's time; the test's clock runs up to 15 minutes ahead).
+  const planned = [c.now() / 1000];
+  while (planned.at(-1)! + retryDelaySeconds(planned.length) < event.created_at + RETRY_WINDOW_SECONDS) planned.push(planned.at(-1)! + retryDelaySeconds(planned.length));
+  t.ok(planned.length > 20, `${planned.length} attempts planned`);
+
+  for (let k = 1; ; k++) {
+    const d = await eventually(async () => (await delivery()).find((x) => x.attempts === k && x.last_status_code === 500), `attempt ${k} recorded`);
+    t.equal(rx.hits.length, k, `attempt ${k} reached the receiver once`);
+    if (k === planned.length) {
+      t.match(d, { event_id: event.id, status: 'failed', attempts: planned.length, last_status_code: 500 }, 'failed for good after the last attempt in the window');
+      break;
+    }
+    t.equal(d.status, 'pending', `attempt ${k} leaves it pending`);
+    if (k > 40) throw new Error('more attempts than planned');
+    // One second short of the backoff nothing is sent; at it, the next attempt.
+    c.advanceTo((planned[k] - 1) * 1000);
+    await svc.services.supervisor.deliverWebhooks();
+    t.equal(rx.hits.length, k, `nothing before the backoff of attempt ${k}`);
+    c.advanceTo(planned[k] * 1000);
+    await svc.services.supervisor.deliverWebhooks();
+    await eventually(() => rx.hits.length === k + 1, `attempt ${k + 1}`);
+  }
+  t.same(rx.hits.map((h) => Number(h.headers['webhook-timestamp'])), planned.map(Math.floor), 'each attempt signed at its planned time');
+  t.same(new Set(rx.hits.map((h) => h.headers['webhook-id'])), new Set([`evt_${agent.accountId}_${event.id}`]), 'every attempt with the same webhook-id');
+  // Past the window: nothing is ever sent again.
+  c.advanceBy(2 * 3600_000);
+  await svc.services.supervisor.deliverWebhooks();
+  t.equal(rx.hits.length, planned.length, 'no attempt after the delivery failed');
 });
 
 t.test('private, loopback and link-local URLs are refused without SVC_WEBHOOK_ALLOW_PRIVATE', async (t) => {
