@@ -4,13 +4,16 @@
 // head row's lock (taken in account order, so concurrent appends never deadlock) and inserts the
 // events after the old value: ids are 1, 2, 3, ... per account, and a rolled-back append moves
 // nothing. The same statement notifies the front ends (PostgreSQL NOTIFY, delivered at commit)
-// which accounts' logs grew.
+// which accounts' logs grew: exactly those, in as many notices as the list needs.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { arrayParam, intArrayParam } from '../runtime/sql.js';
 import { EVENTS_CHANNEL, type EventType } from './messages.js';
 
-/** NOTIFY's payload limit is 8000 bytes; a longer list becomes `*` (every listener re-reads its accounts' heads). */
-const NOTIFY_MAX_BYTES = 7900;
+/**
+ * A notice's list is cut where its running length passes this: a notice is at most this plus one id
+ * (20 digits), under NOTIFY's limit (a payload shorter than 8000 bytes).
+ */
+export const NOTIFY_MAX_BYTES = 7900;
 
 /** An event to append: the account whose log it joins, its type and `data` (the object as GET serves it). */
 export type NewEvent = { account_id: number; type: EventType; data: unknown };
@@ -20,10 +23,17 @@ const HEADS_CTE = `ev_heads as (insert into account_event_head as h (account_id,
                   on conflict (account_id) do update set last_id = h.last_id + excluded.last_id
                   returning h.account_id, h.last_id)`;
 
-/** The NOTIFY of the accounts whose logs grew, read from `appended` (the statement must read it: a plain SELECT CTE runs only when read). */
-const NOTIFIED_CTE = `notified as (select count(*) as n, pg_notify('${EVENTS_CHANNEL}',
-         case when sum(length(account_id::text) + 1) > ${NOTIFY_MAX_BYTES} then '*' else string_agg(distinct account_id::text, ',') end)
-       from appended having count(*) > 0)`;
+/**
+ * The NOTIFYs of the accounts whose logs grew, read from `appended` (the statement must read it: a
+ * plain SELECT CTE runs only when read): their ids comma-separated, cut into notices by the
+ * running length of the list (NOTIFY_MAX_BYTES). A close that moves 10k accounts sends ~8
+ * notices, and each front end wakes only the streams of those accounts (one `*` made every front
+ * end read every account it streams). One row per notice; none when nothing was appended.
+ */
+const NOTIFIED_CTE = `notified as (select pg_notify('${EVENTS_CHANNEL}', string_agg(account_id::text, ',' order by account_id)) as sent
+       from (select account_id, (sum(length(account_id::text) + 1) over (order by account_id) - 1) / ${NOTIFY_MAX_BYTES} as notice
+               from (select distinct account_id from appended) d) c
+      group by notice)`;
 
 /**
  * The append as CTEs, after a CTE `ev(account_id, type, data, phase, ord)` of the events in order
