@@ -129,8 +129,8 @@ export const positionJsonSql = (extra: JsonPairs = []) => {
   return jsonObjectSql(pairs, {
     when: 't.settled',
     pairs: [
-      ['outcome', `json_build_object('sold_out', t.sold_out, 'downside_event', t.regime, 'surcharge', ${usdSql('t.surcharge_cents')}, 'writeoff', ${usdSql('t.writeoff_cents')})`],
-      ['inventory', `json_build_object('transferred_units', p.transferred_units, 'item_id', p.item_id, 'transferred_at', ${unixSql('p.transferred_at')})`],
+      ['outcome', jsonObjectSql([['sold_out', 't.sold_out'], ['downside_event', 't.regime'], ['surcharge', usdSql('t.surcharge_cents')], ['writeoff', usdSql('t.writeoff_cents')]])],
+      ['inventory', jsonObjectSql([['transferred_units', 'p.transferred_units'], ['item_id', 'p.item_id'], ['transferred_at', unixSql('p.transferred_at')]])],
     ],
   });
 };

@@ -10,7 +10,7 @@ import { postEntries, refundEntries, sessionEntries, type Entry } from '../money
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
-import { arrayParam, intArrayParam, jsonParam as json, usdSql } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, jsonObjectSql, jsonParam as json, usdSql } from '../runtime/sql.js';
 import type { Laps } from '../runtime/laps.js';
 import { appendNumberedCtes, numbered } from '../events/log.js';
 import type { EventType } from '../events/messages.js';
@@ -233,8 +233,7 @@ export async function appendCloseEvents(
      ev_count as (select * from unnest(?::bigint[], ?::int[]) as c(account_id, n)),
      ev as (
        select x.account_id, x.seq, case when x.settled then 'position.settled' else 'position.advanced' end as type,
-              ${positionJsonSql([['session', `json_build_object('tick', k.tick, 'sold', x.sold, 'revenue', ${usdSql('x.revenue_cents')},
-                'holding_cost', ${usdSql('x.holding_cents')})`]])} as data
+              ${positionJsonSql([['session', jsonObjectSql([['tick', 'k.tick'], ['sold', 'x.sold'], ['revenue', usdSql('x.revenue_cents')], ['holding_cost', usdSql('x.holding_cents')]])]])} as data
          from k, unnest(?::bigint[], ?::bigint[], ?::int[], ?::boolean[], ?::int[], ?::bigint[], ?::bigint[])
                  as x(position_id, account_id, seq, settled, sold, revenue_cents, holding_cents)
          join ${POSITION_FROM} on p.id = x.position_id and p.account_id = x.account_id
