@@ -1,11 +1,21 @@
 // Prometheus metrics (CONTRACT.md /metrics): requests per route, actor mailboxes and turns,
-// worker utilisation, the database pool, session closes, the supervisor's failures. Gauges that
+// worker utilisation, the database pool, session closes, the supervisor's failures, the event
+// streams (held, fan-out time, events sent, consumers closed) and webhook deliveries. Gauges that
 // mirror live state are collected at scrape time from the objects that own the state.
 import client from 'prom-client';
 import type { ActorRuntime } from '../actors/runtime/client.js';
+import type { DeliverReport } from '../actors/webhooks/messages.js';
 
 export type PoolStats = () => { used: number; free: number; pending: number; max: number };
 export type RecordCacheStats = { bytes: number; capBytes: number; entries: number; hits: number; misses: number; evicted: number; built: number; warmed: number };
+/** Why the event hub closed a stream (http/event-hub.ts). */
+export type StreamCloseReason = 'behind' | 'gone' | 'stopping';
+/** What the event hub reports (http/event-hub.ts): each drain of the log into the streams, each stream it closes. */
+export type EventHubObserver = {
+  /** A drain ended: `seconds` from the notice that started it to the last event handed; `events` handed to streams in it. */
+  fanout(seconds: number, events: number): void;
+  closed(reason: StreamCloseReason): void;
+};
 /** What the alert rules compare with: readiness, the mailbox bound, each market's session length in real seconds. */
 export type ServiceFacts = { ready: () => boolean; mailboxLimit: number; intervals: Record<string, number> };
 /** One metric as prom-client's getMetricsAsJSON() gives it. */
@@ -62,6 +72,39 @@ export class Metrics {
     help: 'Failed supervisor start attempts (retried with backoff; the process exits after the last)',
     registers: [this.registry],
   });
+
+  private readonly fanouts = new client.Histogram({
+    name: 'event_fanout_seconds',
+    help: "Time from an event notice to the last event it brought being handed to this process's streams (one drain of the log)",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  private readonly eventsSent = new client.Counter({
+    name: 'events_sent_total',
+    help: "Events handed to this process's streams (Server-Sent Events and WebSocket channels)",
+    registers: [this.registry],
+  });
+  private readonly streamsClosed = new client.Counter({
+    name: 'event_streams_closed_total',
+    help: 'Event streams the service closed, by reason: behind (too slow to read), gone (resumed from before what is kept), stopping',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly webhookDeliveries = new client.Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts this process made, by result: delivered (2xx), retried (to be tried again), failed (given up)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  /** The event hub's reports (src/http/event-hub.ts). */
+  readonly events: EventHubObserver = {
+    fanout: (seconds, events) => {
+      this.fanouts.observe(seconds);
+      this.eventsSent.inc(events);
+    },
+    closed: (reason) => this.streamsClosed.inc({ reason }),
+  };
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry });
@@ -167,6 +210,14 @@ export class Metrics {
       },
     });
     new client.Gauge({
+      name: 'event_streams',
+      help: 'Event streams this process holds (a WebSocket counts once, whatever its channels)',
+      registers,
+      collect() {
+        if (self.streams) this.set(self.streams());
+      },
+    });
+    new client.Gauge({
       name: 'session_last_closed_tick',
       help: 'The session (tick) of the last close of the market this process saw',
       labelNames: ['market'] as const,
@@ -214,11 +265,19 @@ export class Metrics {
     this.startFailures.inc();
   }
 
+  /** A webhook delivery pass's attempts (its report). */
+  webhookPass(r: Pick<DeliverReport, 'sent' | 'delivered' | 'failed'>): void {
+    this.webhookDeliveries.inc({ result: 'delivered' }, r.delivered);
+    this.webhookDeliveries.inc({ result: 'failed' }, r.failed);
+    this.webhookDeliveries.inc({ result: 'retried' }, r.sent - r.delivered - r.failed);
+  }
+
   /** Where the gauges below read at each scrape (set by watch, watchRecord and watchService). */
   private runtime?: Pick<ActorRuntime, 'stats'>;
   private pool?: PoolStats;
   private recordStats?: () => RecordCacheStats;
   private service?: ServiceFacts;
+  private streams?: () => number;
   private readonly lastClose = new Map<string, { at: number; tick: number }>();
 
   /** Gauges read from the runtime and the database pool at each scrape. */
@@ -230,6 +289,11 @@ export class Metrics {
   /** The record's cache of settled sessions (src/http/record-fragments.ts), read at each scrape. */
   watchRecord(stats: () => RecordCacheStats): void {
     this.recordStats = stats;
+  }
+
+  /** The event streams held (the hub's count), read at each scrape. */
+  watchEvents(streams: () => number): void {
+    this.streams = streams;
   }
 
   /** Readiness, the mailbox bound and each market's session length, for the alert rules (ops/prometheus/). */

@@ -156,7 +156,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   );
 
   const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
-  const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick));
+  const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick), metrics.events);
+  metrics.watchEvents(() => events.size());
   await events.start();
   // Webhook deliveries start soon after an account's log grew, not only at the next pass (CONTRACT.md "Events" → Webhooks).
   await listener.listen(EVENTS_CHANNEL, () => supervisor.wakeWebhooks());

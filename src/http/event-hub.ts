@@ -9,6 +9,7 @@ import { read, type ActorRuntime, type NotifyListener } from '../../actors/runti
 import { EVENTS_CHANNEL, SESSIONS_CHANNEL, type EventText, type EventType, type ManyReply } from '../../actors/events/messages.js';
 import type { Static } from 'typebox';
 import type { SessionClosed } from '../schemas/index.js';
+import type { EventHubObserver, StreamCloseReason } from '../metrics.js';
 
 /** Streams one process holds at once (each a socket): more are refused with 503. */
 export const MAX_STREAMS = 20_000;
@@ -65,6 +66,8 @@ export class EventHub {
   /** The head each account was last read to (the safety net wakes only those that moved). */
   private readonly seen = new Map<number, number>();
   private count = 0;
+  /** Events handed to streams in the drain under way (the fan-out metric). */
+  private handed = 0;
   /** Streams carried by a held connection (not counted on their own). */
   private readonly carried = new WeakSet<AccountStream | MarketStream>();
   /** Held connections: what ends each when the hub stops. */
@@ -78,6 +81,7 @@ export class EventHub {
     private readonly listener: NotifyListener,
     private readonly log: Logger,
     private readonly sessionEvent: (market: string, tick: number) => Promise<SessionEvent | null>,
+    private readonly observer?: EventHubObserver,
   ) {}
 
   async start(): Promise<void> {
@@ -92,10 +96,10 @@ export class EventHub {
   /** One keep-alive to every stream; one that cannot take it is closed as behind. */
   private ping(): void {
     for (const set of this.accounts.values()) {
-      for (const s of [...set]) if (!s.ping()) (this.remove(s), s.close({ reason: 'behind' }));
+      for (const s of [...set]) if (!s.ping()) (this.remove(s), this.close(s, { reason: 'behind' }));
     }
     for (const set of this.markets.values()) {
-      for (const s of [...set]) if (!s.ping() && this.unwatch(set, s)) s.close({ reason: 'behind' });
+      for (const s of [...set]) if (!s.ping() && this.unwatch(set, s)) this.close(s, { reason: 'behind' });
     }
   }
 
@@ -103,8 +107,8 @@ export class EventHub {
     clearInterval(this.timer);
     clearInterval(this.keepAlive);
     for (const s of this.stops) s();
-    for (const set of this.accounts.values()) for (const s of set) s.close({ reason: 'stopping' });
-    for (const set of this.markets.values()) for (const s of set) s.close({ reason: 'stopping' });
+    for (const set of this.accounts.values()) for (const s of set) this.close(s, { reason: 'stopping' });
+    for (const set of this.markets.values()) for (const s of set) this.close(s, { reason: 'stopping' });
     this.accounts.clear();
     this.markets.clear();
     const holders = [...this.holders];
@@ -182,8 +186,21 @@ export class EventHub {
 
   /** Marks accounts to read and starts the one drain (a wake during it is read by it). */
   private wake(ids: number[]): void {
+    if (!ids.length) return;
     for (const id of ids) this.dirty.add(id);
-    this.draining ??= this.drain().finally(() => (this.draining = undefined));
+    if (this.draining) return;
+    const t0 = performance.now();
+    this.handed = 0;
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+      this.observer?.fanout((performance.now() - t0) / 1000, this.handed);
+    });
+  }
+
+  /** Ends a stream with its reason, counted. */
+  private close<W extends { reason: StreamCloseReason }>(s: { close: (why: W) => void }, why: W): void {
+    this.observer?.closed(why.reason);
+    s.close(why);
   }
 
   /**
@@ -232,7 +249,7 @@ export class EventHub {
       if ('gone' in got) {
         if (s.after + 1 >= got.from) continue;
         this.remove(s);
-        s.close({ reason: 'gone', from: got.from });
+        this.close(s, { reason: 'gone', from: got.from });
         continue;
       }
       // A stream that subscribed during the read, from an older id than it, lacks the events before
@@ -246,10 +263,11 @@ export class EventHub {
       s.after = mine[mine.length - 1].id;
       const types = s.types;
       const sent = types ? mine.filter((e) => types.includes(e.type)) : mine;
-      if (sent.length && !s.send(sent)) {
+      if (!sent.length) continue;
+      if (!s.send(sent)) {
         this.remove(s);
-        s.close({ reason: 'behind' });
-      }
+        this.close(s, { reason: 'behind' });
+      } else this.handed += sent.length;
     }
     // Streams that were not behind the swept part are read again from their own ids.
     if ('gone' in got) return void (this.accounts.get(accountId)?.size && this.dirty.add(accountId));
@@ -277,7 +295,7 @@ export class EventHub {
     const e = await this.sessionEvent(market, Number(tick)).catch((err) => (this.log.warn({ err }, 'session.closed event failed'), null));
     if (!e) return;
     for (const s of [...set]) {
-      if (!s.send(e) && this.unwatch(set, s)) s.close({ reason: 'behind' });
+      if (!s.send(e) && this.unwatch(set, s)) this.close(s, { reason: 'behind' });
     }
   }
 }

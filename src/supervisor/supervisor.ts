@@ -23,6 +23,8 @@ export type SupervisorMetrics = {
   ordersQuarantined(market: string, n: number): void;
   backfillChunkFailed(market: string, abandoned: boolean): void;
   startFailed(): void;
+  /** A webhook delivery pass's attempts. */
+  webhookPass(r: Pick<DeliverReport, 'sent' | 'delivered' | 'failed'>): void;
 };
 
 export type SupervisorOptions = {
@@ -179,7 +181,9 @@ export class Supervisor {
    * event log, claims due deliveries (no other process holds them), sends and records them.
    */
   async deliverWebhooks(): Promise<DeliverReport> {
-    return this.actors.ask(delivererRef, { kind: 'deliver', at: this.clock.realNow(), allowPrivate: this.opts.webhookAllowPrivate ?? false });
+    const r = await this.actors.ask(delivererRef, { kind: 'deliver', at: this.clock.realNow(), allowPrivate: this.opts.webhookAllowPrivate ?? false });
+    this.opts.metrics?.webhookPass(r);
+    return r;
   }
 
   /**

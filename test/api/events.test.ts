@@ -141,6 +141,15 @@ t.test('events: the stream sends what was missed, then each event as it happens,
   t.same([(await take(first)).id, (await take(first)).id], [2, 3], 'what was missed after 1');
   t.equal((await order(3)).status, 201);
   t.match(await take(first), { id: 4, type: 'order.created' }, 'a new event arrives without polling');
+  // What operators watch (/metrics): the stream held, the events handed, the drains timed.
+  const metric = async (name: string) => Number((await (await svc.get('/metrics')).text()).match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
+  t.equal(await metric('event_streams'), 1, 'event_streams: the one held');
+  t.ok((await metric('events_sent_total')) >= 1, 'events_sent_total counts what streams were handed');
+  t.ok((await metric('event_fanout_seconds_count')) >= 1, 'event_fanout_seconds timed the drains');
+  const ops = await svc.getJson('/ops/feed');
+  t.equal(ops.status, 200, 'the operators\' figures (loopback)');
+  t.match(ops.body.events, { streams: 1, closed_behind: 0, closed_gone: 0 }, '/ops shows the stream held');
+  t.ok(ops.body.events.sent >= 1 && ops.body.events.fanout_p99_ms !== null, `and the events sent (${ops.body.events.sent}), the fan-out timed (${ops.body.events.fanout_p99_ms} ms)`);
   first.close();
 
   // Events while no one listens, then a reconnection from the last id it had.

@@ -101,6 +101,10 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   t.not(second.headers['webhook-timestamp'], first.headers['webhook-timestamp'], 'signed at its own time');
   const delivered = await eventually(async () => (await deliveriesOf(all.body.id)).find((d: any) => d.status === 'delivered'), 'delivered');
   t.match(delivered, { id: pending.id, event_id: events[0].id, attempts: 2, last_status_code: 204 });
+  const metrics = await (await svc.get('/metrics')).text();
+  const attempts = (result: string) => Number(metrics.match(new RegExp(`^webhook_deliveries_total\\{result="${result}"\\} (\\S+)$`, 'm'))?.[1]);
+  t.ok(attempts('retried') >= 1, 'webhook_deliveries_total counts the 500 as retried');
+  t.ok(attempts('delivered') >= 1, 'and the 2xx as delivered');
 
   // Paying: order.paid with the payment's postings; /paid gets only order.paid.
   t.equal((await holder.pay(placed.purchase_url)).status, 200);

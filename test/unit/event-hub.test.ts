@@ -112,3 +112,31 @@ t.test('types filter, and a stream that cannot keep up is closed without holding
   t.same(all.ids(), [1, 2, 3, 4]);
   t.same(slow.closed, ['behind'], 'closed once');
 });
+
+t.test('the observer hears each drain (its events handed) and each stream closed, by reason', async (t) => {
+  const f = fakeLog();
+  const drains: { seconds: number; events: number }[] = [];
+  const closes: string[] = [];
+  const hub = new EventHub(f.runtime, f.listener, pino({ level: 'silent' }), async () => null, {
+    fanout: (seconds, events) => drains.push({ seconds, events }),
+    closed: (reason) => closes.push(reason),
+  });
+  await hub.start();
+  f.log.push(ev(1), ev(2, 'ledger.posted'));
+  const all = stream(0);
+  const paid = stream(0, { types: ['order.paid'] });
+  const slow = stream(0, { send: () => false });
+  for (const x of [all, paid, slow]) hub.subscribe(x.s);
+  await releaseAll(f.reads);
+  t.equal(drains.length, 1, 'one drain for the three subscriptions');
+  t.equal(drains[0].events, 2, 'the events handed: two to the one stream that took them (none of paid\'s type, the slow one refused)');
+  t.ok(drains[0].seconds >= 0 && drains[0].seconds < 5);
+  t.same(closes, ['behind']);
+
+  f.log.push(ev(3, 'order.paid'));
+  f.notify();
+  await releaseAll(f.reads);
+  t.same(drains.map((d) => d.events), [2, 2], 'the next notice: order.paid to both streams left');
+  hub.stop();
+  t.same(closes, ['behind', 'stopping', 'stopping'], 'stopping closes the two left');
+});

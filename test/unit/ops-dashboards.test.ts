@@ -61,7 +61,8 @@ t.test('every metric the dashboard and the rules use is one the service exports'
   const unknown = exprs.flatMap(({ where, expr }) => metricNames(expr).filter((n) => !names.has(n)).map((n) => `${where}: ${n}`));
   t.same(unknown, [], 'metric names the service does not export');
   const used = new Set(exprs.flatMap(({ expr }) => metricNames(expr)));
-  for (const n of ['http_requests_total', 'http_request_duration_seconds_bucket', 'actor_mailbox_depth', 'actor_turn_seconds_bucket', 'worker_utilization', 'worker_restarts', 'session_closes_total', 'session_close_seconds_bucket', 'record_cache_bytes', 'record_cache_sessions', 'db_pool_connections', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds']) {
+  for (const n of ['http_requests_total', 'http_request_duration_seconds_bucket', 'actor_mailbox_depth', 'actor_turn_seconds_bucket', 'worker_utilization', 'worker_restarts', 'session_closes_total', 'session_close_seconds_bucket', 'record_cache_bytes', 'record_cache_sessions', 'db_pool_connections', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds',
+    'event_streams', 'event_fanout_seconds_bucket', 'events_sent_total', 'event_streams_closed_total', 'webhook_deliveries_total']) {
     t.ok(used.has(n), `the dashboard shows ${n} (a panel of /ops)`);
   }
 });

@@ -103,6 +103,14 @@ export type Figures = {
   markets: MarketFigures[];
   record_cache: { kept_bytes: number | null; cap_bytes: number | null; sessions: number | null; hits: number; misses: number; hit_rate: number | null };
   db_pool: { used: number | null; free: number | null; pending: number | null; max: number | null };
+  /**
+   * The event streams: held now; events handed to them (since start, and per second in the window);
+   * the fan-out time of the window's drains; streams the service closed, and webhook attempts, since start.
+   */
+  events: {
+    streams: number | null; sent: number; sent_rate: number; fanout_p50_ms: number | null; fanout_p99_ms: number | null;
+    closed_behind: number; closed_gone: number; webhooks_delivered: number; webhooks_retried: number; webhooks_failed: number;
+  };
 };
 
 /** At most this many routes are listed (the busiest in the window, then since start). */
@@ -197,6 +205,10 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
   const hits = cacheSessions.get('hit') ?? 0;
   const misses = cacheSessions.get('miss') ?? 0;
   const pool = sumBy(now, 'db_pool_connections', ['state']);
+  const sent = (s: Sample | undefined) => sumBy(s, 'events_sent_total', []).get('') ?? 0;
+  const fanout = bucketDelta(bucketsBy(now, 'event_fanout_seconds', []).get('') ?? new Map(), bucketsBy(b, 'event_fanout_seconds', []).get(''));
+  const closedBy = sumBy(now, 'event_streams_closed_total', ['reason']);
+  const webhooks = sumBy(now, 'webhook_deliveries_total', ['result']);
   const ready = one(now, 'service_ready');
 
   return {
@@ -217,5 +229,11 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
       hits, misses, hit_rate: hits + misses > 0 ? round(hits / (hits + misses), 4) : null,
     },
     db_pool: { used: pool.get('used') ?? null, free: pool.get('free') ?? null, pending: pool.get('pending') ?? null, max: pool.get('max') ?? null },
+    events: {
+      streams: one(now, 'event_streams'), sent: sent(now), sent_rate: round((sent(now) - (b ? sent(b) : 0)) / per),
+      fanout_p50_ms: ms(quantile(0.5, fanout)), fanout_p99_ms: ms(quantile(0.99, fanout)),
+      closed_behind: closedBy.get('behind') ?? 0, closed_gone: closedBy.get('gone') ?? 0,
+      webhooks_delivered: webhooks.get('delivered') ?? 0, webhooks_retried: webhooks.get('retried') ?? 0, webhooks_failed: webhooks.get('failed') ?? 0,
+    },
   };
 }

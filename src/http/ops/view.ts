@@ -86,6 +86,18 @@ export function opsView(f: Figures, points: readonly Point[]) {
       { label: 'Hit rate', ...cell('record_cache.hit_rate', 'pct', f.record_cache.hit_rate) },
     ],
     pool: (['used', 'free', 'pending', 'max'] as const).map((k) => ({ label: k, ...cell(`db_pool.${k}`, 'int', f.db_pool[k]) })),
+    events: [
+      { label: 'Streams held', ...cell('events.streams', 'int', f.events.streams) },
+      { label: 'Events sent per second', ...cell('events.sent_rate', 'rate', f.events.sent_rate) },
+      { label: 'Events sent since start', ...cell('events.sent', 'int', f.events.sent) },
+      { label: 'Fan-out p50', ...cell('events.fanout_p50_ms', 'ms', f.events.fanout_p50_ms) },
+      { label: 'Fan-out p99', ...cell('events.fanout_p99_ms', 'ms', f.events.fanout_p99_ms) },
+      { label: 'Closed as too slow', ...cell('events.closed_behind', 'int', f.events.closed_behind) },
+      { label: 'Closed as gone (410)', ...cell('events.closed_gone', 'int', f.events.closed_gone) },
+      { label: 'Webhooks delivered', ...cell('events.webhooks_delivered', 'int', f.events.webhooks_delivered) },
+      { label: 'Webhooks to retry', ...cell('events.webhooks_retried', 'int', f.events.webhooks_retried) },
+      { label: 'Webhooks given up', ...cell('events.webhooks_failed', 'int', f.events.webhooks_failed) },
+    ],
   };
 }
 
