@@ -45,8 +45,13 @@ t.test('an append notifies every account that grew, once, in notices under the p
   await orm.em.fork().transactional((tem) => appendEvents(tem, [{ account_id: accounts[2], type: 'funding.changed', data: { agent_id: accounts[2], autonomous_funding: false } }]));
   await eventually(() => notices.length >= 1, 'the small append\'s notice');
   t.same(notices, [String(accounts[2])], 'one account: one notice naming it');
-  // Nothing appended (a rolled-back append): nothing notified.
-  await orm.em.fork().transactional((tem) => appendEvents(tem, [])).catch(() => {});
-  await new Promise((r) => setTimeout(r, 200));
-  t.same(notices, [String(accounts[2])], 'no notice for an empty append');
+  // A rolled-back append notifies nothing: the next committed one's notice is the next to arrive
+  // (notices are delivered in commit order).
+  await t.rejects(orm.em.fork().transactional(async (tem) => {
+    await appendEvents(tem, [{ account_id: accounts[3], type: 'funding.changed', data: { agent_id: accounts[3], autonomous_funding: true } }]);
+    throw new Error('rolled back');
+  }), /rolled back/);
+  await orm.em.fork().transactional((tem) => appendEvents(tem, [{ account_id: accounts[4], type: 'funding.changed', data: { agent_id: accounts[4], autonomous_funding: true } }]));
+  await eventually(() => notices.length >= 2, 'the next committed append\'s notice');
+  t.same(notices, [String(accounts[2]), String(accounts[4])], 'nothing from the rolled-back append');
 });
