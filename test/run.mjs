@@ -8,6 +8,7 @@
 //   files that read the record start on a copy of it (test/helpers/service.ts startRecordedService).
 // - Each test process records where its time went (test/loader/register.mjs); the slowest files
 //   are printed at the end, and appended to SVC_TEST_TIMINGS_FILE when set (.ci/run sums passes).
+// - The slowest files start first (SLOWEST_FIRST, test/loader/order.mjs), the others follow in name order.
 // Arguments are tap's (files, --grep...). Needs dist/ (npm test builds it first).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +22,22 @@ import { loadConfig } from '../dist/src/config.js';
 import { startService } from '../dist/src/service.js';
 import { readRecords, summary } from './timings.mjs';
 
+// The files that start first, slowest first (their times on the PostgreSQL pass, 2026-11-26); the
+// others follow in name order (test/loader/order.mjs). With 2 jobs, a long file started last ran
+// alone at the end of the run (test/web/ sorts last): started first, it overlaps the short ones.
+const SLOWEST_FIRST = [
+  'test/api/embedded.test.ts', // 75 s: child processes with their own servers (little CPU of its own)
+  'test/api/calibration.test.ts', // 58 s of CPU: 30 days of 4 markets
+  'test/api/crash.test.ts', // 55 s: child services killed and restarted
+  'test/web/site-quality.test.ts', // 81 s before axe ran in the page itself (2026-11-26)
+  'test/api/lifecycle.test.ts', // 46 s
+  'test/api/ops.test.ts', // 45 s
+  'test/api/competitions.test.ts',
+  'test/api/actor-runtime.test.ts',
+  'test/api/events-processes.test.ts',
+  'test/api/ws-processes.test.ts',
+  'test/api/holder-money.test.ts',
+];
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const started = performance.now();
 const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-run-'));
@@ -72,8 +89,8 @@ try {
     await recorder.stop();
   }
 
-  const env = { ...process.env, DATABASE_URL: adminUrl, SVC_TEST_TEMPLATE: template, SVC_TEST_DAY_TEMPLATE: dayTemplate, SVC_TEST_DAY_MS: String(dayMs), SVC_TEST_TIMINGS: timingDir, SVC_TEST_PASS: passName };
-  const tap = spawn(process.execPath, [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...process.argv.slice(2)], { env, stdio: 'inherit' });
+  const env = { ...process.env, SVC_TEST_FIRST: JSON.stringify(SLOWEST_FIRST), DATABASE_URL: adminUrl, SVC_TEST_TEMPLATE: template, SVC_TEST_DAY_TEMPLATE: dayTemplate, SVC_TEST_DAY_MS: String(dayMs), SVC_TEST_TIMINGS: timingDir, SVC_TEST_PASS: passName };
+  const tap = spawn(process.execPath, ['--import', path.join(root, 'test/loader/order.mjs'), path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...process.argv.slice(2)], { env, stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => tap.kill(signal));
   code = await new Promise((resolve) => tap.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
 

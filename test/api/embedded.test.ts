@@ -21,6 +21,11 @@ import { T0 } from '../helpers/clock-rig.js';
 import { SERVICE_MAIN, startChild, freePort } from '../helpers/child-service.js';
 import { eventually } from '../helpers/wait.js';
 
+// The subtests below share nothing (each has its own DATA_DIR, server, port and child processes),
+// and most of their time is waiting: initdb's fsyncs, servers and child services starting. They
+// run 3 at a time (alone on a quiet machine: 40 s one after another).
+t.jobs = 3;
+
 const MARKET = 'm15';
 const INTERVAL = MARKETS[MARKET].interval_seconds;
 const isRoot = process.getuid?.() === 0;
