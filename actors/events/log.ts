@@ -36,33 +36,49 @@ const NOTIFIED_CTE = `notified as (select pg_notify('${EVENTS_CHANNEL}', string_
       group by notice)`;
 
 /**
+ * The insert of events that carry their ids, after a CTE `ev(account_id, id, type, data)`, and its
+ * NOTIFYs into `notified`. `ev` is read once, so PostgreSQL builds each event's data straight into
+ * the insert: no sort and no materialised copy of the events.
+ */
+export function insertCtes(ev = 'ev'): string {
+  return `appended as (insert into account_event (account_id, id, type, data) select account_id, id, type, data from ${ev} returning account_id),
+     ${NOTIFIED_CTE}`;
+}
+
+/**
  * The append as CTEs, after a CTE `ev(account_id, type, data, phase, ord)` of the events in order
- * (phase, then ord, within each account): moves each account's head by its count, inserts the
- * events numbered after the old head, and selects the NOTIFY into `notified`.
+ * (phase, then ord, within each account): moves each account's head by its count, numbers the
+ * events after the old head, inserts them and selects the NOTIFYs into `notified`.
  */
 export function appendCtes(): string {
   return `ev_count as (select account_id, count(*) as n from ev group by account_id),
      ev_seq as (select account_id, row_number() over (partition by account_id order by phase, ord) as seq, type, data from ev),
-     ${appendNumberedCtes('ev_seq')}`;
+     ${HEADS_CTE},
+     ev_ids as (select x.account_id, h.last_id - c.n + x.seq as id, x.type, x.data
+                  from ev_seq x join ev_heads h on h.account_id = x.account_id join ev_count c on c.account_id = x.account_id),
+     ${insertCtes('ev_ids')}`;
 }
 
 /**
- * The append for events the caller numbered itself, after CTEs `ev_count(account_id, n)` and
- * `ev(account_id, seq, type, data)` with `seq` 1..n within each account, in order. `ev` is read
- * once, so PostgreSQL builds each event's data straight into the insert: no sort of the events and
- * no materialised copy of them (the close's 10k position events: bench/README.md "Issue 27").
- * `ev` names the CTE of numbered events (appendCtes numbers its own as `ev_seq`).
+ * Takes the ids of events about to be appended, in the caller's transaction: moves each account's
+ * head by its count (the head rows stay locked until commit, taken in account order) and answers
+ * each account's first new id. For an append of thousands of events (the close): they are then
+ * inserted carrying their ids (insertCtes), with no join of every event back to its account's head
+ * and count in the insert (~15 % of the close's 10k position events: bench/README.md "Issue 27").
  */
-export function appendNumberedCtes(ev = 'ev'): string {
-  return `${HEADS_CTE},
-     appended as (insert into account_event (account_id, id, type, data)
-       select x.account_id, h.last_id - c.n + x.seq, x.type, x.data
-         from ${ev} x join ev_heads h on h.account_id = x.account_id join ev_count c on c.account_id = x.account_id
-       returning account_id),
-     ${NOTIFIED_CTE}`;
+export async function reserveIds(em: EntityManager, counts: Map<number, number>): Promise<Map<number, number>> {
+  const rows = await em.execute<{ account_id: number; last_id: number }[]>(
+    `with ev_count as (select * from unnest(?::bigint[], ?::int[]) as c(account_id, n)), ${HEADS_CTE}
+     select account_id::float8 as account_id, last_id::float8 as last_id from ev_heads`,
+    [intArrayParam([...counts.keys()]), intArrayParam([...counts.values()])],
+  );
+  const first = new Map(rows.map((r) => [r.account_id, r.last_id - counts.get(r.account_id)! + 1]));
+  // Postcondition: every account's head moved (an unknown account has no head row to take).
+  if (first.size !== counts.size) throw new Error(`event log: ${counts.size} heads to move, ${first.size} moved (an unknown account?)`);
+  return first;
 }
 
-/** Each event's number within its account (1, 2, ... in the order given) and each account's count: what appendNumberedCtes reads. */
+/** Each event's number within its account (1, 2, ... in the order given) and each account's count. */
 export function numbered(accounts: readonly number[]): { seq: number[]; counts: Map<number, number> } {
   const counts = new Map<number, number>();
   const seq = accounts.map((a) => {
@@ -71,6 +87,13 @@ export function numbered(accounts: readonly number[]): { seq: number[]; counts: 
     return n;
   });
   return { seq, counts };
+}
+
+/** The ids of events of these accounts, in order: each account's events take its next ids (reserveIds). */
+export async function eventIds(em: EntityManager, accounts: readonly number[]): Promise<number[]> {
+  const { seq, counts } = numbered(accounts);
+  const first = await reserveIds(em, counts);
+  return accounts.map((a, i) => first.get(a)! + seq[i] - 1);
 }
 
 /** `ev` from four array parameters (accounts, types, data as JSON text, and one phase for all), in order. */

@@ -12,7 +12,7 @@ import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
 import { arrayParam, intArrayParam, jsonObjectSql, jsonParam as json, usdSql } from '../runtime/sql.js';
 import type { Laps } from '../runtime/laps.js';
-import { appendNumberedCtes, numbered } from '../events/log.js';
+import { eventIds, insertCtes } from '../events/log.js';
 import type { EventType } from '../events/messages.js';
 import { ORDER_FROM, POSITION_FROM, orderJsonSql, positionJsonSql } from '../account/views.js';
 
@@ -211,11 +211,12 @@ export async function bookHolderSessions(
 }
 
 /**
- * The close's events (CONTRACT.md "Events") in one statement, their `data` built by PostgreSQL from
- * the rows the close just wrote (views.ts's one definition of the served position and order): each
- * booked position advanced or settled, with the session's sales and holding fees, then the orders
- * filled, refunded and expired. The refunds' postings appended their own `ledger.posted`; the
- * sessions' postings travel inside the position events.
+ * The close's events (CONTRACT.md "Events"): their ids taken first (the heads moved, events/log.ts
+ * eventIds), then one set-based insert whose `data` PostgreSQL builds from the rows the close just
+ * wrote (views.ts's one definition of the served position and order): each booked position advanced
+ * or settled, with the session's sales and holding fees, then the orders filled, refunded and
+ * expired. The refunds' postings appended their own `ledger.posted`; the sessions' postings travel
+ * inside the position events.
  */
 export async function appendCloseEvents(
   em: EntityManager, baseUrl: string, tick: number, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] },
@@ -226,29 +227,28 @@ export async function appendCloseEvents(
   ];
   if (!c.booked.length && !moved.length) return;
   const b = c.booked;
-  // Numbered here, in order (positions, then orders): each account's events take its next ids.
-  const { seq, counts } = numbered([...b.map((x) => x.account_id), ...moved.map((o) => o.account_id)]);
+  // In order (positions, then orders): each account's events take its next ids.
+  const ids = await eventIds(em, [...b.map((x) => x.account_id), ...moved.map((o) => o.account_id)]);
   const [r] = await em.execute<{ n: number }[]>(
     `with k as (select ?::bigint as tick, ?::text as base),
-     ev_count as (select * from unnest(?::bigint[], ?::int[]) as c(account_id, n)),
      ev as (
-       select x.account_id, x.seq, case when x.settled then 'position.settled' else 'position.advanced' end as type,
+       select x.account_id, x.id, case when x.settled then 'position.settled' else 'position.advanced' end as type,
               ${positionJsonSql([['session', jsonObjectSql([['tick', 'k.tick'], ['sold', 'x.sold'], ['revenue', usdSql('x.revenue_cents')], ['holding_cost', usdSql('x.holding_cents')]])]])} as data
-         from k, unnest(?::bigint[], ?::bigint[], ?::int[], ?::boolean[], ?::int[], ?::bigint[], ?::bigint[])
-                 as x(position_id, account_id, seq, settled, sold, revenue_cents, holding_cents)
+         from k, unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::boolean[], ?::int[], ?::bigint[], ?::bigint[])
+                 as x(position_id, account_id, id, settled, sold, revenue_cents, holding_cents)
          join ${POSITION_FROM} on p.id = x.position_id and p.account_id = x.account_id
        union all
-       select x.account_id, x.seq, x.type, ${orderJsonSql('k.base')}
-         from k, unnest(?::bigint[], ?::bigint[], ?::int[], ?::text[]) as x(order_id, account_id, seq, type)
+       select x.account_id, x.id, x.type, ${orderJsonSql('k.base')}
+         from k, unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[]) as x(order_id, account_id, id, type)
          join ${ORDER_FROM} on o.id = x.order_id and o.account_id = x.account_id),
-     ${appendNumberedCtes()}
+     ${insertCtes()}
      select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
     [
-      tick, baseUrl, intArrayParam([...counts.keys()]), intArrayParam([...counts.values()]),
-      intArrayParam(b.map((x) => x.position_id)), intArrayParam(b.map((x) => x.account_id)), intArrayParam(seq.slice(0, b.length)),
+      tick, baseUrl,
+      intArrayParam(b.map((x) => x.position_id)), intArrayParam(b.map((x) => x.account_id)), intArrayParam(ids.slice(0, b.length)),
       arrayParam(b.map((x) => x.settled)), intArrayParam(b.map((x) => x.sold)), intArrayParam(b.map((x) => x.revenue_cents)),
       intArrayParam(b.map((x) => x.holding_cents)),
-      intArrayParam(moved.map((o) => o.order_id)), intArrayParam(moved.map((o) => o.account_id)), intArrayParam(seq.slice(b.length)),
+      intArrayParam(moved.map((o) => o.order_id)), intArrayParam(moved.map((o) => o.account_id)), intArrayParam(ids.slice(b.length)),
       arrayParam(moved.map((o) => o.type)),
     ],
   );
