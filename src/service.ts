@@ -31,6 +31,11 @@ import { opsAuthenticator } from './http/ops/access.js';
 
 /** How often stored idempotency answers past their retention are swept. */
 const ANSWER_SWEEP_MS = 3_600_000;
+/**
+ * How long a close's warming of the record waits, at most, for the close's events to reach this
+ * process's streams: the record's routes move to the new session after it, so this bounds that delay.
+ */
+const WARM_WAITS_FOR_FANOUT_MS = 2000;
 
 export type StartOptions = {
   log?: Logger;
@@ -133,6 +138,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   ]);
   metrics.watchRecord(() => record.stats());
 
+  // The event hub, made below (its listener needs the service's parts): the close's warming waits for its fan-out.
+  let hub: EventHub | undefined;
   const supervisor = new Supervisor(
     runtime,
     clock,
@@ -144,8 +151,10 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       webhookAllowPrivate: config.webhookAllowPrivate,
       log,
       metrics,
-      // The sessions the close settled, and the answers that change only at a close (families, book).
+      // The sessions the close settled, and the answers that change only at a close (families, book),
+      // once the close's events have reached this process's streams (at most WARM_WAITS_FOR_FANOUT_MS).
       warm: async (market, prevOpen, open) => {
+        await hub?.idle(WARM_WAITS_FOR_FANOUT_MS);
         await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(services, market as MarketId, open)]);
       },
       onClose: (market, tick, reply) => {
@@ -157,6 +166,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
 
   const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
   const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick), metrics.events);
+  hub = events;
   metrics.watchEvents(() => events.size());
   await events.start();
   // Webhook deliveries start soon after an account's log grew, not only at the next pass (CONTRACT.md "Events" → Webhooks).

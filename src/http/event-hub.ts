@@ -117,6 +117,21 @@ export class EventHub {
     for (const h of holders) h.onStop();
   }
 
+  /**
+   * Resolves once the drain under way ends (after letting notices already received start theirs), or
+   * after `maxMs`: work that can wait (the record's warming after a close) leaves the cores to a
+   * close's fan-out, which on two cores it otherwise slowed by ~100 ms (bench/README.md "Issue 27").
+   */
+  async idle(maxMs: number): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    const draining = this.draining;
+    if (!draining) return;
+    let timer: NodeJS.Timeout | undefined;
+    const capped = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs)));
+    await Promise.race([draining.catch(() => {}), capped]);
+    clearTimeout(timer);
+  }
+
   /** Streams held now. */
   size(): number {
     return this.count;

@@ -140,3 +140,28 @@ t.test('the observer hears each drain (its events handed) and each stream closed
   hub.stop();
   t.same(closes, ['behind', 'stopping', 'stopping'], 'stopping closes the two left');
 });
+
+t.test('idle(): at once without a drain; with one, when it ends or at the bound', async (t) => {
+  const f = fakeLog();
+  const hub = new EventHub(f.runtime, f.listener, pino({ level: 'silent' }), async () => null);
+  await hub.start();
+  t.teardown(() => hub.stop());
+  await hub.idle(60_000);
+  t.pass('no drain: resolved at once');
+  f.log.push(ev(1));
+  hub.subscribe(stream(0).s);
+  let idle = false;
+  const waiting = hub.idle(60_000).then(() => (idle = true));
+  await settle();
+  await settle();
+  t.equal(f.reads.length, 1, 'a read in flight');
+  t.equal(idle, false, 'still draining: not idle');
+  await releaseAll(f.reads);
+  await waiting;
+  t.equal(idle, true, 'idle once the drain ended');
+  f.log.push(ev(2));
+  f.notify();
+  await hub.idle(0);
+  t.equal(f.reads.length, 1, 'a bound of 0: resolved while the read is still in flight');
+  await releaseAll(f.reads);
+});
