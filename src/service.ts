@@ -138,8 +138,9 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   ]);
   metrics.watchRecord(() => record.stats());
 
-  // The event hub, made below (its listener needs the service's parts): the close's warming waits for its fan-out.
-  let hub: EventHub | undefined;
+  const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
+  const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick), metrics.events);
+  metrics.watchEvents(() => events.size());
   const supervisor = new Supervisor(
     runtime,
     clock,
@@ -154,7 +155,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       // The sessions the close settled, and the answers that change only at a close (families, book),
       // once the close's events have reached this process's streams (at most WARM_WAITS_FOR_FANOUT_MS).
       warm: async (market, prevOpen, open) => {
-        await hub?.idle(WARM_WAITS_FOR_FANOUT_MS);
+        await events.idle(WARM_WAITS_FOR_FANOUT_MS);
         await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(services, market as MarketId, open)]);
       },
       onClose: (market, tick, reply) => {
@@ -164,10 +165,6 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     },
   );
 
-  const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
-  const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick), metrics.events);
-  hub = events;
-  metrics.watchEvents(() => events.size());
   await events.start();
   // Webhook deliveries start soon after an account's log grew, not only at the next pass (CONTRACT.md "Events" → Webhooks).
   await listener.listen(EVENTS_CHANNEL, () => supervisor.wakeWebhooks());

@@ -26,7 +26,7 @@ t.test('a failing close is retried with backoff and recovers', async (t) => {
   const logs: Record<string, any>[] = [];
   const log = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => (logs.push(JSON.parse(String(c))), cb()) }));
   let failures = 0;
-  const metrics: SupervisorMetrics = { closeFailed: () => failures++, ordersQuarantined: () => {}, backfillChunkFailed: () => {}, startFailed: () => {} };
+  const metrics: SupervisorMetrics = { closeFailed: () => failures++, ordersQuarantined: () => {}, backfillChunkFailed: () => {}, startFailed: () => {}, webhookPass: () => {} };
   const closed: number[] = [];
   const replies: CloseReply[] = [];
   const tick = T0 / 900;

@@ -2,6 +2,7 @@
 // every event of a real flow, in order, with gap-free ids per account, `data` as the GET serves it,
 // the REST replay's paging and type filter, and the 410 of an `after` past what is kept.
 import t from 'tap';
+import { metricValue } from '../helpers/metrics.js';
 import { answersRef } from '../../actors/answers/messages.js';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
@@ -142,7 +143,7 @@ t.test('events: the stream sends what was missed, then each event as it happens,
   t.equal((await order(3)).status, 201);
   t.match(await take(first), { id: 4, type: 'order.created' }, 'a new event arrives without polling');
   // What operators watch (/metrics): the stream held, the events handed, the drains timed.
-  const metric = async (name: string) => Number((await (await svc.get('/metrics')).text()).match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
+  const metric = async (name: string) => metricValue(await (await svc.get('/metrics')).text(), name);
   t.equal(await metric('event_streams'), 1, 'event_streams: the one held');
   t.ok((await metric('events_sent_total')) >= 1, 'events_sent_total counts what streams were handed');
   t.ok((await metric('event_fanout_seconds_count')) >= 1, 'event_fanout_seconds timed the drains');

@@ -13,6 +13,7 @@ import { sharedDatabaseConfig, startTestService, type TestService } from '../hel
 import { currentMenu, registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 import { eventually } from '../helpers/wait.js';
+import { metricValue } from '../helpers/metrics.js';
 import { RETRY_WINDOW_SECONDS, retryDelaySeconds } from '../../actors/webhooks/queue.js';
 
 /** A market whose sessions are long: orders placed during a test stay on an open session. */
@@ -102,7 +103,7 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   const delivered = await eventually(async () => (await deliveriesOf(all.body.id)).find((d: any) => d.status === 'delivered'), 'delivered');
   t.match(delivered, { id: pending.id, event_id: events[0].id, attempts: 2, last_status_code: 204 });
   const metrics = await (await svc.get('/metrics')).text();
-  const attempts = (result: string) => Number(metrics.match(new RegExp(`^webhook_deliveries_total\\{result="${result}"\\} (\\S+)$`, 'm'))?.[1]);
+  const attempts = (result: string) => metricValue(metrics, `webhook_deliveries_total{result="${result}"}`);
   t.ok(attempts('retried') >= 1, 'webhook_deliveries_total counts the 500 as retried');
   t.ok(attempts('delivered') >= 1, 'and the 2xx as delivered');
 

@@ -78,6 +78,7 @@ function recorder() {
     ordersQuarantined: (_m, n) => (counts.quarantined += n),
     backfillChunkFailed: (_m, abandoned) => (abandoned ? counts.backfillAbandoned++ : counts.backfillFailed++),
     startFailed: () => counts.startFailed++,
+    webhookPass: () => {},
   };
   return { log, logs, metrics, counts };
 }
