@@ -10,6 +10,15 @@
 //   npm run build && node bench/ws.mjs [--subscribers 10000] [--time-scale 15] [--connect-concurrency 200]
 //       [--order-connections 32] [--pg postgres://postgres@127.0.0.1:5432/] [--service dist/src/main.js]
 //       [--service-log FILE]   (the service's log at level info, one JSON record a line)
+//       [--subscriber-client go|node]
+//
+// The subscribers: `go` (the default) is bench/subscribers/main.go, compiled here with Debian's Go
+// and its packaged Gorilla WebSocket (apt-get install -y golang-go golang-github-gorilla-websocket-dev);
+// `node` holds them in this process with the ws package. They share the service's two cores, and
+// Node's took 32-48 ms of CPU per 1000 events of a close, about what the service took; the compiled
+// ones 8-21. For each close the result gives the CPU of the service, PostgreSQL and the subscribers
+// from its commit to its last delivery (read from /proc every 20 ms), per 1000 events.
+// BENCH_SERVICE_NODE_ARGS (space-separated) are given to the service's node (experiments).
 //
 // "Commit" is when PostgreSQL delivers the log's NOTIFY (sent at commit) to a LISTEN connection of
 // this script, in a worker thread of its own (the main thread is busy with the subscribers): the
@@ -30,8 +39,43 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 
-const now = () => performance.timeOrigin + performance.now();
+/**
+ * Arrival and notice times (ms). The compiled subscribers stamp arrivals with the wall clock, so the
+ * notices are stamped with it too (a process's performance.timeOrigin was several ms off it);
+ * Node's subscribers and the notices share this process's finer monotonic clock.
+ */
+const now = !isMainThread && workerData.wallClock ? () => Date.now() : () => performance.timeOrigin + performance.now();
+
+/** Every how many ms the worker reads the processes' CPU time (the kernel counts it in 10 ms ticks). */
+const CPU_SAMPLE_MS = 20;
+/** How many CPU samples are kept (an hour at CPU_SAMPLE_MS): older ones are dropped. */
+const CPU_SAMPLES_MAX = 180_000;
+
+/** User + system CPU time of a process (every thread), in clock ticks; 0 once it is gone. */
+function cpuTicks(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** The pids of the PostgreSQL server's processes (the bench's database's backends among them). */
+function postgresPids() {
+  const pids = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') pids.push(Number(d));
+    } catch {}
+  }
+  return pids;
+}
 
 if (!isMainThread) {
   // The commit clock: LISTEN on the log's channels, each notice stamped as it arrives.
@@ -41,9 +85,24 @@ if (!isMainThread) {
   c.on('notification', (n) => parentPort.postMessage({ t: now(), channel: n.channel, payload: n.payload }));
   await c.query('listen svc_events');
   await c.query('listen svc_sessions');
+  // Where a close's fan-out spends the machine's CPU: the service, the database and these
+  // subscribers, read every CPU_SAMPLE_MS (cumulative ticks) off this thread (the main one is busy).
+  const cpu = [];
+  /** The subscribers' process: this one, or the compiled subscribers once they are started. */
+  let subscribersPid = process.pid;
+  let pgPids = postgresPids();
+  let lastList = Date.now();
+  const sampler = setInterval(() => {
+    if (Date.now() - lastList > 1000) (pgPids = postgresPids()), (lastList = Date.now());
+    if (cpu.length === CPU_SAMPLES_MAX) cpu.shift();
+    cpu.push([now(), cpuTicks(workerData.servicePid), pgPids.reduce((n, pid) => n + cpuTicks(pid), 0), cpuTicks(subscribersPid)]);
+  }, CPU_SAMPLE_MS);
   parentPort.postMessage({ ready: true });
   parentPort.on('message', async (m) => {
+    if (m === 'cpu') return parentPort.postMessage({ cpu });
+    if (m?.subscribersPid) return void (subscribersPid = m.subscribersPid);
     if (m === 'stop') {
+      clearInterval(sampler);
       await c.end().catch(() => {});
       process.exit(0);
     }
@@ -56,7 +115,16 @@ async function runMain() {
   const { default: WebSocket } = await import('ws');
   const { followServiceLog, freePort, sleep, stopChild, within } = await import('./lib/process.mjs');
   const { fundAgents, registerMany } = await import('./lib/agents.mjs');
+  const { startGoSubscribers, scratchDir } = await import('./lib/go-subscribers.mjs');
 
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  /** A full collection of this process's heap, timed in the log. */
+  const collectGarbage = () => {
+    const t = performance.now();
+    gc();
+    log(`collected the subscribers' garbage in ${round(performance.now() - t)} ms`);
+  };
   const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
   const ROOT = path.resolve(BENCH_DIR, '..');
   const HOST = '127.0.0.1';
@@ -68,6 +136,7 @@ async function runMain() {
       'time-scale': { type: 'string', default: '15' },
       'connect-concurrency': { type: 'string', default: '200' },
       'order-connections': { type: 'string', default: '32' },
+      'subscriber-client': { type: 'string', default: 'go' },
       pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/' },
       service: { type: 'string' },
       'ready-timeout': { type: 'string', default: '180' },
@@ -86,6 +155,11 @@ async function runMain() {
   const CONNECT_CONCURRENCY = int('connect-concurrency', 1, 2000);
   const ORDER_CONNECTIONS = int('order-connections', 1, 512);
   const READY_TIMEOUT_S = int('ready-timeout', 1, 3600);
+  const CLIENT = opts['subscriber-client'];
+  if (CLIENT !== 'go' && CLIENT !== 'node') {
+    console.error('--subscriber-client must be go (bench/subscribers/main.go) or node (the ws package, in this process)');
+    process.exit(2);
+  }
   const SCALE = Number(opts['time-scale']);
   if (!(SCALE > 0 && SCALE <= 900)) throw new Error('--time-scale must be in (0, 900]');
   const SESSION_S = 900 / SCALE;
@@ -101,6 +175,7 @@ async function runMain() {
   const dbUrl = (name) => Object.assign(new URL(PG_BASE), { pathname: `/${name}` }).toString();
   const log = (msg) => console.error(`[ws ${new Date().toISOString().slice(11, 19)}] ${msg}`);
   const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
+  const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, listener: undefined, clients: [] };
 
   const { default: pg } = await import('pg');
@@ -127,7 +202,7 @@ async function runMain() {
     const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: opts['service-log'] ? 'info' : 'warn', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: dbUrl(DB) };
     delete env.DATA_DIR;
     log(`starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (m15 sessions of ${round(SESSION_S)} s)`);
-    const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     state.service = child;
     const serviceLog = opts['service-log'] && fs.createWriteStream(opts['service-log']);
     followServiceLog(child, {
@@ -151,16 +226,45 @@ async function runMain() {
   }
 
   /** The commit clock (a worker thread LISTENing): every notice with its arrival time. */
-  async function startListener() {
+  async function startListener(servicePid) {
     const notices = [];
-    const w = new Worker(fileURLToPath(import.meta.url), { workerData: { url: dbUrl(DB) } });
+    const w = new Worker(fileURLToPath(import.meta.url), { workerData: { url: dbUrl(DB), servicePid, wallClock: CLIENT === 'go' } });
     state.listener = w;
     await new Promise((resolve, reject) => {
-      w.on('message', (m) => (m.ready ? resolve() : notices.push(m)));
+      w.on('message', (m) => (m.ready ? resolve() : m.cpu ? state.cpu?.(m.cpu) : notices.push(m)));
       w.once('error', reject);
     });
     return notices;
   }
+
+  /** The listener's CPU samples so far: [time, service, postgres, this process] (cumulative ticks). */
+  function cpuSamples() {
+    return new Promise((resolve) => {
+      state.cpu = resolve;
+      state.listener.postMessage('cpu');
+    });
+  }
+
+  /**
+   * CPU time (ms) of the service, PostgreSQL and the subscribers between two times, from the
+   * samples just before `from` and just after `to` (the window is widened to whole samples).
+   */
+  function cpuBetween(samples, from, to) {
+    const a = samples.findLast((x) => x[0] <= from) ?? samples[0];
+    const b = samples.find((x) => x[0] >= to) ?? samples.at(-1);
+    const tick = 1000 / CLK_TCK;
+    return {
+      window_ms: round(b[0] - a[0], 0),
+      service_ms: (b[1] - a[1]) * tick,
+      postgres_ms: (b[2] - a[2]) * tick,
+      subscribers_ms: (b[3] - a[3]) * tick,
+    };
+  }
+
+  /** An account event's frame as the service writes it: its id and type first. */
+  const FRAME_HEAD = /^\{"channel":"account","event":\{"id":(\d+),"type":"([^"]+)"/;
+  /** One subscriber in this many keeps its frames whole, checked as JSON (and against the heads read) after the run. */
+  const CHECKED = 100;
 
   /**
    * Opens up to `n` connections (the key on the upgrade), CONNECT_CONCURRENCY at a time, each
@@ -174,15 +278,21 @@ async function runMain() {
       new Promise((resolve, reject) => {
         const ws = new WebSocket(url, { headers: { authorization: `Bearer ${agents[i].key}` }, perMessageDeflate: false });
         // `types`: the event types this subscriber has had (the waits below ask it, O(1) per subscriber).
-        const c = { i, ws, got: [], types: new Set(), ops: [], closed: undefined };
+        const c = { i, ws, got: [], types: new Set(), ops: [], closed: undefined, frames: i % CHECKED === 0 ? [] : undefined };
         const timer = setTimeout(() => (ws.terminate(), reject(new Error('no authenticated within 30 s'))), 30_000);
         ws.on('message', (data) => {
           const t = now();
           const s = data.toString();
           if (s.startsWith('{"channel"')) {
-            c.got.push(t, s);
-            // The event's own type is the first "type" of the frame (id, type, created_at, data).
-            c.types.add(/"type":"([^"]+)"/.exec(s)?.[1]);
+            // Only the arrival, id and type are kept, read off the frame's head (id, type, created_at,
+            // data): these subscribers share the service's two cores, and holding every frame's
+            // text (~30 MB for 50k events) made their garbage collection take ~1/6 of the machine's
+            // CPU in a close's fan-out (perf, bench/README.md "Issue 27"). Every frame of one
+            // subscriber in CHECKED is kept whole and parsed as JSON after the run.
+            const head = FRAME_HEAD.exec(s);
+            c.got.push(t, head ? Number(head[1]) : NaN, head?.[2]);
+            c.types.add(head?.[2]);
+            if (c.frames) c.frames.push(s);
           }
           else {
             c.ops.push(JSON.parse(s));
@@ -264,6 +374,61 @@ async function runMain() {
     summary.code = execFileSync('git', ['-C', ROOT, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
   } catch {}
 
+  /**
+   * The compiled subscribers (bench/subscribers/main.go, bench/lib/go-subscribers.mjs): connected,
+   * subscribed, waited on and read back in this script's shape.
+   */
+  async function goSubscribers(service, agents) {
+    state.scratch = scratchDir();
+    const go = startGoSubscribers({ url: service.ws, keys: agents.map((a) => a.key), concurrency: CONNECT_CONCURRENCY, dir: state.scratch });
+    state.go = go;
+    state.listener.postMessage({ subscribersPid: go.pid });
+    const t0 = Date.now();
+    const o = await go.open(Math.max(120_000, N * 60));
+    const connectS = (Date.now() - t0) / 1000;
+    await sleep(3000);
+    const rss1 = rssKb(service.pid);
+    const sub = await go.subscribe(150_000);
+    return {
+      opened: o.open, failed: o.failed ? { error: o.error } : undefined, connectS, rss1, droppedEarly: o.open - sub.held.length,
+      closedCodes: Object.keys(sub.closed_reasons ?? {}).length ? JSON.stringify(sub.closed_reasons) : undefined,
+      held: sub.held.map((i) => agents[i]), clients: [],
+      wait: (type, ms) => go.wait(type, ms),
+      arrivals: async () => {
+        const heldIds = new Set(sub.held);
+        return (await go.report(120_000)).filter((c) => heldIds.has(c.i));
+      },
+    };
+  }
+
+  /** This process's own subscribers (the ws package). */
+  async function nodeSubscribers(service, agents) {
+    const t0 = Date.now();
+    let { clients, failed } = await connectAll(service.ws, agents);
+    state.clients = clients;
+    const connectS = (Date.now() - t0) / 1000;
+    await sleep(3000);
+    const rss1 = rssKb(service.pid);
+    for (const c of clients) c.ws.send(JSON.stringify({ op: 'subscribe', channels: ['account'], after: 0 }));
+    const closedCodes = () => {
+      const by = {};
+      for (const c of clients) if (c.closed) by[`${c.closed.code} ${c.closed.reason}`] = (by[`${c.closed.code} ${c.closed.reason}`] ?? 0) + 1;
+      return JSON.stringify(by);
+    };
+    await until(() => clients.every((c) => c.closed || c.ops.some((m) => m.op === 'subscribed')), () => `every subscribe answered (${clients.filter((c) => c.ops.some((m) => m.op === 'subscribed')).length} so far; closed: ${closedCodes()})`, 120_000);
+    const opened = clients.length;
+    const droppedEarly = clients.filter((c) => c.closed).length;
+    clients = clients.filter((c) => !c.closed);
+    state.clients = clients;
+    return {
+      opened, failed, connectS, rss1, droppedEarly, closedCodes: droppedEarly ? closedCodes() : undefined, held: clients.map((c) => agents[c.i]), clients,
+      // Not a scan of every frame: that took ~30 ms per poll with 10k subscribers, every 50 ms, stalling
+      // this thread (so stamping arrivals late) and taking CPU from the service during a close's fan-out.
+      wait: (type, ms) => until(() => clients.every((c) => c.types.has(type)), `every subscriber to get its ${type}`, ms),
+      arrivals: async () => clients,
+    };
+  }
+
   async function main() {
     await withDb('postgres', (c) => c.query(`create database "${DB}"`));
     state.dbCreated = true;
@@ -274,37 +439,25 @@ async function runMain() {
     const fx = await withDb(DB, (c) => fundAgents(c, agents, { holders: Math.ceil(N / 1000), tag: `bench-ws-${PID}`, cents: 10n ** 9n }));
     summary.setup = { agents: fx.agents, register_s: round((Date.now() - t0) / 1000) };
     log(`registered and funded ${fx.agents} agents in ${summary.setup.register_s} s`);
-    const notices = await startListener();
+    const notices = await startListener(service.pid);
 
     // Connections: the key on the upgrade, idle (authenticated, nothing subscribed), then subscribed.
     await sleep(2000);
     const rss0 = rssKb(service.pid);
     t0 = Date.now();
-    let { clients, failed } = await connectAll(service.ws, agents);
-    state.clients = clients;
-    const connectS = (Date.now() - t0) / 1000;
-    log(`${clients.length} connections open in ${round(connectS)} s${failed ? ` (the next one failed: ${failed.error})` : ''}`);
-    await sleep(3000);
-    const rss1 = rssKb(service.pid);
-    for (const c of clients) c.ws.send(JSON.stringify({ op: 'subscribe', channels: ['account'], after: 0 }));
-    const closedCodes = () => {
-      const by = {};
-      for (const c of clients) if (c.closed) by[`${c.closed.code} ${c.closed.reason}`] = (by[`${c.closed.code} ${c.closed.reason}`] ?? 0) + 1;
-      return JSON.stringify(by);
-    };
-    await until(() => clients.every((c) => c.closed || c.ops.some((m) => m.op === 'subscribed')), () => `every subscribe answered (${clients.filter((c) => c.ops.some((m) => m.op === 'subscribed')).length} so far; closed: ${closedCodes()})`, 120_000);
-    const droppedEarly = clients.filter((c) => c.closed).length;
-    if (droppedEarly) log(`${droppedEarly} connections ended before their subscribe was answered: ${closedCodes()}`);
-    const opened = clients.length;
-    clients = clients.filter((c) => !c.closed);
-    state.clients = clients;
+    const subscribers = CLIENT === 'go' ? await goSubscribers(service, agents) : await nodeSubscribers(service, agents);
+    const { opened, failed, connectS, rss1, droppedEarly, closedCodes } = subscribers;
+    let { clients } = subscribers;
+    log(`${opened} connections open in ${round(connectS)} s (${CLIENT} subscribers)${failed ? ` (the next one failed: ${failed.error})` : ''}`);
+    if (droppedEarly) log(`${droppedEarly} connections ended before their subscribe was answered${closedCodes ? `: ${closedCodes}` : ''}`);
     await sleep(3000);
     const rss2 = rssKb(service.pid);
     summary.connections = {
+      subscriber_client: CLIENT,
       asked: N,
       opened,
       ended_before_subscribed: droppedEarly,
-      held: clients.length,
+      held: subscribers.held.length,
       first_failure: failed ?? null,
       open_s: round(connectS),
       per_s: round(opened / connectS, 0),
@@ -312,8 +465,8 @@ async function runMain() {
       rss_per_idle_connection_kb: round((rss1 - rss0) / opened, 2),
       rss_per_subscribed_connection_kb: round((rss2 - rss0) / opened, 2),
     };
-    log(`RSS ${round(rss0 / 1024)} MB → ${round(rss1 / 1024)} MB with ${clients.length} idle connections (${summary.connections.rss_per_idle_connection_kb} KB each) → ${round(rss2 / 1024)} MB subscribed (${summary.connections.rss_per_subscribed_connection_kb} KB each)`);
-    const held = clients.map((c) => agents[c.i]);
+    log(`RSS ${round(rss0 / 1024)} MB → ${round(rss1 / 1024)} MB with ${opened} idle connections (${summary.connections.rss_per_idle_connection_kb} KB each) → ${round(rss2 / 1024)} MB subscribed (${summary.connections.rss_per_subscribed_connection_kb} KB each)`);
+    const held = subscribers.held;
 
     // Orders early in a session, so the next close fills them all.
     for (;;) {
@@ -325,14 +478,18 @@ async function runMain() {
     const placing = await placeOrders(service.base, held);
     log(`placed ${placing.placed} orders into session ${placing.tick} in ${placing.seconds} s (${placing.per_s}/s)`);
     summary.orders = placing;
-    // Not a scan of every frame: that took ~30 ms per poll with 10k subscribers, every 50 ms, stalling
-    // this thread (so stamping arrivals late) and taking CPU from the service during a close's fan-out.
-    const has = (c, type) => c.types.has(type);
-    await until(() => clients.every((c) => has(c, 'order.filled')), 'every subscriber to get its order.filled', (SESSION_S * 2 + 120) * 1000);
+    // The Node subscribers stand in for agents on other machines, but here they share the service's
+    // two cores: their own collector's full collection, when it fell in a close's fan-out, took ~1/6
+    // of the machine's CPU in it (perf, bench/README.md "Issue 27"). Collected now, between closes.
+    if (CLIENT === 'node') collectGarbage();
+    const phaseMs = (SESSION_S * 2 + 120) * 1000;
+    await subscribers.wait('order.filled', phaseMs);
     log('every subscriber has its order.filled');
-    await until(() => clients.every((c) => has(c, 'position.advanced')), 'every subscriber to get its position.advanced', (SESSION_S * 2 + 120) * 1000);
+    if (CLIENT === 'node') collectGarbage();
+    await subscribers.wait('position.advanced', phaseMs);
     log('every subscriber has its position.advanced');
     await sleep(1000);
+    clients = await subscribers.arrivals();
 
     // Latency: each event's arrival minus the last notice (its account's, or `*`) before it.
     const byAccount = new Map();
@@ -348,19 +505,21 @@ async function runMain() {
       return best;
     };
     const phases = { orders: [], fill: [], advance: [] };
-    const phaseOf = (type) => (type === 'order.filled' ? 'fill' : type === 'position.advanced' ? 'advance' : type.startsWith('order.') || type === 'ledger.posted' ? 'orders' : undefined);
+    const phaseOf = (type) => (type === 'order.filled' ? 'fill' : type === 'position.advanced' ? 'advance' : type?.startsWith('order.') || type === 'ledger.posted' ? 'orders' : undefined);
     const closes = { fill: { commit: Infinity, last: 0, n: 0 }, advance: { commit: Infinity, last: 0, n: 0 } };
     let unmatched = 0;
     let wrongOrder = 0;
     let total = 0;
     const heads = await withDb(DB, async (c) => new Map((await c.query('select account_id::float8 as a, last_id::float8 as h from account_event_head')).rows.map((r) => [r.a, r.h])));
     let headMismatch = 0;
+    let badFrames = 0;
+    let checkedFrames = 0;
     for (const c of clients) {
       const account = agents[c.i].account_id;
       const ids = [];
-      for (let k = 0; k < c.got.length; k += 2) {
+      for (let k = 0; k < c.got.length; k += 3) {
         const t = c.got[k];
-        const e = JSON.parse(c.got[k + 1]).event;
+        const e = { id: c.got[k + 1], type: c.got[k + 2] };
         ids.push(e.id);
         total++;
         const commit = Math.max(lastBefore(byAccount.get(account), t), lastBefore(star, t));
@@ -377,16 +536,33 @@ async function runMain() {
           cl.n++;
         }
       }
+      if (c.frames) {
+        const parsed = c.frames.map((f) => JSON.parse(f));
+        if (parsed.some((f, k) => f.channel !== 'account' || f.event.id !== ids[k] || f.event.type !== c.got[k * 3 + 2] || typeof f.event.data !== 'object')) badFrames++;
+        checkedFrames += parsed.length;
+      }
       if (ids.some((id, k) => id !== k + 1)) wrongOrder++;
       if (ids.length !== heads.get(account)) headMismatch++;
     }
     summary.latency_ms = { orders: stats(phases.orders), close_fill: stats(phases.fill), close_advance: stats(phases.advance), all: stats([...phases.orders, ...phases.fill, ...phases.advance]) };
+    const samples = await cpuSamples();
     summary.closes = Object.fromEntries(
-      Object.entries(closes).map(([k, v]) => [k, { events: v.n, commit_to_last_delivery_ms: round(v.last - v.commit, 0), events_per_s: round(v.n / ((v.last - v.commit) / 1000), 0) }]),
+      Object.entries(closes).map(([k, v]) => {
+        const cpu = cpuBetween(samples, v.commit, v.last);
+        const per1000 = (ms) => round((ms / v.n) * 1000, 0);
+        return [k, {
+          events: v.n, commit_to_last_delivery_ms: round(v.last - v.commit, 0), events_per_s: round(v.n / ((v.last - v.commit) / 1000), 0),
+          // Where the machine's CPU went from the close's commit to its last delivery (whole samples).
+          cpu_ms: cpu,
+          cpu_ms_per_1000_events: { service: per1000(cpu.service_ms), postgres: per1000(cpu.postgres_ms), subscribers: per1000(cpu.subscribers_ms) },
+        }];
+      }),
     );
     summary.checks = {
       events_delivered: total,
       subscribers_not_1_2_3: wrongOrder,
+      frames_parsed_whole: checkedFrames,
+      subscribers_with_a_frame_not_as_read: badFrames,
       subscribers_not_at_their_head: headMismatch,
       events_without_a_notice_before_them: unmatched,
       closed_early: clients.filter((c) => c.closed).length,
@@ -407,6 +583,8 @@ async function runMain() {
   }
 
   async function cleanup() {
+    state.go?.stop();
+    if (state.scratch) fs.rmSync(state.scratch, { recursive: true, force: true });
     for (const c of state.clients) c?.ws.terminate();
     if (state.listener) await state.listener.terminate().catch(() => {});
     if (state.service && state.service.exitCode === null) await stopChild(state.service, 'service', 30_000, log);
