@@ -54,29 +54,6 @@ const CPU_SAMPLE_MS = 20;
 /** How many CPU samples are kept (an hour at CPU_SAMPLE_MS): older ones are dropped. */
 const CPU_SAMPLES_MAX = 180_000;
 
-/** User + system CPU time of a process (every thread), in clock ticks; 0 once it is gone. */
-function cpuTicks(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
-
-/** The pids of the PostgreSQL server's processes (the bench's database's backends among them). */
-function postgresPids() {
-  const pids = [];
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') pids.push(Number(d));
-    } catch {}
-  }
-  return pids;
-}
-
 if (!isMainThread) {
   // The commit clock: LISTEN on the log's channels, each notice stamped as it arrives.
   const { default: pg } = await import('pg');
@@ -87,6 +64,9 @@ if (!isMainThread) {
   await c.query('listen svc_sessions');
   // Where a close's fan-out spends the machine's CPU: the service, the database and these
   // subscribers, read every CPU_SAMPLE_MS (cumulative ticks) off this thread (the main one is busy).
+  // The database's processes are listed once a second (listing /proc each sample costs more than reading them).
+  const { postgresPids, procTicks } = await import('./lib/cpu.mjs');
+  const cpuTicks = (pid) => procTicks(pid) ?? 0;
   const cpu = [];
   /** The subscribers' process: this one, or the compiled subscribers once they are started. */
   let subscribersPid = process.pid;
@@ -116,6 +96,7 @@ async function runMain() {
   const { followServiceLog, freePort, sleep, stopChild, within } = await import('./lib/process.mjs');
   const { fundAgents, registerMany } = await import('./lib/agents.mjs');
   const { startGoSubscribers, scratchDir } = await import('./lib/go-subscribers.mjs');
+  const { CLK_TCK } = await import('./lib/cpu.mjs');
 
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc');
@@ -175,7 +156,6 @@ async function runMain() {
   const dbUrl = (name) => Object.assign(new URL(PG_BASE), { pathname: `/${name}` }).toString();
   const log = (msg) => console.error(`[ws ${new Date().toISOString().slice(11, 19)}] ${msg}`);
   const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
-  const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, listener: undefined, clients: [] };
 
   const { default: pg } = await import('pg');

@@ -45,10 +45,8 @@ export function threadTicks(pid) {
 const backendDb = new Map(); // pid -> database: a backend never changes database, its title does
 export function postgresTicks() {
   const out = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
+  for (const d of postgresPids()) {
     try {
-      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
       const t = procTicks(d);
       if (t === undefined) continue;
       let db = backendDb.get(d);
@@ -62,4 +60,16 @@ export function postgresTicks() {
     } catch {}
   }
   return out;
+}
+
+/** The pids (as /proc names them) of every process whose comm is `postgres`. */
+export function postgresPids() {
+  const pids = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') pids.push(d);
+    } catch {}
+  }
+  return pids;
 }
