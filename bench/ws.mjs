@@ -98,10 +98,10 @@ async function runMain() {
   const { startGoSubscribers, scratchDir } = await import('./lib/go-subscribers.mjs');
   const { CLK_TCK } = await import('./lib/cpu.mjs');
 
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc');
-  /** A full collection of this process's heap, timed in the log. */
+  let gc;
+  /** A full collection of this process's heap (the Node subscribers'), timed in the log. */
   const collectGarbage = () => {
+    gc ??= (v8.setFlagsFromString('--expose-gc'), vm.runInNewContext('gc'));
     const t = performance.now();
     gc();
     log(`collected the subscribers' garbage in ${round(performance.now() - t)} ms`);
@@ -372,7 +372,7 @@ async function runMain() {
     return {
       opened: o.open, failed: o.failed ? { error: o.error } : undefined, connectS, rss1, droppedEarly: o.open - sub.held.length,
       closedCodes: Object.keys(sub.closed_reasons ?? {}).length ? JSON.stringify(sub.closed_reasons) : undefined,
-      held: sub.held.map((i) => agents[i]), clients: [],
+      held: sub.held.map((i) => agents[i]),
       wait: (type, ms) => go.wait(type, ms),
       arrivals: async () => {
         const heldIds = new Set(sub.held);
@@ -401,7 +401,7 @@ async function runMain() {
     clients = clients.filter((c) => !c.closed);
     state.clients = clients;
     return {
-      opened, failed, connectS, rss1, droppedEarly, closedCodes: droppedEarly ? closedCodes() : undefined, held: clients.map((c) => agents[c.i]), clients,
+      opened, failed, connectS, rss1, droppedEarly, closedCodes: droppedEarly ? closedCodes() : undefined, held: clients.map((c) => agents[c.i]),
       // Not a scan of every frame: that took ~30 ms per poll with 10k subscribers, every 50 ms, stalling
       // this thread (so stamping arrivals late) and taking CPU from the service during a close's fan-out.
       wait: (type, ms) => until(() => clients.every((c) => c.types.has(type)), `every subscriber to get its ${type}`, ms),
@@ -427,7 +427,6 @@ async function runMain() {
     t0 = Date.now();
     const subscribers = CLIENT === 'go' ? await goSubscribers(service, agents) : await nodeSubscribers(service, agents);
     const { opened, failed, connectS, rss1, droppedEarly, closedCodes } = subscribers;
-    let { clients } = subscribers;
     log(`${opened} connections open in ${round(connectS)} s (${CLIENT} subscribers)${failed ? ` (the next one failed: ${failed.error})` : ''}`);
     if (droppedEarly) log(`${droppedEarly} connections ended before their subscribe was answered${closedCodes ? `: ${closedCodes}` : ''}`);
     await sleep(3000);
@@ -469,7 +468,7 @@ async function runMain() {
     await subscribers.wait('position.advanced', phaseMs);
     log('every subscriber has its position.advanced');
     await sleep(1000);
-    clients = await subscribers.arrivals();
+    const clients = await subscribers.arrivals();
 
     // Latency: each event's arrival minus the last notice (its account's, or `*`) before it.
     const byAccount = new Map();

@@ -61,7 +61,7 @@ export function startGoSubscribers({ url, keys, concurrency, dir }) {
       await ask(`report ${file}`, (a) => 'reported' in a, ms);
       return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => {
         const r = JSON.parse(l);
-        return { i: r.i, got: r.got, frames: r.frames ?? undefined, closed: r.closed ? { code: 0, reason: r.closed } : undefined, types: new Set() };
+        return { i: r.i, got: r.got, frames: r.frames ?? undefined, closed: r.closed ? { code: 0, reason: r.closed } : undefined };
       });
     },
     stop() {

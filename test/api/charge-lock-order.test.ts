@@ -6,17 +6,14 @@
 // one of the two with a deadlock (40P01), which the front end answers with a 5xx.
 import t from 'tap';
 import pg from 'pg';
-import { openOrm, migrate } from '../../orm/database.js';
 import { chargeHolder } from '../../actors/money/charge.js';
 import { postEntries } from '../../actors/money/ledger.js';
 import { feeMonth } from '../../src/rules.js';
-import { freshDatabase } from '../helpers/db.js';
+import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 
 t.test('a pay turn waits for the account a batch holds before it claims the fee row: no deadlock', async (t) => {
-  const orm = await openOrm(await freshDatabase(t), 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { orm } = await migratedOrm(t);
   const em = orm.em.fork();
   const [holder] = await em.execute(`insert into holder (email, password_hash) values ('h@example.org', 'x') returning id::float8 as id`);
   const [account] = await em.execute(`insert into account (holder_id) values (?) returning id::float8 as id`, [holder.id]);

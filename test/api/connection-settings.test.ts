@@ -2,15 +2,11 @@
 // main thread's and each worker's) and the order batch's own connection. JIT off matters for the
 // event fan-out: a many-account read of a log not yet analyzed was JIT-compiled for 100-600 ms.
 import t from 'tap';
-import { migrate, openOrm } from '../../orm/database.js';
 import { batchConnectionOf } from '../../actors/account/order-batch.js';
-import { freshDatabase } from '../helpers/db.js';
+import { migratedOrm } from '../helpers/db.js';
 
 t.test('the ORM pool and the order batch connection run with jit off', async (t) => {
-  const url = await freshDatabase(t);
-  const orm = await openOrm(url, 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { orm } = await migratedOrm(t);
   // The server's own default is on: the setting is the connection's, not the database's.
   const [server] = await orm.em.fork().execute(`select boot_val from pg_settings where name = 'jit'`);
   t.equal(server.boot_val, 'on', 'PostgreSQL compiles by default');

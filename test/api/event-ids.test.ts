@@ -2,16 +2,12 @@
 // each account's next ids in the order given, gap-free across concurrent appends (the head rows stay
 // locked until commit), nothing taken by an append that rolls back.
 import t from 'tap';
-import { migrate, openOrm } from '../../orm/database.js';
 import { appendEvents, eventIds } from '../../actors/events/log.js';
-import { freshDatabase } from '../helpers/db.js';
+import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 
 t.test('eventIds: next ids per account in order; concurrent appends wait; a rollback takes nothing', async (t) => {
-  const url = await freshDatabase(t);
-  const orm = await openOrm(url, 4);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { orm } = await migratedOrm(t, 4);
   const [a, b] = (await orm.em.fork().execute<{ id: number }[]>(`insert into account (kind) values ('agent'), ('agent') returning id::float8 as id`)).map((r) => r.id);
   const note = (account: number) => ({ account_id: account, type: 'funding.changed' as const, data: { agent_id: account, autonomous_funding: true } });
   await orm.em.fork().transactional((em) => appendEvents(em, [note(a), note(a)]));

@@ -3,17 +3,13 @@
 // bytes), so a close moving thousands of accounts wakes only their streams in every process.
 import t from 'tap';
 import pg from 'pg';
-import { migrate, openOrm } from '../../orm/database.js';
 import { appendEvents, NOTIFY_MAX_BYTES } from '../../actors/events/log.js';
 import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
-import { freshDatabase } from '../helpers/db.js';
+import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 
 t.test('an append notifies every account that grew, once, in notices under the payload limit', async (t) => {
-  const url = await freshDatabase(t);
-  const orm = await openOrm(url, 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { url, orm } = await migratedOrm(t);
   const em = orm.em.fork();
   // Long ids (13 digits): 3000 accounts are ~42 KB of list.
   await em.execute(`select setval('account_id_seq', 1000000000000)`);

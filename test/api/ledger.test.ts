@@ -3,15 +3,12 @@
 // balance_after is the running balance. A refused posting (insufficient funds) writes nothing.
 import t from 'tap';
 import fc from 'fast-check';
-import { openOrm, migrate } from '../../orm/database.js';
 import { postEntries, type Entry } from '../../actors/money/ledger.js';
 import { ActorError } from '../../actors/runtime/actor.js';
-import { freshDatabase } from '../helpers/db.js';
+import { migratedOrm } from '../helpers/db.js';
 
 t.test('postEntries keeps balance = sum(ledger) and refuses overdrafts atomically', async (t) => {
-  const orm = await openOrm(await freshDatabase(t), 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { orm } = await migratedOrm(t);
   const em = orm.em.fork();
   const accounts = (await em.execute('insert into account select from generate_series(1, 3) returning id::float8 as id')).map((r) => r.id as number);
   const kinds: Entry['kind'][] = ['card_charge', 'order_debit', 'sale_credit', 'holding_fee', 'monthly_fee'];

@@ -3,19 +3,16 @@
 // transaction, the holder's participation fee once, and every balance still equals its ledger.
 import t from 'tap';
 import pg from 'pg';
-import { openOrm, migrate } from '../../orm/database.js';
 import { batchConnectionOf, placeOrders } from '../../actors/account/order-batch.js';
 import type { OrderRequest } from '../../actors/account/messages.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { feeRowsInsertSql } from '../../actors/money/charge.js';
-import { freshDatabase } from '../helpers/db.js';
+import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
-  const orm = await openOrm(await freshDatabase(t), 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { orm } = await migratedOrm(t);
   const em = orm.em.fork();
   await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
   await em.execute(`insert into market_session (market, tick, closed_at) values ('m15', 99, now())`);
@@ -64,9 +61,7 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
 
 /** A migrated database with an open m15 session 100, its menu row `k100` (max 5) and one agent on its account. */
 async function oneDeal(t: Tap.Test, keyPrefix: string) {
-  const orm = await openOrm(await freshDatabase(t), 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { orm } = await migratedOrm(t);
   const em = orm.em.fork();
   await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
   await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)

@@ -8,10 +8,9 @@
 import t from 'tap';
 import { EntitySchema } from '@mikro-orm/core';
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
-import { openOrm, migrate } from '../../orm/database.js';
 import { ormConfig, MIGRATIONS_TABLE } from '../../orm/config.js';
 import { entities, HolderSchema, TradeSchema } from '../../orm/entities/index.js';
-import { freshDatabase } from '../helpers/db.js';
+import { migratedOrm } from '../helpers/db.js';
 
 type Schema = EntitySchema<any, never>;
 
@@ -72,10 +71,7 @@ function modified(schema: Schema, change: (opts: any) => void): Schema {
 const replacing = (original: Schema, copy: Schema) => (entities as Schema[]).map((e) => (e === original ? copy : e));
 
 t.test('the entities equal the migrated database', async (t) => {
-  const url = await freshDatabase(t);
-  const orm = await openOrm(url, 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { url, orm } = await migratedOrm(t);
   const em = orm.em.fork();
 
   // Every table has its entity and every entity its table.

@@ -1,10 +1,10 @@
 // A supervisor and actor runtime on a fresh, migrated database with a clock the test drives.
 import pino from 'pino';
 import { ActorRuntime } from '../../actors/runtime/shards.js';
-import { openOrm, migrate, type Orm } from '../../orm/database.js';
+import type { Orm } from '../../orm/database.js';
 import { Clock } from '../../src/supervisor/clock.js';
 import { Supervisor, type ScheduledMarket, type SupervisorOptions } from '../../src/supervisor/supervisor.js';
-import { freshDatabase } from './db.js';
+import { migratedOrm } from './db.js';
 
 type T = { teardown: (fn: () => unknown) => void };
 
@@ -22,10 +22,7 @@ export type ClockRig = {
 };
 
 export async function clockRig(t: T): Promise<ClockRig> {
-  const url = await freshDatabase(t);
-  const orm = await openOrm(url, 2);
-  t.teardown(() => orm.close());
-  await migrate(orm);
+  const { url, orm } = await migratedOrm(t);
   let now = T0 + 1;
   const clock = new Clock({ real: T0, service: T0, scale: 1 }, () => now * 1000);
   return {

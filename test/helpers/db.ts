@@ -9,6 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import tap from 'tap';
 import { serverPid, startEmbedded } from '../../orm/embedded.js';
+import { migrate, openOrm, type Orm } from '../../orm/database.js';
 import { timed } from './timing.js';
 import { eventually } from './wait.js';
 
@@ -72,6 +73,18 @@ function sharedEmbedded(): Promise<string> {
     });
     return emb.url;
   })());
+}
+
+/**
+ * The ORM on a fresh, migrated database (freshDatabase), closed at teardown: for tests of the data
+ * layer that need no service. Its URL too, for connections of the test's own.
+ */
+export async function migratedOrm(t: Teardown, poolMax = 2): Promise<{ url: string; orm: Orm }> {
+  const url = await freshDatabase(t);
+  const orm = await openOrm(url, poolMax);
+  t.teardown(() => orm.close());
+  await migrate(orm);
+  return { url, orm };
 }
 
 /** The migrated database test/run.mjs made for this run, which fresh databases copy. */

@@ -21,6 +21,9 @@ export const fmt = {
 /** A cell: its text now and the figures path the live script keeps it current from. */
 type Kind = keyof typeof fmt;
 const cell = (path: string, kind: Kind, v: number | null) => ({ path, fmt: kind, text: fmt[kind](v) });
+/** A section's labelled cells, each figure named once (its key gives both the value and the cell's path). */
+const rows = <T extends Record<string, number | null>>(section: string, figures: T, spec: readonly (readonly [keyof T & string, string, Kind])[]) =>
+  spec.map(([key, label, kind]) => ({ label, ...cell(`${section}.${key}`, kind, figures[key]) }));
 
 export function opsView(f: Figures, points: readonly Point[]) {
   const x = points.map((_, i) => i - points.length + 1);
@@ -77,27 +80,17 @@ export function opsView(f: Figures, points: readonly Point[]) {
       p50: cell(`markets.${i}.close_p50_ms`, 'ms', m.close_p50_ms), p99: cell(`markets.${i}.close_p99_ms`, 'ms', m.close_p99_ms),
       last_at: cell(`markets.${i}.last_close_at`, 'at', m.last_close_at), last_tick: cell(`markets.${i}.last_tick`, 'int', m.last_tick),
     })),
-    cache: [
-      { label: 'Kept', ...cell('record_cache.kept_bytes', 'mb', f.record_cache.kept_bytes) },
-      { label: 'Cap', ...cell('record_cache.cap_bytes', 'mb', f.record_cache.cap_bytes) },
-      { label: 'Sessions kept', ...cell('record_cache.sessions', 'int', f.record_cache.sessions) },
-      { label: 'Hits', ...cell('record_cache.hits', 'int', f.record_cache.hits) },
-      { label: 'Misses', ...cell('record_cache.misses', 'int', f.record_cache.misses) },
-      { label: 'Hit rate', ...cell('record_cache.hit_rate', 'pct', f.record_cache.hit_rate) },
-    ],
+    cache: rows('record_cache', f.record_cache, [
+      ['kept_bytes', 'Kept', 'mb'], ['cap_bytes', 'Cap', 'mb'], ['sessions', 'Sessions kept', 'int'],
+      ['hits', 'Hits', 'int'], ['misses', 'Misses', 'int'], ['hit_rate', 'Hit rate', 'pct'],
+    ]),
     pool: (['used', 'free', 'pending', 'max'] as const).map((k) => ({ label: k, ...cell(`db_pool.${k}`, 'int', f.db_pool[k]) })),
-    events: [
-      { label: 'Streams held', ...cell('events.streams', 'int', f.events.streams) },
-      { label: 'Events sent per second', ...cell('events.sent_rate', 'rate', f.events.sent_rate) },
-      { label: 'Events sent since start', ...cell('events.sent', 'int', f.events.sent) },
-      { label: 'Fan-out p50', ...cell('events.fanout_p50_ms', 'ms', f.events.fanout_p50_ms) },
-      { label: 'Fan-out p99', ...cell('events.fanout_p99_ms', 'ms', f.events.fanout_p99_ms) },
-      { label: 'Closed as too slow', ...cell('events.closed_behind', 'int', f.events.closed_behind) },
-      { label: 'Closed as gone (410)', ...cell('events.closed_gone', 'int', f.events.closed_gone) },
-      { label: 'Webhooks delivered', ...cell('events.webhooks_delivered', 'int', f.events.webhooks_delivered) },
-      { label: 'Webhooks to retry', ...cell('events.webhooks_retried', 'int', f.events.webhooks_retried) },
-      { label: 'Webhooks given up', ...cell('events.webhooks_failed', 'int', f.events.webhooks_failed) },
-    ],
+    events: rows('events', f.events, [
+      ['streams', 'Streams held', 'int'], ['sent_rate', 'Events sent per second', 'rate'], ['sent', 'Events sent since start', 'int'],
+      ['fanout_p50_ms', 'Fan-out p50', 'ms'], ['fanout_p99_ms', 'Fan-out p99', 'ms'],
+      ['closed_behind', 'Closed as too slow', 'int'], ['closed_gone', 'Closed as gone (410)', 'int'],
+      ['webhooks_delivered', 'Webhooks delivered', 'int'], ['webhooks_retried', 'Webhooks to retry', 'int'], ['webhooks_failed', 'Webhooks given up', 'int'],
+    ]),
   };
 }
 
