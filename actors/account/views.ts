@@ -107,29 +107,44 @@ export async function orderByToken(em: EntityManager, token: string, baseUrl: st
 }
 
 /**
- * The served Position (SPEC.md "Position object") of `position p`, its `trade t` and the trade's
- * `menu_row m`, as json: the one definition GET reads and the close's `position.advanced` /
- * `position.settled` events carry (with `extra` pairs: the session's figures). The trade row holds
- * the revealed state only, so this never serves the future; its sales path is cut to the revealed
- * sessions.
+ * Where a served position's changing figures come from: the SQL of each trade column that moves
+ * while it is open or when it settles, and of whether it has settled. GET reads the trade as it is
+ * now (TRADE_STATE); a position event reads the figures its close stored (events/reads.ts).
  */
-export const positionJsonSql = (extra: JsonPairs = []) => {
-  const settledOnly = (sql: string) => `case when t.settled then ${sql} end`;
+export type PositionState = { settled: string; col: (c: MovingTradeColumn) => string };
+/** The trade's columns a close moves (store.ts updateTrades); the rest of the trade never changes once filled. */
+export type MovingTradeColumn =
+  | 'qty_left' | 'revealed_ticks' | 'revenue_cents' | 'units_sold' | 'holding_cost_cents' | 'sales_by_tick'
+  | 'writeoff_cents' | 'surcharge_cents' | 'realized_pnl_cents' | 'sold_out' | 'regime' | 'settled_at';
+/** The trade as it is now. */
+export const TRADE_STATE: PositionState = { settled: 't.settled', col: (c) => `t.${c}` };
+
+/**
+ * The served Position (SPEC.md "Position object") of `position p`, its `trade t` and the trade's
+ * `menu_row m`, as json, its changing figures from `state`: the one definition GET reads and the
+ * close's `position.advanced` / `position.settled` events carry (with `extra` pairs: the session's
+ * figures). The trade row holds the revealed state only, so this never serves the future; its sales
+ * path is cut to the revealed sessions.
+ */
+export const positionJsonSql = (extra: JsonPairs = [], state: PositionState = TRADE_STATE) => {
+  const { col } = state;
+  const settledOnly = (sql: string) => `case when ${state.settled} then ${sql} end`;
   const pairs: JsonPairs = [
     ['id', 'p.id'], ['order_id', 'p.order_id'], ['market', 't.market'], ['opened_tick', 't.tick'], ['settles_at_tick', 't.tick + t.horizon'],
-    ['deal_title', "m.deal->'bundle'->'title'"], ['offer_key', 't.offer_key'], ['qty', 't.qty'], ['qty_left', 't.qty_left'], ['ticks_done', 't.revealed_ticks'],
+    ['deal_title', "m.deal->'bundle'->'title'"], ['offer_key', 't.offer_key'], ['qty', 't.qty'], ['qty_left', col('qty_left')], ['ticks_done', col('revealed_ticks')],
     ['horizon', 't.horizon'], ['unit_cost', usdSql('t.unit_cost_cents')], ['list_price', usdSql('t.list_price_cents')],
-    ['cost_basis', usdSql('t.cost_basis_cents')], ['revenue', usdSql('t.revenue_cents')], ['units_sold', 't.units_sold'],
-    ['holding_cost', usdSql('t.holding_cost_cents')], ['writeoff', usdSql('t.writeoff_cents')], ['surcharge', settledOnly(usdSql('t.surcharge_cents'))],
-    ['pnl_so_far', usdSql(`t.revenue_cents - t.cost_basis_cents - t.holding_cost_cents - coalesce(${settledOnly('t.surcharge_cents')}, 0)`)],
-    ['realized_pnl', usdSql('t.realized_pnl_cents')], ['status', "case when t.settled then 'settled' else 'open' end"],
-    ['sales_by_tick', 'to_json(t.sales_by_tick[1:t.revealed_ticks])'], ['created_at', unixSql('p.created_at')], ['settled_at', unixSql('t.settled_at')],
+    ['cost_basis', usdSql('t.cost_basis_cents')], ['revenue', usdSql(col('revenue_cents'))], ['units_sold', col('units_sold')],
+    ['holding_cost', usdSql(col('holding_cost_cents'))], ['writeoff', usdSql(col('writeoff_cents'))], ['surcharge', settledOnly(usdSql(col('surcharge_cents')))],
+    ['pnl_so_far', usdSql(`${col('revenue_cents')} - t.cost_basis_cents - ${col('holding_cost_cents')} - coalesce(${settledOnly(col('surcharge_cents'))}, 0)`)],
+    ['realized_pnl', usdSql(col('realized_pnl_cents'))], ['status', `case when ${state.settled} then 'settled' else 'open' end`],
+    ['sales_by_tick', `to_json(${col('sales_by_tick')}[1:${col('revealed_ticks')}])`], ['created_at', unixSql('p.created_at')],
+    ['settled_at', unixSql(col('settled_at'))],
     ...extra,
   ];
   return jsonObjectSql(pairs, {
-    when: 't.settled',
+    when: state.settled,
     pairs: [
-      ['outcome', jsonObjectSql([['sold_out', 't.sold_out'], ['downside_event', 't.regime'], ['surcharge', usdSql('t.surcharge_cents')], ['writeoff', usdSql('t.writeoff_cents')]])],
+      ['outcome', jsonObjectSql([['sold_out', col('sold_out')], ['downside_event', col('regime')], ['surcharge', usdSql(col('surcharge_cents'))], ['writeoff', usdSql(col('writeoff_cents'))]])],
       ['inventory', jsonObjectSql([['transferred_units', 'p.transferred_units'], ['item_id', 'p.item_id'], ['transferred_at', unixSql('p.transferred_at')]])],
     ],
   });

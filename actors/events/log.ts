@@ -36,12 +36,14 @@ const NOTIFIED_CTE = `notified as (select pg_notify('${EVENTS_CHANNEL}', string_
       group by notice)`;
 
 /**
- * The insert of events that carry their ids, after a CTE `ev(account_id, id, type, data)`, and its
- * NOTIFYs into `notified`. `ev` is read once, so PostgreSQL builds each event's data straight into
- * the insert: no sort and no materialised copy of the events.
+ * The insert of events that carry their ids, after a CTE `ev(account_id, id, type, data)` (and
+ * `columns`: a position event's figures, events/position-events.ts), and its NOTIFYs into
+ * `notified`. `ev` is read once, so PostgreSQL builds each event's data straight into the insert: no
+ * sort and no materialised copy of the events.
  */
-export function insertCtes(ev = 'ev'): string {
-  return `appended as (insert into account_event (account_id, id, type, data) select account_id, id, type, data from ${ev} returning account_id),
+export function insertCtes(ev = 'ev', columns: readonly string[] = []): string {
+  const cols = ['account_id', 'id', 'type', 'data', ...columns].join(', ');
+  return `appended as (insert into account_event (${cols}) select ${cols} from ${ev} returning account_id),
      ${NOTIFIED_CTE}`;
 }
 

@@ -4,6 +4,7 @@
 // (account, id) and (market, tick).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineReads } from '../runtime/read.js';
+import { EVENT_DATA_SQL } from './position-events.js';
 import { arrayParam, intArrayParam, unixSql } from '../runtime/sql.js';
 import type { EventType, EventsArgs, EventsReply, Heads, HeadsArgs, ManyArgs, ManyReply, ServedEvent } from './messages.js';
 
@@ -13,14 +14,14 @@ export const EVENT_RETENTION_DAYS = 7;
 /** An event's `created_at` as served: unix seconds to the millisecond. */
 const CREATED_AT = unixSql('e.created_at');
 /** An event as GET /events serves it, from `account_event e` (webhooks send the same object). */
-export const EVENT_COLUMNS = `e.id::float8 as id, e.type, ${CREATED_AT} as created_at, e.data`;
+export const EVENT_COLUMNS = `e.id::float8 as id, e.type, ${CREATED_AT} as created_at, ${EVENT_DATA_SQL} as data`;
 /**
  * The same event as JSON text, built by PostgreSQL, for the streams: they send it as it is, so a
  * close's thousands of events are never parsed in the worker, copied to the front end as objects,
  * nor serialised again per send. The envelope is compact like JSON.stringify's; `data` is the json
- * text as it was appended (not re-serialised), the same object GET serves.
+ * text as it was appended (not re-serialised) or a position event's as built, the same object GET serves.
  */
-const EVENT_JSON = `'{"id":' || e.id::text || ',"type":' || to_json(e.type)::text || ',"created_at":' || (${CREATED_AT})::text || ',"data":' || e.data::text || '}'`;
+const EVENT_JSON = `'{"id":' || e.id::text || ',"type":' || to_json(e.type)::text || ',"created_at":' || (${CREATED_AT})::text || ',"data":' || (${EVENT_DATA_SQL})::text || '}'`;
 /** An account's head (its last event id, 0 before any) and its oldest kept event id (null: none kept). */
 const HEAD_COLUMNS = (account: string) =>
   `coalesce((select last_id::float8 from account_event_head where account_id = ${account}), 0) as head,

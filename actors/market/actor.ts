@@ -173,7 +173,7 @@ async function recordLiveClose(em: EntityManager, seed: number, baseUrl: string,
   }));
   await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...house, ...holders.trades], deals), sales));
   laps.mark('tape');
-  await appendCloseEvents(em, baseUrl, tick, { booked, filled: holders.filled, refunded: holders.quarantined, expired });
+  await appendCloseEvents(em, baseUrl, { booked, filled: holders.filled, refunded: holders.quarantined, expired });
   laps.mark('events');
   return holders.quarantined;
 }

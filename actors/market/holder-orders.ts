@@ -10,11 +10,12 @@ import { postEntries, refundEntries, sessionEntries, type Entry } from '../money
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
-import { arrayParam, intArrayParam, jsonObjectSql, jsonParam as json, usdSql } from '../runtime/sql.js';
+import { arrayParam, intArrayParam, jsonParam as json } from '../runtime/sql.js';
 import type { Laps } from '../runtime/laps.js';
 import { eventIds, insertCtes } from '../events/log.js';
+import { FIGURE_COLUMNS, figureArrays, type PositionFigures } from '../events/position-events.js';
 import type { EventType } from '../events/messages.js';
-import { ORDER_FROM, POSITION_FROM, orderJsonSql, positionJsonSql } from '../account/views.js';
+import { ORDER_FROM, orderJsonSql } from '../account/views.js';
 
 type PaidOrder = {
   id: number;
@@ -35,7 +36,7 @@ export type Quarantined = { order_id: number; account_id: number; reason: string
 export type MovedOrder = { order_id: number; account_id: number };
 export type Filled = { trades: TradeRecord[]; quarantined: Quarantined[]; filled: MovedOrder[] };
 /** What the close booked on one holder's position: the session's sales and holding fees, and whether it settled. */
-export type BookedSession = { position_id: number; account_id: number; sold: number; revenue_cents: number; holding_cents: number; settled: boolean };
+export type BookedSession = PositionFigures & { account_id: number; settled: boolean };
 
 const TERMS = [
   ['unit_cost_cents', 'unit_cost'],
@@ -197,8 +198,9 @@ export async function bookHolderSessions(
     };
     entries.push(...sessionEntries(t.account_id, t.position_id, tick, moved));
     booked.push({
-      position_id: t.position_id, account_id: t.account_id, sold: a.units_sold - t.units_sold, revenue_cents: moved.soldCents,
-      holding_cents: moved.holdingCents, settled: a.settled,
+      position_id: t.position_id, account_id: t.account_id, settled: a.settled, session_tick: tick, session_sold: a.units_sold - t.units_sold,
+      session_revenue_cents: moved.soldCents, session_holding_cents: moved.holdingCents, revealed_ticks: a.revealed_ticks, qty_left: a.qty_left,
+      units_sold: a.units_sold, revenue_cents: a.revenue_cents, holding_cost_cents: a.holding_cost_cents,
     });
     if (a.settled) settled.push(t.position_id);
   });
@@ -212,14 +214,14 @@ export async function bookHolderSessions(
 
 /**
  * The close's events (CONTRACT.md "Events"): their ids taken first (the heads moved, events/log.ts
- * eventIds), then one set-based insert whose `data` PostgreSQL builds from the rows the close just
- * wrote (views.ts's one definition of the served position and order): each booked position advanced
- * or settled, with the session's sales and holding fees, then the orders filled, refunded and
- * expired. The refunds' postings appended their own `ledger.posted`; the sessions' postings travel
- * inside the position events.
+ * eventIds), then one set-based insert: each booked position advanced or settled, stored as the
+ * figures the close just moved (events/position-events.ts: its object is built when read), then
+ * the orders filled, refunded and expired, whose `data` PostgreSQL builds from the rows the close
+ * just wrote (views.ts's one definition of the served order). The refunds' postings appended their
+ * own `ledger.posted`; the sessions' postings travel inside the position events.
  */
 export async function appendCloseEvents(
-  em: EntityManager, baseUrl: string, tick: number, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] },
+  em: EntityManager, baseUrl: string, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] },
 ): Promise<void> {
   const moved: (MovedOrder & { type: EventType })[] = [
     ...c.filled.map((o) => ({ ...o, type: 'order.filled' as const })), ...c.refunded.map((o) => ({ ...o, type: 'order.refunded' as const })),
@@ -229,26 +231,21 @@ export async function appendCloseEvents(
   const b = c.booked;
   // In order (positions, then orders): each account's events take its next ids.
   const ids = await eventIds(em, [...b.map((x) => x.account_id), ...moved.map((o) => o.account_id)]);
+  const figures = FIGURE_COLUMNS.map(([name]) => name);
   const [r] = await em.execute<{ n: number }[]>(
-    `with k as (select ?::bigint as tick, ?::text as base),
-     ev as (
-       select x.account_id, x.id, case when x.settled then 'position.settled' else 'position.advanced' end as type,
-              ${positionJsonSql([['session', jsonObjectSql([['tick', 'k.tick'], ['sold', 'x.sold'], ['revenue', usdSql('x.revenue_cents')], ['holding_cost', usdSql('x.holding_cents')]])]])} as data
-         from k, unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::boolean[], ?::int[], ?::bigint[], ?::bigint[])
-                 as x(position_id, account_id, id, settled, sold, revenue_cents, holding_cents)
-         join ${POSITION_FROM} on p.id = x.position_id and p.account_id = x.account_id
+    `with ev as (
+       select x.account_id, x.id, case when x.settled then 'position.settled' else 'position.advanced' end as type, null::json as data, ${figures.map((f) => `x.${f}`).join(', ')}
+         from unnest(?::bigint[], ?::bigint[], ?::boolean[], ${FIGURE_COLUMNS.map(([, type]) => `?::${type}[]`).join(', ')})
+                 as x(account_id, id, settled, ${figures.join(', ')})
        union all
-       select x.account_id, x.id, x.type, ${orderJsonSql('k.base')}
-         from k, unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[]) as x(order_id, account_id, id, type)
+       select x.account_id, x.id, x.type, ${orderJsonSql('k.base')}, ${FIGURE_COLUMNS.map(([, type]) => `null::${type}`).join(', ')}
+         from (select ?::text as base) k, unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[]) as x(order_id, account_id, id, type)
          join ${ORDER_FROM} on o.id = x.order_id and o.account_id = x.account_id),
-     ${insertCtes()}
+     ${insertCtes('ev', figures)}
      select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
     [
-      tick, baseUrl,
-      intArrayParam(b.map((x) => x.position_id)), intArrayParam(b.map((x) => x.account_id)), intArrayParam(ids.slice(0, b.length)),
-      arrayParam(b.map((x) => x.settled)), intArrayParam(b.map((x) => x.sold)), intArrayParam(b.map((x) => x.revenue_cents)),
-      intArrayParam(b.map((x) => x.holding_cents)),
-      intArrayParam(moved.map((o) => o.order_id)), intArrayParam(moved.map((o) => o.account_id)), intArrayParam(ids.slice(b.length)),
+      intArrayParam(b.map((x) => x.account_id)), intArrayParam(ids.slice(0, b.length)), arrayParam(b.map((x) => x.settled)), ...figureArrays(b),
+      baseUrl, intArrayParam(moved.map((o) => o.order_id)), intArrayParam(moved.map((o) => o.account_id)), intArrayParam(ids.slice(b.length)),
       arrayParam(moved.map((o) => o.type)),
     ],
   );

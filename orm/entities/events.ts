@@ -3,8 +3,17 @@ import { EntitySchema, type Opt, type Ref } from '@mikro-orm/core';
 import { bigint, createdAt } from './columns.js';
 import { AccountSchema, ref, type Account } from './trading.js';
 
-/** One event of an account: its id is the account's own gap-free sequence (account.event_seq). */
-export type AccountEvent = { account: Ref<Account>; id: number; type: string; data: unknown; createdAt: Opt<Date> };
+/**
+ * One event of an account: its id is the account's own gap-free sequence (account.event_seq). A
+ * position event keeps its position and the figures its close moved instead of `data` (migration 19,
+ * actors/events/position-events.ts).
+ */
+export type AccountEvent = {
+  account: Ref<Account>; id: number; type: string; data: Opt<unknown> | null; createdAt: Opt<Date>;
+  positionId: number | null; sessionTick: number | null; sessionSold: number | null; sessionRevenueCents: number | null;
+  sessionHoldingCents: number | null; revealedTicks: number | null; qtyLeft: number | null; unitsSold: number | null; revenueCents: number | null;
+  holdingCostCents: number | null;
+};
 // Owner: whichever turn makes the change (actors/events/log.ts appends in that turn's transaction:
 // the order batch, the pay turn, the close, carts, grants, the funding switch, every posting); the
 // answers actor sweeps events past their retention.
@@ -18,10 +27,23 @@ export const AccountEventSchema = new EntitySchema<AccountEvent>({
     id: { type: bigint(), primary: true },
     type: { type: 'text' },
     // json, not jsonb: served whole, never queried inside; stored as built (migration 18).
-    data: { type: 'json', columnType: 'json' },
+    data: { type: 'json', columnType: 'json', nullable: true },
     createdAt: createdAt(),
+    positionId: { type: bigint(), fieldName: 'position_id', nullable: true },
+    sessionTick: { type: bigint(), fieldName: 'session_tick', nullable: true },
+    sessionSold: { type: 'integer', fieldName: 'session_sold', nullable: true },
+    sessionRevenueCents: { type: bigint(), fieldName: 'session_revenue_cents', nullable: true },
+    sessionHoldingCents: { type: bigint(), fieldName: 'session_holding_cents', nullable: true },
+    revealedTicks: { type: 'integer', fieldName: 'revealed_ticks', nullable: true },
+    qtyLeft: { type: 'integer', fieldName: 'qty_left', nullable: true },
+    unitsSold: { type: 'integer', fieldName: 'units_sold', nullable: true },
+    revenueCents: { type: bigint(), fieldName: 'revenue_cents', nullable: true },
+    holdingCostCents: { type: bigint(), fieldName: 'holding_cost_cents', nullable: true },
   },
-  checks: [{ name: 'account_event_id_check', expression: 'id > 0' }],
+  checks: [
+    { name: 'account_event_id_check', expression: 'id > 0' },
+    { name: 'account_event_data_check', expression: 'data is not null or position_id is not null' },
+  ],
   indexes: [{ name: 'account_event_created', properties: ['createdAt'] }],
 });
 

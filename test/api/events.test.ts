@@ -63,10 +63,24 @@ t.test('events: a real flow, gap-free, replayable', async (t) => {
     t.same(afterFill.map((e: any) => [e.id, e.type, e.data.id]), [[8, 'order.filled', placed.body.id], [9, 'order.expired', unpaid.body.id]]);
     const filled = (await agent.get(`/api/v1/orders/${placed.body.id}`)).body;
     t.same(afterFill[0].data, filled, 'order.filled carries the filled order');
-    for (let i = 0; i < HORIZON; i++) await c.closeSession(MARKET);
+    // GET after each close, and each close's event read at once and again at the end: a position
+    // event is built when read from the figures its close stored (actors/events/position-events.ts),
+    // so it must stay the position as it was then, whatever later closes moved.
+    const served: unknown[] = [];
+    const readAtOnce: unknown[] = [];
+    for (let i = 0; i < HORIZON; i++) {
+      await c.closeSession(MARKET);
+      served.push((await agent.get(`/api/v1/positions/${filled.position_id}`)).body);
+      const [event] = (await events(`?after=${9 + i}`)).body.events;
+      const { session: _s, ...position } = event.data;
+      readAtOnce.push(position);
+    }
+    t.same(readAtOnce, served, 'each position event, read after its close, is the position GET served then');
     const moves = (await events('?after=9')).body.events;
     t.same(moves.map((e: any) => e.type), [...Array(HORIZON - 1).fill('position.advanced'), 'position.settled']);
     t.same(moves.map((e: any) => e.id), Array.from({ length: HORIZON }, (_, i) => 10 + i), 'still gap-free');
+    t.same(moves.map(({ data: { session: _s, ...position } }: any) => position), served, 'read after the settlement, every one is still the position as it was then');
+    t.same(new Set(served.map((p: any) => p.ticks_done)).size, HORIZON, 'the position moved at every close (the comparison can fail)');
     const position = (await agent.get(`/api/v1/positions/${filled.position_id}`)).body;
     const { session, ...settled } = moves.at(-1).data;
     t.same(settled, position, 'position.settled carries the position as GET serves it');
