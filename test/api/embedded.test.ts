@@ -90,7 +90,7 @@ t.test('a kill -9 leaves the server running; the next start stops it and goes on
   const now = leftServer(cluster);
   t.type(now, 'number');
   t.not(now, orphan, 'a new server serves');
-  t.match(second.tail(200), /stopped the server \(pid \d+\) a previous service process left running/);
+  t.match(second.tail(2000), /stopped the server \(pid \d+\) a previous service process left running/);
   const me = await second.send('GET', '/api/v1/agents/me', undefined, { authorization: `Bearer ${token}` });
   t.equal(me.status, 200, 'the agent registered before the kill is known');
   t.equal(me.body.profile.name, 'survivor');
