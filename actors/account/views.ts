@@ -109,7 +109,7 @@ export async function orderByToken(em: EntityManager, token: string, baseUrl: st
 /**
  * Where a served position's changing figures come from: the SQL of each trade column that moves
  * while it is open or when it settles, and of whether it has settled. GET reads the trade as it is
- * now (TRADE_STATE); a position event reads the figures its close stored (events/reads.ts).
+ * now (TRADE_STATE); a position event reads the figures its close stored (events/position-events.ts).
  */
 export type PositionState = { settled: string; col: (c: MovingTradeColumn) => string };
 /** The trade's columns a close moves (store.ts updateTrades); the rest of the trade never changes once filled. */
