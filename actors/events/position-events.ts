@@ -43,12 +43,14 @@ const EVENT_STATE: PositionState = {
 
 /**
  * The `data` of the event `e` as served: its stored object, or a position event's built from its
- * figures (a subquery run only for those: `coalesce` stops at a stored object).
+ * figures (a subquery run only for those: `coalesce` stops at a stored object) and its own account's
+ * position (as the close's insert joined it before the figures: a log never serves another
+ * account's position).
  */
 export const EVENT_DATA_SQL = `coalesce(e.data, (select ${positionJsonSql(
   [['session', jsonObjectSql([['tick', 'e.session_tick'], ['sold', 'e.session_sold'], ['revenue', usdSql('e.session_revenue_cents')], ['holding_cost', usdSql('e.session_holding_cents')]])]],
   EVENT_STATE,
-)} from ${POSITION_FROM} where p.id = e.position_id))`;
+)} from ${POSITION_FROM} where p.id = e.position_id and p.account_id = e.account_id))`;
 
 /** The figures as one array parameter per column (FIGURE_COLUMNS' order), for `unnest`. */
 export const figureArrays = (rows: readonly PositionFigures[]): string[] => FIGURE_COLUMNS.map(([c]) => intArrayParam(rows.map((r) => r[c])));
