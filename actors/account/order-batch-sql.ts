@@ -103,7 +103,8 @@ function WRITE_TYPES(): string[] {
  * ledger postings of the funded orders (ledger.ts's one posting definition, its postcondition
  * checked in the statement) and the events (events/log.ts: each order's `order.created`, and
  * `order.paid` when funded, its `data` built here from the row just placed by views.ts's one
- * definition of the served order; then each posting's `ledger.posted`). Parameters: the order
+ * definition of the served order; then each posting's `ledger.posted`), their notices kept for
+ * after the commit (placeOrders sends them). Parameters: the order
  * columns, the answer columns, the entries' columns, how many entries there are, and the service's
  * base URL.
  */
@@ -136,7 +137,7 @@ function writeSql(): string {
      ev as (select account_id, 'order.created'::text as type, data, 0 as phase, id * 2 as ord from served
             union all select account_id, 'order.paid', data, 0, id * 2 + 1 from served where status = 'paid'
             union all select account_id, 'ledger.posted', entry, 1, id from posted),
-     ${appendCtes()}
+     ${appendCtes('after commit')}
      select ${postconditionSql(`$${o + ANSWER_COLUMNS.length + 6}`)} as ok, (select count(*) from notified) as notified`;
 }
 

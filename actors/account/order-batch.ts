@@ -17,6 +17,7 @@ import { replayOf } from '../runtime/idempotency.js';
 import type { OrderPlaced, OrderRequest } from './messages.js';
 import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
+import { NOTIFY_KEPT_SQL } from '../events/log.js';
 import { payFromBalanceRefusal } from './funding.js';
 import { batchFeeDue, chargeBatch, feeKey } from '../money/charge.js';
 import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
@@ -87,7 +88,8 @@ export const batchConnectionOf = (em: EntityManager) =>
 
 /**
  * Places `batch` in one transaction and returns one outcome per request, in order. Two round trips:
- * BEGIN, the session lock and the read in one; the write and COMMIT in the other. A unique
+ * BEGIN, the session lock and the read in one; the write, COMMIT and the events' notices in the
+ * other (sent after the commit: events/log.ts Announce). A unique
  * violation (another process charged the same holder's monthly fee, or answered the same
  * Idempotency-Key, a moment earlier) rolls back and re-decides the whole batch, which then sees the
  * fee charged or the answer stored. Without `via` (tests), a connection is opened for this batch.
@@ -99,7 +101,7 @@ export async function placeOrders(em: EntityManager, batch: OrderRequest[], via?
       const client = await conn.get();
       let step = 0;
       const exec: Exec = async (text) => {
-        const sent = step++ === 0 ? `begin;\n${text}` : `${text};\ncommit`;
+        const sent = step++ === 0 ? `begin;\n${text}` : `${text};\ncommit;\n${NOTIFY_KEPT_SQL}`;
         const res = (await client.query(sent)) as unknown as pg.QueryResult | pg.QueryResult[];
         return (Array.isArray(res) ? res : [res]).map((r) => r.rows);
       };

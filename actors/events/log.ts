@@ -3,8 +3,9 @@
 // append moves the account's head (`account_event_head.last_id`) by the events it adds under the
 // head row's lock (taken in account order, so concurrent appends never deadlock) and inserts the
 // events after the old value: ids are 1, 2, 3, ... per account, and a rolled-back append moves
-// nothing. The same statement notifies the front ends (PostgreSQL NOTIFY, delivered at commit)
-// which accounts' logs grew: exactly those, in as many notices as the list needs.
+// nothing. The front ends learn which accounts' logs grew (PostgreSQL NOTIFY): exactly those, in
+// as many notices as the list needs, queued by the append's own statement (delivered at its
+// commit) or, for the order batch, sent just after its commit (Announce below).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { arrayParam, intArrayParam } from '../runtime/sql.js';
 import { EVENTS_CHANNEL, type EventType } from './messages.js';
@@ -24,41 +25,70 @@ const HEADS_CTE = `ev_heads as (insert into account_event_head as h (account_id,
                   returning h.account_id, h.last_id)`;
 
 /**
- * The NOTIFYs of the accounts whose logs grew, read from `appended` (the statement must read it: a
- * plain SELECT CTE runs only when read): their ids comma-separated, cut into notices by the
- * running length of the list (NOTIFY_MAX_BYTES). A close that moves 10k accounts sends ~8
- * notices, and each front end wakes only the streams of those accounts (one `*` made every front
- * end read every account it streams). One row per notice; none when nothing was appended.
+ * The notices of the accounts whose logs grew, read from `appended`: their ids comma-separated, cut
+ * into notices by the running length of the list (NOTIFY_MAX_BYTES). A close that moves 10k accounts
+ * sends ~8 notices, and each front end wakes only the streams of those accounts (one `*` made every
+ * front end read every account it streams). One row (`payload`) per notice; none when nothing was
+ * appended.
  */
-const NOTIFIED_CTE = `notified as (select pg_notify('${EVENTS_CHANNEL}', string_agg(account_id::text, ',' order by account_id)) as sent
+const NOTICES = `select string_agg(account_id::text, ',' order by account_id) as payload
        from (select account_id, (sum(length(account_id::text) + 1) over (order by account_id) - 1) / ${NOTIFY_MAX_BYTES} as notice
                from (select distinct account_id from appended) d) c
-      group by notice)`;
+      group by notice`;
+
+/**
+ * When an append's notices are sent:
+ * - `in transaction`: NOTIFY in the append's statement, delivered at its commit. PostgreSQL
+ *   serialises the commits of notifying transactions (a database-wide lock held from before the
+ *   commit record until the commit is flushed), which is nothing for the occasional turn and the close;
+ * - `after commit`: the notices are kept in the connection's setting NOTICES_SETTING, and the
+ *   caller sends NOTIFY_KEPT_SQL right after its COMMIT, in the same text, in a transaction of its
+ *   own that writes nothing and flushes nothing. For the order batch, which commits hundreds of
+ *   times a second from every shard and process: 8 clients committing one insert each made
+ *   1 800-2 600 commits/s with the NOTIFY in the transaction and ~3 800/s with it after the
+ *   commit (~4 500/s with none; bench/notify-commit.mjs, bench/README.md "Issue 27"). If the connection dies between the two, the events are committed and the front
+ *   ends' safety net (the heads, every few seconds) finds them.
+ */
+export type Announce = 'in transaction' | 'after commit';
+/** The session setting that carries an `after commit` append's notices to NOTIFY_KEPT_SQL (`;`-separated). */
+const NOTICES_SETTING = 'svc.event_notices';
+/**
+ * The CTE `notified` (the statement must read it: a plain SELECT CTE runs only when read): the
+ * NOTIFYs, or the kept notices (always set, to none when nothing was appended, so a write without
+ * events never sends the previous one's again; a rollback restores the setting and skips the send).
+ */
+const NOTIFIED_CTE: Record<Announce, string> = {
+  'in transaction': `notified as (select pg_notify('${EVENTS_CHANNEL}', payload) as sent from (${NOTICES}) n)`,
+  'after commit': `notified as (select set_config('${NOTICES_SETTING}', coalesce(string_agg(payload, ';'), ''), false) as sent from (${NOTICES}) n)`,
+};
+/** Sends the notices an `after commit` append kept (none when it appended nothing). Run after COMMIT. */
+export const NOTIFY_KEPT_SQL = `select pg_notify('${EVENTS_CHANNEL}', payload)
+  from unnest(string_to_array(nullif(current_setting('${NOTICES_SETTING}', true), ''), ';')) payload`;
 
 /**
  * The insert of events that carry their ids, after a CTE `ev(account_id, id, type, data)` (and
- * `columns`: a position event's figures, events/position-events.ts), and its NOTIFYs into
- * `notified`. `ev` is read once, so PostgreSQL builds each event's data straight into the insert: no
- * sort and no materialised copy of the events.
+ * `columns`: a position event's figures, events/position-events.ts), and its notices into
+ * `notified` (sent as `announce` says). `ev` is read once, so PostgreSQL builds each event's data
+ * straight into the insert: no sort and no materialised copy of the events.
  */
-export function insertCtes(ev = 'ev', columns: readonly string[] = []): string {
+export function insertCtes(ev = 'ev', columns: readonly string[] = [], announce: Announce = 'in transaction'): string {
   const cols = ['account_id', 'id', 'type', 'data', ...columns].join(', ');
   return `appended as (insert into account_event (${cols}) select ${cols} from ${ev} returning account_id),
-     ${NOTIFIED_CTE}`;
+     ${NOTIFIED_CTE[announce]}`;
 }
 
 /**
  * The append as CTEs, after a CTE `ev(account_id, type, data, phase, ord)` of the events in order
  * (phase, then ord, within each account): moves each account's head by its count, numbers the
- * events after the old head, inserts them and selects the NOTIFYs into `notified`.
+ * events after the old head, inserts them and selects the notices into `notified` (sent as `announce` says).
  */
-export function appendCtes(): string {
+export function appendCtes(announce: Announce = 'in transaction'): string {
   return `ev_count as (select account_id, count(*) as n from ev group by account_id),
      ev_seq as (select account_id, row_number() over (partition by account_id order by phase, ord) as seq, type, data from ev),
      ${HEADS_CTE},
      ev_ids as (select x.account_id, h.last_id - c.n + x.seq as id, x.type, x.data
                   from ev_seq x join ev_heads h on h.account_id = x.account_id join ev_count c on c.account_id = x.account_id),
-     ${insertCtes('ev_ids')}`;
+     ${insertCtes('ev_ids', [], announce)}`;
 }
 
 /**

@@ -10,6 +10,7 @@ import { readStatements, writeStatement, type OrderColumn } from '../../actors/a
 import { feeRowsInsertSql } from '../../actors/money/charge.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
+import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const { orm } = await migratedOrm(t);
@@ -61,7 +62,7 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
 
 /** A migrated database with an open m15 session 100, its menu row `k100` (max 5) and one agent on its account. */
 async function oneDeal(t: Tap.Test, keyPrefix: string) {
-  const { orm } = await migratedOrm(t);
+  const { orm, url } = await migratedOrm(t);
   const em = orm.em.fork();
   await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
   await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
@@ -71,7 +72,7 @@ async function oneDeal(t: Tap.Test, keyPrefix: string) {
     `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`,
     [keyPrefix.padEnd(20, 'x'), a.id],
   );
-  return { orm, em, a, g };
+  return { orm, em, a, g, url };
 }
 
 t.test('placeOrders stores the answer of a keyed order with it and answers a retry from it', async (t) => {
@@ -123,6 +124,47 @@ t.test("the batch's generic plans reach every table through its index, whatever 
     walk(row['QUERY PLAN'][0].Plan);
     t.same(scans, [], `no scan of a whole table in ${statement.slice(0, 26)}`);
   }
+});
+
+t.test("a batch names the accounts whose logs grew once, just after its commit (events/log.ts Announce)", async (t) => {
+  const { orm, em, a, g, url } = await oneDeal(t, 'keyN');
+  const [a2] = await em.execute(`insert into account default values returning id::float8 as id`);
+  const [g2] = await em.execute(
+    `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'b', 'abc', ?) returning id::float8 as id`, ['keyN2'.padEnd(20, 'x'), a2.id],
+  );
+  const listener = new pg.Client({ connectionString: url });
+  await listener.connect();
+  t.teardown(() => listener.end());
+  const notices: string[] = [];
+  listener.on('notification', (n) => n.channel === EVENTS_CHANNEL && notices.push(n.payload ?? ''));
+  await listener.query(`listen ${EVENTS_CHANNEL}`);
+  // One connection for every batch: what one batch keeps for its notices must not leak into the next.
+  const conn = batchConnectionOf(orm.em);
+  t.teardown(() => conn.close());
+  const req = (account: number, agent: number, over: Partial<OrderRequest> = {}): OrderRequest => ({
+    accountId: account, agentId: agent, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000,
+    payFromBalance: false, baseUrl: 'http://svc.test', ...over,
+  });
+
+  await placeOrders(orm.em, [req(a2.id, g2.id), req(a.id, g.id), req(a2.id, g2.id)], conn);
+  await eventually(() => notices.length >= 1, "the batch's notice");
+  t.same(notices, [[a.id, a2.id].sort((x, y) => x - y).join(',')], 'one notice naming each account once, in account order');
+  const [[events], [kept]] = [
+    await em.execute(`select count(*)::int as n from account_event where type = 'order.created'`),
+    await (await conn.get()).query(`select current_setting('svc.event_notices', true) as v`).then((r) => r.rows),
+  ];
+  t.equal(events.n, 3, 'the notice came after the events were committed');
+  t.ok(kept.v, 'the notices were kept on the connection for the statement after the commit');
+
+  // A keyed refusal writes its answer and no event: the write keeps no notice, so the previous
+  // batch's is not sent again (notices arrive in commit order: the next one seen is the next batch's).
+  const [refused] = await placeOrders(orm.em, [req(a.id, g.id, { qty: 9, idem: { scope: `agent:${g.id} POST /api/v1/orders`, key: 'n-1', hash: 'h' } })], conn);
+  t.ok(refused instanceof ActorError && refused.status === 409, 'refused, its answer stored');
+  const [stored] = await em.execute(`select count(*)::int as n from idempotency where key = 'n-1'`);
+  t.equal(stored.n, 1, 'the refusal was written');
+  await placeOrders(orm.em, [req(a2.id, g2.id)], conn);
+  await eventually(() => notices.length >= 2, "the next batch's notice");
+  t.same(notices.slice(1), [String(a2.id)], 'the write without events announced nothing; the next batch names only its account');
 });
 
 // The embedded database is one backend behind its socket: no backend of one connection to end.

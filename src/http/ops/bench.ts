@@ -162,9 +162,19 @@ function compareMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   return { measures, notes: [`${r.metric ?? ''}, median of ${num(r.rounds) ?? '?'} rounds`] };
 }
 
+/** bench/notify-commit.mjs: commits/s with the NOTIFY after the commit against inside the transaction, per client count. */
+function notifyMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!isObj(r.summary)) throw new Error('no summary');
+  const measures = Object.entries(r.summary).flatMap(([clients, s]): Measure[] =>
+    isObj(s) && num(s.after_commit_to_in_transaction) !== null
+      ? [{ name: `${clients} clients: commits/s, NOTIFY after the commit`, value: s.after_commit_to_in_transaction, unit: 'ratio', against: 'NOTIFY in the transaction, same run', target: null, better: 'higher' }]
+      : []);
+  return { measures, notes: [`median of ${num(r.options?.rounds) ?? '?'} rounds`] };
+}
+
 const READERS: Record<string, (r: Json) => { measures: Measure[]; notes: string[] }> = {
   http: httpMeasures, orders: ordersMeasures, close: closeMeasures, record: recordMeasures, memory: memoryMeasures, backfill: backfillMeasures,
-  ws: wsMeasures, compare: compareMeasures,
+  ws: wsMeasures, compare: compareMeasures, notify: notifyMeasures,
 };
 
 /** A result file's scenario: the last word of its name (`2026-11-22T04-12-42Z-http.json` → http). */
