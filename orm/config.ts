@@ -1,8 +1,8 @@
 // MikroORM options shared by the main thread and the workers.
 import { defineConfig } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
+import type { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities/index.js';
-import { migrationsList } from './migrations/index.js';
+import type { migrationsList } from './migrations/index.js';
 
 export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 
@@ -16,12 +16,19 @@ export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
  */
 export const CONNECTION_SETTINGS = '-c jit=off';
 
-export function ormConfig(clientUrl: string, poolMax: number) {
+/** The migrations extension and the migrations it runs (orm/database.ts loads them only where they are used). */
+export type Migrations = { Migrator: typeof Migrator; migrationsList: typeof migrationsList };
+
+/**
+ * `migrations`: for the connections that migrate or report the schema (the main thread); the
+ * workers open without them.
+ */
+export function ormConfig(clientUrl: string, poolMax: number, migrations?: Migrations) {
   return defineConfig({
     clientUrl,
     entities,
-    extensions: [Migrator],
-    migrations: { migrationsList, tableName: MIGRATIONS_TABLE, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    extensions: migrations ? [migrations.Migrator] : [],
+    migrations: { migrationsList: migrations?.migrationsList ?? [], tableName: MIGRATIONS_TABLE, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
     driverOptions: { connection: { options: CONNECTION_SETTINGS } },
     debug: false,

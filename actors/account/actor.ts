@@ -49,7 +49,7 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
 
     async order(state, msg, ctx): Promise<Placed> {
       // Placed with the orders other actors of this worker queue meanwhile (one commit for all).
-      batcher ??= new OrderBatcher(() => ctx.em);
+      batcher ??= new OrderBatcher(() => ctx.em, ctx.log);
       const { kind: _k, ...req } = msg;
       return batcher.submit({ ...req, accountId: state.accountId, idem: ctx.idem });
     },

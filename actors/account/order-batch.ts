@@ -7,6 +7,7 @@
 // an Idempotency-Key are written in the same statement as the orders (runtime/idempotency.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../src/rules.js';
@@ -50,7 +51,21 @@ type Exec = (text: string) => Promise<any[][]>;
  */
 export class BatchConnection {
   private client?: pg.Client;
-  constructor(private readonly options: () => pg.ClientConfig) {}
+  constructor(private readonly options: () => pg.ClientConfig, private readonly log?: Pick<Logger, 'warn'>) {}
+
+  /**
+   * Sends the notices of the events a batch just committed (events/log.ts Announce: after the
+   * commit, not in the transaction). Not awaited: the batch's answers do not wait for it, and its
+   * failure (a full NOTIFY queue, a lost connection) cannot turn committed orders into an error; it
+   * is logged, and the front ends' safety net finds the events. The next batch's statements queue
+   * behind it on this connection.
+   */
+  announce(client: pg.Client): Promise<void> {
+    return client.query(NOTIFY_KEPT_SQL).then(
+      () => {},
+      (err) => void this.log?.warn({ err }, "the order batch's event notices were not sent; the streams' safety net will find its events"),
+    );
+  }
 
   async get(): Promise<pg.Client> {
     if (this.client) return this.client;
@@ -83,31 +98,33 @@ export class BatchConnection {
 }
 
 /** A batch connection of `em`'s database (the ORM's connection options, type parsers included). */
-export const batchConnectionOf = (em: EntityManager) =>
-  new BatchConnection(() => ({ ...(em.getConnection().getConnectionOptions() as pg.ClientConfig), options: CONNECTION_SETTINGS }));
+export const batchConnectionOf = (em: EntityManager, log?: Pick<Logger, 'warn'>) =>
+  new BatchConnection(() => ({ ...(em.getConnection().getConnectionOptions() as pg.ClientConfig), options: CONNECTION_SETTINGS }), log);
 
 /**
  * Places `batch` in one transaction and returns one outcome per request, in order. Two round trips:
- * BEGIN, the session lock and the read in one; the write, COMMIT and the events' notices in the
- * other (sent after the commit: events/log.ts Announce). A unique
- * violation (another process charged the same holder's monthly fee, or answered the same
+ * BEGIN, the session lock and the read in one; the write and COMMIT in the other; then the events'
+ * notices, sent after the commit without holding the batch's answers (BatchConnection.announce).
+ * A unique violation (another process charged the same holder's monthly fee, or answered the same
  * Idempotency-Key, a moment earlier) rolls back and re-decides the whole batch, which then sees the
  * fee charged or the answer stored. Without `via` (tests), a connection is opened for this batch.
  */
 export async function placeOrders(em: EntityManager, batch: OrderRequest[], via?: BatchConnection): Promise<Outcome[]> {
   const conn = via ?? batchConnectionOf(em);
+  let announced: Promise<void> | undefined;
   try {
     for (let attempt = 1; ; attempt++) {
       const client = await conn.get();
       let step = 0;
       const exec: Exec = async (text) => {
-        const sent = step++ === 0 ? `begin;\n${text}` : `${text};\ncommit;\n${NOTIFY_KEPT_SQL}`;
+        const sent = step++ === 0 ? `begin;\n${text}` : `${text};\ncommit`;
         const res = (await client.query(sent)) as unknown as pg.QueryResult | pg.QueryResult[];
         return (Array.isArray(res) ? res : [res]).map((r) => r.rows);
       };
       try {
         const out = await placeOnce(exec, (v) => client.escapeLiteral(v), batch);
         if (step < 2) await client.query('commit'); // nothing to write: the read's transaction ends here
+        else announced = conn.announce(client);
         return out;
       } catch (err) {
         // The transaction is aborted (or the connection lost): end it, or drop the connection.
@@ -116,7 +133,10 @@ export async function placeOrders(em: EntityManager, batch: OrderRequest[], via?
       }
     }
   } finally {
-    if (!via) await conn.close();
+    if (!via) {
+      await announced; // a connection of this batch alone closes once its notices are sent
+      await conn.close();
+    }
   }
 }
 
@@ -314,7 +334,7 @@ export class OrderBatcher {
 
   private connection?: BatchConnection;
 
-  constructor(private readonly em: () => EntityManager) {}
+  constructor(private readonly em: () => EntityManager, private readonly log?: Pick<Logger, 'warn'>) {}
 
   submit(req: OrderRequest): Promise<Placed> {
     return new Promise((resolve, reject) => {
@@ -332,7 +352,7 @@ export class OrderBatcher {
     while (this.queue.length) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {
-        this.connection ??= batchConnectionOf(this.em());
+        this.connection ??= batchConnectionOf(this.em(), this.log);
         const outcomes = await placeOrders(this.em(), batch.map((b) => b.req), this.connection);
         batch.forEach((b, i) => {
           const o = outcomes[i];

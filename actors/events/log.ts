@@ -40,14 +40,15 @@ const NOTICES = `select string_agg(account_id::text, ',' order by account_id) as
  * When an append's notices are sent:
  * - `in transaction`: NOTIFY in the append's statement, delivered at its commit. PostgreSQL
  *   serialises the commits of notifying transactions (a database-wide lock held from before the
- *   commit record until the commit is flushed), which is nothing for the occasional turn and the close;
+ *   commit record until the commit is flushed): a small cost for the occasional turn and the close;
  * - `after commit`: the notices are kept in the connection's setting NOTICES_SETTING, and the
- *   caller sends NOTIFY_KEPT_SQL right after its COMMIT, in the same text, in a transaction of its
- *   own that writes nothing and flushes nothing. For the order batch, which commits hundreds of
+ *   caller sends NOTIFY_KEPT_SQL on that connection once its COMMIT succeeded, as a transaction of
+ *   its own that writes nothing and flushes nothing. For the order batch, which commits hundreds of
  *   times a second from every shard and process: 8 clients committing one insert each made
- *   1 800-2 600 commits/s with the NOTIFY in the transaction and ~3 800/s with it after the
- *   commit (~4 500/s with none; bench/notify-commit.mjs, bench/README.md "Issue 27"). If the connection dies between the two, the events are committed and the front
- *   ends' safety net (the heads, every few seconds) finds them.
+ *   1 800-2 600 commits/s with the NOTIFY in the transaction and ~3 800/s with it after the commit
+ *   (~4 500/s with none; bench/notify-commit.mjs, bench/README.md "Issue 27"). If the notices are
+ *   not sent (the connection lost between the two, a full NOTIFY queue), the events are committed
+ *   and the front ends' safety net (the heads, every few seconds) finds them.
  */
 export type Announce = 'in transaction' | 'after commit';
 /** The session setting that carries an `after commit` append's notices to NOTIFY_KEPT_SQL (`;`-separated). */
@@ -61,7 +62,7 @@ const NOTIFIED_CTE: Record<Announce, string> = {
   'in transaction': `notified as (select pg_notify('${EVENTS_CHANNEL}', payload) as sent from (${NOTICES}) n)`,
   'after commit': `notified as (select set_config('${NOTICES_SETTING}', coalesce(string_agg(payload, ';'), ''), false) as sent from (${NOTICES}) n)`,
 };
-/** Sends the notices an `after commit` append kept (none when it appended nothing). Run after COMMIT. */
+/** Sends the notices an `after commit` append kept (none when it appended nothing), after its COMMIT, on its connection. */
 export const NOTIFY_KEPT_SQL = `select pg_notify('${EVENTS_CHANNEL}', payload)
   from unnest(string_to_array(nullif(current_setting('${NOTICES_SETTING}', true), ''), ';')) payload`;
 

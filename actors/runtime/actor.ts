@@ -3,6 +3,7 @@
 // union with the reply of each message kind (its messages.ts) and one handler per message kind; the
 // runtime does the rest.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
 import type { IdemRequest, Replies } from './protocol.js';
 
 /** Services a turn may use. `em` is a fresh fork per turn: identity maps never leak across turns. */
@@ -15,6 +16,8 @@ export type TurnContext = {
   baseUrl: string;
   /** The request's Idempotency-Key, for handlers that store their answer themselves (`ownsIdempotency`). */
   idem?: IdemRequest;
+  /** The worker's log, for what a turn cannot answer (a failure after its commit). */
+  log: Logger;
 };
 
 /**

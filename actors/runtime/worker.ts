@@ -47,7 +47,7 @@ function init() {
       for (const k of mod.actorKinds ?? []) kinds.set(k.kind, k);
       for (const [name, task] of Object.entries(mod.readTasks ?? {})) reads.set(name, task);
     }
-    const orm = await openOrm(options.databaseUrl, options.poolMax);
+    const orm = await openOrm(options.databaseUrl, options.poolMax, { migrations: false });
     setInterval(sweepIdle, Math.max(1000, options.idleMs / 2)).unref();
     return { orm, kinds, reads };
   })();
@@ -95,7 +95,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
     // The turn's fork is made on first use: an order turn hands its request to the batch and never
     // touches it (a fork per order was measurable under load).
     let em: EntityManager | undefined;
-    const ctx = { get em() { return (em ??= orm.em.fork()); }, id, seed: options.seed, baseUrl: options.baseUrl, idem: envelope.idem };
+    const ctx = { get em() { return (em ??= orm.em.fork()); }, id, seed: options.seed, baseUrl: options.baseUrl, idem: envelope.idem, log };
     try {
       let activation = activations.get(envelope.to);
       if (!activation) {

@@ -165,6 +165,17 @@ t.test("a batch names the accounts whose logs grew once, just after its commit (
   await placeOrders(orm.em, [req(a2.id, g2.id)], conn);
   await eventually(() => notices.length >= 2, "the next batch's notice");
   t.same(notices.slice(1), [String(a2.id)], 'the write without events announced nothing; the next batch names only its account');
+
+  // Notices that cannot be sent (here a payload over NOTIFY's limit) are logged, never thrown: the
+  // batch's orders are committed by then, and the streams' safety net finds their events.
+  const warned: string[] = [];
+  const logged = batchConnectionOf(orm.em, { warn: ((_obj: unknown, msg: string) => void warned.push(msg)) as never });
+  t.teardown(() => logged.close());
+  const client = await logged.get();
+  await client.query(`select set_config('svc.event_notices', repeat('7', 9000), false)`);
+  await logged.announce(client);
+  t.match(warned, [/notices were not sent/], 'the failure is logged');
+  t.same((await client.query('select 1 as one')).rows, [{ one: 1 }], 'and the connection goes on');
 });
 
 // The embedded database is one backend behind its socket: no backend of one connection to end.

@@ -190,6 +190,42 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   });
 });
 
+t.test('a position event is delivered as GET /api/v1/events serves it, then and after later closes', async (t) => {
+  // Position events are stored as figures and built when read (actors/events/position-events.ts):
+  // the delivery builds its body through the same expression as REST. The clock moves a session at
+  // a time, hours past the machine's, so the signature is checked by signing the body again at the
+  // header's timestamp (Webhook.verify would refuse the timestamp as too old or too new).
+  const c = await startClockedService(t, ALLOW);
+  const svc = c.svc;
+  const agent = await registerAgent(svc);
+  const holder = await registerHolder(svc);
+  const rx = await receiver(t);
+  const hook = await agent.post('/api/v1/webhooks', { url: `${rx.url}/positions`, types: ['position.advanced', 'position.settled'] });
+  t.equal(hook.status, 201);
+  const placed = await order(svc, agent);
+  t.equal((await holder.pay(placed.purchase_url)).status, 200);
+  await c.closeSession(MARKET); // fills the order
+  await c.closeSession(MARKET); // the position's first session
+  const hit = await eventually(() => rx.at('/positions')[0], 'the position event delivered');
+  const [event] = (await agent.get('/api/v1/events?types=position.advanced')).body.events;
+  t.equal(event.type, 'position.advanced');
+  const signedAt = new Date(Number(hit.headers['webhook-timestamp']) * 1000);
+  t.equal(hit.headers['webhook-signature'], new Webhook(hook.body.secret).sign(hit.headers['webhook-id'], signedAt, hit.body), 'signed with the webhook\'s secret');
+  t.same(JSON.parse(hit.body), event, 'the body is the event as GET /api/v1/events serves it');
+  const position = (await agent.get(`/api/v1/positions/${event.data.id}`)).body;
+  const { session: _session, ...served } = event.data;
+  t.same(served, position, 'the position as GET serves it after that close');
+  t.equal(position.order_id, placed.id, 'the paid order\'s position');
+  t.equal(event.data.ticks_done, 1, 'its first session');
+
+  await c.closeSession(MARKET);
+  await eventually(() => rx.at('/positions').length >= 2, 'the next position event delivered');
+  t.same(JSON.parse(rx.at('/positions')[0].body).data, event.data, 'the first delivery did not change with the later close');
+  const [again] = (await agent.get(`/api/v1/events?types=position.advanced&limit=1`)).body.events;
+  t.same(again, event, 'and REST still serves it as it was');
+  t.not(JSON.parse(rx.at('/positions')[1].body).data.ticks_done, event.data.ticks_done, 'the later event is the later session');
+});
+
 t.test('a receiver that keeps failing is retried with doubling delays for 24 hours from the event, then the delivery fails', async (t) => {
   const c = await startClockedService(t, ALLOW);
   const svc = c.svc;
