@@ -2,9 +2,8 @@
 // accounts' logs grew, in as many notices as the list needs (NOTIFY's payload is at most 8000
 // bytes), so a close moving thousands of accounts wakes only their streams in every process.
 import t from 'tap';
-import pg from 'pg';
 import { appendEvents, NOTIFY_MAX_BYTES } from '../../actors/events/log.js';
-import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
+import { eventNotices } from '../helpers/notices.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -15,12 +14,7 @@ t.test('an append notifies every account that grew, once, in notices under the p
   await em.execute(`select setval('account_id_seq', 1000000000000)`);
   const accounts = (await em.execute<{ id: number }[]>(`insert into account (kind) select 'agent' from generate_series(1, 3000) returning id::float8 as id`)).map((r) => r.id);
 
-  const listener = new pg.Client({ connectionString: url });
-  await listener.connect();
-  t.teardown(() => listener.end());
-  const notices: string[] = [];
-  listener.on('notification', (n) => n.channel === EVENTS_CHANNEL && notices.push(n.payload ?? ''));
-  await listener.query(`listen ${EVENTS_CHANNEL}`);
+  const notices = await eventNotices(t, url);
 
   await orm.em.fork().transactional((tem) => appendEvents(tem, [
     ...accounts.map((a) => ({ account_id: a, type: 'funding.changed' as const, data: { agent_id: a, autonomous_funding: true } })),

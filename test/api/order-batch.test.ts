@@ -10,7 +10,7 @@ import { readStatements, writeStatement, type OrderColumn } from '../../actors/a
 import { feeRowsInsertSql } from '../../actors/money/charge.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
-import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
+import { eventNotices } from '../helpers/notices.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const { orm } = await migratedOrm(t);
@@ -132,12 +132,7 @@ t.test("a batch names the accounts whose logs grew once, just after its commit (
   const [g2] = await em.execute(
     `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'b', 'abc', ?) returning id::float8 as id`, ['keyN2'.padEnd(20, 'x'), a2.id],
   );
-  const listener = new pg.Client({ connectionString: url });
-  await listener.connect();
-  t.teardown(() => listener.end());
-  const notices: string[] = [];
-  listener.on('notification', (n) => n.channel === EVENTS_CHANNEL && notices.push(n.payload ?? ''));
-  await listener.query(`listen ${EVENTS_CHANNEL}`);
+  const notices = await eventNotices(t, url);
   // One connection for every batch: what one batch keeps for its notices must not leak into the next.
   const conn = batchConnectionOf(orm.em);
   t.teardown(() => conn.close());
