@@ -104,9 +104,8 @@ function WRITE_TYPES(): string[] {
  * checked in the statement) and the events (events/log.ts: each order's `order.created`, and
  * `order.paid` when funded, its `data` built here from the row just placed by views.ts's one
  * definition of the served order; then each posting's `ledger.posted`), their notices kept for
- * after the commit (placeOrders sends them). Parameters: the order
- * columns, the answer columns, the entries' columns, how many entries there are, and the service's
- * base URL.
+ * after the commit (placeOrders sends them). Parameters: the order columns, the answer columns,
+ * the entries' columns, how many entries there are, and the service's base URL.
  */
 function writeSql(): string {
   const o = ORDER_COLUMNS.length;

@@ -52,7 +52,7 @@ const NOTICES = `select string_agg(account_id::text, ',' order by account_id) as
  */
 export type Announce = 'in transaction' | 'after commit';
 /** The session setting that carries an `after commit` append's notices to NOTIFY_KEPT_SQL (`;`-separated). */
-const NOTICES_SETTING = 'svc.event_notices';
+export const NOTICES_SETTING = 'svc.event_notices';
 /**
  * The CTE `notified` (the statement must read it: a plain SELECT CTE runs only when read): the
  * NOTIFYs, or the kept notices (always set, to none when nothing was appended, so a write without

@@ -11,6 +11,7 @@ import { feeRowsInsertSql } from '../../actors/money/charge.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 import { eventNotices } from '../helpers/notices.js';
+import { NOTICES_SETTING } from '../../actors/events/log.js';
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const { orm } = await migratedOrm(t);
@@ -146,9 +147,9 @@ t.test("a batch names the accounts whose logs grew once, just after its commit (
   t.same(notices, [[a.id, a2.id].sort((x, y) => x - y).join(',')], 'one notice naming each account once, in account order');
   const [[events], [kept]] = [
     await em.execute(`select count(*)::int as n from account_event where type = 'order.created'`),
-    await (await conn.get()).query(`select current_setting('svc.event_notices', true) as v`).then((r) => r.rows),
+    await (await conn.get()).query('select current_setting($1, true) as v', [NOTICES_SETTING]).then((r) => r.rows),
   ];
-  t.equal(events.n, 3, 'the notice came after the events were committed');
+  t.equal(events.n, 3, 'the batch\'s three order.created events were committed');
   t.ok(kept.v, 'the notices were kept on the connection for the statement after the commit');
 
   // A keyed refusal writes its answer and no event: the write keeps no notice, so the previous
@@ -167,7 +168,7 @@ t.test("a batch names the accounts whose logs grew once, just after its commit (
   const logged = batchConnectionOf(orm.em, { warn: ((_obj: unknown, msg: string) => void warned.push(msg)) as never });
   t.teardown(() => logged.close());
   const client = await logged.get();
-  await client.query(`select set_config('svc.event_notices', repeat('7', 9000), false)`);
+  await client.query(`select set_config($1, repeat('7', 9000), false)`, [NOTICES_SETTING]);
   await logged.announce(client);
   t.match(warned, [/notices were not sent/], 'the failure is logged');
   t.same((await client.query('select 1 as one')).rows, [{ one: 1 }], 'and the connection goes on');
