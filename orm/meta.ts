@@ -7,17 +7,21 @@ export async function readMeta(orm: Orm, key: string): Promise<string | null> {
   return row?.value ?? null;
 }
 
-/** Stores `value` unless the key is already set (first writer wins); answers the stored value. */
-export async function initMeta(orm: Orm, key: string, value: string): Promise<string> {
+/**
+ * Stores `value` unless the key is already set (first writer wins); answers the stored value. `at`:
+ * now, in real unix seconds from the service's clock (never the database's).
+ */
+export async function initMeta(orm: Orm, key: string, value: string, at: number): Promise<string> {
   // `on conflict do nothing`: another process may have set it a moment earlier; its value stands.
-  await orm.em.fork().upsert(ServiceMetaSchema, { key, value }, { onConflictFields: ['key'], onConflictAction: 'ignore' });
+  await orm.em.fork().upsert(ServiceMetaSchema, { key, value, updatedAt: new Date(at * 1000) }, { onConflictFields: ['key'], onConflictAction: 'ignore' });
   return (await readMeta(orm, key))!;
 }
 
-export async function writeMeta(orm: Orm, key: string, value: string): Promise<void> {
+/** Stores `value` under the key at `at` (real unix seconds from the service's clock). */
+export async function writeMeta(orm: Orm, key: string, value: string, at: number): Promise<void> {
   await orm.em.fork().upsert(
     ServiceMetaSchema,
-    { key, value, updatedAt: new Date() },
+    { key, value, updatedAt: new Date(at * 1000) },
     { onConflictFields: ['key'], onConflictAction: 'merge', onConflictMergeFields: ['value', 'updatedAt'] },
   );
 }

@@ -63,9 +63,9 @@ const ANCHOR_KEY = 'clock_anchor';
 async function loadClock(orm: Orm, scale: number, realMs: () => number): Promise<Clock> {
   const now = realMs() / 1000;
   const fresh: Anchor = resolveAnchor(null, scale, now);
-  const stored = JSON.parse(await initMeta(orm, ANCHOR_KEY, JSON.stringify(fresh))) as Anchor;
+  const stored = JSON.parse(await initMeta(orm, ANCHOR_KEY, JSON.stringify(fresh), now)) as Anchor;
   const anchor = resolveAnchor(stored, scale, now);
-  if (anchor !== stored) await writeMeta(orm, ANCHOR_KEY, JSON.stringify(anchor));
+  if (anchor !== stored) await writeMeta(orm, ANCHOR_KEY, JSON.stringify(anchor), now);
   return new Clock(anchor, realMs);
 }
 
@@ -126,6 +126,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     workerHeapMb: config.workerHeapMb,
     extraActorModules: opts.extraActorModules,
     onTurn: metrics.observeTurn,
+    now: () => clock.realNow(),
   });
   metrics.watch(runtime, () => poolStats(orm));
   const record = new RecordFragments(runtime, config.recordCacheBytes, log, (market) => [

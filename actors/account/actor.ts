@@ -3,13 +3,13 @@
 // flip the agent's autonomous-funding switch. Each turn ends in one transaction (orders share theirs
 // with other accounts' orders: order-batch.ts) holding the market's session lock shared
 // (market/session-lock.ts): an order is funded before its close or never.
-import { sql } from '@mikro-orm/core';
 import { connectAgent, lockAgent } from './pairing.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, AgentSchema, MarketSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { chargeHolder } from '../money/charge.js';
 import { appendEvents } from '../events/log.js';
+import { instantDate, instantSql } from '../runtime/sql.js';
 import { orderOf } from './views.js';
 import type { Payment } from '../money/messages.js';
 import { shareSessionLock } from '../market/session-lock.js';
@@ -44,7 +44,7 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
     },
 
     async payout(state, msg, ctx): Promise<PayoutScheduled> {
-      return ctx.em.transactional((em) => schedulePayout(em, state.accountId, msg));
+      return ctx.em.transactional((em) => schedulePayout(em, state.accountId, msg, ctx.at));
     },
 
     async order(state, msg, ctx): Promise<Placed> {
@@ -61,7 +61,7 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
     async connect(state, msg, ctx): Promise<Connected> {
       return ctx.em.transactional(async (em) => {
         try {
-          await connectAgent(em, msg.agentId, msg.holderId, state.accountId);
+          await connectAgent(em, msg.agentId, msg.holderId, ctx.at, state.accountId);
           return { agent_id: msg.agentId, connected: true };
         } catch (err) {
           if (err instanceof ActorError && err.status === 403) return { agent_id: msg.agentId, connected: false };
@@ -77,7 +77,7 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
         await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { limitMaxOrderCents: msg.maxOrderCents, limitMaxDayCents: msg.maxDayCents, limitMarkets: msg.markets });
         const usd = (c: number | null) => (c === null ? null : centsToNumber(c));
         const set = { agent_id: msg.agentId, limits: { max_order: usd(msg.maxOrderCents), max_day: usd(msg.maxDayCents), markets: msg.markets } };
-        await appendEvents(em, [{ account_id: state.accountId, type: 'limits.changed', data: set }]);
+        await appendEvents(em, [{ account_id: state.accountId, type: 'limits.changed', data: set }], ctx.at);
         return set;
       });
     },
@@ -90,9 +90,9 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
           const [won] = await em.execute(`select ${profitableSettledTradesSql('?')} as n`, [state.accountId]);
           if (won.n < FUNDING_PROFITABLE_TRADES) throw new ActorError(403, fundingNotYetAllowed(won.n));
         }
-        await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { autonomousFunding: msg.enabled, fundingChangedAt: sql.now() });
+        await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { autonomousFunding: msg.enabled, fundingChangedAt: instantDate(ctx.at) });
         const set = { agent_id: msg.agentId, autonomous_funding: msg.enabled };
-        await appendEvents(em, [{ account_id: state.accountId, type: 'funding.changed', data: set }]);
+        await appendEvents(em, [{ account_id: state.accountId, type: 'funding.changed', data: set }], ctx.at);
         return set;
       });
     },
@@ -124,9 +124,9 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUr
   // CONTRACT.md "Session boundary": the clock decides, whether or not the record's close has run.
   if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
   await sessionOpen(em, order.market, order.tick, expired, 409);
-  await connectAgent(em, order.agent_id, msg.holderId, accountId);
+  await connectAgent(em, order.agent_id, msg.holderId, msg.at, accountId);
   const paid = await fund(em, accountId, order, msg.holderId, msg.payment, msg.at, baseUrl);
-  await appendEvents(em, [{ account_id: accountId, type: 'order.paid', data: await orderOf(em, [accountId], order.id, baseUrl) }]);
+  await appendEvents(em, [{ account_id: accountId, type: 'order.paid', data: await orderOf(em, [accountId], order.id, baseUrl) }], msg.at);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }
 
@@ -150,10 +150,10 @@ async function fund(
     // The holder's own hand on the purchase link: a signed approval receipt.
     receipt: { issuer, at, approval: 'holder', agentId: order.agent_id, orders: [order] },
   });
-  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = now(), paid_by_holder = ?, receipt = ? where id = ?`, [c.method, holderId, c.receipt, order.id]);
+  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = ${instantSql()}, paid_by_holder = ?, receipt = ? where id = ?`, [c.method, at, holderId, c.receipt, order.id]);
   await em.execute(
-    `update trade_round set status = 'funded', source = ?, fee_amount_cents = fee_amount_cents + ?, charged_cents = charged_cents + ?, funded_at = now() where id = ?`,
-    [c.method, c.feeCents, c.chargedCents, order.round_id],
+    `update trade_round set status = 'funded', source = ?, fee_amount_cents = fee_amount_cents + ?, charged_cents = charged_cents + ?, funded_at = ${instantSql()} where id = ?`,
+    [c.method, c.feeCents, c.chargedCents, at, order.round_id],
   );
   return { charged_cents: c.chargedCents, fee_cents: c.feeCents, receipt: c.receipt };
 }

@@ -9,6 +9,7 @@ import { PAYOUT_MINIMUM_CENTS, payoutCommissionCents } from '../../src/payments/
 import { centsToNumber } from '../../src/engine/money.js';
 import { ActorError } from '../runtime/actor.js';
 import { payoutEntries, postEntries } from '../money/ledger.js';
+import { instantDate } from '../runtime/sql.js';
 import type { AccountMessage, PayoutScheduled, ToppedUp } from './messages.js';
 
 type Topup = Extract<AccountMessage, { kind: 'topup' }>;
@@ -33,7 +34,7 @@ export async function topup(em: EntityManager, accountId: number, msg: Topup): P
   return { account_id: accountId, amount_cents: msg.amountCents, balance_cents: after.balanceCents };
 }
 
-export async function schedulePayout(em: EntityManager, accountId: number, msg: Payout): Promise<PayoutScheduled> {
+export async function schedulePayout(em: EntityManager, accountId: number, msg: Payout, at: number): Promise<PayoutScheduled> {
   const account = await ownedAccount(em, accountId, msg.holderId, 'payout');
   if (!Number.isSafeInteger(msg.amountCents) || msg.amountCents < PAYOUT_MINIMUM_CENTS) {
     throw new ActorError(400, `a payout is at least ${centsToNumber(PAYOUT_MINIMUM_CENTS).toFixed(2)} USD; nothing moved`);
@@ -43,11 +44,11 @@ export async function schedulePayout(em: EntityManager, accountId: number, msg: 
   }
   const commission = payoutCommissionCents(msg.amountCents);
   const payout = em.create(PayoutSchema, {
-    account: accountId, holder: msg.holderId, amountCents: msg.amountCents, commissionCents: commission, netCents: msg.amountCents - commission, payAt: msg.payAt,
+    account: accountId, holder: msg.holderId, amountCents: msg.amountCents, commissionCents: commission, netCents: msg.amountCents - commission, payAt: msg.payAt, createdAt: instantDate(at),
   });
   await em.flush();
   // The balance check above is advisory; the posting's own funds check decides under the row lock.
-  await postEntries(em, payoutEntries(accountId, payout.id, msg.amountCents), { requireFunds: true });
+  await postEntries(em, payoutEntries(accountId, payout.id, msg.amountCents), at, { requireFunds: true });
   return {
     payout_id: payout.id, account_id: accountId, amount_cents: msg.amountCents, commission_cents: commission, net_cents: msg.amountCents - commission,
     pay_at: msg.payAt, status: 'scheduled',

@@ -5,7 +5,7 @@
 // rather than the protocol's own prepared statements: several EXECUTEs still ride in one simple
 // query, so a batch keeps its two round trips (BEGIN with the read, the write with COMMIT).
 import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
-import { arrayLiteral } from '../runtime/sql.js';
+import { arrayLiteral, instantSql } from '../runtime/sql.js';
 import { sessionLockKey } from '../market/session-lock.js';
 import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
 import { appendCtes } from '../events/log.js';
@@ -57,8 +57,7 @@ function readSql(): string {
        (select coalesce(json_agg(json_build_object('scope', i.scope, 'key', i.key, 'hash', i.request_hash, 'status', i.status, 'reply', i.reply)), '[]')
           from unnest($9, $10) as k(scope, key)
           join lateral (select * from idempotency i where i.scope = k.scope and i.key = k.key limit 1) i on true) as answers,
-       (select json_agg(json_build_object('o', nextval('orders_id_seq'), 'r', nextval('trade_round_id_seq'))) from generate_series(1, $11)) as ids,
-       now() as now`;
+       (select json_agg(json_build_object('o', nextval('orders_id_seq'), 'r', nextval('trade_round_id_seq'))) from generate_series(1, $11)) as ids`;
 }
 
 /** The read's values, in its parameters' order. */
@@ -67,6 +66,8 @@ export type ReadArgs = {
   menu: { market: string; tick: number; idx: number }[]; keys: { scope: string; key: string }[]; n: number;
   /** The UTC days (their first unix second) of the paying orders: what their agents spent on each. */
   days: number[];
+  /** The batch's instant (its latest order's, real unix seconds from the service clock): answers older than the retention before it are gone. */
+  at: number;
 };
 
 /** BEGIN's statements: the session locks (their own statements: a snapshot is taken before a wait), expired answers, the read. */
@@ -75,7 +76,7 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
   const keys = [arr(a.keys.map((k) => k.scope)), arr(a.keys.map((k) => k.key))];
   return [
     ...a.markets.map((m) => `execute order_batch_lock(${lit(sessionLockKey(m))})`),
-    ...(a.keys.length ? [`execute order_batch_expire(${keys.join(', ')})`] : []),
+    ...(a.keys.length ? [`execute order_batch_expire(${keys.join(', ')}, ${lit(String(a.at))})`] : []),
     `execute order_batch_read(${[
       arr(a.markets), arr(a.agents), arr(a.accounts), arr(a.funded), arr(a.months),
       arr(a.menu.map((m) => m.market)), arr(a.menu.map((m) => m.tick)), arr(a.menu.map((m) => m.idx)), ...keys, String(a.n), arr(a.days),
@@ -91,11 +92,12 @@ const ORDER_COLUMNS = [
   ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'], ['fee', 'bigint'], ['at', 'float8'],
 ] as const;
 export type OrderColumn = (typeof ORDER_COLUMNS)[number][0];
-const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'text'], ['status', 'int'], ['reply', 'text']] as const;
-export type Answer = { scope: string; key: string; request_hash: string; status: number; reply: unknown };
+const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'text'], ['status', 'int'], ['reply', 'text'], ['at', 'float8']] as const;
+/** A stored answer, kept from `at` (its order's instant). */
+export type Answer = { scope: string; key: string; request_hash: string; status: number; reply: unknown; at: number };
 
 function WRITE_TYPES(): string[] {
-  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int', 'text'];
+  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int', 'text', 'float8'];
 }
 
 /**
@@ -105,44 +107,46 @@ function WRITE_TYPES(): string[] {
  * `order.paid` when funded, its `data` built here from the row just placed by views.ts's one
  * definition of the served order; then each posting's `ledger.posted`), their notices kept for
  * after the commit (placeOrders sends them). Parameters: the order columns, the answer columns,
- * the entries' columns, how many entries there are, and the service's base URL.
+ * the entries' columns, how many entries there are, the service's base URL and the batch's instant
+ * (its postings' and events' time; each order, round and answer keeps its own request's).
  */
 function writeSql(): string {
   const o = ORDER_COLUMNS.length;
   const p = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(', ');
   const entries = Array.from({ length: 5 }, (_, i) => `$${o + ANSWER_COLUMNS.length + 1 + i}`);
   const base = `$${o + ANSWER_COLUMNS.length + 7}`;
+  const at = instantSql(`$${o + ANSWER_COLUMNS.length + 8}`);
   return `with x as (select * from unnest(${p(1, o)}) as x(${ORDER_COLUMNS.map(([c]) => c).join(', ')})),
      rounds as (
-       insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
+       insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at, created_at)
        select round_id, account_id, total, case when paid then 'funded' else 'awaiting_payment' end, case when paid then 'balance' end,
-              fee, case when paid then total + fee else 0 end, case when paid then now() end from x),
+              fee, case when paid then total + fee else 0 end, case when paid then ${instantSql('at')} end, ${instantSql('at')} from x),
      placed as (
        insert into orders (id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
                            holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, created_at, paid_at, paid_by_holder,
                            standing_agent_id)
        select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
               gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
-              case when paid then 'balance' end, to_timestamp(at), case when paid then to_timestamp(at) end, holder, standing from x
+              case when paid then 'balance' end, ${instantSql('at')}, case when paid then ${instantSql('at')} end, holder, standing from x
        returning *),
      fees as (${feeRowsInsertSql('x')}),
      answers as (
-       insert into idempotency (scope, key, request_hash, status, reply)
-       select scope, key, request_hash, status, reply::jsonb from unnest(${p(o + 1, ANSWER_COLUMNS.length)}) as a(${ANSWER_COLUMNS.map(([c]) => c).join(', ')})),
+       insert into idempotency (scope, key, request_hash, status, reply, created_at)
+       select scope, key, request_hash, status, reply::jsonb, ${instantSql('at')} from unnest(${p(o + 1, ANSWER_COLUMNS.length)}) as a(${ANSWER_COLUMNS.map(([c]) => c).join(', ')})),
      ${entriesArraysCte(entries)},
-     ${postingCtes('false')},
+     ${postingCtes('false', at)},
      served as (select o.account_id, o.id, o.status, ${orderJsonSql(base)} as data from placed o
        join lateral (select deal from menu_row m where m.market = o.market and m.tick = o.tick and m.idx = o.idx limit 1) m on true),
      ev as (select account_id, 'order.created'::text as type, data, 0 as phase, id * 2 as ord from served
             union all select account_id, 'order.paid', data, 0, id * 2 + 1 from served where status = 'paid'
             union all select account_id, 'ledger.posted', entry, 1, id from posted),
-     ${appendCtes('after commit')}
+     ${appendCtes(at, 'after commit')}
      select ${postconditionSql(`$${o + ANSWER_COLUMNS.length + 6}`)} as ok, (select count(*) from notified) as notified`;
 }
 
-/** The write's EXECUTE: the orders (one value per column each), the answers to store, the ledger entries and the service's base URL (the orders' events). */
+/** The write's EXECUTE: the orders (one value per column each), the answers to store, the ledger entries, the service's base URL (the orders' events) and the batch's instant. */
 export function writeStatement(
-  orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], baseUrl: string | null, lit: (s: string) => string,
+  orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], baseUrl: string | null, at: number, lit: (s: string) => string,
 ): string {
   const arr = (c: Column) => arrayLiteral(c, lit);
   return `execute order_batch_write(${[
@@ -151,6 +155,7 @@ export function writeStatement(
     ...entriesArrays(entries).map(arr),
     String(entries.length),
     baseUrl === null ? 'NULL' : lit(baseUrl),
+    lit(String(at)),
   ].join(', ')})`;
 }
 
@@ -167,11 +172,11 @@ export function writeStatement(
 export const PREPARE_BATCH = `set plan_cache_mode = force_generic_plan;
 set enable_seqscan = off;
 prepare order_batch_lock(text) as select pg_advisory_xact_lock_shared(hashtext($1));
-prepare order_batch_expire(text[], text[]) as
+prepare order_batch_expire(text[], text[], float8) as
   delete from idempotency where ctid = any(array(
     select i.ctid from unnest($1, $2) as k(scope, key)
       join lateral (select ctid, created_at from idempotency i where i.scope = k.scope and i.key = k.key limit 1) i on true
-     where i.created_at <= now() - make_interval(hours => ${ANSWER_RETENTION_HOURS})));
+     where i.created_at <= ${instantSql('$3')} - make_interval(hours => ${ANSWER_RETENTION_HOURS})));
 prepare order_batch_read(text[], bigint[], bigint[], bigint[], text[], text[], bigint[], int[], text[], text[], int, float8[]) as
 ${readSql()};
 prepare order_batch_write(${WRITE_TYPES().join(', ')}) as

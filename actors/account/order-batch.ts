@@ -158,7 +158,6 @@ type BatchState = {
   menu: MenuRow[];
   answers: StoredRow[];
   ids: { o: number; r: number }[];
-  now: string;
 };
 type Competing = { account: number; id: string; market: string; starts_at: number; ends_at: number; status: string };
 /**
@@ -178,6 +177,8 @@ const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
 type Accepted = Decision & { req: OrderRequest; row: PlacedOrder };
 
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
+/** The batch's instant (its postings and events; its expiry of stored answers): its latest request's, on the service clock. */
+const batchInstant = (batch: readonly OrderRequest[]) => Math.max(...batch.map((r) => r.at));
 const spentKey = (agent: number, day: number) => `${agent}/${day}`;
 const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
 
@@ -191,7 +192,7 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
     markets: distinct(batch.map((r) => r.market)).sort(), agents: distinct(funded.map((r) => r.agentId)), accounts: distinct(batch.map((r) => r.accountId)),
     funded: distinct(funded.map((r) => r.accountId)), months: distinct(funded.map((r) => monthOf(r))), menu: [...menu.values()],
     keys: batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key })), n: batch.length,
-    days: distinct(funded.map((r) => dayStart(r.at))),
+    days: distinct(funded.map((r) => dayStart(r.at))), at: batchInstant(batch),
   }, lit);
 }
 
@@ -224,10 +225,10 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
     // A key answered before keeps its first answer (a reused key's 400 is not stored).
     if (!req.idem || stored.has(answerKey(req.idem))) return [];
     const [status, body] = o instanceof ActorError ? [o.status, { detail: o.detail }] : [200, o];
-    return [{ scope: req.idem.scope, key: req.idem.key, request_hash: req.idem.hash, status, reply: body } satisfies Answer];
+    return [{ scope: req.idem.scope, key: req.idem.key, request_hash: req.idem.hash, status, reply: body, at: req.at } satisfies Answer];
   });
   if (!accepted.length && !answers.length) return outcomes;
-  await exec(writeSql(accepted, answers, lit));
+  await exec(writeSql(accepted, answers, batchInstant(batch), lit));
   return outcomes;
 }
 
@@ -311,7 +312,7 @@ function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: nu
  * postings of the funded ones (the money kernel's chargeBatch) and the stored answers; the
  * transaction's COMMIT follows.
  */
-function writeSql(accepted: Accepted[], answers: Answer[], lit: (s: string) => string): string {
+function writeSql(accepted: Accepted[], answers: Answer[], at: number, lit: (s: string) => string): string {
   const rows = accepted.map(({ row: r, req, fee }): Record<OrderColumn, string | number | boolean | null> => ({
     order_id: r.id, round_id: r.round_id, account_id: r.account_id, agent_id: r.agent_id, market: r.market, tick: r.tick, idx: r.idx,
     offer_key: r.offer_key, qty: r.qty, unit_cost_cents: r.unit_cost_cents, list_price_cents: r.list_price_cents, fee_cents: r.fee_cents,
@@ -320,7 +321,7 @@ function writeSql(accepted: Accepted[], answers: Answer[], lit: (s: string) => s
   }));
   const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
   // CONTRACT.md "Events": the statement appends each order's order.created (and order.paid when funded at once).
-  return writeStatement(rows, answers, entries, accepted[0]?.req.baseUrl ?? null, lit);
+  return writeStatement(rows, answers, entries, accepted[0]?.req.baseUrl ?? null, at, lit);
 }
 
 /**

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { AccountSchema, AgentSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { isUniqueViolation } from '../runtime/sql.js';
+import { instantDate, isUniqueViolation } from '../runtime/sql.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AgentMessage, AgentReplies, AgentProfile, CartMade, Registered } from './messages.js';
 
@@ -28,18 +28,19 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage, AgentRepl
           throw new ActorError(409, `you have ${MAX_CARTS_PER_AGENT} carts, the most an agent can: use one of them`);
         }
         const token = randomBytes(24).toString('base64url');
-        const cart = em.create(CartSchema, { agent: agent.id, holder: agent.holder?.id ?? null, name: msg.name, kind: 'trade', token });
+        const at = instantDate(ctx.at);
+        const cart = em.create(CartSchema, { agent: agent.id, holder: agent.holder?.id ?? null, name: msg.name, kind: 'trade', token, createdAt: at, updatedAt: at });
         await em.flush();
         return { id: cart.id, name: msg.name, kind: 'trade', token };
       });
     },
 
     async register(state, msg, ctx): Promise<Registered> {
-      return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, null);
+      return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, null, ctx.at);
     },
 
     async registerForHolder(state, msg, ctx): Promise<Registered> {
-      return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, { holderId: msg.holderId, accountId: msg.accountId });
+      return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, { holderId: msg.holderId, accountId: msg.accountId }, ctx.at);
     },
   },
 });
@@ -51,21 +52,23 @@ const accountTaken = (id: number) => new ActorError(409, `account ${id} already 
 /**
  * One aggregate, one flush: the account (new, or the holder's own one given), the agent on it, its
  * default cart. With a holder, the agent, its account and its cart are the holder's from the start.
+ * All made at `at` (the turn's instant).
  */
 async function registerAgent(
-  em0: EntityManager, keyId: string, keyHash: string, p: AgentProfile, holder: { holderId: number; accountId: number | null } | null,
+  em0: EntityManager, keyId: string, keyHash: string, p: AgentProfile, holder: { holderId: number; accountId: number | null } | null, at: number,
 ): Promise<Registered> {
+  const createdAt = instantDate(at);
   const taken = () => new ActorError(409, 'this key is already registered; use it, or register another key');
   try {
     return await em0.transactional(async (em) => {
       if (await em.count(AgentSchema, { keyId })) throw taken();
-      const account = holder?.accountId ? await holderAccount(em, holder.holderId, holder.accountId) : em.create(AccountSchema, { holder: holder?.holderId ?? null });
+      const account = holder?.accountId ? await holderAccount(em, holder.holderId, holder.accountId) : em.create(AccountSchema, { holder: holder?.holderId ?? null, createdAt });
       const agent = em.create(AgentSchema, {
         keyId, keyHash, name: p.name, recallPhrase: p.recall_phrase, identity: p.agent ?? null, operator: p.operator ?? null,
-        purpose: p.purpose ?? null, contact: p.contact ?? null, account, holder: holder?.holderId ?? null, pairedAt: holder ? new Date() : null,
+        purpose: p.purpose ?? null, contact: p.contact ?? null, account, holder: holder?.holderId ?? null, pairedAt: holder ? createdAt : null, createdAt,
       });
       const token = randomBytes(24).toString('base64url');
-      const cart = em.create(CartSchema, { agent, holder: holder?.holderId ?? null, name: `${p.name}'s cart`, kind: 'trade', token });
+      const cart = em.create(CartSchema, { agent, holder: holder?.holderId ?? null, name: `${p.name}'s cart`, kind: 'trade', token, createdAt, updatedAt: createdAt });
       await em.flush();
       return { agent_id: agent.id, account_id: account.id, cart_id: cart.id, cart_token: token, cart_kind: 'trade' as const };
     });

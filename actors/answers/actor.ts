@@ -17,7 +17,7 @@ export const answersActor = defineActor<Record<string, never>, AnswersMessage, A
     async sweep(_state, msg, ctx): Promise<Swept> {
       let deleted = 0;
       for (let i = 0; i < MAX_BATCHES; i++) {
-        const n = await sweepAnswers(ctx.em);
+        const n = await sweepAnswers(ctx.em, msg.at);
         deleted += n;
         if (n < SWEEP_BATCH) break;
       }

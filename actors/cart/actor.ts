@@ -2,11 +2,11 @@
 // ones, switch the kind, connect the cart to the holder who opens its link, and check it out
 // (checkout.ts). Every turn locks the cart's row (so two processes' turns on one cart do not
 // interleave either) and decides the caller's right with permissions.ts, the one definition.
-import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CartItemSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { connectAgent } from '../account/pairing.js';
+import { instantDate } from '../runtime/sql.js';
 import { checkout, lockCart } from './checkout.js';
 import { MAX_OPEN_LINES, callerFacts, cartFacts, cartsSeen, isCheckedOut, isStale, lineOf, linesOf, type CartRow, type LineRow } from './lines.js';
 import { permissionsOf } from './permissions.js';
@@ -28,8 +28,8 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
     async add(state, msg, ctx): Promise<LineAdded> {
       return ctx.em.transactional(async (em) => {
         const cart = await forWrite(em, state.cartId, msg.caller);
-        const { itemId, qty, clamped } = await addLine(em, cart, msg.caller, msg.line);
-        await touch(em, cart.id);
+        const { itemId, qty, clamped } = await addLine(em, cart, msg.caller, msg.line, ctx.at);
+        await touch(em, cart.id, ctx.at);
         await appendLineEventsOf(em, cart, 'cart.line_added', [itemId], msg.at);
         const paired = cart.holder_id !== null;
         return {
@@ -46,14 +46,14 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
         const added: number[] = [];
         for (const { row, line } of msg.lines) {
           try {
-            added.push((await addLine(em, cart, msg.caller, line)).itemId);
+            added.push((await addLine(em, cart, msg.caller, line, ctx.at)).itemId);
           } catch (err) {
             // A full cart refuses the rest of the rows, each reported; the rows before it stay added.
             if (!(err instanceof ActorError) || err.status !== 409) throw err;
             skipped.push({ row, detail: err.detail });
           }
         }
-        if (added.length) await touch(em, cart.id);
+        if (added.length) await touch(em, cart.id, ctx.at);
         await appendLineEventsOf(em, cart, 'cart.line_added', [...new Set(added)], msg.at);
         return { cart_id: cart.id, added: added.length, skipped: skipped.sort((a, b) => a.row - b.row) };
       });
@@ -66,7 +66,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
         const qty = Math.min(msg.qty, line.max_qty);
         if (qty === 0) await em.nativeDelete(CartItemSchema, { id: line.id });
         else await em.nativeUpdate(CartItemSchema, { id: line.id }, { qty });
-        await touch(em, cart.id);
+        await touch(em, cart.id, ctx.at);
         if (qty === 0) await appendLineEvents(em, cart, 'cart.line_removed', [line], msg.at);
         return { item_id: line.id, cart_id: cart.id, qty, removed: qty === 0, clamped: msg.qty > line.max_qty };
       });
@@ -77,7 +77,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
         const cart = await forWrite(em, state.cartId, msg.caller);
         const line = await openLine(em, cart, msg.itemId);
         await em.nativeDelete(CartItemSchema, { id: line.id });
-        await touch(em, cart.id);
+        await touch(em, cart.id, ctx.at);
         await appendLineEvents(em, cart, 'cart.line_removed', [line], msg.at);
         return { item_id: line.id, cart_id: cart.id, qty: 0, removed: true, clamped: false };
       });
@@ -88,7 +88,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
         const cart = await forWrite(em, state.cartId, msg.caller);
         const lines = await linesOf(em, [cart.id]);
         const removed = await em.nativeDelete(CartItemSchema, { cart: cart.id, order: null, item: null });
-        if (removed) await touch(em, cart.id);
+        if (removed) await touch(em, cart.id, ctx.at);
         await appendLineEvents(em, cart, 'cart.line_removed', lines, msg.at);
         return { cart_id: cart.id, removed };
       });
@@ -112,7 +112,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
           });
           remapped.push({ item_id: l.id, from: l.offer_key, to: to.offer_key });
         }
-        if (remapped.length) await touch(em, cart.id);
+        if (remapped.length) await touch(em, cart.id, ctx.at);
         return { cart_id: cart.id, remapped, still_stale: still };
       });
     },
@@ -132,7 +132,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
         if (cart.kind === msg.cartKind) return { cart_id: cart.id, kind: cart.kind };
         // SPEC.md: the kind changes only while the cart has not been paid.
         if (cart.paid) throw new ActorError(400, `cart ${cart.id} was paid already: its kind stays ${cart.kind}`);
-        await em.nativeUpdate(CartSchema, { id: cart.id }, { kind: msg.cartKind, updatedAt: sql.now() });
+        await em.nativeUpdate(CartSchema, { id: cart.id }, { kind: msg.cartKind, updatedAt: instantDate(ctx.at) });
         return { cart_id: cart.id, kind: msg.cartKind };
       });
     },
@@ -144,7 +144,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
         if (cart.holder_id === msg.holderId) return { cart_id: cart.id, connected: true, connected_now: false };
         if (cart.holder_id !== null || cart.agent_id === null) return { cart_id: cart.id, connected: false, connected_now: false };
         try {
-          const now = await connectAgent(em, cart.agent_id, msg.holderId);
+          const now = await connectAgent(em, cart.agent_id, msg.holderId, ctx.at);
           return { cart_id: cart.id, connected: true, connected_now: now };
         } catch (err) {
           // The agent is another holder's: the page says so; nothing changes.
@@ -156,8 +156,8 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
   },
 });
 
-/** Adds a line, or adds to the same deal's line of the same proposer; qty clamped to max_qty; 409 when the cart is full. */
-async function addLine(em: EntityManager, cart: CartRow, caller: Caller, line: NewLine): Promise<{ itemId: number; qty: number; clamped: boolean }> {
+/** Adds a line (at `at`), or adds to the same deal's line of the same proposer; qty clamped to max_qty; 409 when the cart is full. */
+async function addLine(em: EntityManager, cart: CartRow, caller: Caller, line: NewLine, at: number): Promise<{ itemId: number; qty: number; clamped: boolean }> {
   const open = (await linesOf(em, [cart.id])).filter((l) => !isCheckedOut(l));
   const proposer = caller.kind === 'agent' ? caller.agentId : null;
   const same = open.find((l) => l.market === line.market && l.tick === line.tick && l.idx === line.idx && l.agent_id === proposer);
@@ -169,7 +169,7 @@ async function addLine(em: EntityManager, cart: CartRow, caller: Caller, line: N
     return { itemId: same.id, qty, clamped: wanted > line.maxQty };
   }
   const item = em.create(CartItemSchema, {
-    cart: cart.id, agent: proposer, market: line.market, tick: line.tick, idx: line.idx, offerKey: line.offerKey, qty, note: line.note, closesAt: line.closesAt,
+    cart: cart.id, agent: proposer, market: line.market, tick: line.tick, idx: line.idx, offerKey: line.offerKey, qty, note: line.note, closesAt: line.closesAt, createdAt: instantDate(at),
   });
   await em.flush();
   return { itemId: item.id, qty, clamped: wanted > line.maxQty };
@@ -194,7 +194,8 @@ async function openLine(em: EntityManager, cart: CartRow, itemId: number): Promi
   return line;
 }
 
-const touch = (em: EntityManager, cartId: number) => em.nativeUpdate(CartSchema, { id: cartId }, { updatedAt: sql.now() });
+/** The cart changed at `at` (the turn's instant). */
+const touch = (em: EntityManager, cartId: number, at: number) => em.nativeUpdate(CartSchema, { id: cartId }, { updatedAt: instantDate(at) });
 
 /** How many carts besides this one the caller sees. */
 async function otherCarts(em: EntityManager, caller: Caller, cartId: number): Promise<number> {

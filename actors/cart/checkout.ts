@@ -12,7 +12,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CartItemSchema, CartSchema, InventoryItemSchema, OrderSchema, TradeRoundSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId, type ServedDeal } from '../../src/engine/index.js';
 import { ActorError } from '../runtime/actor.js';
-import { intArrayParam } from '../runtime/sql.js';
+import { instantDate, intArrayParam } from '../runtime/sql.js';
 import { chargeHolder, sourceOf, type Charged, type Debit } from '../money/charge.js';
 import type { Payment } from '../money/messages.js';
 import { orderJson } from '../account/views.js';
@@ -69,7 +69,7 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
   const done = cart.kind === 'own'
     ? await buyOutright(em, cart, current, deals, funding, msg.at)
     : await placeAndFund(em, cart, current, deals, funding, msg.baseUrl, msg.at);
-  await em.nativeUpdate(CartSchema, { id: cart.id }, { paid: true, updatedAt: new Date() });
+  await em.nativeUpdate(CartSchema, { id: cart.id }, { paid: true, updatedAt: instantDate(msg.at) });
   await appendLineEventsOf(em, cart, 'cart.line_ordered', current.map((l) => l.id), msg.at);
   const total = current.reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
   return {
@@ -198,7 +198,7 @@ async function placeAndFund(
   const groups = [...new Set(lines.map((l) => accountOf.get(l.id)!))].sort((a, b) => a - b);
   const rounds = new Map(groups.map((accountId) => {
     const amount = lines.filter((l) => accountOf.get(l.id) === accountId).reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
-    return [accountId, em.create(TradeRoundSchema, { account: accountId, status: 'funded', source, amountCents: amount, feeAmountCents: 0, chargedCents: amount, fundedAt: new Date(at * 1000) })];
+    return [accountId, em.create(TradeRoundSchema, { account: accountId, status: 'funded', source, amountCents: amount, feeAmountCents: 0, chargedCents: amount, fundedAt: instantDate(at), createdAt: instantDate(at) })];
   }));
   await em.flush();
   const ids = await nextOrderIds(em, lines.length);
@@ -231,7 +231,7 @@ async function placeAndFund(
   }
   const orders = placed.map((o) => orderJson(o, baseUrl));
   // CONTRACT.md "Events": an order funded at once is created and paid, on the account it is placed on.
-  await appendEvents(em, orders.flatMap((data, i) => (['order.created', 'order.paid'] as const).map((type) => ({ account_id: placed[i].account_id, type, data }))));
+  await appendEvents(em, orders.flatMap((data, i) => (['order.created', 'order.paid'] as const).map((type) => ({ account_id: placed[i].account_id, type, data }))), at);
   return { orders, items: [], charged };
 }
 
@@ -270,7 +270,7 @@ async function buyOutright(
       const item = em.create(InventoryItemSchema, {
         account: desk, holder: f.holderId, position: null, market, cluster: d.cluster, title: goods.title, qty: goods.qty, story: goods.story,
         rarity: goods.rarity, rarityScore: goods.rarity_score, history: goods.history, economy: goods.economy, source: goods.source, simulated: goods.simulated,
-        provenance: goods.provenance,
+        provenance: goods.provenance, createdAt: instantDate(at),
       });
       await em.flush();
       await em.nativeUpdate(CartItemSchema, { id: l.id, order: null, item: null }, { item: item.id });

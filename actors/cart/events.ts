@@ -18,7 +18,7 @@ export async function appendLineEvents(em: EntityManager, cart: CartRow, type: E
   if (!lines.length) return;
   const account = await accountOf(em, cart);
   if (account === null) return;
-  await appendEvents(em, lines.map((l) => ({ account_id: account, type, data: { ...lineJson(l, cart, at), cart_id: cart.id } })));
+  await appendEvents(em, lines.map((l) => ({ account_id: account, type, data: { ...lineJson(l, cart, at), cart_id: cart.id } })), at);
 }
 
 /** The same for lines named by id, read as they are now (after the change). */

@@ -5,7 +5,7 @@
 // across restarts and processes. Holders join here: a competition account with simulated USD.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { isUniqueViolation } from '../runtime/sql.js';
+import { instantSql, isUniqueViolation } from '../runtime/sql.js';
 import { competitionStartEntries, postEntries, prizeEntries } from '../money/ledger.js';
 import { manualDesk } from '../account/desk.js';
 import { COMPETITION, prizeSplit } from '../../src/rules.js';
@@ -30,9 +30,9 @@ export const competitionActor = defineActor<State, CompetitionMessage, Competiti
   handlers: {
     async open(state, msg, ctx): Promise<Opened> {
       await ctx.em.execute(
-        `insert into competition (id, market, name, starts_at, ends_at, starting_balance_cents, prize_pool_cents, sponsor)
-         values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing`,
-        [state.id, msg.market, msg.name, msg.startsAt, msg.endsAt, COMPETITION.startingBalanceCents, COMPETITION.prizePoolCents, COMPETITION.sponsor],
+        `insert into competition (id, market, name, starts_at, ends_at, starting_balance_cents, prize_pool_cents, sponsor, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ${instantSql()}) on conflict (id) do nothing`,
+        [state.id, msg.market, msg.name, msg.startsAt, msg.endsAt, COMPETITION.startingBalanceCents, COMPETITION.prizePoolCents, COMPETITION.sponsor, msg.at],
       );
       const due = await ctx.em.execute<{ id: string }[]>(
         `select id from competition where market = ? and status = 'running' and ends_at <= ? order by ends_at limit 100`, [msg.market, msg.at],
@@ -54,8 +54,8 @@ export const competitionActor = defineActor<State, CompetitionMessage, Competiti
     async finish(state, msg, ctx): Promise<Finished> {
       return ctx.em.transactional(async (em) => {
         const flipped = await em.execute<{ id: string }[]>(
-          `update competition set status = 'finished', finished_at = now() where id = ? and status = 'running' and ends_at <= ? returning id`,
-          [state.id, msg.at],
+          `update competition set status = 'finished', finished_at = ${instantSql()} where id = ? and status = 'running' and ends_at <= ? returning id`,
+          [msg.at, state.id, msg.at],
         );
         if (!flipped.length) return { id: state.id, finished: false, prizes: [] };
         const c = (await competition(em, state.id))!;
@@ -64,7 +64,7 @@ export const competitionActor = defineActor<State, CompetitionMessage, Competiti
         const top = (await ranking(em, state.id, COMPETITION.leaderboardMax)).filter((r) => r.settled > 0).slice(0, split.length);
         const prizes = top.map((r, i) => ({ rank: i + 1, account_id: r.account_id, holder_id: r.holder_id, amount_cents: split[i] }));
         const desks = await Promise.all(prizes.map((p) => manualDesk(em, p.holder_id)));
-        await postEntries(em, prizeEntries(state.id, prizes.map((p, i) => ({ deskId: desks[i], cents: p.amount_cents }))));
+        await postEntries(em, prizeEntries(state.id, prizes.map((p, i) => ({ deskId: desks[i], cents: p.amount_cents }))), msg.at);
         for (const p of prizes) await em.execute(`update competition_entry set prize_cents = ? where account_id = ?`, [p.amount_cents, p.account_id]);
         return { id: state.id, finished: true, prizes };
       });
@@ -81,8 +81,10 @@ async function join(em: EntityManager, id: string, holderId: number, at: number)
   );
   if (had) return { ok: true, account_id: had.account_id, competition_id: id, joined: false };
   if (c.status !== 'running' || at >= c.ends_at) throw new ActorError(409, `competition ${id} has ended; join the running competition of market ${c.market}`);
-  const [acc] = await em.execute<{ id: number }[]>(`insert into account (holder_id, kind) values (?, 'competition') returning id::float8 as id`, [holderId]);
-  await em.execute(`insert into competition_entry (account_id, competition_id, holder_id) values (?, ?, ?)`, [acc.id, id, holderId]);
-  await postEntries(em, competitionStartEntries(acc.id, id, c.starting_balance_cents));
+  const [acc] = await em.execute<{ id: number }[]>(
+    `insert into account (holder_id, kind, created_at) values (?, 'competition', ${instantSql()}) returning id::float8 as id`, [holderId, at],
+  );
+  await em.execute(`insert into competition_entry (account_id, competition_id, holder_id, created_at) values (?, ?, ?, ${instantSql()})`, [acc.id, id, holderId, at]);
+  await postEntries(em, competitionStartEntries(acc.id, id, c.starting_balance_cents), at);
   return { ok: true, account_id: acc.id, competition_id: id, joined: true };
 }

@@ -7,7 +7,7 @@
 // as many notices as the list needs, queued by the append's own statement (delivered at its
 // commit) or, for the order batch, sent just after its commit (Announce below).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { arrayParam, intArrayParam } from '../runtime/sql.js';
+import { arrayParam, instantSql, intArrayParam } from '../runtime/sql.js';
 import { EVENTS_CHANNEL, type EventType } from './messages.js';
 
 /**
@@ -68,28 +68,30 @@ export const NOTIFY_KEPT_SQL = `select pg_notify('${EVENTS_CHANNEL}', payload)
 
 /**
  * The insert of events that carry their ids, after a CTE `ev(account_id, id, type, data)` (and
- * `columns`: a position event's figures, events/position-events.ts), and its notices into
- * `notified` (sent as `announce` says). `ev` is read once, so PostgreSQL builds each event's data
- * straight into the insert: no sort and no materialised copy of the events.
+ * `columns`: a position event's figures, events/position-events.ts), stamped `at` (a SQL expression
+ * of the turn's instant, a parameter: never the database's clock), and its notices into `notified`
+ * (sent as `announce` says). `ev` is read once, so PostgreSQL builds each event's data straight into
+ * the insert: no sort and no materialised copy of the events.
  */
-export function insertCtes(ev = 'ev', columns: readonly string[] = [], announce: Announce = 'in transaction'): string {
+export function insertCtes(at: string, ev = 'ev', columns: readonly string[] = [], announce: Announce = 'in transaction'): string {
   const cols = ['account_id', 'id', 'type', 'data', ...columns].join(', ');
-  return `appended as (insert into account_event (${cols}) select ${cols} from ${ev} returning account_id),
+  return `appended as (insert into account_event (${cols}, created_at) select ${cols}, ${at} from ${ev} returning account_id),
      ${NOTIFIED_CTE[announce]}`;
 }
 
 /**
  * The append as CTEs, after a CTE `ev(account_id, type, data, phase, ord)` of the events in order
  * (phase, then ord, within each account): moves each account's head by its count, numbers the
- * events after the old head, inserts them and selects the notices into `notified` (sent as `announce` says).
+ * events after the old head, inserts them stamped `at` (insertCtes) and selects the notices into
+ * `notified` (sent as `announce` says).
  */
-export function appendCtes(announce: Announce = 'in transaction'): string {
+export function appendCtes(at: string, announce: Announce = 'in transaction'): string {
   return `ev_count as (select account_id, count(*) as n from ev group by account_id),
      ev_seq as (select account_id, row_number() over (partition by account_id order by phase, ord) as seq, type, data from ev),
      ${HEADS_CTE},
      ev_ids as (select x.account_id, h.last_id - c.n + x.seq as id, x.type, x.data
                   from ev_seq x join ev_heads h on h.account_id = x.account_id join ev_count c on c.account_id = x.account_id),
-     ${insertCtes('ev_ids', [], announce)}`;
+     ${insertCtes(at, 'ev_ids', [], announce)}`;
 }
 
 /**
@@ -138,14 +140,14 @@ function eventArrays(events: NewEvent[]): [number[], string[], string[]] {
   return [events.map((e) => e.account_id), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
 }
 
-/** Appends `events` in order (one statement) in the caller's transaction. */
-export async function appendEvents(em: EntityManager, events: NewEvent[]): Promise<void> {
+/** Appends `events` in order (one statement) in the caller's transaction, stamped `at` (unix seconds: the turn's TurnContext.at). */
+export async function appendEvents(em: EntityManager, events: NewEvent[], at: number): Promise<void> {
   if (!events.length) return;
   const [accounts, types, data] = eventArrays(events);
   const [r] = await em.execute<{ n: number }[]>(
-    `with ev as (${eventArraysCte(['?::bigint[]', '?::text[]', '?::text[]'], 0)}), ${appendCtes()}
+    `with ev as (${eventArraysCte(['?::bigint[]', '?::text[]', '?::text[]'], 0)}), ${appendCtes(instantSql())}
      select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
-    [intArrayParam(accounts), arrayParam(types), arrayParam(data)],
+    [intArrayParam(accounts), arrayParam(types), arrayParam(data), at],
   );
   if (r.n !== events.length) throw new Error(`event log: ${events.length} events to append, ${r.n} appended (an unknown account?)`);
 }

@@ -7,7 +7,7 @@
 // (competition) goods are never listed, so neither book ever sells them.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
-import { jsonParam } from '../runtime/sql.js';
+import { instantSql, jsonParam } from '../runtime/sql.js';
 import { chargeHolder } from '../money/charge.js';
 import type { Payment } from '../money/messages.js';
 import { manualDesk } from '../account/desk.js';
@@ -23,7 +23,7 @@ function bookOf(id: string): Book {
   return id;
 }
 
-async function list(em: EntityManager, book: Book, msg: Extract<ExchangeMessage, { kind: 'list' }>): Promise<Listed> {
+async function list(em: EntityManager, book: Book, msg: Extract<ExchangeMessage, { kind: 'list' }>, at: number): Promise<Listed> {
   if (!Number.isSafeInteger(msg.priceUnits) || msg.priceUnits <= 0) throw new ActorError(400, 'a price is above 0');
   // Only the item's owner lists it; another holder's item (or none) is not found.
   const [item] = await em.execute<{ simulated: boolean }[]>(
@@ -37,21 +37,21 @@ async function list(em: EntityManager, book: Book, msg: Extract<ExchangeMessage,
   }
   // The partial unique index decides, also against the other book's actor: no row, already listed.
   const [row] = await em.execute<{ id: number }[]>(
-    `insert into exchange_listing (item_id, seller_holder_id, currency, price_units) values (?, ?, ?, ?)
+    `insert into exchange_listing (item_id, seller_holder_id, currency, price_units, created_at) values (?, ?, ?, ?, ${instantSql()})
      on conflict (item_id) where status = 'open' do nothing returning id::float8 as id`,
-    [msg.itemId, msg.holderId, book, msg.priceUnits],
+    [msg.itemId, msg.holderId, book, msg.priceUnits, at],
   );
   if (!row) throw new ActorError(409, `item ${msg.itemId} is already listed: cancel that listing first`);
   return { listing_id: row.id };
 }
 
-async function cancel(em: EntityManager, book: Book, msg: Extract<ExchangeMessage, { kind: 'cancel' }>): Promise<Cancelled> {
+async function cancel(em: EntityManager, book: Book, msg: Extract<ExchangeMessage, { kind: 'cancel' }>, at: number): Promise<Cancelled> {
   const [row] = await em.execute<{ status: string }[]>(
     `select status from exchange_listing where id = ? and seller_holder_id = ? and currency = ? for update`, [msg.listingId, msg.holderId, book],
   );
   if (!row) throw new ActorError(404, `no listing ${msg.listingId} of yours`);
   if (row.status !== 'open') throw new ActorError(409, `listing ${msg.listingId} is ${row.status}`);
-  await em.execute(`update exchange_listing set status = 'cancelled', closed_at = now() where id = ?`, [msg.listingId]);
+  await em.execute(`update exchange_listing set status = 'cancelled', closed_at = ${instantSql()} where id = ?`, [at, msg.listingId]);
   return { listing_id: msg.listingId };
 }
 
@@ -86,8 +86,8 @@ async function buy(em: EntityManager, book: Book, msg: Buy): Promise<Bought> {
     fee = await payUsd(em, msg, l.seller, l.price_units, msg.payment);
   } else {
     const ref = `listing:${msg.listingId}`;
-    await postCoins(em, msg.holderId, [{ kind: 'gc_spend', hundredths: -l.price_units, ref }]);
-    await postCoins(em, l.seller, [{ kind: 'gc_sale', hundredths: l.price_units, ref }]);
+    await postCoins(em, msg.holderId, [{ kind: 'gc_spend', hundredths: -l.price_units, ref }], msg.at);
+    await postCoins(em, l.seller, [{ kind: 'gc_sale', hundredths: l.price_units, ref }], msg.at);
   }
   const sale: SaleEntry = {
     kind: 'exchange', at: msg.at, from_holder: l.seller, to_holder: msg.holderId, price: unitsToPrice(l.price_units), currency: book, listing_id: msg.listingId,
@@ -97,7 +97,7 @@ async function buy(em: EntityManager, book: Book, msg: Buy): Promise<Bought> {
     `update inventory_item set holder_id = ?, account_id = ?, source = 'exchange', provenance = provenance || jsonb_build_array(?::jsonb) where id = ?`,
     [msg.holderId, await manualDesk(em, msg.holderId), jsonParam(sale), l.item_id],
   );
-  await em.execute(`update exchange_listing set status = 'sold', buyer_holder_id = ?, closed_at = now() where id = ?`, [msg.holderId, msg.listingId]);
+  await em.execute(`update exchange_listing set status = 'sold', buyer_holder_id = ?, closed_at = ${instantSql()} where id = ?`, [msg.holderId, msg.at, msg.listingId]);
   return { listing_id: msg.listingId, item_id: l.item_id, currency: book, paid_units: l.price_units, fee_cents: fee };
 }
 
@@ -110,10 +110,10 @@ export const exchangeActor = defineActor<{ book: Book }, ExchangeMessage, Exchan
 
   handlers: {
     async list(state, msg, ctx): Promise<Listed> {
-      return ctx.em.transactional((em) => list(em, state.book, msg));
+      return ctx.em.transactional((em) => list(em, state.book, msg, ctx.at));
     },
     async cancel(state, msg, ctx): Promise<Cancelled> {
-      return ctx.em.transactional((em) => cancel(em, state.book, msg));
+      return ctx.em.transactional((em) => cancel(em, state.book, msg, ctx.at));
     },
     async buy(state, msg, ctx): Promise<Bought> {
       return ctx.em.transactional((em) => buy(em, state.book, msg));

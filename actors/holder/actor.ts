@@ -3,14 +3,13 @@
 // front end's event loop, and so that one e-mail's register/login turns never interleave. Only
 // sha256 of a session token is stored; the token itself goes back to the caller once.
 import { randomBytes } from 'node:crypto';
-import { raw, sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, CartSchema, HolderSchema, HolderSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { throttleFor } from './throttle.js';
 import { effectOnce, priorAnswer, refused } from '../runtime/idempotency.js';
-import { isUniqueViolation } from '../runtime/sql.js';
+import { instantDate, isUniqueViolation } from '../runtime/sql.js';
 import { sessionTokenHash } from '../../src/auth/sessions.js';
 import { SESSION_DAYS } from '../../src/rules.js';
 import type { CardRemoved, CoinsBought, Granted, HolderMessage, HolderReplies, HolderSession, LoggedOut, Revoked } from './messages.js';
@@ -26,16 +25,14 @@ async function holderByEmail(em: EntityManager, email: string): Promise<HolderRo
   return h ? { id: h.id, email: h.email, display_name: h.displayName, password_hash: h.passwordHash } : undefined;
 }
 
-async function openSession(em: EntityManager, h: { id: number; email: string; display_name: string }): Promise<HolderSession> {
+/** A web session opened at `at` (the turn's instant); the session look-up compares its expiry with the service clock too (holder/reads.ts). */
+async function openSession(em: EntityManager, h: { id: number; email: string; display_name: string }, at: number): Promise<HolderSession> {
   const token = randomBytes(32).toString('base64url');
-  // The expiry on the database's clock, which the session look-up compares with (holder/reads.ts).
-  const row = await em.createQueryBuilder(HolderSessionSchema)
-    .insert({ tokenHash: sessionTokenHash(token), holder: h.id, expiresAt: raw('now() + make_interval(days => ?)', [SESSION_DAYS]) })
-    .returning('expiresAt')
-    .execute('get');
+  const expiresAt = instantDate(at + SESSION_DAYS * 24 * 3600);
+  await em.insert(HolderSessionSchema, { tokenHash: sessionTokenHash(token), holder: h.id, expiresAt, createdAt: instantDate(at) });
   // Expired sessions of this holder are dead weight: drop them while we are here.
-  await em.nativeDelete(HolderSessionSchema, { holder: h.id, expiresAt: { $lte: sql.now() } });
-  return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: row.expiresAt.getTime() / 1000 };
+  await em.nativeDelete(HolderSessionSchema, { holder: h.id, expiresAt: { $lte: instantDate(at) } });
+  return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: expiresAt.getTime() / 1000 };
 }
 
 const throttle = (em: EntityManager) => throttleFor(em.getKnex());
@@ -60,24 +57,25 @@ export const holderActor = defineActor<{ email: string }, HolderMessage, HolderR
 
   handlers: {
     async register(state, msg, ctx) {
-      const prior = await priorAnswer(ctx.em, ctx.idem);
+      const prior = await priorAnswer(ctx.em, ctx.idem, ctx.at);
       if (prior) return prior;
       sameEmail(state.email, msg.email);
       const taken = () => new ActorError(409, 'e-mail already registered');
       // Every attempt counts, a refused one too: probing which e-mails are registered is throttled.
       await throttle(ctx.em).register(msg.address);
       // Refuse a known e-mail before paying for a hash.
-      if (await holderByEmail(ctx.em, state.email)) return refused(ctx.em, ctx.idem, taken());
+      if (await holderByEmail(ctx.em, state.email)) return refused(ctx.em, ctx.idem, ctx.at, taken());
       const hash = await hashPassword(msg.password);
       try {
-        return await effectOnce(ctx.em, ctx.idem, async (em) => {
-          const h = em.create(HolderSchema, { email: state.email, passwordHash: hash, displayName: msg.display_name });
+        return await effectOnce(ctx.em, ctx.idem, ctx.at, async (em) => {
+          const createdAt = instantDate(ctx.at);
+          const h = em.create(HolderSchema, { email: state.email, passwordHash: hash, displayName: msg.display_name, createdAt });
           // The holder's Manual desk (the lines they pick, CONTRACT.md "The holder's money") and own cart.
-          em.create(AccountSchema, { holder: h, kind: 'manual' });
-          em.create(CartSchema, { holder: h, name: 'My cart', kind: 'trade', token: randomBytes(24).toString('base64url') });
+          em.create(AccountSchema, { holder: h, kind: 'manual', createdAt });
+          em.create(CartSchema, { holder: h, name: 'My cart', kind: 'trade', token: randomBytes(24).toString('base64url'), createdAt, updatedAt: createdAt });
           await em.flush();
-          await postCoins(em, h.id, registrationGrant(GC_GRANT_HUNDREDTHS));
-          return openSession(em, { id: h.id, email: state.email, display_name: msg.display_name });
+          await postCoins(em, h.id, registrationGrant(GC_GRANT_HUNDREDTHS), ctx.at);
+          return openSession(em, { id: h.id, email: state.email, display_name: msg.display_name }, ctx.at);
         }, withoutToken);
       } catch (err) {
         // Another process registered the same e-mail between our check and insert.
@@ -87,7 +85,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage, HolderR
     },
 
     async login(state, msg, ctx) {
-      const prior = await priorAnswer(ctx.em, ctx.idem);
+      const prior = await priorAnswer(ctx.em, ctx.idem, ctx.at);
       if (prior) return prior;
       sameEmail(state.email, msg.email);
       // A throttled login (this address, or this e-mail from this address) is refused before its
@@ -98,9 +96,9 @@ export const holderActor = defineActor<{ email: string }, HolderMessage, HolderR
       const ok = await verifyPassword(msg.password, h?.password_hash ?? DECOY_HASH);
       if (!h || !ok) {
         await throttle(ctx.em).loginFailed(state.email, msg.address);
-        return refused(ctx.em, ctx.idem, new ActorError(401, 'wrong e-mail or password'));
+        return refused(ctx.em, ctx.idem, ctx.at, new ActorError(401, 'wrong e-mail or password'));
       }
-      const session = await effectOnce(ctx.em, ctx.idem, (em) => openSession(em, h), withoutToken);
+      const session = await effectOnce(ctx.em, ctx.idem, ctx.at, (em) => openSession(em, h, ctx.at), withoutToken);
       await throttle(ctx.em).loginSucceeded(state.email, msg.address);
       return session;
     },
@@ -108,7 +106,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage, HolderR
     async resume(state, msg, ctx): Promise<HolderSession> {
       const h = await holderByEmail(ctx.em, state.email);
       if (!h || h.id !== msg.holderId) throw new ActorError(404, 'no such holder');
-      return ctx.em.transactional((em) => openSession(em, h));
+      return ctx.em.transactional((em) => openSession(em, h, ctx.at));
     },
 
     async buyCoins(_state, msg, ctx): Promise<CoinsBought> {
@@ -116,15 +114,15 @@ export const holderActor = defineActor<{ email: string }, HolderMessage, HolderR
     },
 
     async removeCard(_state, msg, ctx): Promise<CardRemoved> {
-      return ctx.em.transactional((em) => removeCard(em, msg.holderId, msg.cardId));
+      return ctx.em.transactional((em) => removeCard(em, msg.holderId, msg.cardId, ctx.at));
     },
 
     async grant(_state, msg, ctx): Promise<Granted> {
-      return ctx.em.transactional((em) => grant(em, msg));
+      return ctx.em.transactional((em) => grant(em, msg, ctx.at));
     },
 
     async revoke(_state, msg, ctx): Promise<Revoked> {
-      return ctx.em.transactional((em) => revoke(em, msg.holderId, msg.grantId));
+      return ctx.em.transactional((em) => revoke(em, msg.holderId, msg.grantId, ctx.at));
     },
 
     async logout(state, msg, ctx): Promise<LoggedOut> {

@@ -2,14 +2,13 @@
 // add, change and remove lines of a cart that is not its own; `execute` also lets it check the cart
 // out, and takes effect only while the agent's autonomous funding is on (actors/cart/permissions.ts
 // decides). One agent or all of the holder's, one cart or all. Revoking keeps the row (revoked_at).
-import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentSchema, CardSchema, CartGrantSchema, CartSchema } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import type { GrantMessage, Granted, Revoked } from './messages.js';
 import type { GrantView } from '../cart/messages.js';
-import { intArrayParam } from '../runtime/sql.js';
+import { instantDate, intArrayParam } from '../runtime/sql.js';
 import { appendEvents } from '../events/log.js';
 
 type Grant = Extract<GrantMessage, { kind: 'grant' }>;
@@ -17,7 +16,7 @@ type Grant = Extract<GrantMessage, { kind: 'grant' }>;
 /** Live grants one holder may hold at once: a bound, and far more than a console can show. */
 export const MAX_LIVE_GRANTS = 200;
 
-export async function grant(em: EntityManager, g: Grant): Promise<Granted> {
+export async function grant(em: EntityManager, g: Grant, at: number): Promise<Granted> {
   if (g.agentId !== null && !(await em.count(AgentSchema, { id: g.agentId, holder: g.holderId }))) {
     throw new ActorError(404, `no agent ${g.agentId} of yours: an agent becomes yours when you open its cart link or pay for it`);
   }
@@ -31,18 +30,18 @@ export async function grant(em: EntityManager, g: Grant): Promise<Granted> {
     throw new ActorError(409, `you hold ${MAX_LIVE_GRANTS} live grants, the most there can be: revoke some first`);
   }
   const row = em.create(CartGrantSchema, {
-    holder: g.holderId, agent: g.agentId, cart: g.cartId, level: g.level, payWith: g.payWith, card: g.payWith === 'card' ? g.cardId : null, note: g.note,
+    holder: g.holderId, agent: g.agentId, cart: g.cartId, level: g.level, payWith: g.payWith, card: g.payWith === 'card' ? g.cardId : null, note: g.note, createdAt: instantDate(at),
   });
   await em.flush();
-  await appendGrantEvents(em, g.holderId, [row.id], 'granted');
+  await appendGrantEvents(em, g.holderId, [row.id], 'granted', at);
   return { grant_id: row.id };
 }
 
-export async function revoke(em: EntityManager, holderId: number, grantId: number): Promise<Revoked> {
+export async function revoke(em: EntityManager, holderId: number, grantId: number, at: number): Promise<Revoked> {
   const found = await em.count(CartGrantSchema, { id: grantId, holder: holderId });
   if (!found) throw new ActorError(404, `no grant ${grantId} of yours`);
-  const n = await em.nativeUpdate(CartGrantSchema, { id: grantId, holder: holderId, revokedAt: null }, { revokedAt: sql.now() });
-  if (n > 0) await appendGrantEvents(em, holderId, [grantId], 'revoked');
+  const n = await em.nativeUpdate(CartGrantSchema, { id: grantId, holder: holderId, revokedAt: null }, { revokedAt: instantDate(at) });
+  if (n > 0) await appendGrantEvents(em, holderId, [grantId], 'revoked', at);
   return { grant_id: grantId, revoked: n > 0 };
 }
 
@@ -63,7 +62,7 @@ export async function grantsOf(em: EntityManager, holderId: number, grantIds?: n
  * CONTRACT.md "Events": `grant.changed` on the log of each agent a grant names (all the holder's
  * agents for a grant to every agent), the grant as a cart's permissions show it.
  */
-export async function appendGrantEvents(em: EntityManager, holderId: number, grantIds: number[], action: 'granted' | 'revoked'): Promise<void> {
+export async function appendGrantEvents(em: EntityManager, holderId: number, grantIds: number[], action: 'granted' | 'revoked', at: number): Promise<void> {
   if (!grantIds.length) return;
   const views = await grantsOf(em, holderId, grantIds);
   const agents = await em.execute<{ id: number; account_id: number }[]>(
@@ -71,6 +70,6 @@ export async function appendGrantEvents(em: EntityManager, holderId: number, gra
   );
   await appendEvents(em, views.flatMap((v) => agents
     .filter((a) => v.agent_id === null || a.id === v.agent_id)
-    .map((a) => ({ account_id: a.account_id, type: 'grant.changed' as const, data: { action, grant: { ...v, grant_id: v.id } } }))));
+    .map((a) => ({ account_id: a.account_id, type: 'grant.changed' as const, data: { action, grant: { ...v, grant_id: v.id } } }))), at);
 }
 

@@ -1,6 +1,5 @@
 // Read tasks over a holder's tables and what the console shows of its agents: the session look-up
 // behind the holder authenticator, stored cards (checkout), the console's agents with their wins.
-import { sql } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CardSchema, HolderSessionSchema } from '../../orm/entities/index.js';
 import type { StoredCard } from '../../src/payments/cards.js';
@@ -9,11 +8,13 @@ import { defineReads } from '../runtime/read.js';
 import { profitableSettledTradesSql } from '../account/funding.js';
 import type { CardRow, ConsoleAgent, SessionHolder } from './messages.js';
 import { grantsOf } from './grants.js';
+import { instantDate } from '../runtime/sql.js';
 
-async function sessionHolder(em: EntityManager, tokenHash: string): Promise<SessionHolder | null> {
+/** The holder of a session live at `at` (the read's instant). */
+async function sessionHolder(em: EntityManager, tokenHash: string, at: number): Promise<SessionHolder | null> {
   const hs = await em.findOne(
     HolderSessionSchema,
-    { tokenHash, expiresAt: { $gt: sql.now() } },
+    { tokenHash, expiresAt: { $gt: instantDate(at) } },
     { fields: ['holder.email', 'holder.displayName'] },
   );
   const h = hs?.holder.$;
@@ -50,7 +51,7 @@ function agentsOf(em: EntityManager, holderId: number, agentId: number | null): 
 export const holderReads = defineReads({
   'holder.grants': async ({ em }, a: { holderId: number }) => grantsOf(em, a.holderId),
   /** The holder of a live session (by the sha256 of its token), or null. */
-  'holder.session': async ({ em }, a: { tokenHash: string }) => sessionHolder(em, a.tokenHash),
+  'holder.session': async ({ em, at }, a: { tokenHash: string }) => sessionHolder(em, a.tokenHash, at),
   'holder.cards': async ({ em }, a: { holderId: number }) => cardsOf(em, a.holderId),
   /** One stored card of the holder, as the payment charges it, or null. */
   'holder.card': async ({ em }, a: { holderId: number; cardId: number }) => cardOf(em, a.holderId, a.cardId),

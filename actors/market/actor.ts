@@ -7,7 +7,7 @@ import { MARKETS, engineIdentity, menu, outcomeInputsMemo, sessionRows, type Dea
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { safeError, type SafeError } from '../runtime/log.js';
 import { Laps } from '../runtime/laps.js';
-import { intArrayParam, jsonParam } from '../runtime/sql.js';
+import { instantSql, intArrayParam, jsonParam } from '../runtime/sql.js';
 import { advanceTrade, houseTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './rows.js';
 import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
@@ -67,16 +67,16 @@ export const marketActor = defineActor<MarketState, MarketMessage, MarketReplies
         await lock(em, market);
         let open = await openSession(em, market);
         if (open === null) {
-          await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, msg.tick]);
+          await openNext(em, market, msg.tick, ctx.at);
           await insertMenu(em, menuRecords(market, menu(ctx.seed, market, msg.tick)));
           open = msg.tick;
         }
         const total = Math.floor(msg.backfillDays * sessionsPerDay);
         await em.execute(
-          `insert into history_load (market, live_start, from_tick, sessions_total, engine, finished_at)
-           values (?, ?, ?, ?, ?::jsonb, case when ? = 0 then now() end)
+          `insert into history_load (market, live_start, from_tick, sessions_total, engine, finished_at, started_at)
+           values (?, ?, ?, ?, ?::jsonb, case when ? = 0 then ${instantSql()} end, ${instantSql()})
            on conflict (market) do nothing`,
-          [market, open, open - total, total, jsonParam(engineIdentity(ctx.seed)), total],
+          [market, open, open - total, total, jsonParam(engineIdentity(ctx.seed)), total, ctx.at, ctx.at],
         );
         state.openTick = open;
       });
@@ -91,13 +91,18 @@ export const marketActor = defineActor<MarketState, MarketMessage, MarketReplies
       const recorded = await naming(() =>
         ctx.em.transactional(async (em) => {
           await lock(em, state.market);
-          return recordPast(em, ctx.seed, state.market, msg.from, msg.to);
+          return recordPast(em, ctx.seed, state.market, msg.from, msg.to, ctx.at);
         }),
       );
       return { recorded, ms: Date.now() - t0 };
     },
   },
 });
+
+/** Opens session `tick` of `market` at `at` (once: a replay is a no-op). */
+async function openNext(em: EntityManager, market: string, tick: number, at: number): Promise<void> {
+  await em.execute(`insert into market_session (market, tick, opened_at) values (?, ?, ${instantSql()}) on conflict do nothing`, [market, tick, at]);
+}
 
 /** PostgreSQL's sort and hash memory for a close's transaction. */
 const CLOSE_WORK_MEM = '64MB';
@@ -118,14 +123,14 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
     laps.mark('locks');
     // The exactly-once gate: only the turn that flips closed_at does the close's work.
     const done = await em.execute(
-      `update market_session set closed_at = now(), recorded = true
+      `update market_session set closed_at = ${instantSql()}, recorded = true
         where market = ? and tick = ? and closed_at is null returning tick`,
-      [market, msg.tick],
+      [ctx.at, market, msg.tick],
     );
     if (done.length !== 1) return false;
-    quarantined = await recordLiveClose(em, ctx.seed, ctx.baseUrl, market, msg.tick, laps);
+    quarantined = await recordLiveClose(em, ctx.seed, ctx.baseUrl, market, msg.tick, laps, ctx.at);
     const next = Math.max(msg.tick + 1, msg.next ?? msg.tick + 1);
-    await em.execute('insert into market_session (market, tick) values (?, ?) on conflict do nothing', [market, next]);
+    await openNext(em, market, next, ctx.at);
     await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
     laps.mark('next_menu');
     await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [Date.now() - t0, market, msg.tick]);
@@ -145,7 +150,9 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
  * (or are refunded when they cannot: returned), unpaid ones expire, and the session's tape rows are
  * written.
  */
-async function recordLiveClose(em: EntityManager, seed: number, baseUrl: string, market: MarketId, tick: number, laps: Laps): Promise<Quarantined[]> {
+async function recordLiveClose(
+  em: EntityManager, seed: number, baseUrl: string, market: MarketId, tick: number, laps: Laps, at: number,
+): Promise<Quarantined[]> {
   const deals = menu(seed, market, tick);
   await insertMenu(em, menuRecords(market, deals));
   laps.mark('menu');
@@ -155,13 +162,13 @@ async function recordLiveClose(em: EntityManager, seed: number, baseUrl: string,
   const inputs = outcomeInputsMemo(seed, market);
   const advanced = open.map((t) => ({ id: t.id, ...advanceTrade(t, t, inputs(t.tick, t.idx)) }));
   laps.mark('advance');
-  await updateTrades(em, advanced);
+  await updateTrades(em, advanced, at);
   laps.mark('trades_update');
-  const booked = await bookHolderSessions(em, market, tick, open, advanced, laps);
+  const booked = await bookHolderSessions(em, market, tick, open, advanced, laps, at);
   const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, inputs(tick, idx), 0)] : []));
-  await insertHouseTrades(em, house);
+  await insertHouseTrades(em, house, at);
   laps.mark('house_trades');
-  const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs, laps);
+  const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs, laps, at);
   const expired = await expireUnpaidOrders(em, market, tick);
   laps.mark('expire');
   const sales: Sale[] = open.map((t, i) => ({
@@ -173,7 +180,7 @@ async function recordLiveClose(em: EntityManager, seed: number, baseUrl: string,
   }));
   await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...house, ...holders.trades], deals), sales));
   laps.mark('tape');
-  await appendCloseEvents(em, baseUrl, { booked, filled: holders.filled, refunded: holders.quarantined, expired });
+  await appendCloseEvents(em, baseUrl, { booked, filled: holders.filled, refunded: holders.quarantined, expired }, at);
   laps.mark('events');
   return holders.quarantined;
 }
@@ -192,7 +199,7 @@ function tapeOf(seed: number, market: MarketId, tick: number, deals: Deal[], fil
  * revealed as far as the market's open session allows. Sales of the 8 sessions before `from` are
  * computed too, so every session's tape sees the positions it carried.
  */
-async function recordPast(em: EntityManager, seed: number, market: MarketId, from: number, to: number): Promise<number> {
+async function recordPast(em: EntityManager, seed: number, market: MarketId, from: number, to: number, at: number): Promise<number> {
   const open = await openSession(em, market);
   if (open === null) throw new ActorError(409, `market ${market} has not started`);
   const last = Math.min(to, open - 1);
@@ -237,17 +244,18 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
   }
   if (!ticks.length) return 0;
   await insertMenu(em, menus);
-  await insertHouseTrades(em, trades);
+  await insertHouseTrades(em, trades, at);
   await insertTape(em, market, tape);
+  // Recorded now (`at`): opened and closed are when the record took them, not the sessions' own times.
   await em.execute(
     `insert into market_session (market, tick, opened_at, closed_at, source, recorded)
-     select ?, t, now(), now(), 'backfill', true from unnest(?::bigint[]) as t on conflict do nothing`,
-    [market, intArrayParam(ticks)],
+     select ?, t, ${instantSql()}, ${instantSql()}, 'backfill', true from unnest(?::bigint[]) as t on conflict do nothing`,
+    [market, at, at, intArrayParam(ticks)],
   );
   await em.execute(
     `update history_load set sessions_loaded = sessions_loaded + ?,
-        finished_at = case when sessions_loaded + ? >= sessions_total then now() end where market = ?`,
-    [ticks.length, ticks.length, market],
+        finished_at = case when sessions_loaded + ? >= sessions_total then ${instantSql()} end where market = ?`,
+    [ticks.length, ticks.length, at, market],
   );
   return ticks.length;
 }

@@ -10,7 +10,7 @@ import { postEntries, refundEntries, sessionEntries, type Entry } from '../money
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
 import { insertHolderTrades, type OpenTrade } from './store.js';
-import { arrayParam, intArrayParam, jsonParam as json } from '../runtime/sql.js';
+import { arrayParam, instantSql, intArrayParam, jsonParam as json } from '../runtime/sql.js';
 import type { Laps } from '../runtime/laps.js';
 import { eventIds, insertCtes } from '../events/log.js';
 import { FIGURE_COLUMNS, figureArrays, type PositionFigures } from '../events/position-events.js';
@@ -92,7 +92,7 @@ type OutcomeInputsOf = (tick: number, idx: number) => OutcomeInputs;
  * the trades (for the session's tape) and the refunded orders. Marks its five steps in `laps`.
  */
 export async function fillPaidOrders(
-  em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf, laps: Laps,
+  em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf, laps: Laps, at: number,
 ): Promise<Filled> {
   const paid = await em.execute<PaidOrder[]>(
     `select id::float8 as id, account_id::float8 as account_id, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
@@ -108,27 +108,27 @@ export async function fillPaidOrders(
     if (typeof fill === 'string') bad.push({ id: o.id, reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account` });
     else good.push({ o, trade: fill });
   }
-  const quarantined = await refundOrders(em, tick, bad);
+  const quarantined = await refundOrders(em, tick, bad, at);
   laps.mark('fills_terms');
   // Every step is marked, also with nothing to fill, so that the close names the same steps each time.
   const positions = good.length
     ? await em.execute<{ id: number; order_id: number }[]>(
-      `insert into position (order_id, account_id, market, tick)
-       select id, account_id, ?, ? from unnest(?::bigint[], ?::bigint[]) as x(id, account_id)
+      `insert into position (order_id, account_id, market, tick, created_at)
+       select id, account_id, ?, ?, ${instantSql()} from unnest(?::bigint[], ?::bigint[]) as x(id, account_id)
        returning id::float8 as id, order_id::float8 as order_id`,
-      [market, tick, intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => o.account_id))],
+      [market, tick, at, intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => o.account_id))],
     )
     : [];
   laps.mark('fills_positions');
   const positionOf = new Map(positions.map((p) => [p.order_id, p.id]));
   const trades = good.map(({ o, trade }) => ({ ...trade, account_id: o.account_id, position_id: positionOf.get(o.id)! }));
-  await insertHolderTrades(em, trades);
+  await insertHolderTrades(em, trades, at);
   laps.mark('fills_trades');
   if (good.length) {
     await em.execute(
-      `update orders o set status = 'filled', filled_at = now(), position_id = x.position_id
+      `update orders o set status = 'filled', filled_at = ${instantSql()}, position_id = x.position_id
          from unnest(?::bigint[], ?::bigint[]) as x(id, position_id) where o.id = x.id and o.status = 'paid'`,
-      [intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => positionOf.get(o.id)!))],
+      [at, intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => positionOf.get(o.id)!))],
     );
   }
   laps.mark('fills_orders');
@@ -140,20 +140,20 @@ export async function fillPaidOrders(
  * debited is credited back (ledger `refund`, ref `order:<id>`, the close's tick: booked once), and
  * its round counts the refund; a round none of whose orders remain to fill is `refunded`.
  */
-async function refundOrders(em: EntityManager, tick: number, bad: { id: number; reason: string }[]): Promise<Quarantined[]> {
+async function refundOrders(em: EntityManager, tick: number, bad: { id: number; reason: string }[], at: number): Promise<Quarantined[]> {
   if (!bad.length) return [];
   // What goes back is what the order's funding debited, at most its total (normally exactly it).
   const rows = await em.execute<{ id: number; account_id: number; round_id: number; total_cents: number; debited_cents: number }[]>(
-    `update orders o set status = 'refunded', refund_reason = x.reason, refunded_at = now()
+    `update orders o set status = 'refunded', refund_reason = x.reason, refunded_at = ${instantSql()}
        from jsonb_to_recordset(?::jsonb) as x(id bigint, reason text) where o.id = x.id and o.status = 'paid'
      returning o.id::float8 as id, o.account_id::float8 as account_id, o.round_id::float8 as round_id, o.total_cents::float8 as total_cents,
        least(o.total_cents, (select coalesce(-sum(l.amount_cents), 0) from ledger l
          where l.account_id = o.account_id and l.ref = 'order:' || o.id and l.kind = 'order_debit'))::float8 as debited_cents`,
-    [json(bad)],
+    [at, json(bad)],
   );
   if (rows.length !== bad.length) throw new Error(`refund: ${bad.length} paid orders locked, ${rows.length} refunded`);
   const entries = rows.flatMap((r) => refundEntries(r.account_id, r.id, tick, r.debited_cents));
-  await postEntries(em, entries);
+  await postEntries(em, entries, at);
   await em.execute(
     `update trade_round r
         set refunded_cents = r.refunded_cents + x.cents,
@@ -183,7 +183,7 @@ export async function expireUnpaidOrders(em: EntityManager, market: string, tick
  * unsold units to the holder as owned goods and complete their rounds.
  */
 export async function bookHolderSessions(
-  em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps: Laps,
+  em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps: Laps, at: number,
 ): Promise<BookedSession[]> {
   const entries: Entry[] = [];
   const settled: number[] = [];
@@ -205,9 +205,9 @@ export async function bookHolderSessions(
     if (a.settled) settled.push(t.position_id);
   });
   // The session's sales, holding fees and surcharges travel inside the position events (CONTRACT.md "Events").
-  await postEntries(em, entries, { events: false });
+  await postEntries(em, entries, at, { events: false });
   laps.mark('ledger');
-  if (settled.length) await settlePositions(em, market, tick, settled);
+  if (settled.length) await settlePositions(em, market, tick, settled, at);
   laps.mark('settle_positions');
   return booked;
 }
@@ -221,7 +221,7 @@ export async function bookHolderSessions(
  * own `ledger.posted`; the sessions' postings travel inside the position events.
  */
 export async function appendCloseEvents(
-  em: EntityManager, baseUrl: string, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] },
+  em: EntityManager, baseUrl: string, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] }, at: number,
 ): Promise<void> {
   const moved: (MovedOrder & { type: EventType })[] = [
     ...c.filled.map((o) => ({ ...o, type: 'order.filled' as const })), ...c.refunded.map((o) => ({ ...o, type: 'order.refunded' as const })),
@@ -241,12 +241,12 @@ export async function appendCloseEvents(
        select x.account_id, x.id, x.type, ${orderJsonSql('k.base')}, ${FIGURE_COLUMNS.map(([, type]) => `null::${type}`).join(', ')}
          from (select ?::text as base) k, unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[]) as x(order_id, account_id, id, type)
          join ${ORDER_FROM} on o.id = x.order_id and o.account_id = x.account_id),
-     ${insertCtes('ev', figures)}
+     ${insertCtes(instantSql(), 'ev', figures)}
      select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
     [
       intArrayParam(b.map((x) => x.account_id)), intArrayParam(ids.slice(0, b.length)), arrayParam(b.map((x) => x.settled)), ...figureArrays(b),
       baseUrl, intArrayParam(moved.map((o) => o.order_id)), intArrayParam(moved.map((o) => o.account_id)), intArrayParam(ids.slice(b.length)),
-      arrayParam(moved.map((o) => o.type)),
+      arrayParam(moved.map((o) => o.type)), at,
     ],
   );
   // Postcondition: every position booked and every order moved has its event.
@@ -284,7 +284,7 @@ export async function familyTapes(em: EntityManager, market: string, clusters: n
   return tape;
 }
 
-async function settlePositions(em: EntityManager, market: MarketId, tick: number, positionIds: number[]): Promise<void> {
+async function settlePositions(em: EntityManager, market: MarketId, tick: number, positionIds: number[], at: number): Promise<void> {
   const rows = await em.execute<SettledRow[]>(
     `select p.id::float8 as position_id, p.order_id::float8 as order_id, o.round_id::float8 as round_id, p.account_id::float8 as account_id,
             a.holder_id::float8 as holder_id, t.tick::float8 as tick, t.cluster, t.qty_left, t.unit_cost_cents, t.list_price_cents, t.regime,
@@ -316,31 +316,32 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
   if (items.length) {
     await em.execute(
       `with i as (
-         insert into inventory_item (account_id, holder_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, simulated, provenance)
-         select * from jsonb_to_recordset(?::jsonb) as x(account_id bigint, holder_id bigint, position_id bigint, market text, cluster int, title text,
+         insert into inventory_item (account_id, holder_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, simulated, provenance,
+                                     created_at)
+         select x.*, ${instantSql()} from jsonb_to_recordset(?::jsonb) as x(account_id bigint, holder_id bigint, position_id bigint, market text, cluster int, title text,
            qty int, story text, rarity text, rarity_score float8, history jsonb, economy jsonb, source text, simulated boolean, provenance jsonb)
          returning id, position_id)
        update position p set item_id = i.id from i where p.id = i.position_id`,
-      [json(items)],
+      [at, json(items)],
     );
   }
   await em.execute(
-    `update position p set transferred_units = x.qty_left, transferred_at = now()
+    `update position p set transferred_units = x.qty_left, transferred_at = ${instantSql()}
        from jsonb_to_recordset(?::jsonb) as x(position_id bigint, qty_left int) where p.id = x.position_id`,
-    [json(rows.map((r) => ({ position_id: r.position_id, qty_left: r.qty_left })))],
+    [at, json(rows.map((r) => ({ position_id: r.position_id, qty_left: r.qty_left })))],
   );
   // A round completes when every order it funded has settled.
   await em.execute(
     `update trade_round r
         set transferred_units = x.units,
             status = case when x.done then 'completed' else r.status end,
-            completed_at = case when x.done then coalesce(r.completed_at, now()) else r.completed_at end
+            completed_at = case when x.done then coalesce(r.completed_at, ${instantSql()}) else r.completed_at end
        from (select r2.id,
                     (select coalesce(sum(p.transferred_units), 0) from orders o join position p on p.order_id = o.id where o.round_id = r2.id) as units,
                     not exists (select 1 from orders o left join trade t on t.position_id = o.position_id
                                  where o.round_id = r2.id and o.status not in ('expired', 'refunded') and (t.id is null or not t.settled)) as done
                from trade_round r2 where r2.id = any(?::bigint[])) x
       where r.id = x.id`,
-    [intArrayParam([...new Set(rows.map((r) => r.round_id))])],
+    [at, intArrayParam([...new Set(rows.map((r) => r.round_id))])],
   );
 }

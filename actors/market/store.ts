@@ -4,7 +4,7 @@
 // is idempotent (primary or unique keys), so a replayed step is a no-op.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MenuRecord, TapeRow, TradeRecord, TradeState } from './rows.js';
-import { arrayParam, intArrayParam, jsonParam as json } from '../runtime/sql.js';
+import { arrayParam, instantSql, intArrayParam, jsonParam as json } from '../runtime/sql.js';
 
 export async function insertMenu(em: EntityManager, rows: MenuRecord[]): Promise<void> {
   if (!rows.length) return;
@@ -32,11 +32,12 @@ const HOLDER_FIELDS = [['account_id', 'bigint'], ['position_id', 'bigint']] as c
 /**
  * `insert into trade` of `rows` as column arrays (one `unnest`, as the open trades' update): a
  * close inserts up to one trade per paid order, and as one JSON document each of 10k trades was
- * written, inlined, parsed and collected several times over. `settled_at` is the insert's time for
- * a trade inserted settled (the house's rows of a backfilled session), as in `updateTrades`.
+ * written, inlined, parsed and collected several times over. Inserted at `at` (the turn's instant),
+ * which is also `settled_at` for a trade inserted settled (the house's rows of a backfilled
+ * session), as in `updateTrades`.
  */
 async function insertTrades<R extends TradeRecord>(
-  em: EntityManager, rows: R[], fields: readonly (readonly [keyof R & string, string])[], conflict: string,
+  em: EntityManager, rows: R[], fields: readonly (readonly [keyof R & string, string])[], conflict: string, at: number,
 ): Promise<void> {
   if (!rows.length) return;
   const names = fields.map(([c]) => c);
@@ -50,21 +51,21 @@ async function insertTrades<R extends TradeRecord>(
   const unnest = fields.map(([, type]) => `?::${type === 'int[]' ? 'text' : type}[]`).join(', ');
   const select = fields.map(([c, type]) => (type === 'int[]' ? `x.${c}::int[]` : `x.${c}`)).join(', ');
   await em.execute(
-    `insert into trade (${names.join(', ')}, settled_at)
-     select ${select}, case when x.settled then now() end from unnest(${unnest}) as x(${names.join(', ')})
+    `insert into trade (${names.join(', ')}, settled_at, created_at)
+     select ${select}, case when x.settled then ${instantSql()} end, ${instantSql()} from unnest(${unnest}) as x(${names.join(', ')})
      ${conflict}`,
-    values,
+    [at, at, ...values],
   );
 }
 
 /** The house's trades; a row the house already executed is skipped (trade_house_once). */
-export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[]): Promise<void> {
-  await insertTrades(em, rows, TRADE_FIELDS, `on conflict (market, tick, idx) where actor = 'house' do nothing`);
+export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[], at: number): Promise<void> {
+  await insertTrades(em, rows, TRADE_FIELDS, `on conflict (market, tick, idx) where actor = 'house' do nothing`, at);
 }
 
 /** Holders' fills: the position they belong to makes each insert happen once (trade_position). */
-export async function insertHolderTrades(em: EntityManager, rows: (TradeRecord & Holder)[]): Promise<void> {
-  await insertTrades(em, rows, [...TRADE_FIELDS, ...HOLDER_FIELDS], 'on conflict (position_id) where position_id is not null do nothing');
+export async function insertHolderTrades(em: EntityManager, rows: (TradeRecord & Holder)[], at: number): Promise<void> {
+  await insertTrades(em, rows, [...TRADE_FIELDS, ...HOLDER_FIELDS], 'on conflict (position_id) where position_id is not null do nothing', at);
 }
 
 export type OpenTrade = TradeState &
@@ -92,8 +93,8 @@ export async function openTrades(em: EntityManager, market: string, tick: number
   return rows as OpenTrade[];
 }
 
-/** Every open trade advanced one session, as column arrays (one statement, no JSON to build or parse). */
-export async function updateTrades(em: EntityManager, rows: (TradeState & { id: number })[]): Promise<void> {
+/** Every open trade advanced one session at `at`, as column arrays (one statement, no JSON to build or parse). */
+export async function updateTrades(em: EntityManager, rows: (TradeState & { id: number })[], at: number): Promise<void> {
   if (!rows.length) return;
   const col = (k: Exclude<keyof TradeState, 'sales_by_tick'>) => arrayParam(rows.map((r) => r[k]));
   await em.execute(
@@ -101,14 +102,14 @@ export async function updateTrades(em: EntityManager, rows: (TradeState & { id: 
             qty_left = x.qty_left, revenue_cents = x.revenue_cents, holding_cost_cents = x.holding_cost_cents,
             settled = x.settled, sold_out = x.sold_out, regime = x.regime, surcharge_cents = x.surcharge_cents,
             writeoff_cents = x.writeoff_cents, realized_pnl_cents = x.realized_pnl_cents,
-            settled_at = case when x.settled then now() end
+            settled_at = case when x.settled then ${instantSql()} end
        from unnest(?::bigint[], ?::int[], ?::text[], ?::int[], ?::int[], ?::bigint[], ?::bigint[], ?::boolean[], ?::boolean[], ?::boolean[],
                    ?::bigint[], ?::bigint[], ?::bigint[])
             as x(id, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents, holding_cost_cents, settled, sold_out, regime,
                  surcharge_cents, writeoff_cents, realized_pnl_cents)
       where t.id = x.id and t.revealed_ticks = x.revealed_ticks - 1`,
     [
-      intArrayParam(rows.map((r) => r.id)), col('revealed_ticks'), arrayParam(rows.map((r) => intArrayParam(r.sales_by_tick))),
+      at, intArrayParam(rows.map((r) => r.id)), col('revealed_ticks'), arrayParam(rows.map((r) => intArrayParam(r.sales_by_tick))),
       col('units_sold'), col('qty_left'), col('revenue_cents'), col('holding_cost_cents'), col('settled'), col('sold_out'), col('regime'),
       col('surcharge_cents'), col('writeoff_cents'), col('realized_pnl_cents'),
     ],

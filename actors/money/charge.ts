@@ -10,7 +10,7 @@ import { expired, type StoredCard } from '../../src/payments/cards.js';
 import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
 import { feeMonth } from '../../src/rules.js';
 import { ActorError } from '../runtime/actor.js';
-import { intArrayParam } from '../runtime/sql.js';
+import { instantDate, instantSql, intArrayParam } from '../runtime/sql.js';
 import { postEntries, type Entry } from './ledger.js';
 import type { CardPayment, Payment } from './messages.js';
 import { signReceipt, type ReceiptFacts } from './receipts.js';
@@ -31,7 +31,7 @@ async function cardToCharge(em: EntityManager, holderId: number, payment: CardPa
     if (payment.save) {
       const c = payment.card;
       await em.createQueryBuilder(CardSchema)
-        .insert({ holder: holderId, brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear })
+        .insert({ holder: holderId, brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear, createdAt: instantDate(at) })
         .onConflict().ignore().execute();
     }
     return payment.card;
@@ -67,8 +67,8 @@ const feeDue = (charged: boolean): number => (charged ? 0 : MONTHLY_FEE_CENTS);
  * deadlock.
  */
 export const feeRowsInsertSql = (source: string) =>
-  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents)
-   select holder, month, account_id, round_id, fee from ${source} where fee > 0 order by holder, month`;
+  `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents, created_at)
+   select holder, month, account_id, round_id, fee, ${instantSql('at')} from ${source} where fee > 0 order by holder, month`;
 
 /**
  * Claims the month's fee for this checkout: its row is inserted unless the holder's fee of that
@@ -88,9 +88,9 @@ async function lockAccounts(em: EntityManager, accountIds: number[]): Promise<vo
 
 async function claimFee(em: EntityManager, holderId: number, at: number, payer: number, roundId: number | null): Promise<number> {
   const claimed = await em.execute(
-    `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) values (?, ?, ?, ?, ?)
+    `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents, created_at) values (?, ?, ?, ?, ?, ${instantSql()})
      on conflict (holder_id, month) do nothing returning holder_id`,
-    [holderId, monthOf(at), payer, roundId, MONTHLY_FEE_CENTS],
+    [holderId, monthOf(at), payer, roundId, MONTHLY_FEE_CENTS, at],
   );
   return feeDue(claimed.length === 0);
 }
@@ -193,7 +193,7 @@ export async function chargeHolder(em: EntityManager, charge: Purchase | Topup):
   assert(sum((e) => e.kind === 'card_charge') === (card ? total + feeCents : 0), 'a card is charged the purchases and the fee, nothing else');
   assert(sum(() => true) === (card ? (topup ? total : 0) : -(total + feeCents)), 'the holder\'s accounts move by what was charged');
 
-  await postEntries(em, [...entries, ...(topup ? [] : charge.counterparts ?? [])], { requireFunds: method === 'balance' });
+  await postEntries(em, [...entries, ...(topup ? [] : charge.counterparts ?? [])], at, { requireFunds: method === 'balance' });
   const facts = topup ? undefined : charge.receipt;
   const receipt = facts ? await signReceipt(em, { ...facts, holderId, chargedCents: total + feeCents, feeCents, method }) : null;
   return { method, card, feeCents, chargedCents: total + feeCents, receipt };

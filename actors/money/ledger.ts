@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
-import { arrayParam, intArrayParam, jsonObjectSql, unixSql, usdSql } from '../runtime/sql.js';
+import { arrayParam, instantSql, intArrayParam, jsonObjectSql, unixSql, usdSql } from '../runtime/sql.js';
 import { appendCtes } from '../events/log.js';
 
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
@@ -55,21 +55,22 @@ export const ledgerEntryJsonSql = (t: string) =>
 /**
  * The posting as SQL CTEs, after a CTE `e` (`entriesCte`): moves each account's balance by the sum
  * of its entries (only if `requireFunds` is false or the balance covers the debits) and inserts the
- * entries with their running balance_after into `posted`. The one definition every posting uses.
+ * entries with their running balance_after into `posted`, stamped `at` (a SQL expression of the
+ * turn's instant: instantSql). The one definition every posting uses.
  * The accounts are reached by their key (`= any(array(…))`) also in the order batch's generic plan,
  * which would otherwise hash-join `tot` against a sequential scan of every account. `entries`:
  * whether `posted` carries each entry as served (for its `ledger.posted` event; the close's 20k
  * session entries travel inside the position events and are not built).
  */
-export function postingCtes(requireFunds: string, entries = true): string {
+export function postingCtes(requireFunds: string, at: string, entries = true): string {
   return `tot as (select account_id, sum(amount_cents) as net, sum(least(amount_cents, 0)) as debits from e group by account_id),
      upd as (update account a set balance_cents = a.balance_cents + tot.net from tot
               where a.id = tot.account_id and a.id = any(array(select account_id from tot))
                 and (not ${requireFunds} or a.balance_cents + tot.debits >= 0)
           returning a.id, a.balance_cents - tot.net as before),
-     posted as (insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, tick)
+     posted as (insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, tick, created_at)
        select e.account_id, e.kind, e.amount_cents,
-              upd.before + sum(e.amount_cents) over (partition by e.account_id order by e.seq), e.ref, e.tick
+              upd.before + sum(e.amount_cents) over (partition by e.account_id order by e.seq), e.ref, e.tick, ${at}
          from e join upd on upd.id = e.account_id
         order by e.seq
        returning account_id, id, ${entries ? ledgerEntryJsonSql('ledger') : 'null::json'} as entry)`;
@@ -95,23 +96,23 @@ export const ledgerEventsCte = (when: string) =>
   `ev as (select account_id, 'ledger.posted'::text as type, entry as data, 1 as phase, id as ord from posted where ${when})`;
 
 /**
- * Posts `entries` in order (one statement): each account's balance moves by the sum of its entries
+ * Posts `entries` in order (one statement) at `at` (unix seconds: the turn's TurnContext.at): each account's balance moves by the sum of its entries
  * and every entry records the running balance after it; each entry is a `ledger.posted` event of
  * its account in the same statement, except the close's session entries (`events: false`: they
  * travel inside the position events). With `requireFunds`, the statement moves nothing unless each
  * account's balance covers its debits, and the caller gets a 400.
  */
-export async function postEntries(em: EntityManager, entries: Entry[], opts: { requireFunds?: boolean; events?: boolean } = {}): Promise<void> {
+export async function postEntries(em: EntityManager, entries: Entry[], at: number, opts: { requireFunds?: boolean; events?: boolean } = {}): Promise<void> {
   if (!entries.length) return;
   const accounts = new Set(entries.map((e) => e.account_id)).size;
   const [ids, kinds, amounts, refs, ticks] = entriesArrays(entries);
   const events = opts.events ?? true;
   const [r] = await em.execute<{ accounts: number }[]>(
-    `with ${entriesArraysCte(['?::bigint[]', '?::text[]', '?::bigint[]', '?::text[]', '?::bigint[]'])}, ${postingCtes('?::boolean', events)},
-          ${ledgerEventsCte('?::boolean')}, ${appendCtes()}
+    `with ${entriesArraysCte(['?::bigint[]', '?::text[]', '?::bigint[]', '?::text[]', '?::bigint[]'])}, ${postingCtes('?::boolean', instantSql(), events)},
+          ${ledgerEventsCte('?::boolean')}, ${appendCtes(instantSql())}
      select count(distinct account_id)::int as accounts, (select count(*) from notified) as notified, (select count(*) from appended) as appended from posted
       where (select count(*) from upd) = 0 or ${postconditionSql('(select count(*) from e join upd on upd.id = e.account_id)')}`,
-    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false, events],
+    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false, at, events, at],
   );
   if (r.accounts !== accounts) {
     // Only a funds check (or an unknown account) leaves an account unmoved: nothing was written for it.

@@ -7,6 +7,7 @@ import { randomUUID, createHmac } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { centsToNumber } from '../../src/engine/money.js';
+import { instantSql } from '../runtime/sql.js';
 import type { Approval, Jwks, KeyReady, PublicJwk } from '../receipts/messages.js';
 
 const ALG = 'EdDSA';
@@ -15,8 +16,12 @@ const LOCK = 'svc:signing_key';
 type Signer = { kid: string; key: CryptoKey | Uint8Array; salt: string };
 let signer: Signer | undefined;
 
-/** Makes a key when there is none (`rotate`: always), under a lock: two processes starting together make one. */
-export async function makeKey(em: EntityManager, rotate: boolean): Promise<KeyReady> {
+/**
+ * Makes a key when there is none (`rotate`: always), under a lock: two processes starting together
+ * make one. It is made at `at` (the turn's instant), and after every older key even when the clock
+ * has not moved since (a test's clock): the newest key is the one that signs.
+ */
+export async function makeKey(em: EntityManager, rotate: boolean, at: number): Promise<KeyReady> {
   await em.execute('select pg_advisory_xact_lock(hashtext(?))', [LOCK]);
   if (!rotate) {
     const [have] = await em.execute<{ kid: string }[]>('select kid from signing_key order by created_at desc, kid desc limit 1');
@@ -24,8 +29,11 @@ export async function makeKey(em: EntityManager, rotate: boolean): Promise<KeyRe
   }
   const { publicKey, privateKey } = await generateKeyPair(ALG, { crv: 'Ed25519', extractable: true });
   const kid = randomUUID();
-  await em.execute('insert into signing_key (kid, public_jwk, private_jwk) values (?, ?::jsonb, ?::jsonb)',
-    [kid, JSON.stringify(await exportJWK(publicKey)), JSON.stringify(await exportJWK(privateKey))]);
+  await em.execute(
+    `insert into signing_key (kid, public_jwk, private_jwk, created_at)
+     select ?, ?::jsonb, ?::jsonb, greatest(${instantSql()}, max(created_at) + interval '1 millisecond') from signing_key`,
+    [kid, JSON.stringify(await exportJWK(publicKey)), JSON.stringify(await exportJWK(privateKey)), at],
+  );
   signer = undefined;
   return { kid, created: true };
 }

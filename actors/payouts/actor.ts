@@ -3,6 +3,7 @@
 // becomes `paid`, exactly once: the statement flips rows it finds `scheduled`, under their row locks,
 // so two supervisors (two processes) or a replay after a restart never pay one twice.
 import { defineActor } from '../runtime/actor.js';
+import { instantSql } from '../runtime/sql.js';
 import type { PaidOut, PayoutsMessage, PayoutsReplies } from './messages.js';
 
 /** Payouts one turn pays at most (the next sweep takes the rest). */
@@ -14,11 +15,11 @@ export const payoutsActor = defineActor<Record<string, never>, PayoutsMessage, P
   handlers: {
     async payDue(_state, msg, ctx): Promise<PaidOut> {
       const rows = await ctx.em.execute<{ id: number }[]>(
-        `update payout set status = 'paid', paid_at = now()
+        `update payout set status = 'paid', paid_at = ${instantSql()}
           where id in (select id from payout where status = 'scheduled' and pay_at <= ? order by pay_at, id limit ? for update skip locked)
             and status = 'scheduled'
          returning id::float8 as id`,
-        [msg.at, PAYOUT_BATCH],
+        [msg.at, msg.at, PAYOUT_BATCH],
       );
       return { paid: rows.map((r) => r.id).sort((a, b) => a - b) };
     },

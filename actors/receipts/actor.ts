@@ -10,10 +10,10 @@ export const receiptsActor = defineActor<Record<string, never>, ReceiptsMessage,
   activate: async () => ({}),
   handlers: {
     async ensureKey(_state, _msg, ctx): Promise<KeyReady> {
-      return ctx.em.transactional((em) => makeKey(em, false));
+      return ctx.em.transactional((em) => makeKey(em, false, ctx.at));
     },
     async rotate(_state, _msg, ctx): Promise<KeyReady> {
-      return ctx.em.transactional((em) => makeKey(em, true));
+      return ctx.em.transactional((em) => makeKey(em, true, ctx.at));
     },
   },
 });

@@ -18,6 +18,12 @@ export type TurnContext = {
   idem?: IdemRequest;
   /** The worker's log, for what a turn cannot answer (a failure after its commit). */
   log: Logger;
+  /**
+   * Now, for this turn: real unix seconds from the service's Clock when the message was sent
+   * (ARCHITECTURE rule 7). Every instant the turn stores or compares is this one, passed to SQL as
+   * a parameter; the database server's own clock is never read.
+   */
+  at: number;
 };
 
 /**

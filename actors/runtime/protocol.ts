@@ -2,14 +2,18 @@
 /** What the front end sends with a turn: who asks on which route (`scope`), the key, the body's hash. */
 export type IdemRequest = { scope: string; key: string; hash: string };
 
-/** `msg` is the actor kind's message union member, tagged by `kind`. */
-export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown }; idem?: IdemRequest };
+/**
+ * `msg` is the actor kind's message union member, tagged by `kind`. `at` is when the front end sent
+ * it, in real unix seconds from the service's one Clock (ARCHITECTURE rule 7): the instant a turn
+ * stores or compares, never the database server's `now()`.
+ */
+export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown }; idem?: IdemRequest; at: number };
 
 /** Several asks for one shard in one message (AskOptions.grouped); the reply is their results, in order. */
 export type BatchEnvelope = { batch: Envelope[] };
 
 /** A read task: a named query over the record, run on any shard outside the mailboxes. */
-export type ReadEnvelope = { read: string; args: unknown };
+export type ReadEnvelope = { read: string; args: unknown; at: number };
 
 export type TurnResult =
   | { ok: true; reply: unknown; turnMs: number; replayed?: boolean }

@@ -2,7 +2,8 @@
 // record reads never queue behind actor turns nor block the front end's thread.
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-export type ReadContext = { em: EntityManager; seed: number };
+/** `at`: now, in real unix seconds from the service's Clock when the read was asked (ARCHITECTURE rule 7). */
+export type ReadContext = { em: EntityManager; seed: number; at: number };
 export type ReadTask<A = any, R = unknown> = (ctx: ReadContext, args: A) => Promise<R>;
 
 export function defineReads<T extends Record<string, ReadTask>>(tasks: T): T {

@@ -72,6 +72,16 @@ export const isLinkToken = (token: string): boolean => /^[A-Za-z0-9_-]{1,128}$/.
  */
 export const usdSql = (cents: string) => `(${cents})::float8 / 100`;
 
+/**
+ * An instant as SQL receives it (ARCHITECTURE rule 7): unix seconds from the service's Clock (a
+ * turn's TurnContext.at) bound to `param`. The only way a stored or compared instant reaches SQL:
+ * the database server's `now()` is never read (test/unit/no-database-clock.test.ts).
+ */
+export const instantSql = (param = '?') => `to_timestamp(${param}::float8)`;
+
+/** An instant (unix seconds, a turn's TurnContext.at) as the EntityManager stores it. */
+export const instantDate = (at: number): Date => new Date(at * 1000);
+
 /** A timestamp as served: unix seconds with milliseconds (a JSON number), in SQL. */
 export const unixSql = (at: string) => `floor(extract(epoch from ${at}) * 1000)::float8 / 1000`;
 

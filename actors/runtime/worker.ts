@@ -71,7 +71,7 @@ async function read(envelope: ReadEnvelope): Promise<TurnResult> {
   const run = reads.get(envelope.read);
   if (!run) return { ok: false, status: 500, detail: `no read task ${envelope.read}`, turnMs: 0 };
   try {
-    const reply = await run({ em: orm.em.fork(), seed: options.seed }, envelope.args);
+    const reply = await run({ em: orm.em.fork(), seed: options.seed, at: envelope.at }, envelope.args);
     return { ok: true, reply, turnMs: performance.now() - t0 };
   } catch (err) {
     if (err instanceof ActorError) return { ok: false, status: err.status, detail: err.detail, turnMs: performance.now() - t0 };
@@ -95,7 +95,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
     // The turn's fork is made on first use: an order turn hands its request to the batch and never
     // touches it (a fork per order was measurable under load).
     let em: EntityManager | undefined;
-    const ctx = { get em() { return (em ??= orm.em.fork()); }, id, seed: options.seed, baseUrl: options.baseUrl, idem: envelope.idem, log };
+    const ctx = { get em() { return (em ??= orm.em.fork()); }, id, seed: options.seed, baseUrl: options.baseUrl, idem: envelope.idem, log, at: envelope.at };
     try {
       let activation = activations.get(envelope.to);
       if (!activation) {
@@ -105,7 +105,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
       activation.lastUsed = Date.now();
       const state = activation.state;
       if (envelope.idem && !actor.ownsIdempotency?.includes(envelope.msg.kind)) {
-        const out = await withIdempotency(ctx.em, envelope.idem, (em) => handler(state, envelope.msg, { ...ctx, em }));
+        const out = await withIdempotency(ctx.em, envelope.idem, envelope.at, (em) => handler(state, envelope.msg, { ...ctx, em }));
         return { ok: true, reply: out.reply, replayed: out.replayed, turnMs: performance.now() - t0 };
       }
       const reply = await handler(state, envelope.msg, ctx);

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { WebhookSchema } from '../../orm/entities/index.js';
+import { instantDate, instantSql } from '../runtime/sql.js';
 import {
   MAX_WEBHOOKS_PER_AGENT,
   type DeliverReport, type WebhookCreated, type WebhookRemoved, type WebhooksMessage, type WebhooksReplies,
@@ -42,7 +43,7 @@ export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies
         }
         const [head] = await em.execute<{ last_id: number }[]>('select last_id::float8 as last_id from account_event_head where account_id = ?', [agent.account_id]);
         const secret = newSecret();
-        const w = em.create(WebhookSchema, { agent: msg.agentId, account: agent.account_id, url: msg.url, types: msg.types, secret, lastEventId: head?.last_id ?? 0 });
+        const w = em.create(WebhookSchema, { agent: msg.agentId, account: agent.account_id, url: msg.url, types: msg.types, secret, lastEventId: head?.last_id ?? 0, createdAt: instantDate(ctx.at) });
         await em.flush();
         return { id: w.id, url: msg.url, types: msg.types, secret };
       });
@@ -51,8 +52,8 @@ export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies
     async remove(_state, msg, ctx): Promise<WebhookRemoved> {
       return ctx.em.transactional(async (em) => {
         const rows = await em.execute<{ id: number }[]>(
-          'update webhook set deleted_at = now() where id = ? and agent_id = ? and deleted_at is null returning id::float8 as id',
-          [msg.webhookId, msg.agentId],
+          `update webhook set deleted_at = ${instantSql()} where id = ? and agent_id = ? and deleted_at is null returning id::float8 as id`,
+          [ctx.at, msg.webhookId, msg.agentId],
         );
         if (!rows.length) throw new ActorError(404, `no webhook ${msg.webhookId} of yours`);
         await failPending(em, msg.webhookId, 'the webhook was deleted');

@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { EVENT_COLUMNS } from '../events/reads.js';
 import type { ServedEvent } from '../events/messages.js';
-import { jsonParam } from '../runtime/sql.js';
+import { instantSql, jsonParam } from '../runtime/sql.js';
 
 /** Webhooks one pass enqueues for, at most, and events per webhook. */
 export const ENQUEUE_WEBHOOKS = 500;
@@ -50,8 +50,8 @@ export async function enqueue(em: EntityManager, at: number): Promise<{ enqueued
             where e.account_id = w.account_id and e.id > w.last_event_id order by e.id limit ?) e),
      seen as (select webhook_id, count(*) as n, max(event_id) as last from ev group by webhook_id),
      ins as (
-       insert into webhook_delivery (webhook_id, account_id, event_id, next_attempt_at, expires_at)
-       select webhook_id, account_id, event_id, ?, extract(epoch from created_at)::float8 + ?
+       insert into webhook_delivery (webhook_id, account_id, event_id, next_attempt_at, expires_at, created_at)
+       select webhook_id, account_id, event_id, ?, extract(epoch from created_at)::float8 + ?, ${instantSql()}
          from ev where types is null or type = any(types) order by webhook_id, event_id
        on conflict (webhook_id, event_id) do nothing
        returning 1),
@@ -63,7 +63,7 @@ export async function enqueue(em: EntityManager, at: number): Promise<{ enqueued
      select (select count(*) from ins)::int as enqueued, (select count(*) from cur)::int as webhooks,
             (select count(*) from seen where n >= ?)::int as full,
             exists (select 1 from webhook where deleted_at is null) as live`,
-    [ENQUEUE_WEBHOOKS, ENQUEUE_EVENTS, at, RETRY_WINDOW_SECONDS, ENQUEUE_EVENTS, ENQUEUE_EVENTS],
+    [ENQUEUE_WEBHOOKS, ENQUEUE_EVENTS, at, RETRY_WINDOW_SECONDS, at, ENQUEUE_EVENTS, ENQUEUE_EVENTS],
   );
   return { enqueued: r.enqueued, more: r.webhooks >= ENQUEUE_WEBHOOKS || r.full > 0, live: r.live };
 }
@@ -123,7 +123,7 @@ export async function record(em: EntityManager, at: number, results: Result[]): 
         last_status_code = r.code,
         last_error = r.error,
         next_attempt_at = coalesce(r.next, d.next_attempt_at),
-        delivered_at = case when r.ok then to_timestamp(?) end
+        delivered_at = case when r.ok then ${instantSql()} end
        from jsonb_to_recordset(?::jsonb) as r(id bigint, attempts integer, ok boolean, code integer, error text, next float8)
       where d.id = r.id and d.status = 'pending' and (r.ok or d.attempts = r.attempts)`,
     [at, jsonParam(results)],
@@ -139,7 +139,7 @@ export async function failPending(em: EntityManager, webhookId: number, why: str
 export async function sweepDeliveries(em: EntityManager, at: number): Promise<number> {
   const [r] = await em.execute<{ n: number }[]>(
     `with gone as (delete from webhook_delivery where id = any(array(
-       select id from webhook_delivery where created_at < to_timestamp(?) - make_interval(days => ?) and status <> 'pending'
+       select id from webhook_delivery where created_at < ${instantSql()} - make_interval(days => ?) and status <> 'pending'
         order by created_at limit ?)) returning 1)
      select count(*)::int as n from gone`,
     [at, DELIVERY_RETENTION_DAYS, SWEEP_BATCH],

@@ -2,7 +2,7 @@
 // their lines, and the holder's grants letting agents write to or execute carts. Written only by the
 // cart actor (actors/cart), except the registration's first cart (actors/agent/actor.ts).
 import { EntitySchema, type Opt, type Ref } from '@mikro-orm/core';
-import { bigint, createdAt, serialId, timestampNull } from './columns.js';
+import { bigint, createdAt, instant, serialId, timestampNull } from './columns.js';
 import { AgentSchema, CardSchema, HolderSchema, InventoryItemSchema, OrderSchema, ref, type Agent, type Card, type Holder, type InventoryItem, type Order } from './trading.js';
 
 export const CART_KINDS = ['trade', 'own'] as const;
@@ -18,8 +18,8 @@ export type Cart = {
   kind: (typeof CART_KINDS)[number];
   token: string;
   paid: Opt<boolean>;
-  createdAt: Opt<Date>;
-  updatedAt: Opt<Date>;
+  createdAt: Date;
+  updatedAt: Date;
 };
 // Owner: cart (actors/cart/actor.ts); the agent actor creates the registration's cart.
 export const CartSchema = new EntitySchema<Cart>({
@@ -34,7 +34,7 @@ export const CartSchema = new EntitySchema<Cart>({
     token: { type: 'text', unique: 'cart_token_key' },
     paid: { type: 'boolean', default: false },
     createdAt: createdAt(),
-    updatedAt: { type: 'Date', columnType: 'timestamptz', fieldName: 'updated_at', defaultRaw: 'now()' },
+    updatedAt: instant('updated_at'),
   },
   indexes: [
     { name: 'cart_agent', expression: 'create index cart_agent on cart (agent_id) where agent_id is not null' },
@@ -58,7 +58,7 @@ export type CartItem = {
   closesAt: number;
   order?: Ref<Order> | null;
   item?: Ref<InventoryItem> | null;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: cart (actors/cart/actor.ts).
 export const CartItemSchema = new EntitySchema<CartItem>({
@@ -97,7 +97,7 @@ export type CartGrant = {
   payWith: Opt<(typeof GRANT_PAY_WITH)[number]>;
   card?: Ref<Card> | null;
   note: Opt<string>;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   revokedAt?: Date | null;
 };
 // Owner: cart (actors/cart/grants.ts, turns of the holder's grants actor).

@@ -8,8 +8,14 @@ export const bigint = () => new BigIntType('number');
 /** A bigserial primary key. */
 export const serialId = () => ({ type: bigint(), primary: true, autoincrement: true }) as const;
 
-/** `timestamptz not null default now()`: set by the database on insert. */
-export const createdAt = () => ({ type: 'Date', columnType: 'timestamptz', fieldName: 'created_at', defaultRaw: 'now()' }) as const;
+/**
+ * `timestamptz not null`, no default: every insert gives the instant, from the service's Clock
+ * (ARCHITECTURE rule 7); an insert that forgets it fails instead of taking the database's clock.
+ */
+export const createdAt = () => instant('created_at');
+
+/** A `timestamptz not null` column named `fieldName` with no default: the writer gives the service clock's instant. */
+export const instant = (fieldName: string) => ({ type: 'Date', columnType: 'timestamptz', fieldName }) as const;
 
 /** A nullable `timestamptz` column named `fieldName`. */
 export const timestampNull = (fieldName: string) => ({ type: 'Date', columnType: 'timestamptz', fieldName, nullable: true }) as const;

@@ -18,7 +18,7 @@ export type Competition = {
   sponsor: string;
   status: Opt<(typeof COMPETITION_STATUSES)[number]>;
   finishedAt?: Date | null;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: competition (actors/competition/actor.ts: opens a window, finishes it once with its prizes).
 export const CompetitionSchema = new EntitySchema<Competition>({
@@ -51,7 +51,7 @@ export type CompetitionEntry = {
   competition: Ref<Competition>;
   holder: Ref<Holder>;
   prizeCents?: number | null;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: competition (actors/competition/actor.ts: join makes the entry and its account).
 export const CompetitionEntrySchema = new EntitySchema<CompetitionEntry>({

@@ -9,7 +9,7 @@ import { AccountSchema, ref, type Account } from './trading.js';
  * actors/events/position-events.ts).
  */
 export type AccountEvent = {
-  account: Ref<Account>; id: number; type: string; data: Opt<unknown> | null; createdAt: Opt<Date>;
+  account: Ref<Account>; id: number; type: string; data: Opt<unknown> | null; createdAt: Date;
   positionId: number | null; sessionTick: number | null; sessionSold: number | null; sessionRevenueCents: number | null;
   sessionHoldingCents: number | null; revealedTicks: number | null; qtyLeft: number | null; unitsSold: number | null; revenueCents: number | null;
   holdingCostCents: number | null;

@@ -16,7 +16,7 @@ export type ExchangeListing = {
   priceUnits: number;
   status: Opt<(typeof LISTING_STATUSES)[number]>;
   buyer?: Ref<Holder> | null;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   closedAt?: Date | null;
 };
 // Owner: exchange (actors/exchange/actor.ts, one actor per book).

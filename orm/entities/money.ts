@@ -18,7 +18,7 @@ export type Payout = {
   status: Opt<(typeof PAYOUT_STATUSES)[number]>;
   /** Real unix seconds. */
   payAt: number;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   paidAt?: Date | null;
 };
 // Owner: account (actors/account/payouts.ts schedules with the ledger's payout entry); the payouts
@@ -58,7 +58,7 @@ export type GcLedgerEntry = {
   amountHundredths: number;
   balanceAfterHundredths: number;
   ref: string;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: holder (actors/holder/coins.ts, the one place Gold Coins move).
 export const GcLedgerSchema = new EntitySchema<GcLedgerEntry>({

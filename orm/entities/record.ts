@@ -2,7 +2,7 @@
 // them, the tape, and the history-load progress per market. Every table here is written by the
 // market actor (actors/market): its close and its history backfill.
 import { EntitySchema, type Opt } from '@mikro-orm/core';
-import { bigint, createdAt, intArray, timestampNull } from './columns.js';
+import { bigint, createdAt, instant, intArray, timestampNull } from './columns.js';
 
 export const SESSION_SOURCES = ['live', 'backfill'] as const;
 export const TRADE_ACTORS = ['house', 'user'] as const;
@@ -12,7 +12,7 @@ export type TradeActor = (typeof TRADE_ACTORS)[number];
 export type MarketSession = {
   market: string;
   tick: number;
-  openedAt: Opt<Date>;
+  openedAt: Date;
   closedAt?: Date | null;
   closeMs?: number | null;
   source: Opt<(typeof SESSION_SOURCES)[number]>;
@@ -25,7 +25,7 @@ export const MarketSessionSchema = new EntitySchema<MarketSession>({
   properties: {
     market: { type: 'text', primary: true },
     tick: { type: bigint(), primary: true },
-    openedAt: { type: 'Date', columnType: 'timestamptz', fieldName: 'opened_at', defaultRaw: 'now()' },
+    openedAt: instant('opened_at'),
     closedAt: timestampNull('closed_at'),
     closeMs: { type: 'integer', fieldName: 'close_ms', nullable: true },
     source: { enum: true, items: [...SESSION_SOURCES], columnType: 'text', default: 'live' },
@@ -105,7 +105,7 @@ export type Trade = {
   realizedPnlCents?: number | null;
   priceByTickCents?: number[] | null;
   nsellersByTick?: number[] | null;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   settledAt?: Date | null;
 };
 // Owner: market (actors/market/store.ts: the house's trades at the close, holders' at their fill, settlement).
@@ -184,7 +184,7 @@ export type HistoryLoad = {
   sessionsTotal: number;
   sessionsLoaded: Opt<number>;
   engine: Record<string, unknown>;
-  startedAt: Opt<Date>;
+  startedAt: Date;
   finishedAt?: Date | null;
 };
 // Owner: market (actors/market/actor.ts: the history backfill's progress).
@@ -198,7 +198,7 @@ export const HistoryLoadSchema = new EntitySchema<HistoryLoad>({
     sessionsTotal: { type: 'integer', fieldName: 'sessions_total' },
     sessionsLoaded: { type: 'integer', fieldName: 'sessions_loaded', default: 0 },
     engine: { type: 'json', columnType: 'jsonb' },
-    startedAt: { type: 'Date', columnType: 'timestamptz', fieldName: 'started_at', defaultRaw: 'now()' },
+    startedAt: instant('started_at'),
     finishedAt: timestampNull('finished_at'),
   },
 });

@@ -5,10 +5,10 @@
 // (migration 0004), the ledger postings' postcondition check. The schema generator compares
 // tables, columns, indexes, checks and foreign keys only, so the function stays in its migration.
 import { EntitySchema, type Opt } from '@mikro-orm/core';
-import { bigint, createdAt } from './columns.js';
+import { bigint, createdAt, instant } from './columns.js';
 
 /** A small service-wide fact that must survive restarts (e.g. the clock anchor). */
-export type ServiceMeta = { key: string; value: string; updatedAt: Opt<Date> };
+export type ServiceMeta = { key: string; value: string; updatedAt: Date };
 // Owner: the service's start-up (src/service.ts through orm/meta.ts: the clock anchor), before any actor runs.
 export const ServiceMetaSchema = new EntitySchema<ServiceMeta>({
   name: 'ServiceMeta',
@@ -16,10 +16,7 @@ export const ServiceMetaSchema = new EntitySchema<ServiceMeta>({
   properties: {
     key: { type: 'text', primary: true },
     value: { type: 'text' },
-    updatedAt: {
-      type: 'Date', columnType: 'timestamptz', fieldName: 'updated_at', defaultRaw: 'now()',
-      onCreate: () => new Date(), onUpdate: () => new Date(),
-    },
+    updatedAt: instant('updated_at'),
   },
 });
 
@@ -30,7 +27,7 @@ export type Idempotency = {
   requestHash: string;
   status: number;
   reply: unknown;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: runtime/answers (actors/runtime/idempotency.ts stores answers in the turn that has the
 // effect, the order batch in its write; actors/answers sweeps expired ones).
@@ -64,7 +61,7 @@ export const RateLimitSchema = new EntitySchema<RateLimit>({
 
 
 /** A receipts signing key (Ed25519, JWK): the newest signs; every public key stays in the JWKS. */
-export type SigningKey = { kid: string; publicJwk: unknown; privateJwk: unknown; createdAt: Opt<Date> };
+export type SigningKey = { kid: string; publicJwk: unknown; privateJwk: unknown; createdAt: Date };
 // Owner: the money kernel (actors/money/receipts.ts: made once at first start under a lock, rotated by a new row).
 export const SigningKeySchema = new EntitySchema<SigningKey>({
   name: 'SigningKey',

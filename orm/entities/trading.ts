@@ -35,7 +35,7 @@ export function ref<T>(
 }
 
 /** A person with a web login who pairs agents and funds them. */
-export type Holder = { id: number; email: string; passwordHash: string; displayName: Opt<string>; gcBalanceHundredths: Opt<number>; createdAt: Opt<Date> };
+export type Holder = { id: number; email: string; passwordHash: string; displayName: Opt<string>; gcBalanceHundredths: Opt<number>; createdAt: Date };
 // Owner: holder (actors/holder/actor.ts registers holders).
 export const HolderSchema = new EntitySchema<Holder>({
   name: 'Holder',
@@ -56,7 +56,7 @@ export const HolderSchema = new EntitySchema<Holder>({
 });
 
 /** A web session: only a hash of the cookie's token is stored. */
-export type HolderSession = { tokenHash: string; holder: Ref<Holder>; createdAt: Opt<Date>; expiresAt: Date };
+export type HolderSession = { tokenHash: string; holder: Ref<Holder>; createdAt: Date; expiresAt: Date };
 // Owner: holder (actors/holder/actor.ts signs in and out).
 export const HolderSessionSchema = new EntitySchema<HolderSession>({
   name: 'HolderSession',
@@ -73,7 +73,7 @@ export const HolderSessionSchema = new EntitySchema<HolderSession>({
 export const ACCOUNT_KINDS = ['agent', 'manual', 'competition'] as const;
 
 /** A trading account: an agent's (one per agent), or a holder's Manual desk (`manual`, one per holder). */
-export type Account = { id: number; balanceCents: Opt<number>; holder?: Ref<Holder> | null; kind: Opt<(typeof ACCOUNT_KINDS)[number]>; createdAt: Opt<Date> };
+export type Account = { id: number; balanceCents: Opt<number>; holder?: Ref<Holder> | null; kind: Opt<(typeof ACCOUNT_KINDS)[number]>; createdAt: Date };
 // Owner: account (actors/account: pairing sets holder_id, ledger.ts moves the balance); the agent
 // actor inserts the row when it registers the agent.
 export const AccountSchema = new EntitySchema<Account>({
@@ -108,7 +108,7 @@ export type Agent = {
   pairedAt?: Date | null;
   autonomousFunding: Opt<boolean>;
   fundingChangedAt?: Date | null;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   /** The holder's spending limits (CONTRACT.md "Spending limits"): null, no limit. */
   limitMaxOrderCents?: number | null;
   limitMaxDayCents?: number | null;
@@ -147,7 +147,7 @@ export const AgentSchema = new EntitySchema<Agent>({
 });
 
 /** A stored card: brand, last 4 digits and expiry only (CONTRACT.md "Test cards"). */
-export type Card = { id: number; holder: Ref<Holder>; brand: string; last4: string; expMonth: number; expYear: number; createdAt: Opt<Date> };
+export type Card = { id: number; holder: Ref<Holder>; brand: string; last4: string; expMonth: number; expYear: number; createdAt: Date };
 // Owner: account (actors/account/actor.ts stores the card a holder pays an order with).
 export const CardSchema = new EntitySchema<Card>({
   name: 'Card',
@@ -175,7 +175,7 @@ export type TradeRound = {
   chargedCents: Opt<number>;
   transferredUnits: Opt<number>;
   refundedCents: Opt<number>;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   fundedAt?: Date | null;
   completedAt?: Date | null;
 };
@@ -225,7 +225,7 @@ export type Order = {
   paidByHolder?: number | null;
   token: string;
   closesAt: number;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   paidAt?: Date | null;
   filledAt?: Date | null;
   positionId?: number | null;
@@ -292,7 +292,7 @@ export type Position = {
   account: Ref<Account>;
   market: string;
   tick: number;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   transferredUnits?: number | null;
   itemId?: number | null;
   transferredAt?: Date | null;
@@ -324,7 +324,7 @@ export type LedgerEntry = {
   balanceAfterCents: number;
   ref: string;
   tick?: number | null;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: account (actors/account/ledger.ts, the one place money moves, also for the market's close).
 export const LedgerEntrySchema = new EntitySchema<LedgerEntry>({
@@ -355,7 +355,7 @@ export type MonthlyFee = {
   account: Ref<Account>;
   roundId?: number | null;
   amountCents: number;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: account (actors/account/ledger.ts charges it with the order that first needs it).
 export const MonthlyFeeSchema = new EntitySchema<MonthlyFee>({
@@ -391,7 +391,7 @@ export type InventoryItem = {
   /** Bought with a competition account's simulated USD (source `competition`): never sold on the exchange. */
   simulated: Opt<boolean>;
   provenance: unknown;
-  createdAt: Opt<Date>;
+  createdAt: Date;
 };
 // Owner: market (actors/market/holder-orders.ts with goods.ts: the close turns unsold units into goods).
 export const InventoryItemSchema = new EntitySchema<InventoryItem>({

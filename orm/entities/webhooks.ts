@@ -15,7 +15,7 @@ export type Webhook = {
   types?: string[] | null;
   secret: string;
   lastEventId: Opt<number>;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   deletedAt?: Date | null;
 };
 // Owner: webhooks (actors/webhooks/actor.ts: `register` and `remove`, a turn of webhooks:<agent id>;
@@ -58,7 +58,7 @@ export type WebhookDelivery = {
   nextAttemptAt: number;
   /** Real unix seconds: 24 hours after the event; no attempt is made after it. */
   expiresAt: number;
-  createdAt: Opt<Date>;
+  createdAt: Date;
   deliveredAt?: Date | null;
 };
 // Owner: webhooks (actors/webhooks/actor.ts `deliver`: enqueued from the log, claimed with

@@ -19,6 +19,7 @@ import { Migration20261122000016 } from './Migration20261122000016.js';
 import { Migration20261122000017 } from './Migration20261122000017.js';
 import { Migration20261122000018 } from './Migration20261122000018.js';
 import { Migration20261122000019 } from './Migration20261122000019.js';
+import { Migration20261122000020 } from './Migration20261122000020.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000001_backbone', class: Migration20261122000001 },
@@ -40,4 +41,5 @@ export const migrationsList = [
   { name: 'Migration20261122000017_limits_receipts', class: Migration20261122000017 },
   { name: 'Migration20261122000018_event_append', class: Migration20261122000018 },
   { name: 'Migration20261122000019_position_event_figures', class: Migration20261122000019 },
+  { name: 'Migration20261122000020_one_clock', class: Migration20261122000020 },
 ];

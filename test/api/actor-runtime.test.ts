@@ -34,6 +34,8 @@ async function runtime(tt: Tap.Test, over: Partial<RuntimeOptions> = {}): Promis
     askTimeoutMs: 60_000,
     mailboxLimit: 100_000,
     extraActorModules: [COUNTER],
+    // The counter stores no instant; the runtime still stamps every message with one.
+    now: () => 1_800_000_000,
     ...over,
   });
   tt.teardown(() => rt.close());
