@@ -119,3 +119,22 @@ t.test('the entities equal the migrated database', async (t) => {
     ]);
   });
 });
+
+t.test("no column takes the database server's clock by default (ARCHITECTURE rule 7: the writer gives the service clock's instant)", async (t) => {
+  const { orm } = await migratedOrm(t);
+  const clocked = await orm.em.fork().execute<{ col: string; def: string }[]>(
+    `select table_name || '.' || column_name as col, column_default as def from information_schema.columns
+      where table_schema = current_schema() and table_name <> ?
+        and column_default ~* '(now\\(\\)|current_timestamp|current_date|localtimestamp|clock_timestamp|statement_timestamp|transaction_timestamp)'
+      order by 1`,
+    [MIGRATIONS_TABLE],
+  );
+  t.same(clocked.map((c) => `${c.col} default ${c.def}`), []);
+  // The timestamp columns migration 20 let go of are still there and still refuse a forgotten instant.
+  const [{ n }] = await orm.em.fork().execute<{ n: number }[]>(
+    `select count(*)::int as n from information_schema.columns
+      where table_schema = current_schema() and data_type = 'timestamp with time zone' and is_nullable = 'NO' and column_default is null`,
+  );
+  t.ok(n >= 29, `${n} not-null instants with no default`);
+  await t.rejects(orm.em.fork().execute(`insert into account (kind) values ('agent')`), /null value in column "created_at"/, 'an insert that forgets its instant fails');
+});
