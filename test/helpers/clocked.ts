@@ -31,10 +31,24 @@ export type ClockedService = {
 };
 
 /**
+ * Where a clocked service starts unless told: a fixed instant, 50 ms into a session of m15, m45 and
+ * h2 (h10's session started 4 hours before), whatever the day the test runs:
+ * menus are functions of the tick, fees of the month and limits of the UTC day, so a run's data do
+ * not depend on its date (ARCHITECTURE rule 7). 2026-11-26 12:00:00.050 UTC.
+ */
+export const CLOCKED_START_MS = Date.UTC(2026, 10, 26, 12) + 50;
+
+/**
+ * 50 ms into the next m15 session of the machine's clock: for a test whose browser counts down a
+ * page's session on its own clock (the page's script reads the machine's time, not the service's).
+ */
+export const machineStartMs = () => Math.ceil(Date.now() / 900_000) * 900_000 + 50;
+
+/**
  * Starts the service (startTestService's config and env) on a clock that moves only when told,
- * from `startMs`: by default 50 ms into the next m15 session (the first start anchors service time
- * at it, so at any SVC_TIME_SCALE every m15 session, the first included, lasts its whole interval:
- * the m15 timer, armed that far ahead in real time, does not fire during a test at scale 1).
+ * from `startMs` (CLOCKED_START_MS by default: the first start anchors service time at it, so at
+ * any SVC_TIME_SCALE every m15 session, the first included, lasts its whole interval: the m15
+ * timer, armed that far ahead in real time, does not fire during a test at scale 1).
  */
 export async function startClockedService(t: T, env: Record<string, string> = {}, opts: StartOptions & { startMs?: number } = {}): Promise<ClockedService> {
   const { startMs, ...start } = opts;
@@ -43,7 +57,7 @@ export async function startClockedService(t: T, env: Record<string, string> = {}
 
 /** The same for a service another helper starts (startWebService): `start` gets the injected real-time source. */
 export async function withClock(start: (realMs: () => number) => Promise<TestService>, startMs?: number): Promise<ClockedService> {
-  let nowMs = startMs ?? Math.ceil(Date.now() / 900_000) * 900_000 + 50;
+  let nowMs = startMs ?? CLOCKED_START_MS;
   const svc = await start(() => nowMs);
   const s = svc.services;
   const advanceTo = (ms: number) => {

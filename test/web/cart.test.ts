@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { artifact, launchChromium } from '../helpers/browser.js';
 import { currentMenu, registerAgent, type TestAgent } from '../helpers/agents.js';
 import { startWebService } from '../helpers/web.js';
-import { withClock } from '../helpers/clocked.js';
+import { machineStartMs, withClock } from '../helpers/clocked.js';
 import type { TestService } from '../helpers/service.js';
 
 // The service's clock stands still: the proposed deals stay open for the whole test.
@@ -36,7 +36,8 @@ async function fillCard(page: Page, number: string) {
 }
 
 t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
-  const { svc } = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }));
+  // The page's countdown runs on the browser's (the machine's) clock: the service starts on it too.
+  const { svc } = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }), machineStartMs());
   const deals = (await currentMenu(svc, MARKET, 600)).deals;
   const browser = await launchChromium(t);
   const violations: string[] = [];
