@@ -52,8 +52,10 @@ if (!adminUrl) {
   adminUrl = embedded.url;
 }
 const passName = process.env.SVC_TEST_PASS ?? (embedded ? 'embedded' : 'postgresql');
-const dayMs = Date.now(); // the instant the recorded day ends (RECORDED_DAY_MS in the tests)
-const template = `svc_tpl_${process.pid}_${dayMs.toString(36)}`;
+// The instant the recorded day ends (RECORDED_DAY_MS in the tests): fixed, so the recorded menus,
+// trades and tape are the same whatever the date of the run (ARCHITECTURE rule 7). Mid-session of m15.
+const dayMs = Date.UTC(2026, 10, 26, 12, 7, 30, 250);
+const template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
 const dayTemplate = `${template}_day`;
 const urlOf = (db) => Object.assign(new URL(adminUrl), { pathname: `/${db}` }).href;
 

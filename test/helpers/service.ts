@@ -42,10 +42,10 @@ export async function embeddedTestConfig(t: T, env: Record<string, string> = {})
 
 /**
  * The instant of the run's recorded day: test/run.mjs records one day of history
- * (SVC_BACKFILL_DAYS=1) at this instant, once, into a template database (SVC_TEST_DAY_TEMPLATE).
- * Without it (a file run by tap alone) it is now, and each service records its own day.
+ * (SVC_BACKFILL_DAYS=1) at this fixed instant, once, into a template database (SVC_TEST_DAY_TEMPLATE).
+ * Without it (a file run by tap alone) each service records its own day, at the same instant.
  */
-export const RECORDED_DAY_MS = Number(process.env.SVC_TEST_DAY_MS) || Date.now();
+export const RECORDED_DAY_MS = Number(process.env.SVC_TEST_DAY_MS) || Date.UTC(2026, 10, 26, 12, 7, 30, 250);
 
 /**
  * A service on a day of recorded history (SVC_BACKFILL_DAYS=1) whose clock stands at
