@@ -87,6 +87,8 @@ async function placeIn(client, key, { market, offer_key: offerKey, qty }) {
     [offerKey, market],
   );
   const closesAt = row ? (row.tick + 1) * MARKETS[market].interval_seconds : 0;
+  // The peer's one clock (the machine's, as the service's without SVC_TIME_SCALE): the session check,
+  // the fee month and every instant it stores, passed as a parameter (never the database's now()).
   const now = Date.now() / 1000;
   if (!row || now >= closesAt) throw new Refusal(404, `deal ${offerKey} is not on the current menu of ${market}`);
   if (qty > row.max_qty) throw new Refusal(422, `qty must be at most ${row.max_qty}`);
@@ -103,34 +105,34 @@ async function placeIn(client, key, { market, offer_key: offerKey, qty }) {
   );
   if (!acct) throw new Refusal(400, 'insufficient balance');
   const { rows: [round] } = await client.query(
-    `insert into trade_round (account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at)
-     values ($1, $2, 'funded', 'balance', $3, $4, now()) returning id`,
-    [agent.account_id, amounts.totalCents, fee, amounts.totalCents + fee],
+    `insert into trade_round (account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at, created_at)
+     values ($1, $2, 'funded', 'balance', $3, $4, to_timestamp($5::float8), to_timestamp($5::float8)) returning id`,
+    [agent.account_id, amounts.totalCents, fee, amounts.totalCents + fee, now],
   );
   const token = randomBytes(24).toString('base64url');
   const { rows: [order] } = await client.query(
     `insert into orders (account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
-                         holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, paid_at, paid_by_holder)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'paid', 'balance', now(), $18)
+                         holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, created_at, paid_at, paid_by_holder)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'paid', 'balance', to_timestamp($19::float8), to_timestamp($19::float8), $18)
      returning id, created_at, paid_at`,
     [agent.account_id, agent.id, round.id, market, row.tick, row.idx, offerKey, qty, terms.unitCostCents, terms.listPriceCents, terms.feeCents,
-      terms.holdingCents, amounts.grossCents, amounts.feeAmountCents, amounts.totalCents, token, closesAt, agent.holder_id],
+      terms.holdingCents, amounts.grossCents, amounts.feeAmountCents, amounts.totalCents, token, closesAt, agent.holder_id, now],
   );
   // The ledger rows carry the running balance after each (the debit first, then the fee).
   const ref = `order:${order.id}`;
   const afterDebit = acct.balance_cents + fee;
   await client.query(
-    `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values ($1, 'order_debit', $2, $3, $4)`,
-    [agent.account_id, -amounts.totalCents, afterDebit, ref],
+    `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values ($1, 'order_debit', $2, $3, $4, to_timestamp($5::float8))`,
+    [agent.account_id, -amounts.totalCents, afterDebit, ref, now],
   );
   if (fee) {
     await client.query(
-      `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values ($1, 'monthly_fee', $2, $3, $4)`,
-      [agent.account_id, -fee, acct.balance_cents, ref],
+      `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values ($1, 'monthly_fee', $2, $3, $4, to_timestamp($5::float8))`,
+      [agent.account_id, -fee, acct.balance_cents, ref, now],
     );
     await client.query(
-      'insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents) values ($1, $2, $3, $4, $5)',
-      [agent.holder_id, month, agent.account_id, round.id, fee],
+      'insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents, created_at) values ($1, $2, $3, $4, $5, to_timestamp($6::float8))',
+      [agent.holder_id, month, agent.account_id, round.id, fee, now],
     );
   }
   return orderReply({

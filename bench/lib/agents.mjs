@@ -56,34 +56,36 @@ export async function registerMany(base, n, { tag, model, stop = () => false }) 
 /**
  * The fixture, in one transaction on client `c`: `holders` holders (emails `<tag>-<n>@bench.invalid`),
  * the agents spread over them, paired, autonomous funding on, accounts topped up by `cents` (a BigInt).
+ * Every instant it stores is `at` (unix seconds), passed as a parameter (never the database's now()):
+ * by default the machine's clock, which the services under bench run on (real time, whatever
+ * SVC_TIME_SCALE does to service time).
  */
-export async function fundAgents(c, agents, { holders: holderCount, tag, cents }) {
+export async function fundAgents(c, agents, { holders: holderCount, tag, cents, at = Date.now() / 1000 }) {
   await c.query('begin');
   try {
     const holders = [];
     for (let h = 0; h < holderCount; h++) {
-      const { rows } = await c.query(`insert into holder (email, password_hash, display_name) values ($1, $2, $3) returning id::float8 as id`, [
-        `${tag}-${h + 1}@bench.invalid`,
-        'bench-fixture:no-login',
-        `bench holder ${h + 1}`,
-      ]);
+      const { rows } = await c.query(
+        `insert into holder (email, password_hash, display_name, created_at) values ($1, $2, $3, to_timestamp($4::float8)) returning id::float8 as id`,
+        [`${tag}-${h + 1}@bench.invalid`, 'bench-fixture:no-login', `bench holder ${h + 1}`, at],
+      );
       holders.push(rows[0].id);
     }
     const agentIds = agents.map((a) => a.agent_id);
     const accountIds = agents.map((a) => a.account_id);
     const holderOf = agents.map((_, i) => holders[i % holderCount]);
     const a = await c.query(
-      `update agent g set holder_id = x.holder_id, paired_at = now(), autonomous_funding = true, funding_changed_at = now()
+      `update agent g set holder_id = x.holder_id, paired_at = to_timestamp($3::float8), autonomous_funding = true, funding_changed_at = to_timestamp($3::float8)
          from unnest($1::bigint[], $2::bigint[]) as x(id, holder_id) where g.id = x.id`,
-      [agentIds, holderOf],
+      [agentIds, holderOf, at],
     );
     const l = await c.query(
       `with u as (update account t set holder_id = x.holder_id, balance_cents = t.balance_cents + $3::bigint
                     from unnest($1::bigint[], $2::bigint[]) as x(id, holder_id) where t.id = x.id
                   returning t.id, t.balance_cents)
-       insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref)
-       select id, 'topup', $3::bigint, balance_cents, 'bench:fixture' from u`,
-      [accountIds, holderOf, cents.toString()],
+       insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at)
+       select id, 'topup', $3::bigint, balance_cents, 'bench:fixture', to_timestamp($4::float8) from u`,
+      [accountIds, holderOf, cents.toString(), at],
     );
     if (a.rowCount !== agents.length || l.rowCount !== agents.length) {
       throw new Error(`fixture touched ${a.rowCount} agents and ${l.rowCount} accounts, expected ${agents.length}`);

@@ -4,6 +4,7 @@
 // a declined card names the approved test card; /llms.txt points to the test cards.
 import t from 'tap';
 import { accountRef } from '../../actors/account/messages.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 import { FUNDING_PROFITABLE_TRADES, menuUrl, orderAmounts } from '../../src/rules.js';
 import { TEST_CARDS } from '../../src/payments/cards.js';
 import type { TestService } from '../helpers/service.js';
@@ -41,10 +42,15 @@ t.test('what an agent tripped on', async (t) => {
 
   // Fixture: the agent connected to the holder with autonomous funding on and money on its account
   // (reaching the threshold takes settled trades in profit: test/api/trading.test.ts does it for real).
-  await em().execute('update agent set holder_id = ?, paired_at = now(), autonomous_funding = true, funding_changed_at = now() where id = ?', [holderId, agent.agentId]);
+  // Stamped with the service clock's now (never the database's clock).
+  const at = svc.services.clock.realNow();
+  await em().execute(`update agent set holder_id = ?, paired_at = ${instantSql()}, autonomous_funding = true, funding_changed_at = ${instantSql()} where id = ?`, [holderId, at, at, agent.agentId]);
   await em().execute('update account set holder_id = ? where id = ?', [holderId, agent.accountId]);
   await em().execute('update account set balance_cents = balance_cents + 500000 where id = ?', [agent.accountId]);
-  await em().execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', 500000, balance_cents, 'test:topup' from account where id = ?`, [agent.accountId]);
+  await em().execute(
+    `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) select id, 'topup', 500000, balance_cents, 'test:topup', ${instantSql()} from account where id = ?`,
+    [at, agent.accountId],
+  );
 
   await t.test("an order paid from the balance is not sent to the holder: it says what happens next", async (t) => {
     const cheap = (m: Menu) => m.deals.reduce((a, d) => (d.unit_cost < a.unit_cost ? d : a));

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { LIST_CAPS } from '../../src/rules.js';
 import { budgetProblem, connectionBudget, connectionLimit } from '../../orm/connections.js';
 import { openOrm } from '../../orm/database.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 import { freshDatabase } from '../helpers/db.js';
 import { registerAgent } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
@@ -20,11 +21,13 @@ t.test('lists stop at their caps; an agent beyond the console cap can still be s
   const { cookie, holderId } = await registerHolder(svc, 'many@example.com');
 
   const n = LIST_CAPS.agents + 1;
+  // The bulk rows are stamped with the service clock's now.
+  const at = svc.services.clock.realNow();
   const agents = await db(
-    `with a as (insert into account (holder_id) select null from generate_series(1, ?) returning id)
-     insert into agent (key_id, key_hash, name, recall_phrase, account_id, holder_id)
-     select lpad(id::text, 20, 'k'), 'x', 'bulk ' || id, 'phrase', id, ? from a returning id::float8 as id`,
-    [n, holderId],
+    `with a as (insert into account (holder_id, created_at) select null, ${instantSql()} from generate_series(1, ?) returning id)
+     insert into agent (key_id, key_hash, name, recall_phrase, account_id, holder_id, created_at)
+     select lpad(id::text, 20, 'k'), 'x', 'bulk ' || id, 'phrase', id, ?, ${instantSql()} from a returning id::float8 as id`,
+    [at, n, holderId, at],
   );
   const page = await getPage(svc, '/console/agents', { cookie });
   t.equal(page.status, 200);
@@ -44,10 +47,10 @@ t.test('lists stop at their caps; an agent beyond the console cap can still be s
   const agent = await registerAgent(svc);
   await db('alter table inventory_item drop constraint inventory_item_position_id_fkey');
   await db(
-    `insert into inventory_item (account_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, provenance)
+    `insert into inventory_item (account_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, provenance, created_at)
      select ?, g, 'h2', 0, 'item ' || g, 1, '', 'common', 0, ?::jsonb, ?::jsonb, 'settlement',
-            jsonb_set(?::jsonb, '{0,position_id}', to_jsonb(g)) from generate_series(1, ?) g`,
-    [agent.accountId, JSON.stringify(ITEM.history), JSON.stringify(ITEM.economy), JSON.stringify(ITEM.provenance), LIST_CAPS.inventory + 5],
+            jsonb_set(?::jsonb, '{0,position_id}', to_jsonb(g)), ${instantSql()} from generate_series(1, ?) g`,
+    [agent.accountId, JSON.stringify(ITEM.history), JSON.stringify(ITEM.economy), JSON.stringify(ITEM.provenance), at, LIST_CAPS.inventory + 5],
   );
   const inv = await agent.get('/api/v1/inventory');
   t.equal(inv.status, 200);

@@ -10,6 +10,7 @@ import { startTestService } from '../helpers/service.js';
 import { ledgerSumCents, registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder, type TestHolder } from '../helpers/holders.js';
 import { T0 } from '../helpers/clock-rig.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 let nowMs = (T0 + 100) * 1000;
 const svc = await startTestService(t, {}, { realMs: () => nowMs });
@@ -27,11 +28,13 @@ const connect = async (h: TestHolder, a: TestAgent) => {
   t.equal(r.status, 200, 'the cart link opens');
 };
 /** Turns autonomous funding on for an agent (the console's rule of 3 profitable trades is tested elsewhere). */
-const fundingOn = (a: TestAgent) => q('update agent set autonomous_funding = true, funding_changed_at = now() where id = ?', [a.agentId]);
-/** Puts `cents` on an account through a ledger row, as a top-up would. */
+const fundingOn = (a: TestAgent) => q(`update agent set autonomous_funding = true, funding_changed_at = ${instantSql()} where id = ?`, [svc.services.clock.realNow(), a.agentId]);
+/** Puts `cents` on an account through a ledger row, as a top-up would (at the service clock's now). */
 async function credit(accountId: number, cents: number) {
   await q('update account set balance_cents = balance_cents + ? where id = ?', [cents, accountId]);
-  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', ?, balance_cents, 'test:fixture' from account where id = ?`, [cents, accountId]);
+  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) select id, 'topup', ?, balance_cents, 'test:fixture', ${instantSql()} from account where id = ?`, [
+    cents, svc.services.clock.realNow(), accountId,
+  ]);
 }
 const grant = (h: TestHolder, hid: number, g: { agentId?: number | null; cartId?: number | null; level?: 'write' | 'execute'; payWith?: 'balance' | 'card'; cardId?: number | null }) =>
   rt.ask(holderRef(h.email), {
@@ -151,16 +154,16 @@ t.test('connection: the holder opens the link; every agent of the holder sees ev
   t.same(me.carts.mine.map((c: any) => c.id), seenByB.filter((c: any) => c.mine).map((c: any) => c.id));
   const recall = await send(svc, 'POST', '/api/v1/agents/recall', { key_id: b.key.slice(0, 20) });
   t.equal(recall.body.carts_visible, seenByB.length, 'and so does the recall');
-  // `since` is real unix time, as every time the service serves (the database stamps the changes).
-  t.equal((await call(b, 'GET', `/api/v1/carts?since=${Date.now() / 1000 - 3600}`)).body.carts.length, 3, 'all three changed within the hour');
-  // The three carts' changes are dated a minute back (the database's stamps, read from the rows):
-  // `mark` lies between them and Beta's next change, which the database stamps now().
+  // `since` is real unix time on the service's clock, as every time the service serves (it stamps the changes with that clock).
+  t.equal((await call(b, 'GET', `/api/v1/carts?since=${svc.services.clock.realNow() - 3600}`)).body.carts.length, 3, 'all three changed within the hour');
+  // The three carts' changes are dated a minute back (the service's stamps, read from the rows):
+  // `mark` lies between them and Beta's next change, which the service stamps with its clock's now.
   const ids = seenByB.map((c: any) => c.id);
   const [{ mark }] = await q(
     `with moved as (update cart set updated_at = updated_at - interval '1 minute' where id in (${ids.map(Number).join(', ')}) returning updated_at)
      select extract(epoch from max(updated_at))::float8 + 1 as mark from moved`);
-  const [{ halfMinuteAgo }] = await q(`select extract(epoch from now())::float8 - 30 as "halfMinuteAgo"`);
-  t.ok(mark < halfMinuteAgo, 'the mark is well before the database\'s now');
+  const halfMinuteAgo = svc.services.clock.realNow() - 30;
+  t.ok(mark < halfMinuteAgo, 'the mark is well before the service clock\'s now');
   await call(b, 'POST', '/api/v1/cart/items', { market: 'm45', offer_key: d.key, qty: 1 });
   t.same((await call(a, 'GET', `/api/v1/carts?since=${mark}`)).body.carts.map((c: any) => c.owner.agent_id), [b.agentId], 'only the cart changed since');
 
@@ -244,7 +247,9 @@ t.test('a checkout of lines from 3 agents: one card charge per account, the fee 
   const hid = await holderId(h);
   const agents = [await registerAgent(svc), await registerAgent(svc), await registerAgent(svc)];
   for (const a of agents) await connect(h, a);
-  const [card] = await q(`insert into card (holder_id, brand, last4, exp_month, exp_year) values (?, 'visa', '4242', 12, 2039) returning id::float8 as id`, [hid]);
+  const [card] = await q(`insert into card (holder_id, brand, last4, exp_month, exp_year, created_at) values (?, 'visa', '4242', 12, 2039, ${instantSql()}) returning id::float8 as id`, [
+    hid, svc.services.clock.realNow(),
+  ]);
   const holderCart = (await call(agents[0], 'GET', '/api/v1/carts')).body.carts.find((c: any) => c.owner.kind === 'holder').id;
   await grant(h, hid, { cartId: holderCart, level: 'write' });
   const menu = await deals('m45');

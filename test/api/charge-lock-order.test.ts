@@ -8,6 +8,7 @@ import t from 'tap';
 import pg from 'pg';
 import { chargeHolder } from '../../actors/money/charge.js';
 import { postEntries } from '../../actors/money/ledger.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 import { feeMonth } from '../../src/rules.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
@@ -15,10 +16,11 @@ import { eventually } from '../helpers/wait.js';
 t.test('a pay turn waits for the account a batch holds before it claims the fee row: no deadlock', async (t) => {
   const { orm } = await migratedOrm(t);
   const em = orm.em.fork();
-  const [holder] = await em.execute(`insert into holder (email, password_hash) values ('h@example.org', 'x') returning id::float8 as id`);
-  const [account] = await em.execute(`insert into account (holder_id) values (?) returning id::float8 as id`, [holder.id]);
-  await postEntries(em, [{ account_id: account.id, kind: 'topup', amount_cents: 100_000, ref: 'test:funds' }]);
+  // The one instant of the test (the fee's month follows from it): every row is stamped with it.
   const at = Date.UTC(2026, 10, 26, 12) / 1000;
+  const [holder] = await em.execute(`insert into holder (email, password_hash, created_at) values ('h@example.org', 'x', ${instantSql()}) returning id::float8 as id`, [at]);
+  const [account] = await em.execute(`insert into account (holder_id, created_at) values (?, ${instantSql()}) returning id::float8 as id`, [holder.id, at]);
+  await postEntries(em, [{ account_id: account.id, kind: 'topup', amount_cents: 100_000, ref: 'test:funds' }], at);
 
   // The batch: its read locked the account; its write will insert the holder's fee row.
   const batch = new pg.Client(em.getConnection().getConnectionOptions() as pg.ClientConfig);
@@ -36,7 +38,9 @@ t.test('a pay turn waits for the account a batch holds before it claims the fee 
     return rows[0].n === 1;
   });
   // The batch inserts the fee row and commits: it must not wait for the pay turn.
-  await batch.query(`insert into monthly_fee (holder_id, month, account_id, amount_cents) values ($1, $2, $3, 2000)`, [holder.id, feeMonth(new Date(at * 1000)), account.id]);
+  await batch.query(`insert into monthly_fee (holder_id, month, account_id, amount_cents, created_at) values ($1, $2, $3, 2000, ${instantSql('$4')})`, [
+    holder.id, feeMonth(new Date(at * 1000)), account.id, at,
+  ]);
   await batch.query('commit');
 
   const charged = await paid;

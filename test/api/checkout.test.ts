@@ -5,6 +5,7 @@ import t from 'tap';
 import { registerAgent, ledgerSumCents, type TestAgent } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
 import type { TestService } from '../helpers/service.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 const CARD = { method: 'new_card', number: '4242 4242 4242 4242', exp: '12/39', cvc: '123', holder: 'Ada L' };
 
@@ -136,12 +137,13 @@ t.test('checkout: purchase links', async (t) => {
     const notHers = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card', card_id: '999999' }, { cookie: ada.cookie, json: true });
     t.equal(notHers.status, 404);
     // The money kernel judges a stored card in the paying turn (the front end sends its id only).
-    const [bobs] = await db(`insert into card (holder_id, brand, last4, exp_month, exp_year)
-      select id, 'visa', '1881', 12, 2039 from holder where email = 'bob@example.com' returning id::float8 as id`);
+    // Stored cards, dated by the service's clock.
+    const [bobs] = await db(`insert into card (holder_id, brand, last4, exp_month, exp_year, created_at)
+      select id, 'visa', '1881', 12, 2039, ${instantSql()} from holder where email = 'bob@example.com' returning id::float8 as id`, [svc.services.clock.realNow()]);
     const other = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card', card_id: String(bobs.id) }, { cookie: ada.cookie, json: true });
     t.match(other, { status: 404, body: { detail: `no stored card ${bobs.id} of yours` } }, 'another holder\'s stored card is not found');
-    const [old] = await db(`insert into card (holder_id, brand, last4, exp_month, exp_year)
-      select id, 'visa', '0005', 1, 2021 from holder where email = 'ada@example.com' returning id::float8 as id`);
+    const [old] = await db(`insert into card (holder_id, brand, last4, exp_month, exp_year, created_at)
+      select id, 'visa', '0005', 1, 2021, ${instantSql()} from holder where email = 'ada@example.com' returning id::float8 as id`, [svc.services.clock.realNow()]);
     const expired = await postForm(svc, `/checkout/${third.token}/pay`, { method: 'card', card_id: String(old.id) }, { cookie: ada.cookie, json: true });
     t.match(expired, { status: 400, body: { detail: /stored card \d+ has expired.*nothing was charged/ } }, 'an expired stored card is refused');
     t.equal((await agent.get(`/api/v1/orders/${third.id}`)).body.status, 'awaiting_payment', 'nothing was paid');

@@ -10,6 +10,7 @@ import { getPage, postForm, registerHolder } from '../helpers/web.js';
 import { T0 } from '../helpers/clock-rig.js';
 import { Clock } from '../../src/supervisor/clock.js';
 import { payoutPayAt } from '../../src/payments/payout-schedule.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 const CARD = { method: 'new_card', number: '4242 4242 4242 4242', exp: '12/39', cvc: '123', holder: 'Ada L' };
 const DAY = 86_400;
@@ -240,7 +241,9 @@ t.test('a top-up takes SPEC.md\'s fields: a new card is number, exp and holder (
   t.equal(declined.status, 402, 'the card is still judged: the declined test number');
   await unmoved(t, desk, 1500, 2);
   // A stored card, then a top-up naming it alone.
-  await q(`insert into card (holder_id, brand, last4, exp_month, exp_year) values (?, 'visa', '4242', 12, 2039) on conflict do nothing`, [gus.holderId]);
+  await q(`insert into card (holder_id, brand, last4, exp_month, exp_year, created_at) values (?, 'visa', '4242', 12, 2039, ${instantSql()}) on conflict do nothing`, [
+    gus.holderId, svc.services.clock.realNow(),
+  ]);
   const [card] = await q('select id::float8 as id from card where holder_id = ?', [gus.holderId]);
   const stored = await postForm(svc, '/console/topup', { account_id: desk, amount: '5', card_id: card.id }, asGus);
   t.same(stored.body, { ok: true, account_id: desk, amount: 5, balance: 20 }, 'a stored card by card_id alone');

@@ -21,6 +21,8 @@ import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { freshDatabase } from '../helpers/db.js';
 import { startChild, type ChildService } from '../helpers/child-service.js';
+import { T0 } from '../helpers/clock-rig.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 const MARKET = 'h10';
 const MONTHLY_FEE = 1500;
@@ -30,6 +32,13 @@ const rand = (n: number) => Math.floor(Math.random() * n);
 const stopwatch = () => ((t0) => () => Date.now() - t0)(Date.now()); // wall-clock: t.comment timings only
 
 const serviceEnv = (url: string) => ({ DATABASE_URL: url, SVC_SHARDS: '2', SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: '0.001' });
+
+/**
+ * The instant the fixture's rows are stamped with (unix seconds): a fixed one, never the database's
+ * clock. The children run on the machine's clock (no injected one to read); no check here reads
+ * the fixture's instants (the month checks group only the fee rows, which the children stamp).
+ */
+const FIXTURE_AT = T0;
 
 type Deal = { key: string; unit_cost: number; max_qty: number };
 type FleetAgent = { key: string; agentId: number; accountId: number; holderId: number };
@@ -53,7 +62,9 @@ const rows = async (db: pg.Client, sql: string, params: unknown[] = []) => (awai
 async function fleet(svc: ChildService, db: pg.Client, n: number, holders: number, topupCents: number, tag: string): Promise<FleetAgent[]> {
   const holderIds: number[] = [];
   for (let h = 0; h < holders; h++) {
-    const [row] = await rows(db, `insert into holder (email, password_hash) values ($1, 'unused') returning id::float8 as id`, [`${tag}-${h}@example.org`]);
+    const [row] = await rows(db, `insert into holder (email, password_hash, created_at) values ($1, 'unused', ${instantSql('$2')}) returning id::float8 as id`, [
+      `${tag}-${h}@example.org`, FIXTURE_AT,
+    ]);
     holderIds.push(row.id);
   }
   const agents = await Promise.all(
@@ -69,8 +80,8 @@ async function fleet(svc: ChildService, db: pg.Client, n: number, holders: numbe
   for (const ag of agents) {
     await rows(db, 'update agent set holder_id = $1, autonomous_funding = true where id = $2', [ag.holderId, ag.agentId]);
     await rows(db, 'update account set holder_id = $1, balance_cents = balance_cents + $2 where id = $3', [ag.holderId, topupCents, ag.accountId]);
-    await rows(db, `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values ($1, 'topup', $2, $2, $3)`, [
-      ag.accountId, topupCents, `test:fixture:${ag.accountId}`,
+    await rows(db, `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values ($1, 'topup', $2, $2, $3, ${instantSql('$4')})`, [
+      ag.accountId, topupCents, `test:fixture:${ag.accountId}`, FIXTURE_AT,
     ]);
   }
   return agents;

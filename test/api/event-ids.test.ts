@@ -3,14 +3,19 @@
 // locked until commit), nothing taken by an append that rolls back.
 import t from 'tap';
 import { appendEvents, eventIds } from '../../actors/events/log.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 import { migratedOrm } from '../helpers/db.js';
+import { T0 } from '../helpers/clock-rig.js';
 import { eventually } from '../helpers/wait.js';
 
 t.test('eventIds: next ids per account in order; concurrent appends wait; a rollback takes nothing', async (t) => {
   const { orm } = await migratedOrm(t, 4);
-  const [a, b] = (await orm.em.fork().execute<{ id: number }[]>(`insert into account (kind) values ('agent'), ('agent') returning id::float8 as id`)).map((r) => r.id);
+  // Every row at one fixed instant (no service here: nothing reads it).
+  const [a, b] = (await orm.em.fork().execute<{ id: number }[]>(
+    `insert into account (kind, created_at) values ('agent', ${instantSql()}), ('agent', ${instantSql()}) returning id::float8 as id`, [T0, T0],
+  )).map((r) => r.id);
   const note = (account: number) => ({ account_id: account, type: 'funding.changed' as const, data: { agent_id: account, autonomous_funding: true } });
-  await orm.em.fork().transactional((em) => appendEvents(em, [note(a), note(a)]));
+  await orm.em.fork().transactional((em) => appendEvents(em, [note(a), note(a)], T0));
 
   t.same(await orm.em.fork().transactional((em) => eventIds(em, [a, b, a, a, b])), [3, 1, 4, 5, 2], 'after a\'s head (2): a 3, 4, 5; b 1, 2');
   // That transaction committed the heads without events (a close always inserts them): the next ids follow.

@@ -10,6 +10,7 @@ import { startTestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, type TestHolder } from '../helpers/holders.js';
 import { T0 } from '../helpers/clock-rig.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 const nowMs = (T0 + 100) * 1000;
 const svc = await startTestService(t, {}, { realMs: () => nowMs });
@@ -25,7 +26,9 @@ async function party(cents = 0): Promise<Party> {
   const [row] = await q(`select h.id::float8 as id, a.id::float8 as desk from holder h join account a on a.holder_id = h.id and a.kind = 'manual' where h.email = ?`, [h.email]);
   if (cents) {
     await q('update account set balance_cents = balance_cents + ? where id = ?', [cents, row.desk]);
-    await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', ?, balance_cents, 'test:fixture' from account where id = ?`, [cents, row.desk]);
+    await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) select id, 'topup', ?, balance_cents, 'test:fixture', ${instantSql()} from account where id = ?`, [
+      cents, svc.services.clock.realNow(), row.desk,
+    ]);
   }
   const agent = await registerAgent(svc);
   const link = (await call(agent, 'GET', '/api/v1/cart')).body.checkout_url as string;
@@ -39,7 +42,7 @@ async function ownedItem(p: Party): Promise<number> {
   const [d] = (await send(svc, 'GET', '/api/v1/markets/m45/deals?limit=5')).body.deals;
   t.equal((await call(p.agent, 'POST', '/api/v1/cart/items', { market: 'm45', offer_key: d.key, qty: 1 })).status, 201);
   await rt.ask(cartRef(cart), { kind: 'setKind', holderId: p.id, cartKind: 'own' });
-  await q('update agent set autonomous_funding = true, funding_changed_at = now() where id = ?', [p.agent.agentId]);
+  await q(`update agent set autonomous_funding = true, funding_changed_at = ${instantSql()} where id = ?`, [svc.services.clock.realNow(), p.agent.agentId]);
   await rt.ask(holderRef(p.email), { kind: 'grant', holderId: p.id, agentId: p.agent.agentId, cartId: cart, level: 'execute', payWith: 'balance', cardId: null, note: '' });
   const paid = await call(p.agent, 'POST', `/api/v1/carts/${cart}/checkout`);
   t.equal(paid.status, 200, JSON.stringify(paid.body).slice(0, 200));
@@ -117,7 +120,9 @@ t.test('Gold Coins: gc_spend and gc_sale, no fee; too few coins is 400 and nothi
   const { listing_id } = (await seller.form('/exchange/list', { item_id: String(itemId), price: '3.25', currency: 'GC' })).body;
   const [s0, b0] = [await coinsOf(seller.id), await coinsOf(buyer.id)];
   await q('update holder set gc_balance_hundredths = 0 where id = ?', [poor.id]);
-  await q(`insert into gc_ledger (holder_id, kind, amount_hundredths, balance_after_hundredths, ref) values (?, 'gc_spend', -500, 0, 'test:fixture')`, [poor.id]);
+  await q(`insert into gc_ledger (holder_id, kind, amount_hundredths, balance_after_hundredths, ref, created_at) values (?, 'gc_spend', -500, 0, 'test:fixture', ${instantSql()})`, [
+    poor.id, svc.services.clock.realNow(),
+  ]);
   const refused = await poor.form('/exchange/buy', { listing_id: String(listing_id) });
   t.equal(refused.status, 400, 'not enough Gold Coins');
   t.equal((await q(`select status from exchange_listing where id = ?`, [listing_id]))[0].status, 'open', 'still open');

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { getPage, postForm, registerHolder, sessionCookieOf, startWebService } from '../helpers/web.js';
 import { sessionCookie } from '../../src/http/auth/holders.js';
 import type { Services } from '../../src/http/services.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 const PASSWORD = 'correct horse 1';
 
@@ -23,7 +24,8 @@ t.test('holders: register, login, logout', async (t) => {
     for (const flag of [/; HttpOnly/i, /; SameSite=Lax/i, /; Path=\//, /; Max-Age=2592000/]) t.match(cookie, flag);
     t.notMatch(cookie, /Secure/i, 'not Secure over http');
     const token = sessionCookieOf(r).split('=')[1];
-    const [row] = await db('select token_hash, expires_at > now() + interval \'29 days\' as long from holder_session');
+    // Compared with the service clock's now, as the service compares it (never the database's clock).
+    const [row] = await db(`select token_hash, expires_at > ${instantSql()} + interval '29 days' as long from holder_session`, [svc.services.clock.realNow()]);
     t.equal(row.token_hash, createHash('sha256').update(token).digest('hex'), 'only the token\'s sha256 is stored');
     t.ok(row.long, 'the session lasts 30 days');
     const [h] = await db('select email, password_hash from holder');
@@ -136,7 +138,9 @@ t.test('holders: register, login, logout', async (t) => {
 
   await t.test('an expired session is no session', async (t) => {
     const { cookie } = await registerHolder(svc, 'eve@example.com');
-    await db(`update holder_session set expires_at = now() - interval '1 second' where holder_id = (select id from holder where email = 'eve@example.com')`);
+    await db(`update holder_session set expires_at = ${instantSql()} - interval '1 second' where holder_id = (select id from holder where email = 'eve@example.com')`, [
+      svc.services.clock.realNow(),
+    ]);
     t.equal((await getPage(svc, '/console', { cookie })).status, 303);
   });
 

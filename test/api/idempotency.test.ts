@@ -8,6 +8,7 @@ import { answersRef } from '../../actors/answers/messages.js';
 import pg from 'pg';
 import { MARKETS } from '../../src/engine/index.js';
 import { sessionLockKey } from '../../actors/market/session-lock.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, submit } from '../helpers/holders.js';
@@ -28,13 +29,19 @@ async function aDeal(s: TestService = svc) {
   return menu.deals[0] as { key: string; max_qty: number };
 }
 
-/** Funds an agent's account with `cents` through a ledger row and lets it pay from its balance. */
+/** Funds an agent's account with `cents` through a ledger row and lets it pay from its balance (stamped with the service clock's now). */
 async function fundAgent(s: TestService, agent: TestAgent, cents: number) {
   const em = s.orm.em.fork();
-  const [h] = await em.execute(`insert into holder (email, password_hash) values (?, 'x') returning id::float8 as id`, [`h${agent.agentId}-${Date.now()}@example.org`]);
+  const at = s.services.clock.realNow();
+  const [h] = await em.execute(`insert into holder (email, password_hash, created_at) values (?, 'x', ${instantSql()}) returning id::float8 as id`, [
+    `h${agent.agentId}-${Date.now()}@example.org`, at,
+  ]);
   await em.execute('update agent set holder_id = ?, autonomous_funding = true where id = ?', [h.id, agent.agentId]);
   await em.execute('update account set holder_id = ?, balance_cents = balance_cents + ? where id = ?', [h.id, cents, agent.accountId]);
-  await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', ?, balance_cents, 'test:fixture' from account where id = ?`, [cents, agent.accountId]);
+  await em.execute(
+    `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) select id, 'topup', ?, balance_cents, 'test:fixture', ${instantSql()} from account where id = ?`,
+    [cents, at, agent.accountId],
+  );
 }
 
 t.test('an order retried with its key is placed once and answered the same', async (t) => {
@@ -150,7 +157,8 @@ t.test('a stored answer is kept 24 hours, then swept', async (t) => {
   const deal = await aDeal();
   const body = { market: MARKET, offer_key: deal.key, qty: 1 };
   t.equal((await keyed(agent, 'old-1', body)).status, 201);
-  await q(`update idempotency set created_at = now() - interval '25 hours' where key = 'old-1'`);
+  // Aged 25 hours on the service's clock (the sweep compares with it, never with the database's).
+  await q(`update idempotency set created_at = ${instantSql()} - interval '25 hours' where key = 'old-1'`, [svc.services.clock.realNow()]);
   const swept = await svc.services.runtime.ask(answersRef, { kind: 'sweep', at: svc.services.clock.realNow() });
   t.ok(swept.deleted >= 1, 'the expired answer was swept');
   t.same(await q(`select key from idempotency where key = 'old-1'`), []);

@@ -5,12 +5,15 @@ import t from 'tap';
 import fc from 'fast-check';
 import { postEntries, type Entry } from '../../actors/money/ledger.js';
 import { ActorError } from '../../actors/runtime/actor.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 import { migratedOrm } from '../helpers/db.js';
+import { T0 } from '../helpers/clock-rig.js';
 
 t.test('postEntries keeps balance = sum(ledger) and refuses overdrafts atomically', async (t) => {
   const { orm } = await migratedOrm(t);
   const em = orm.em.fork();
-  const accounts = (await em.execute('insert into account select from generate_series(1, 3) returning id::float8 as id')).map((r) => r.id as number);
+  // Every row at one fixed instant (no service here: nothing reads it).
+  const accounts = (await em.execute(`insert into account (created_at) select ${instantSql()} from generate_series(1, 3) returning id::float8 as id`, [T0])).map((r) => r.id as number);
   const kinds: Entry['kind'][] = ['card_charge', 'order_debit', 'sale_credit', 'holding_fee', 'monthly_fee'];
   const posting = fc.record({
     requireFunds: fc.boolean(),
@@ -27,7 +30,7 @@ t.test('postEntries keeps balance = sum(ledger) and refuses overdrafts atomicall
       let refusedNow = false;
       const rows: Entry[] = entries.map((e) => ({ account_id: accounts[e.account], kind: e.kind, amount_cents: e.amount, ref: 'prop' }));
       try {
-        await em.fork().transactional((tx) => postEntries(tx, rows, { requireFunds }));
+        await em.fork().transactional((tx) => postEntries(tx, rows, T0, { requireFunds }));
         posted++;
       } catch (err) {
         if (!(err instanceof ActorError) || err.status !== 400 || !requireFunds) throw err;

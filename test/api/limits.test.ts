@@ -6,6 +6,7 @@ import t from 'tap';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
 import { registerHolder, submit } from '../helpers/holders.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
@@ -23,7 +24,9 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
   const balance = 1_000_000;
   await q('update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?', [holder.email, agent.agentId]);
   await q('update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?', [holder.email, balance, agent.accountId]);
-  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values (?, 'topup', ?, ?, 'test:fixture')`, [agent.accountId, balance, balance]);
+  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`, [
+    agent.accountId, balance, balance, svc.services.clock.realNow(),
+  ]);
 
   const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
   const cheapest = [...m.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];

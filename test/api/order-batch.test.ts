@@ -8,35 +8,45 @@ import type { OrderRequest } from '../../actors/account/messages.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { feeRowsInsertSql } from '../../actors/money/charge.js';
+import { feeMonth } from '../../src/rules.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 import { eventNotices } from '../helpers/notices.js';
 import { NOTICES_SETTING } from '../../actors/events/log.js';
+import { instantSql } from '../../actors/runtime/sql.js';
+import { T0 } from '../helpers/clock-rig.js';
+
+/** The one instant of these tests (unix seconds): every fixture row and every order's `at` (no service clock here). */
+const AT = T0;
 
 t.test('placeOrders decides each order of a batch on its own', async (t) => {
   const { orm } = await migratedOrm(t);
   const em = orm.em.fork();
-  await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
-  await em.execute(`insert into market_session (market, tick, closed_at) values ('m15', 99, now())`);
+  await em.execute(`insert into market_session (market, tick, opened_at) values ('m15', 100, ${instantSql()})`, [AT]);
+  await em.execute(`insert into market_session (market, tick, opened_at, closed_at) values ('m15', 99, ${instantSql()}, ${instantSql()})`, [AT - 900, AT]);
   await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
                     values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{"bundle": {"title": "A bundle", "items": []}, "sales_velocity": 0.5}'),
                            ('m15', 99, 0, 'k99', 1, 1000, 1500, 0.1, 5, false, 0, '{}')`);
-  const [holder] = await em.execute(`insert into holder (email, password_hash) values ('h@example.org', 'x') returning id::float8 as id`);
+  const [holder] = await em.execute(`insert into holder (email, password_hash, created_at) values ('h@example.org', 'x', ${instantSql()}) returning id::float8 as id`, [AT]);
   const agents: { id: number; account: number }[] = [];
   for (let i = 0; i < 3; i++) {
-    const [a] = await em.execute(`insert into account (holder_id) values (?) returning id::float8 as id`, [holder.id]);
+    const [a] = await em.execute(`insert into account (holder_id, created_at) values (?, ${instantSql()}) returning id::float8 as id`, [holder.id, AT]);
     const [g] = await em.execute(
-      `insert into agent (key_id, key_hash, name, recall_phrase, account_id, holder_id, autonomous_funding) values (?, 'h', 'a', 'abc', ?, ?, ?) returning id::float8 as id`,
-      [`key${i}`.padEnd(20, 'x'), a.id, holder.id, i !== 2],
+      `insert into agent (key_id, key_hash, name, recall_phrase, account_id, holder_id, autonomous_funding, created_at)
+       values (?, 'h', 'a', 'abc', ?, ?, ?, ${instantSql()}) returning id::float8 as id`,
+      [`key${i}`.padEnd(20, 'x'), a.id, holder.id, i !== 2, AT],
     );
     agents.push({ id: g.id, account: a.id });
   }
   // Agent 0 can pay 2 orders and the fee; agent 1 nothing; agent 2 has the switch off.
   await em.execute(`update account set balance_cents = 2 * 1030 + 1500 where id = ?`, [agents[0].account]);
-  await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values (?, 'topup', 2 * 1030 + 1500, 2 * 1030 + 1500, 'test')`, [agents[0].account]);
+  await em.execute(
+    `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', 2 * 1030 + 1500, 2 * 1030 + 1500, 'test', ${instantSql()})`,
+    [agents[0].account, AT],
+  );
   const req = (i: number, over: Partial<OrderRequest> = {}): OrderRequest => ({
     accountId: agents[i].account, agentId: agents[i].id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1,
-    closesAt: 2e9, at: Date.now() / 1000, payFromBalance: true, baseUrl: 'http://svc.test', ...over,
+    closesAt: 2e9, at: AT, payFromBalance: true, baseUrl: 'http://svc.test', ...over,
   });
   const out = await placeOrders(orm.em, [
     req(0), req(0), req(0), req(1), req(2), req(0, { tick: 99, offerKey: 'k99' }), req(1, { payFromBalance: false }),
@@ -65,13 +75,13 @@ t.test('placeOrders decides each order of a batch on its own', async (t) => {
 async function oneDeal(t: Tap.Test, keyPrefix: string) {
   const { orm, url } = await migratedOrm(t);
   const em = orm.em.fork();
-  await em.execute(`insert into market_session (market, tick) values ('m15', 100)`);
+  await em.execute(`insert into market_session (market, tick, opened_at) values ('m15', 100, ${instantSql()})`, [AT]);
   await em.execute(`insert into menu_row (market, tick, idx, offer_key, cluster, unit_cost_cents, list_price_cents, listed_at, max_qty, house_accepted, house_qty, deal)
                     values ('m15', 100, 0, 'k100', 1, 1000, 1500, 0.1, 5, false, 0, '{"bundle": {"title": "A bundle", "items": []}}')`);
-  const [a] = await em.execute(`insert into account default values returning id::float8 as id`);
+  const [a] = await em.execute(`insert into account (created_at) values (${instantSql()}) returning id::float8 as id`, [AT]);
   const [g] = await em.execute(
-    `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'a', 'abc', ?) returning id::float8 as id`,
-    [keyPrefix.padEnd(20, 'x'), a.id],
+    `insert into agent (key_id, key_hash, name, recall_phrase, account_id, created_at) values (?, 'h', 'a', 'abc', ?, ${instantSql()}) returning id::float8 as id`,
+    [keyPrefix.padEnd(20, 'x'), a.id, AT],
   );
   return { orm, em, a, g, url };
 }
@@ -79,7 +89,7 @@ async function oneDeal(t: Tap.Test, keyPrefix: string) {
 t.test('placeOrders stores the answer of a keyed order with it and answers a retry from it', async (t) => {
   const { orm, em, a, g } = await oneDeal(t, 'keyidem');
   const idem = { scope: `agent:${g.id} POST /api/v1/orders`, key: 'k-1', hash: 'h1' };
-  const req: OrderRequest = { accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000, payFromBalance: false, baseUrl: 'http://x', idem };
+  const req: OrderRequest = { accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: AT, payFromBalance: false, baseUrl: 'http://x', idem };
   const [fresh] = await placeOrders(orm.em, [req]);
   const [again] = await placeOrders(orm.em, [req]);
   t.same(again, { replayed: true, reply: fresh }, 'the retry gets the first answer');
@@ -101,17 +111,18 @@ t.test("the batch's generic plans reach every table through its index, whatever 
   t.teardown(() => conn.close());
   const client = await conn.get();
   const lit = (s: string) => client.escapeLiteral(s);
+  const at = 1.9e9;
   const read = readStatements({
     markets: ['m15'], agents: [g.id], accounts: [a.id], funded: [a.id], months: ['2026-11'],
-    menu: [{ market: 'm15', tick: 100, idx: 0 }], keys: [{ scope: 'agent:1 POST /api/v1/orders', key: 'k' }], n: 1, days: [1_900_000_000 - (1_900_000_000 % 86_400)],
+    menu: [{ market: 'm15', tick: 100, idx: 0 }], keys: [{ scope: 'agent:1 POST /api/v1/orders', key: 'k' }], n: 1, days: [at - (at % 86_400)], at,
   }, lit).split(';\n').filter((s) => !s.includes('order_batch_lock'));
   const order = {
     order_id: 1, round_id: 1, account_id: a.id, agent_id: g.id, market: 'm15', tick: 100, idx: 0, offer_key: 'k100', qty: 1, unit_cost_cents: 1000,
     list_price_cents: 1500, fee_cents: 30, holding_cents: 1, token: 't', closes_at: 2e9, paid: true, holder: null, month: '2026-11', gross: 1000,
-    fee_amount: 30, total: 1030, fee: 0, at: 1.9e9, standing: g.id,
+    fee_amount: 30, total: 1030, fee: 0, at, standing: g.id,
   } satisfies Record<OrderColumn, string | number | boolean | null>;
-  const write = writeStatement([order], [{ scope: 's', key: 'k', request_hash: 'h', status: 201, reply: {} }],
-    [{ account_id: a.id, kind: 'order_debit', amount_cents: -1030, ref: 'order:1' }], [{ account_id: a.id, type: 'order.created', data: { id: 1 } }], lit);
+  const write = writeStatement([order], [{ scope: 's', key: 'k', request_hash: 'h', status: 201, reply: {}, at }],
+    [{ account_id: a.id, kind: 'order_debit', amount_cents: -1030, ref: 'order:1' }], 'http://svc.test', at, lit);
   t.equal(read.length, 2, 'the expiry of stored answers and the read');
   for (const statement of [...read, write]) {
     const [row] = (await client.query(`explain (format json) ${statement}`)).rows;
@@ -129,16 +140,17 @@ t.test("the batch's generic plans reach every table through its index, whatever 
 
 t.test("a batch names the accounts whose logs grew once, just after its commit (events/log.ts Announce)", async (t) => {
   const { orm, em, a, g, url } = await oneDeal(t, 'keyN');
-  const [a2] = await em.execute(`insert into account default values returning id::float8 as id`);
+  const [a2] = await em.execute(`insert into account (created_at) values (${instantSql()}) returning id::float8 as id`, [AT]);
   const [g2] = await em.execute(
-    `insert into agent (key_id, key_hash, name, recall_phrase, account_id) values (?, 'h', 'b', 'abc', ?) returning id::float8 as id`, ['keyN2'.padEnd(20, 'x'), a2.id],
+    `insert into agent (key_id, key_hash, name, recall_phrase, account_id, created_at) values (?, 'h', 'b', 'abc', ?, ${instantSql()}) returning id::float8 as id`,
+    ['keyN2'.padEnd(20, 'x'), a2.id, AT],
   );
   const notices = await eventNotices(t, url);
   // One connection for every batch: what one batch keeps for its notices must not leak into the next.
   const conn = batchConnectionOf(orm.em);
   t.teardown(() => conn.close());
   const req = (account: number, agent: number, over: Partial<OrderRequest> = {}): OrderRequest => ({
-    accountId: account, agentId: agent, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000,
+    accountId: account, agentId: agent, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: AT,
     payFromBalance: false, baseUrl: 'http://svc.test', ...over,
   });
 
@@ -179,7 +191,7 @@ t.test("a batch names the accounts whose logs grew once, just after its commit (
 t.test("the batch's own connection is replaced after it is lost", async (t) => {
   const { orm, em, a, g } = await oneDeal(t, 'keyL');
   const req: OrderRequest = {
-    accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: Date.now() / 1000, payFromBalance: false, baseUrl: 'http://svc.test',
+    accountId: a.id, agentId: g.id, market: 'm15', tick: 100, idx: 0, offerKey: 'k100', qty: 1, closesAt: 2e9, at: AT, payFromBalance: false, baseUrl: 'http://svc.test',
   };
   const conn = batchConnectionOf(orm.em);
   t.teardown(() => conn.close());
@@ -204,7 +216,7 @@ t.test('two batches charging the same holders\' fees wait in holder order: a los
   const { em, a } = await oneDeal(t, 'keyfee');
   const holders: number[] = [];
   for (const email of ['f1@example.org', 'f2@example.org']) {
-    const [h] = await em.execute(`insert into holder (email, password_hash) values (?, 'x') returning id::float8 as id`, [email]);
+    const [h] = await em.execute(`insert into holder (email, password_hash, created_at) values (?, 'x', ${instantSql()}) returning id::float8 as id`, [email, AT]);
     holders.push(h.id);
   }
   const [h1, h2] = holders;
@@ -213,14 +225,15 @@ t.test('two batches charging the same holders\' fees wait in holder order: a los
   await first.connect();
   await second.connect();
   t.teardown(() => Promise.all([first.end(), second.end()]));
-  const fee = (holder: number) => `(${holder}::bigint, '2026-11', ${a.id}::bigint, null::bigint, 15::bigint)`;
+  // The fee rows of the month of AT, stamped AT (feeRowsInsertSql's source carries each row's instant).
+  const fee = (holder: number) => `(${holder}::bigint, '${feeMonth(new Date(AT * 1000))}', ${a.id}::bigint, null::bigint, 15::bigint, ${AT}::float8)`;
   // One batch holds h1's fee row uncommitted; the other charges h2 and h1, listed in that order.
   await first.query('begin');
-  await first.query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h1)}) ${feeRowsInsertSql('x')}`);
+  await first.query(`with x(holder, month, account_id, round_id, fee, at) as (values ${fee(h1)}) ${feeRowsInsertSql('x')}`);
   await second.query('begin');
   let secondSettled = false;
   const secondDone = second
-    .query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h2)}, ${fee(h1)}) ${feeRowsInsertSql('x')}`)
+    .query(`with x(holder, month, account_id, round_id, fee, at) as (values ${fee(h2)}, ${fee(h1)}) ${feeRowsInsertSql('x')}`)
     .then(() => 'inserted', (err: { code?: string }) => err.code)
     .finally(() => (secondSettled = true));
   // Wait until the second batch waits for a lock: without that wait there is no race to test.
@@ -234,7 +247,7 @@ t.test('two batches charging the same holders\' fees wait in holder order: a los
   t.ok(waiting, 'the second batch waits for the first one\'s uncommitted fee row of h1');
   // The first batch now charges h2 too: in holder order the second has not taken h2 yet.
   const firstH2 = await first
-    .query(`with x(holder, month, account_id, round_id, fee) as (values ${fee(h2)}) ${feeRowsInsertSql('x')}`)
+    .query(`with x(holder, month, account_id, round_id, fee, at) as (values ${fee(h2)}) ${feeRowsInsertSql('x')}`)
     .then(() => 'inserted', (err: { code?: string }) => err.code);
   await first.query(firstH2 === 'inserted' ? 'commit' : 'rollback');
   const secondOutcome = await secondDone;

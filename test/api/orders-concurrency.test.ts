@@ -4,6 +4,7 @@
 import t from 'tap';
 import { sharedDatabaseConfig, startTestService } from '../helpers/service.js';
 import { ledgerSumCents, registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 t.test('two processes, one database, concurrent pay_from_balance orders', async (t) => {
   const config = await sharedDatabaseConfig(t);
@@ -19,11 +20,14 @@ t.test('two processes, one database, concurrent pay_from_balance orders', async 
   const orderCents = Math.round(deal.unit_cost * 100) + Math.round(fee * 100);
   const topup = 5 * orderCents + 1500; // five orders and the month's participation fee
   const em = a.orm.em.fork();
-  const [holder] = await em.execute(`insert into holder (email, password_hash) values ('fleet@example.org', 'unused') returning id::float8 as id`);
+  const at = a.services.clock.realNow(); // the fixture's instant: the services' clock (the machine's: none is injected)
+  const [holder] = await em.execute(`insert into holder (email, password_hash, created_at) values ('fleet@example.org', 'unused', ${instantSql()}) returning id::float8 as id`, [at]);
   for (const ag of agents) {
     await em.execute('update agent set holder_id = ?, autonomous_funding = true where id = ?', [holder.id, ag.agentId]);
     await em.execute('update account set holder_id = ?, balance_cents = ? where id = ?', [holder.id, topup, ag.accountId]);
-    await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) values (?, 'topup', ?, ?, 'test:fixture')`, [ag.accountId, topup, topup]);
+    await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`, [
+      ag.accountId, topup, topup, at,
+    ]);
   }
   const body = { market: 'h10', offer_key: deal.key, qty: 1, pay_from_balance: true };
   const attempts = agents.flatMap((ag) =>

@@ -37,8 +37,8 @@ for (const [m, account] of [['m15', 40], ['h2', 60]] as const) {
     const houseRow = Math.max(0, deals.findIndex((d) => d.house_accepted));
     const rejected = deals.findIndex((d) => !d.house_accepted);
     const other = rejected >= 0 ? rejected : (houseRow + 1) % deals.length;
-    await holderTrade(svc.orm.em.fork(), svc.config.seed, m, tick, houseRow, 1, account + 2 * back);
-    await holderTrade(svc.orm.em.fork(), svc.config.seed, m, tick, other, 2, account + 2 * back + 1);
+    await holderTrade(svc.orm.em.fork(), svc.config.seed, m, tick, houseRow, 1, account + 2 * back, s.clock.realNow());
+    await holderTrade(svc.orm.em.fork(), svc.config.seed, m, tick, other, 2, account + 2 * back + 1, s.clock.realNow());
   }
 }
 

@@ -16,7 +16,8 @@ const cents = (x: number) => Math.round(x * 100);
 const trades = (m: string, qs: string) => svc.getJson(`/api/v1/markets/${m}/trades?${qs}`);
 const history = async (m: string, qs: string) => (await svc.getJson(`/api/v1/markets/${m}/history?${qs}`)).body;
 const openOf = (m: MarketId) => svc.services.supervisor.openTick(m)!;
-const holderTrade = (m: MarketId, tick: number, idx: number, qty: number, account: number) => writeHolderTrade(em(), seed, m, tick, idx, qty, account);
+const holderTrade = (m: MarketId, tick: number, idx: number, qty: number, account: number) =>
+  writeHolderTrade(em(), seed, m, tick, idx, qty, account, svc.services.clock.realNow());
 
 // The holders' fills, in settled sessions, chosen from the engine's menus: a row the house
 // rejected, and one it executed below max_qty (the holder buys all of it).

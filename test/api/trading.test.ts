@@ -5,6 +5,7 @@
 // seed, market and tick), so the test knows which will end in profit.
 import t from 'tap';
 import { dealOutcomeInputs, menu, settleDeal } from '../../src/engine/index.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 import type { TestService } from '../helpers/service.js';
 import { startClockedService, type ClockedService } from '../helpers/clocked.js';
 import { ledgerSumCents, registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
@@ -214,7 +215,10 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
     if (shortCents > 0) {
       const em = svc.orm.em.fork();
       await em.execute('update account set balance_cents = balance_cents + ? where id = ?', [shortCents, agent.accountId]);
-      await em.execute(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref) select id, 'topup', ?, balance_cents, 'test:topup' from account where id = ?`, [shortCents, agent.accountId]);
+      await em.execute(
+        `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) select id, 'topup', ?, balance_cents, 'test:topup', ${instantSql()} from account where id = ?`,
+        [shortCents, svc.services.clock.realNow(), agent.accountId],
+      );
     }
     const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1, pay_from_balance: true });
     t.equal(r.status, 201, JSON.stringify(r.body));

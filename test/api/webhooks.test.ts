@@ -15,6 +15,7 @@ import { registerHolder } from '../helpers/holders.js';
 import { eventually } from '../helpers/wait.js';
 import { metricValue } from '../helpers/metrics.js';
 import { RETRY_WINDOW_SECONDS, retryDelaySeconds } from '../../actors/webhooks/queue.js';
+import { instantSql } from '../../actors/runtime/sql.js';
 
 /** A market whose sessions are long: orders placed during a test stay on an open session. */
 const MARKET = 'h10';
@@ -129,8 +130,8 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
     // As a process leaves it that claimed the delivery of the first event and died before sending: one attempt counted, leased for 60 s.
     const at = c.now() / 1000;
     await svc.orm.em.fork().execute(
-      'insert into webhook_delivery (webhook_id, account_id, event_id, attempts, next_attempt_at, expires_at) values (?, ?, ?, 1, ?, ?)',
-      [hook.body.id, agent.accountId, events[0].id, at + 60, at + 86_400],
+      `insert into webhook_delivery (webhook_id, account_id, event_id, attempts, next_attempt_at, expires_at, created_at) values (?, ?, ?, 1, ?, ?, ${instantSql()})`,
+      [hook.body.id, agent.accountId, events[0].id, at + 60, at + 86_400, at],
     );
     t.match(await svc.services.supervisor.deliverWebhooks(), { sent: 0 }, 'nothing is sent while the lease holds');
     t.equal(rx.at('/lease').length, 0);

@@ -211,7 +211,11 @@ t.test('events whose data needs escaping reach the WebSocket and SSE as the obje
     { 'key with "quotes"': 1, 'ключ': 2, '': 3, ' spaced ': { ' ': ' ' } },
   ];
   // limits.changed: the one type whose data holds any object (its `limits`), as GET /events's answer check allows.
-  await appendEvents(svc.orm.em.fork(), [...odd, {}].map((limits) => ({ account_id: agent.accountId, type: 'limits.changed' as const, data: { agent_id: agent.agentId, limits } })));
+  await appendEvents(
+    svc.orm.em.fork(),
+    [...odd, {}].map((limits) => ({ account_id: agent.accountId, type: 'limits.changed' as const, data: { agent_id: agent.agentId, limits } })),
+    svc.services.clock.realNow(),
+  );
   // The log keeps json as the text it was built as: line breaks as whitespace must not end an SSE data field.
   odd.push({ broken: ['across', 'lines'] });
   await svc.orm.em.fork().execute(`update account_event set data = ?::json where account_id = ? and id = ?`, [`{"agent_id": ${agent.agentId},\r\n  "limits": {"broken":\n["across",\r"lines"]}}`, agent.accountId, odd.length]);
@@ -255,7 +259,7 @@ t.test('a consumer that stops reading is closed with its reason, and resumes fro
   const pad = 'x'.repeat(4000);
   const events: NewEvent[] = Array.from({ length: n }, (_, i) => ({ account_id: agent.accountId, type: 'ledger.posted', data: { i, pad } }));
   t.ok(n * pad.length > 4 * SEND_BUFFER_BYTES);
-  await appendEvents(svc.orm.em.fork(), events);
+  await appendEvents(svc.orm.em.fork(), events, svc.services.clock.realNow());
   await eventually(() => svc.services.events.size() === streams, 'the service to close the connection that fell behind');
   (ws.socket as any)._socket.resume();
   const got: number[] = [];
