@@ -287,27 +287,35 @@ t.test('the timeline: every event of the holder\'s accounts, newest first, paged
     return a;
   };
 
+  const tick = () => (nowMs += 1000); // each step a second after the one before, on the service's clock
+  tick();
   await ok('top-up', postForm(svc, '/console/topup', { account_id: desk, amount: '100', ...CARD }, asCy));
+  tick();
   const agent = await registerAgent(svc, { name: 'Timeline Scout' });
   const menu = (await send(svc, 'GET', '/api/v1/markets/m15/deals?limit=1')).body;
   const order = (await agent.post('/api/v1/orders', { market: 'm15', offer_key: menu.deals[0].key, qty: 1 })).body;
+  tick();
   await ok('pay', postForm(svc, `/checkout/${new URL(order.purchase_url).pathname.split('/').pop()}/pay`, CARD, asCy));
   nowMs = (menu.closes_at + 1) * 1000;
   await svc.services.supervisor.runDue();
+  tick();
   await ok('coins', postForm(svc, '/console/coins', { pack: 5, ...CARD }, asCy));
+  tick();
   const payout = (await ok('payout', postForm(svc, '/console/payout', { account_id: desk, amount: '20' }, asCy))) as any;
+  nowMs = payout.body.pay_at * 1000;
   const paid = await svc.services.runtime.ask(payoutsRef, { kind: 'payDue', at: payout.body.pay_at });
   t.ok(paid.paid.includes(payout.body.payout_id), 'the payout is paid when due');
+  tick();
   const grant = (await ok('grant', postForm(svc, '/cart/grant', { level: 'write' }, asCy))) as any;
+  tick();
   await ok('revoke', postForm(svc, '/cart/grant/revoke', { grant_id: grant.body.grant_id }, asCy));
 
   const all = await getPage(svc, '/console/timeline?limit=200', asCy);
   t.equal(all.status, 200);
   const events = all.body.events as any[];
   t.equal(all.body.next_before, null, 'one page holds them all');
-  // An order is dated by the service clock's instant of acceptance (its created_at); the other
-  // events by the database's time. The test's clock runs ahead of the database's (T0), so
-  // order_placed is checked against the clock, the rest by their order.
+  // Every event is dated by the service clock (ARCHITECTURE rule 7), never the database's: each
+  // step above ran a second after the one before, so the steps read newest first in their order.
   const milestones = ['grant_revoked', 'grant_made', 'payout_paid', 'payout_scheduled', 'gc_purchase', 'order_filled', 'order_paid', 'top_up', 'gc_grant'];
   t.same(events.map((e) => e.kind).filter((k) => milestones.includes(k)), milestones, 'each step once, newest first');
   t.same(events.filter((e) => e.kind === 'order_placed').map((e) => e.at), [order.created_at], 'order_placed once, when it was accepted');
