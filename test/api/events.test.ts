@@ -142,7 +142,7 @@ t.test('events: the stream sends what was missed, then each event as it happens,
   const order = (i: number) => agent.post('/api/v1/orders', { market: MARKET, offer_key: m.deals[i % m.deals.length].key, qty: 1 });
   for (let i = 0; i < 3; i++) t.equal((await order(i)).status, 201);
 
-  const first = await openSse(svc, '/api/v1/events/stream?after=1', auth);
+  const first = await openSse(svc, '/api/v1/events/stream?after=1', auth, t);
   t.equal(first.status, 200);
   t.match(first.headers.get('content-type'), /^text\/event-stream/);
   const seen: number[] = [];
@@ -169,14 +169,14 @@ t.test('events: the stream sends what was missed, then each event as it happens,
 
   // Events while no one listens, then a reconnection from the last id it had.
   for (let i = 4; i < 6; i++) t.equal((await order(i)).status, 201);
-  const again = await openSse(svc, '/api/v1/events/stream', { ...auth, 'last-event-id': '4' });
+  const again = await openSse(svc, '/api/v1/events/stream', { ...auth, 'last-event-id': '4' }, t);
   t.same([(await take(again)).id, (await take(again)).id], [5, 6]);
   t.equal((await order(6)).status, 201);
   t.equal((await take(again)).id, 7);
   again.close();
   t.same(seen, [2, 3, 4, 5, 6, 7], 'every event exactly once');
 
-  const typed = await openSse(svc, '/api/v1/events/stream?after=0&types=order.created', auth);
+  const typed = await openSse(svc, '/api/v1/events/stream?after=0&types=order.created', auth, t);
   t.equal((await take(typed)).type, 'order.created');
   typed.close();
 
@@ -198,7 +198,7 @@ t.test('events: the stream sends what was missed, then each event as it happens,
 
   await t.test('the market stream: session.closed with the closed tick as its id', async (t) => {
     const open = svc.services.supervisor.openTick(MARKET)!;
-    const s = await openSse(svc, `/api/v1/markets/${MARKET}/stream`);
+    const s = await openSse(svc, `/api/v1/markets/${MARKET}/stream`, {}, t);
     t.equal(s.status, 200);
     const next = await c.closeSession(MARKET);
     const e = await s.nextEvent();
@@ -208,7 +208,7 @@ t.test('events: the stream sends what was missed, then each event as it happens,
     t.equal(e.json.tick_closes_at, svc.services.clock.closesAt(next, 900), 'when the open session closes');
     s.close();
     await c.closeSession(MARKET);
-    const resumed = await openSse(svc, `/api/v1/markets/${MARKET}/stream`, { 'last-event-id': String(open) });
+    const resumed = await openSse(svc, `/api/v1/markets/${MARKET}/stream`, { 'last-event-id': String(open) }, t);
     t.equal((await resumed.nextEvent()).json.tick, next, 'a resumed market stream replays the closes it missed');
     resumed.close();
     t.equal((await svc.get('/api/v1/markets/zz/stream')).status, 404);

@@ -33,14 +33,14 @@ async function nextEvent(ws: WsClient): Promise<{ channel: string; event: any }>
 
 t.test('auth: the key on the upgrade, or a first message; refused without one', async (t) => {
   const agent = await registerAgent(svc);
-  const byHeader = await connectWs(svc, { authorization: `Bearer ${agent.key}` });
+  const byHeader = await connectWs(svc, { authorization: `Bearer ${agent.key}` }, t);
   t.same(await byHeader.next(), { op: 'authenticated', agent_id: agent.agentId }, 'Authorization on the upgrade');
   byHeader.close();
-  const byToken = await connectWs(svc, { 'x-api-token': agent.key });
+  const byToken = await connectWs(svc, { 'x-api-token': agent.key }, t);
   t.equal((await byToken.next()).op, 'authenticated', 'X-API-Token on the upgrade');
   byToken.close();
 
-  const byMessage = await connectWs(svc);
+  const byMessage = await connectWs(svc, {}, t);
   byMessage.send({ op: 'auth', key: agent.key });
   // A subscribe pipelined behind the auth waits for it.
   byMessage.send({ op: 'subscribe', channels: ['account'] });
@@ -48,15 +48,15 @@ t.test('auth: the key on the upgrade, or a first message; refused without one', 
   t.same(await byMessage.next(), { op: 'subscribed', channels: ['account'], after: 0 });
   byMessage.close();
 
-  const wrong = await connectWs(svc, { authorization: `Bearer ${'A'.repeat(80)}` }).catch((e) => e);
+  const wrong = await connectWs(svc, { authorization: `Bearer ${'A'.repeat(80)}` }, t).catch((e) => e);
   t.equal(wrong.status, 401, 'a wrong key on the upgrade: 401, no WebSocket');
   t.match(JSON.parse(wrong.body).detail, /unknown API key/);
 
-  const none = await connectWs(svc);
+  const none = await connectWs(svc, {}, t);
   none.send({ op: 'subscribe', channels: ['account'] });
   t.match(await none.closed, { code: WS_CLOSE.unauthorized, reason: /authenticate first/ }, 'a message before auth: closed 4401');
 
-  const badKey = await connectWs(svc);
+  const badKey = await connectWs(svc, {}, t);
   badKey.send({ op: 'auth', key: 'nope' });
   t.match(await badKey.closed, { code: WS_CLOSE.unauthorized, reason: /unauthorized: invalid API key/ }, 'a wrong key in the auth message: closed 4401');
 
@@ -73,7 +73,7 @@ t.test('subscribe with after: what was missed, then live events in order, exactl
   for (let i = 0; i < 3; i++) await order(i);
 
   const streams = svc.services.events.size();
-  const first = await connectAs(svc, agent.key);
+  const first = await connectAs(svc, agent.key, t);
   t.equal(svc.services.events.size(), streams + 1, 'a connection holds one of the hub\'s places');
   first.send({ op: 'subscribe', channels: ['account', `market:${MARKET}`], after: 1 });
   t.same(await first.next(), { op: 'subscribed', channels: ['account', `market:${MARKET}`], after: 1 });
@@ -111,7 +111,7 @@ t.test('subscribe with after: what was missed, then live events in order, exactl
 
   // Events while no one listens, then a reconnection from the last id it had.
   for (let i = 4; i < 6; i++) await order(i);
-  const again = await connectAs(svc, agent.key);
+  const again = await connectAs(svc, agent.key, t);
   again.send({ op: 'subscribe', channels: ['account'], after: 4 });
   t.equal((await again.next()).op, 'subscribed');
   t.same([(await take(again)).id, (await take(again)).id], [5, 6]);
@@ -131,7 +131,7 @@ t.test('subscribe with after: what was missed, then live events in order, exactl
 
 t.test('the market channel: session.closed at each close', async (t) => {
   const agent = await registerAgent(svc);
-  const ws = await connectAs(svc, agent.key);
+  const ws = await connectAs(svc, agent.key, t);
   ws.send({ op: 'subscribe', channels: [`market:${MARKET}`, 'market:h2'] });
   t.equal((await ws.next()).op, 'subscribed');
   const open = svc.services.supervisor.openTick(MARKET)!;
@@ -166,7 +166,7 @@ t.test('frames of any kind end only their own connection, with a reason; the ser
   const codes = new Map<number, number>();
   await fc.assert(
     fc.asyncProperty(frame, fc.boolean(), async ({ data, binary }, keyed) => {
-      const ws = keyed ? await connectAs(svc, agent.key) : await connectWs(svc);
+      const ws = keyed ? await connectAs(svc, agent.key, t) : await connectWs(svc, {}, t);
       ws.send(data, { binary });
       // Every frame is answered: a message, or the end of the connection.
       const reply = await Promise.race([ws.next().then((m) => ({ m }), () => undefined), ws.closed.then((e) => ({ e }))]);
@@ -193,7 +193,7 @@ t.test('frames of any kind end only their own connection, with a reason; the ser
   );
   t.comment(`close codes seen: ${JSON.stringify([...codes])}`);
   t.equal((await svc.get('/readyz')).status, 200, 'the service still answers');
-  const after = await connectAs(svc, agent.key);
+  const after = await connectAs(svc, agent.key, t);
   after.send({ op: 'ping' });
   t.same(await after.next(), { op: 'pong' }, 'and still takes WebSockets');
   after.close();
@@ -224,7 +224,7 @@ t.test('events whose data needs escaping reach the WebSocket and SSE as the obje
   const rest = answer.body.events;
   t.equal(rest.length, odd.length);
 
-  const ws = await connectAs(svc, agent.key);
+  const ws = await connectAs(svc, agent.key, t);
   const frames: string[] = [];
   ws.socket.on('message', (d: unknown) => frames.push(String(d)));
   ws.send({ op: 'subscribe', channels: ['account'], after: 0 });
@@ -235,7 +235,7 @@ t.test('events whose data needs escaping reach the WebSocket and SSE as the obje
   for (const f of frames.filter((x) => x.startsWith('{"channel"'))) t.match(f, /^\{"channel":"account","event":\{"id":\d+,"type":"limits\.changed","created_at":[\d.]+,"data":\{/, 'the frame\'s envelope is compact JSON');
   ws.close();
 
-  const sse = await openSse(svc, '/api/v1/events/stream?after=0', { authorization: `Bearer ${agent.key}` });
+  const sse = await openSse(svc, '/api/v1/events/stream?after=0', { authorization: `Bearer ${agent.key}` }, t);
   const viaSse = [];
   for (let i = 0; i < odd.length; i++) {
     const m = await sse.nextEvent();
@@ -249,7 +249,7 @@ t.test('events whose data needs escaping reach the WebSocket and SSE as the obje
 t.test('a consumer that stops reading is closed with its reason, and resumes from the id it names', async (t) => {
   const agent = await registerAgent(svc);
   const streams = svc.services.events.size();
-  const ws = await connectAs(svc, agent.key);
+  const ws = await connectAs(svc, agent.key, t);
   ws.send({ op: 'subscribe', channels: ['account'], after: 0 });
   t.equal((await ws.next()).op, 'subscribed');
   // Stop reading: what the service sends piles up in the kernel's buffers, then in uWS's.
@@ -274,7 +274,7 @@ t.test('a consumer that stops reading is closed with its reason, and resumes fro
   t.same(got, Array.from({ length: got.length }, (_, i) => i + 1), 'in order, none missing up to the close');
   t.equal(reason, `behind: too slow to read; reconnect and subscribe with after=${got.at(-1)}`, 'the reason names the id to resume from');
 
-  const again = await connectAs(svc, agent.key);
+  const again = await connectAs(svc, agent.key, t);
   again.send({ op: 'subscribe', channels: ['account'], after: got.at(-1) });
   t.equal((await again.next()).op, 'subscribed');
   const rest: number[] = [];
@@ -290,12 +290,12 @@ t.test('an after older than the log keeps: an error with the 410 detail, then th
   c.advanceBy(8 * 86_400_000);
   await svc.services.runtime.ask('answers:sweep', { kind: 'sweep', at: svc.services.clock.realNow() });
   t.equal((await agent.get('/api/v1/events?after=0')).status, 410);
-  const ws = await connectAs(svc, agent.key);
+  const ws = await connectAs(svc, agent.key, t);
   ws.send({ op: 'subscribe', channels: ['account'], after: 0 });
   t.equal((await ws.next()).op, 'subscribed');
   t.match(await ws.next(), { op: 'error', status: 410, detail: /events before id 2 are no longer kept/ });
   t.match(await ws.closed, { code: WS_CLOSE.gone, reason: /after=1/ });
-  const head = await connectAs(svc, agent.key);
+  const head = await connectAs(svc, agent.key, t);
   head.send({ op: 'subscribe', channels: ['account'], after: 1 });
   t.equal((await head.next()).op, 'subscribed');
   head.send({ op: 'ping' });
@@ -306,10 +306,10 @@ t.test('an after older than the log keeps: an error with the 410 detail, then th
 t.test('a stopping service ends its WebSockets with 1001 and the id to resume from', async (t) => {
   // (The sweep above moved the clock 8 days: the service is catching up those closes, orders wait.)
   const agent = await registerAgent(svc);
-  const ws = await connectAs(svc, agent.key);
+  const ws = await connectAs(svc, agent.key, t);
   ws.send({ op: 'subscribe', channels: ['account', `market:${MARKET}`], after: 0 });
   t.equal((await ws.next()).op, 'subscribed');
-  const idle = await connectAs(svc, agent.key);
+  const idle = await connectAs(svc, agent.key, t);
   await svc.stop();
   t.same(await ws.closed, { code: WS_CLOSE.stopping, reason: 'stopping; reconnect and subscribe with after=0' });
   t.same(await idle.closed, { code: WS_CLOSE.stopping, reason: 'stopping; reconnect and subscribe again' }, 'one with nothing subscribed too');
