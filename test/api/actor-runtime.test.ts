@@ -8,6 +8,9 @@ import { ActorRuntime, type RuntimeOptions } from '../../actors/runtime/shards.j
 import { ActorError } from '../../actors/runtime/actor.js';
 import { actorRef, shardOf } from '../../actors/runtime/protocol.js';
 import { freshDatabase } from '../helpers/db.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(210); // 8 runtimes, 16 workers: 23 s on CI, 103 s in a whole run beside another (2026-11-28)
 
 const COUNTER = pathToFileURL(path.resolve('test/fixtures/counter-actor.mjs')).href;
 

@@ -6,7 +6,7 @@ import { MARKETS, MARKET_IDS } from '../../src/engine/index.js';
 import { clockRig } from '../helpers/clock-rig.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(250); // 30 days x 4 markets, CPU-bound: 58 s on CI, 201 s with two whole runs on its 2 cores
+fileTimeout(300); // 30 days x 4 markets, CPU-bound: 58 s on CI, 201 s with two whole runs on its 2 cores
 
 // Recording 30 days keeps a lot alive between young-generation collections: with V8's default
 // semi-space (16 MB) the two workers spent ~40 % of their time in scavenges. A larger one for the

@@ -10,6 +10,9 @@ import { send } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder } from '../helpers/web.js';
 import { H2, N, W, WINDOW_START } from '../helpers/competition.js';
 import { COMPETITION } from '../../src/rules.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(200); // 3 services: 97 s in a whole run beside another on its 2 cores (2026-11-28)
 
 
 t.test('a competition from join to prizes, paid exactly once across a restart and two services', async (t) => {

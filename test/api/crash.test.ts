@@ -25,7 +25,7 @@ import { T0 } from '../helpers/clock-rig.js';
 import { instantSql } from '../../actors/runtime/sql.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(200); // 6 child services started, killed and restarted: 55 s on CI, 160 s beside calibration on a loaded machine
+fileTimeout(260); // 6 child services started, killed and restarted: 55 s on CI, 160 s beside calibration on a loaded machine
 
 const MARKET = 'h10';
 const MONTHLY_FEE = 1500;

@@ -14,6 +14,9 @@ import { DOC_PAGES } from '../../src/http/content/docs.js';
 import { TEST_CARDS } from '../../src/payments/cards.js';
 import { EVENT_TYPES } from '../../src/schemas/index.js';
 import { EVENT_WHEN } from '../../src/http/content/events.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(210); // Chromium over the docs pages: 106 s in a whole run beside another on its 2 cores (2026-11-28)
 
 // A still clock: no session closes while the examples run, so a deal key read stays valid.
 const T0 = Date.now();

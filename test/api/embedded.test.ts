@@ -22,7 +22,7 @@ import { SERVICE_MAIN, startChild, freePort } from '../helpers/child-service.js'
 import { eventually } from '../helpers/wait.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(220); // child processes with their own servers: 75 s on CI, 179 s with two whole runs on its 2 cores
+fileTimeout(300); // child processes with their own servers: 75 s on CI, 179 s with two whole runs on its 2 cores
 
 // The subtests below share nothing (each has its own DATA_DIR, server, port and child processes),
 // and most of their time is waiting: initdb's fsyncs, servers and child services starting. They

@@ -9,6 +9,9 @@ import { freshDatabase } from '../helpers/db.js';
 import { startChild, type ChildService } from '../helpers/child-service.js';
 import { agentOn, ordersOn, slowTimeEnv } from '../helpers/child-agents.js';
 import { openSse, type SseStream } from '../helpers/sse.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(190); // two service processes: 93 s in a whole run beside another on its 2 cores (2026-11-28)
 
 const MARKET = 'h10';
 const env = slowTimeEnv;

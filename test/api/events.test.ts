@@ -8,6 +8,9 @@ import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, submit } from '../helpers/holders.js';
 import { openSse } from '../helpers/sse.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(150); // 5 clocked services: 32 s alone, 70 s in a whole run beside another (2026-11-28)
 
 const MARKET = 'm15';
 const HORIZON = 8;

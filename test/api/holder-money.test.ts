@@ -13,6 +13,9 @@ import { holderRef } from '../../actors/holder/messages.js';
 import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
 import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder, type TestHolder } from '../helpers/holders.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(170); // 5 services on one database: 20 s on CI, 84 s in a whole run beside another (2026-11-28)
 
 const VISA = { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2039 };
 /** 23:50 UTC on 28 February 2027: h10 session 50107 (22:00 to 08:00) runs across the month's end. */

@@ -8,6 +8,9 @@ import { eventually } from '../helpers/wait.js';
 import { startClockedService } from '../helpers/clocked.js';
 import { opsRoutes } from '../../src/http/routes/ops.js';
 import type { Services } from '../../src/http/services.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(250); // 3 services and `node dist/src/main.js` children: 46 s on CI, 127 s in a whole run beside another (2026-11-28)
 
 t.test('data, schema and the clock anchor survive a restart', async (t) => {
   const config = await testConfig(t);

@@ -11,6 +11,9 @@ import { getPage, postForm, startWebService } from '../helpers/web.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startChild } from '../helpers/child-service.js';
 import { freshDatabase } from '../helpers/db.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(300); // 6 services started and stopped: 45 s on CI, 161 s in a whole run beside another on its 2 cores (2026-11-28)
 
 const TOKEN = 'ops-token-for-tests-0123456789';
 // The rules the site crawl holds every page to (test/api/site-crawl.test.ts).

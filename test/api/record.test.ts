@@ -9,6 +9,9 @@ import type { ActorRuntime } from '../../actors/runtime/shards.js';
 import { MARKETS, menu, sessionRows } from '../../src/engine/index.js';
 import type { Supervisor } from '../../src/supervisor/supervisor.js';
 import { clockRig, T0 } from '../helpers/clock-rig.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(180); // 16 s on CI, 136 s beside two whole runs on its 2 cores (2026-11-28)
 
 const SEED = 7;
 

@@ -12,6 +12,9 @@ import { registerAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 import { arbOf, hostileString, objectOf, spell } from '../helpers/schema-arb.js';
 import { startWebService } from '../helpers/web.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(160); // 18 s on CI, 122 s beside two whole runs on its 2 cores (2026-11-28)
 
 const svc = await startWebService(t);
 const agent = await registerAgent(svc);

@@ -8,6 +8,9 @@ import type { Clock } from '../../src/supervisor/clock.js';
 import { Supervisor, type ScheduledMarket } from '../../src/supervisor/supervisor.js';
 import pino from 'pino';
 import { clockRig, T0, type ClockRig } from '../helpers/clock-rig.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(150); // 55 s in a whole run beside another on its 2 cores (2026-11-28)
 
 const M15: ScheduledMarket = { id: 'm15', interval_seconds: 900 };
 const M45: ScheduledMarket = { id: 'm45', interval_seconds: 2700 };

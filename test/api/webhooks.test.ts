@@ -16,6 +16,9 @@ import { eventually } from '../helpers/wait.js';
 import { metricValue } from '../helpers/metrics.js';
 import { RETRY_WINDOW_SECONDS, retryDelaySeconds } from '../../actors/webhooks/queue.js';
 import { instantSql } from '../../actors/runtime/sql.js';
+import { fileTimeout } from '../helpers/file-timeout.js';
+
+fileTimeout(200); // receivers and retries: 58 s in a whole run beside another, 151 s beside a second whole run (2026-11-28)
 
 /** A market whose sessions are long: orders placed during a test stay on an open session. */
 const MARKET = 'h10';

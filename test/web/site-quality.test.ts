@@ -15,7 +15,7 @@ import { crawl, shapeOf } from '../helpers/crawl.js';
 import { registerHolder, startRecordedSite } from '../helpers/web.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(190); // Chromium on 30 pages: 45 s on CI (81 s before axe ran in the page), 156 s with two whole runs on its 2 cores
+fileTimeout(300); // Chromium on 30 pages: 45 s on CI (81 s before axe ran in the page), 156 s with two whole runs on its 2 cores
 
 // A frozen clock on a day of history: the record has closed and settled sessions to link to.
 const svc = await startRecordedSite(t);
