@@ -126,7 +126,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     workerHeapMb: config.workerHeapMb,
     extraActorModules: opts.extraActorModules,
     onTurn: metrics.observeTurn,
-    now: () => clock.realNow(),
+    clock: () => clock.realNow(),
   });
   metrics.watch(runtime, () => poolStats(orm));
   const record = new RecordFragments(runtime, config.recordCacheBytes, log, (market) => [

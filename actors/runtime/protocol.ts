@@ -5,7 +5,7 @@ export type IdemRequest = { scope: string; key: string; hash: string };
 /**
  * `msg` is the actor kind's message union member, tagged by `kind`. `at` is when the front end sent
  * it, in real unix seconds from the service's one Clock (ARCHITECTURE rule 7): the instant a turn
- * stores or compares, never the database server's `now()`.
+ * stores or compares, never the database server's own clock.
  */
 export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown }; idem?: IdemRequest; at: number };
 

@@ -46,7 +46,7 @@ export type RuntimeOptions = Omit<WorkerOptions, 'actorModules'> & {
    * Now, in real unix seconds: the service's one Clock (ARCHITECTURE rule 7). Every message and read
    * carries it to its turn (TurnContext.at), which stores and compares no other instant.
    */
-  now: () => number;
+  clock: () => number;
   /** A turn or read task ended on shard `shard` (metrics). */
   onTurn?: (actorKind: string, msgKind: string, seconds: number, ok: boolean, shard: number) => void;
 };
@@ -132,7 +132,7 @@ export class ActorRuntime {
   ): Promise<R[K]> {
     const { timeoutMs = this.opts.askTimeoutMs, idem, grouped = false } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
     const sent = msg as Envelope['msg'];
-    const at = this.opts.now();
+    const at = this.opts.clock();
     const envelope: Envelope = idem ? { to, msg: sent, idem: { scope: idem.scope, key: idem.key, hash: idem.hash }, at } : { to, msg: sent, at };
     return this.run<R[K]>(shardOf(to, this.shards.length), envelope, to, msg.kind, timeoutMs, idem, grouped);
   }
@@ -186,7 +186,7 @@ export class ActorRuntime {
   /** Runs the read task `name` on the next shard in turn (no actor, no mailbox). */
   read<T = unknown>(name: string, args: unknown, timeoutMs = this.opts.askTimeoutMs): Promise<T> {
     this.nextReader = (this.nextReader + 1) % this.shards.length;
-    return this.run<T>(this.nextReader, { read: name, args, at: this.opts.now() }, 'read:', name, timeoutMs);
+    return this.run<T>(this.nextReader, { read: name, args, at: this.opts.clock() }, 'read:', name, timeoutMs);
   }
 
   private async run<T>(

@@ -75,7 +75,7 @@ export const usdSql = (cents: string) => `(${cents})::float8 / 100`;
 /**
  * An instant as SQL receives it (ARCHITECTURE rule 7): unix seconds from the service's Clock (a
  * turn's TurnContext.at) bound to `param`. The only way a stored or compared instant reaches SQL:
- * the database server's `now()` is never read (test/unit/no-database-clock.test.ts).
+ * the database server's own clock is never read (test/unit/no-database-clock.test.ts).
  */
 export const instantSql = (param = '?') => `to_timestamp(${param}::float8)`;
 

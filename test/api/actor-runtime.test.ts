@@ -38,7 +38,7 @@ async function runtime(tt: Tap.Test, over: Partial<RuntimeOptions> = {}): Promis
     mailboxLimit: 100_000,
     extraActorModules: [COUNTER],
     // The counter stores no instant; the runtime still stamps every message with one.
-    now: () => 1_800_000_000,
+    clock: () => 1_800_000_000,
     ...over,
   });
   tt.teardown(() => rt.close());

@@ -31,7 +31,7 @@ export async function clockRig(t: T): Promise<ClockRig> {
     clock,
     setNow: (s) => (now = s),
     runtime: (seed = 1) => {
-      const rt = new ActorRuntime({ shards: 2, databaseUrl: url, poolMax: 4, seed, baseUrl: 'http://svc.test', idleMs: 60_000, logLevel: 'silent', askTimeoutMs: 60_000, mailboxLimit: 10_000, now: () => clock.realNow() });
+      const rt = new ActorRuntime({ shards: 2, databaseUrl: url, poolMax: 4, seed, baseUrl: 'http://svc.test', idleMs: 60_000, logLevel: 'silent', askTimeoutMs: 60_000, mailboxLimit: 10_000, clock: () => clock.realNow() });
       t.teardown(() => rt.close());
       return rt;
     },
