@@ -24,11 +24,21 @@ type Column = readonly (string | number | boolean | null)[];
 const DAY_LIMITED = 'array(select id from agent where id = any($2) and limit_max_day_cents is not null)';
 
 /**
- * What the decisions need, in one statement (its snapshot taken after the session locks): open
- * sessions of $1 (markets), the paying agents $2, the accounts $3 of the batch locked FOR UPDATE in
- * id order when they pay now ($4) or are competition accounts (so concurrent batches of other
- * workers never deadlock), their competitions, the fees already charged ($5 months), the recorded
- * menu rows ($6 markets, $7 ticks, $8 idx), the stored answers ($9 scopes, $10 keys), $11 pairs
+ * The accounts of the batch (`accounts`) whose rows the batch locks: those paying now (`funded`)
+ * and competition accounts. Locked in their own statement before the read, in id order (concurrent
+ * batches of other workers or processes never deadlock): the read's snapshot is then taken after
+ * the wait, so it sees what the batch that held the lock committed. Read in the statement that
+ * waited, a day's spending was summed from a snapshot older than the lock (only the locked row
+ * itself is re-read after the wait), and two processes' batches together passed max_day (issue 41).
+ */
+const LOCKED_ACCOUNTS = (accounts: string, funded: string) => `id = any(${accounts}) and (id = any(${funded}) or kind = 'competition')`;
+
+/**
+ * What the decisions need, in one statement (its snapshot taken after the session and account
+ * locks): open sessions of $1 (markets), the paying agents $2, the balances of the accounts $3
+ * locked by order_batch_lock_accounts (those that pay now, $4, and competition accounts), their
+ * competitions, the fees already charged ($5 months), the recorded menu rows ($6 markets, $7
+ * ticks, $8 idx), the stored answers ($9 scopes, $10 keys), $11 pairs
  * of new order and round ids, and what the paying agents with a day limit funded without their
  * holder on each UTC day $12 (their spending limits: money/limits.ts).
  */
@@ -42,7 +52,7 @@ function readSql(): string {
        (select coalesce(json_agg(json_build_object('agent', s.agent, 'day', d.day, 'cents', s.cents)), '[]')
           from unnest($12::float8[]) as d(day) cross join lateral (${spentSql(DAY_LIMITED, 'd.day')}) s) as spent,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
-         (select id, balance_cents from account where id = any($3) and (id = any($4) or kind = 'competition') order by id for update) a) as accounts,
+         (select id, balance_cents from account where ${LOCKED_ACCOUNTS('$3', '$4')} order by id) a) as accounts,
        (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
                  'ends_at', c.ends_at, 'status', c.status)), '[]')
           from competition_entry e join lateral (select * from competition c where c.id = e.competition_id limit 1) c on true
@@ -70,12 +80,13 @@ export type ReadArgs = {
   at: number;
 };
 
-/** BEGIN's statements: the session locks (their own statements: a snapshot is taken before a wait), expired answers, the read. */
+/** BEGIN's statements: the session locks, the account locks (their own statements: a snapshot is taken before a wait), expired answers, the read. */
 export function readStatements(a: ReadArgs, lit: (s: string) => string): string {
   const arr = (c: Column) => arrayLiteral(c, lit);
   const keys = [arr(a.keys.map((k) => k.scope)), arr(a.keys.map((k) => k.key))];
   return [
     ...a.markets.map((m) => `execute order_batch_lock(${lit(sessionLockKey(m))})`),
+    `execute order_batch_lock_accounts(${arr(a.accounts)}, ${arr(a.funded)})`,
     ...(a.keys.length ? [`execute order_batch_expire(${keys.join(', ')}, ${lit(String(a.at))})`] : []),
     `execute order_batch_read(${[
       arr(a.markets), arr(a.agents), arr(a.accounts), arr(a.funded), arr(a.months),
@@ -172,6 +183,8 @@ export function writeStatement(
 export const PREPARE_BATCH = `set plan_cache_mode = force_generic_plan;
 set enable_seqscan = off;
 prepare order_batch_lock(text) as select pg_advisory_xact_lock_shared(hashtext($1));
+prepare order_batch_lock_accounts(bigint[], bigint[]) as
+  select id from account where ${LOCKED_ACCOUNTS('$1', '$2')} order by id for update;
 prepare order_batch_expire(text[], text[], float8) as
   delete from idempotency where ctid = any(array(
     select i.ctid from unnest($1, $2) as k(scope, key)

@@ -3,7 +3,8 @@
 // them with what was spent today; an order over a limit is a 403 naming it, and a concurrent burst
 // of pay_from_balance orders never passes max_day; setting them is a limits.changed event.
 import t from 'tap';
-import { startClockedService } from '../helpers/clocked.js';
+import { CLOCKED_START_MS, startClockedService } from '../helpers/clocked.js';
+import { startTestService } from '../helpers/service.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
 import { registerHolder, submit } from '../helpers/holders.js';
 import { instantSql } from '../../actors/runtime/sql.js';
@@ -124,4 +125,38 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     const r = await submit(svc, `/console/agents/${agent.agentId}/limits`, { max_order: '1' }, other.cookie);
     t.equal(r.status, 404);
   });
+});
+
+t.test('max_day holds when two processes take one agent\'s orders at once', async (t) => {
+  // Two services on one database (as two front ends of the cluster would be): each has its own
+  // account actor for the agent, so their order batches run at the same time and meet only at the
+  // account's row lock. The day's spending must be read after that lock (issue 41).
+  const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
+  const a = c.svc;
+  const b = await startTestService(t, {}, { realMs: c.now }, a.config);
+  const q = (sql: string, p: unknown[] = []) => a.orm.em.fork().execute(sql, p) as Promise<any[]>;
+  const holder = await registerHolder(a);
+  const m: Menu = (await send(a, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+  const cheapest = [...m.deals].sort((x, y) => x.unit_cost - y.unit_cost)[0];
+  const ROUNDS = 8;
+  const FIT = 10;
+  for (let round = 0; round < ROUNDS; round++) {
+    const agent = await registerAgent(a);
+    const balance = 1_000_000;
+    await q('update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?', [holder.email, agent.agentId]);
+    await q('update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?', [holder.email, balance, agent.accountId]);
+    await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`, [
+      agent.accountId, balance, balance, a.services.clock.realNow(),
+    ]);
+    const unit = cents((await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1 })).body.total_amount);
+    const set = await submit(a, `/console/agents/${agent.agentId}/limits`, { max_day: String((unit * FIT) / 100) }, holder.cookie);
+    t.equal(set.status, 200, JSON.stringify(set.body));
+    const auth = { authorization: `Bearer ${agent.key}` };
+    const body = { market: MARKET, offer_key: cheapest.key, qty: 1, pay_from_balance: true };
+    const burst = await Promise.all(Array.from({ length: 3 * FIT }, (_, i) => send(i % 2 ? b : a, 'POST', '/api/v1/orders', body, auth)));
+    const ok = burst.filter((r) => r.status === 201).length;
+    t.equal(ok, FIT, `round ${round + 1}: exactly what max_day holds`);
+    t.same(burst.filter((r) => r.status !== 201).map((r) => r.status), Array(3 * FIT - ok).fill(403), 'the others refused by the limit');
+    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), unit * FIT, 'spent_today is max_day, not more');
+  }
 });
