@@ -118,7 +118,10 @@ t.test('not on loopback and no SVC_OPS_TOKEN: the pages do not exist', async (t)
   }
   t.equal((await postForm(svc, '/ops/login', { token: TOKEN }, { json: true })).status, 404, 'POST /ops/login: 404');
   t.equal((await postForm(svc, '/ops/login', { token: 'x'.repeat(600) }, { json: true })).status, 404, 'an invalid login form: 404 too');
-  t.equal((await svc.get('/metrics')).status, 200, '/metrics is unchanged');
+  t.equal((await svc.get('/metrics')).status, 404, '/metrics follows the /ops rule: 404');
+  t.equal((await svc.get('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).status, 404, '/metrics with a Bearer: 404');
+  t.equal((await svc.get('/healthz')).status, 200, '/healthz stays open');
+  t.equal((await svc.get('/readyz')).status, 200, '/readyz stays open');
 });
 
 t.test('HOST not loopback, BASE_URL loopback: still not open', async (t) => {
@@ -135,6 +138,14 @@ t.test('not on loopback with SVC_OPS_TOKEN: 401 without it, 200 with the Bearer 
     t.equal((await getPage(svc, p, { json: true, headers: { authorization: `Bearer ${TOKEN}x` } })).status, 401, `${p} with a wrong Bearer: 401`);
     t.equal((await getPage(svc, p, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200, `${p} with the Bearer: 200`);
   }
+  // Prometheus scrapes /metrics with the same token.
+  const scrape = (headers: Record<string, string> = {}) => svc.get('/metrics', { headers });
+  t.equal((await scrape()).status, 401, '/metrics without the token: 401');
+  t.equal((await scrape({ authorization: `Bearer ${TOKEN}x` })).status, 401, '/metrics with a wrong Bearer: 401');
+  const scraped = await scrape({ authorization: `Bearer ${TOKEN}` });
+  t.equal(scraped.status, 200, '/metrics with the Bearer: 200');
+  t.match(await scraped.text(), /^# (HELP|TYPE) /m, 'the Prometheus text');
+  t.equal((await svc.get('/healthz')).status, 200, '/healthz stays open');
   // A browser without the token gets the error page, status kept.
   const page = await getPage(svc, '/ops');
   t.equal(page.status, 401);

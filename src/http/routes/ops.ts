@@ -1,4 +1,5 @@
-// Operators' routes (CONTRACT.md "Extra routes"): liveness, readiness, Prometheus metrics.
+// Operators' routes (CONTRACT.md "Extra routes", "Operators"): liveness and readiness (open: a
+// balancer's health checks), Prometheus metrics (the /ops rule: a scraper sends the ops token).
 import { json, media, route, type Route } from '../route.js';
 import { Health, Ready, Starting } from '../../schemas/index.js';
 import type { Services } from '../services.js';
@@ -19,7 +20,7 @@ export function opsRoutes(s: Services): Route[] {
           : json({ status: 'starting', detail: 'markets are opening or catching up' }, 503, { 'retry-after': '1' }),
     }),
     route({
-      method: 'GET', path: '/metrics', auth: 'none', summary: 'Prometheus metrics',
+      method: 'GET', path: '/metrics', auth: 'ops', summary: 'Prometheus metrics (the /ops access rule)',
       response: { 200: media('text/plain; version=0.0.4; charset=utf-8', 'Prometheus text format') },
       handler: async () => ({ body: await s.metrics.text(), contentType: 'text/plain; version=0.0.4; charset=utf-8' }),
     }),
