@@ -42,6 +42,13 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
     registers: [this.registry],
   });
+  private readonly closeLateness = new client.Histogram({
+    name: 'session_close_lateness_seconds',
+    help: 'From the end of a session (service clock) to its close finishing, by market (closes this process performed)',
+    labelNames: ['market'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 120],
+    registers: [this.registry],
+  });
   private readonly closesTotal = new client.Counter({
     name: 'session_closes_total',
     help: 'Session closes by market and by whether this process performed them (false: already closed)',
@@ -240,10 +247,16 @@ export class Metrics {
     this.turns.observe({ actor, message, ok: String(ok), shard: String(shard) }, seconds);
   };
 
-  /** A close of `market` finished (`tick`: the session it closed), at real unix time `atSeconds`. */
-  observeClose(market: string, performed: boolean, seconds: number, tick: number, atSeconds: number): void {
+  /**
+   * A close of `market` finished (`tick`: the session it closed), at real unix time `atSeconds`,
+   * `lateSeconds` after the session ended.
+   */
+  observeClose(market: string, performed: boolean, seconds: number, tick: number, atSeconds: number, lateSeconds: number): void {
     this.closesTotal.inc({ market, performed: String(performed) });
-    if (performed) this.closes.observe({ market }, seconds);
+    if (performed) {
+      this.closes.observe({ market }, seconds);
+      this.closeLateness.observe({ market }, Math.max(0, lateSeconds));
+    }
     const last = this.lastClose.get(market);
     if (!last || tick >= last.tick) this.lastClose.set(market, { at: atSeconds, tick });
   }

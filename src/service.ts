@@ -160,7 +160,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
         await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(services, market as MarketId, open)]);
       },
       onClose: (market, tick, reply) => {
-        metrics.observeClose(market, reply.closed, reply.ms / 1000, tick, clock.realNow());
+        const now = clock.realNow();
+        metrics.observeClose(market, reply.closed, reply.ms / 1000, tick, now, now - clock.closesAt(tick, MARKETS[market as MarketId].interval_seconds));
         log.info({ market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps }, 'session closed');
       },
     },

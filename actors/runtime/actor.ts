@@ -72,3 +72,9 @@ export class ActorError extends Error {
   /** A refusal answered again from a stored answer (Idempotency-Key), not decided now. */
   replayed = false;
 }
+
+/**
+ * An ask whose answer did not come within its time-out (503). The turn may still run and commit:
+ * whoever asked again learns what happened from the actor's own once-only rule.
+ */
+export class AskTimedOut extends ActorError {}

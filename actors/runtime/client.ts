@@ -7,7 +7,7 @@ import type { readTasks } from '../index.js';
 import type { ActorRuntime } from './shards.js';
 
 export { ActorRuntime, type AskOptions, type IdemTicket, type RuntimeOptions } from './shards.js';
-export { ActorError } from './actor.js';
+export { ActorError, AskTimedOut } from './actor.js';
 export type { ActorRef, Replies } from './protocol.js';
 export { REUSED_KEY, type StoredAnswer } from './idempotency.js';
 export { safeError, withSafeErrors } from './log.js';

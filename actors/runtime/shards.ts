@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import { ActorError } from './actor.js';
+import { ActorError, AskTimedOut } from './actor.js';
 import { shardOf, type ActorRef, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type Replies, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
 
@@ -201,7 +201,7 @@ export class ActorRuntime {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new ActorError(503, `${to} did not answer within ${timeoutMs} ms; ${mayHaveHappened(idem)}`, 1)),
+        () => reject(new AskTimedOut(503, `${to} did not answer within ${timeoutMs} ms; ${mayHaveHappened(idem)}`, 1)),
         timeoutMs,
       );
     });

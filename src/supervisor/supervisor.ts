@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
-import type { ActorRuntime } from '../../actors/runtime/client.js';
+import { AskTimedOut, type ActorRuntime } from '../../actors/runtime/client.js';
 import { marketRef, type CloseReply } from '../../actors/market/messages.js';
 import { payoutsRef } from '../../actors/payouts/messages.js';
 import { receiptsRef } from '../../actors/receipts/messages.js';
@@ -64,6 +64,8 @@ const WEBHOOK_PASS_MS = 1000;
 /** A pass woken by a NOTIFY (an account's log grew) runs this soon: NOTIFYs of one burst share it. */
 const WEBHOOK_WAKE_MS = 50;
 const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
+/** A close whose ask timed out is asked again at once this many times before backing off. */
+export const CLOSE_TIMEOUTS_RETRIED_AT_ONCE = 2;
 const BACKFILL_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 const START_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 
@@ -423,16 +425,23 @@ export class Supervisor {
     this.timers.set(m.id, timer);
   }
 
-  /** Logs and counts a failed close; returns the delay before the next attempt. */
+  /**
+   * Logs and counts a failed close; returns the delay before the next attempt. A close whose
+   * market actor did not answer in time (its turn may have gone through, or the process was too
+   * busy to hear it) is asked again at once, up to CLOSE_TIMEOUTS_RETRIED_AT_ONCE times: the actor
+   * closes a session once, so a second ask answers at once if the first turn closed it, and a
+   * backoff would only make the session later (issue 41).
+   */
   private closeFailed(m: ScheduledMarket, err: unknown): number | undefined {
     if (this.stopped) return undefined;
     const attempt = (this.failures.get(m.id) ?? 0) + 1;
     this.failures.set(m.id, attempt);
-    const delayMs = backoffMs(attempt, this.opts.closeRetry ?? CLOSE_RETRY);
+    const atOnce = err instanceof AskTimedOut && attempt <= CLOSE_TIMEOUTS_RETRIED_AT_ONCE;
+    const delayMs = atOnce ? 0 : backoffMs(attempt, this.opts.closeRetry ?? CLOSE_RETRY);
     this.opts.metrics?.closeFailed(m.id);
     this.opts.log.error(
       { err, market: m.id, tick: this.open.get(m.id), attempt, retryInMs: Math.round(delayMs) },
-      `close of ${m.id} ${this.open.get(m.id)} failed: ${causeOf(err)}; retrying`,
+      `close of ${m.id} ${this.open.get(m.id)} failed: ${causeOf(err)}; retrying${atOnce ? ' at once' : ''}`,
     );
     return delayMs;
   }

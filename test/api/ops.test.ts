@@ -12,6 +12,8 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { startChild } from '../helpers/child-service.js';
 import { freshDatabase } from '../helpers/db.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
+import { startClockedService } from '../helpers/clocked.js';
+import { metricValue } from '../helpers/metrics.js';
 
 fileTimeout(300); // 6 services started and stopped: 45 s on CI, 161 s in a whole run beside another on its 2 cores (2026-11-28)
 
@@ -248,4 +250,16 @@ t.test('two processes on one database: each page shows its own process, and says
   const page = await b.send('GET', '/ops', undefined, { accept: 'text/html' });
   t.equal(page.status, 200);
   t.match(page.body, `pid ${b.proc.pid} on `, 'the page names the process');
+});
+
+t.test('a close\'s lateness after its session ended is measured and shown', async (t) => {
+  const c = await startClockedService(t);
+  // The session of m15 ends; its close runs 1.5 s later (by the service clock).
+  c.advanceTo(c.closesAtMs('m15') + 1500);
+  await c.runDue();
+  const text = await (await c.svc.get('/metrics')).text();
+  t.equal(metricValue(text, 'session_close_lateness_seconds_count{market="m15"}'), 1, 'one close of m15');
+  t.equal(metricValue(text, 'session_close_lateness_seconds_sum{market="m15"}'), 1.5, '1.5 s after its session ended');
+  const page = await getPage(c.svc, '/ops');
+  t.match(page.text, '<th scope="col" class="num">Late p99</th>', '/ops shows it per market');
 });

@@ -9,7 +9,8 @@ import { Writable } from 'node:stream';
 import { Clock } from '../../src/supervisor/clock.js';
 import { backoffMs, Sleeper } from '../../src/supervisor/backoff.js';
 import { eventually } from '../helpers/wait.js';
-import { Supervisor, type Asker, type SupervisorMetrics, type SupervisorOptions } from '../../src/supervisor/supervisor.js';
+import { AskTimedOut } from '../../actors/runtime/client.js';
+import { CLOSE_TIMEOUTS_RETRIED_AT_ONCE, Supervisor, type Asker, type SupervisorMetrics, type SupervisorOptions } from '../../src/supervisor/supervisor.js';
 
 const M = { id: 'm15', interval_seconds: 900 };
 const OPEN = 2_000_000;
@@ -49,7 +50,7 @@ function waitsBetween(events: Event[], pick: (e: { msg: Msg; ok: boolean }) => b
 }
 
 /** An actor system that answers like the market actor; `fail(msg, n)` decides whether the n-th ask of this kind throws. */
-function scripted(fail: (msg: Msg, n: number) => boolean, events: Event[] = []) {
+function scripted(fail: (msg: Msg, n: number) => boolean, events: Event[] = [], failure = (msg: Msg, n: number): Error => new Error(`injected ${msg.kind} failure ${n}`)) {
   const asks: { msg: Msg; ok: boolean }[] = [];
   const count = new Map<string, number>();
   const asker: Asker = {
@@ -59,7 +60,7 @@ function scripted(fail: (msg: Msg, n: number) => boolean, events: Event[] = []) 
       const ok = !fail(msg, n);
       asks.push({ msg, ok });
       events.push({ msg, ok });
-      if (!ok) throw new Error(`injected ${msg.kind} failure ${n}`);
+      if (!ok) throw failure(msg, n);
       if (msg.kind === 'start') return { open: OPEN, liveStart: OPEN, fromTick: OPEN - 100 } as T;
       if (msg.kind === 'open') return { id: _to, due: [] } as T; // a competition window (CompetitionActor)
       if (msg.kind === 'backfill') return { recorded: (msg.to as number) - (msg.from as number) + 1, ms: 1 } as T;
@@ -202,6 +203,27 @@ t.test('a failing close is retried with growing delays, then the market goes on'
   });
   tt.equal(counts.closeFailed, 4);
   tt.match(logs.find((l) => l.level === 50), { market: 'm15', tick: OPEN, attempt: 1, msg: `close of m15 ${OPEN} failed: injected close failure 1; retrying` });
+});
+
+t.test('a close whose market actor did not answer in time is asked again at once, then with backoff', async (tt) => {
+  // As above, but the asks time out (a busy process): the first retries come at once, and only
+  // after CLOSE_TIMEOUTS_RETRIED_AT_ONCE of them does the backoff start.
+  const boundary = (OPEN + 1) * 900;
+  let nowMs = (boundary - 0.1) * 1000;
+  const c = new Clock({ real: boundary, service: boundary, scale: 1 }, () => nowMs);
+  const failing = CLOSE_TIMEOUTS_RETRIED_AT_ONCE + 1;
+  const s = scripted((m, n) => m.kind === 'close' && n <= failing, [], (m) => new AskTimedOut(503, `market:m15 did not answer within 10000 ms`, 1));
+  let closed!: () => void;
+  const wentThrough = new Promise<void>((r) => (closed = r));
+  const { sup, logs } = supervisor(tt, s.asker, c, { closeRetry: { baseMs: 40, capMs: 10_000 }, onClose: () => closed() });
+  await sup.start();
+  nowMs = (boundary + 1) * 1000;
+  await wentThrough;
+  tt.equal(sup.openTick('m15'), OPEN + 1, 'the close went through');
+  const retries = logs.filter((l) => l.level === 50).map((l) => l.retryInMs);
+  tt.same(retries.slice(0, CLOSE_TIMEOUTS_RETRIED_AT_ONCE), Array(CLOSE_TIMEOUTS_RETRIED_AT_ONCE).fill(0), 'the first retries at once');
+  tt.ok(retries[CLOSE_TIMEOUTS_RETRIED_AT_ONCE] >= 40 * 2 ** CLOSE_TIMEOUTS_RETRIED_AT_ONCE / 2, `then the backoff (${retries.join(', ')})`);
+  tt.match(logs.find((l) => l.level === 50).msg, /did not answer within 10000 ms; retrying at once$/);
 });
 
 t.test('orders a close refunded are logged by order and cause, and counted', async (tt) => {

@@ -85,6 +85,8 @@ export type RouteFigures = { method: string; route: string; requests: number; ra
 export type ShardFigures = { shard: string; mailbox: number; mailbox_share: number | null; utilization: number; restarts: number; turns: number; turn_p50_ms: number | null; turn_p99_ms: number | null };
 export type MarketFigures = {
   market: string; closes: number; performed: number; failures: number; close_p50_ms: number | null; close_p99_ms: number | null;
+  /** From the session's end to its close finishing, p99 since start. */
+  late_p99_ms: number | null;
   last_close_at: number | null; last_tick: number | null; interval_s: number | null;
 };
 
@@ -190,6 +192,7 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
   const performed = sumBy(now, 'session_closes_total', ['market'], (l) => l.performed === 'true');
   const failures = sumBy(now, 'session_close_failures_total', ['market']);
   const closeBuckets = bucketsBy(now, 'session_close_seconds', ['market']);
+  const lateBuckets = bucketsBy(now, 'session_close_lateness_seconds', ['market']);
   const lastAt = sumBy(now, 'session_last_close_timestamp_seconds', ['market']);
   const lastTick = sumBy(now, 'session_last_closed_tick', ['market']);
   const interval = sumBy(now, 'session_interval_seconds', ['market']);
@@ -197,6 +200,7 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
   const markets = marketIds.map((market): MarketFigures => ({
     market, closes: closes.get(market) ?? 0, performed: performed.get(market) ?? 0, failures: failures.get(market) ?? 0,
     close_p50_ms: ms(quantile(0.5, closeBuckets.get(market) ?? new Map())), close_p99_ms: ms(quantile(0.99, closeBuckets.get(market) ?? new Map())),
+    late_p99_ms: ms(quantile(0.99, lateBuckets.get(market) ?? new Map())),
     last_close_at: lastAt.get(market) ?? null, last_tick: lastTick.get(market) ?? null, interval_s: interval.get(market) ?? null,
   }));
 

@@ -78,6 +78,7 @@ export function opsView(f: Figures, points: readonly Point[]) {
       closes: cell(`markets.${i}.closes`, 'int', m.closes), performed: cell(`markets.${i}.performed`, 'int', m.performed),
       failures: cell(`markets.${i}.failures`, 'int', m.failures),
       p50: cell(`markets.${i}.close_p50_ms`, 'ms', m.close_p50_ms), p99: cell(`markets.${i}.close_p99_ms`, 'ms', m.close_p99_ms),
+      late: cell(`markets.${i}.late_p99_ms`, 'ms', m.late_p99_ms),
       last_at: cell(`markets.${i}.last_close_at`, 'at', m.last_close_at), last_tick: cell(`markets.${i}.last_tick`, 'int', m.last_tick),
     })),
     cache: rows('record_cache', f.record_cache, [
