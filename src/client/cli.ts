@@ -1,19 +1,28 @@
 #!/usr/bin/env node
-// agent-market: the API from a shell, on the typed client (src/client/index.ts). Readable tables,
-// or the API's JSON with --json. The key comes from AGENT_MARKET_KEY or --key, the service from
-// AGENT_MARKET_URL or --url (default http://127.0.0.1:8080). Exit 0 on success, 1 when the API
-// refused (its status and detail on stderr), 2 on a usage error.
+// agent-market: the API from a shell, on the typed client (src/client/index.ts), for the whole
+// loop of an agent: a key, registration, markets, deals and their projections, orders, carts and
+// their links, events, receipts. Readable tables, or the API's JSON with --json. The key comes from
+// AGENT_MARKET_KEY or --key, the service from AGENT_MARKET_URL or --url (default
+// http://127.0.0.1:8080; an empty variable counts as unset). Exit 0 on success, 1 when the API
+// refused or the service could not be reached (said on stderr, with the URL tried), 2 on a usage error.
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { MARKET_IDS } from '../engine/markets.js';
 import { createClient, DEFAULT_BASE_URL, type ApiClient } from './index.js';
 
 const USAGE = `agent-market: the agent market-access API from a shell
 
 usage: agent-market [--json] [--key KEY] [--url URL] <command> [arguments]
 
+  token                                          invent a fresh API key (nothing is stored yet)
+  register --name NAME [--recall-phrase P] [--token KEY]
+                                                 register an agent under KEY (a fresh one if none);
+                                                 prints the key to export as AGENT_MARKET_KEY
   markets                                        the markets and their open sessions
-  deals <market> [--family F] [--house-only]     the current menu of a market (h2, h10, m15, d1, ...)
+  deals <market> [--family F] [--house-only]     the current menu of a market (${MARKET_IDS.join(', ')})
+  projection <market> <offer_key> [--lookback N] the naive projection of a deal: P&L by volume
   order <market> <offer_key> <qty> [--pay-from-balance] [--idempotency-key K]
                                                  order a deal; hand the purchase_url to your holder
   orders [--status S]                            my orders, newest first
@@ -24,6 +33,10 @@ usage: agent-market [--json] [--key KEY] [--url URL] <command> [arguments]
   cart                                           my default cart and its checkout_url
   cart add <market> <offer_key> <qty> [--note TEXT] [--idempotency-key K]
                                                  propose a deal as a cart line
+  cart list                                      every cart I can see
+  cart link                                      the links of my default cart to hand to a holder
+  receipt verify <order_id | receipt>            check an approval receipt's signature against
+                                                 the service's public keys; print what it approves
 
   --json      print the API's JSON (events: one JSON object a line)
   --key KEY   the agent's API key (default: $AGENT_MARKET_KEY)
@@ -84,6 +97,10 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
         follow: { type: 'boolean' },
         max: { type: 'string' },
         note: { type: 'string' },
+        name: { type: 'string' },
+        'recall-phrase': { type: 'string' },
+        token: { type: 'string' },
+        lookback: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -97,11 +114,14 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
     return command || o.help ? 0 : 2;
   }
   out.json = !!o.json;
-  const api = createClient(o.url ?? env.AGENT_MARKET_URL ?? DEFAULT_BASE_URL, o.key ?? env.AGENT_MARKET_KEY);
+  const base = baseUrlOf(o.url as string | undefined, env);
   try {
+    if (!URL.canParse(base) || !/^https?:$/.test(new URL(base).protocol)) {
+      throw new Usage(`the service's URL must be an http(s) URL (from ${o.url ? '--url' : 'AGENT_MARKET_URL'}): ${JSON.stringify(base)}`);
+    }
     const commandOf = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!commandOf) throw new Usage(`unknown command ${command}`);
-    await commandOf(api, args, o, out);
+    await commandOf({ api: createClient(base, o.key || env.AGENT_MARKET_KEY), base }, args, o, out);
     return 0;
   } catch (e) {
     if (e instanceof Usage) {
@@ -113,27 +133,70 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: Out, err:
       if (e.status === 401) err('send the agent\'s key: --key KEY or AGENT_MARKET_KEY');
       return 1;
     }
-    err(`error: ${(e as Error).message}`);
+    err(`error: ${unreachable(e, base) ?? (e as Error).message}`);
     return 1;
   }
 }
 
+/**
+ * The service's address: --url, else AGENT_MARKET_URL, else the default. An empty one is unset (a
+ * shell's `AGENT_MARKET_URL= agent-market ...`), not a relative URL.
+ */
+export const baseUrlOf = (flag: string | undefined, env: NodeJS.ProcessEnv): string => flag || env.AGENT_MARKET_URL || DEFAULT_BASE_URL;
+
+/** A fetch that failed before any answer ("fetch failed"), said with the URL tried and the cause. */
+function unreachable(e: unknown, base: string): string | undefined {
+  if (!(e instanceof TypeError) || e.message !== 'fetch failed') return undefined;
+  const cause = e.cause as { code?: string; message?: string } | undefined;
+  return `cannot reach the service at ${base} (${cause?.code ?? cause?.message ?? 'no answer'}): is it running? Set --url or AGENT_MARKET_URL`;
+}
+
 type Options = Record<string, string | boolean | undefined>;
-type Command = (api: ApiClient, args: string[], o: Options, out: Out) => Promise<void>;
+/** The client and the service's base URL it speaks to. */
+type Service = { api: ApiClient; base: string };
+type Command = (s: Service, args: string[], o: Options, out: Out) => Promise<void>;
 
 const print = (out: Out, data: unknown, text: () => string) => out.write(out.json ? JSON.stringify(data) : text());
 const money = (x: number | null | undefined) => (x === null || x === undefined ? '-' : x.toFixed(2));
 const time = (unix: number | null | undefined) => (unix ? new Date(unix * 1000).toISOString().replace('.000Z', 'Z') : '-');
 
 const COMMANDS: Record<string, Command> = {
-  async markets(api, _args, _o, out) {
+  async token({ api }, _args, _o, out) {
+    const data = await answer(api.POST('/api/v1/agents/token'));
+    print(out, data, () => [
+      `key ${data.token}`,
+      `key id ${data.key_id} (public); nothing is stored until you register it:`,
+      `  agent-market register --token ${data.token} --name NAME --recall-phrase ${JSON.stringify(data.recall_phrase_suggestion)}`,
+    ].join('\n'));
+  },
+
+  async register({ api }, _args, o, out) {
+    if (!o.name) throw new Usage('register --name NAME [--recall-phrase P] [--token KEY]');
+    let token = o.token as string | undefined;
+    let phrase = o['recall-phrase'] as string | undefined;
+    if (!token) {
+      const fresh = await answer(api.POST('/api/v1/agents/token'));
+      token = fresh.token;
+      phrase ??= fresh.recall_phrase_suggestion;
+    }
+    if (!phrase) throw new Usage('register --token KEY needs --recall-phrase P (a phrase that helps you recognise the key later)');
+    const data = await answer(api.POST('/api/v1/agents/register', { body: { token, name: String(o.name), recall_phrase: phrase } }));
+    print(out, { ...data, token }, () => [
+      `agent ${data.agent_id} (${data.name}), account ${data.account_id}, key id ${data.key_id}, recall phrase ${JSON.stringify(phrase)}`,
+      'your key, shown once (keep it secret; the service stores only its hash):',
+      `  export AGENT_MARKET_KEY=${token}`,
+      `your cart for your holder: ${data.cart.checkout_url}`,
+    ].join('\n'));
+  },
+
+  async markets({ api }, _args, _o, out) {
     const data = await answer(api.GET('/api/v1/markets'));
     print(out, data, () => table(data.markets.map((m) => ({
       id: m.id, label: m.label, interval_seconds: m.interval_seconds, session: m.current_tick, closes_at: time(m.tick_closes_at), seconds_to_close: m.seconds_to_close, max_qty: m.max_qty,
     })), ['id', 'label', 'interval_seconds', 'session', 'closes_at', 'seconds_to_close', 'max_qty']));
   },
 
-  async deals(api, [market], o, out) {
+  async deals({ api }, [market], o, out) {
     if (!market) throw new Usage('deals <market>');
     const data = await answer(api.GET('/api/v1/markets/{market_id}/deals', {
       params: { path: { market_id: market }, query: { ...(o.family ? { family: String(o.family) } : {}), ...(o['house-only'] ? { house_only: true } : {}) } as never },
@@ -144,7 +207,26 @@ const COMMANDS: Record<string, Command> = {
     ].join('\n'));
   },
 
-  async order(api, [market, offerKey, qty], o, out) {
+  async projection({ api }, [market, offerKey], o, out) {
+    if (!market || !offerKey) throw new Usage('projection <market> <offer_key> [--lookback N]');
+    const query = o.lookback === undefined ? {} : { lookback: int(o.lookback as string, '--lookback') };
+    const data = await answer(api.GET('/api/v1/markets/{market_id}/deals/{offer_key}/projection', {
+      params: { path: { market_id: market, offer_key: offerKey }, query: query as never },
+    }));
+    // Every volume up to 10, then every tenth: the curve's shape without hundreds of lines.
+    const rows = data.qty.flatMap((q, i) => (q <= 10 || q % 10 === 0 || q === data.best_qty ? [{
+      qty: q, low: money(data.curve.low[i]), mid: money(data.curve.mid[i]), high: money(data.curve.high[i]), best: q === data.best_qty ? '<' : '',
+    }] : []));
+    print(out, data, () => [
+      `${data.market} ${offerKey} (${data.sku_family}), session ${data.tick}: a naive projection from ${data.fit.points} closed sessions (${data.fit.kind} fit, r2 ${data.fit.r2.toFixed(2)})`,
+      `it only speeds or slows the family's sales: it does not cover a fall in price or a downside; losses are possible`,
+      `settled similar deals: ${data.samples.settled} of ${data.samples.deals}, ${data.samples.profitable} in profit, ${data.samples.downside_events} hit by a downside`,
+      'cash P&L by volume (USD):',
+      table(rows, ['qty', 'low', 'mid', 'high', 'best']),
+    ].join('\n'));
+  },
+
+  async order({ api }, [market, offerKey, qty], o, out) {
     if (!market || !offerKey) throw new Usage('order <market> <offer_key> <qty>');
     const data = await answer(api.POST('/api/v1/orders', {
       body: { market, offer_key: offerKey, qty: int(qty, 'qty'), pay_from_balance: !!o['pay-from-balance'] },
@@ -157,24 +239,24 @@ const COMMANDS: Record<string, Command> = {
     ].filter(Boolean).join('\n'));
   },
 
-  async orders(api, _args, o, out) {
+  async orders({ api }, _args, o, out) {
     const data = await answer(api.GET('/api/v1/orders', { params: { query: (o.status ? { status: o.status } : {}) as never } }));
     print(out, data, () => table(data.orders.map((x) => ({ id: x.id, market: x.market, tick: x.tick, qty: x.qty, total: money(x.total_amount), status: x.status, position: x.position_id })), ['id', 'market', 'tick', 'qty', 'total', 'status', 'position']));
   },
 
-  async positions(api, _args, o, out) {
+  async positions({ api }, _args, o, out) {
     const data = await answer(api.GET('/api/v1/positions', { params: { query: (o.status ? { status: o.status } : {}) as never } }));
     print(out, data, () => table(data.positions.map((p) => ({
       id: p.id, market: p.market, deal: p.deal_title, qty: p.qty, sold: p.units_sold, ticks: `${p.ticks_done}/${p.horizon}`, pnl: money(p.realized_pnl ?? p.pnl_so_far), status: p.status,
     })), ['id', 'market', 'deal', 'qty', 'sold', 'ticks', 'pnl', 'status']));
   },
 
-  async account(api, _args, _o, out) {
+  async account({ api }, _args, _o, out) {
     const data = await answer(api.GET('/api/v1/account'));
     print(out, data, () => table(Object.entries(data).filter(([, v]) => typeof v !== 'object' || v === null).map(([field, value]) => ({ field, value })), ['field', 'value']));
   },
 
-  async events(api, _args, o, out) {
+  async events({ api }, _args, o, out) {
     const max = o.max === undefined ? Infinity : int(o.max as string, '--max');
     let after = o.after === undefined ? 0 : int(o.after as string, '--after');
     const types = o.types as string | undefined;
@@ -208,7 +290,7 @@ const COMMANDS: Record<string, Command> = {
     }
   },
 
-  async cart(api, [sub, market, offerKey, qty], o, out) {
+  async cart({ api }, [sub, market, offerKey, qty], o, out) {
     if (sub === undefined || sub === 'show') {
       const data = await answer(api.GET('/api/v1/cart'));
       print(out, data, () => [
@@ -218,14 +300,60 @@ const COMMANDS: Record<string, Command> = {
       ].join('\n'));
       return;
     }
-    if (sub !== 'add' || !market || !offerKey) throw new Usage('cart add <market> <offer_key> <qty> [--note TEXT]');
+    if (sub === 'list') {
+      const data = await answer(api.GET('/api/v1/carts'));
+      print(out, data, () => table(data.carts.map((c) => ({
+        id: c.id, name: c.name, kind: c.kind, mine: c.mine, connected: c.associated, open: c.open_items, stale: c.stale_items, total: money(c.total), checkout_url: c.checkout_url,
+      })), ['id', 'name', 'kind', 'mine', 'connected', 'open', 'stale', 'total', 'checkout_url']));
+      return;
+    }
+    if (sub === 'link') {
+      const data = await answer(api.POST('/api/v1/cart/link'));
+      print(out, data, () => [
+        `cart ${data.cart_id}: hand one of these to your holder`,
+        `  to review and pay it:      ${data.checkout_url}`,
+        `  to connect you to them:    ${data.pairing_url}`,
+      ].join('\n'));
+      return;
+    }
+    if (sub !== 'add' || !market || !offerKey) throw new Usage('cart [show | list | link | add <market> <offer_key> <qty> [--note TEXT]]');
     const data = await answer(api.POST('/api/v1/cart/items', {
       body: { market, offer_key: offerKey, qty: int(qty, 'qty'), ...(o.note ? { note: String(o.note) } : {}) } as never,
       params: { header: idem(o['idempotency-key'] as string | undefined) } as never,
     }));
     print(out, data, () => [`line ${data.item_id} in cart ${data.cart_id}: ${data.qty} (${data.status})${data.clamped ? ', clamped to max_qty' : ''}`, data.note, `checkout_url: ${data.checkout_url}`].join('\n'));
   },
+
+  /** Verifies with jose against the service's JWKS (never hand-written crypto), as SPEC's receipts say anyone can. */
+  async receipt({ api, base }, [sub, what], _o, out) {
+    if (sub !== 'verify' || !what) throw new Usage('receipt verify <order_id | receipt>');
+    let receipt = what;
+    if (/^\d+$/.test(what)) {
+      const order = await answer(api.GET('/api/v1/orders/{order_id}', { params: { path: { order_id: Number(what) } } }));
+      if (!order.receipt) throw new Usage(`order ${what} has no receipt: only an order a holder's hand or standing grant funded has one (status ${order.status})`);
+      receipt = order.receipt;
+    } else if (!JWS.test(what)) {
+      throw new Usage('a receipt is a compact JWS (three base64url parts separated by dots), or give an order id');
+    }
+    const keys = createRemoteJWKSet(new URL('/.well-known/jwks.json', base));
+    let verified;
+    try {
+      verified = await jwtVerify(receipt, keys, { algorithms: ['EdDSA'] });
+    } catch (e) {
+      if (unreachable(e, base)) throw e;
+      throw new Refused(422, `the receipt does not verify against ${new URL('/.well-known/jwks.json', base).href}: ${(e as Error).message}`);
+    }
+    const { payload, protectedHeader } = verified;
+    print(out, { valid: true, key_id: protectedHeader.kid, payload }, () => [
+      `valid: signed by ${String(payload.iss)} with key ${protectedHeader.kid}`,
+      table(Object.entries(payload).map(([field, value]) => ({ field, value })), ['field', 'value']),
+    ].join('\n'));
+  },
 };
+
+/** A compact JWS: three base64url parts. */
+const JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
 
 /** One line about an event's data: its most telling fields. */
 function summary(data: unknown): string {

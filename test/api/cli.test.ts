@@ -1,13 +1,20 @@
 // The CLI (`agent-market`, dist/src/client/cli.js, on the typed client) against a running service:
-// deals, order, cart add, positions and events (listed, and followed on the stream for a bounded
-// number of events), as tables and as --json; the key from AGENT_MARKET_KEY or --key, the service
-// from AGENT_MARKET_URL.
+// the whole loop of a new agent (token, register, deals, projection, order, cart add/list/link,
+// events, receipt verify once its holder paid), deals, order, cart add, positions and events
+// (listed, and followed on the stream for a bounded number of events), as tables and as --json;
+// the key from AGENT_MARKET_KEY or --key, the service from AGENT_MARKET_URL; errors that name the
+// URL tried; help that names only real markets.
 import t from 'tap';
+import net from 'node:net';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent } from '../helpers/agents.js';
+import { registerHolder } from '../helpers/holders.js';
+import { MARKET_IDS } from '../../src/engine/index.js';
+import { baseUrlOf } from '../../src/client/cli.js';
+import { DEFAULT_BASE_URL } from '../../src/client/index.js';
 
 const run = promisify(execFile);
 const CLI = path.resolve('dist/src/client/cli.js');
@@ -105,5 +112,84 @@ t.test('help and unknown commands', async (t) => {
   const help = await cli(['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /usage: agent-market/);
+  for (const command of ['token', 'register', 'projection', 'cart list', 'cart link', 'receipt verify']) t.match(help.stdout, `\n  ${command} `, `help names ${command}`);
+  const named = /\(([a-z0-9, ]+)\)/.exec(help.stdout.split('\n').find((l) => l.trimStart().startsWith('deals '))!)![1].split(', ');
+  t.same(named, [...MARKET_IDS], 'the markets help names are the service\'s, and only those');
+  t.same(named, (await svc.getJson('/api/v1/markets')).body.markets.map((m: { id: string }) => m.id), 'as the running service lists them');
   t.equal((await cli(['frobnicate'])).code, 2);
+});
+
+t.test('errors name the URL tried; an empty AGENT_MARKET_URL is unset', async (t) => {
+  // A port nothing listens on: one the system just gave a server that is closed again.
+  const probe = net.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  const down = await cli(['markets'], { AGENT_MARKET_URL: `http://127.0.0.1:${port}` });
+  t.equal(down.code, 1);
+  t.match(down.stderr, `error: cannot reach the service at http://127.0.0.1:${port} (ECONNREFUSED): is it running? Set --url or AGENT_MARKET_URL`);
+  t.equal(baseUrlOf(undefined, { AGENT_MARKET_URL: '' }), DEFAULT_BASE_URL, 'an empty AGENT_MARKET_URL: the default address, not "Failed to parse URL"');
+  t.equal(baseUrlOf('', { AGENT_MARKET_URL: 'http://a.test' }), 'http://a.test', 'an empty --url: the variable');
+  t.equal(baseUrlOf('http://b.test', { AGENT_MARKET_URL: 'http://a.test' }), 'http://b.test', '--url first');
+  const bad = await cli(['markets', '--url', 'not a url']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /the service's URL must be an http\(s\) URL \(from --url\): "not a url"/);
+});
+
+t.test('the whole loop of a new agent through the CLI', async (t) => {
+  const token = await cli(['token', '--json']);
+  t.equal(token.code, 0, token.stderr);
+  t.match(JSON.parse(token.stdout), { token: /^[A-Za-z0-9]{80}$/ });
+  t.match((await cli(['token'])).stdout, /^key [A-Za-z0-9]{80}\nkey id [A-Za-z0-9]{20} \(public\)/);
+
+  t.equal((await cli(['register'])).code, 2, 'register needs a name');
+  const reg = await cli(['register', '--name', 'CLI loop agent']);
+  t.equal(reg.code, 0, reg.stderr);
+  const key = /export AGENT_MARKET_KEY=([A-Za-z0-9]{80})/.exec(reg.stdout)?.[1];
+  t.ok(key, 'prints the key to export');
+  const own = await cli(['register', '--name', 'CLI agent two', '--token', JSON.parse(token.stdout).token, '--recall-phrase', 'green lamp', '--json']);
+  t.equal(own.code, 0, own.stderr);
+  t.match(JSON.parse(own.stdout), { name: 'CLI agent two', token: JSON.parse(token.stdout).token });
+  const as = { AGENT_MARKET_KEY: key! };
+  t.equal(JSON.parse((await cli(['account', '--json'], as)).stdout).balance, 0, 'the new agent reads its account');
+
+  const menu = JSON.parse((await cli(['deals', 'm15', '--json'])).stdout);
+  const offer = menu.deals[0].key;
+  const projection = await cli(['projection', 'm15', offer], as);
+  t.equal(projection.code, 0, projection.stderr);
+  t.match(projection.stdout, /a naive projection from \d+ closed sessions/);
+  t.match(projection.stdout, /losses are possible/, 'says what the projection does not cover');
+  t.match(projection.stdout, /\nqty\s+low\s+mid\s+high\s+best\n/);
+  const pj = JSON.parse((await cli(['projection', 'm15', offer, '--json'])).stdout);
+  t.same(pj, (await svc.getJson(`/api/v1/markets/m15/deals/${offer}/projection`)).body, '--json is the API\'s answer');
+  t.equal((await cli(['projection', 'm15', 'no-such-deal'])).code, 1, 'a deal not on the menu: refused');
+
+  const placed = JSON.parse((await cli(['order', 'm15', offer, '1', '--json'], as)).stdout);
+  t.equal(placed.status, 'awaiting_payment');
+  t.equal((await cli(['cart', 'add', 'm15', offer, '1'], as)).code, 0);
+  const carts = await cli(['cart', 'list', '--json'], as);
+  t.equal(JSON.parse(carts.stdout).carts.length, 1, 'cart list: the agent\'s one cart');
+  t.match((await cli(['cart', 'list'], as)).stdout, /^id\s+name\s+kind\s+mine\s+connected/);
+  const link = await cli(['cart', 'link'], as);
+  t.equal(link.code, 0, link.stderr);
+  t.match(link.stdout, /to review and pay it:\s+http.*\n\s+to connect you to them:\s+http.*\/link\//);
+
+  const unpaid = await cli(['receipt', 'verify', String(placed.id)], as);
+  t.equal(unpaid.code, 2);
+  t.match(unpaid.stderr, /has no receipt/);
+  const holder = await registerHolder(svc);
+  t.equal((await holder.pay(placed.purchase_url)).status, 200);
+  const verified = await cli(['receipt', 'verify', String(placed.id), '--json'], as);
+  t.equal(verified.code, 0, verified.stderr);
+  const v = JSON.parse(verified.stdout);
+  t.equal(v.valid, true);
+  t.equal(v.payload.iss, svc.config.baseUrl);
+  const receipt = JSON.parse((await cli(['orders', '--json'], as)).stdout).orders.find((o: { id: number }) => o.id === placed.id).receipt;
+  t.match((await cli(['receipt', 'verify', receipt])).stdout, /^valid: signed by /, 'a receipt given whole verifies without a key');
+  const [h, body, sig] = receipt.split('.');
+  const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), charged: 0 })).toString('base64url');
+  const tampered = await cli(['receipt', 'verify', `${h}.${forged}.${sig}`]);
+  t.equal(tampered.code, 1, 'a tampered receipt does not verify');
+  t.match(tampered.stderr, /error 422: the receipt does not verify against http/);
+  t.match((await cli(['events'], as)).stdout, /order\.paid/, 'and the agent saw it paid');
 });
