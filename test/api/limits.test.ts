@@ -4,13 +4,30 @@
 // of pay_from_balance orders never passes max_day; setting them is a limits.changed event.
 import t from 'tap';
 import { CLOCKED_START_MS, startClockedService } from '../helpers/clocked.js';
-import { startTestService } from '../helpers/service.js';
-import { registerAgent, send, type Menu } from '../helpers/agents.js';
-import { registerHolder, submit } from '../helpers/holders.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
+import { registerHolder, submit, type TestHolder } from '../helpers/holders.js';
 import { instantSql } from '../../actors/runtime/sql.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
+
+/**
+ * A new agent of `holder` that may fund orders from its balance of 10 000 USD. The fixture (earning
+ * the switch takes 3 settled profitable trades, which trading.test.ts covers): the agent is the
+ * holder's, its switch on, its account topped up through a ledger row.
+ */
+async function fundedAgent(svc: TestService, holder: TestHolder): Promise<TestAgent> {
+  const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p);
+  const agent = await registerAgent(svc);
+  const balance = 1_000_000;
+  await q('update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?', [holder.email, agent.agentId]);
+  await q('update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?', [holder.email, balance, agent.accountId]);
+  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`, [
+    agent.accountId, balance, balance, svc.services.clock.realNow(),
+  ]);
+  return agent;
+}
 
 t.test('spending limits bound what an agent funds without its holder', async (t) => {
   // A fixed instant at midday UTC: the closes below never cross into the next UTC day (a new day of
@@ -18,16 +35,8 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
   const c = await startClockedService(t, {}, { startMs: Date.UTC(2026, 10, 26, 12) + 50 });
   const svc = c.svc;
   const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
-  const agent = await registerAgent(svc);
   const holder = await registerHolder(svc);
-  // The fixture (earning the switch takes 3 settled profitable trades, which trading.test.ts covers):
-  // the agent is the holder's, its switch on, its account topped up through a ledger row.
-  const balance = 1_000_000;
-  await q('update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?', [holder.email, agent.agentId]);
-  await q('update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?', [holder.email, balance, agent.accountId]);
-  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`, [
-    agent.accountId, balance, balance, svc.services.clock.realNow(),
-  ]);
+  const agent = await fundedAgent(svc, holder);
 
   const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
   const cheapest = [...m.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
@@ -134,20 +143,13 @@ t.test('max_day holds when two processes take one agent\'s orders at once', asyn
   const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
   const a = c.svc;
   const b = await startTestService(t, {}, { realMs: c.now }, a.config);
-  const q = (sql: string, p: unknown[] = []) => a.orm.em.fork().execute(sql, p) as Promise<any[]>;
   const holder = await registerHolder(a);
   const m: Menu = (await send(a, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
   const cheapest = [...m.deals].sort((x, y) => x.unit_cost - y.unit_cost)[0];
   const ROUNDS = 8;
   const FIT = 10;
   for (let round = 0; round < ROUNDS; round++) {
-    const agent = await registerAgent(a);
-    const balance = 1_000_000;
-    await q('update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?', [holder.email, agent.agentId]);
-    await q('update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?', [holder.email, balance, agent.accountId]);
-    await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`, [
-      agent.accountId, balance, balance, a.services.clock.realNow(),
-    ]);
+    const agent = await fundedAgent(a, holder);
     const unit = cents((await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1 })).body.total_amount);
     const set = await submit(a, `/console/agents/${agent.agentId}/limits`, { max_day: String((unit * FIT) / 100) }, holder.cookie);
     t.equal(set.status, 200, JSON.stringify(set.body));
