@@ -12,7 +12,7 @@ export const ARTIFACTS = path.resolve('test-artifacts');
  * The browser's environment: the test process's, without libfaketime. Under a moved date (`faketime`,
  * a rehearsal of .ci/run on another day) Chromium took 67 s instead of 2 s to start and load a page
  * (2026-11-28); it runs on the real date instead, and a page whose script reads the time gets the
- * service's clock (useServiceClock) or computes from the browser's own.
+ * service's clock (useServiceClock), never the browser's date.
  */
 const browserEnv = (): Record<string, string> =>
   Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !/^(LD_PRELOAD$|FAKETIME)/.test(e[0])));
@@ -26,9 +26,19 @@ export async function launchChromium(t: { teardown: (fn: () => unknown) => void 
 }
 
 /**
- * Gives the pages of `context` the service's clock: a page's script (a countdown to a close) reads
- * the same instant as the service that rendered it, not the machine's, which runs on while a test
- * holds the service's clock still.
+ * Gives the pages of `context` the service's clock: `Date` in every page (and frame) of the context
+ * reads the service's instant, so a page's script (a countdown to a close) computes from the same
+ * now as the service that rendered the page, not from the machine's. Call it before the context's
+ * first page loads, and again after the test moves a clocked service's clock (ClockedService).
+ *
+ * Fixed time (Playwright's `clock.setFixedTime`): `Date` stands at the service's instant, as a
+ * clocked or recorded service's clock stands until the test moves it; the page's timers keep
+ * running on real time, so a countdown's script still ticks. Not `clock.install({ time })` nor
+ * `setSystemTime`: their clock runs on from the instant given, and each page that loads moves it on
+ * by the browser's `Date.now()` minus this process's at the call. With the machine's date moved by
+ * faketime (Chromium keeps the real date, browserEnv) that is the whole move: under
+ * `faketime -f -3d` every page started 3 days ahead of the instant asked (measured 2026-11-28,
+ * playwright-core 1.65.1; fixed time was exact).
  */
 export async function useServiceClock(context: BrowserContext, svc: { services: { clock: { realNow(): number } } }): Promise<void> {
   await context.clock.setFixedTime(svc.services.clock.realNow() * 1000);

@@ -39,12 +39,6 @@ export type ClockedService = {
 export const CLOCKED_START_MS = Date.UTC(2026, 10, 26, 12) + 50;
 
 /**
- * 50 ms into the next m15 session of the machine's clock: for a test whose browser counts down a
- * page's session on its own clock (the page's script reads the machine's time, not the service's).
- */
-export const machineStartMs = () => Math.ceil(Date.now() / 900_000) * 900_000 + 50;
-
-/**
  * Starts the service (startTestService's config and env) on a clock that moves only when told,
  * from `startMs` (CLOCKED_START_MS by default: the first start anchors service time at it, so at
  * any SVC_TIME_SCALE every m15 session, the first included, lasts its whole interval: the m15

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { artifact, launchChromium } from '../helpers/browser.js';
+import { artifact, launchChromium, useServiceClock } from '../helpers/browser.js';
 import { currentMenu, registerAgent, type TestAgent } from '../helpers/agents.js';
 import { startWebService } from '../helpers/web.js';
-import { machineStartMs, withClock } from '../helpers/clocked.js';
+import { withClock } from '../helpers/clocked.js';
 import type { TestService } from '../helpers/service.js';
 
 // The service's clock stands still: the proposed deals stay open for the whole test.
@@ -36,14 +36,18 @@ async function fillCard(page: Page, number: string) {
 }
 
 t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
-  // The page's countdown runs on the browser's (the machine's) clock: the service starts on it too.
-  const { svc } = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }), machineStartMs());
+  // The service's clock stands at CLOCKED_START_MS; the pages' clock stands there too (useServiceClock),
+  // whatever the machine's date: the countdown's script computes from the service's now.
+  const clocked = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }));
+  const { svc } = clocked;
   const deals = (await currentMenu(svc, MARKET, 600)).deals;
   const browser = await launchChromium(t);
   const violations: string[] = [];
 
   const newcomer = async () => {
-    const page = await (await browser.newContext({ baseURL: svc.config.baseUrl })).newPage();
+    const context = await browser.newContext({ baseURL: svc.config.baseUrl });
+    await useServiceClock(context, svc);
+    const page = await context.newPage();
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
@@ -59,7 +63,10 @@ t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
     t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Orchid Buyer\'s cart');
     const main = (await page.textContent('main'))!;
     for (const s of ['gpt-browser', 'Orchid Labs', 'Orchid Ops', 'restock the shop', 'pick 1: cheap for its family', deals[0].bundle.title]) t.match(main, s, `shows ${s}`);
-    t.match(await page.locator(`#line-${itemIds[0]} .countdown`).textContent(), /^closes in \d+ s \(\d\d:\d\d:\d\d UTC\)$/);
+    t.equal(await page.evaluate(() => Date.now()), clocked.now(), 'the page\'s clock is the service\'s');
+    const closesMs = clocked.closesAtMs(MARKET);
+    t.equal(await page.locator(`#line-${itemIds[0]} .countdown`).textContent(),
+      `closes in ${Math.ceil((closesMs - clocked.now()) / 1000)} s (${new Date(closesMs).toISOString().slice(11, 19)} UTC)`, 'the countdown from the service\'s now');
     t.equal(await page.getByRole('button', { name: 'Remove' }).count(), 0, 'a visitor cannot change the lines');
 
     // The countdown is live: a close 30 s away reads so within a tick of the page's script.

@@ -5,9 +5,10 @@
 // guard lets the site's own forms through.
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, useServiceClock } from '../helpers/browser.js';
 import { registerAgent } from '../helpers/agents.js';
 import { startWebService } from '../helpers/web.js';
+import { withClock } from '../helpers/clocked.js';
 
 const EMAIL = 'grace@example.com';
 const PASSWORD = 'a long passphrase';
@@ -18,10 +19,14 @@ const path = (page: Page) => {
 };
 
 t.test('a holder in Chromium', async (t) => {
-  // Time scale 1: the m15 session stays open for the whole test, so the order can be paid.
-  const svc = await startWebService(t, { SVC_TIME_SCALE: '1' });
+  // The service's clock stands at CLOCKED_START_MS, 50 ms into an m15 session: the session stays open
+  // for the whole test, so the order can be paid (on the machine's clock an m15 close could fall
+  // between the menu and the payment). The page's clock stands there too: the purchase page and the
+  // console count down to the close from the service's now (useServiceClock).
+  const { svc } = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }));
   const browser = await launchChromium(t);
   const page = await browser.newPage({ baseURL: svc.config.baseUrl });
+  await useServiceClock(page.context(), svc);
 
   await t.test('registers from the login redirect and lands on the console', async (t) => {
     await page.goto('/console');
