@@ -281,6 +281,8 @@ t.test('private, loopback and link-local URLs are refused without SVC_WEBHOOK_AL
     'http://127.0.0.1:8080/hook', 'http://10.1.2.3/hook', 'https://192.168.0.10/hook', 'http://172.16.5.4/', 'http://169.254.169.254/latest/meta-data',
     'http://[::1]/hook', 'http://[fe80::1]/hook', 'http://[fd00::1]/hook', 'http://[::ffff:127.0.0.1]/hook', 'http://0.0.0.0/', 'http://2130706433/',
     'http://localhost:9/hook', 'http://localhost./hook',
+    // IPv6 forms that embed a refused IPv4 address (issue 41's probe saw these five accepted).
+    'http://[::127.0.0.1]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[64:ff9b::7f00:1]/', 'http://[2002:a9fe:a9fe::]/', 'http://[2002:7f00:1::]/',
   ]) {
     const r = await agent.post('/api/v1/webhooks', { url });
     t.equal(r.status, 422, url);
@@ -288,8 +290,9 @@ t.test('private, loopback and link-local URLs are refused without SVC_WEBHOOK_AL
     t.match(r.body.detail?.[0]?.msg, /private, loopback or link-local|does not resolve/, url);
   }
   t.same((await agent.get('/api/v1/webhooks')).body.webhooks, [], 'nothing registered');
-  const open = await agent.post('/api/v1/webhooks', { url: 'https://93.184.215.14/hook' });
-  t.equal(open.status, 201, 'a public address is taken');
+  for (const url of ['https://93.184.215.14/hook', 'https://[2606:4700:4700::1111]/hook', 'https://[64:ff9b::808:808]/hook']) {
+    t.equal((await agent.post('/api/v1/webhooks', { url })).status, 201, `a public address is taken: ${url}`);
+  }
 });
 
 t.test('two processes on one database deliver every event once', async (t) => {
