@@ -5,14 +5,13 @@
 // `webhook-id`; types filter; the deliveries list; another agent's webhook is a 404; private URLs
 // are refused without the setting; two processes on one database deliver every event once.
 import t from 'tap';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { startClockedService } from '../helpers/clocked.js';
 import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
-import { currentMenu, registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { currentMenu, orderFirstDeal, registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 import { eventually } from '../helpers/wait.js';
+import { receiver, swHeaders } from '../helpers/webhook-receiver.js';
 import { metricValue } from '../helpers/metrics.js';
 import { RETRY_WINDOW_SECONDS, retryDelaySeconds } from '../../actors/webhooks/queue.js';
 import { instantSql } from '../../actors/runtime/sql.js';
@@ -24,39 +23,7 @@ fileTimeout(200); // receivers and retries: 58 s in a whole run beside another, 
 const MARKET = 'h10';
 const ALLOW = { SVC_WEBHOOK_ALLOW_PRIVATE: '1' };
 
-type Hit = { path: string; headers: Record<string, string>; body: string };
-
-/** A webhook receiver on 127.0.0.1: every request it gets, answered with `answer(hit)`'s status (204 unless told). */
-async function receiver(t: { teardown: (fn: () => unknown) => void }, answer: (hit: Hit, hits: Hit[]) => number = () => 204) {
-  const hits: Hit[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const hit = { path: req.url ?? '', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() };
-      hits.push(hit);
-      res.statusCode = answer(hit, hits);
-      res.end(res.statusCode >= 400 ? 'no thanks' : '');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, hits, at: (path: string) => hits.filter((h) => h.path === path) };
-}
-
-/** The Standard Webhooks headers of a hit, as Webhook.verify takes them. */
-const swHeaders = (h: Hit) => ({ 'webhook-id': h.headers['webhook-id'], 'webhook-timestamp': h.headers['webhook-timestamp'], 'webhook-signature': h.headers['webhook-signature'] });
-
-async function order(svc: TestService, agent: TestAgent) {
-  const menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-  const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: menu.deals[0].key, qty: 1 });
-  if (r.status !== 201) throw new Error(`order: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-}
+const order = (svc: TestService, agent: TestAgent) => orderFirstDeal(svc, agent, MARKET);
 
 t.test('signed deliveries, a retry after a 500, types, the deliveries list, other agents', async (t) => {
   // The clock starts at the machine's time: the receiver's Webhook.verify compares webhook-timestamp with it (5 minutes' tolerance).
