@@ -46,7 +46,8 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   t.equal(paid.status, 201);
   t.same(paid.body.types, ['order.paid']);
   const listed = (await agent.get('/api/v1/webhooks')).body;
-  t.same(listed, { webhooks: [{ id: all.body.id, url: `${rx.url}/all`, types: null }, { id: paid.body.id, url: `${rx.url}/paid`, types: ['order.paid'] }] }, 'listed without secrets');
+  const healthy = { consecutive_failures: 0, slowed_until: null, last_error: null };
+  t.same(listed, { webhooks: [{ id: all.body.id, url: `${rx.url}/all`, types: null, ...healthy }, { id: paid.body.id, url: `${rx.url}/paid`, types: ['order.paid'], ...healthy }] }, 'listed without secrets');
 
   const placed = await order(svc, agent);
   const first = await eventually(() => rx.at('/all')[0], 'the first delivery');
