@@ -2,6 +2,7 @@
 // a bad value stops start-up with a message instead of surfacing later as a 5xx.
 import os from 'node:os';
 import path from 'node:path';
+import { SEND_TIMEOUT_MAX_MS, SEND_TIMEOUT_MS } from '../actors/webhooks/messages.js';
 
 export type Config = {
   port: number;
@@ -31,6 +32,8 @@ export type Config = {
   opsToken: string | undefined;
   /** Webhooks may point at private, loopback and link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1: tests, a closed network). */
   webhookAllowPrivate: boolean;
+  /** How long one webhook delivery attempt may take before it counts as no answer (SVC_WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -96,5 +99,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerHeapMb: int(env, 'SVC_WORKER_HEAP_MB', 256, 64, 16_384),
     opsToken: opsToken(env),
     webhookAllowPrivate: allowPrivate === '1',
+    webhookTimeoutMs: int(env, 'SVC_WEBHOOK_TIMEOUT_MS', SEND_TIMEOUT_MS, 100, SEND_TIMEOUT_MAX_MS),
   };
 }

@@ -103,6 +103,16 @@ export class Metrics {
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
+  // The webhook delivery pass's view (set from its report, src/supervisor/supervisor.ts).
+  private readonly webhookInFlight = this.gauge('webhook_attempts_in_flight', 'Webhook delivery attempts this process has started and not yet seen end (at its last pass)');
+  private readonly webhookBacklog = this.gauge(
+    'webhook_backlog_deliveries',
+    "Webhook deliveries due and not yet sent, on every process (at most 10000 counted; at this process's last pass)",
+  );
+  private readonly webhookBacklogAge = this.gauge(
+    'webhook_backlog_oldest_seconds',
+    'How long ago the earliest webhook delivery due and not yet sent fell due, in seconds (0: none; a warning is logged from 10 s)',
+  );
 
   /** The event hub's reports (src/http/event-hub.ts). */
   readonly events: EventHubObserver = {
@@ -278,11 +288,19 @@ export class Metrics {
     this.startFailures.inc();
   }
 
-  /** A webhook delivery pass's attempts (its report). */
-  webhookPass(r: Pick<DeliverReport, 'sent' | 'delivered' | 'failed'>): void {
+  /** A webhook delivery pass's report: the attempts that ended, those in flight, the backlog. */
+  webhookPass(r: DeliverReport): void {
     this.webhookDeliveries.inc({ result: 'delivered' }, r.delivered);
     this.webhookDeliveries.inc({ result: 'failed' }, r.failed);
-    this.webhookDeliveries.inc({ result: 'retried' }, r.sent - r.delivered - r.failed);
+    this.webhookDeliveries.inc({ result: 'retried' }, r.retried);
+    this.webhookInFlight.set(r.inFlight);
+    this.webhookBacklog.set(r.backlog.due);
+    this.webhookBacklogAge.set(r.backlog.oldestSeconds);
+  }
+
+  /** A gauge without labels whose value is set as things happen (not collected at scrape time). */
+  private gauge(name: string, help: string): client.Gauge {
+    return new client.Gauge({ name, help, registers: [this.registry] });
   }
 
   /** Where the gauges below read at each scrape (set by watch, watchRecord and watchService). */

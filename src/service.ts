@@ -151,6 +151,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       backfillDays: config.backfillDays,
       startRetry: opts.startRetry,
       webhookAllowPrivate: config.webhookAllowPrivate,
+      webhookTimeoutMs: config.webhookTimeoutMs,
       log,
       metrics,
       // The sessions the close settled, and the answers that change only at a close (families, book),

@@ -1,13 +1,21 @@
 // WebhooksActor (CONTRACT.md "Events" → Webhooks, ARCHITECTURE.md rule 9: pushes read the log).
 // - "webhooks:<agent id>": `register` (at most MAX_WEBHOOKS_PER_AGENT live ones; the cursor starts
 //   at the account's head, so a webhook gets the events after it was made) and `remove`.
-// - "webhooks:deliver": one bounded pass, asked by the supervisor every second in every process:
-//   enqueue from the log (queue.ts), claim due deliveries with FOR UPDATE SKIP LOCKED and commit,
-//   send them at once outside any transaction (send.ts), record the results. A 2xx delivers; any
-//   other answer, none, or a refused address is retried with doubling delays until 24 hours after
-//   the event, then the delivery fails. Two processes never hold one delivery at once (the claim's
-//   lease); a crash between sending and recording repeats it later with the same `webhook-id`.
+// - "webhooks:deliver": one delivery pass, asked by the supervisor in every process, again at once
+//   while attempts are in flight: record the attempts that ended since the last pass, enqueue from
+//   the log (queue.ts), claim due deliveries into this process's free places (flight.ts: at most
+//   IN_FLIGHT_MAX in flight, ACCOUNT_IN_FLIGHT per agent's account, ENDPOINT_IN_FLIGHT per
+//   endpoint; a place goes first to the account with the fewest in flight) with FOR UPDATE SKIP
+//   LOCKED and commit, start them outside any transaction (send.ts), then wait at most `waitMs` for
+//   one to end and record what ended. A pass never waits for its slowest attempt, so one agent's
+//   dead receivers hold a few places and never the others' deliveries. A 2xx delivers; any other
+//   answer, none, or a refused address is retried with doubling delays until 24 hours after the
+//   event, then the delivery fails; an endpoint failing SLOW_AFTER_FAILURES times in a row is
+//   slowed (nothing before its slowed_until, then one attempt at a time), which its agent sees on
+//   the webhook. Two processes never hold one delivery at once (the claim's lease); a crash between
+//   sending and recording repeats it later with the same `webhook-id`.
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { WebhookSchema } from '../../orm/entities/index.js';
 import { instantDate, instantSql } from '../runtime/sql.js';
@@ -15,7 +23,8 @@ import {
   MAX_WEBHOOKS_PER_AGENT,
   type DeliverReport, type WebhookCreated, type WebhookRemoved, type WebhooksMessage, type WebhooksReplies,
 } from './messages.js';
-import { CLAIM_BATCH, claim, enqueue, failPending, record, retryDelaySeconds, sweepDeliveries, type Claimed, type Result } from './queue.js';
+import { backlog, claim, enqueue, expireDeliveries, failPending, record, retryDelaySeconds, sweepDeliveries, type Claimed, type Result } from './queue.js';
+import { InFlight } from './flight.js';
 import { send, type Outcome } from './send.js';
 
 /** Finished deliveries past their retention are looked for this often (service seconds). */
@@ -27,11 +36,17 @@ export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 /** `webhook-id`: the same for every attempt at one event (CONTRACT.md). */
 export const messageId = (accountId: number, eventId: number) => `evt_${accountId}_${eventId}`;
 
-type State = { lastSweep: number };
+/** The backlog is measured at most this often (service seconds). */
+const BACKLOG_EVERY_SECONDS = 1;
+
+/** This worker's attempts in flight (flight.ts says why it is not the activation's). */
+const inFlight = new InFlight();
+
+type State = { lastSweep: number; backlogAt: number; backlog: DeliverReport['backlog'] };
 
 export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies>({
   kind: 'webhooks',
-  activate: async () => ({ lastSweep: 0 }),
+  activate: async () => ({ lastSweep: 0, backlogAt: Number.NEGATIVE_INFINITY, backlog: { due: 0, oldestSeconds: 0 } }),
   handlers: {
     async register(_state, msg, ctx): Promise<WebhookCreated> {
       return ctx.em.transactional(async (em) => {
@@ -62,34 +77,65 @@ export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies
     },
 
     async deliver(state, msg, ctx): Promise<DeliverReport> {
-      const { enqueued, more: backlog, live } = await enqueue(ctx.em, msg.at);
-      const claimed = await claim(ctx.em, msg.at);
-      const results = await Promise.all(claimed.map((c) => attempt(c, msg.at, msg.allowPrivate)));
-      await record(ctx.em, msg.at, results);
-      if (msg.at - state.lastSweep >= SWEEP_EVERY_SECONDS) {
-        state.lastSweep = msg.at;
-        await sweepDeliveries(ctx.em, msg.at);
+      const { at } = msg;
+      const ended = inFlight.take();
+      await recordEnded(ctx.em, at, ended);
+      const { enqueued, more: enqueueMore, live } = await enqueue(ctx.em, at);
+      const places = inFlight.free;
+      const claimed = await claim(ctx.em, at, places, inFlight.busy());
+      for (const c of claimed) inFlight.start(c, attempt(c, at, msg));
+      const more = enqueueMore || (places > 0 && claimed.length >= places);
+      let expired = 0;
+      if (at - state.lastSweep >= SWEEP_EVERY_SECONDS) {
+        state.lastSweep = at;
+        expired = await expireDeliveries(ctx.em, at, inFlight.ids());
+        await sweepDeliveries(ctx.em, at);
       }
+      if (at - state.backlogAt >= BACKLOG_EVERY_SECONDS) {
+        state.backlogAt = at;
+        state.backlog = await backlog(ctx.em, at);
+      }
+      // Wait for the first attempt to end (not the slowest), unless more is due at once.
+      if (!more) await inFlight.settled(msg.waitMs);
+      const late = inFlight.take();
+      await recordEnded(ctx.em, at, late);
+      const results = [...ended, ...late];
       const delivered = results.filter((r) => r.ok).length;
       const failed = results.filter((r) => !r.ok && r.next === null).length;
-      return { enqueued, sent: claimed.length, delivered, failed, more: backlog || claimed.length >= CLAIM_BATCH, live };
+      return {
+        enqueued, sent: claimed.length, delivered, retried: results.length - delivered - failed, failed: failed + expired,
+        inFlight: inFlight.size, more, live, backlog: state.backlog,
+      };
     },
   },
 });
 
+/** Records the results of attempts that ended; if that fails they wait for the next pass again (not lost until their lease ends). */
+async function recordEnded(em: EntityManager, at: number, results: Result[]): Promise<void> {
+  try {
+    await record(em, at, results);
+  } catch (err) {
+    inFlight.restore(results);
+    throw err;
+  }
+}
+
 /** One claimed delivery's attempt and its result (never throws). */
-async function attempt(c: Claimed, at: number, allowPrivate: boolean): Promise<Result> {
+async function attempt(c: Claimed, at: number, opts: { allowPrivate: boolean; timeoutMs: number }): Promise<Result> {
   const base = { id: c.id, attempts: c.attempts };
-  if (c.deleted) return { ...base, ok: false, code: null, error: 'the webhook was deleted', next: null };
-  if (!c.event) return { ...base, ok: false, code: null, error: 'the event is no longer kept', next: null };
+  const none = (error: string): Result => ({ ...base, ok: false, code: null, error, next: null, endpoint: null });
+  if (c.deleted) return none('the webhook was deleted');
+  if (!c.event) return none('the event is no longer kept');
+  if (at >= c.expires_at) return none('no 2xx answer within 24 hours of the event');
   let out: Outcome;
   try {
-    out = await send({ url: c.url, secret: c.secret, msgId: messageId(c.account_id, c.event_id), body: JSON.stringify(c.event), at, allowPrivate });
+    const body = JSON.stringify(c.event);
+    out = await send({ url: c.url, secret: c.secret, msgId: messageId(c.account_id, c.event_id), body, at, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeoutMs });
   } catch (err) {
     out = { status: null, error: `not sent: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300) };
   }
   const ok = out.status !== null && out.status >= 200 && out.status < 300;
   const error = ok ? null : (out.error ?? `HTTP ${out.status}`);
   const next = at + retryDelaySeconds(c.attempts);
-  return { ...base, ok, code: out.status, error, next: ok ? null : next < c.expires_at ? next : null };
+  return { ...base, ok, code: out.status, error, next: ok ? null : next < c.expires_at ? next : null, endpoint: c.webhook_id };
 }

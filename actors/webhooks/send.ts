@@ -8,10 +8,9 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { SEND_TIMEOUT_MS } from './messages.js';
 import { checkWebhookUrl, type ResolvedAddress, type Resolver, systemResolver } from '../../src/webhooks/address.js';
 
-/** How long an attempt may take, connection to the end of the answer's head and the bytes read. */
-export const SEND_TIMEOUT_MS = 5000;
 /** Bytes of an answer read at most; the rest is dropped with the connection. */
 export const ANSWER_BYTES_READ = 4096;
 
@@ -25,6 +24,8 @@ export type Attempt = {
   /** Real unix seconds (the service clock): `webhook-timestamp`. */
   at: number;
   allowPrivate: boolean;
+  /** How long the attempt may take (default SEND_TIMEOUT_MS). */
+  timeoutMs?: number;
 };
 
 /** An attempt's outcome: the answer's status (null: none), or why there was none. */
@@ -57,6 +58,7 @@ export async function send(a: Attempt, resolve: Resolver = systemResolver): Prom
   const url = verdict.url;
   const headers = { ...signedHeaders(a.secret, a.msgId, a.at, a.body), 'content-length': String(Buffer.byteLength(a.body)) };
   const mod = url.protocol === 'https:' ? https : http;
+  const timeoutMs = a.timeoutMs ?? SEND_TIMEOUT_MS;
   return new Promise<Outcome>((resolveOutcome) => {
     let done = false;
     const finish = (o: Outcome) => {
@@ -69,7 +71,7 @@ export async function send(a: Attempt, resolve: Resolver = systemResolver): Prom
       method: 'POST',
       headers,
       agent: false,
-      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
       ...(verdict.address ? { lookup: pinned(verdict.address) } : {}),
     }, (res) => {
       const status = res.statusCode ?? null;
@@ -83,7 +85,7 @@ export async function send(a: Attempt, resolve: Resolver = systemResolver): Prom
     });
     req.on('error', (err: Error & { code?: string }) => {
       const timedOut = err.name === 'AbortError' || err.name === 'TimeoutError' || err.code === 'ABORT_ERR';
-      finish({ status: null, error: timedOut ? `no answer within ${SEND_TIMEOUT_MS} ms` : `${err.code ?? err.name}: ${err.message}`.slice(0, 300) });
+      finish({ status: null, error: timedOut ? `no answer within ${timeoutMs} ms` : `${err.code ?? err.name}: ${err.message}`.slice(0, 300) });
     });
     req.end(a.body);
   });

@@ -17,9 +17,16 @@ export type Webhook = {
   lastEventId: Opt<number>;
   createdAt: Date;
   deletedAt?: Date | null;
+  /** Attempts in a row with no 2xx (0 after any 2xx). */
+  consecutiveFailures: Opt<number>;
+  /** Real unix seconds (the service clock): a failing endpoint gets nothing before it; null when healthy. */
+  slowedUntil?: number | null;
+  /** Why the last attempt failed (null after a 2xx). */
+  lastError?: string | null;
 };
 // Owner: webhooks (actors/webhooks/actor.ts: `register` and `remove`, a turn of webhooks:<agent id>;
-// the delivery turn, webhooks:deliver, moves the cursor as it enqueues).
+// the delivery turn, webhooks:deliver, moves the cursor as it enqueues and keeps the endpoint's
+// health: consecutive failures, slowed until, last error).
 export const WebhookSchema = new EntitySchema<Webhook>({
   name: 'Webhook',
   tableName: 'webhook',
@@ -33,10 +40,14 @@ export const WebhookSchema = new EntitySchema<Webhook>({
     lastEventId: { type: bigint(), fieldName: 'last_event_id', default: 0 },
     createdAt: createdAt(),
     deletedAt: timestampNull('deleted_at'),
+    consecutiveFailures: { type: 'integer', fieldName: 'consecutive_failures', default: 0 },
+    slowedUntil: { type: 'double', runtimeType: 'number', fieldName: 'slowed_until', nullable: true },
+    lastError: { type: 'text', fieldName: 'last_error', nullable: true },
   },
   checks: [
     { name: 'webhook_url_check', expression: 'length(url) <= 2048' },
     { name: 'webhook_last_event_id_check', expression: 'last_event_id >= 0' },
+    { name: 'webhook_consecutive_failures_check', expression: 'consecutive_failures >= 0' },
   ],
   indexes: [
     { name: 'webhook_agent', expression: 'create index webhook_agent on webhook (agent_id, id) where deleted_at is null' },
@@ -87,6 +98,7 @@ export const WebhookDeliverySchema = new EntitySchema<WebhookDelivery>({
   ],
   indexes: [
     { name: 'webhook_delivery_due', expression: `create index webhook_delivery_due on webhook_delivery (next_attempt_at) where status = 'pending'` },
+    { name: 'webhook_delivery_pending', expression: `create index webhook_delivery_pending on webhook_delivery (webhook_id) where status = 'pending'` },
     { name: 'webhook_delivery_created', properties: ['createdAt'] },
   ],
 });

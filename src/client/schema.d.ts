@@ -655,7 +655,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** My webhooks (without their secrets) */
+        /** My webhooks (without their secrets), each with how its endpoint is answering (consecutive failures, slowed until) */
         get: operations["list_webhooks"];
         put?: never;
         /** Register a webhook: each event of my account (or of `types`) is POSTed to `url`, signed per Standard Webhooks with the `secret` answered once */
@@ -690,7 +690,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A webhook's deliveries, newest first (at most 100): pending, delivered or failed, with attempts and the last HTTP status */
+        /** A webhook's deliveries, newest first (at most 100): pending, delivered or failed, with attempts and the last HTTP status; and the webhook, with how its endpoint is answering (slowed while it keeps failing) */
         get: operations["list_webhook_deliveries"];
         put?: never;
         post?: never;
@@ -6005,6 +6005,12 @@ export interface operations {
                             url: string;
                             /** @description the event types delivered; null: every type */
                             types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
+                            /** @description attempts in a row that got no 2xx answer (0 after any 2xx); from 3 the endpoint is slowed */
+                            consecutive_failures: number;
+                            /** @description while the endpoint keeps failing, nothing is sent to it before this instant (unix seconds), then one attempt at a time: the wait doubles with each further failure (5 s to an hour) and ends at the first 2xx; null: not slowed */
+                            slowed_until: number | null;
+                            /** @description why the last attempt failed (an HTTP status, a time-out, a refused address), null after a 2xx */
+                            last_error: string | null;
                         }[];
                     };
                 };
@@ -6167,13 +6173,28 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description a webhook's deliveries */
+            /** @description a webhook (with how its endpoint is answering) and its deliveries */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
+                        /** @description a webhook of yours, with how its endpoint is answering */
+                        webhook: {
+                            /** @description the webhook */
+                            id: number;
+                            /** @description where events are POSTed */
+                            url: string;
+                            /** @description the event types delivered; null: every type */
+                            types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
+                            /** @description attempts in a row that got no 2xx answer (0 after any 2xx); from 3 the endpoint is slowed */
+                            consecutive_failures: number;
+                            /** @description while the endpoint keeps failing, nothing is sent to it before this instant (unix seconds), then one attempt at a time: the wait doubles with each further failure (5 s to an hour) and ends at the first 2xx; null: not slowed */
+                            slowed_until: number | null;
+                            /** @description why the last attempt failed (an HTTP status, a time-out, a refused address), null after a 2xx */
+                            last_error: string | null;
+                        };
                         /** @description the newest deliveries first (at most 100) */
                         deliveries: {
                             /** @description the delivery */
@@ -6186,6 +6207,10 @@ export interface operations {
                             attempts: number;
                             /** @description the HTTP status of the last attempt, null when there was no answer (or no attempt yet) */
                             last_status_code: number | null;
+                            /** @description why the last attempt failed, null when it did not (or none was made yet) */
+                            last_error: string | null;
+                            /** @description pending: not attempted before this instant (unix seconds; moved to the webhook's slowed_until while its endpoint is slowed; while an attempt is under way, when it may be tried again should that attempt never be recorded); null once delivered or failed */
+                            next_attempt_at: number | null;
                         }[];
                     };
                 };

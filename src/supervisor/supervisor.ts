@@ -11,7 +11,7 @@ import { marketRef, type CloseReply } from '../../actors/market/messages.js';
 import { payoutsRef } from '../../actors/payouts/messages.js';
 import { receiptsRef } from '../../actors/receipts/messages.js';
 import { competitionRef } from '../../actors/competition/messages.js';
-import { delivererRef, type DeliverReport } from '../../actors/webhooks/messages.js';
+import { delivererRef, SEND_TIMEOUT_MS, type DeliverReport } from '../../actors/webhooks/messages.js';
 import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
 
 export type Asker = Pick<ActorRuntime, 'ask'>;
@@ -23,8 +23,8 @@ export type SupervisorMetrics = {
   ordersQuarantined(market: string, n: number): void;
   backfillChunkFailed(market: string, abandoned: boolean): void;
   startFailed(): void;
-  /** A webhook delivery pass's attempts. */
-  webhookPass(r: Pick<DeliverReport, 'sent' | 'delivered' | 'failed'>): void;
+  /** A webhook delivery pass's attempts, those in flight and the backlog it saw. */
+  webhookPass(r: DeliverReport): void;
 };
 
 export type SupervisorOptions = {
@@ -55,6 +55,8 @@ export type SupervisorOptions = {
   webhookAllowPrivate?: boolean;
   /** How often webhook deliveries are looked for (default WEBHOOK_PASS_MS). */
   webhookPassMs?: number;
+  /** How long a webhook attempt may take (SVC_WEBHOOK_TIMEOUT_MS; default the webhooks actor's). */
+  webhookTimeoutMs?: number;
 };
 
 /** How often due payouts are looked for (one indexed query). */
@@ -63,6 +65,16 @@ const PAYOUT_SWEEP_MS = 2000;
 const WEBHOOK_PASS_MS = 1000;
 /** A pass woken by a NOTIFY (an account's log grew) runs this soon: NOTIFYs of one burst share it. */
 const WEBHOOK_WAKE_MS = 50;
+/**
+ * While attempts are in flight a pass waits at most this long for one to end (never for the
+ * slowest), and the next pass follows at once: new events and due retries wait at most this long
+ * behind attempts that hang.
+ */
+const WEBHOOK_WAIT_MS = 500;
+/** Deliveries due this long (seconds) and not yet sent are a backlog worth a warning (CONTRACT.md promises 10 s)... */
+export const WEBHOOK_BACKLOG_WARN_SECONDS = 10;
+/** ...logged at most once in this many seconds of the service clock. */
+const WEBHOOK_BACKLOG_WARN_EVERY_SECONDS = 60;
 const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
 /** A close whose ask timed out is asked again at once this many times before backing off. */
 export const CLOSE_TIMEOUTS_RETRIED_AT_ONCE = 2;
@@ -86,7 +98,7 @@ export class Supervisor {
   private readonly waiting = new Map<string, { tick: number; done: (opened: boolean) => void }[]>();
   private stopped = false;
   /** Webhook passes: whether the last saw a live webhook, one is running, a wake came during it, one is armed by a wake. */
-  private readonly webhookPass = { live: false, running: false, again: false, woken: false };
+  private readonly webhookPass = { live: false, running: false, again: false, woken: false, warnedAt: Number.NEGATIVE_INFINITY };
   ready = false;
 
   constructor(
@@ -179,18 +191,32 @@ export class Supervisor {
   }
 
   /**
-   * One webhook delivery pass (CONTRACT.md "Events" → Webhooks): the webhooks actor enqueues from the
-   * event log, claims due deliveries (no other process holds them), sends and records them.
+   * One webhook delivery pass (CONTRACT.md "Events" → Webhooks): the webhooks actor records the
+   * attempts that ended, enqueues from the event log, claims due deliveries fairly into its free
+   * places (no other process holds them) and starts them, waiting for none but the first to end.
+   * A backlog (deliveries due WEBHOOK_BACKLOG_WARN_SECONDS and not yet sent) is logged at warn.
    */
   async deliverWebhooks(): Promise<DeliverReport> {
-    const r = await this.actors.ask(delivererRef, { kind: 'deliver', at: this.clock.realNow(), allowPrivate: this.opts.webhookAllowPrivate ?? false });
+    const at = this.clock.realNow();
+    const r = await this.actors.ask(delivererRef, {
+      kind: 'deliver', at, allowPrivate: this.opts.webhookAllowPrivate ?? false, timeoutMs: this.opts.webhookTimeoutMs ?? SEND_TIMEOUT_MS, waitMs: WEBHOOK_WAIT_MS,
+    });
     this.opts.metrics?.webhookPass(r);
+    const w = this.webhookPass;
+    if (r.backlog.oldestSeconds >= WEBHOOK_BACKLOG_WARN_SECONDS && at - w.warnedAt >= WEBHOOK_BACKLOG_WARN_EVERY_SECONDS) {
+      w.warnedAt = at;
+      this.opts.log.warn(
+        { webhookBacklog: r.backlog, inFlight: r.inFlight },
+        `webhook delivery backlog: ${r.backlog.due} deliveries due and not yet sent, the oldest due ${Math.round(r.backlog.oldestSeconds)} s ago (${r.inFlight} attempts in flight here)`,
+      );
+    }
     return r;
   }
 
   /**
-   * Runs a delivery pass every WEBHOOK_PASS_MS, at once again after a pass that left work, and soon
-   * after a wake (wakeWebhooks); a failed pass is logged, the next retries.
+   * Runs a delivery pass every WEBHOOK_PASS_MS, at once again after a pass that did or left work or
+   * while attempts are in flight (each such pass waited up to WEBHOOK_WAIT_MS for one to end), and
+   * soon after a wake (wakeWebhooks); a failed pass is logged, the next retries.
    */
   private scheduleWebhooks(delayMs = this.opts.webhookPassMs ?? WEBHOOK_PASS_MS): void {
     if (this.stopped) return;
@@ -201,8 +227,11 @@ export class Supervisor {
       const run = this.deliverWebhooks()
         .then((r) => {
           w.live = r.live;
-          if (r.sent || r.enqueued) this.opts.log.info({ webhooks: r }, `webhooks: ${r.enqueued} enqueued, ${r.sent} sent, ${r.delivered} delivered, ${r.failed} failed for good`);
-          if (r.more) next = 0;
+          if (r.sent || r.enqueued || r.delivered || r.retried || r.failed) {
+            this.opts.log.info({ webhooks: r }, `webhooks: ${r.enqueued} enqueued, ${r.sent} sent, ${r.delivered} delivered, ${r.retried} to retry, ${r.failed} failed for good, ${r.inFlight} in flight`);
+          }
+          // Work begets work: a place freed may take a delivery its endpoint's or account's cap held back.
+          if (r.more || r.inFlight || r.sent || r.delivered || r.retried || r.failed) next = 0;
         }, (err) => this.opts.log.warn({ err }, `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`))
         .finally(() => {
           w.running = false;

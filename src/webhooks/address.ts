@@ -3,35 +3,59 @@
 // SVC_WEBHOOK_ALLOW_PRIVATE=1. Checked when a webhook is registered (the route) and again before
 // every delivery (actors/webhooks/send.ts), which then connects to the address it checked, so a
 // name that resolves elsewhere a moment later (DNS rebinding) is never followed to a private one.
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
 
 /** The longest URL a webhook may have. */
 export const WEBHOOK_URL_MAX = 2048;
 /** How long a name may take to resolve before the URL is refused (registration) or the attempt fails (delivery). */
 export const RESOLVE_TIMEOUT_MS = 3000;
 
-/**
- * Addresses no webhook reaches: IPv4 this-network, private (RFC 1918), shared (CGNAT), loopback,
- * link-local, IETF protocol, documentation, benchmarking, multicast and reserved ranges; IPv6
- * unspecified, loopback, unique-local, link-local, site-local, multicast, documentation, discard
- * and NAT64 local-use. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is checked as its IPv4 one.
- */
-const REFUSED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) REFUSED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64], ['64:ff9b:1::', 48],
-] as const) REFUSED.addSubnet(net, prefix, 'ipv6');
+/** IPv4-compatible IPv6 addresses (::a.b.c.d, deprecated by RFC 4291 but still parsed and routed by some stacks). */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+/** The well-known NAT64 prefix (RFC 6052): the IPv4 address in the last 32 bits. 64:ff9b:1::/48 (local use, RFC 8215) is refused whole. */
+const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
 
-/** Whether `ip` is an address no webhook may reach (anything that is not an IP address counts as one). */
+const ipv4Of = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address stands for (CONTRACT.md "Events" → Webhooks): IPv4-mapped
+ * (::ffff:a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
+ * (64:ff9b::a.b.c.d), 6to4 (2002:AABB:CCDD::, the address in bits 16-47) and Teredo (2001:0::/32:
+ * the server in bits 32-63, the client inverted in the last 32). None for any other address.
+ */
+export function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4[] {
+  const p = a.parts;
+  switch (a.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [ipv4Of(p[6], p[7])];
+    case '6to4':
+      return [ipv4Of(p[1], p[2])];
+    case 'teredo':
+      return [ipv4Of(p[2], p[3]), ipv4Of(p[6] ^ 0xffff, p[7] ^ 0xffff)];
+    default:
+      return a.match(NAT64) || a.match(IPV4_COMPATIBLE) ? [ipv4Of(p[6], p[7])] : [];
+  }
+}
+
+/**
+ * Whether `ip` is an address no webhook may reach (anything that is not an IP address counts as
+ * one). An address is reachable only when ipaddr.js's table of special-purpose ranges has none for
+ * it (`unicast`): IPv4 this-network, private (RFC 1918), shared (CGNAT), loopback, link-local,
+ * protocol, documentation, benchmarking, multicast and reserved are refused, and so are IPv6
+ * unspecified, loopback, unique-local, link-local, site-local, multicast, documentation, discard,
+ * NAT64 local use and the other IETF assignments. An IPv6 address that embeds an IPv4 one
+ * (embeddedIPv4) is judged by what it embeds: refused when any of those is.
+ */
 export function isPrivateAddress(ip: string): boolean {
-  const family = isIP(ip);
-  if (family === 0) return true;
-  return REFUSED.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  if (isIP(ip) === 0 || !ipaddr.isValid(ip)) return true;
+  const a = ipaddr.parse(ip);
+  if (a.kind() === 'ipv4') return a.range() !== 'unicast';
+  const inner = embeddedIPv4(a as ipaddr.IPv6);
+  if (inner.length) return inner.some((v4) => v4.range() !== 'unicast');
+  return a.range() !== 'unicast';
 }
 
 export type ResolvedAddress = { address: string; family: 4 | 6 };

@@ -5,14 +5,13 @@
 // `webhook-id`; types filter; the deliveries list; another agent's webhook is a 404; private URLs
 // are refused without the setting; two processes on one database deliver every event once.
 import t from 'tap';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { startClockedService } from '../helpers/clocked.js';
 import { sharedDatabaseConfig, startTestService, type TestService } from '../helpers/service.js';
-import { currentMenu, registerAgent, send, type TestAgent } from '../helpers/agents.js';
+import { currentMenu, orderFirstDeal, registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 import { eventually } from '../helpers/wait.js';
+import { receiver, swHeaders } from '../helpers/webhook-receiver.js';
 import { metricValue } from '../helpers/metrics.js';
 import { RETRY_WINDOW_SECONDS, retryDelaySeconds } from '../../actors/webhooks/queue.js';
 import { instantSql } from '../../actors/runtime/sql.js';
@@ -24,39 +23,7 @@ fileTimeout(200); // receivers and retries: 58 s in a whole run beside another, 
 const MARKET = 'h10';
 const ALLOW = { SVC_WEBHOOK_ALLOW_PRIVATE: '1' };
 
-type Hit = { path: string; headers: Record<string, string>; body: string };
-
-/** A webhook receiver on 127.0.0.1: every request it gets, answered with `answer(hit)`'s status (204 unless told). */
-async function receiver(t: { teardown: (fn: () => unknown) => void }, answer: (hit: Hit, hits: Hit[]) => number = () => 204) {
-  const hits: Hit[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const hit = { path: req.url ?? '', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() };
-      hits.push(hit);
-      res.statusCode = answer(hit, hits);
-      res.end(res.statusCode >= 400 ? 'no thanks' : '');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, hits, at: (path: string) => hits.filter((h) => h.path === path) };
-}
-
-/** The Standard Webhooks headers of a hit, as Webhook.verify takes them. */
-const swHeaders = (h: Hit) => ({ 'webhook-id': h.headers['webhook-id'], 'webhook-timestamp': h.headers['webhook-timestamp'], 'webhook-signature': h.headers['webhook-signature'] });
-
-async function order(svc: TestService, agent: TestAgent) {
-  const menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-  const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: menu.deals[0].key, qty: 1 });
-  if (r.status !== 201) throw new Error(`order: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-}
+const order = (svc: TestService, agent: TestAgent) => orderFirstDeal(svc, agent, MARKET);
 
 t.test('signed deliveries, a retry after a 500, types, the deliveries list, other agents', async (t) => {
   // The clock starts at the machine's time: the receiver's Webhook.verify compares webhook-timestamp with it (5 minutes' tolerance).
@@ -79,7 +46,8 @@ t.test('signed deliveries, a retry after a 500, types, the deliveries list, othe
   t.equal(paid.status, 201);
   t.same(paid.body.types, ['order.paid']);
   const listed = (await agent.get('/api/v1/webhooks')).body;
-  t.same(listed, { webhooks: [{ id: all.body.id, url: `${rx.url}/all`, types: null }, { id: paid.body.id, url: `${rx.url}/paid`, types: ['order.paid'] }] }, 'listed without secrets');
+  const healthy = { consecutive_failures: 0, slowed_until: null, last_error: null };
+  t.same(listed, { webhooks: [{ id: all.body.id, url: `${rx.url}/all`, types: null, ...healthy }, { id: paid.body.id, url: `${rx.url}/paid`, types: ['order.paid'], ...healthy }] }, 'listed without secrets');
 
   const placed = await order(svc, agent);
   const first = await eventually(() => rx.at('/all')[0], 'the first delivery');
@@ -281,6 +249,8 @@ t.test('private, loopback and link-local URLs are refused without SVC_WEBHOOK_AL
     'http://127.0.0.1:8080/hook', 'http://10.1.2.3/hook', 'https://192.168.0.10/hook', 'http://172.16.5.4/', 'http://169.254.169.254/latest/meta-data',
     'http://[::1]/hook', 'http://[fe80::1]/hook', 'http://[fd00::1]/hook', 'http://[::ffff:127.0.0.1]/hook', 'http://0.0.0.0/', 'http://2130706433/',
     'http://localhost:9/hook', 'http://localhost./hook',
+    // IPv6 forms that embed a refused IPv4 address (issue 41's probe saw these five accepted).
+    'http://[::127.0.0.1]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[64:ff9b::7f00:1]/', 'http://[2002:a9fe:a9fe::]/', 'http://[2002:7f00:1::]/',
   ]) {
     const r = await agent.post('/api/v1/webhooks', { url });
     t.equal(r.status, 422, url);
@@ -288,8 +258,9 @@ t.test('private, loopback and link-local URLs are refused without SVC_WEBHOOK_AL
     t.match(r.body.detail?.[0]?.msg, /private, loopback or link-local|does not resolve/, url);
   }
   t.same((await agent.get('/api/v1/webhooks')).body.webhooks, [], 'nothing registered');
-  const open = await agent.post('/api/v1/webhooks', { url: 'https://93.184.215.14/hook' });
-  t.equal(open.status, 201, 'a public address is taken');
+  for (const url of ['https://93.184.215.14/hook', 'https://[2606:4700:4700::1111]/hook', 'https://[64:ff9b::808:808]/hook']) {
+    t.equal((await agent.post('/api/v1/webhooks', { url })).status, 201, `a public address is taken: ${url}`);
+  }
 });
 
 t.test('two processes on one database deliver every event once', async (t) => {

@@ -35,6 +35,14 @@ export async function registerAgent(svc: TestService, profile: Record<string, un
   };
 }
 
+/** An unpaid order of one unit of the first deal on `market`'s current menu (its `order.created` event is one event of the agent's account). */
+export async function orderFirstDeal(svc: TestService, agent: TestAgent, market: string) {
+  const menu = (await send(svc, 'GET', `/api/v1/markets/${market}/deals`)).body;
+  const r = await agent.post('/api/v1/orders', { market, offer_key: menu.deals[0].key, qty: 1 });
+  if (r.status !== 201) throw new Error(`order: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
 /** Sum of ledger amounts in cents (exact: amounts are served with 2 decimals). */
 export const ledgerSumCents = (ledger: { amount: number }[]) => ledger.reduce((s, e) => s + Math.round(e.amount * 100), 0);
 

@@ -1,9 +1,10 @@
 // Where webhooks may point and how an attempt is made (src/webhooks/address.ts, actors/webhooks/send.ts):
-// private, loopback and link-local addresses (IPv4, IPv6, IPv4-mapped, and what a name resolves to)
-// are refused unless allowed, at registration and again before each attempt, which then connects
+// private, loopback and link-local addresses (IPv4, IPv6, IPv6 forms that embed an IPv4 address,
+// and what a name resolves to) are refused unless allowed, at registration and again before each attempt, which then connects
 // to the address it checked; the signature verifies with the Standard Webhooks library; the retry
 // delays double to their cap.
 import t from 'tap';
+import fc from 'fast-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -18,6 +19,43 @@ t.test('private, loopback, link-local and reserved addresses', async (t) => {
     t.ok(isPrivateAddress(ip), ip);
   }
   for (const ip of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) t.notOk(isPrivateAddress(ip), ip);
+});
+
+t.test('IPv6 forms that embed a refused IPv4 address are refused (CONTRACT.md "Events" → Webhooks)', async (t) => {
+  // The five an outside probe saw accepted (issue 41), then each embedding of 127.0.0.1 and 169.254.169.254.
+  for (const url of ['http://[::127.0.0.1]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[64:ff9b::7f00:1]/', 'http://[2002:a9fe:a9fe::]/', 'http://[2002:7f00:1::]/']) {
+    t.match(await checkWebhookUrl(url, false), { ok: false, refused: /private, loopback or link-local/ }, url);
+  }
+  for (const ip of [
+    '::127.0.0.1', '::a9fe:a9fe', '::ffff:7f00:1', '::ffff:0:7f00:1', '64:ff9b::127.0.0.1', '64:ff9b::10.1.2.3', '64:ff9b:1::808:808',
+    '2002:a00:1::', '2002:c0a8:101:1::1', '2001:0:7f00:1::', '2001:0:808:808:0:0:80ff:fefe', '2001:0:808:808:0:0:5601:5601',
+  ]) t.ok(isPrivateAddress(ip), ip);
+  // The same forms around public IPv4 addresses stay accepted, and so do ordinary global IPv6 addresses.
+  for (const ip of ['::8.8.8.8', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2001:0:808:808:0:0:f7f7:f7f7', '2606:4700:4700::1111', '2a00:1450:4001:82a::200e']) {
+    t.notOk(isPrivateAddress(ip), ip);
+  }
+  t.match(await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', false), { ok: true, address: { address: '2606:4700:4700::1111', family: 6 } });
+  t.match(await checkWebhookUrl('https://[64:ff9b::808:808]/hook', false), { ok: true });
+  // A name is judged by the same rule on what it resolves to (at registration and before each attempt).
+  t.match(await checkWebhookUrl('http://nat64.example/', false, async () => [{ address: '64:ff9b::7f00:1', family: 6 }]), { ok: false, refused: /resolves to 64:ff9b::7f00:1/ });
+});
+
+t.test('property: every embedding of an IPv4 address is refused exactly when the address is', async (t) => {
+  const hex = (a: number, b: number) => ((a << 8) | b).toString(16);
+  const forms = ([a, b, c, d]: number[]) => [
+    `::${hex(a, b)}:${hex(c, d)}`, `::ffff:${a}.${b}.${c}.${d}`, `::ffff:0:${hex(a, b)}:${hex(c, d)}`, `64:ff9b::${hex(a, b)}:${hex(c, d)}`,
+    `2002:${hex(a, b)}:${hex(c, d)}::1`,
+    // Teredo: the address as the server, with a public client (8.8.8.8 inverted), and as the client.
+    `2001:0:${hex(a, b)}:${hex(c, d)}:0:0:f7f7:f7f7`, `2001:0:808:808:0:0:${hex(a ^ 0xff, b ^ 0xff)}:${hex(c ^ 0xff, d ^ 0xff)}`,
+  ];
+  const octet = fc.integer({ min: 0, max: 255 });
+  // Half the draws from the refused ranges' neighbourhoods (0, 10, 100, 127, 169, 172, 192, 198, 203, 224+), half anywhere.
+  const first = fc.oneof(octet, fc.constantFrom(0, 10, 100, 127, 169, 172, 192, 198, 203, 224, 240, 255));
+  fc.assert(fc.property(fc.tuple(first, octet, octet, octet), (v4) => {
+    const refused = isPrivateAddress(v4.join('.'));
+    for (const ip of forms(v4)) if (isPrivateAddress(ip) !== refused) throw new Error(`${ip} (${v4.join('.')}): ${!refused ? 'refused' : 'accepted'}`);
+  }), { numRuns: 2000 });
+  t.pass('each form agrees with its IPv4 address');
 });
 
 t.test('URLs: shape, IP literals, names by what they resolve to', async (t) => {

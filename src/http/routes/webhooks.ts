@@ -37,7 +37,7 @@ export function webhookRoutes(s: Services): Route[] {
       replay: created,
     }),
     route({
-      method: 'GET', path: '/api/v1/webhooks', operationId: 'list_webhooks', auth: 'key', summary: 'My webhooks (without their secrets)',
+      method: 'GET', path: '/api/v1/webhooks', operationId: 'list_webhooks', auth: 'key', summary: 'My webhooks (without their secrets), each with how its endpoint is answering (consecutive failures, slowed until)',
       response: { 200: WebhooksAnswer },
       handler: async ({ principal }) => json({ webhooks: await read(s.runtime, 'webhooks.list', { agentId: me(principal).agentId }) }),
     }),
@@ -51,12 +51,12 @@ export function webhookRoutes(s: Services): Route[] {
     }),
     route<{ id: number }>({
       method: 'GET', path: '/api/v1/webhooks/{id}/deliveries', operationId: 'list_webhook_deliveries', auth: 'key',
-      summary: `A webhook's deliveries, newest first (at most ${DELIVERIES_LISTED}): pending, delivered or failed, with attempts and the last HTTP status`,
+      summary: `A webhook's deliveries, newest first (at most ${DELIVERIES_LISTED}): pending, delivered or failed, with attempts and the last HTTP status; and the webhook, with how its endpoint is answering (slowed while it keeps failing)`,
       params: Params, response: { 200: DeliveriesAnswer }, responses: { 404: { description: 'no webhook of mine with this id' } },
       handler: async ({ params, principal }) => {
-        const deliveries = await read(s.runtime, 'webhooks.deliveries', { agentId: me(principal).agentId, webhookId: params.id, limit: DELIVERIES_LISTED });
-        if (!deliveries) throw noWebhook(params.id);
-        return json({ deliveries });
+        const answer = await read(s.runtime, 'webhooks.deliveries', { agentId: me(principal).agentId, webhookId: params.id, limit: DELIVERIES_LISTED });
+        if (!answer) throw noWebhook(params.id);
+        return json(answer);
       },
     }),
   ];
