@@ -10,9 +10,8 @@ import { EVENTS_CHANNEL, SESSIONS_CHANNEL, type EventText, type EventType, type 
 import type { Static } from 'typebox';
 import type { SessionClosed } from '../schemas/index.js';
 import type { EventHubObserver, StreamCloseReason } from '../metrics.js';
+import { MAX_STREAMS } from './limits.js';
 
-/** Streams one process holds at once (each a socket): more are refused with 503. */
-export const MAX_STREAMS = 20_000;
 /**
  * Accounts read per round trip when logs grew (a close wakes every account it moved: 10k accounts
  * are 10 reads). A read of 1000 accounts' new events is ~10 ms of PostgreSQL; the sends it feeds take
