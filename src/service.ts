@@ -189,6 +189,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       find: async (scope, key) => (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
     },
     onRequest: metrics.observeRequest,
+    onCut: metrics.observeCut,
     errorPage,
   });
   // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).

@@ -64,6 +64,12 @@ export type Context<P = any, Q = any, B = any> = {
    * endpoint's tools call the API this way. Undefined outside the server (unit tests).
    */
   dispatch?: (req: InternalRequest) => Promise<Reply>;
+  /**
+   * Keeps `release` until the exchange is over: its answer all sent (at the pace the client reads
+   * it) or its client gone; then calls it once. A place taken for the request (a per-address count)
+   * is held this way. Undefined outside the server (unit tests).
+   */
+  hold?: (release: () => void) => void;
 };
 
 /** A request run inside the process (Context.dispatch): what an HTTP request would carry. */
