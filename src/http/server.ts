@@ -13,6 +13,7 @@ import { compileFormValidator, compileValidator, parseJson, validationError, typ
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { prefersJson } from './web.js';
 import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
+import { STREAM_BUFFER_BYTES } from './limits.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
 
@@ -86,6 +87,11 @@ const holdFor = (x: Exchange) => (release: () => void) => {
   if (x.settled) release();
   else (x.holds ??= []).push(release);
 };
+
+/** The bytes of a chunk of a chunked answer besides its data: the size in hex and two CRLFs. */
+const CHUNK_FRAMING = 12;
+/** Chunks up to this size go through uWS's cork buffer (16 KB) whole (see openStream). */
+const CORKED_CHUNK_BYTES = 8 * 1024;
 
 const HAS_BODY = new Set<Method>(['POST', 'PUT']);
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -410,28 +416,66 @@ export function createApp(opts: ServerOptions): FrontEnd {
     opts.log.info({ method, route }, 'answer cut: the client went away before reading all of it');
   }
 
-  /** A streamed answer (Reply.stream): the head now, then the stream's chunks until either side ends. */
+  /**
+   * A streamed answer (Reply.stream): the head now, then the stream's chunks until either side ends.
+   * A chunk the socket cannot take now waits in uWS's buffer for this socket; `held` is at most what
+   * that buffer holds (a write that returns true found it empty). A chunk is refused while something
+   * waits and it would take `held` past STREAM_BUFFER_BYTES (`write` answers false; a single chunk is
+   * never refused on its size alone, or a large one could never be sent). uWS hands a socket that
+   * drained to onWritable instead of flushing it itself: the stream's `filler` (a chunk that says
+   * nothing) flushes what waits, and once nothing does, a stream refused a chunk hears it has room.
+   */
   function openStream(res: HttpResponse, x: Exchange, reply: Reply, stream: NonNullable<Reply['stream']>): void {
     let ended = false;
+    let held = 0;
+    let refused = false;
+    let room: (() => void) | undefined;
     res.cork(() => {
       res.writeStatus(statusLine(200));
       res.writeHeader('content-type', reply.contentType ?? 'application/octet-stream');
       res.writeHeader('x-content-type-options', 'nosniff');
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
     });
-    const write = (chunk: string): boolean => {
-      if (ended || x.aborted) return false;
-      let ok = false;
-      res.cork(() => (ok = res.write(chunk)));
-      return ok;
+    /** Writes a chunk; true when uWS held nothing before it (it holds at most this chunk now). */
+    const put = (chunk: string | Uint8Array, size: number): boolean => {
+      let empty = false;
+      // Corked only when the chunk fits uWS's cork buffer: a larger one is written through it, and
+      // this uWS (before v20.77) drops such a chunk's data when the corked part fails to flush.
+      if (size <= CORKED_CHUNK_BYTES) res.cork(() => (empty = res.write(chunk)));
+      else empty = res.write(chunk);
+      held = empty ? size : held + size;
+      return empty;
     };
-    const end = () => {
+    const write = (chunk: string | Uint8Array): boolean => {
+      if (ended || x.aborted) return false;
+      const size = (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength) + CHUNK_FRAMING;
+      if (held > 0 && held + size > STREAM_BUFFER_BYTES) {
+        refused = true;
+        return false;
+      }
+      put(chunk, size);
+      return true;
+    };
+    const end = (last?: string) => {
       if (ended || x.aborted) return;
       ended = true;
       x.onAbort = undefined;
-      res.cork(() => res.end());
+      res.cork(() => {
+        // The stream's last words (why it ends) go out whatever waits: one short chunk.
+        if (last) res.write(last);
+        res.end();
+      });
+      settle(x);
     };
-    const stop = stream.open(write, end);
+    res.onWritable(() => {
+      if (ended || x.aborted || held === 0 || !stream.filler) return true;
+      if (put(stream.filler, stream.filler.length + CHUNK_FRAMING) && refused) {
+        refused = false;
+        room?.();
+      }
+      return true;
+    });
+    const stop = stream.open(write, end, (listener) => (room = listener));
     x.onAbort = () => {
       ended = true;
       stop();

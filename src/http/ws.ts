@@ -17,9 +17,13 @@
 // (no close frame) a message over MAX_FRAME_BYTES and a text frame that is not UTF-8.
 //
 // Backpressure: uWS buffers what the kernel did not take; a connection may have at most
-// SEND_BUFFER_BYTES waiting. A frame that would go past it closes the connection with WS_CLOSE.behind
-// and the id to resume from (`after=N` in the reason: every event up to N was sent before the close
-// frame). uWS's own maxBackpressure sits above that bound, so the close frame itself always fits.
+// SEND_BUFFER_BYTES waiting (a single frame passes it only when nothing waits). The account channel
+// takes events while there is room; the rest stays in the log and the channel waits (event-hub.ts)
+// until uWS says the connection drained to half the bound, then reads on from its last id. A channel
+// that waits too long (its client stopped reading), or a frame of another channel or an answer that
+// finds no room, closes the connection with WS_CLOSE.behind and the id to resume from (`after=N` in
+// the reason: every event up to N was sent before the close frame). uWS's own maxBackpressure sits
+// above that bound, so the close frame itself always fits.
 import type { Logger } from 'pino';
 import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, WebSocket, HttpResponse } from 'uWebSockets.js';
@@ -27,10 +31,11 @@ import { MARKET_IDS } from '../engine/index.js';
 import { EVENT_TYPES, type EventType } from '../schemas/index.js';
 import { keyFromHeaders } from '../agents/keys.js';
 import type { AgentPrincipal } from './auth/keys.js';
-import type { EventHub, SessionEvent } from './event-hub.js';
+import { perEvent, sendWhile, type AccountStream, type EventHub, type SessionEvent } from './event-hub.js';
 import type { EventText } from '../../actors/events/messages.js';
 import { HttpError, type RequestInfo } from './route.js';
 import { goneDetail } from './event-query.js';
+import { STREAM_BUFFER_BYTES } from './limits.js';
 
 export const WS_PATH = '/api/v1/ws';
 
@@ -63,7 +68,7 @@ export const MAX_PAYLOAD_BYTES = 4096;
  */
 export const MAX_FRAME_BYTES = 64 * 1024;
 /** Bytes a connection may have waiting to be sent; the frame that would pass it closes the connection (behind). */
-export const SEND_BUFFER_BYTES = 1024 * 1024;
+export const SEND_BUFFER_BYTES = STREAM_BUFFER_BYTES;
 /** uWS's own bound, above ours by room for the close frame (a send over it would be dropped). */
 const MAX_BACKPRESSURE = SEND_BUFFER_BYTES + 64 * 1024;
 /** A connection without the key on its upgrade must authenticate within this. */
@@ -85,8 +90,8 @@ type Conn = {
   pending?: string[];
   authTimer?: NodeJS.Timeout;
   release?: () => void;
-  /** The account channel: what removes it, and the last event id sent on it. */
-  account?: { stop: () => void; last: number };
+  /** The account channel: its stream, what removes it, and the last event id sent on it. */
+  account?: { stream?: AccountStream; stop: () => void; last: number };
   markets?: Map<string, () => void>;
 };
 
@@ -98,6 +103,9 @@ export type WsOptions = {
   /** Accounts for the upgrade like a request (route, method, status, seconds). */
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
 };
+
+/** An account event's frame, made once for every connection handed it. */
+const accountFrame = perEvent((e) => `{"channel":"account","event":${e.json}}`);
 
 /** ASCII only, at most 123 bytes (a close frame's reason). */
 const reasonText = (s: string) => s.replace(/[^\x20-\x7e]/g, '?').slice(0, 123);
@@ -117,11 +125,12 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     });
   };
 
-  /** Sends a text frame unless it would take the connection past its send buffer (false: behind, or closed). */
-  const sendText = (c: Conn, text: string): boolean => {
+  /** Sends a text frame unless what waits would pass the send buffer's bound with it (false: no room, or closed). */
+  const sendText = (c: Conn, text: string | Uint8Array): boolean => {
     if (c.closed) return false;
     const ws = c.ws!;
-    if (ws.getBufferedAmount() + Buffer.byteLength(text) > SEND_BUFFER_BYTES) return false;
+    const waiting = ws.getBufferedAmount();
+    if (waiting > 0 && waiting + (typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength) > SEND_BUFFER_BYTES) return false;
     return ws.send(text, false, false) !== 2;
   };
   const sendOp = (c: Conn, msg: Record<string, unknown>) => sendText(c, JSON.stringify(msg));
@@ -231,32 +240,29 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
   }
 
   function subscribeAccount(c: Conn, after: number, types: EventType[] | undefined): void {
-    const state = { stop: () => {}, last: after };
+    const state: NonNullable<Conn['account']> = { stop: () => {}, last: after };
     c.account = state;
-    state.stop = hub.subscribe(
-      {
-        accountId: c.principal!.accountId,
-        after,
-        types,
-        send: (events: EventText[]) => {
-          for (const e of events) {
-            if (!sendText(c, `{"channel":"account","event":${e.json}}`)) return false;
-            state.last = e.id;
-          }
-          return true;
-        },
-        ping: () => !c.closed,
-        close: (why) => {
-          if (why.reason === 'gone') {
-            sendOp(c, { op: 'error', status: 410, detail: goneDetail(why.from) });
-            return end(c, WS_CLOSE.gone, `gone: events before id ${why.from} are no longer kept; re-read orders and positions, then after=${why.from - 1}`);
-          }
-          if (why.reason === 'behind') return behind(c);
-          end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`);
-        },
+    const sent = (e: EventText) => {
+      if (!sendText(c, accountFrame(e))) return false;
+      state.last = e.id;
+      return true;
+    };
+    state.stream = {
+      accountId: c.principal!.accountId,
+      after,
+      types,
+      send: (events: EventText[]) => sendWhile(events, sent),
+      ping: () => !c.closed,
+      close: (why) => {
+        if (why.reason === 'gone') {
+          sendOp(c, { op: 'error', status: 410, detail: goneDetail(why.from) });
+          return end(c, WS_CLOSE.gone, `gone: events before id ${why.from} are no longer kept; re-read orders and positions, then after=${why.from - 1}`);
+        }
+        if (why.reason === 'behind') return behind(c);
+        end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`);
       },
-      { held: true },
-    );
+    };
+    state.stop = hub.subscribe(state.stream, { held: true });
   }
 
   function watch(c: Conn, channel: string): void {
@@ -369,8 +375,10 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       handle(c, text);
     },
 
-    drain: () => {
-      // Nothing waits in JavaScript: a connection's pending frames are uWS's buffer, bounded by SEND_BUFFER_BYTES.
+    drain: (ws) => {
+      // Half the bound free again: the account channel (if it waits for room) reads on from its last id.
+      const c = ws.getUserData();
+      if (!c.closed && c.account?.stream && ws.getBufferedAmount() <= SEND_BUFFER_BYTES / 2) hub.resume(c.account.stream);
     },
 
     close: (ws) => cleanUp(ws.getUserData()),

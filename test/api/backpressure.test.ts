@@ -1,14 +1,20 @@
 // Hostile and slow clients (issue 41), on a real service and database over HTTP (the service runs in
-// this process, so its resident memory is measured here, after a full collection): 100 sockets that
-// never read, each asking again and again for the largest default answers, add less than 300 MB:
-// the service answers at the pace the client reads and closes a connection that asks again with an
-// answer unread (it had buffered every answer whole: 4.8 KB asked 25 MB).
+// this process, so its resident memory is measured here, after a full collection):
+// - 100 sockets that never read, each asking again and again for the largest default answers, add
+//   less than 300 MB: the service answers at the pace the client reads and closes a connection that
+//   asks again with an answer unread (it had buffered every answer whole: 4.8 KB asked 25 MB);
+// - 100 Server-Sent Events streams that never read, on a log of large events, take no more than
+//   their buffer bound and are ended with a comment saying why; a resume with Last-Event-ID (a
+//   catch-up far larger than any buffer, read as it comes) gets every later event once.
 import t from 'tap';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { startClockedService } from '../helpers/clocked.js';
+import { registerAgent } from '../helpers/agents.js';
+import { openSse } from '../helpers/sse.js';
 import { eventually } from '../helpers/wait.js';
-import { rawConnect, type RawConnection } from '../helpers/raw-http.js';
+import { chunksOf, rawConnect, type RawConnection } from '../helpers/raw-http.js';
+import { appendEvents } from '../../actors/events/log.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
 fileTimeout(150); // 40 s alone on a 2-core machine shared with other runs (2026-11-28)
@@ -64,4 +70,62 @@ t.test('100 sockets asking again and again for the largest default answers and n
   t.ok(grown < 300, `resident memory grew ${grown.toFixed(0)} MB (< 300)`);
   t.equal(closed, 100, 'each socket was closed once it asked again with an answer unread');
   for (const s of sockets) s.socket.destroy();
+});
+
+t.test('SSE streams that never read take no more than their bound, then end saying why; a resume gets every later event once', async (t) => {
+  const agent = await registerAgent(svc);
+  const streams = svc.services.events.size();
+  // 200 ledger entries of 48 KB (a long `ref`): 9.6 MB for each stream, more than the kernel's buffers take.
+  const ref = 'x'.repeat(48 * 1024);
+  const n = 200;
+  const entry = (i: number) => ({ id: i + 1, account_id: agent.accountId, kind: 'card_charge', amount: 1, currency: 'USD', balance_after: i + 1, ref, created_at: 0 });
+  const before = residentMb();
+  const sockets: RawConnection[] = [];
+  for (let i = 0; i < 100; i++) {
+    const s = await rawConnect(svc.port, t);
+    s.socket.pause();
+    s.get('/api/v1/events/stream?after=0', { accept: 'text/event-stream', authorization: `Bearer ${agent.key}` });
+    sockets.push(s);
+  }
+  await eventually(() => svc.services.events.size() === streams + 100, 'the 100 streams to open');
+  // Appended as changes would be, 10 at a time: each notice hands every stream the new ones.
+  for (let i = 0; i < n; i += 10) {
+    const batch = Array.from({ length: 10 }, (_, k) => ({ account_id: agent.accountId, type: 'ledger.posted' as const, data: entry(i + k) }));
+    await appendEvents(svc.orm.em.fork(), batch, svc.services.clock.realNow());
+  }
+  // Each takes what its socket has room for, then waits for its client to read (the figure then
+  // also holds the actor workers' heaps after reading the log, which this process cannot collect).
+  await eventually(() => svc.services.events.waitingCount() === 100, 'the 100 streams to wait for room');
+  t.comment(`resident memory +${(residentMb() - before).toFixed(0)} MB with 100 streams waiting for room`);
+  // Ended once they stopped reading for long (uWS's own time-out after 10 s without progress, or
+  // the hub's at two keep-alives waiting, whichever comes first).
+  await eventually(() => svc.services.events.size() === streams, 'the service to end every stream that stopped reading');
+  // What is left for clients that never read: at most the bound each until the socket goes (it had
+  // been 64 events each, ~3 MB here, kept until uWS timed the socket out).
+  const ended = residentMb() - before;
+  t.ok(ended < 100, `resident memory grew ${ended.toFixed(0)} MB with 100 ended streams unread (< 100)`);
+
+  // One of them reads what reached it: events from 1 on, none missing (and, when the hub ended it, why).
+  const s = sockets[0];
+  s.socket.resume();
+  const got = await eventually(() => {
+    const r = chunksOf(s.bytes());
+    return (r.ended || s.closed()) && r;
+  }, 'the end of the stream');
+  t.equal(got.chunks[0], 'retry: 2000\n\n');
+  const ids = got.chunks.filter((m) => m.startsWith('id: ')).map((m) => Number(/^id: (\d+)\n/.exec(m)?.[1]));
+  t.ok(ids.length > 0 && ids.length < n, `${ids.length} of ${n} events reached it before the end`);
+  t.same(ids, Array.from({ length: ids.length }, (_, i) => i + 1), 'in order, none missing');
+  if (got.ended) t.match(got.chunks.at(-1), /^: closing: this stream fell too far behind; reconnect with Last-Event-ID to resume/, 'its last words say why');
+  for (const x of sockets) x.socket.destroy();
+
+  // Resumed from the last id it has, reading as events come: every later event, once.
+  const last = ids.at(-1)!;
+  const again = await openSse(svc, '/api/v1/events/stream', { authorization: `Bearer ${agent.key}`, 'last-event-id': String(last) }, t);
+  const rest: number[] = [];
+  while (rest.length < n - last) rest.push(Number((await again.nextEvent()).id));
+  t.same(rest, Array.from({ length: n - last }, (_, i) => last + i + 1), 'every later event');
+  await appendEvents(svc.orm.em.fork(), [{ account_id: agent.accountId, type: 'ledger.posted', data: { ...entry(n), ref: 'small' } }], svc.services.clock.realNow());
+  t.equal(Number((await again.nextEvent()).id), n + 1, 'and the next one as it happens: nothing twice');
+  again.close();
 });

@@ -1,7 +1,9 @@
 // Answers at the pace the client reads them (issue 41), on the uWS front end over real sockets with a
 // small route table: a body of any size and encoding arrives whole and exact however the client reads
 // it (fast-check), the server keeps a request's hold until its answer is all read, a client that asks
-// again before reading an answer is closed (one answer per socket at most, counted as cut).
+// again before reading an answer is closed (one answer per socket at most, counted as cut), and a
+// stream refuses what would pass its buffer bound, hears when its client has read it, says why as it
+// ends, and lives on once read.
 import t from 'tap';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -9,8 +11,9 @@ import Type from 'typebox';
 import fc from 'fast-check';
 import { createApp, listen } from '../../src/http/server.js';
 import { route, text, type Reply } from '../../src/http/route.js';
+import { STREAM_BUFFER_BYTES } from '../../src/http/limits.js';
 import { eventually } from '../helpers/wait.js';
-import { answerOf, rawConnect } from '../helpers/raw-http.js';
+import { answerOf, chunksOf, rawConnect } from '../helpers/raw-http.js';
 
 const logs: any[] = [];
 const sink = new Writable({
@@ -35,6 +38,9 @@ const bytesOf = (b: string | Buffer) => (typeof b === 'string' ? Buffer.from(b) 
 
 /** Holds given back (Context.hold), by request id. */
 const released = new Set<string>();
+/** Streams opened, for the test to write to. */
+const streams: { write: (chunk: string) => boolean; end: (last?: string) => void; stopped: boolean; rooms: number }[] = [];
+
 const routes = [
   route({
     method: 'GET', path: '/api/v1/blob', auth: 'none', summary: 'a body of a given size',
@@ -45,6 +51,22 @@ const routes = [
       const body = bodyOf(query.size, query.kind);
       return typeof body === 'string' ? text(body) : { body, contentType: 'application/octet-stream' };
     },
+  }),
+  route({
+    method: 'GET', path: '/api/v1/stream', auth: 'none', summary: 'a stream the test writes to',
+    response: { 200: Type.Any() },
+    handler: (): Reply => ({
+      contentType: 'text/plain',
+      stream: {
+        filler: '~',
+        open: (write, end, onRoom) => {
+          const s = { write, end, stopped: false, rooms: 0 };
+          onRoom(() => s.rooms++);
+          streams.push(s);
+          return () => (s.stopped = true);
+        },
+      },
+    }),
   }),
 ];
 
@@ -114,6 +136,54 @@ t.test('the hold lasts until the answer is all read; asking again before that cl
   t.notOk(released.has(id2));
   gone.socket.destroy();
   await eventually(() => released.has(id2), 'a client gone mid-answer gives its hold back');
+});
+
+t.test('a stream refuses what would pass its bound, ends with its last words, and lives on once read', async (t) => {
+  const c = await rawConnect(server.port, t);
+  c.socket.pause();
+  c.get('/api/v1/stream');
+  await eventually(() => streams.length === 1, 'the stream to open');
+  const s = streams[0];
+  const chunk = (i: number) => `${String(i).padStart(8, '0')}${'x'.repeat(8184)}`;
+  let sent = 0;
+  // The kernel's buffers first, then at most STREAM_BUFFER_BYTES in the process: a bound is reached.
+  while (sent < 100_000 && s.write(chunk(sent))) sent++;
+  t.ok(sent < 100_000, `refused after ${sent} chunks of 8 KB`);
+  t.equal(s.rooms, 0, 'no room yet');
+  c.socket.resume();
+  const got = await eventually(() => {
+    const r = chunksOf(c.bytes());
+    return r.chunks.length >= sent && r;
+  }, 'every accepted chunk');
+  t.same(got.chunks.slice(0, sent).map((x) => Number(x.slice(0, 8))), Array.from({ length: sent }, (_, i) => i), 'every accepted chunk, in order, none missing');
+  t.ok(got.chunks.slice(sent).every((x) => x === '~'), 'then at most fillers');
+  // Read: the stream hears it has room, and takes chunks again.
+  await eventually(() => s.rooms === 1, 'the stream to hear it has room');
+  t.ok(s.write('after'), 'a chunk is taken again');
+  s.end('last words');
+  const all = await eventually(() => {
+    const r = chunksOf(c.bytes());
+    return r.ended && r;
+  }, 'the end of the stream');
+  t.same(all.chunks.filter((x) => x !== '~').slice(sent), ['after', 'last words'], 'then the chunk written after, and the last words');
+  t.notOk(s.stopped, 'ended by the server, not by the client');
+
+  // Past the bound, a stream's last words still go out, and its client gets every chunk it was told was sent.
+  const d = await rawConnect(server.port, t);
+  d.socket.pause();
+  d.get('/api/v1/stream');
+  await eventually(() => streams.length === 2, 'the second stream to open');
+  const s2 = streams[1];
+  let sent2 = 0;
+  while (s2.write(chunk(sent2))) sent2++;
+  s2.end('behind');
+  d.socket.resume();
+  const r2 = await eventually(() => {
+    const r = chunksOf(d.bytes());
+    return r.ended && r;
+  }, 'the end of the second stream');
+  t.same(r2.chunks.filter((x) => x !== '~').map((x) => (x === 'behind' ? x : Number(x.slice(0, 8)))), [...Array.from({ length: sent2 }, (_, i) => i), 'behind']);
+  t.ok(STREAM_BUFFER_BYTES > 8192, 'a chunk fits the bound');
 });
 
 t.test('many sockets that never read cost the process at most one answer each', async (t) => {
