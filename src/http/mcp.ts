@@ -5,6 +5,8 @@
 // description = summary, input = one flat object of path, query and body fields, output = the
 // 2xx answer's schema. A call runs the real route through the server's own pipeline
 // (Context.dispatch: auth, validation, Idempotency-Key, limits), never a copy of a handler.
+// A request without a valid key holds a place of its client address until its answer is sent
+// (limits.ts UNAUTHENTICATED_PER_ADDRESS, 429 beyond: issue 41).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -13,8 +15,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { TSchema } from 'typebox';
 import { isApiRoute, standaloneSchema } from './openapi.js';
-import { Media, type Context, type InternalRequest, type Method, type Reply, type Route } from './route.js';
+import { HttpError, Media, type Context, type InternalRequest, type Method, type Reply, type RequestInfo, type Route } from './route.js';
 import { SERVICE_NAME } from './content/manifest.js';
+import { keyFromHeaders } from '../agents/keys.js';
+import { UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places } from './limits.js';
 
 /** The oldest protocol version served: the first with structured tool output (2025-06-18). */
 export const MIN_PROTOCOL_VERSION = '2025-06-18';
@@ -226,8 +230,16 @@ export type McpEndpoint = {
   handle: (ctx: Context) => Promise<Reply>;
 };
 
+/** What the endpoint needs of the service to count unauthenticated work. */
+export type McpOptions = {
+  /** The `key` routes' authenticator: a request whose key it accepts is not counted as unauthenticated. */
+  authenticate: (req: RequestInfo) => Promise<unknown>;
+  /** Unauthenticated work per client address (shared with the WebSocket's connections before their auth). */
+  unauthenticated: Places;
+};
+
 /** The MCP endpoint over a finished route table. */
-export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
+export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions): McpEndpoint {
   const tools = mcpTools(routes);
   const byName = new Map(tools.map((t) => [t.tool.name, t]));
   const resources = mcpResources(baseUrl);
@@ -254,6 +266,20 @@ export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
     return server;
   }
 
+  /**
+   * A request without a key the service accepts takes a place of its client address, held until
+   * its answer is sent (Context.hold) or given back when the answer is built (no server: a unit
+   * test); over the cap, 429. Answers what gives the place back early, if anything.
+   */
+  async function admit(ctx: Context): Promise<(() => void) | undefined> {
+    if (keyFromHeaders(ctx.req.headers) !== null && (await opts.authenticate(ctx.req).then(() => true, () => false))) return undefined;
+    const release = opts.unauthenticated.take(addressKey(ctx.req.remoteAddress()));
+    if (!release) throw new HttpError(429, unauthenticatedDetail('this MCP request'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
+    if (!ctx.hold) return release;
+    ctx.hold(release);
+    return undefined;
+  }
+
   async function handle(ctx: Context): Promise<Reply> {
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) headers.set(k, v);
@@ -266,6 +292,7 @@ export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
     }
     const bytes = ctx.bytes ?? Buffer.alloc(0);
     const parsedBody = initializeAtLeastMin(bytes);
+    const early = await admit(ctx);
     const server = serverFor(ctx);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
@@ -279,6 +306,7 @@ export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
       const text = await res.text();
       return text ? { status: res.status, body: text, contentType: res.headers.get('content-type') ?? 'application/json', headers: out } : { status: res.status, headers: out };
     } finally {
+      early?.();
       await server.close().catch(() => {});
     }
   }

@@ -24,7 +24,12 @@
 // finds no room, closes the connection with WS_CLOSE.behind and the id to resume from (`after=N` in
 // the reason: every event up to N was sent before the close frame). uWS's own maxBackpressure sits
 // above that bound, so the close frame itself always fits.
+//
+// A connection without the key on its upgrade is unauthenticated work of its client's address until
+// its auth message is answered (limits.ts UNAUTHENTICATED_PER_ADDRESS: one more is refused 429
+// before the upgrade), and is closed if that message does not come within AUTH_TIMEOUT_MS.
 import type { Logger } from 'pino';
+import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, WebSocket, HttpResponse } from 'uWebSockets.js';
 import { MARKET_IDS } from '../engine/index.js';
@@ -35,7 +40,7 @@ import { perEvent, sendWhile, type AccountStream, type EventHub, type SessionEve
 import type { EventText } from '../../actors/events/messages.js';
 import { HttpError, type RequestInfo } from './route.js';
 import { goneDetail } from './event-query.js';
-import { STREAM_BUFFER_BYTES } from './limits.js';
+import { AUTH_TIMEOUT_MS, STREAM_BUFFER_BYTES, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places } from './limits.js';
 
 export const WS_PATH = '/api/v1/ws';
 
@@ -71,8 +76,6 @@ export const MAX_FRAME_BYTES = 64 * 1024;
 export const SEND_BUFFER_BYTES = STREAM_BUFFER_BYTES;
 /** uWS's own bound, above ours by room for the close frame (a send over it would be dropped). */
 const MAX_BACKPRESSURE = SEND_BUFFER_BYTES + 64 * 1024;
-/** A connection without the key on its upgrade must authenticate within this. */
-export const AUTH_TIMEOUT_MS = 10_000;
 /** Messages kept while the first message's key is being checked (a client may pipeline its subscribe). */
 const MAX_PENDING = 8;
 /** Seconds of silence before uWS pings (and closes a peer that does not answer). */
@@ -88,6 +91,8 @@ type Conn = {
   /** A first message's key is being checked: later messages wait in `pending`. */
   authing: boolean;
   pending?: string[];
+  /** Gives back the client address's place for unauthenticated work (held until the auth is answered). */
+  anonymous?: () => void;
   authTimer?: NodeJS.Timeout;
   release?: () => void;
   /** The account channel: its stream, what removes it, and the last event id sent on it. */
@@ -102,6 +107,10 @@ export type WsOptions = {
   log: Logger;
   /** Accounts for the upgrade like a request (route, method, status, seconds). */
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
+  /** Unauthenticated work per client address (shared with POST /mcp without a key). */
+  unauthenticated: Places;
+  /** How long a connection may wait for its auth message (default AUTH_TIMEOUT_MS; tests lengthen it). */
+  authTimeoutMs?: number;
 };
 
 /** An account event's frame, made once for every connection handed it. */
@@ -115,10 +124,11 @@ const quote = (v: unknown) => reasonText(JSON.stringify(v) ?? String(v)).slice(0
 /** Registers the WebSocket route on the app (uWS serves upgrades before the route table's GET of the same path). */
 export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
   const hub = o.hub;
+  const authTimeoutMs = o.authTimeoutMs ?? AUTH_TIMEOUT_MS;
 
-  const refuse = (res: HttpResponse, status: number, detail: string, headers: Record<string, string> = {}) => {
+  const refuse = (res: HttpResponse, status: 401 | 429 | 503, detail: string, headers: Record<string, string> = {}) => {
     res.cork(() => {
-      res.writeStatus(status === 401 ? '401 Unauthorized' : '503 Service Unavailable');
+      res.writeStatus(`${status} ${STATUS_CODES[status]}`);
       res.writeHeader('content-type', 'application/json');
       for (const k in headers) res.writeHeader(k, headers[k]);
       res.end(JSON.stringify({ detail }), true);
@@ -148,6 +158,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
 
   function authenticated(c: Conn, principal: AgentPrincipal): void {
     c.principal = principal;
+    c.anonymous?.();
+    c.anonymous = undefined;
     clearTimeout(c.authTimer);
     c.authTimer = undefined;
     sendOp(c, { op: 'authenticated', agent_id: principal.agentId });
@@ -303,6 +315,7 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     c.account?.stop();
     if (c.markets) for (const stop of c.markets.values()) stop();
     c.release?.();
+    c.anonymous?.();
     c.pending = undefined;
   }
 
@@ -325,13 +338,18 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
         done(503);
         return refuse(res, 503, 'this process holds as many streams as it may: retry in a few seconds', { 'retry-after': '5' });
       }
-      const upgrade = (principal: AgentPrincipal | undefined) => {
+      const upgrade = (principal: AgentPrincipal | undefined, anonymous?: () => void) => {
         done(101);
         // No subprotocol is offered (an empty Sec-WebSocket-Protocol answer).
-        res.cork(() => res.upgrade<Conn>({ principal, closed: false, authing: false }, secKey, '', extensions, context));
+        res.cork(() => res.upgrade<Conn>({ principal, closed: false, authing: false, anonymous }, secKey, '', extensions, context));
       };
-      // No key on the upgrade: the first message authenticates.
-      if (keyFromHeaders(headers) === null && headers['authorization'] === undefined) return upgrade(undefined);
+      // No key on the upgrade: the first message authenticates; until then the connection holds a place of its address.
+      if (keyFromHeaders(headers) === null && headers['authorization'] === undefined) {
+        const anonymous = o.unauthenticated.take(addressKey(Buffer.from(res.getRemoteAddressAsText()).toString()));
+        if (anonymous) return upgrade(undefined, anonymous);
+        done(429);
+        return refuse(res, 429, unauthenticatedDetail('this WebSocket'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
+      }
       let aborted = false;
       res.onAborted(() => (aborted = true));
       o.authenticate({ method: 'GET', url: WS_PATH, query: req.getQuery() ?? '', headers, remoteAddress: () => '' }).then(
@@ -357,7 +375,7 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       c.release = hub.hold(() => end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`));
       if (!c.release) return end(c, WS_CLOSE.full, 'this process holds as many streams as it may: retry in a few seconds');
       if (c.principal) authenticated(c, c.principal);
-      else c.authTimer = setTimeout(() => end(c, WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS / 1000} s`), AUTH_TIMEOUT_MS);
+      else c.authTimer = setTimeout(() => end(c, WS_CLOSE.unauthorized, `no auth message within ${authTimeoutMs / 1000} s`), authTimeoutMs);
     },
 
     message: (ws, message, isBinary) => {

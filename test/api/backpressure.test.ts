@@ -1,5 +1,8 @@
 // Hostile and slow clients (issue 41), on a real service and database over HTTP (the service runs in
 // this process, so its resident memory is measured here, after a full collection):
+// - unauthenticated work per client address (POST /mcp without a valid key, WebSockets before their
+//   auth message) is capped: the one past the cap answers 429 with Retry-After and a detail naming
+//   the limit, and a place comes back when its answer is sent or its connection authenticates;
 // - 100 sockets that never read, each asking again and again for the largest default answers, add
 //   less than 300 MB: the service answers at the pace the client reads and closes a connection that
 //   asks again with an answer unread (it had buffered every answer whole: 4.8 KB asked 25 MB);
@@ -11,10 +14,12 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent } from '../helpers/agents.js';
+import { connectAs, connectWs, type WsClient } from '../helpers/ws.js';
 import { openSse } from '../helpers/sse.js';
 import { eventually } from '../helpers/wait.js';
 import { chunksOf, rawConnect, type RawConnection } from '../helpers/raw-http.js';
 import { appendEvents } from '../../actors/events/log.js';
+import { UNAUTHENTICATED_PER_ADDRESS, UNAUTHENTICATED_RETRY_AFTER_S } from '../../src/http/limits.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
 fileTimeout(150); // 40 s alone on a 2-core machine shared with other runs (2026-11-28)
@@ -27,8 +32,11 @@ const residentMb = () => {
   return process.memoryUsage().rss / 2 ** 20;
 };
 
-const c = await startClockedService(t);
+// WebSockets wait for their auth message as long as the test needs (the cap, not the time-out, is tested).
+const c = await startClockedService(t, {}, { wsAuthTimeoutMs: 3_600_000 });
 const svc = c.svc;
+const rpcHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const toolsList = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 
 /** The service's log lines from now on, counted as they come (a scan of new lines only). */
 function logCounter(match: (line: Record<string, unknown>) => boolean) {
@@ -39,6 +47,50 @@ function logCounter(match: (line: Record<string, unknown>) => boolean) {
     return n;
   };
 }
+
+t.test('unauthenticated work per client address: past the cap, 429 with Retry-After and the limit named', async (t) => {
+  const agent = await registerAgent(svc);
+  const places = svc.services.unauthenticated;
+  const mcp = (headers: Record<string, string> = {}) => svc.get('/mcp', { method: 'POST', headers: { ...rpcHeaders, ...headers }, body: toolsList });
+
+  // WebSockets that have not sent their auth message each hold a place of 127.0.0.1.
+  const waiting: WsClient[] = [];
+  for (let i = 0; i < UNAUTHENTICATED_PER_ADDRESS; i++) waiting.push(await connectWs(svc, {}, t));
+  t.equal(places.count('127.0.0.1'), UNAUTHENTICATED_PER_ADDRESS, 'each holds a place');
+  const refused = await connectWs(svc, {}, t).then(() => undefined, (err: { status?: number; body?: string; headers?: Record<string, string> }) => err);
+  t.equal(refused?.status, 429, 'one more WebSocket without a key: refused before the upgrade');
+  t.equal(refused?.headers?.['retry-after'], String(UNAUTHENTICATED_RETRY_AFTER_S));
+  t.match(JSON.parse(refused?.body ?? '{}').detail, `at most ${UNAUTHENTICATED_PER_ADDRESS}: MCP requests without a valid key and WebSockets before their auth message`);
+
+  const noKey = await mcp();
+  t.equal(noKey.status, 429, 'POST /mcp without a key: the same cap');
+  t.equal(noKey.headers.get('retry-after'), String(UNAUTHENTICATED_RETRY_AFTER_S));
+  t.match((await noKey.json()).detail, /this MCP request was refused; retry after \d+ s, or send your API key/);
+  const unknownKey = await mcp({ authorization: `Bearer ${'A'.repeat(80)}` });
+  t.equal(unknownKey.status, 429, 'a key the service does not know counts as none');
+  await unknownKey.arrayBuffer();
+  const keyed = await mcp({ authorization: `Bearer ${agent.key}` });
+  t.equal(keyed.status, 200, 'with a valid key: not counted');
+  t.ok((await keyed.json()).result.tools.length > 20);
+  const withKey = await connectAs(svc, agent.key, t);
+  t.equal(places.count('127.0.0.1'), UNAUTHENTICATED_PER_ADDRESS, 'a WebSocket with the key on its upgrade takes no place');
+  withKey.close();
+
+  // One authenticates: its place comes back, and one MCP request without a key fits again.
+  waiting[0].send({ op: 'auth', key: agent.key });
+  t.equal((await waiting[0].next()).op, 'authenticated');
+  t.equal(places.count('127.0.0.1'), UNAUTHENTICATED_PER_ADDRESS - 1, 'its place came back');
+  const fits = await mcp();
+  t.equal(fits.status, 200);
+  t.ok((await fits.json()).result.tools.length > 20);
+  await eventually(() => places.count('127.0.0.1') === UNAUTHENTICATED_PER_ADDRESS - 1, 'the answered request to give its place back');
+
+  for (const w of waiting) w.close();
+  await eventually(() => places.size() === 0, 'closing the connections to give every place back');
+  const after = await mcp();
+  t.equal(after.status, 200, 'without a key again, once the connections are gone');
+  await after.arrayBuffer();
+});
 
 t.test('100 sockets asking again and again for the largest default answers and never reading add < 300 MB', async (t) => {
   // The largest answers a client gets without arguments: the OpenAPI document (~250 KB) and the h2 menu (~100 KB).
