@@ -18,7 +18,7 @@ export function mcpRoute(routes: Route[], s: Services): Route {
     response: {
       200: rpc('the JSON-RPC answer'),
       202: rpc('a notification or response was accepted (no body)'),
-      400: rpc('a JSON-RPC error: unreadable JSON (-32700), an invalid message, an unsupported protocol version'),
+      400: rpc('a JSON-RPC error: unreadable JSON (-32700), a batch (-32600: one message per POST), an invalid message, an unsupported protocol version'),
       404: rpc('a JSON-RPC error'),
       406: rpc('a JSON-RPC error: Accept must name application/json and text/event-stream'),
       415: rpc('a JSON-RPC error: the body must be JSON'),
