@@ -91,6 +91,12 @@ export class Metrics {
     help: "Events handed to this process's streams (Server-Sent Events and WebSocket channels)",
     registers: [this.registry],
   });
+  private readonly answersCut = new client.Counter({
+    name: 'http_answers_cut_total',
+    help: 'Answers whose client went away (or was closed for asking again) before reading all of it: slow or non-reading clients',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
   private readonly streamsClosed = new client.Counter({
     name: 'event_streams_closed_total',
     help: 'Event streams the service closed, by reason: behind (too slow to read), gone (resumed from before what is kept), stopping',
@@ -251,6 +257,11 @@ export class Metrics {
 
   observeRequest = (route: string, method: string, status: number, seconds: number): void => {
     this.http.observe(route, method, status, seconds);
+  };
+
+  /** An answer was cut: its client went away before it had read all of it (src/http/server.ts sendBody). */
+  observeCut = (route: string): void => {
+    this.answersCut.inc({ route });
   };
 
   observeTurn = (actor: string, message: string, seconds: number, ok: boolean, shard: number): void => {

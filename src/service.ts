@@ -25,6 +25,7 @@ import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
 import { EVENTS_CHANNEL } from '../actors/events/messages.js';
 import { attachWebSocket } from './http/ws.js';
+import { Places, UNAUTHENTICATED_PER_ADDRESS } from './http/limits.js';
 import { sessionClosedEvent } from './http/market-stream.js';
 import { OpsFeed } from './http/ops/feed.js';
 import { opsAuthenticator } from './http/ops/access.js';
@@ -45,6 +46,8 @@ export type StartOptions = {
   extraActorModules?: string[];
   /** How the supervisor's start is retried before `ready` rejects (main.ts then exits). */
   startRetry?: BoundedBackoff;
+  /** How long a WebSocket may wait for its auth message (default limits.ts AUTH_TIMEOUT_MS; tests lengthen it). */
+  wsAuthTimeoutMs?: number;
 };
 
 export type RunningService = {
@@ -177,7 +180,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     intervals: Object.fromEntries(MARKET_IDS.map((id) => [id, MARKETS[id].interval_seconds / config.timeScale])),
   });
   const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000);
-  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed };
+  const unauthenticated = new Places(UNAUTHENTICATED_PER_ADDRESS);
+  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated };
   const keyAuth = keyAuthenticator(services);
   const front = createApp({
     routes: routeTable(services),
@@ -191,10 +195,11 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       find: async (scope, key) => (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
     },
     onRequest: metrics.observeRequest,
+    onCut: metrics.observeCut,
     errorPage,
   });
   // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).
-  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest });
+  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest, unauthenticated, authTimeoutMs: opts.wsAuthTimeoutMs });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
   log.info({ url, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');

@@ -6278,6 +6278,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an upgrade without the key while this address has as many unauthenticated requests and connections as it may: retry after Retry-After, or put the key on the upgrade */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description this process holds as many streams as it may: retry */
             503: {
                 headers: {

@@ -4,15 +4,20 @@
 // resumes from its own id). The log's NOTIFYs (one LISTEN connection per process) say whose log grew;
 // a slow safety net compares the accounts' heads in case a NOTIFY was missed. The public market
 // streams hear each session's close the same way.
+//
+// Backpressure (issue 41): the log is the buffer. A stream takes events only while its socket has room
+// (limits.ts STREAM_BUFFER_BYTES); what it could not take stays in the log, and the stream waits,
+// handed nothing, until its transport says it has room again (`resume`: its client read), then reads
+// on from its own id. A stream still waiting at STALLED_KEEPALIVES keep-alives in a row (its client
+// stopped reading) is closed as behind, and resumes from its id when the client comes back.
 import type { Logger } from 'pino';
 import { read, type ActorRuntime, type NotifyListener } from '../../actors/runtime/client.js';
 import { EVENTS_CHANNEL, SESSIONS_CHANNEL, type EventText, type EventType, type ManyReply } from '../../actors/events/messages.js';
 import type { Static } from 'typebox';
 import type { SessionClosed } from '../schemas/index.js';
 import type { EventHubObserver, StreamCloseReason } from '../metrics.js';
+import { MAX_STREAMS } from './limits.js';
 
-/** Streams one process holds at once (each a socket): more are refused with 503. */
-export const MAX_STREAMS = 20_000;
 /**
  * Accounts read per round trip when logs grew (a close wakes every account it moved: 10k accounts
  * are 10 reads). A read of 1000 accounts' new events is ~10 ms of PostgreSQL; the sends it feeds take
@@ -31,6 +36,8 @@ const EVENTS_PER_ACCOUNT = 200;
 const SAFETY_NET_MS = 5000;
 /** How often every stream is sent a keep-alive (CONTRACT.md: at least every 15 s). */
 export const KEEPALIVE_MS = 10_000;
+/** Keep-alives in a row at which a stream waits for room: it is then closed as behind (10 to 20 s without reading). */
+const STALLED_KEEPALIVES = 2;
 
 export type SessionEvent = Static<typeof SessionClosed>;
 
@@ -40,8 +47,11 @@ export type AccountStream = {
   /** The last event id it has: it is sent every later one, once. */
   after: number;
   types?: EventType[];
-  /** Sends events in order (each as its JSON text); false: the consumer cannot keep up (it is closed with `behind`). */
-  send: (events: EventText[]) => boolean;
+  /**
+   * Sends events in order (each as its JSON text) while its socket has room; answers how many it
+   * took. Fewer than given: it waits (handed nothing) until its transport calls EventHub.resume.
+   */
+  send: (events: EventText[]) => number;
   /** Ends the stream: `gone` (its `after` is older than the log keeps: 410, from `from`), `behind` (too slow), `stopping`. */
   close: (why: { reason: 'gone'; from: number } | { reason: 'behind' | 'stopping' }) => void;
   /** A keep-alive; false: the consumer cannot keep up. */
@@ -70,6 +80,8 @@ export class EventHub {
   private handed = 0;
   /** Streams carried by a held connection (not counted on their own). */
   private readonly carried = new WeakSet<AccountStream | MarketStream>();
+  /** Streams waiting for room (they took less than they were handed), with the keep-alives passed since. */
+  private readonly waiting = new Map<AccountStream, number>();
   /** Held connections: what ends each when the hub stops. */
   private readonly holders = new Set<{ onStop: () => void }>();
   private timer?: NodeJS.Timeout;
@@ -93,10 +105,14 @@ export class EventHub {
     this.keepAlive.unref();
   }
 
-  /** One keep-alive to every stream; one that cannot take it is closed as behind. */
+  /** One keep-alive to every stream; one that cannot take it, or waited for room too long, is closed as behind. */
   private ping(): void {
     for (const set of this.accounts.values()) {
-      for (const s of [...set]) if (!s.ping()) (this.remove(s), this.close(s, { reason: 'behind' }));
+      for (const s of [...set]) {
+        const waited = this.waiting.get(s);
+        if (waited !== undefined && waited + 1 < STALLED_KEEPALIVES) this.waiting.set(s, waited + 1);
+        else if (waited !== undefined || !s.ping()) (this.remove(s), this.close(s, { reason: 'behind' }));
+      }
     }
     for (const set of this.markets.values()) {
       for (const s of [...set]) if (!s.ping() && this.unwatch(set, s)) this.close(s, { reason: 'behind' });
@@ -137,6 +153,11 @@ export class EventHub {
     return this.count;
   }
 
+  /** Account streams waiting for room (their clients read slower than their events come). */
+  waitingCount(): number {
+    return this.waiting.size;
+  }
+
   /** Whether another stream fits (callers answer 503 otherwise, before opening anything). */
   hasRoom(): boolean {
     return this.count < MAX_STREAMS;
@@ -168,6 +189,11 @@ export class EventHub {
     return () => this.remove(stream);
   }
 
+  /** A waiting stream has room again (its client read): it is handed what it lacks, from its own id. */
+  resume(stream: AccountStream): void {
+    if (this.waiting.delete(stream)) this.wake([stream.accountId]);
+  }
+
   /** Adds a market stream (a resuming one first replays what it missed itself); returns what removes it. */
   watchMarket(stream: MarketStream, opts: StreamOptions = {}): () => void {
     let set = this.markets.get(stream.market);
@@ -186,6 +212,7 @@ export class EventHub {
   }
 
   private remove(stream: AccountStream): void {
+    this.waiting.delete(stream);
     const set = this.accounts.get(stream.accountId);
     if (!set?.delete(stream)) return;
     if (!this.carried.has(stream)) this.count--;
@@ -240,8 +267,8 @@ export class EventHub {
     for (const accountId of this.dirty) {
       if (wanted.length === ACCOUNTS_PER_READ) break;
       this.dirty.delete(accountId);
-      const set = this.accounts.get(accountId);
-      if (set?.size) wanted.push({ accountId, after: leastAfter(set) });
+      const after = leastAfter(this.accounts.get(accountId), this.waiting);
+      if (after !== undefined) wanted.push({ accountId, after });
     }
     if (!wanted.length) return;
     let got;
@@ -261,6 +288,8 @@ export class EventHub {
     if (!got || !set) return;
     // No copy: a Set's iteration tolerates the removals below (a stream closed as gone or behind).
     for (const s of set) {
+      // Waiting for room: handed nothing (it reads on from its own id once resumed).
+      if (this.waiting.has(s)) continue;
       if ('gone' in got) {
         if (s.after + 1 >= got.from) continue;
         this.remove(s);
@@ -275,14 +304,17 @@ export class EventHub {
       }
       const mine = eventsAfter(got.events, s.after);
       if (!mine.length) continue;
-      s.after = mine[mine.length - 1].id;
       const types = s.types;
-      const sent = types ? mine.filter((e) => types.includes(e.type)) : mine;
-      if (!sent.length) continue;
-      if (!s.send(sent)) {
-        this.remove(s);
-        this.close(s, { reason: 'behind' });
-      } else this.handed += sent.length;
+      const handed = types ? mine.filter((e) => types.includes(e.type)) : mine;
+      const took = handed.length ? s.send(handed) : 0;
+      this.handed += took;
+      if (took >= handed.length) {
+        s.after = mine[mine.length - 1].id;
+        continue;
+      }
+      // No room for the rest: it stays in the log; the stream waits for its client to read.
+      if (took > 0) s.after = handed[took - 1].id;
+      this.waiting.set(s, 0);
     }
     // Streams that were not behind the swept part are read again from their own ids.
     if ('gone' in got) return void (this.accounts.get(accountId)?.size && this.dirty.add(accountId));
@@ -315,10 +347,31 @@ export class EventHub {
   }
 }
 
-/** The least `after` of an account's streams: its log is read from there. */
-function leastAfter(set: Set<AccountStream>): number {
-  let least = Infinity;
-  for (const s of set) if (s.after < least) least = s.after;
+/**
+ * A rendering of an event (an SSE message, a WebSocket frame) as bytes, made once per event object:
+ * the hub hands the same objects to every stream of an account, so a hundred streams share one copy
+ * (uWS copies bytes only for what a socket cannot take at once; a text it would encode for each).
+ */
+export function perEvent(render: (e: EventText) => string): (e: EventText) => Buffer {
+  const bytes = new WeakMap<EventText, Buffer>();
+  return (e) => {
+    let b = bytes.get(e);
+    if (b === undefined) bytes.set(e, (b = Buffer.from(render(e))));
+    return b;
+  };
+}
+
+/** Sends events in order while `send` takes them; answers how many it took (AccountStream.send). */
+export function sendWhile(events: EventText[], send: (e: EventText) => boolean): number {
+  let n = 0;
+  while (n < events.length && send(events[n])) n++;
+  return n;
+}
+
+/** The least `after` of an account's streams that are not waiting for room (its log is read from there); undefined: none to read for. */
+function leastAfter(set: Set<AccountStream> | undefined, waiting: Map<AccountStream, number>): number | undefined {
+  let least: number | undefined;
+  if (set) for (const s of set) if (!waiting.has(s) && (least === undefined || s.after < least)) least = s.after;
   return least;
 }
 

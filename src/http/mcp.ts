@@ -5,6 +5,10 @@
 // description = summary, input = one flat object of path, query and body fields, output = the
 // 2xx answer's schema. A call runs the real route through the server's own pipeline
 // (Context.dispatch: auth, validation, Idempotency-Key, limits), never a copy of a handler.
+// Bounded (issue 41): one JSON-RPC message per POST (a batch is refused before anything is built),
+// a request without a valid key holds a place of its client address until its answer is sent
+// (limits.ts UNAUTHENTICATED_PER_ADDRESS, 429 beyond), and answers are built within a byte budget
+// (MCP_RESULT_BYTES per tool result, MCP_ANSWER_BYTES per answer).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -13,8 +17,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { TSchema } from 'typebox';
 import { isApiRoute, standaloneSchema } from './openapi.js';
-import { Media, type Context, type InternalRequest, type Method, type Reply, type Route } from './route.js';
+import { HttpError, Media, type Context, type InternalRequest, type Method, type Reply, type RequestInfo, type Route } from './route.js';
 import { SERVICE_NAME } from './content/manifest.js';
+import { keyFromHeaders } from '../agents/keys.js';
+import {
+  MCP_ANSWER_BYTES, MCP_RESULT_BYTES, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places,
+} from './limits.js';
 
 /** The oldest protocol version served: the first with structured tool output (2025-06-18). */
 export const MIN_PROTOCOL_VERSION = '2025-06-18';
@@ -129,8 +137,16 @@ const textResult = (value: unknown, isError: boolean, meta?: Record<string, unkn
 /** A refusal shaped as the API's own (a 422's issues, a sentence otherwise), as a tool error. */
 const toolError = (status: number, detail: unknown): CallToolResult => textResult({ status, detail }, true);
 
-/** The API's answer as a tool result: its JSON as structuredContent and as one text item; an error status is a tool error. */
-export function resultOf(reply: Reply, withStructure: boolean): CallToolResult {
+/** A tool result over MCP_RESULT_BYTES: what the tool error says instead. */
+const tooLarge = (name: string, bytes: number) =>
+  `${name} answered ${bytes} bytes of JSON, more than the ${MCP_RESULT_BYTES} an MCP tool result may carry: ` +
+  'ask for less (a smaller limit, a later after, a narrower range of ticks), or read it from the HTTP API';
+
+/**
+ * The API's answer as a tool result: its JSON as structuredContent and as one text item; an error
+ * status is a tool error, and so is an answer whose text would pass MCP_RESULT_BYTES.
+ */
+export function resultOf(reply: Reply, withStructure: boolean, name = 'the tool'): CallToolResult {
   const status = reply.status ?? 200;
   let value: unknown = reply.json;
   if (value === undefined && reply.body !== undefined) {
@@ -148,6 +164,8 @@ export function resultOf(reply: Reply, withStructure: boolean): CallToolResult {
   }
   const meta = { status, ...(reply.headers?.['idempotent-replayed'] === 'true' ? { idempotent_replayed: true } : {}) };
   const result = textResult(value ?? null, false, meta);
+  const bytes = Buffer.byteLength((result.content[0] as { text: string }).text);
+  if (bytes > MCP_RESULT_BYTES) return toolError(413, tooLarge(name, bytes));
   if (withStructure && typeof value === 'object' && value !== null && !Array.isArray(value)) result.structuredContent = value as Record<string, unknown>;
   return result;
 }
@@ -189,7 +207,7 @@ export async function callTool(
     req.body = Buffer.from(JSON.stringify(body));
     req.headers['content-type'] = 'application/json';
   }
-  return resultOf(await dispatch(req), !!t.tool.outputSchema);
+  return resultOf(await dispatch(req), !!t.tool.outputSchema, t.tool.name);
 }
 
 /** A text of the service offered as an MCP resource, read through its own route. */
@@ -226,8 +244,20 @@ export type McpEndpoint = {
   handle: (ctx: Context) => Promise<Reply>;
 };
 
+/** What the endpoint needs of the service to count unauthenticated work. */
+export type McpOptions = {
+  /** The `key` routes' authenticator: a request whose key it accepts is not counted as unauthenticated. */
+  authenticate: (req: RequestInfo) => Promise<unknown>;
+  /** Unauthenticated work per client address (shared with the WebSocket's connections before their auth). */
+  unauthenticated: Places;
+};
+
+/** The refusal of a JSON-RPC batch (CONTRACT.md "MCP"). */
+const BATCH_REFUSED =
+  'Invalid Request: one JSON-RPC message per POST (protocol 2025-06-18 dropped batching); send each request on its own';
+
 /** The MCP endpoint over a finished route table. */
-export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
+export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions): McpEndpoint {
   const tools = mcpTools(routes);
   const byName = new Map(tools.map((t) => [t.tool.name, t]));
   const resources = mcpResources(baseUrl);
@@ -254,6 +284,20 @@ export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
     return server;
   }
 
+  /**
+   * A request without a key the service accepts takes a place of its client address, held until
+   * its answer is sent (Context.hold) or given back when the answer is built (no server: a unit
+   * test); over the cap, 429. Answers what gives the place back early, if anything.
+   */
+  async function admit(ctx: Context): Promise<(() => void) | undefined> {
+    if (keyFromHeaders(ctx.req.headers) !== null && (await opts.authenticate(ctx.req).then(() => true, () => false))) return undefined;
+    const release = opts.unauthenticated.take(addressKey(ctx.req.remoteAddress()));
+    if (!release) throw new HttpError(429, unauthenticatedDetail('this MCP request'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
+    if (!ctx.hold) return release;
+    ctx.hold(release);
+    return undefined;
+  }
+
   async function handle(ctx: Context): Promise<Reply> {
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) headers.set(k, v);
@@ -265,20 +309,26 @@ export function mcpEndpoint(routes: Route[], baseUrl: string): McpEndpoint {
       return rpcError(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (this server speaks ${MIN_PROTOCOL_VERSION} and later)`);
     }
     const bytes = ctx.bytes ?? Buffer.alloc(0);
-    const parsedBody = initializeAtLeastMin(bytes);
+    // Read once, here: a batch is refused before any server, transport or answer is built.
+    const message = parseMessage(bytes);
+    if (message && Array.isArray(message.value)) return rpcError(400, -32600, BATCH_REFUSED);
+    const early = await admit(ctx);
     const server = serverFor(ctx);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);
       const request = new Request(`${baseUrl}/mcp`, { method: 'POST', headers, body: new Uint8Array(bytes) });
-      const res = await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      // Unreadable JSON is left to the SDK (its -32700).
+      const res = await transport.handleRequest(request, message && { parsedBody: initializeAtLeastMin(message.value) });
       const out: Record<string, string> = {};
       res.headers.forEach((v, k) => {
         if (k !== 'content-type' && k !== 'content-length') out[k] = v;
       });
       const text = await res.text();
+      if (Buffer.byteLength(text) > MCP_ANSWER_BYTES) return answerTooLarge(message?.value, Buffer.byteLength(text));
       return text ? { status: res.status, body: text, contentType: res.headers.get('content-type') ?? 'application/json', headers: out } : { status: res.status, headers: out };
     } finally {
+      early?.();
       await server.close().catch(() => {});
     }
   }
@@ -293,22 +343,34 @@ function rpcError(status: number, code: number, message: string): Reply {
   return { status, contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
 }
 
-/**
- * An initialize asking for a version older than MIN_PROTOCOL_VERSION is answered with the newest
- * one (the client then decides whether it can go on), as for a version the server does not know:
- * the parsed message with its version replaced, or undefined to let the SDK read the bytes itself
- * (its parse errors included).
- */
-function initializeAtLeastMin(bytes: Buffer): unknown {
-  if (bytes.length === 0 || bytes.length > 64 * 1024) return undefined;
-  let msg: unknown;
+/** The body as JSON (any JSON value), or undefined when it is not JSON (too deep for the parser included). */
+function parseMessage(bytes: Buffer): { value: unknown } | undefined {
+  if (bytes.length === 0) return undefined;
   try {
-    msg = JSON.parse(bytes.toString('utf8'));
+    return { value: JSON.parse(bytes.toString('utf8')) };
   } catch {
     return undefined;
   }
+}
+
+/** An answer over MCP_ANSWER_BYTES: a JSON-RPC error for the request's id instead. */
+function answerTooLarge(message: unknown, bytes: number): Reply {
+  const id = typeof message === 'object' && message !== null && 'id' in message ? (message as { id: unknown }).id : null;
+  const answer = {
+    jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    error: { code: -32603, message: `Internal error: the answer would be ${bytes} bytes, more than the ${MCP_ANSWER_BYTES} an MCP answer may carry` },
+  };
+  return { status: 200, contentType: 'application/json', body: JSON.stringify(answer) };
+}
+
+/**
+ * An initialize asking for a version older than MIN_PROTOCOL_VERSION is answered with the newest
+ * one (the client then decides whether it can go on), as for a version the server does not know:
+ * the message with its version replaced; any other message as it is.
+ */
+function initializeAtLeastMin(msg: unknown): unknown {
   const m = msg as { method?: unknown; params?: { protocolVersion?: unknown } };
-  if (typeof m !== 'object' || m === null || m.method !== 'initialize' || typeof m.params?.protocolVersion !== 'string') return undefined;
-  if (m.params.protocolVersion >= MIN_PROTOCOL_VERSION) return undefined;
+  if (typeof m !== 'object' || m === null || m.method !== 'initialize' || typeof m.params?.protocolVersion !== 'string') return msg;
+  if (m.params.protocolVersion >= MIN_PROTOCOL_VERSION) return msg;
   return { ...m, params: { ...m.params, protocolVersion: LATEST_PROTOCOL_VERSION } };
 }

@@ -22,12 +22,18 @@ export type Reply = {
 
 /**
  * A streamed answer: the server sends the status and headers (no length), then calls `open` with
- * `write` (sends a chunk now; false once the client has gone, or when it reads too slowly and the
- * chunk had to be buffered) and `end` (finishes the answer). `open` returns what to call when the
- * client goes away first. The request counts as answered when the head is sent.
+ * `write` (sends a chunk, text or bytes: bytes shared by many streams are not copied for each; false
+ * when it was not sent: the client has gone, or reads so slowly that what waits for it would pass
+ * STREAM_BUFFER_BYTES), `end` (finishes the answer, after `last` when given: a short chunk sent
+ * whatever waits, to say why) and `onRoom` (registers what to call once a client whose chunk was
+ * refused has read what waited: the stream may write again). `open` returns what to call when the
+ * client goes away first. `filler`: a chunk that means nothing to the client (an SSE comment), sent
+ * to flush what waited once the client reads again. The request counts as answered when the head is
+ * sent.
  */
 export type ReplyStream = {
-  open: (write: (chunk: string) => boolean, end: () => void) => () => void;
+  open: (write: (chunk: string | Uint8Array) => boolean, end: (last?: string) => void, onRoom: (listener: () => void) => void) => () => void;
+  filler?: string;
 };
 
 export type RequestInfo = {
@@ -64,6 +70,12 @@ export type Context<P = any, Q = any, B = any> = {
    * endpoint's tools call the API this way. Undefined outside the server (unit tests).
    */
   dispatch?: (req: InternalRequest) => Promise<Reply>;
+  /**
+   * Keeps `release` until the exchange is over: its answer all sent (at the pace the client reads
+   * it) or its client gone; then calls it once. A place taken for the request (a per-address count)
+   * is held this way. Undefined outside the server (unit tests).
+   */
+  hold?: (release: () => void) => void;
 };
 
 /** A request run inside the process (Context.dispatch): what an HTTP request would carry. */

@@ -13,6 +13,7 @@ import { compileFormValidator, compileValidator, parseJson, validationError, typ
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { prefersJson } from './web.js';
 import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
+import { STREAM_BUFFER_BYTES } from './limits.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
 
@@ -25,6 +26,8 @@ export type ServerOptions = {
   /** Stored answers of Idempotency-Key requests; without it the header is ignored (unit tests). */
   answers?: AnswerStore;
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
+  /** An answer was cut: its client went away, or was closed for sending another request, before it had read all of it (logged too). */
+  onCut?: (route: string) => void;
   /**
    * The site's own origin (`new URL(config.baseUrl).origin`): state-changing web requests from any
    * other origin are refused. Unset: the request's own Host stands in for it.
@@ -61,9 +64,34 @@ type Compiled = {
 
 /**
  * `started`: the handler runs (or ran), so it will call finish(); before that an abort must.
+ * `done`: finish() ran (the answer is being sent, or there was nobody to send it to).
  * `onAbort`: a streamed answer's clean-up when the client goes away.
+ * `holds`: what the handler keeps until the exchange is over (Context.hold), run once by settle().
+ * `sending`: a body is being sent at the pace the client reads it (sendBody), not all out yet.
  */
-type Exchange = { aborted: boolean; done: boolean; started: boolean; onAbort?: () => void };
+type Exchange = {
+  aborted: boolean; done: boolean; started: boolean; onAbort?: () => void; holds?: (() => void)[]; settled?: boolean; sending?: boolean;
+};
+
+/** Ends what the exchange's handler held (Context.hold): once, when its answer is all sent or its client gone. */
+function settle(x: Exchange): void {
+  if (x.settled) return;
+  x.settled = true;
+  const holds = x.holds;
+  x.holds = undefined;
+  if (holds) for (const release of holds) release();
+}
+
+/** Context.hold for an exchange: kept until settle(), or given back at once when the exchange is over already. */
+const holdFor = (x: Exchange) => (release: () => void) => {
+  if (x.settled) release();
+  else (x.holds ??= []).push(release);
+};
+
+/** The bytes of a chunk of a chunked answer besides its data: the size in hex and two CRLFs. */
+const CHUNK_FRAMING = 12;
+/** Chunks up to this size go through uWS's cork buffer (16 KB) whole (see openStream). */
+const CORKED_CHUNK_BYTES = 8 * 1024;
 
 const HAS_BODY = new Set<Method>(['POST', 'PUT']);
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -190,6 +218,9 @@ export function createApp(opts: ServerOptions): FrontEnd {
       // Gone while its body was still arriving: no handler will ever finish this exchange.
       if (!x.started) finish(res, x, { status: 499 }, c.route.path, c.route.method, started);
       x.onAbort?.();
+      // Gone while its answer was being sent (a handler still running settles when it finishes).
+      if (x.sending) cut(c.route.path, c.route.method);
+      if (x.done) settle(x);
     });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
@@ -211,7 +242,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
 
     const run = (body: Buffer | null) => {
       x.started = true;
-      return handle(c, info, rawParams, rawQuery, body)
+      return handle(c, info, rawParams, rawQuery, body, holdFor(x))
         .catch((err) => errorReply(err))
         .then((reply) => finish(res, x, asPage(c.checkReply ? checked(c, reply) : reply, info.url, headers['accept']), c.route.path, c.route.method, started))
         .catch((err) => opts.log.error({ err }, 'answer failed'));
@@ -241,7 +272,9 @@ export function createApp(opts: ServerOptions): FrontEnd {
     });
   }
 
-  async function handle(c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null): Promise<Reply> {
+  async function handle(
+    c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null, hold: (release: () => void) => void,
+  ): Promise<Reply> {
     // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
     const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
     const contentType = req.headers['content-type'] ?? '';
@@ -269,7 +302,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       const page = await c.route.onInvalid?.(req, issues, raw, principal);
       return page ?? { status: 422, json: validationError(issues) };
     }
-    const ctx = { params, query, body: parsed, req, principal, bytes: c.body ? undefined : body, dispatch };
+    const ctx = { params, query, body: parsed, req, principal, bytes: c.body ? undefined : body, dispatch, hold };
     const ticket = c.route.method !== 'GET' && opts.answers ? ticketOf(req.headers, c.route.method, req.url, principal, body) : undefined;
     return ticket ? answerOnce(c.route, ctx, ticket, opts.answers!) : c.route.handler(ctx);
   }
@@ -289,7 +322,10 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const rawParams: Record<string, string> = {};
     c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(m[i + 1] ?? '')));
     const info: RequestInfo = { method: r.method, url: r.path, query: r.query ?? '', headers: r.headers, remoteAddress: r.remoteAddress ?? (() => '') };
-    const reply = await handle(c, info, rawParams, info.query, r.body ?? null).catch((err) => errorReply(err));
+    // An answer inside the process is in memory once it is returned: what its handler held ends then.
+    const x: Exchange = { aborted: false, done: true, started: true };
+    const reply = await handle(c, info, rawParams, info.query, r.body ?? null, holdFor(x)).catch((err) => errorReply(err));
+    settle(x);
     const answer = c.checkReply ? checked(c, reply) : reply;
     const seconds = (performance.now() - started) / 1000;
     opts.onRequest?.(c.route.path, c.route.method, answer.status ?? 200, seconds);
@@ -327,7 +363,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const seconds = (performance.now() - started) / 1000;
     opts.onRequest?.(route, method, status, seconds);
     if (logRequests) opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
-    if (x.aborted) return;
+    if (x.aborted) return settle(x);
     if (reply.stream && status === 200) return openStream(res, x, reply, reply.stream);
     res.cork(() => {
       res.writeStatus(statusLine(status));
@@ -335,36 +371,111 @@ export function createApp(opts: ServerOptions): FrontEnd {
       res.writeHeader('x-content-type-options', 'nosniff');
       if (type.startsWith('text/html')) for (const [k, v] of PAGE_HEADERS) if (reply.headers?.[k] === undefined) res.writeHeader(k, v);
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
-      // A refused oversized upload: answer and drop the connection rather than read the rest.
+      // A refused oversized upload: answer and drop the connection rather than read the rest (a short body).
       if (close) res.writeHeader('connection', 'close');
       // 304 and 204 carry no body (and no Content-Length: 0).
       if (status === 304 || status === 204) res.endWithoutBody(undefined, close);
-      else res.end(payload, close);
+      else if (close) res.end(payload, close);
+      else return sendBody(res, x, payload);
+      settle(x);
     });
   }
 
-  /** A streamed answer (Reply.stream): the head now, then the stream's chunks until either side ends. */
+  /**
+   * A whole body at the pace the client reads it: uWS's tryEnd sends what the socket takes now and
+   * keeps none of the rest, which waits here as the reply's own bytes (a shared snapshot is not
+   * copied) and goes out from onWritable as the client reads. res.end would instead copy all of it
+   * into the socket's buffer and count the answer as sent, so a client that never read could ask
+   * again and again on one socket. Until the body is all out the exchange stays open, and uWS
+   * closes a connection that sends another request meanwhile: a socket holds one answer at most.
+   */
+  function sendBody(res: HttpResponse, x: Exchange, payload: string | Uint8Array): void {
+    const total = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+    const base = res.getWriteOffset();
+    if (res.tryEnd(payload, total)[1]) return settle(x);
+    // The offsets are in bytes: a text is encoded once, the way uWS encodes it (UTF-8).
+    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    x.sending = true;
+    res.onWritable((offset) => {
+      let ok = false;
+      res.cork(() => {
+        const [sent, done] = res.tryEnd(body.subarray(offset - base), total);
+        ok = sent;
+        if (done) {
+          x.sending = false;
+          settle(x);
+        }
+      });
+      return ok;
+    });
+  }
+
+  /** An answer whose client went away (or asked again, and uWS closed it) before reading all of it. */
+  function cut(route: string, method: string): void {
+    opts.onCut?.(route);
+    opts.log.info({ method, route }, 'answer cut: the client went away before reading all of it');
+  }
+
+  /**
+   * A streamed answer (Reply.stream): the head now, then the stream's chunks until either side ends.
+   * A chunk the socket cannot take now waits in uWS's buffer for this socket; `held` is at most what
+   * that buffer holds (a write that returns true found it empty). A chunk is refused while something
+   * waits and it would take `held` past STREAM_BUFFER_BYTES (`write` answers false; a single chunk is
+   * never refused on its size alone, or a large one could never be sent). uWS hands a socket that
+   * drained to onWritable instead of flushing it itself: the stream's `filler` (a chunk that says
+   * nothing) flushes what waits, and once nothing does, a stream refused a chunk hears it has room.
+   */
   function openStream(res: HttpResponse, x: Exchange, reply: Reply, stream: NonNullable<Reply['stream']>): void {
     let ended = false;
+    let held = 0;
+    let refused = false;
+    let room: (() => void) | undefined;
     res.cork(() => {
       res.writeStatus(statusLine(200));
       res.writeHeader('content-type', reply.contentType ?? 'application/octet-stream');
       res.writeHeader('x-content-type-options', 'nosniff');
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
     });
-    const write = (chunk: string): boolean => {
-      if (ended || x.aborted) return false;
-      let ok = false;
-      res.cork(() => (ok = res.write(chunk)));
-      return ok;
+    /** Writes a chunk; true when uWS held nothing before it (it holds at most this chunk now). */
+    const put = (chunk: string | Uint8Array, size: number): boolean => {
+      let empty = false;
+      // Corked only when the chunk fits uWS's cork buffer: a larger one is written through it, and
+      // this uWS (before v20.77) drops such a chunk's data when the corked part fails to flush.
+      if (size <= CORKED_CHUNK_BYTES) res.cork(() => (empty = res.write(chunk)));
+      else empty = res.write(chunk);
+      held = empty ? size : held + size;
+      return empty;
     };
-    const end = () => {
+    const write = (chunk: string | Uint8Array): boolean => {
+      if (ended || x.aborted) return false;
+      const size = (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength) + CHUNK_FRAMING;
+      if (held > 0 && held + size > STREAM_BUFFER_BYTES) {
+        refused = true;
+        return false;
+      }
+      put(chunk, size);
+      return true;
+    };
+    const end = (last?: string) => {
       if (ended || x.aborted) return;
       ended = true;
       x.onAbort = undefined;
-      res.cork(() => res.end());
+      res.cork(() => {
+        // The stream's last words (why it ends) go out whatever waits: one short chunk.
+        if (last) res.write(last);
+        res.end();
+      });
+      settle(x);
     };
-    const stop = stream.open(write, end);
+    res.onWritable(() => {
+      if (ended || x.aborted || held === 0 || !stream.filler) return true;
+      if (put(stream.filler, stream.filler.length + CHUNK_FRAMING) && refused) {
+        refused = false;
+        room?.();
+      }
+      return true;
+    });
+    const stop = stream.open(write, end, (listener) => (room = listener));
     x.onAbort = () => {
       ended = true;
       stop();

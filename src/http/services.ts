@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.js';
 import type { RecordFragments } from './record-fragments.js';
 import type { EventHub } from './event-hub.js';
 import type { OpsFeed } from './ops/feed.js';
+import type { Places } from './limits.js';
 
 export type Services = {
   config: Config;
@@ -25,4 +26,6 @@ export type Services = {
   events: EventHub;
   /** The operators' figures, sampled once someone opens /ops (src/http/ops/feed.ts). */
   opsFeed: OpsFeed;
+  /** Unauthenticated work under way per client address (limits.ts UNAUTHENTICATED_PER_ADDRESS): POST /mcp without a key, WebSockets before their auth. */
+  unauthenticated: Places;
 };

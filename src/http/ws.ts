@@ -17,20 +17,30 @@
 // (no close frame) a message over MAX_FRAME_BYTES and a text frame that is not UTF-8.
 //
 // Backpressure: uWS buffers what the kernel did not take; a connection may have at most
-// SEND_BUFFER_BYTES waiting. A frame that would go past it closes the connection with WS_CLOSE.behind
-// and the id to resume from (`after=N` in the reason: every event up to N was sent before the close
-// frame). uWS's own maxBackpressure sits above that bound, so the close frame itself always fits.
+// SEND_BUFFER_BYTES waiting (a single frame passes it only when nothing waits). The account channel
+// takes events while there is room; the rest stays in the log and the channel waits (event-hub.ts)
+// until uWS says the connection drained to half the bound, then reads on from its last id. A channel
+// that waits too long (its client stopped reading), or a frame of another channel or an answer that
+// finds no room, closes the connection with WS_CLOSE.behind and the id to resume from (`after=N` in
+// the reason: every event up to N was sent before the close frame). uWS's own maxBackpressure sits
+// above that bound, so the close frame itself always fits.
+//
+// A connection without the key on its upgrade is unauthenticated work of its client's address until
+// its auth message is answered (limits.ts UNAUTHENTICATED_PER_ADDRESS: one more is refused 429
+// before the upgrade), and is closed if that message does not come within AUTH_TIMEOUT_MS.
 import type { Logger } from 'pino';
+import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, WebSocket, HttpResponse } from 'uWebSockets.js';
 import { MARKET_IDS } from '../engine/index.js';
 import { EVENT_TYPES, type EventType } from '../schemas/index.js';
 import { keyFromHeaders } from '../agents/keys.js';
 import type { AgentPrincipal } from './auth/keys.js';
-import type { EventHub, SessionEvent } from './event-hub.js';
+import { perEvent, sendWhile, type AccountStream, type EventHub, type SessionEvent } from './event-hub.js';
 import type { EventText } from '../../actors/events/messages.js';
 import { HttpError, type RequestInfo } from './route.js';
 import { goneDetail } from './event-query.js';
+import { AUTH_TIMEOUT_MS, STREAM_BUFFER_BYTES, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places } from './limits.js';
 
 export const WS_PATH = '/api/v1/ws';
 
@@ -63,11 +73,9 @@ export const MAX_PAYLOAD_BYTES = 4096;
  */
 export const MAX_FRAME_BYTES = 64 * 1024;
 /** Bytes a connection may have waiting to be sent; the frame that would pass it closes the connection (behind). */
-export const SEND_BUFFER_BYTES = 1024 * 1024;
+export const SEND_BUFFER_BYTES = STREAM_BUFFER_BYTES;
 /** uWS's own bound, above ours by room for the close frame (a send over it would be dropped). */
 const MAX_BACKPRESSURE = SEND_BUFFER_BYTES + 64 * 1024;
-/** A connection without the key on its upgrade must authenticate within this. */
-export const AUTH_TIMEOUT_MS = 10_000;
 /** Messages kept while the first message's key is being checked (a client may pipeline its subscribe). */
 const MAX_PENDING = 8;
 /** Seconds of silence before uWS pings (and closes a peer that does not answer). */
@@ -83,10 +91,12 @@ type Conn = {
   /** A first message's key is being checked: later messages wait in `pending`. */
   authing: boolean;
   pending?: string[];
+  /** Gives back the client address's place for unauthenticated work (held until the auth is answered). */
+  anonymous?: () => void;
   authTimer?: NodeJS.Timeout;
   release?: () => void;
-  /** The account channel: what removes it, and the last event id sent on it. */
-  account?: { stop: () => void; last: number };
+  /** The account channel: its stream, what removes it, and the last event id sent on it. */
+  account?: { stream?: AccountStream; stop: () => void; last: number };
   markets?: Map<string, () => void>;
 };
 
@@ -97,7 +107,14 @@ export type WsOptions = {
   log: Logger;
   /** Accounts for the upgrade like a request (route, method, status, seconds). */
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
+  /** Unauthenticated work per client address (shared with POST /mcp without a key). */
+  unauthenticated: Places;
+  /** How long a connection may wait for its auth message (default AUTH_TIMEOUT_MS; tests lengthen it). */
+  authTimeoutMs?: number;
 };
+
+/** An account event's frame, made once for every connection handed it. */
+const accountFrame = perEvent((e) => `{"channel":"account","event":${e.json}}`);
 
 /** ASCII only, at most 123 bytes (a close frame's reason). */
 const reasonText = (s: string) => s.replace(/[^\x20-\x7e]/g, '?').slice(0, 123);
@@ -107,21 +124,23 @@ const quote = (v: unknown) => reasonText(JSON.stringify(v) ?? String(v)).slice(0
 /** Registers the WebSocket route on the app (uWS serves upgrades before the route table's GET of the same path). */
 export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
   const hub = o.hub;
+  const authTimeoutMs = o.authTimeoutMs ?? AUTH_TIMEOUT_MS;
 
-  const refuse = (res: HttpResponse, status: number, detail: string, headers: Record<string, string> = {}) => {
+  const refuse = (res: HttpResponse, status: 401 | 429 | 503, detail: string, headers: Record<string, string> = {}) => {
     res.cork(() => {
-      res.writeStatus(status === 401 ? '401 Unauthorized' : '503 Service Unavailable');
+      res.writeStatus(`${status} ${STATUS_CODES[status]}`);
       res.writeHeader('content-type', 'application/json');
       for (const k in headers) res.writeHeader(k, headers[k]);
       res.end(JSON.stringify({ detail }), true);
     });
   };
 
-  /** Sends a text frame unless it would take the connection past its send buffer (false: behind, or closed). */
-  const sendText = (c: Conn, text: string): boolean => {
+  /** Sends a text frame unless what waits would pass the send buffer's bound with it (false: no room, or closed). */
+  const sendText = (c: Conn, text: string | Uint8Array): boolean => {
     if (c.closed) return false;
     const ws = c.ws!;
-    if (ws.getBufferedAmount() + Buffer.byteLength(text) > SEND_BUFFER_BYTES) return false;
+    const waiting = ws.getBufferedAmount();
+    if (waiting > 0 && waiting + (typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength) > SEND_BUFFER_BYTES) return false;
     return ws.send(text, false, false) !== 2;
   };
   const sendOp = (c: Conn, msg: Record<string, unknown>) => sendText(c, JSON.stringify(msg));
@@ -139,6 +158,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
 
   function authenticated(c: Conn, principal: AgentPrincipal): void {
     c.principal = principal;
+    c.anonymous?.();
+    c.anonymous = undefined;
     clearTimeout(c.authTimer);
     c.authTimer = undefined;
     sendOp(c, { op: 'authenticated', agent_id: principal.agentId });
@@ -231,32 +252,29 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
   }
 
   function subscribeAccount(c: Conn, after: number, types: EventType[] | undefined): void {
-    const state = { stop: () => {}, last: after };
+    const state: NonNullable<Conn['account']> = { stop: () => {}, last: after };
     c.account = state;
-    state.stop = hub.subscribe(
-      {
-        accountId: c.principal!.accountId,
-        after,
-        types,
-        send: (events: EventText[]) => {
-          for (const e of events) {
-            if (!sendText(c, `{"channel":"account","event":${e.json}}`)) return false;
-            state.last = e.id;
-          }
-          return true;
-        },
-        ping: () => !c.closed,
-        close: (why) => {
-          if (why.reason === 'gone') {
-            sendOp(c, { op: 'error', status: 410, detail: goneDetail(why.from) });
-            return end(c, WS_CLOSE.gone, `gone: events before id ${why.from} are no longer kept; re-read orders and positions, then after=${why.from - 1}`);
-          }
-          if (why.reason === 'behind') return behind(c);
-          end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`);
-        },
+    const sent = (e: EventText) => {
+      if (!sendText(c, accountFrame(e))) return false;
+      state.last = e.id;
+      return true;
+    };
+    state.stream = {
+      accountId: c.principal!.accountId,
+      after,
+      types,
+      send: (events: EventText[]) => sendWhile(events, sent),
+      ping: () => !c.closed,
+      close: (why) => {
+        if (why.reason === 'gone') {
+          sendOp(c, { op: 'error', status: 410, detail: goneDetail(why.from) });
+          return end(c, WS_CLOSE.gone, `gone: events before id ${why.from} are no longer kept; re-read orders and positions, then after=${why.from - 1}`);
+        }
+        if (why.reason === 'behind') return behind(c);
+        end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`);
       },
-      { held: true },
-    );
+    };
+    state.stop = hub.subscribe(state.stream, { held: true });
   }
 
   function watch(c: Conn, channel: string): void {
@@ -297,6 +315,7 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     c.account?.stop();
     if (c.markets) for (const stop of c.markets.values()) stop();
     c.release?.();
+    c.anonymous?.();
     c.pending = undefined;
   }
 
@@ -319,13 +338,18 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
         done(503);
         return refuse(res, 503, 'this process holds as many streams as it may: retry in a few seconds', { 'retry-after': '5' });
       }
-      const upgrade = (principal: AgentPrincipal | undefined) => {
+      const upgrade = (principal: AgentPrincipal | undefined, anonymous?: () => void) => {
         done(101);
         // No subprotocol is offered (an empty Sec-WebSocket-Protocol answer).
-        res.cork(() => res.upgrade<Conn>({ principal, closed: false, authing: false }, secKey, '', extensions, context));
+        res.cork(() => res.upgrade<Conn>({ principal, closed: false, authing: false, anonymous }, secKey, '', extensions, context));
       };
-      // No key on the upgrade: the first message authenticates.
-      if (keyFromHeaders(headers) === null && headers['authorization'] === undefined) return upgrade(undefined);
+      // No key on the upgrade: the first message authenticates; until then the connection holds a place of its address.
+      if (keyFromHeaders(headers) === null && headers['authorization'] === undefined) {
+        const anonymous = o.unauthenticated.take(addressKey(Buffer.from(res.getRemoteAddressAsText()).toString()));
+        if (anonymous) return upgrade(undefined, anonymous);
+        done(429);
+        return refuse(res, 429, unauthenticatedDetail('this WebSocket'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
+      }
       let aborted = false;
       res.onAborted(() => (aborted = true));
       o.authenticate({ method: 'GET', url: WS_PATH, query: req.getQuery() ?? '', headers, remoteAddress: () => '' }).then(
@@ -351,7 +375,7 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       c.release = hub.hold(() => end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`));
       if (!c.release) return end(c, WS_CLOSE.full, 'this process holds as many streams as it may: retry in a few seconds');
       if (c.principal) authenticated(c, c.principal);
-      else c.authTimer = setTimeout(() => end(c, WS_CLOSE.unauthorized, `no auth message within ${AUTH_TIMEOUT_MS / 1000} s`), AUTH_TIMEOUT_MS);
+      else c.authTimer = setTimeout(() => end(c, WS_CLOSE.unauthorized, `no auth message within ${authTimeoutMs / 1000} s`), authTimeoutMs);
     },
 
     message: (ws, message, isBinary) => {
@@ -369,8 +393,10 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       handle(c, text);
     },
 
-    drain: () => {
-      // Nothing waits in JavaScript: a connection's pending frames are uWS's buffer, bounded by SEND_BUFFER_BYTES.
+    drain: (ws) => {
+      // Half the bound free again: the account channel (if it waits for room) reads on from its last id.
+      const c = ws.getUserData();
+      if (!c.closed && c.account?.stream && ws.getBufferedAmount() <= SEND_BUFFER_BYTES / 2) hub.resume(c.account.stream);
     },
 
     close: (ws) => cleanUp(ws.getUserData()),

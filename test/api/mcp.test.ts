@@ -1,13 +1,17 @@
 // MCP (CONTRACT.md "MCP") with the SDK's own client over Streamable HTTP: the tools are the API's
 // operations (list, call, a key-required tool without a key, idempotency_key retried), the
 // resources are llms.txt, the protocol and /docs/agents; GET and DELETE /mcp answer 405; a fuzzed
-// POST /mcp never gets a 5xx. The clock is the test's: the session stays open while it runs.
+// POST /mcp never gets a 5xx; a batch (a JSON array) is refused with 400/-32600 before any tool runs;
+// a tool answer past the byte budget is a tool error. The clock is the test's: the session stays
+// open while it runs.
 import t from 'tap';
 import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send } from '../helpers/agents.js';
+import { appendEvents } from '../../actors/events/log.js';
+import { MCP_RESULT_BYTES } from '../../src/http/limits.js';
 
 const MARKET = 'h2';
 const c = await startClockedService(t);
@@ -27,6 +31,14 @@ async function connect(key?: string): Promise<Client> {
 const withKey = await connect(agent.key);
 const anonymous = await connect();
 const text = (r: any) => JSON.parse(r.content[0].text);
+
+// What the fuzz tests send: messages of any shape, with the real tools' names and arguments among them.
+const toolNames = (await anonymous.listTools()).tools.map((x) => x.name);
+const json = fc.jsonValue({ maxDepth: 4 });
+const message = fc.oneof(
+  fc.record({ jsonrpc: fc.constantFrom('2.0', '1.0', 2), id: fc.oneof(fc.integer(), fc.string(), fc.constant(null)), method: fc.oneof(fc.constantFrom('tools/call', 'tools/list', 'resources/read', 'initialize', 'ping'), fc.string()), params: fc.oneof(json, fc.record({ name: fc.constantFrom(...toolNames, 'x'), arguments: fc.oneof(fc.dictionary(fc.constantFrom('market_id', 'market', 'offer_key', 'qty', 'order_id', 'limit', 'idempotency_key', 'family', 'x'), json), json) })) }, { requiredKeys: [] }),
+  json,
+);
 
 t.test('initialize: a 2025-06-18 or later protocol, tools and resources', async (t) => {
   t.ok(withKey.getServerVersion()?.name);
@@ -194,13 +206,70 @@ t.test('bad JSON: a JSON-RPC parse error; a body over the limit: 413', async (t)
   t.equal(cross.status, 403, 'a cross-site browser request is refused');
 });
 
+const rpc = { jsonrpc: '2.0' as const };
+/** Request lines of tools run inside the process (a tool call is a dispatch of its route). */
+const toolRuns = () => svc.logs.filter((l) => l.msg === 'request' && l.internal === true).length;
+
+/** Expects the batch refusal: 400, JSON-RPC -32600, a short answer. */
+async function refusedAsBatch(body: string, headers: Record<string, string> = rpcHeaders): Promise<string | undefined> {
+  const res = await svc.get('/mcp', { method: 'POST', headers, body });
+  const out = await res.text();
+  let code: unknown;
+  try {
+    code = JSON.parse(out).error?.code;
+  } catch {}
+  if (res.status === 400 && code === -32600 && /one JSON-RPC message per POST/.test(out) && out.length < 1000) return undefined;
+  return `${res.status} (${out.length} bytes) ${out.slice(0, 200)}`;
+}
+
+t.test('a batch (a JSON array body) answers 400 with -32600 and builds nothing', async (t) => {
+  const runs = toolRuns();
+  const calls = JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ ...rpc, id: i, method: 'tools/call', params: { name: 'list_markets', arguments: {} } })));
+  const cases: [string, string, Record<string, string>?][] = [
+    ['100 tools/list without a key (issue 41: it answered 25 MB)', JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ ...rpc, id: i, method: 'tools/list' })))],
+    ['50 tool calls', calls],
+    ['one message in an array', JSON.stringify([{ ...rpc, id: 1, method: 'tools/list' }])],
+    ['an empty array', '[]'],
+    ['an initialize in an array', JSON.stringify([{ ...rpc, id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }])],
+    ['with the key, after white space', ` \n\t${calls}`, { ...rpcHeaders, authorization: `Bearer ${agent.key}` }],
+  ];
+  for (const [what, body, headers] of cases) t.equal(await refusedAsBatch(body, headers), undefined, what);
+  t.equal(toolRuns(), runs, 'no tool ran');
+  const one = await svc.get('/mcp', { method: 'POST', headers: rpcHeaders, body: JSON.stringify({ ...rpc, id: 7, method: 'tools/call', params: { name: 'list_markets', arguments: {} } }) });
+  t.equal(one.status, 200, 'the same message alone is answered');
+  t.equal((await one.json()).id, 7);
+});
+
+t.test('fuzz: every JSON array body is refused as a batch, whatever it holds', async (t) => {
+  const runs = toolRuns();
+  const space = fc.string({ unit: fc.constantFrom(' ', '\n', '\t', '\r'), maxLength: 3 });
+  await fc.assert(fc.asyncProperty(fc.array(message, { maxLength: 6 }), space, fc.boolean(), async (batch, before, keyed) => {
+    const wrong = await refusedAsBatch(before + JSON.stringify(batch), keyed ? { ...rpcHeaders, authorization: `Bearer ${agent.key}` } : rpcHeaders);
+    if (wrong) throw new Error(`${JSON.stringify(batch).slice(0, 200)}: ${wrong}`);
+  }), { numRuns: 150 });
+  t.equal(toolRuns(), runs, 'no tool ran');
+});
+
+t.test('a tool answer past the byte budget is a tool error that says to ask for less', async (t) => {
+  const big = await registerAgent(svc);
+  // 300 ledger entries of 2 KB each (a long `ref`), appended as a posting would.
+  const ref = 'x'.repeat(2000);
+  const entry = (i: number) => ({ id: i + 1, account_id: big.accountId, kind: 'card_charge', amount: 1, currency: 'USD', balance_after: i + 1, ref, created_at: 0 });
+  await appendEvents(svc.orm.em.fork(), Array.from({ length: 300 }, (_, i) => ({ account_id: big.accountId, type: 'ledger.posted' as const, data: entry(i) })), svc.services.clock.realNow());
+  t.ok((await big.get('/api/v1/events?limit=1000')).body.events.length === 300, 'the API answers the whole page (over HTTP)');
+  const client = await connect(big.key);
+  const r: any = await client.callTool({ name: 'list_events', arguments: { limit: 1000 } });
+  t.equal(r.isError, true, 'a tool error');
+  t.equal(text(r).status, 413);
+  t.match(text(r).detail, `list_events answered`);
+  t.match(text(r).detail, `more than the ${MCP_RESULT_BYTES} an MCP tool result may carry: ask for less`);
+  t.notOk(r.structuredContent, 'nothing of the answer');
+  const page: any = await client.callTool({ name: 'list_events', arguments: { limit: 50 } });
+  t.notOk(page.isError, 'a smaller page is answered');
+  t.equal(page.structuredContent.events.length, 50);
+});
+
 t.test('fuzz: no POST /mcp, however malformed, gets a 5xx', async (t) => {
-  const tools = (await anonymous.listTools()).tools.map((x) => x.name);
-  const json = fc.jsonValue({ maxDepth: 4 });
-  const message = fc.oneof(
-    fc.record({ jsonrpc: fc.constantFrom('2.0', '1.0', 2), id: fc.oneof(fc.integer(), fc.string(), fc.constant(null)), method: fc.oneof(fc.constantFrom('tools/call', 'tools/list', 'resources/read', 'initialize', 'ping'), fc.string()), params: fc.oneof(json, fc.record({ name: fc.constantFrom(...tools, 'x'), arguments: fc.oneof(fc.dictionary(fc.constantFrom('market_id', 'market', 'offer_key', 'qty', 'order_id', 'limit', 'idempotency_key', 'family', 'x'), json), json) })) }, { requiredKeys: [] }),
-    json,
-  );
   const body = fc.oneof(
     { arbitrary: message.map((m) => JSON.stringify(m)), weight: 6 },
     { arbitrary: fc.array(message, { maxLength: 4 }).map((m) => JSON.stringify(m)), weight: 1 },

@@ -30,7 +30,7 @@ export type WsClient = {
 export const wsUrl = (svc: { url: string }) => `${svc.url.replace(/^http/, 'ws')}/api/v1/ws`;
 
 /**
- * Opens a connection; rejects with `status` set when the upgrade is refused (401, 503), and with the
+ * Opens a connection; rejects with `status` (and `body`, `headers`) set when the upgrade is refused (401, 429, 503), and with the
  * error when the connection fails before it opens. With `t`, the connection is cut (terminated:
  * no closing handshake to wait for) at t's teardown.
  */
@@ -70,7 +70,7 @@ export function connectWs(svc: { url: string }, headers: Record<string, string> 
       let body = '';
       res.on('data', (c: Buffer) => (body += c));
       res.on('end', () => {
-        reject(Object.assign(new Error(`upgrade refused: ${res.statusCode} ${body}`), { status: res.statusCode, body }));
+        reject(Object.assign(new Error(`upgrade refused: ${res.statusCode} ${body}`), { status: res.statusCode, body, headers: res.headers }));
         socket.terminate();
       });
       res.on('error', (err) => {

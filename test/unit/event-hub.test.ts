@@ -1,8 +1,9 @@
 // The event hub (src/http/event-hub.ts) against a log it reads through a stand-in runtime: every
 // stream is handed each event past its own id once, in order, as the read brought its text, also when
 // it subscribes from an older id while a read of its account is in flight (it is read again from its
-// own id, not handed the later events), with its types filter, and a stream that cannot keep up is
-// closed without holding back the others of its account.
+// own id, not handed the later events), with its types filter, and a stream without room waits
+// without holding back the others of its account: resumed, it reads on from its own id; still waiting
+// at two keep-alives in a row, it is closed as behind.
 import t from 'tap';
 import pino from 'pino';
 import type { ActorRuntime, NotifyListener } from '../../actors/runtime/client.js';
@@ -50,12 +51,15 @@ async function releaseAll(reads: { release: () => void }[]): Promise<void> {
   }
 }
 
+/** The keep-alive round the hub runs every KEEPALIVE_MS. */
+const keepAlive = (hub: EventHub) => (hub as unknown as { ping: () => void }).ping();
+
 function stream(after: number, opts: Partial<AccountStream> = {}) {
   const got: string[] = [];
   const closed: string[] = [];
   const s: AccountStream = {
     accountId: ACCOUNT, after,
-    send: (events) => (got.push(...events.map((e) => e.json)), true),
+    send: (events) => (got.push(...events.map((e) => e.json)), events.length),
     close: (why) => void closed.push(why.reason),
     ping: () => true,
     ...opts,
@@ -89,28 +93,53 @@ t.test('a stream that subscribes from an older id during a read of its account g
   t.same(b.ids(), [1, 2, 3, 4, 5]);
 });
 
-t.test('types filter, and a stream that cannot keep up is closed without holding back the others', async (t) => {
+t.test('types filter; a stream without room waits, holds back nobody, reads on from its id once resumed', async (t) => {
   const f = fakeLog();
   const hub = new EventHub(f.runtime, f.listener, pino({ level: 'silent' }), async () => null);
   await hub.start();
   t.teardown(() => hub.stop());
   f.log.push(ev(1), ev(2, 'ledger.posted'), ev(3, 'order.paid'));
-  const slow = stream(0, { send: () => false });
+  // Takes as many events as it has room for.
+  let room = 1;
+  const slow = stream(0, {
+    send: (events) => {
+      const took = events.slice(0, room);
+      room -= took.length;
+      slow.got.push(...took.map((e) => e.json));
+      return took.length;
+    },
+  });
   const paid = stream(0, { types: ['order.paid'] });
   const all = stream(0);
   for (const x of [slow, paid, all]) hub.subscribe(x.s);
   await releaseAll(f.reads);
-  t.same(slow.closed, ['behind'], 'the slow one is closed as behind');
+  t.same(slow.ids(), [1], 'the slow one took what it had room for');
   t.same(paid.ids(), [3], 'only its types');
   t.same(all.ids(), [1, 2, 3], 'the others get everything');
-  t.equal(hub.size(), 2, 'the slow one no longer counts');
 
   f.log.push(ev(4, 'order.paid'));
   f.notify();
   await releaseAll(f.reads);
   t.same(paid.ids(), [3, 4]);
   t.same(all.ids(), [1, 2, 3, 4]);
-  t.same(slow.closed, ['behind'], 'closed once');
+  t.same(slow.ids(), [1], 'waiting for room: handed nothing');
+  t.same(slow.closed, [], 'not closed');
+
+  room = 10;
+  hub.resume(slow.s);
+  await releaseAll(f.reads);
+  t.same(slow.ids(), [1, 2, 3, 4], 'resumed: on from its own id, nothing twice');
+
+  room = 0;
+  f.log.push(ev(5));
+  f.notify();
+  await releaseAll(f.reads);
+  keepAlive(hub);
+  t.same(slow.closed, [], 'one keep-alive waiting: still open');
+  keepAlive(hub);
+  t.same(slow.closed, ['behind'], 'waiting at two keep-alives in a row: closed as behind');
+  t.equal(hub.size(), 2, 'the slow one no longer counts');
+  t.same(all.ids(), [1, 2, 3, 4, 5]);
 });
 
 t.test('the observer hears each drain (its events handed) and each stream closed, by reason', async (t) => {
@@ -125,13 +154,15 @@ t.test('the observer hears each drain (its events handed) and each stream closed
   f.log.push(ev(1), ev(2, 'ledger.posted'));
   const all = stream(0);
   const paid = stream(0, { types: ['order.paid'] });
-  const slow = stream(0, { send: () => false });
+  const slow = stream(0, { send: () => 0 });
   for (const x of [all, paid, slow]) hub.subscribe(x.s);
   await releaseAll(f.reads);
   t.equal(drains.length, 1, 'one drain for the three subscriptions');
-  t.equal(drains[0].events, 2, 'the events handed: two to the one stream that took them (none of paid\'s type, the slow one refused)');
+  t.equal(drains[0].events, 2, 'the events handed: two to the one stream that took them (none of paid\'s type, the slow one had no room)');
   t.ok(drains[0].seconds >= 0 && drains[0].seconds < 5);
-  t.same(closes, ['behind']);
+  keepAlive(hub);
+  keepAlive(hub);
+  t.same(closes, ['behind'], 'the slow one, waiting at two keep-alives');
 
   f.log.push(ev(3, 'order.paid'));
   f.notify();

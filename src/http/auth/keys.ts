@@ -14,7 +14,16 @@ const REMEMBERED = 100_000;
 
 const UNAUTHORIZED = { 'www-authenticate': 'Bearer' };
 
+/** One authenticator per service (its map of verified keys is the process's one): the key routes', the WebSocket's and MCP's. */
+const authenticators = new WeakMap<Services, (req: RequestInfo) => Promise<AgentPrincipal>>();
+
 export function keyAuthenticator(s: Services): (req: RequestInfo) => Promise<AgentPrincipal> {
+  let a = authenticators.get(s);
+  if (!a) authenticators.set(s, (a = newKeyAuthenticator(s)));
+  return a;
+}
+
+function newKeyAuthenticator(s: Services): (req: RequestInfo) => Promise<AgentPrincipal> {
   const known = new Map<string, { hash: string; principal: AgentPrincipal }>();
   return async (req) => {
     const key = keyFromHeaders(req.headers);

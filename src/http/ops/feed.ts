@@ -2,7 +2,7 @@
 // sample becomes the figures (src/http/ops/figures.ts) sent to every follower of GET /ops/feed as a
 // Server-Sent Event, and a short point of the page's charts. Everything is bounded: the followers
 // (MAX_FOLLOWERS, more get 503), the samples kept for the rate window (WINDOW_SAMPLES), the chart
-// history (HISTORY_POINTS), and a follower that stops reading is dropped.
+// history (HISTORY_POINTS), and a follower that leaves more unread than a stream may is dropped.
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Metrics } from '../../metrics.js';
@@ -14,8 +14,6 @@ export const MAX_FOLLOWERS = 16;
 export const WINDOW_SAMPLES = 10;
 /** Points kept for the page's charts: five minutes at one a second. */
 export const HISTORY_POINTS = 300;
-/** Writes a follower may leave unread (buffered) in a row before it is dropped. */
-const MAX_UNREAD = 5;
 const PERIOD_MS = 1000;
 /** Seconds without a page view or a follower after which the sampler stops (and forgets its samples). */
 const IDLE_S = 300;
@@ -23,7 +21,7 @@ const IDLE_S = 300;
 /** One point of the page's charts. */
 export type Point = { at: number; rate: number; p99_ms: number | null; errors_5xx: number; rss_mb: number | null; loop_p99_ms: number | null; mailbox: number };
 
-type Follower = { write: (chunk: string) => boolean; end: () => void; unread: number };
+type Follower = { write: (chunk: string) => boolean; end: () => void };
 
 export class OpsFeed {
   private readonly window: Sample[] = [];
@@ -66,7 +64,7 @@ export class OpsFeed {
   follow(write: (chunk: string) => boolean, end: () => void): (() => void) | undefined {
     if (this.stopped || this.followers.size >= MAX_FOLLOWERS) return undefined;
     this.start();
-    const f: Follower = { write, end, unread: 0 };
+    const f: Follower = { write, end };
     this.followers.add(f);
     // The reconnection delay, then the latest figures at once (the page need not wait a second).
     f.write(`retry: ${PERIOD_MS * 2}\n\n`);
@@ -128,9 +126,8 @@ export class OpsFeed {
   }
 
   private send(f: Follower, figures: Figures): void {
-    const ok = f.write(`event: figures\ndata: ${JSON.stringify(figures)}\n\n`);
-    f.unread = ok ? 0 : f.unread + 1;
-    if (f.unread > MAX_UNREAD) {
+    // Not sent: the follower left more unread than a stream may (STREAM_BUFFER_BYTES): dropped.
+    if (!f.write(`event: figures\ndata: ${JSON.stringify(figures)}\n\n`)) {
       this.followers.delete(f);
       f.end();
     }

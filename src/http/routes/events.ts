@@ -8,10 +8,10 @@ import { HttpError, Media, json, route, type RequestInfo, type Route } from '../
 import { EventsAnswer, EventsQuery, MarketClosesAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 import { eventTypes, gone, goneDetail } from '../event-query.js';
-import { EVENT_STREAM, sseComment, sseMessage, sseReply, sseText, sseWriter } from '../sse.js';
+import { BEHIND, EVENT_STREAM, SSE_FIRST, sseComment, sseMessage, sseReply, sseText } from '../sse.js';
 import { MarketParams, marketOr404 } from '../market-params.js';
 import { sessionsClosedAfter } from '../market-stream.js';
-import type { SessionEvent } from '../event-hub.js';
+import { perEvent, sendWhile, type AccountStream, type SessionEvent } from '../event-hub.js';
 
 const me = (principal: unknown) => principal as AgentPrincipal;
 
@@ -39,6 +39,19 @@ function resumeFrom(req: RequestInfo, after: number | undefined, dflt: number): 
  * and the request ends (an HTTP client, a crawler, a fuzzer never hangs on a stream it did not ask for).
  */
 const wantsStream = (req: RequestInfo) => /\btext\/event-stream\b/i.test(req.headers['accept'] ?? '');
+
+/** An event's SSE message, made once for every stream handed it. */
+const sseOf = perEvent((e) => sseText(e.id, e.type, e.json));
+
+const KEEP_ALIVE = sseComment('keep-alive');
+/**
+ * A keep-alive, when the socket has room for it: one refused (a client that stopped reading, with
+ * enough unread) is not missed, and such a stream ends by the hub's stall rule or uWS's own time-out.
+ */
+const keepAlive = (write: (chunk: string) => boolean) => (write(KEEP_ALIVE), true);
+
+/** What a stream says as it ends (a stopping service says nothing: its clients reconnect elsewhere). */
+const lastWords = (why: { reason: string }) => (why.reason === 'behind' ? BEHIND : undefined);
 
 const streamFull = (max: string) => new HttpError(503, `this process holds ${max} streams: retry in a few seconds`, { 'retry-after': '5' });
 
@@ -76,19 +89,16 @@ export function eventRoutes(s: Services): Route[] {
         const first = await read(s.runtime, 'events.after', { accountId, after, limit: wantsStream(req) ? 1 : 100, types });
         if ('gone' in first) throw gone(first.from);
         if (!wantsStream(req)) return json(first);
-        return sseReply((write, end) => {
-          const out = sseWriter(write);
-          out.first();
-          return s.events.subscribe({
+        return sseReply((write, end, onRoom) => {
+          write(SSE_FIRST);
+          const stream: AccountStream = {
             accountId, after, types,
-            send: (events) => events.every((e) => out.send(sseText(e.id, e.type, e.json))),
-            ping: () => out.send(sseComment('keep-alive')),
-            close: (why) => {
-              if (why.reason === 'gone') out.send(sseComment(goneDetail(why.from)));
-              if (why.reason === 'behind') out.send(sseComment('closing: this stream fell too far behind; reconnect with Last-Event-ID to resume'));
-              end();
-            },
-          });
+            send: (events) => sendWhile(events, (e) => write(sseOf(e))),
+            ping: () => keepAlive(write),
+            close: (why) => end(why.reason === 'gone' ? sseComment(goneDetail(why.from)) : lastWords(why)),
+          };
+          onRoom(() => s.events.resume(stream));
+          return s.events.subscribe(stream);
         });
       },
     }),
@@ -107,17 +117,13 @@ export function eventRoutes(s: Services): Route[] {
         const missed = after === Number.MAX_SAFE_INTEGER ? [] : await sessionsClosedAfter(s.runtime, s.clock, market, after);
         if (!wantsStream(req)) return json({ events: missed.map((e) => ({ id: e.tick, type: 'session.closed' as const, data: e })) });
         return sseReply((write, end) => {
-          const out = sseWriter(write);
-          out.first();
+          write(SSE_FIRST);
           let last = after === Number.MAX_SAFE_INTEGER ? -1 : after;
-          const send = (e: SessionEvent) => e.tick <= last || ((last = e.tick), out.send(sseMessage(e.tick, 'session.closed', e)));
+          const send = (e: SessionEvent) => e.tick <= last || ((last = e.tick), write(sseMessage(e.tick, 'session.closed', e)));
           for (const e of missed) send(e);
           return s.events.watchMarket({
-            market, send, ping: () => out.send(sseComment('keep-alive')),
-            close: (why) => {
-              if (why.reason === 'behind') out.send(sseComment('closing: this stream fell too far behind; reconnect with Last-Event-ID to resume'));
-              end();
-            },
+            market, send, ping: () => keepAlive(write),
+            close: (why) => end(lastWords(why)),
           });
         });
       },

@@ -5,6 +5,7 @@
 import { media, route, type Route } from '../route.js';
 import { mcpEndpoint } from '../mcp.js';
 import type { Services } from '../services.js';
+import { keyAuthenticator } from '../auth/keys.js';
 
 const rpc = (description: string) => media('application/json', description);
 
@@ -17,12 +18,15 @@ export function mcpRoute(routes: Route[], s: Services): Route {
     response: {
       200: rpc('the JSON-RPC answer'),
       202: rpc('a notification or response was accepted (no body)'),
-      400: rpc('a JSON-RPC error: unreadable JSON (-32700), an invalid message, an unsupported protocol version'),
+      400: rpc('a JSON-RPC error: unreadable JSON (-32700), a batch (-32600: one message per POST), an invalid message, an unsupported protocol version'),
       404: rpc('a JSON-RPC error'),
       406: rpc('a JSON-RPC error: Accept must name application/json and text/event-stream'),
       415: rpc('a JSON-RPC error: the body must be JSON'),
     },
+    responses: {
+      429: { description: 'too many requests without a valid key from this address at once (with WebSockets before their auth): retry after Retry-After, or send the key' },
+    },
     // Built at the first request, over the table as it is then (this route included, not a tool).
-    handler: (ctx) => (endpoint ??= mcpEndpoint(routes, s.config.baseUrl)).handle(ctx),
+    handler: (ctx) => (endpoint ??= mcpEndpoint(routes, s.config.baseUrl, { authenticate: keyAuthenticator(s), unauthenticated: s.unauthenticated })).handle(ctx),
   });
 }

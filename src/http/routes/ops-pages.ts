@@ -13,9 +13,9 @@ import { BENCH_RESULTS_DIR, readBenchResults } from '../ops/bench.js';
 import { MAX_FOLLOWERS } from '../ops/feed.js';
 import { benchView, opsView } from '../ops/view.js';
 import { wantsJson } from '../web.js';
+import { EVENT_STREAM, sseReply } from '../sse.js';
 
 const NO_STORE = { 'cache-control': 'no-store' };
-const EVENT_STREAM = 'text/event-stream; charset=utf-8';
 
 const FiguresJson = Type.Object(
   {
@@ -63,17 +63,11 @@ export function opsPageRoutes(s: Services): Route[] {
       handler: async ({ req }) => {
         if (!/\btext\/event-stream\b/i.test(req.headers['accept'] ?? '')) return { json: await feed().current(), headers: NO_STORE };
         if (feed().followerCount() >= MAX_FOLLOWERS) throw new HttpError(503, `at most ${MAX_FOLLOWERS} follow the feed at once: retry shortly`, { 'retry-after': '5' });
-        return {
-          contentType: EVENT_STREAM,
-          headers: { ...NO_STORE, 'x-accel-buffering': 'no' },
-          stream: {
-            open: (write, end) => {
-              const stop = feed().follow(write, end);
-              if (!stop) end();
-              return stop ?? (() => {});
-            },
-          },
-        };
+        return sseReply((write, end) => {
+          const stop = feed().follow(write, end);
+          if (!stop) end();
+          return stop ?? (() => {});
+        });
       },
     }),
     route({

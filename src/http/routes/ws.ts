@@ -15,6 +15,7 @@ export function wsRoutes(): Route[] {
       },
       responses: {
         426: { description: 'a GET without a WebSocket upgrade' },
+        429: { description: 'an upgrade without the key while this address has as many unauthenticated requests and connections as it may: retry after Retry-After, or put the key on the upgrade' },
         503: { description: 'this process holds as many streams as it may: retry' },
       },
       handler: () => ({
