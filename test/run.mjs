@@ -8,6 +8,8 @@
 //   files that read the record start on a copy of it (test/helpers/service.ts startRecordedService).
 // - Each test process records where its time went (test/loader/register.mjs); the slowest files
 //   are printed at the end, and appended to SVC_TEST_TIMINGS_FILE when set (.ci/run sums passes).
+// - The tests' TypeScript is transpiled once, here, into a cache the test processes read
+//   (test/loader/typescript.mjs).
 // - The slowest files start first (SLOWEST_FIRST, test/loader/order.mjs), the others follow in name order.
 // Arguments are tap's (files, --grep...). Needs dist/ (npm test builds it first).
 import { spawn } from 'node:child_process';
@@ -21,6 +23,7 @@ import { migrate, openOrm } from '../dist/orm/database.js';
 import { loadConfig } from '../dist/src/config.js';
 import { startService } from '../dist/src/service.js';
 import { readRecords, summary } from './timings.mjs';
+import { transpileAll } from './loader/typescript.mjs';
 
 // The files that start first, slowest first (their times on the PostgreSQL pass, 2026-11-26); the
 // others follow in name order (test/loader/order.mjs). With 2 jobs, a long file started last ran
@@ -77,6 +80,7 @@ async function cleanUp() {
 
 let code = 1;
 try {
+  await transpileAll();
   await admin(`create database ${template}`);
   const orm = await openOrm(urlOf(template), 1);
   await migrate(orm);

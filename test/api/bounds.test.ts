@@ -12,6 +12,7 @@ import { instantSql } from '../../actors/runtime/sql.js';
 import { freshDatabase } from '../helpers/db.js';
 import { registerAgent } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
+import { productionEnv } from '../helpers/child-env.js';
 
 const MAIN = path.resolve('dist/src/main.js');
 
@@ -69,9 +70,7 @@ t.test('the connection budget', async (t) => {
 
 /** Runs `node dist/src/main.js` with `env` until it exits; resolves with its exit code and stderr. */
 function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const childEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['NODE_OPTIONS', 'DATABASE_URL', 'DATA_DIR'].includes(k)) childEnv[k] = v;
-  const child = spawn(process.execPath, [MAIN], { env: { ...childEnv, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], { env: productionEnv({ PORT: '0', LOG_LEVEL: 'warn', ...env }, ['DATABASE_URL', 'DATA_DIR']), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000); // a guard that kills a hung child (exit code null then fails the test)

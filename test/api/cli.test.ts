@@ -15,6 +15,7 @@ import { registerHolder } from '../helpers/holders.js';
 import { MARKET_IDS } from '../../src/engine/index.js';
 import { baseUrlOf } from '../../src/client/cli.js';
 import { DEFAULT_BASE_URL } from '../../src/client/index.js';
+import { productionEnv } from '../helpers/child-env.js';
 
 const run = promisify(execFile);
 const CLI = path.resolve('dist/src/client/cli.js');
@@ -24,7 +25,7 @@ const svc = c.svc;
 const agent = await registerAgent(svc);
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const base = { ...process.env, AGENT_MARKET_URL: svc.url, AGENT_MARKET_KEY: '', ...env };
+  const base = productionEnv({ AGENT_MARKET_URL: svc.url, AGENT_MARKET_KEY: '', ...env });
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: base, timeout: 30_000 });
     return { code: 0, stdout, stderr };

@@ -21,6 +21,7 @@ import { T0 } from '../helpers/clock-rig.js';
 import { SERVICE_MAIN, startChild, freePort } from '../helpers/child-service.js';
 import { eventually } from '../helpers/wait.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
+import { productionEnv } from '../helpers/child-env.js';
 
 fileTimeout(300); // child processes with their own servers: 75 s on CI, 179 s with two whole runs on its 2 cores
 
@@ -116,7 +117,7 @@ t.test('Ctrl-C (SIGINT to the whole process group) drains the service before its
   const dataDir = await embeddedDataDir(t);
   const port = await freePort();
   const child = spawn(process.execPath, [SERVICE_MAIN], {
-    env: { ...process.env, NODE_OPTIONS: '', ...childEnv(dataDir), PORT: String(port) },
+    env: productionEnv({ ...childEnv(dataDir), PORT: String(port) }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group, as a terminal gives it
   });
@@ -143,7 +144,7 @@ t.test('Ctrl-C (SIGINT to the whole process group) drains the service before its
 /** Runs the built service with `env` until it exits (bounded). */
 function runMain(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise(async (resolve) => {
-    const child = spawn(process.execPath, [SERVICE_MAIN], { env: { ...process.env, NODE_OPTIONS: '', PORT: String(await freePort()), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SERVICE_MAIN], { env: productionEnv({ PORT: String(await freePort()), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));

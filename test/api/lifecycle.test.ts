@@ -9,6 +9,7 @@ import { startClockedService } from '../helpers/clocked.js';
 import { opsRoutes } from '../../src/http/routes/ops.js';
 import type { Services } from '../../src/http/services.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
+import { productionEnv } from '../helpers/child-env.js';
 
 fileTimeout(250); // 3 services and `node dist/src/main.js` children: 46 s on CI, 127 s in a whole run beside another (2026-11-28)
 
@@ -78,7 +79,7 @@ function freePort(): Promise<number> {
 }
 
 async function runMain(t: Tap.Test, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['dist/src/main.js'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/src/main.js'], { env: productionEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));

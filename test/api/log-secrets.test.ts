@@ -10,6 +10,7 @@ import pg from 'pg';
 import { freshDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/web.js';
 import { eventually } from '../helpers/wait.js';
+import { productionEnv } from '../helpers/child-env.js';
 
 const MAIN = path.resolve('dist/src/main.js');
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -18,10 +19,7 @@ const newKey = () => randomBytes(60).toString('base64').replace(/[^A-Za-z0-9]/g,
 t.test('database errors in turns and read tasks log the statement and cause, no values', async (t) => {
   const url = await freshDatabase(t);
   const port = await freePort();
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'NODE_OPTIONS') env[k] = v;
-  Object.assign(env, { DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', SVC_SHARDS: '1', LOG_LEVEL: 'info', SVC_BACKFILL_DAYS: '0' });
-  delete env.BASE_URL;
+  const env = productionEnv({ DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', SVC_SHARDS: '1', LOG_LEVEL: 'info', SVC_BACKFILL_DAYS: '0' }, ['BASE_URL']);
   const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c) => (output += c));

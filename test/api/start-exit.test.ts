@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { openOrm, migrate } from '../../orm/database.js';
 import { startEmbedded } from '../../orm/embedded.js';
 import { embeddedDataDir, freshDatabase, usingPostgres } from '../helpers/db.js';
+import { productionEnv } from '../helpers/child-env.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'src', 'main.js');
 
@@ -18,7 +19,7 @@ type Run = { code: number | null; lines: Record<string, any>[]; stderr: string; 
 /** Runs the service with `env` until it exits (a child still running after `ms` is killed as hung), probing /readyz once it listens. */
 function run(env: Record<string, string>, ms = 120_000): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN], { env: productionEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Run = { code: null, lines: [], stderr: '', readyz: [] };
     let buf = '';
     const probe = (url: string) => fetch(`${url}/readyz`).then((r) => out.readyz.push(r.status), () => {});

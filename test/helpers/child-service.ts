@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { eventually } from './wait.js';
+import { productionEnv } from './child-env.js';
 
 type T = { teardown: (fn: () => unknown) => void };
 
@@ -65,12 +66,7 @@ function exited(proc: ChildProcess, ms?: number): Promise<boolean> {
 export async function startChild(t: T, name: string, env: Record<string, string>): Promise<ChildService> {
   if (!fs.existsSync(SERVICE_MAIN)) throw new Error(`${SERVICE_MAIN} is missing: run \`npm run build\` first`);
   const port = await freePort();
-  const childEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    // The service runs as in production: no test runner loader or coverage hooks.
-    if (v !== undefined && !['NODE_OPTIONS', 'NODE_V8_COVERAGE', 'BASE_URL', 'DATA_DIR'].includes(k)) childEnv[k] = v;
-  }
-  Object.assign(childEnv, { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) });
+  const childEnv = productionEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) }, ['BASE_URL', 'DATA_DIR']);
   const proc = spawn(process.execPath, [SERVICE_MAIN], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const collect = (chunk: Buffer) => {

@@ -2,6 +2,7 @@
 // speaks HTTP to it.
 import pino from 'pino';
 import { Agent } from 'undici';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startService, type RunningService, type StartOptions } from '../../src/service.js';
@@ -19,11 +20,24 @@ export type TestService = RunningService & {
   getJson: (path: string) => Promise<{ status: number; body: any; headers: Headers }>;
 };
 
+/**
+ * The files whose services run two shards: where a rule must hold across shards (money and orders
+ * under concurrency, an actor on each side of a message, the shards shown to operators). Every other
+ * service runs one: a shard is a worker thread that loads the ORM and the actors, about a second of
+ * CPU per start on two cores, and ~130 services start in a run.
+ */
+const TWO_SHARD_FILES = [
+  'orders-concurrency', 'holder-money', 'limits', 'idempotency', 'checkout', 'carts', 'console-money',
+  'exchange', 'events', 'ops', 'record-cache', 'embedded',
+].map((name) => `test/api/${name}.test.ts`);
+const thisFile = process.argv[1] ? path.relative(process.cwd(), process.argv[1]) : '';
+export const TEST_SHARDS = TWO_SHARD_FILES.includes(thisFile) ? '2' : '1';
+
 // A loaded CI machine can take seconds to start a worker: tests wait longer than the default.
-const BASE: Record<string, string> = { PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
+const BASE: Record<string, string> = { PORT: '0', SVC_SHARDS: TEST_SHARDS, LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
 
 /**
- * Config for a test: port 0, 2 shards, a fresh database on DATABASE_URL's server (under npm test,
+ * Config for a test: port 0, TEST_SHARDS shards, a fresh database on DATABASE_URL's server (under npm test,
  * the run's: CI's PostgreSQL or one embedded server) or, without DATABASE_URL, on the test
  * process's own embedded server; `env` overrides any setting. Several services may share it (several
  * processes on one database). The service's own embedded start in a DATA_DIR is embeddedTestConfig.

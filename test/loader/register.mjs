@@ -10,6 +10,7 @@ import { register } from 'node:module';
 import path from 'node:path';
 
 register('./dist-hooks.mjs', import.meta.url);
+register('./typescript.mjs', import.meta.url);
 
 const dir = process.env.SVC_TEST_TIMINGS;
 if (dir && process.argv[1]) {
