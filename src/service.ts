@@ -25,7 +25,7 @@ import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
 import { EVENTS_CHANNEL } from '../actors/events/messages.js';
 import { attachWebSocket } from './http/ws.js';
-import { Places, UNAUTHENTICATED_PER_ADDRESS } from './http/limits.js';
+import { Places, StreamPlaces, UNAUTHENTICATED_PER_ADDRESS } from './http/limits.js';
 import { sessionClosedEvent } from './http/market-stream.js';
 import { OpsFeed } from './http/ops/feed.js';
 import { opsAuthenticator } from './http/ops/access.js';
@@ -48,6 +48,8 @@ export type StartOptions = {
   startRetry?: BoundedBackoff;
   /** How long a WebSocket may wait for its auth message (default limits.ts AUTH_TIMEOUT_MS; tests lengthen it). */
   wsAuthTimeoutMs?: number;
+  /** Streams one API key may hold (default limits.ts STREAMS_PER_KEY; a test of a hundred slow readers of one log raises it). */
+  streamsPerKey?: number;
 };
 
 export type RunningService = {
@@ -181,7 +183,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   });
   const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000);
   const unauthenticated = new Places(UNAUTHENTICATED_PER_ADDRESS);
-  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated };
+  const streams = new StreamPlaces(opts.streamsPerKey);
+  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated, streams };
   const keyAuth = keyAuthenticator(services);
   const front = createApp({
     routes: routeTable(services),
@@ -199,7 +202,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     errorPage,
   });
   // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).
-  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest, unauthenticated, authTimeoutMs: opts.wsAuthTimeoutMs });
+  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest, unauthenticated, keyStreams: streams.byKey, authTimeoutMs: opts.wsAuthTimeoutMs });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
   log.info({ url, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');

@@ -10,6 +10,7 @@ import { MARKET_IDS } from '../engine/index.js';
 import { EVENT_DATA, EVENT_TYPES, Event, EventsQuery, NAMED_SCHEMAS, SessionClosed, type EventType } from '../schemas/index.js';
 import { SERVICE_NAME } from './content/manifest.js';
 import { EVENT_RETENTION_DAYS, EVENT_WHEN, WEBHOOK_RETRY_HOURS } from './content/events.js';
+import { STREAMS_PER_KEY } from './limits.js';
 import { KEEPALIVE_MS } from './event-hub.js';
 import { API_PREFIX } from './content/route-paths.js';
 import { WS_CLOSE } from './ws.js';
@@ -154,10 +155,12 @@ const WS_CLOSE_WHY: Record<keyof typeof WS_CLOSE, string> = {
   unauthorized: 'unauthorized: no key, a wrong key, or no auth in time',
   gone: `after is older than the ${EVENT_RETENTION_DAYS} days kept (after an error message with the 410 detail)`,
   behind: 'too slow to read: the reason says after=N; reconnect and subscribe with it',
+  keyStreams: `the key of the auth message holds as many streams as it may (${STREAMS_PER_KEY}, with /api/v1/events/stream): close one, or retry in a few seconds`,
 };
 /** The close codes, in order, with why. */
-export const WS_CLOSE_CODES: [number, string][] = (Object.keys(WS_CLOSE) as (keyof typeof WS_CLOSE)[])
-  .map((k): [number, string] => [WS_CLOSE[k], WS_CLOSE_WHY[k]])
+export const WS_CLOSE_CODES: [number, string][] = [...(Object.keys(WS_CLOSE) as (keyof typeof WS_CLOSE)[])
+  .reduce((codes, k) => codes.set(WS_CLOSE[k], [...(codes.get(WS_CLOSE[k]) ?? []), WS_CLOSE_WHY[k]]), new Map<number, string[]>())]
+  .map(([code, why]): [number, string] => [code, why.join('; or ')]) // one code, several causes: the reason tells which
   .sort((a, b) => a[0] - b[0]);
 
 /** A WebSocket message the service receives, with the replies it answers on the same connection. */

@@ -1,8 +1,11 @@
 // What one client can make the front end hold (ARCHITECTURE.md rule 6: every queue has a bound),
 // each bound defined once here: the streams a process carries, the bytes a stream may leave unread,
-// the unauthenticated work one client address may have under way, and the size of an MCP answer.
+// the streams one key or one address may hold, the unauthenticated work one client address may have
+// under way, and the size of an MCP answer.
 // Issue 41: one 4.8 KB request had made the process build and buffer 25 MB for a client that never
 // read it; 1 000 streams that never read grew the process without bound.
+
+import { HttpError } from './route.js';
 
 /** Streams one process holds at once (each a socket: SSE and WebSockets): more are refused with 503. */
 export const MAX_STREAMS = 20_000;
@@ -15,6 +18,26 @@ export const MAX_STREAMS = 20_000;
  * read hold at most 256 MB.
  */
 export const STREAM_BUFFER_BYTES = 128 * 1024;
+
+/**
+ * Streams one API key may hold at once, `/api/v1/events/stream` and WebSockets together
+ * (CONTRACT.md "Events"): one more is refused 429 (a WebSocket whose key comes in its first message
+ * is closed with WS_CLOSE.keyStreams). Issue 43: one free key had held 2 000, a tenth of MAX_STREAMS.
+ */
+export const STREAMS_PER_KEY = 10;
+/** Public market streams (`/api/v1/markets/{id}/stream`) one client address may hold at once. */
+export const MARKET_STREAMS_PER_ADDRESS = 10;
+/** Seconds a client over a stream limit is told to wait: a place is free as soon as one of its streams closes. */
+export const STREAM_LIMIT_RETRY_AFTER_S = 5;
+
+/** The sentence a refusal over STREAMS_PER_KEY carries (its `detail`, or a WebSocket's close reason). */
+export const KEY_STREAMS_DETAIL =
+  `this API key holds ${STREAMS_PER_KEY} streams already, the most it may (/api/v1/events/stream and WebSockets together): ` +
+  `close one, or retry after ${STREAM_LIMIT_RETRY_AFTER_S} s`;
+/** The sentence a refusal over MARKET_STREAMS_PER_ADDRESS carries. */
+export const MARKET_STREAMS_DETAIL =
+  `your address holds ${MARKET_STREAMS_PER_ADDRESS} market streams already, the most it may: close one, or retry after ${STREAM_LIMIT_RETRY_AFTER_S} s ` +
+  '(one WebSocket subscribed to several market channels counts once, against your key)';
 
 /**
  * Unauthenticated work one client address may have under way at once: POST /mcp without a valid
@@ -89,4 +112,21 @@ export class Places {
   size(): number {
     return this.held.size;
   }
+}
+
+/** The stream places of one process: per API key (SSE and WebSockets together) and per address (public market streams). */
+export class StreamPlaces {
+  readonly byKey: Places;
+  readonly marketByAddress = new Places(MARKET_STREAMS_PER_ADDRESS);
+
+  constructor(perKey = STREAMS_PER_KEY) {
+    this.byKey = new Places(perKey);
+  }
+}
+
+/** A place of `key` under `places`' cap (what gives it back), or the 429 that names the limit. */
+export function placeOr429(places: Places, key: string, detail: string): () => void {
+  const release = places.take(key);
+  if (!release) throw new HttpError(429, detail, { 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_S) });
+  return release;
 }

@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics.js';
 import type { RecordFragments } from './record-fragments.js';
 import type { EventHub } from './event-hub.js';
 import type { OpsFeed } from './ops/feed.js';
-import type { Places } from './limits.js';
+import type { Places, StreamPlaces } from './limits.js';
 
 export type Services = {
   config: Config;
@@ -28,4 +28,6 @@ export type Services = {
   opsFeed: OpsFeed;
   /** Unauthenticated work under way per client address (limits.ts UNAUTHENTICATED_PER_ADDRESS): POST /mcp without a key, WebSockets before their auth. */
   unauthenticated: Places;
+  /** Streams held per API key and public market streams per address (limits.ts STREAMS_PER_KEY, MARKET_STREAMS_PER_ADDRESS). */
+  streams: StreamPlaces;
 };

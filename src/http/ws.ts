@@ -40,7 +40,9 @@ import { perEvent, sendWhile, type AccountStream, type EventHub, type SessionEve
 import type { EventText } from '../../actors/events/messages.js';
 import { HttpError, type RequestInfo } from './route.js';
 import { goneDetail } from './event-query.js';
-import { AUTH_TIMEOUT_MS, STREAM_BUFFER_BYTES, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places } from './limits.js';
+import {
+  AUTH_TIMEOUT_MS, KEY_STREAMS_DETAIL, STREAM_BUFFER_BYTES, STREAM_LIMIT_RETRY_AFTER_S, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places,
+} from './limits.js';
 
 export const WS_PATH = '/api/v1/ws';
 
@@ -62,6 +64,8 @@ export const WS_CLOSE = {
   gone: 4410,
   /** Too slow to read: the send buffer is full. Reconnect and subscribe with the `after` in the reason. */
   behind: 4429,
+  /** The key of the first message holds STREAMS_PER_KEY streams already (the reason says so; CONTRACT.md pins 4429). */
+  keyStreams: 4429,
 } as const;
 
 /** Largest message a client may send (auth and subscribe are a few hundred bytes); larger: closed with 1009 and a reason. */
@@ -95,6 +99,8 @@ type Conn = {
   anonymous?: () => void;
   authTimer?: NodeJS.Timeout;
   release?: () => void;
+  /** Gives back the key's stream place (limits.ts STREAMS_PER_KEY), held from the auth to the close. */
+  keyPlace?: () => void;
   /** The account channel: its stream, what removes it, and the last event id sent on it. */
   account?: { stream?: AccountStream; stop: () => void; last: number };
   markets?: Map<string, () => void>;
@@ -109,6 +115,8 @@ export type WsOptions = {
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
   /** Unauthenticated work per client address (shared with POST /mcp without a key). */
   unauthenticated: Places;
+  /** Streams per API key (shared with /api/v1/events/stream). */
+  keyStreams: Places;
   /** How long a connection may wait for its auth message (default AUTH_TIMEOUT_MS; tests lengthen it). */
   authTimeoutMs?: number;
 };
@@ -173,6 +181,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       (p) => {
         c.authing = false;
         if (c.closed) return;
+        c.keyPlace = o.keyStreams.take((p as AgentPrincipal).keyId);
+        if (!c.keyPlace) return end(c, WS_CLOSE.keyStreams, KEY_STREAMS_DETAIL);
         authenticated(c, p as AgentPrincipal);
         const pending = c.pending ?? [];
         c.pending = undefined;
@@ -315,6 +325,7 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     c.account?.stop();
     if (c.markets) for (const stop of c.markets.values()) stop();
     c.release?.();
+    c.keyPlace?.();
     c.anonymous?.();
     c.pending = undefined;
   }
@@ -338,15 +349,15 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
         done(503);
         return refuse(res, 503, 'this process holds as many streams as it may: retry in a few seconds', { 'retry-after': '5' });
       }
-      const upgrade = (principal: AgentPrincipal | undefined, anonymous?: () => void) => {
+      const upgrade = (principal: AgentPrincipal | undefined, places: Pick<Conn, 'anonymous' | 'keyPlace'>) => {
         done(101);
         // No subprotocol is offered (an empty Sec-WebSocket-Protocol answer).
-        res.cork(() => res.upgrade<Conn>({ principal, closed: false, authing: false, anonymous }, secKey, '', extensions, context));
+        res.cork(() => res.upgrade<Conn>({ principal, closed: false, authing: false, ...places }, secKey, '', extensions, context));
       };
       // No key on the upgrade: the first message authenticates; until then the connection holds a place of its address.
       if (keyFromHeaders(headers) === null && headers['authorization'] === undefined) {
         const anonymous = o.unauthenticated.take(addressKey(Buffer.from(res.getRemoteAddressAsText()).toString()));
-        if (anonymous) return upgrade(undefined, anonymous);
+        if (anonymous) return upgrade(undefined, { anonymous });
         done(429);
         return refuse(res, 429, unauthenticatedDetail('this WebSocket'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
       }
@@ -354,7 +365,11 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       res.onAborted(() => (aborted = true));
       o.authenticate({ method: 'GET', url: WS_PATH, query: req.getQuery() ?? '', headers, remoteAddress: () => '' }).then(
         (p) => {
-          if (!aborted) upgrade(p as AgentPrincipal);
+          if (aborted) return;
+          const keyPlace = o.keyStreams.take((p as AgentPrincipal).keyId);
+          if (keyPlace) return upgrade(p as AgentPrincipal, { keyPlace });
+          done(429);
+          refuse(res, 429, KEY_STREAMS_DETAIL, { 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_S) });
         },
         (err) => {
           if (aborted) return;

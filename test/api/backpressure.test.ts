@@ -33,7 +33,8 @@ const residentMb = () => {
 };
 
 // WebSockets wait for their auth message as long as the test needs (the cap, not the time-out, is tested).
-const c = await startClockedService(t, {}, { wsAuthTimeoutMs: 3_600_000 });
+// 100 slow readers of one account's log: one key may hold STREAMS_PER_KEY (10) streams, so this service lets it hold 100 (stream-limits.test.ts tests the 10).
+const c = await startClockedService(t, {}, { wsAuthTimeoutMs: 3_600_000, streamsPerKey: 100 });
 const svc = c.svc;
 const rpcHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const toolsList = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });

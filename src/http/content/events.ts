@@ -8,6 +8,7 @@ import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import { KEEPALIVE_MS } from '../event-hub.js';
 import { API_PREFIX, type RoutePaths } from './route-paths.js';
 import type { Section } from './section.js';
+import { MARKET_STREAMS_PER_ADDRESS, STREAMS_PER_KEY } from '../limits.js';
 
 /** CONTRACT.md "Events": kept 7 days (actors/events/reads.ts sweeps by the same figure; a unit test holds them equal). */
 export const EVENT_RETENTION_DAYS = 7;
@@ -91,6 +92,7 @@ export function eventsSection(at: RoutePaths): Section {
       `Missed some while away? ${at.req('GET', '/events')}?after=<id>&limit=&types= replays them, oldest first: {events, next_after}. Events are kept ${EVENT_RETENTION_DAYS} days; an older after answers 410 with the id events exist from: re-read ${at.req('GET', '/orders')} and ${at.req('GET', '/positions')}, then resume from there.`,
       `Every market's session closes, public: ${at.req('GET', '/markets/{market_id}/stream')} (Server-Sent Events session.closed {market, tick, next_tick, tick_closes_at}; id: the closed tick).`,
       `The same events over a WebSocket: ${wsAddress(at)} (the key in the upgrade's Authorization header, or a first message {"op": "auth", "key": "..."}; then {"op": "subscribe", "channels": ["account", "market:m15"], "after": N, "types"?: [...]}; frames {"channel", "event"}; a connection too slow to read is closed with 4429 and the after=N to resume from).`,
+      `One key holds at most ${STREAMS_PER_KEY} streams at once (${at.req('GET', '/events/stream')} and WebSockets together; one stream carries all your account's events, and one WebSocket every channel): one more answers 429 with Retry-After (a WebSocket whose key comes in its first message is closed with 4429), and closing a stream frees its place at once. One address holds at most ${MARKET_STREAMS_PER_ADDRESS} market streams.`,
       hooks
         ? `Or receive them as webhooks: ${hooks.register} {url, types?} answers the signing secret (whsec_..., shown once); each delivery is a POST of the event signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), retried for ${WEBHOOK_RETRY_HOURS} hours; deduplicate by webhook-id. ${hooks.list} lists yours; each one's deliveries are under its id.`
         : `Or receive them as webhooks: POSTs of each event to a URL of yours, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), retried for ${WEBHOOK_RETRY_HOURS} hours; deduplicate by webhook-id (this service does not serve the webhook routes yet).`,

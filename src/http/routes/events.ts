@@ -12,6 +12,7 @@ import { BEHIND, EVENT_STREAM, SSE_FIRST, sseComment, sseMessage, sseReply, sseT
 import { MarketParams, marketOr404 } from '../market-params.js';
 import { sessionsClosedAfter } from '../market-stream.js';
 import { perEvent, sendWhile, type AccountStream, type SessionEvent } from '../event-hub.js';
+import { KEY_STREAMS_DETAIL, MARKET_STREAMS_DETAIL, addressKey, placeOr429 } from '../limits.js';
 
 const me = (principal: unknown) => principal as AgentPrincipal;
 
@@ -78,13 +79,16 @@ export function eventRoutes(s: Services): Route[] {
       },
       responses: {
         410: { description: 'the id to resume from is older than the 7 days kept: the detail says from which id events exist' },
+        429: { description: 'this API key holds as many streams as it may (this one and WebSockets together): close one, or retry after Retry-After' },
         503: { description: 'this process holds as many streams as it may: retry' },
       },
-      handler: async ({ req, query, principal }) => {
+      handler: async ({ req, query, principal, hold }) => {
         const accountId = me(principal).accountId;
         const after = resumeFrom(req, query.after, 0);
         const types = eventTypes(query.types);
         if (!s.events.hasRoom()) throw streamFull('as many');
+        // The key's place, held until the stream ends (or the answer is sent, when it is not one).
+        if (wantsStream(req)) hold!(placeOr429(s.streams.byKey, me(principal).keyId, KEY_STREAMS_DETAIL));
         // CONTRACT.md: a resume point older than the log keeps is a 410 at the stream's start too.
         const first = await read(s.runtime, 'events.after', { accountId, after, limit: wantsStream(req) ? 1 : 100, types });
         if ('gone' in first) throw gone(first.from);
@@ -109,11 +113,16 @@ export function eventRoutes(s: Services): Route[] {
       response: {
         200: new Media("with Accept: text/event-stream, `session.closed` events (data: market, tick, next_tick, tick_closes_at; `id:` the closed tick) and `: keep-alive` comments. Otherwise the closes after the resume point as JSON", { [EVENT_STREAM]: undefined, 'application/json': MarketClosesAnswer }),
       },
-      responses: { 404: { description: 'no such market' }, 503: { description: 'this process holds as many streams as it may: retry' } },
-      handler: async ({ req, params, query }) => {
+      responses: {
+        404: { description: 'no such market' },
+        429: { description: 'your address holds as many market streams as it may: close one, or retry after Retry-After' },
+        503: { description: 'this process holds as many streams as it may: retry' },
+      },
+      handler: async ({ req, params, query, hold }) => {
         const market = marketOr404(params.market_id);
         const after = resumeFrom(req, query.after, Number.MAX_SAFE_INTEGER);
         if (!s.events.hasRoom()) throw streamFull('as many');
+        if (wantsStream(req)) hold!(placeOr429(s.streams.marketByAddress, addressKey(req.remoteAddress()), MARKET_STREAMS_DETAIL));
         const missed = after === Number.MAX_SAFE_INTEGER ? [] : await sessionsClosedAfter(s.runtime, s.clock, market, after);
         if (!wantsStream(req)) return json({ events: missed.map((e) => ({ id: e.tick, type: 'session.closed' as const, data: e })) });
         return sseReply((write, end) => {
