@@ -57,6 +57,16 @@ export const AUTH_TIMEOUT_MS = 5_000;
 export const MCP_RESULT_BYTES = 256 * 1024;
 /** Bytes of any one MCP answer (a JSON-RPC message): larger, and it is replaced by a JSON-RPC error. */
 export const MCP_ANSWER_BYTES = 1024 * 1024;
+/**
+ * An MCP host puts the tool list and each answer in its model's context (CONTRACT.md "MCP" →
+ * Weight; issue 43: tools/list had been 251 KB, list_deals' default answer 200 KB): tools/list
+ * answers at most MCP_TOOLS_LIST_BYTES; a list tool's default page is MCP_LIST_DEFAULT items; a
+ * result carries its JSON a second time (structuredContent) only while the two fit in
+ * MCP_TOOL_ANSWER_BYTES.
+ */
+export const MCP_TOOLS_LIST_BYTES = 40_000;
+export const MCP_LIST_DEFAULT = 50;
+export const MCP_TOOL_ANSWER_BYTES = 64_000;
 
 /** The sentence a refusal over UNAUTHENTICATED_PER_ADDRESS carries (its `detail`). */
 export const unauthenticatedDetail = (what: string) =>

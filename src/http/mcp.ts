@@ -2,9 +2,14 @@
 // POST /mcp over Streamable HTTP, stateless, JSON answers, on the SDK's low-level `Server` and its
 // web-standard transport (this file is the small adapter from the route table and uWS to them).
 // One tool per JSON operation under /api/v1, generated from the route table: name = operationId,
-// description = summary, input = one flat object of path, query and body fields, output = the
-// 2xx answer's schema. A call runs the real route through the server's own pipeline
-// (Context.dispatch: auth, validation, Idempotency-Key, limits), never a copy of a handler.
+// description = summary, input = one flat object of path, query and body fields (and `api_key` on
+// the key's tools, `idempotency_key` on those that change state). A call runs the real route through
+// the server's own pipeline (Context.dispatch: auth, validation, Idempotency-Key, limits), never a
+// copy of a handler.
+// Light enough for a model's context (issue 43; limits.ts MCP_TOOLS_LIST_BYTES, MCP_LIST_DEFAULT,
+// MCP_TOOL_ANSWER_BYTES): no output schemas (81 % of a 251 KB tools/list; the spec makes them
+// optional, and a result's structuredContent needs none), short descriptions, list tools' pages of
+// MCP_LIST_DEFAULT by default, and the JSON a second time as structuredContent only while it fits.
 // Bounded (issue 41): one JSON-RPC message per POST (a batch is refused before anything is built),
 // a request without a valid key holds a place of its client address until its answer is sent
 // (limits.ts UNAUTHENTICATED_PER_ADDRESS, 429 beyond), and answers are built within a byte budget
@@ -21,14 +26,14 @@ import { HttpError, Media, type Context, type InternalRequest, type Method, type
 import { SERVICE_NAME } from './content/manifest.js';
 import { keyFromHeaders } from '../agents/keys.js';
 import {
-  MCP_ANSWER_BYTES, MCP_RESULT_BYTES, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places,
+  MCP_ANSWER_BYTES, MCP_LIST_DEFAULT, MCP_RESULT_BYTES, MCP_TOOL_ANSWER_BYTES, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places,
 } from './limits.js';
 
 /** The oldest protocol version served: the first with structured tool output (2025-06-18). */
 export const MIN_PROTOCOL_VERSION = '2025-06-18';
 
-/** Where a tool's argument goes in the request. */
-type Place = 'path' | 'query' | 'body' | 'header';
+/** Where a tool's argument goes in the request (`credential`: api_key, as Authorization when the request has none). */
+type Place = 'path' | 'query' | 'body' | 'header' | 'credential';
 
 export type McpTool = {
   tool: Tool;
@@ -37,14 +42,17 @@ export type McpTool = {
   places: Map<string, Place>;
   /** Changes state (POST, PUT, DELETE): takes `idempotency_key`. */
   mutates: boolean;
+  /** Arguments the tool gives the request when the call leaves them out (a list's page of MCP_LIST_DEFAULT). */
+  defaults: Record<string, unknown>;
 };
 
 const IDEMPOTENCY_KEY = 'idempotency_key';
+const API_KEY = 'api_key';
 /** The fields a link for the holder comes in (CONTRACT.md: the agent hands it over). */
 const HOLDER_LINKS = ['purchase_url', 'checkout_url', 'pairing_url'];
 const HAND_OVER =
   ' The answer carries a link for your human account holder ({links}): hand it to them (they approve and pay there, or connect to you); nothing is charged until they do.';
-const KEY_NOTE = " Needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request.";
+const KEY_NOTE = ' Needs your API key (Authorization: Bearer, or api_key).';
 
 type JsonObject = { type?: unknown; properties?: Record<string, TSchema>; required?: string[] };
 const objectSchema = (s: unknown): s is JsonObject & { properties: Record<string, TSchema> } =>
@@ -89,7 +97,13 @@ function toolOf(r: Route, answer: TSchema): McpTool {
   const params = (r.params as JsonObject | undefined)?.properties ?? {};
   for (const name of [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1])) add(name, params[name] ?? { type: 'string' }, 'path', true);
   const query = r.query as JsonObject | undefined;
-  for (const [name, s] of Object.entries(query?.properties ?? {})) add(name, s, 'query', (query!.required ?? []).includes(name) && !('default' in s));
+  const defaults: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(query?.properties ?? {})) {
+    // A list's page: MCP_LIST_DEFAULT items unless the call asks for more (the API's own default may be larger).
+    const page = name === 'limit' && typeof (s as { default?: unknown }).default === 'number' && (s as { default: number }).default > MCP_LIST_DEFAULT;
+    if (page) defaults[name] = MCP_LIST_DEFAULT;
+    add(name, page ? { ...s, default: MCP_LIST_DEFAULT } : s, 'query', (query!.required ?? []).includes(name) && !('default' in s));
+  }
   if (r.body) {
     if (!objectSchema(r.body)) throw new Error(`MCP tool ${r.operationId}: its body is not an object; its fields cannot be arguments`);
     const body = r.body as JsonObject & { properties: Record<string, TSchema> };
@@ -98,31 +112,58 @@ function toolOf(r: Route, answer: TSchema): McpTool {
   if (mutates) {
     add(IDEMPOTENCY_KEY, {
       type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$',
-      description: 'Retry safely (the Idempotency-Key header): a repeat with the same key and arguments gets the first answer again for 24 hours, without a second effect',
+      description: 'Idempotency-Key: a retry with the same key and arguments gets the first answer (24 h), no second effect',
     }, 'header', false);
   }
-  const inputSchema = standaloneSchema({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }) as Tool['inputSchema'];
+  if (r.auth === 'key') add(API_KEY, { type: 'string', description: 'your API key, when this request has no Authorization header' }, 'credential', false);
+  const inputSchema = lean(standaloneSchema({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false })) as Tool['inputSchema'];
   const links = holderLinks(answer);
   const description = [
     r.summary.endsWith('.') ? r.summary : `${r.summary}.`,
     r.auth === 'key' ? KEY_NOTE : '',
     links.length ? HAND_OVER.replace('{links}', links.join(', ')) : '',
   ].join('');
+  // Hints only where they differ from the spec's defaults (not read-only, destructive, not idempotent, open world).
   const tool: Tool = {
     name: r.operationId!,
-    title: r.summary,
     description,
     inputSchema,
     annotations: {
-      title: r.summary,
-      readOnlyHint: !mutates,
-      destructiveHint: r.method === 'DELETE',
-      idempotentHint: r.method === 'GET' || r.method === 'PUT' || r.method === 'DELETE',
+      ...(mutates ? {} : { readOnlyHint: true }),
+      ...(mutates && r.method !== 'DELETE' ? { destructiveHint: false } : {}),
+      ...(r.method === 'GET' || r.method === 'PUT' || r.method === 'DELETE' ? { idempotentHint: true } : {}),
       openWorldHint: false,
     },
   };
-  if (objectSchema(answer)) tool.outputSchema = standaloneSchema(answer) as Tool['outputSchema'];
-  return { tool, route: r, places, mutates };
+  return { tool, route: r, places, mutates, defaults };
+}
+
+type Schema = Record<string, unknown>;
+const isNull = (x: unknown) => (x as Schema)?.type === 'null';
+
+/**
+ * An input schema as a model needs it, the same values accepted: a choice of string constants as
+ * one `enum`; `X or null` as X (a model has no reason to send null: leaving the argument out means
+ * the same); a description said once.
+ */
+export function lean(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(lean);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const s = schema as Schema;
+  if (Array.isArray(s.anyOf)) {
+    const { anyOf, ...rest } = s;
+    const branches = (anyOf as Schema[]).filter((b) => !isNull(b));
+    if (branches.length && branches.every((b) => b.type === 'string' && 'const' in b && Object.keys(b).length === 2)) {
+      return { type: 'string', enum: branches.map((b) => b.const), ...rest };
+    }
+    if (branches.length === 1) {
+      const only = lean(branches[0]) as Schema;
+      return { ...only, ...(rest.description !== undefined ? { description: rest.description } : {}) };
+    }
+  }
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(s)) out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([n, p]) => [n, lean(p)])) : lean(v);
+  return out;
 }
 
 /** The credentials of the MCP request that the API reads (CONTRACT.md: the agent's key). */
@@ -142,11 +183,37 @@ const tooLarge = (name: string, bytes: number) =>
   `${name} answered ${bytes} bytes of JSON, more than the ${MCP_RESULT_BYTES} an MCP tool result may carry: ` +
   'ask for less (a smaller limit, a later after, a narrower range of ticks), or read it from the HTTP API';
 
+/** Whether `v` is a plain JSON object (not an array, not null). */
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /**
- * The API's answer as a tool result: its JSON as structuredContent and as one text item; an error
- * status is a tool error, and so is an answer whose text would pass MCP_RESULT_BYTES.
+ * The same JSON value with every array of two or more objects of the same keys (in the same order)
+ * written once as `{"$columns": [keys], "$rows": [[values], ...]}`: a series of 48 sessions of 30
+ * fields each says its 30 names once instead of 48 times. Nothing is lost (the API's keys never
+ * start with `$`); a model reads it as a table.
  */
-export function resultOf(reply: Reply, withStructure: boolean, name = 'the tool'): CallToolResult {
+export function columnar(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const rows = value.map(columnar);
+    const first = value[0];
+    if (value.length < 2 || !isObject(first)) return rows;
+    const keys = Object.keys(first);
+    const same = value.every((v) => isObject(v) && Object.keys(v).length === keys.length && Object.keys(v).every((k, i) => k === keys[i]));
+    return same ? { $columns: keys, $rows: value.map((v) => keys.map((k) => columnar((v as Record<string, unknown>)[k]))) } : rows;
+  }
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const k in value) out[k] = columnar(value[k]);
+  return out;
+}
+
+/**
+ * The API's answer as a tool result. While twice its JSON fits in MCP_TOOL_ANSWER_BYTES: the JSON
+ * as one text item and, for an object, as structuredContent. Larger: one text item only, the
+ * JSON in columnar form (a model reads the text; a second copy would double a large answer).
+ * An error status is a tool error, and so is an answer whose text would pass MCP_RESULT_BYTES.
+ */
+export function resultOf(reply: Reply, name = 'the tool'): CallToolResult {
   const status = reply.status ?? 200;
   let value: unknown = reply.json;
   if (value === undefined && reply.body !== undefined) {
@@ -162,12 +229,17 @@ export function resultOf(reply: Reply, withStructure: boolean, name = 'the tool'
     const retry = reply.headers?.['retry-after'];
     return textResult({ status, detail, ...(retry ? { retry_after_seconds: Number(retry) } : {}) }, true);
   }
-  const meta = { status, ...(reply.headers?.['idempotent-replayed'] === 'true' ? { idempotent_replayed: true } : {}) };
+  const meta: Record<string, unknown> = { status, ...(reply.headers?.['idempotent-replayed'] === 'true' ? { idempotent_replayed: true } : {}) };
   const result = textResult(value ?? null, false, meta);
   const bytes = Buffer.byteLength((result.content[0] as { text: string }).text);
   if (bytes > MCP_RESULT_BYTES) return toolError(413, tooLarge(name, bytes));
-  if (withStructure && typeof value === 'object' && value !== null && !Array.isArray(value)) result.structuredContent = value as Record<string, unknown>;
-  return result;
+  // Twice the JSON (the text, then structuredContent) and the envelope's few hundred bytes.
+  if (2 * bytes + 512 <= MCP_TOOL_ANSWER_BYTES) {
+    if (isObject(value)) result.structuredContent = value;
+    return result;
+  }
+  meta.form = 'columnar: each {"$columns": [...], "$rows": [[...]]} is a list of objects with those keys';
+  return textResult(columnar(value), false, meta);
 }
 
 /**
@@ -185,8 +257,11 @@ export async function callTool(
   }
   const credentials: Record<string, string> = {};
   for (const h of CREDENTIALS) if (headers[h]) credentials[h] = headers[h];
+  // CONTRACT.md "MCP": api_key is used when the request carries no key of its own.
+  if (a[API_KEY] !== undefined && typeof a[API_KEY] !== 'string') return toolError(422, [{ loc: ['arguments', API_KEY], msg: 'Input should be a string', type: 'string_type' }]);
+  if (t.route.auth === 'key' && !Object.keys(credentials).length && a[API_KEY]) credentials.authorization = `Bearer ${a[API_KEY]}`;
   if (t.route.auth === 'key' && !Object.keys(credentials).length) {
-    return toolError(401, `${t.tool.name} needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request (a new agent makes one with create_token and registers it with register_agent, both without a key)`);
+    return toolError(401, `${t.tool.name} needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request, or as the api_key argument (a new agent makes one with create_token and registers it with register_agent, both without a key)`);
   }
   const missing = [...t.places].filter(([k, p]) => p === 'path' && (a[k] === undefined || a[k] === null || a[k] === ''));
   if (missing.length) return toolError(422, missing.map(([k]) => ({ loc: ['path', k], msg: 'Field required', type: 'missing' })));
@@ -195,8 +270,8 @@ export async function callTool(
   const query = new URLSearchParams();
   const body: Record<string, unknown> = {};
   for (const [k, place] of t.places) {
-    const v = a[k];
-    if (v === undefined || place === 'header') continue;
+    const v = a[k] ?? t.defaults[k];
+    if (v === undefined || place === 'header' || place === 'credential') continue;
     if (place === 'query' && v !== null) for (const x of Array.isArray(v) ? v : [v]) query.append(k, typeof x === 'object' ? JSON.stringify(x) : String(x));
     if (place === 'body') body[k] = v;
   }
@@ -207,7 +282,7 @@ export async function callTool(
     req.body = Buffer.from(JSON.stringify(body));
     req.headers['content-type'] = 'application/json';
   }
-  return resultOf(await dispatch(req), !!t.tool.outputSchema, t.tool.name);
+  return resultOf(await dispatch(req), t.tool.name);
 }
 
 /** A text of the service offered as an MCP resource, read through its own route. */
@@ -233,7 +308,7 @@ export function mcpResources(baseUrl: string): McpResource[] {
 const INSTRUCTIONS =
   'Simulated markets run in numbered sessions; each session has a menu of deals. Study a market (list_markets, list_deals, get_deal, ' +
   'get_history, get_stats), order a deal (create_order) or propose it in a cart (add_cart_item), then follow it (list_orders, ' +
-  'list_positions, get_account, list_events). Tools marked as needing the key read Authorization: Bearer <key> of this request. ' +
+  'list_positions, get_account, list_events). Tools marked as needing the key read Authorization: Bearer <key> of this request, or their api_key argument. ' +
   'An order or cart line is paid by your human holder: hand them the purchase_url or checkout_url the answer carries. ' +
   'Tools that change state take idempotency_key: retry with the same key after a failure, never without one.';
 

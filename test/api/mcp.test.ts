@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send } from '../helpers/agents.js';
 import { appendEvents } from '../../actors/events/log.js';
-import { MCP_RESULT_BYTES } from '../../src/http/limits.js';
+import { MCP_LIST_DEFAULT, MCP_RESULT_BYTES } from '../../src/http/limits.js';
 
 const MARKET = 'h2';
 const c = await startClockedService(t);
@@ -63,19 +63,21 @@ t.test('tools/list: one tool per API operation, named by operationId, flat argum
   t.same([...names].sort(), jsonOps.sort(), 'every JSON operation of /api/openapi.json (not the streams), and only those');
 
   const order = tools.find((x) => x.name === 'create_order')!;
-  t.same(Object.keys(order.inputSchema.properties!).sort(), ['idempotency_key', 'market', 'offer_key', 'pay_from_balance', 'qty']);
+  t.same(Object.keys(order.inputSchema.properties!).sort(), ['api_key', 'idempotency_key', 'market', 'offer_key', 'pay_from_balance', 'qty']);
   t.same([...(order.inputSchema.required ?? [])].sort(), ['market', 'offer_key', 'qty']);
   t.match(order.description, /purchase_url/);
   t.match(order.description, /hand it to them/);
   t.match(order.description, /Authorization: Bearer/);
-  t.equal(order.outputSchema?.type, 'object');
-  t.equal(order.annotations?.readOnlyHint, false);
+  t.notOk(order.outputSchema, 'no output schema (the weight of tools/list): the result carries its JSON');
+  t.notOk(order.annotations?.readOnlyHint, 'not read-only (the spec\'s default, not repeated)');
 
   const deals = tools.find((x) => x.name === 'list_deals')!;
   t.ok('market_id' in deals.inputSchema.properties!, 'path parameter');
   t.ok('family' in deals.inputSchema.properties!, 'query parameter');
   t.same(deals.inputSchema.required, ['market_id']);
   t.notOk('idempotency_key' in deals.inputSchema.properties!, 'reads take no idempotency_key');
+  t.notOk('api_key' in deals.inputSchema.properties!, 'public tools take no api_key');
+  t.equal((deals.inputSchema.properties!.limit as { default?: number }).default, MCP_LIST_DEFAULT, `a list's page is ${MCP_LIST_DEFAULT} by default`);
   t.equal(deals.annotations?.readOnlyHint, true);
   t.match(tools.find((x) => x.name === 'add_cart_item')!.description, /checkout_url/);
 });
@@ -86,8 +88,8 @@ t.test('list_deals: the menu as structuredContent and as one text item', async (
   t.notOk(r.isError);
   t.equal(r.content.length, 1);
   t.same(text(r), r.structuredContent);
-  const api = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-  t.same(r.structuredContent, api, 'the API answer');
+  const api = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals?limit=${MCP_LIST_DEFAULT}`)).body;
+  t.same(r.structuredContent, api, `the API answer (its page of ${MCP_LIST_DEFAULT})`);
   deal = r.structuredContent.deals[0];
   t.ok(deal.key);
   const one: any = await anonymous.callTool({ name: 'get_deal', arguments: { market_id: MARKET, offer_key: deal.key } });
@@ -143,6 +145,7 @@ t.test('a key-required tool without a key: a tool error that says so', async (t)
     t.equal(r.isError, true, name);
     t.match(text(r).detail, /needs the agent's API key/);
     t.match(text(r).detail, /Authorization: Bearer/);
+    t.match(text(r).detail, /or as the api_key argument/);
   }
   const bad = await connect('A'.repeat(80));
   const r: any = await bad.callTool({ name: 'get_account', arguments: {} });
@@ -150,6 +153,28 @@ t.test('a key-required tool without a key: a tool error that says so', async (t)
   t.equal(text(r).status, 401, 'an unknown key: the API\'s 401');
   const pub: any = await anonymous.callTool({ name: 'list_markets', arguments: {} });
   t.notOk(pub.isError, 'public tools work without a key');
+});
+
+t.test('a host without a key: create_token, register_agent, then the agent\'s tools with api_key', async (t) => {
+  const token = text(await anonymous.callTool({ name: 'create_token', arguments: {} })).token as string;
+  const reg: any = await anonymous.callTool({ name: 'register_agent', arguments: { token, name: 'keyless host', recall_phrase: 'no config' } });
+  t.notOk(reg.isError, JSON.stringify(reg.content).slice(0, 300));
+  const me: any = await anonymous.callTool({ name: 'get_account', arguments: { api_key: token } });
+  t.notOk(me.isError, JSON.stringify(me.content).slice(0, 300));
+  t.equal(me.structuredContent.account_id, reg.structuredContent.account_id, "the new agent's own account");
+  const order: any = await anonymous.callTool({ name: 'create_order', arguments: { market: MARKET, offer_key: deal.key, qty: 1, api_key: token } });
+  t.equal(order.structuredContent.status, 'awaiting_payment', 'it orders as that agent');
+  const mine = (await send(svc, 'GET', '/api/v1/orders', undefined, { authorization: `Bearer ${token}` })).body.orders;
+  t.ok(mine.some((o: any) => o.id === order.structuredContent.id), "the order is on the new agent's account");
+  const wrong: any = await anonymous.callTool({ name: 'get_account', arguments: { api_key: 'B'.repeat(80) } });
+  t.equal(text(wrong).status, 401, 'a wrong api_key: the API\'s 401');
+  const notString: any = await anonymous.callTool({ name: 'get_account', arguments: { api_key: 7 } });
+  t.equal(text(notString).status, 422, 'an api_key that is not a string: 422');
+  // The request's own key wins over the argument (CONTRACT.md: api_key is for a request without one).
+  const both: any = await withKey.callTool({ name: 'get_account', arguments: { api_key: token } });
+  t.equal(both.structuredContent.account_id, agent.accountId, 'with Authorization on the request, the argument is not used');
+  const pub: any = await anonymous.callTool({ name: 'list_markets', arguments: { api_key: token } });
+  t.equal(text(pub).status, 422, 'a public tool takes no api_key');
 });
 
 t.test('list_positions, get_account, list_events with the key', async (t) => {
@@ -264,9 +289,9 @@ t.test('a tool answer past the byte budget is a tool error that says to ask for 
   t.match(text(r).detail, `list_events answered`);
   t.match(text(r).detail, `more than the ${MCP_RESULT_BYTES} an MCP tool result may carry: ask for less`);
   t.notOk(r.structuredContent, 'nothing of the answer');
-  const page: any = await client.callTool({ name: 'list_events', arguments: { limit: 50 } });
+  const page: any = await client.callTool({ name: 'list_events', arguments: { limit: 10 } });
   t.notOk(page.isError, 'a smaller page is answered');
-  t.equal(page.structuredContent.events.length, 50);
+  t.equal(page.structuredContent.events.length, 10);
 });
 
 t.test('fuzz: no POST /mcp, however malformed, gets a 5xx', async (t) => {
