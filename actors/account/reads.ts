@@ -6,17 +6,25 @@ import { listingsOf } from '../exchange/reads.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import type {
   CheckoutBalanceArgs, LedgerArgs, ListArgs, OrderArgs, OrderByTokenArgs, OrderByTokenReply, OrdersArgs, PositionArgs, PositionsArgs, SummaryArgs,
+  ServedOrder,
 } from './messages.js';
+import { orderInstructions } from './order-reply.js';
 import {
   accountIdsOf, accountSummary, checkoutBalanceCents, holderOfAccounts, inventoryOf, ledgerOf, monthlyFeeStatus, orderByToken, orderOf, ordersOf, positionOf,
   positionsOf, roundsOf, tradesOf,
 } from './views.js';
 
+/** A served order with what to do next (GET /orders answers it so; events carry the order alone). */
+const withNext = (o: ServedOrder, baseUrl: string) => ({ ...o, instructions: orderInstructions(o, baseUrl) });
+
 export const accountReads = defineReads({
   'account.orders': async ({ em }, a: OrdersArgs) =>
-    ordersOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit, baseUrl: a.baseUrl }),
+    (await ordersOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit, baseUrl: a.baseUrl })).map((o) => withNext(o, a.baseUrl)),
   /** One order of these accounts, or null (another account's order is not found either). */
-  'account.order': async ({ em }, a: OrderArgs) => orderOf(em, a.accountIds, a.orderId, a.baseUrl),
+  'account.order': async ({ em }, a: OrderArgs) => {
+    const o = await orderOf(em, a.accountIds, a.orderId, a.baseUrl);
+    return o && withNext(o, a.baseUrl);
+  },
   /** An order by its purchase-link token, with the agent that placed it (the checkout page). */
   'account.orderByToken': async ({ em }, a: OrderByTokenArgs) => (await orderByToken(em, a.token, a.baseUrl)) as OrderByTokenReply,
   'account.positions': async ({ em }, a: PositionsArgs) => positionsOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit }),

@@ -51,7 +51,7 @@ export const orderJsonSql = (base: string) => {
     ['id', 'o.id'], ['market', 'o.market'], ['tick', 'o.tick'], ['offer_key', 'o.offer_key'], ['deal_title', "m.deal->'bundle'->'title'"],
     ['items', "m.deal->'bundle'->'items'"], ['qty', 'o.qty'], ['unit_cost', usdSql('o.unit_cost_cents')], ['list_price', usdSql('o.list_price_cents')],
     ['gross_amount', usdSql('o.gross_cents')], ['fee_amount', usdSql('o.fee_amount_cents')], ['total_amount', usdSql('o.total_cents')],
-    ['status', 'o.status'], ['payment_source', 'o.payment_source'], ['purchase_url', `${base} || '/checkout/' || o.token`], ['closes_at', 'o.closes_at'],
+    ['status', 'o.status'], ['payment_source', 'o.payment_source'], ['purchase_url', `case when o.status = 'expired' then null else ${base} || '/checkout/' || o.token end`], ['closes_at', 'o.closes_at'],
     ['created_at', unixSql('o.created_at')], ['paid_at', unixSql('o.paid_at')], ['filled_at', unixSql('o.filled_at')], ['position_id', 'o.position_id'],
     ['round_id', 'o.round_id'], ['account_id', 'o.account_id'], ['agent_id', 'o.agent_id'], ['refund_reason', 'o.refund_reason'], ['receipt', 'o.receipt'],
   ];
@@ -72,7 +72,7 @@ export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
   if (MARKETS[r.market as MarketId]?.quotes_velocity) out.sales_velocity = r.deal.sales_velocity ?? null;
   return Object.assign(out, {
     gross_amount: centsToNumber(r.gross_cents), fee_amount: centsToNumber(r.fee_amount_cents), total_amount: centsToNumber(r.total_cents),
-    status: r.status, payment_source: r.payment_source, purchase_url: purchaseUrl(baseUrl, r.token), closes_at: r.closes_at,
+    status: r.status, payment_source: r.payment_source, purchase_url: r.status === 'expired' ? null : purchaseUrl(baseUrl, r.token), closes_at: r.closes_at,
     created_at: unix(r.created_at), paid_at: unix(r.paid_at), filled_at: unix(r.filled_at), position_id: r.position_id, round_id: r.round_id,
     account_id: r.account_id, agent_id: r.agent_id, refund_reason: r.refund_reason ?? null, receipt: r.receipt ?? null,
   }) as ServedOrder; // built field by field above; the tests check every reply against the schema

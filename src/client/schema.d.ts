@@ -1304,8 +1304,8 @@ export interface components {
             status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
             /** @description how it was funded; null while unfunded */
             payment_source: ("card" | "balance") | null;
-            /** @description the page where the holder reviews and funds the order */
-            purchase_url: string;
+            /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+            purchase_url: string | null;
             /** @description when the order's session closes (real unix seconds): fund it before */
             closes_at: number;
             /** @description when it was placed (unix seconds) */
@@ -4080,7 +4080,69 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description newest first */
-                        orders: components["schemas"]["Order"][];
+                        orders: {
+                            /** @description order id */
+                            id: number;
+                            /** @description market id */
+                            market: string;
+                            /** @description the session the order is placed in; it fills at that session's close */
+                            tick: number;
+                            /** @description the deal's key */
+                            offer_key: string;
+                            /** @description the bundle's title */
+                            deal_title: string;
+                            /** @description the items of one unit */
+                            items: {
+                                /** @description item name */
+                                name: string;
+                                /** @description units of the item per bundle unit */
+                                qty: number;
+                                /** @description condition grade */
+                                grade: string;
+                            }[];
+                            /** @description units ordered */
+                            qty: number;
+                            /** @description landed cost per unit */
+                            unit_cost: number;
+                            /** @description resale price per unit */
+                            list_price: number;
+                            /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                            sales_velocity?: number | null;
+                            /** @description qty x unit_cost */
+                            gross_amount: number;
+                            /** @description qty x fulfilment fee per unit */
+                            fee_amount: number;
+                            /** @description gross_amount + fee_amount: what funding the order costs */
+                            total_amount: number;
+                            /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill) */
+                            status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
+                            /** @description how it was funded; null while unfunded */
+                            payment_source: ("card" | "balance") | null;
+                            /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+                            purchase_url: string | null;
+                            /** @description when the order's session closes (real unix seconds): fund it before */
+                            closes_at: number;
+                            /** @description when it was placed (unix seconds) */
+                            created_at: number;
+                            /** @description when it was funded (unix seconds), null until it happens */
+                            paid_at: number | null;
+                            /** @description when it filled (unix seconds), null until it happens */
+                            filled_at: number | null;
+                            /** @description the position it filled into; null until filled */
+                            position_id: number | null;
+                            /** @description the trade round it is funded with */
+                            round_id: number;
+                            /** @description the trading account */
+                            account_id: number;
+                            /** @description the agent that placed it; null on an order of the holder's Manual desk */
+                            agent_id: number | null;
+                            /** @description why a paid order was refunded instead of filled; null otherwise */
+                            refund_reason: string | null;
+                            /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+                            receipt: string | null;
+                            /** @description what to do next with this order (an expired one: order again from the current menu, at the URL given) */
+                            instructions: string;
+                        }[];
                     };
                 };
             };
@@ -4176,8 +4238,8 @@ export interface operations {
                         status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
                         /** @description how it was funded; null while unfunded */
                         payment_source: ("card" | "balance") | null;
-                        /** @description the page where the holder reviews and funds the order */
-                        purchase_url: string;
+                        /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+                        purchase_url: string | null;
                         /** @description when the order's session closes (real unix seconds): fund it before */
                         closes_at: number;
                         /** @description when it was placed (unix seconds) */
@@ -4282,13 +4344,75 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description an order */
+            /** @description an order, with what to do next */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Order"];
+                    "application/json": {
+                        /** @description order id */
+                        id: number;
+                        /** @description market id */
+                        market: string;
+                        /** @description the session the order is placed in; it fills at that session's close */
+                        tick: number;
+                        /** @description the deal's key */
+                        offer_key: string;
+                        /** @description the bundle's title */
+                        deal_title: string;
+                        /** @description the items of one unit */
+                        items: {
+                            /** @description item name */
+                            name: string;
+                            /** @description units of the item per bundle unit */
+                            qty: number;
+                            /** @description condition grade */
+                            grade: string;
+                        }[];
+                        /** @description units ordered */
+                        qty: number;
+                        /** @description landed cost per unit */
+                        unit_cost: number;
+                        /** @description resale price per unit */
+                        list_price: number;
+                        /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                        sales_velocity?: number | null;
+                        /** @description qty x unit_cost */
+                        gross_amount: number;
+                        /** @description qty x fulfilment fee per unit */
+                        fee_amount: number;
+                        /** @description gross_amount + fee_amount: what funding the order costs */
+                        total_amount: number;
+                        /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill) */
+                        status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
+                        /** @description how it was funded; null while unfunded */
+                        payment_source: ("card" | "balance") | null;
+                        /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+                        purchase_url: string | null;
+                        /** @description when the order's session closes (real unix seconds): fund it before */
+                        closes_at: number;
+                        /** @description when it was placed (unix seconds) */
+                        created_at: number;
+                        /** @description when it was funded (unix seconds), null until it happens */
+                        paid_at: number | null;
+                        /** @description when it filled (unix seconds), null until it happens */
+                        filled_at: number | null;
+                        /** @description the position it filled into; null until filled */
+                        position_id: number | null;
+                        /** @description the trade round it is funded with */
+                        round_id: number;
+                        /** @description the trading account */
+                        account_id: number;
+                        /** @description the agent that placed it; null on an order of the holder's Manual desk */
+                        agent_id: number | null;
+                        /** @description why a paid order was refunded instead of filled; null otherwise */
+                        refund_reason: string | null;
+                        /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+                        receipt: string | null;
+                        /** @description what to do next with this order (an expired one: order again from the current menu, at the URL given) */
+                        instructions: string;
+                    };
                 };
             };
             /** @description Missing or invalid API token */
@@ -5846,6 +5970,15 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
+            /** @description this API key holds as many streams as it may (this one and WebSockets together): close one, or retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
             /** @description this process holds as many streams as it may: retry */
             503: {
                 headers: {
@@ -5915,6 +6048,15 @@ export interface operations {
             };
             /** @description Validation Error */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description your address holds as many market streams as it may: close one, or retry after Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -92,14 +92,14 @@ export function openValue(rows: Record<string, unknown>[]) {
   return { count: rows.length, cost: usd(centsToNumber(cost)), resale: usd(centsToNumber(resale)), pnl: usd(centsToNumber(pnl)), pnl_neg: pnl < 0 };
 }
 
-type AwaitingOrder = { id: number; deal_title: string; market: string; qty: number; total_amount: number; closes_at: number; purchase_url: string };
+type AwaitingOrder = { id: number; deal_title: string; market: string; qty: number; total_amount: number; closes_at: number; purchase_url: string | null };
 
 /** What waits for the holder, soonest deadline first: orders to pay on open sessions, and carts with lines to pay. */
 export function waitingView(orders: AwaitingOrder[], carts: CartDetail[], now: number) {
   const items = [
-    ...orders.filter((o) => o.closes_at > now).map((o) => ({
+    ...orders.filter((o) => o.closes_at > now && o.purchase_url).map((o) => ({
       what: `Order ${o.id}: ${o.qty} × ${o.deal_title} on ${o.market}`, amount: usd(o.total_amount), closes_at: o.closes_at,
-      href: new URL(o.purchase_url).pathname, action: `Review and pay order ${o.id}`,
+      href: new URL(o.purchase_url!).pathname, action: `Review and pay order ${o.id}`,
     })),
     ...carts.flatMap((c) => {
       const open = c.items.filter((l) => l.status !== 'ordered' && !l.stale && l.closes_at > now);

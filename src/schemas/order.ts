@@ -38,7 +38,7 @@ const orderFields = {
   total_amount: num('gross_amount + fee_amount: what funding the order costs'),
   status: oneOf(ORDER_STATUSES, 'awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill)'),
   payment_source: Type.Union([oneOf(PAYMENT_SOURCES, 'how it was funded'), Type.Null()], { description: 'how it was funded; null while unfunded' }),
-  purchase_url: str('the page where the holder reviews and funds the order'),
+  purchase_url: Type.Union([Type.String(), Type.Null()], { description: 'the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again)' }),
   closes_at: num('when the order\'s session closes (real unix seconds): fund it before'),
   created_at: num('when it was placed (unix seconds)'),
   paid_at: unixOrNull('when it was funded'),
@@ -54,6 +54,9 @@ const orderFields = {
 export const Order = obj(orderFields, 'an order');
 export type Order = Static<typeof Order>;
 
+/** An order as GET /orders serves it: with what to do next, by its status. */
+export const ServedOrderAnswer = obj({ ...orderFields, instructions: str('what to do next with this order (an expired one: order again from the current menu, at the URL given)') }, 'an order, with what to do next');
+
 export const OrderPlacedAnswer = obj(
   {
     ...orderFields,
@@ -63,4 +66,4 @@ export const OrderPlacedAnswer = obj(
   'the order placed',
 );
 
-export const OrdersAnswer = obj({ orders: list(Order, 'newest first') }, 'my orders');
+export const OrdersAnswer = obj({ orders: list(ServedOrderAnswer, 'newest first') }, 'my orders');

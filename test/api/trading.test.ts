@@ -109,9 +109,18 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
       t.equal(p.status, status, why);
       t.type(p.body.detail, 'string');
     }
-    t.equal((await agent.get(`/api/v1/orders/${r.body.id}`)).body.status, 'awaiting_payment', 'unpaid while its session is open');
+    const open = (await agent.get(`/api/v1/orders/${r.body.id}`)).body;
+    t.equal(open.status, 'awaiting_payment', 'unpaid while its session is open');
+    t.equal(open.purchase_url, r.body.purchase_url, 'its link to hand over');
+    t.match(open.instructions, /^Hand purchase_url to your account holder/, 'and what to do with it');
     await c.closeSession(MARKET);
-    t.equal((await agent.get(`/api/v1/orders/${r.body.id}`)).body.status, 'expired', 'expired by the close');
+    const expired = (await agent.get(`/api/v1/orders/${r.body.id}`)).body;
+    t.equal(expired.status, 'expired', 'expired by the close');
+    t.equal(expired.purchase_url, null, 'its dead link is no longer served');
+    t.match(expired.instructions, /expired unfunded/, 'it says what happened');
+    t.ok(expired.instructions.includes(`${svc.config.baseUrl}/api/v1/markets/${MARKET}/deals`), 'and where to order again: the current menu, by its URL');
+    const listed = (await agent.get('/api/v1/orders')).body.orders.find((o: { id: number }) => o.id === r.body.id);
+    t.same([listed.purchase_url, listed.instructions], [null, expired.instructions], 'the list serves it the same');
     const late = await holder.pay(r.body.purchase_url);
     t.equal(late.status, 409, 'paid after the close');
     t.match(late.body.detail, /expired/);

@@ -8,7 +8,7 @@ export async function typedCalls(): Promise<void> {
   const { data: menu } = await api.GET('/api/v1/markets/{market_id}/deals', { params: { path: { market_id: 'h2' } } });
   const key: string | undefined = menu?.deals[0].key;
   const { data: order } = await api.POST('/api/v1/orders', { body: { market: 'h2', offer_key: key!, qty: 1 } });
-  const link: string | undefined = order?.purchase_url;
+  const link: string | null | undefined = order?.purchase_url; // null once an order expired unfunded
   void link;
   // @ts-expect-error an order's qty is a number
   await api.POST('/api/v1/orders', { body: { market: 'h2', offer_key: 'k', qty: '1' } });

@@ -9,7 +9,7 @@ import { positionTerms } from '../../engine/index.js';
 import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Route } from '../route.js';
 import {
-  AccountAnswer, InventoryAnswer, LedgerAnswer, MyTradesAnswer, ORDER_STATUSES, Order, OrderCreate, OrderPlacedAnswer, OrdersAnswer, Position,
+  AccountAnswer, InventoryAnswer, LedgerAnswer, MyTradesAnswer, ORDER_STATUSES, OrderCreate, OrderPlacedAnswer, OrdersAnswer, Position, ServedOrderAnswer,
   PositionsAnswer, RoundsAnswer,
   rowId,
 } from '../../schemas/index.js';
@@ -84,7 +84,7 @@ export function tradingRoutes(s: Services): Route[] {
     route<{ order_id: number }>({
       method: 'GET', path: '/api/v1/orders/{order_id}', operationId: 'get_order', auth: 'key', summary: 'One of my orders',
       params: OrderParams,
-      response: { 200: Order },
+      response: { 200: ServedOrderAnswer },
       responses: { 404: { description: 'no such order on my account' } },
       handler: async ({ params, principal }) => json((await read(s.runtime, 'account.order', { accountIds: [me(principal).accountId], orderId: params.order_id, baseUrl: base })) ?? raise(notMine('order', params.order_id))),
     }),

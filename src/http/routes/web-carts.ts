@@ -77,8 +77,8 @@ export function webCartRoutes(s: Services): Route[] {
   async function waitingOrders(accountId: number) {
     const now = s.clock.realNow();
     const rows = await read(s.runtime, 'account.orders', { accountIds: [accountId], status: 'awaiting_payment', limit: 100, baseUrl: base });
-    return rows.filter((o) => o.closes_at > now).map((o) => ({
-      deal_title: o.deal_title, market: o.market, tick: o.tick, qty: o.qty, total: usd(o.total_amount), closes: utc(o.closes_at), pay_path: new URL(o.purchase_url).pathname,
+    return rows.filter((o) => o.closes_at > now && o.purchase_url).map((o) => ({
+      deal_title: o.deal_title, market: o.market, tick: o.tick, qty: o.qty, total: usd(o.total_amount), closes: utc(o.closes_at), pay_path: new URL(o.purchase_url!).pathname,
     }));
   }
 

@@ -215,7 +215,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       return {
         rows: rows.map((r) => ({
           ...money(r, ['unit_cost', 'fee_amount', 'total_amount']), created: when(r.created_at as number), payment_source: r.payment_source ?? '',
-          awaiting: r.status === 'awaiting_payment', purchase_path: new URL(r.purchase_url as string).pathname, status_words: orderStatusWords(r.status as string),
+          awaiting: r.status === 'awaiting_payment', purchase_path: r.purchase_url ? new URL(r.purchase_url).pathname : null, status_words: orderStatusWords(r.status as string),
         })),
       };
     }),
