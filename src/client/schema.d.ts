@@ -1707,6 +1707,17 @@ export interface operations {
                         }[];
                         /** @description SVC_TIME_SCALE in force: the service clock runs this many times faster than real time (a session lasts interval_seconds / time_scale real seconds); every instant served is real unix seconds */
                         time_scale: number;
+                        /** @description what the holder pays and how time runs, a paragraph each (the guide's "Money and time") */
+                        money_and_time: {
+                            /** @description the per-unit fee inside every order's total_amount */
+                            fulfilment_fee: string;
+                            /** @description the holder's participation fee: when it is charged, and where it shows */
+                            monthly_fee: string;
+                            /** @description what a position pays while it sells */
+                            holding_fee: string;
+                            /** @description how market time maps to real time here; closes_at is real */
+                            time_scale: string;
+                        };
                         /** @description the market engine */
                         engine: {
                             /** @description engine name (core_v1) */

@@ -73,6 +73,15 @@ export const Manifest = obj(
     ),
     markets: list(obj({ id: str('market id'), label: str('display name'), interval_seconds: int('session length in service seconds') }, 'a market'), 'the four markets'),
     time_scale: num(TIME_SCALE),
+    money_and_time: obj(
+      {
+        fulfilment_fee: str('the per-unit fee inside every order\'s total_amount'),
+        monthly_fee: str('the holder\'s participation fee: when it is charged, and where it shows'),
+        holding_fee: str('what a position pays while it sells'),
+        time_scale: str('how market time maps to real time here; closes_at is real'),
+      },
+      'what the holder pays and how time runs, a paragraph each (the guide\'s "Money and time")',
+    ),
     engine: obj({ name: str('engine name (core_v1)'), description: str('what the engine simulates') }, 'the market engine'),
     layers: obj(
       { trading: str('the trading layer'), ownership: str('the ownership layer'), exchange: str('the exchange layer'), competitions: str('the competitions layer') },

@@ -13,6 +13,7 @@ import { startTestService } from '../helpers/service.js';
 import { registerAgent, send } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';
 import { T0 } from '../helpers/clock-rig.js';
+import { run as cliRun } from '../../src/client/cli.js';
 
 // h2 is a ranking market: its families answer signals (SPEC.md: 404 on markets that quote velocity).
 const MARKET = 'h2';
@@ -217,4 +218,51 @@ t.test('GET /cart carries the permissions on your own cart, as every cart answer
   t.ok(mine.permissions, 'GET /cart has permissions');
   t.same(mine.permissions, detail.permissions, 'the same as GET /carts/{cart_id}');
   t.same([mine.permissions.read, mine.permissions.write], [true, true], 'your own cart: read and write');
+});
+
+t.test('the values llms.txt and the CLI help state hold on the live service: markets, fees, the stream limit', async (t) => {
+  const llms = await (await svc.get('/llms.txt')).text();
+  const live = (await svc.getJson('/api/v1/markets')).body.markets as { id: string; interval_seconds: number; fees: { fulfilment_per_unit: number; holding_per_unit_session: number } }[];
+  // Markets: each line "- <id>: <label>, a session every <n> s of market time".
+  const stated = [...llms.matchAll(/^- (\w+): .+, a session every (\d+) s of market time/gm)].map((m) => [m[1], Number(m[2])]);
+  t.same(stated, live.map((m) => [m.id, m.interval_seconds]), 'llms.txt names the live markets and their sessions');
+
+  // Fees: "(USD: m15 0.30, ...)" of the fulfilment fee and of the holding fee, against GET /markets.
+  const feesIn = (sentence: RegExp) => {
+    const line = llms.split('\n').find((l) => sentence.test(l));
+    return Object.fromEntries([...(line ?? '').matchAll(/\b([mh]\d+) (\d+\.\d\d)\b/g)].map((m) => [m[1], Number(m[2])]));
+  };
+  t.same(feesIn(/^- The fulfilment fee is per unit/), Object.fromEntries(live.map((m) => [m.id, m.fees.fulfilment_per_unit])), 'the fulfilment fees llms.txt states are the live ones');
+  t.same(feesIn(/holding fee per unsold unit/), Object.fromEntries(live.map((m) => [m.id, m.fees.holding_per_unit_session])), 'and the holding fees');
+  t.equal(filled.fee_amount, Number((filled.qty * live.find((m) => m.id === MARKET)!.fees.fulfilment_per_unit).toFixed(2)), 'an order\'s fee_amount is qty × the stated fee');
+
+  // The monthly fee: what llms.txt says, what the holder's first payment of the month was charged.
+  const monthly = Number(/The monthly participation fee: (\d+\.\d\d) USD/.exec(llms)?.[1]);
+  t.equal(monthly, (await svc.getJson('/api/v1/payments/methods')).body.monthly_fee.amount, 'the monthly fee llms.txt states is the one served');
+  const ledger = (await agent.get('/api/v1/account')).body.ledger as { kind: string; amount: number }[];
+  t.same(ledger.filter((e) => e.kind === 'monthly_fee').map((e) => Math.abs(e.amount)), [monthly], 'and the one the holder was charged, once');
+
+  // The stream limit: as many as llms.txt says open, one more is refused.
+  const limit = Number(/One key holds at most (\d+) streams at once/.exec(llms)?.[1]);
+  t.ok(limit > 0, `llms.txt states ${limit} streams per key`);
+  const streamer = await registerAgent(svc);
+  const aborts: AbortController[] = [];
+  t.teardown(() => aborts.forEach((a) => a.abort()));
+  const openOne = async () => {
+    const a = new AbortController();
+    aborts.push(a);
+    const res = await svc.get('/api/v1/events/stream', { headers: { accept: 'text/event-stream', authorization: `Bearer ${streamer.key}` }, signal: a.signal });
+    if (res.status !== 200) await res.arrayBuffer();
+    return res.status;
+  };
+  const opened = [];
+  for (let i = 0; i < limit; i++) opened.push(await openOne());
+  t.same(opened, Array(limit).fill(200), `${limit} streams open`);
+  t.equal(await openOne(), 429, 'one more is refused');
+
+  // The CLI's help names the live markets and no other.
+  const help: string[] = [];
+  await cliRun(['help'], {}, { json: false, write: (line) => help.push(line) }, () => {});
+  const listed = /the current menu of a market \(([^)]*)\)/.exec(help.join('\n'))?.[1].split(', ');
+  t.same(listed, live.map((m) => m.id), 'the CLI help lists the live markets');
 });

@@ -3,6 +3,7 @@
 import { MARKETS, MARKET_IDS } from '../../engine/index.js';
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import { TEST_CARDS } from '../../payments/cards.js';
+import { MONTHLY_FEE } from '../../payments/terms.js';
 import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
 import { ASYNCAPI_PATH, EVENTS_DOC_PATH, eventsSection } from './events.js';
@@ -18,8 +19,40 @@ export const SUMMARY = [
   'is recorded and served back as data. Demo environment: test cards only, no real money.',
 ];
 
-export function marketsSection(): Section {
-  return { id: 'markets', title: 'Markets', items: MARKET_IDS.map((id) => `${id}: ${MARKETS[id].label}, a session every ${MARKETS[id].interval_seconds} s`) };
+/** A session's real length at this time scale, said plainly. */
+const realSeconds = (interval: number, timeScale: number) => {
+  const s = interval / timeScale;
+  return s >= 10 ? `${Math.round(s)} s` : `${Number(s.toPrecision(2))} s`;
+};
+
+export function marketsSection(timeScale = 1): Section {
+  return {
+    id: 'markets',
+    title: 'Markets',
+    items: MARKET_IDS.map((id) => `${id}: ${MARKETS[id].label}, a session every ${MARKETS[id].interval_seconds} s of market time` +
+      (timeScale === 1 ? '' : ` (${realSeconds(MARKETS[id].interval_seconds, timeScale)} of real time here: see "Money and time")`)),
+  };
+}
+
+const usdOf = (cents: number) => (cents / 100).toFixed(2);
+
+/**
+ * What an agent must foresee (issue 43: an order of total_amount 98 had its holder charged 113.00,
+ * the month's fee, which the guide never named; and `time_scale` was explained only in the OpenAPI).
+ */
+export function moneyAndTimeSection(at: RoutePaths, timeScale = 1): Section {
+  const fees = MARKET_IDS.map((id) => `${id} ${usdOf(MARKETS[id].fees.fulfilment_per_unit_cents)}`).join(', ');
+  const holding = MARKET_IDS.map((id) => `${id} ${usdOf(MARKETS[id].fees.holding_per_unit_session_cents)}`).join(', ');
+  return {
+    id: 'money-and-time',
+    title: 'Money and time',
+    items: [
+      `The fulfilment fee is per unit and per market (USD: ${fees}); it is in every order: fee_amount = qty × the fee, and total_amount = gross_amount + fee_amount.`,
+      `The monthly participation fee: ${MONTHLY_FEE.amount.toFixed(2)} ${MONTHLY_FEE.currency}, once per calendar month per holder, charged with the holder's first real-money payment of the month that delivers (not on further payments that month, top-ups, payouts or Gold Coins). It is not inside total_amount: the payment page shows it in the one total the holder pays; a pay_from_balance order answers it as monthly_fee_charged; ${at.req('GET', '/account')} says in monthly_fee whether this month's is paid. A receipt's "fee" is this monthly fee, not the order's fee_amount.`,
+      `While a position sells it pays a holding fee per unsold unit at each close (USD a unit a session: ${holding}), taken from what it sells; losses are possible and are not refunded.`,
+      `Time: each market runs a session every interval_seconds of market time; this service runs ${timeScale === 1 ? 'at time_scale 1 (market time is real time)' : `at time_scale ${timeScale}: a session lasts interval_seconds / ${timeScale} real seconds`} (time_scale in ${at.api('/manifest')}). closes_at is always real unix seconds and seconds_to_close (${at.req('GET', '/markets/{market_id}')}) the real time left: fund before it, whatever the scale.`,
+    ],
+  };
 }
 
 // Every address below is named through `at` (src/http/content/route-paths.ts): only routes of the table.
@@ -132,10 +165,11 @@ export function docsSection(at: RoutePaths): Section {
 }
 
 /** The whole guide in the order /llms.txt gives it. */
-export function guideSections(at: RoutePaths): Section[] {
+export function guideSections(at: RoutePaths, timeScale = 1): Section[] {
   return [
-    marketsSection(),
+    marketsSection(timeScale),
     flowSection(at),
+    moneyAndTimeSection(at, timeScale),
     eventsSection(at),
     approvalSection(at),
     recordRangesSection(at),

@@ -4,7 +4,7 @@ import { ENGINE_NAME, MARKETS, MARKET_IDS } from '../../engine/index.js';
 import type { SchemaInfo } from '../../../orm/database.js';
 import { GOLD_COINS, MONTHLY_FEE, PAYOUTS, TERMS_VERSION } from './payments.js';
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
-import { SUMMARY, guideSections, sectionText } from './guide.js';
+import { SUMMARY, guideSections, moneyAndTimeSection, sectionText } from './guide.js';
 import type { RoutePaths } from './route-paths.js';
 import { ASYNCAPI_PATH, EVENTS_DOC_PATH, manifestEvents } from './events.js';
 
@@ -16,6 +16,12 @@ export const RECORD_PATHS = [
 ].map((p) => `/markets/{market_id}${p}`);
 
 /** Every address is named through `at`, so the manifest names only routes of the table. */
+/** The guide's "Money and time" paragraphs, by name. */
+function moneyAndTime(at: RoutePaths, timeScale: number) {
+  const [fulfilment_fee, monthly_fee, holding_fee, time_scale] = moneyAndTimeSection(at, timeScale).items;
+  return { fulfilment_fee, monthly_fee, holding_fee, time_scale };
+}
+
 export function manifest(at: RoutePaths, schema: SchemaInfo, timeScale = 1) {
   const baseUrl = at.baseUrl;
   const api = at.apiBase;
@@ -56,6 +62,7 @@ export function manifest(at: RoutePaths, schema: SchemaInfo, timeScale = 1) {
     },
     markets: MARKET_IDS.map((id) => ({ id, label: MARKETS[id].label, interval_seconds: MARKETS[id].interval_seconds })),
     time_scale: timeScale,
+    money_and_time: moneyAndTime(at, timeScale),
     engine: {
       name: ENGINE_NAME,
       description:
@@ -103,6 +110,6 @@ export function manifest(at: RoutePaths, schema: SchemaInfo, timeScale = 1) {
 }
 
 /** /llms.txt: the guide's sections as plain text (the docs pages render the same sections). */
-export function llmsTxt(at: RoutePaths): string {
-  return `# ${SERVICE_NAME}\n\n${SUMMARY.map((l) => `> ${l}`).join('\n')}\n\n${guideSections(at).map(sectionText).join('\n')}`;
+export function llmsTxt(at: RoutePaths, timeScale = 1): string {
+  return `# ${SERVICE_NAME}\n\n${SUMMARY.map((l) => `> ${l}`).join('\n')}\n\n${guideSections(at, timeScale).map(sectionText).join('\n')}`;
 }

@@ -57,7 +57,7 @@ export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnT
         title: 'For agents',
         description: 'From registration to a cart, as curl commands that run against this service.',
         examples: examples.agents.map(exampleView),
-        sections: guideSections(at).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
+        sections: guideSections(at, s.config.timeScale).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
         llms_txt: '/llms.txt',
       },
       developers: {
