@@ -126,7 +126,7 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUr
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connectAgent(em, order.agent_id, msg.holderId, msg.at, accountId);
   const paid = await fund(em, accountId, order, msg.holderId, msg.payment, msg.at, baseUrl);
-  await appendEvents(em, [{ account_id: accountId, type: 'order.paid', data: await orderOf(em, [accountId], order.id, baseUrl) }], msg.at);
+  await appendEvents(em, [{ account_id: accountId, type: 'order.paid', data: await orderOf(em, [accountId], order.id, baseUrl, msg.at) }], msg.at);
   return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
 }
 

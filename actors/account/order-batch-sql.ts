@@ -21,7 +21,7 @@ type Column = readonly (string | number | boolean | null)[];
  * reads every order the agent funded that day, a cost that grew through the day for every batch
  * while no limit needed it: bench/README.md "Issue 27").
  */
-const DAY_LIMITED = 'array(select id from agent where id = any($2) and limit_max_day_cents is not null)';
+const DAY_LIMITED = 'array(select id from agent where id = any($2) and autonomous_funding and limit_max_day_cents is not null)';
 
 /**
  * The accounts of the batch (`accounts`) whose rows the batch locks: those paying now (`funded`)
@@ -35,7 +35,7 @@ const LOCKED_ACCOUNTS = (accounts: string, funded: string) => `id = any(${accoun
 
 /**
  * What the decisions need, in one statement (its snapshot taken after the session and account
- * locks): open sessions of $1 (markets), the paying agents $2, the balances of the accounts $3
+ * locks): open sessions of $1 (markets), the batch's agents $2 (their holders' fees: holder_pays), the balances of the accounts $3
  * locked by order_batch_lock_accounts (those that pay now, $4, and competition accounts), their
  * competitions, the fees already charged ($5 months), the recorded menu rows ($6 markets, $7
  * ticks, $8 idx), the stored answers ($9 scopes, $10 keys), $11 pairs
@@ -101,6 +101,8 @@ const ORDER_COLUMNS = [
   ['idx', 'int'], ['offer_key', 'text'], ['qty', 'int'], ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'],
   ['holding_cents', 'int'], ['token', 'text'], ['closes_at', 'float8'], ['paid', 'boolean'], ['holder', 'bigint'], ['month', 'text'], ['standing', 'bigint'],
   ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'], ['fee', 'bigint'], ['at', 'float8'],
+  // The month's fee a payment made now would carry (holder_pays of an order left awaiting payment).
+  ['participation', 'bigint'],
 ] as const;
 export type OrderColumn = (typeof ORDER_COLUMNS)[number][0];
 const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'text'], ['status', 'int'], ['reply', 'text'], ['at', 'float8']] as const;
@@ -146,7 +148,8 @@ function writeSql(): string {
        select scope, key, request_hash, status, reply::jsonb, ${instantSql('at')} from unnest(${p(o + 1, ANSWER_COLUMNS.length)}) as a(${ANSWER_COLUMNS.map(([c]) => c).join(', ')})),
      ${entriesArraysCte(entries)},
      ${postingCtes('false', at)},
-     served as (select o.account_id, o.id, o.status, ${orderJsonSql(base)} as data from placed o
+     served as (select o.account_id, o.id, o.status, ${orderJsonSql(base, 'x.participation')} as data from placed o
+       join x on x.order_id = o.id
        join lateral (select deal from menu_row m where m.market = o.market and m.tick = o.tick and m.idx = o.idx limit 1) m on true),
      ev as (select account_id, 'order.created'::text as type, data, 0 as phase, id * 2 as ord from served
             union all select account_id, 'order.paid', data, 0, id * 2 + 1 from served where status = 'paid'

@@ -20,7 +20,7 @@ import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { NOTIFY_KEPT_SQL } from '../events/log.js';
 import { payFromBalanceRefusal } from './funding.js';
-import { batchFeeDue, chargeBatch, feeKey } from '../money/charge.js';
+import { batchFeeDue, chargeBatch, feeDue, feeKey } from '../money/charge.js';
 import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
 import { CONNECTION_SETTINGS } from '../../orm/config.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
@@ -174,7 +174,7 @@ type Decision = {
 /** The fee month of an order: its placing time on the service clock. */
 const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
 /** An accepted order: its decision and its row (order-row.ts). */
-type Accepted = Decision & { req: OrderRequest; row: PlacedOrder };
+type Accepted = Decision & { req: OrderRequest; row: PlacedOrder; participation: number | null };
 
 const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
 /** The batch's instant (its postings and events; its expiry of stored answers): its latest request's, on the service clock. */
@@ -189,8 +189,9 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
   const menu = new Map(batch.map((r) => [menuKey(r), { market: r.market, tick: r.tick, idx: r.idx }]));
   return readStatements({
     // sorted: concurrent batches take the session locks in the same order
-    markets: distinct(batch.map((r) => r.market)).sort(), agents: distinct(funded.map((r) => r.agentId)), accounts: distinct(batch.map((r) => r.accountId)),
-    funded: distinct(funded.map((r) => r.accountId)), months: distinct(funded.map((r) => monthOf(r))), menu: [...menu.values()],
+    // Every agent's holder and month: a paying order's fee, and an unpaid one's holder_pays.
+    markets: distinct(batch.map((r) => r.market)).sort(), agents: distinct(batch.map((r) => r.agentId)), accounts: distinct(batch.map((r) => r.accountId)),
+    funded: distinct(funded.map((r) => r.accountId)), months: distinct(batch.map((r) => monthOf(r))), menu: [...menu.values()],
     keys: batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key })), n: batch.length,
     days: distinct(funded.map((r) => dayStart(r.at))), at: batchInstant(batch),
   }, lit);
@@ -217,8 +218,11 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
     const token = tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url');
     const row = rowOf(req, decided, { orderId: state.ids[i].o, roundId: state.ids[i].r, token }, menu.get(menuKey(req))!);
-    accepted.push({ ...decided, req, row });
-    outcomes[i] = orderReply(row, req.baseUrl, decided.fee);
+    // An order left awaiting payment: whether its holder's fee is charged, as a payment made now would find it.
+    const holder = agents.get(req.agentId)?.holder ?? null;
+    const feeCharged = decided.funded ? undefined : holder !== null && feePaid.has(feeKey(holder, req.at));
+    accepted.push({ ...decided, req, row, participation: feeCharged === undefined ? null : feeDue(feeCharged) });
+    outcomes[i] = orderReply(row, req.baseUrl, decided.fee, feeCharged);
   });
   const answers = batch.flatMap((req, i) => {
     const o = outcomes[i];
@@ -313,11 +317,11 @@ function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: nu
  * transaction's COMMIT follows.
  */
 function writeSql(accepted: Accepted[], answers: Answer[], at: number, lit: (s: string) => string): string {
-  const rows = accepted.map(({ row: r, req, fee }): Record<OrderColumn, string | number | boolean | null> => ({
+  const rows = accepted.map(({ row: r, req, fee, participation }): Record<OrderColumn, string | number | boolean | null> => ({
     order_id: r.id, round_id: r.round_id, account_id: r.account_id, agent_id: r.agent_id, market: r.market, tick: r.tick, idx: r.idx,
     offer_key: r.offer_key, qty: r.qty, unit_cost_cents: r.unit_cost_cents, list_price_cents: r.list_price_cents, fee_cents: r.fee_cents,
     holding_cents: r.holding_cents, token: r.token, closes_at: r.closes_at, paid: r.status === 'paid', holder: r.paid_by_holder, month: monthOf(req),
-    gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at, standing: r.standing_agent_id,
+    gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at, standing: r.standing_agent_id, participation,
   }));
   const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
   // CONTRACT.md "Events": the statement appends each order's order.created (and order.paid when funded at once).

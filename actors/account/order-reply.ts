@@ -30,6 +30,7 @@ export function orderInstructions(order: Pick<OrderRow, 'id' | 'status' | 'payme
     `closes (closes_at, unix seconds). Unfunded orders expire at the close. ${after}`;
 }
 
-export function orderReply(order: OrderRow, baseUrl: string, feeCents: number): Record<string, unknown> {
-  return { ...orderJson(order, baseUrl), instructions: orderInstructions(order, baseUrl), monthly_fee_charged: centsToNumber(feeCents) };
+/** `feeCharged`: for an order left awaiting payment, whether its holder's fee of the month is charged (holder_pays). */
+export function orderReply(order: OrderRow, baseUrl: string, feeCents: number, feeCharged?: boolean): Record<string, unknown> {
+  return { ...orderJson(order, baseUrl, feeCharged), instructions: orderInstructions(order, baseUrl), monthly_fee_charged: centsToNumber(feeCents) };
 }

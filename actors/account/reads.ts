@@ -18,15 +18,15 @@ import {
 const withNext = (o: ServedOrder, baseUrl: string) => ({ ...o, instructions: orderInstructions(o, baseUrl) });
 
 export const accountReads = defineReads({
-  'account.orders': async ({ em }, a: OrdersArgs) =>
-    (await ordersOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit, baseUrl: a.baseUrl })).map((o) => withNext(o, a.baseUrl)),
+  'account.orders': async ({ em, at }, a: OrdersArgs) =>
+    (await ordersOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit, baseUrl: a.baseUrl, at })).map((o) => withNext(o, a.baseUrl)),
   /** One order of these accounts, or null (another account's order is not found either). */
-  'account.order': async ({ em }, a: OrderArgs) => {
-    const o = await orderOf(em, a.accountIds, a.orderId, a.baseUrl);
+  'account.order': async ({ em, at }, a: OrderArgs) => {
+    const o = await orderOf(em, a.accountIds, a.orderId, a.baseUrl, at);
     return o && withNext(o, a.baseUrl);
   },
   /** An order by its purchase-link token, with the agent that placed it (the checkout page). */
-  'account.orderByToken': async ({ em }, a: OrderByTokenArgs) => (await orderByToken(em, a.token, a.baseUrl)) as OrderByTokenReply,
+  'account.orderByToken': async ({ em, at }, a: OrderByTokenArgs) => (await orderByToken(em, a.token, a.baseUrl, at)) as OrderByTokenReply,
   'account.positions': async ({ em }, a: PositionsArgs) => positionsOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit }),
   'account.position': async ({ em }, a: PositionArgs) => positionOf(em, a.accountIds, a.positionId),
   'account.trades': async ({ em }, a: ListArgs) => tradesOf(em, a.accountIds, a.limit),

@@ -11,6 +11,7 @@ import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/tr
 import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus, ServedOrder } from './messages.js';
 import { intArrayParam as ids, isLinkToken, jsonObjectSql, unixSql, usdSql, type JsonPairs } from '../runtime/sql.js';
 import { ledgerEntryJsonSql } from '../money/ledger.js';
+import { feeDueSql, holderPays } from '../money/charge.js';
 
 /** Every account of a holder: its own and those of its agents (up to LIST_CAPS.accounts, oldest first). */
 export async function accountsOfHolder(em: EntityManager, holderId: number): Promise<number[]> {
@@ -46,7 +47,12 @@ const VELOCITY_MARKETS = Object.values(MARKETS).filter((m) => m.quotes_velocity)
  * service's base URL (a text parameter). orderJson below builds the same object from a row just
  * placed, for the placing reply; a test keeps the two equal.
  */
-export const orderJsonSql = (base: string) => {
+/**
+ * `participationCents`: SQL of the fee a payment made now would carry (feeDueSql), for holder_pays
+ * of an order awaiting payment; without it (an event of a filled, expired or refunded order, none
+ * awaiting) holder_pays is null.
+ */
+export const orderJsonSql = (base: string, participationCents?: string) => {
   const pairs: JsonPairs = [
     ['id', 'o.id'], ['market', 'o.market'], ['tick', 'o.tick'], ['offer_key', 'o.offer_key'], ['deal_title', "m.deal->'bundle'->'title'"],
     ['items', "m.deal->'bundle'->'items'"], ['qty', 'o.qty'], ['unit_cost', usdSql('o.unit_cost_cents')], ['list_price', usdSql('o.list_price_cents')],
@@ -54,16 +60,23 @@ export const orderJsonSql = (base: string) => {
     ['status', 'o.status'], ['payment_source', 'o.payment_source'], ['purchase_url', `case when o.status = 'expired' then null else ${base} || '/checkout/' || o.token end`], ['closes_at', 'o.closes_at'],
     ['created_at', unixSql('o.created_at')], ['paid_at', unixSql('o.paid_at')], ['filled_at', unixSql('o.filled_at')], ['position_id', 'o.position_id'],
     ['round_id', 'o.round_id'], ['account_id', 'o.account_id'], ['agent_id', 'o.agent_id'], ['refund_reason', 'o.refund_reason'], ['receipt', 'o.receipt'],
+    ['holder_pays', participationCents === undefined ? 'null::json' : `case when o.status = 'awaiting_payment' then json_build_object('goods', ${usdSql('o.total_cents')},
+       'participation_fee', ${usdSql(participationCents)}, 'total', ${usdSql(`o.total_cents + ${participationCents}`)}) end`],
   ];
   return jsonObjectSql(pairs, { when: `o.market in (${VELOCITY_MARKETS})`, pairs: [['sales_velocity', "m.deal->'sales_velocity'"]] });
 };
 /** The order's menu row, by its key (the row exists: an order is placed on a recorded menu row). */
 export const ORDER_FROM = `orders o join menu_row m on m.market = o.market and m.tick = o.tick and m.idx = o.idx`;
 /** Served orders: the base URL is the query's first parameter (a column of `b`: the json's branches both read it). */
-const ORDER_SELECT = `${orderJsonSql('b.base')} as "order"`;
-const ORDER_READ = `(select ?::text as base) b, ${ORDER_FROM}`;
+/** Whether the fee of month `b.month` of the order's holder is charged (no holder: not charged). */
+const HOLDER_FEE_CHARGED = 'exists (select 1 from account fa join monthly_fee f on f.holder_id = fa.holder_id where fa.id = o.account_id and f.month = b.month)';
+const ORDER_SELECT = `${orderJsonSql('b.base', feeDueSql(HOLDER_FEE_CHARGED))} as "order"`;
+/** Parameters: the base URL, then the fee month of the read's instant (holder_pays: a payment made now). */
+const ORDER_READ = `(select ?::text as base, ?::text as month) b, ${ORDER_FROM}`;
+const monthAt = (at: number) => feeMonth(new Date(at * 1000));
 
-export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
+/** `feeCharged`: whether the holder's fee of the month is charged, for holder_pays while it awaits payment (undefined: null). */
+export function orderJson(r: OrderRow, baseUrl: string, feeCharged?: boolean): ServedOrder {
   const out: Record<string, unknown> = {
     id: r.id, market: r.market, tick: r.tick, offer_key: r.offer_key, deal_title: r.deal.bundle.title, items: r.deal.bundle.items,
     qty: r.qty, unit_cost: centsToNumber(r.unit_cost_cents), list_price: centsToNumber(r.list_price_cents),
@@ -75,33 +88,34 @@ export function orderJson(r: OrderRow, baseUrl: string): ServedOrder {
     status: r.status, payment_source: r.payment_source, purchase_url: r.status === 'expired' ? null : purchaseUrl(baseUrl, r.token), closes_at: r.closes_at,
     created_at: unix(r.created_at), paid_at: unix(r.paid_at), filled_at: unix(r.filled_at), position_id: r.position_id, round_id: r.round_id,
     account_id: r.account_id, agent_id: r.agent_id, refund_reason: r.refund_reason ?? null, receipt: r.receipt ?? null,
+    holder_pays: r.status === 'awaiting_payment' && feeCharged !== undefined ? holderPays(r.total_cents, feeCharged) : null,
   }) as ServedOrder; // built field by field above; the tests check every reply against the schema
 
 }
 
-export async function ordersOf(em: EntityManager, accountIds: number[], opts: { status?: string; limit: number; baseUrl: string }) {
+export async function ordersOf(em: EntityManager, accountIds: number[], opts: { status?: string; limit: number; baseUrl: string; at: number }) {
   const rows = await em.execute<{ order: ServedOrder }[]>(
     `select ${ORDER_SELECT} from ${ORDER_READ} where o.account_id = any(?::bigint[]) and (?::text is null or o.status = ?) order by o.id desc limit ?`,
-    [opts.baseUrl, ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
+    [opts.baseUrl, monthAt(opts.at), ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
   );
   return rows.map((r) => r.order);
 }
 
 /** One order of these accounts, or null (another account's order is not found either). */
-export async function orderOf(em: EntityManager, accountIds: number[], orderId: number, baseUrl: string): Promise<ServedOrder | null> {
+export async function orderOf(em: EntityManager, accountIds: number[], orderId: number, baseUrl: string, at: number): Promise<ServedOrder | null> {
   const [row] = await em.execute<{ order: ServedOrder }[]>(
-    `select ${ORDER_SELECT} from ${ORDER_READ} where o.id = ? and o.account_id = any(?::bigint[])`, [baseUrl, orderId, ids(accountIds)]);
+    `select ${ORDER_SELECT} from ${ORDER_READ} where o.id = ? and o.account_id = any(?::bigint[])`, [baseUrl, monthAt(at), orderId, ids(accountIds)]);
   return row?.order ?? null;
 }
 
 /** An order by its purchase-link token (the checkout page), with the agent's declared identity. */
-export async function orderByToken(em: EntityManager, token: string, baseUrl: string) {
+export async function orderByToken(em: EntityManager, token: string, baseUrl: string, at: number) {
   if (!isLinkToken(token)) return null;
   const [row] = await em.execute<{ order: ServedOrder; agent: Record<string, unknown> }[]>(
     `select ${ORDER_SELECT}, json_build_object('id', g.id, 'name', g.name, 'key_id', g.key_id, 'identity', g.identity, 'operator', g.operator,
             'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent
        from ${ORDER_READ} join agent g on g.id = o.agent_id where o.token = ?`,
-    [baseUrl, token],
+    [baseUrl, monthAt(at), token],
   );
   return row ? { order: row.order, agent: row.agent } : null;
 }

@@ -8,6 +8,7 @@ import { intArrayParam, isLinkToken } from '../runtime/sql.js';
 import type { Caller, CartDetail, CartEntry } from './messages.js';
 import { permissionsOf, type AgentFacts, type CartFacts, type LiveGrant, type Permissions } from './permissions.js';
 import { unix } from '../account/views.js';
+import { feeCharged, holderPays } from '../money/charge.js';
 
 /** Lines not yet checked out one cart may hold (a bound; SPEC.md leaves it open). */
 export const MAX_OPEN_LINES = 100;
@@ -142,10 +143,15 @@ export function lineJson(l: LineRow, cart: Pick<CartRow, 'holder_id'>, at: numbe
   }) as CartDetail['items'][number];
 }
 
-export function entryJson(c: CartRow, lines: LineRow[], perms: Permissions, caller: Caller, baseUrl: string, at: number): CartEntry {
+/** A cart's lines not yet ordered, and those of them whose session is still open (what paying now buys) with their total. */
+function openLines(c: CartRow, lines: LineRow[], at: number) {
   const open = lines.filter((l) => l.cart_id === c.id && !isCheckedOut(l));
   const current = open.filter((l) => !isStale(l, at));
-  const total = current.reduce((sum, l) => sum + lineAmounts(l).amounts.totalCents, 0);
+  return { open, current, totalCents: current.reduce((sum, l) => sum + lineAmounts(l).amounts.totalCents, 0) };
+}
+
+export function entryJson(c: CartRow, lines: LineRow[], perms: Permissions, caller: Caller, baseUrl: string, at: number): CartEntry {
+  const { open, current, totalCents: total } = openLines(c, lines, at);
   return {
     id: c.id, name: c.name, kind: c.kind,
     owner: c.agent_id === null ? { kind: 'holder', agent_id: null, name: c.owner_name } : { kind: 'agent', agent_id: c.agent_id, name: c.owner_name },
@@ -157,9 +163,18 @@ export function entryJson(c: CartRow, lines: LineRow[], perms: Permissions, call
   };
 }
 
-export function detailJson(c: CartRow, lines: LineRow[], perms: Permissions, caller: Caller, baseUrl: string, at: number): CartDetail {
+/**
+ * `feeCharged`: whether the cart's holder's fee of the month is charged. holder_pays is what a card
+ * payment of the current lines made now would charge (CONTRACT.md "What the holder will pay"); null
+ * without a current line.
+ */
+export function detailJson(c: CartRow, lines: LineRow[], perms: Permissions, caller: Caller, baseUrl: string, at: number, feeCharged: boolean): CartDetail {
   const own = lines.filter((l) => l.cart_id === c.id);
-  return { ...entryJson(c, own, perms, caller, baseUrl, at), items: own.map((l) => lineJson(l, c, at)) };
+  const { current, totalCents } = openLines(c, own, at);
+  return {
+    ...entryJson(c, own, perms, caller, baseUrl, at), items: own.map((l) => lineJson(l, c, at)),
+    holder_pays: current.length ? holderPays(totalCents, feeCharged) : null,
+  };
 }
 
 export const cartFacts = (c: CartRow): CartFacts => ({ id: c.id, agentId: c.agent_id, holderId: c.holder_id, kind: c.kind });
@@ -177,7 +192,7 @@ export async function cartDetail(em: EntityManager, caller: Caller, cartId: numb
   const { agent, grants } = await callerFacts(em, caller);
   const [c] = await cartsSeen(em, caller, agent, { cartId });
   if (!c) return null;
-  const lines = await linesOf(em, [c.id], { ordered: true });
-  return detailJson(c, lines, permissionsOf(cartFacts(c), caller, agent, grants), caller, opts.baseUrl, opts.at);
+  const [lines, charged] = await Promise.all([linesOf(em, [c.id], { ordered: true }), feeCharged(em, c.holder_id, opts.at)]);
+  return detailJson(c, lines, permissionsOf(cartFacts(c), caller, agent, grants), caller, opts.baseUrl, opts.at, charged);
 }
 

@@ -1,6 +1,7 @@
 // Read tasks over carts: what a caller sees (GET /carts, GET /carts/{id}, GET /cart), the cart
 // behind a link token (the holder's page), and where a holder's or an agent's default cart is.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { feeCharged } from '../money/charge.js';
 import { CartSchema } from '../../orm/entities/index.js';
 import { defineReads } from '../runtime/read.js';
 import { cartByToken, cartDetail, cartEntries, cartFacts, detailJson, linesOf } from './lines.js';
@@ -11,9 +12,11 @@ import { permissionsOf } from './permissions.js';
 async function byToken(em: EntityManager, a: CartByTokenArgs): Promise<CartByToken> {
   const c = await cartByToken(em, a.token);
   if (!c) return null;
-  const [lines, agent] = await Promise.all([linesOf(em, [c.id], { ordered: true }), c.agent_id === null ? null : agentOf(em, c.agent_id)]);
+  const [lines, agent, charged] = await Promise.all([
+    linesOf(em, [c.id], { ordered: true }), c.agent_id === null ? null : agentOf(em, c.agent_id), feeCharged(em, c.holder_id, a.at),
+  ]);
   const caller = { kind: 'holder', holderId: a.holderId ?? 0 } as const;
-  return { cart: detailJson(c, lines, permissionsOf(cartFacts(c), caller, null, []), caller, a.baseUrl, a.at), agent, holder_id: c.holder_id, token: c.token, paid: c.paid };
+  return { cart: detailJson(c, lines, permissionsOf(cartFacts(c), caller, null, []), caller, a.baseUrl, a.at, charged), agent, holder_id: c.holder_id, token: c.token, paid: c.paid };
 }
 
 async function agentOf(em: EntityManager, agentId: number): Promise<CartAgent> {

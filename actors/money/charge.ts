@@ -57,7 +57,28 @@ const monthOf = (at: number) => feeMonth(new Date(at * 1000));
 export const feeKey = (holderId: number, at: number) => `${holderId}/${monthOf(at)}`;
 
 /** The one fee decision: a holder's real-money checkout carries the month's fee unless that fee is charged. */
-const feeDue = (charged: boolean): number => (charged ? 0 : MONTHLY_FEE_CENTS);
+export const feeDue = (charged: boolean): number => (charged ? 0 : MONTHLY_FEE_CENTS);
+
+/** feeDue where a statement decides it: `charged` is a boolean SQL expression (the holder's fee of the month is charged). */
+export const feeDueSql = (charged: string) => `(case when ${charged} then 0 else ${MONTHLY_FEE_CENTS} end)`;
+
+/** Whether the holder's fee of the month of `at` is charged (no holder: not charged). */
+export async function feeCharged(em: EntityManager, holderId: number | null, at: number): Promise<boolean> {
+  if (holderId === null) return false;
+  return (await em.execute('select 1 from monthly_fee where holder_id = ? and month = ?', [holderId, monthOf(at)])).length > 0;
+}
+
+/** What the holder will pay (CONTRACT.md): a card payment made now, in USD. */
+export type HolderPays = { goods: number; participation_fee: number; total: number };
+
+/**
+ * What a card payment of `goodsCents` made now would charge the holder: the goods and the month's
+ * fee unless the holder's is charged (an agent without a holder: due, as for a holder new this month).
+ */
+export function holderPays(goodsCents: number, feeCharged: boolean): HolderPays {
+  const fee = feeDue(feeCharged);
+  return { goods: goodsCents / 100, participation_fee: fee / 100, total: (goodsCents + fee) / 100 };
+}
 
 /**
  * The order batch's fee rows, from a source with (holder, month, account_id, round_id, fee): a plain

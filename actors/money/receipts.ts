@@ -81,7 +81,8 @@ export async function signReceipt(em: EntityManager, f: ReceiptFacts): Promise<s
   const holder = `h_${createHmac('sha256', s.salt).update(`holder:${f.holderId}`).digest('base64url').slice(0, 22)}`;
   return new SignJWT({
     orders: f.orders.map((o) => ({ id: o.id, market: o.market, offer_key: o.offer_key, qty: o.qty, total_amount: centsToNumber(o.total_cents) })),
-    charged: centsToNumber(f.chargedCents), fee: centsToNumber(f.feeCents), currency: 'USD', method: f.method,
+    // `fee` is the month's participation fee this payment carried; `participation_fee` says so by name (CONTRACT.md).
+    charged: centsToNumber(f.chargedCents), fee: centsToNumber(f.feeCents), participation_fee: centsToNumber(f.feeCents), currency: 'USD', method: f.method,
     approval: f.approval, agent_id: f.agentId, holder,
   })
     .setProtectedHeader({ alg: ALG, kid: s.kid, typ: 'JWT' })

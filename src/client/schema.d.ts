@@ -1324,6 +1324,15 @@ export interface components {
             agent_id: number | null;
             /** @description why a paid order was refunded instead of filled; null otherwise */
             refund_reason: string | null;
+            /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+            holder_pays: {
+                /** @description the order's total_amount, or the sum of the cart's current lines */
+                goods: number;
+                /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                participation_fee: number;
+                /** @description goods + participation_fee: the one total a card payment now would charge */
+                total: number;
+            } | null;
             /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
             receipt: string | null;
         };
@@ -4149,6 +4158,15 @@ export interface operations {
                             agent_id: number | null;
                             /** @description why a paid order was refunded instead of filled; null otherwise */
                             refund_reason: string | null;
+                            /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+                            holder_pays: {
+                                /** @description the order's total_amount, or the sum of the cart's current lines */
+                                goods: number;
+                                /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                                participation_fee: number;
+                                /** @description goods + participation_fee: the one total a card payment now would charge */
+                                total: number;
+                            } | null;
                             /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
                             receipt: string | null;
                             /** @description what to do next with this order (an expired one: order again from the current menu, at the URL given) */
@@ -4269,6 +4287,15 @@ export interface operations {
                         agent_id: number | null;
                         /** @description why a paid order was refunded instead of filled; null otherwise */
                         refund_reason: string | null;
+                        /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+                        holder_pays: {
+                            /** @description the order's total_amount, or the sum of the cart's current lines */
+                            goods: number;
+                            /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                            participation_fee: number;
+                            /** @description goods + participation_fee: the one total a card payment now would charge */
+                            total: number;
+                        } | null;
                         /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
                         receipt: string | null;
                         /** @description what to do next with this order */
@@ -4419,6 +4446,15 @@ export interface operations {
                         agent_id: number | null;
                         /** @description why a paid order was refunded instead of filled; null otherwise */
                         refund_reason: string | null;
+                        /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+                        holder_pays: {
+                            /** @description the order's total_amount, or the sum of the cart's current lines */
+                            goods: number;
+                            /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                            participation_fee: number;
+                            /** @description goods + participation_fee: the one total a card payment now would charge */
+                            total: number;
+                        } | null;
                         /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
                         receipt: string | null;
                         /** @description what to do next with this order (an expired one: order again from the current menu, at the URL given) */
@@ -6523,6 +6559,15 @@ export interface operations {
                             /** @description the goods the line became (own carts) */
                             inventory_item_id: number | null;
                         }[];
+                        /** @description what a card payment of the current lines made now would charge the holder (their total and the month's participation fee unless paid); null without a current line */
+                        holder_pays: {
+                            /** @description the order's total_amount, or the sum of the cart's current lines */
+                            goods: number;
+                            /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                            participation_fee: number;
+                            /** @description goods + participation_fee: the one total a card payment now would charge */
+                            total: number;
+                        } | null;
                         /** @description what the caller may do with the cart, and why not */
                         permissions: {
                             /** @description you may read the cart */
@@ -7097,6 +7142,15 @@ export interface operations {
                             /** @description the goods the line became (own carts) */
                             inventory_item_id: number | null;
                         }[];
+                        /** @description what a card payment of the current lines made now would charge the holder (their total and the month's participation fee unless paid); null without a current line */
+                        holder_pays: {
+                            /** @description the order's total_amount, or the sum of the cart's current lines */
+                            goods: number;
+                            /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                            participation_fee: number;
+                            /** @description goods + participation_fee: the one total a card payment now would charge */
+                            total: number;
+                        } | null;
                     };
                 };
             };

@@ -4,7 +4,7 @@ import Type, { type Static } from 'typebox';
 import { CART_KINDS, GRANT_LEVELS, GRANT_PAY_WITH } from '../../orm/entities/carts.js';
 import { bool, int, intOrNull, list, num, obj, oneOf, rowId, str, strOrNull, requestBody } from './common.js';
 import { MARKET_ID } from './market.js';
-import { Order } from './order.js';
+import { HolderPays, Order } from './order.js';
 
 export { CART_KINDS, GRANT_LEVELS, GRANT_PAY_WITH };
 export const LINE_STATUSES = ['pending_pairing', 'in_cart', 'ordered'] as const;
@@ -97,7 +97,12 @@ export const CartLine = obj(
   'a cart line',
 );
 
-export const CartDetail = obj({ ...entryFields, items: list(CartLine, 'the lines, oldest first') }, 'a cart with its lines');
+/** holder_pays of a cart (CONTRACT.md "What the holder will pay"). */
+const CartHolderPays = Type.Union([HolderPays, Type.Null()], {
+  description: 'what a card payment of the current lines made now would charge the holder (their total and the month\'s participation fee unless paid); null without a current line',
+});
+
+export const CartDetail = obj({ ...entryFields, items: list(CartLine, 'the lines, oldest first'), holder_pays: CartHolderPays }, 'a cart with its lines');
 
 export const CartsAnswer = obj({ carts: list(CartEntry, 'every cart you can see, oldest first') }, 'carts');
 
@@ -108,6 +113,7 @@ export const DefaultCartAnswer = obj(
     paired: bool('an account holder is connected'),
     checkout_url: str('the link the holder opens to review and pay'),
     items: list(CartLine, 'its lines'),
+    holder_pays: CartHolderPays,
     permissions: CartPermissions,
     other_carts: list(CartEntry, 'the other carts you can see'),
   },

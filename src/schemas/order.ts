@@ -22,6 +22,16 @@ export const OrderItem = obj(
   'an item of the ordered bundle',
 );
 
+/** What the holder will pay (CONTRACT.md): a card payment made now, the goods and the month's participation fee. */
+export const HolderPays = obj(
+  {
+    goods: num('the order\'s total_amount, or the sum of the cart\'s current lines'),
+    participation_fee: num('the month\'s participation fee: 15.00 unless the connected holder has paid this calendar month\'s, then 0.00'),
+    total: num('goods + participation_fee: the one total a card payment now would charge'),
+  },
+  'what the holder will pay',
+);
+
 const orderFields = {
   id: int('order id'),
   market: str('market id'),
@@ -48,6 +58,9 @@ const orderFields = {
   account_id: int('the trading account'),
   agent_id: intOrNull('the agent that placed it; null on an order of the holder\'s Manual desk'),
   refund_reason: strOrNull('why a paid order was refunded instead of filled; null otherwise'),
+  holder_pays: Type.Union([HolderPays, Type.Null()], {
+    description: 'while it awaits payment: what a card payment made now would charge the holder (the order and the month\'s participation fee unless paid); null otherwise (a payment\'s own figures are its receipt and the ledger)',
+  }),
   receipt: strOrNull('the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder\'s hand or standing grant funded it; null otherwise (pay_from_balance, unpaid)'),
 };
 

@@ -34,8 +34,9 @@ t.test('receipts: signed, verifiable, tamper-evident, rotated', async (t) => {
   t.equal(protectedHeader.kid, keys[0].kid);
   t.match(payload, {
     iss: svc.config.baseUrl, orders: [{ id: placed.id, market: MARKET, offer_key: placed.offer_key, qty: 2, total_amount: placed.total_amount }],
-    charged: paid.body.charged, fee: paid.body.fee, currency: 'USD', method: 'card', approval: 'holder', agent_id: agent.agentId,
+    charged: paid.body.charged, fee: paid.body.fee, participation_fee: paid.body.fee, currency: 'USD', method: 'card', approval: 'holder', agent_id: agent.agentId,
   });
+  t.ok(paid.body.fee > 0, 'the first payment of the month carried the participation fee, named so in the receipt');
   t.match(payload.holder, /^h_[A-Za-z0-9_-]{22}$/, 'the holder, as an opaque id');
   t.type(payload.jti, 'string');
   t.equal(payload.iat, Math.floor(c.now() / 1000), 'issued at the service clock\'s instant');

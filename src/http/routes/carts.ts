@@ -64,7 +64,7 @@ export function cartRoutes(s: Services): Route[] {
         const at = s.clock.realNow();
         const { id } = await defaultCart(principal);
         const [cart, all] = await Promise.all([detail(principal, id), read(s.runtime, 'cart.list', { caller: agentOf(principal), baseUrl: base, at })]);
-        return json({ id, kind: cart.kind, paired: cart.associated, checkout_url: cart.checkout_url, items: cart.items, permissions: cart.permissions, other_carts: all.filter((c) => c.id !== id) });
+        return json({ id, kind: cart.kind, paired: cart.associated, checkout_url: cart.checkout_url, items: cart.items, holder_pays: cart.holder_pays, permissions: cart.permissions, other_carts: all.filter((c) => c.id !== id) });
       },
     }),
     ...lineRoutes('/api/v1/cart/items', 'add_cart_item', async ({ principal }) => (await defaultCart(principal)).id),
