@@ -12,7 +12,7 @@
 //   (test/loader/typescript.mjs).
 // - The slowest files start first (SLOWEST_FIRST, test/loader/order.mjs), the others follow in name order.
 // Arguments are tap's (files, --grep...). Needs dist/ (npm test builds it first).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +47,24 @@ const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-run-'));
 fs.chmodSync(temp, 0o711); // the embedded server's user (root runs it as postgres) must reach it
 const timingDir = path.join(temp, 'timings');
 fs.mkdirSync(timingDir);
+
+// tap's Test class is built with the plugins package.json names ("tap".plugin: its TypeScript plugin
+// off, test/loader/typescript.mjs instead). tap rebuilds it when they differ, but only after it has
+// started the run's files with the old plugins' loaders (a fresh `npm ci` ran the whole first pass
+// under ts-node): it is built here first, once per install (the stamp is in node_modules).
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const tapVersion = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/tap/package.json'), 'utf8')).version;
+const stamp = path.join(root, 'node_modules/.cache/svc-tap-plugins.json');
+const wanted = JSON.stringify({ tap: tapVersion, plugin: pkg.tap?.plugin ?? [] });
+if ((fs.existsSync(stamp) ? fs.readFileSync(stamp, 'utf8') : '') !== wanted) {
+  const built = spawnSync(process.execPath, [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), 'build'], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) {
+    console.error('tap build failed: the tests cannot run with the configured plugins');
+    process.exit(1);
+  }
+  fs.mkdirSync(path.dirname(stamp), { recursive: true });
+  fs.writeFileSync(stamp, wanted);
+}
 
 let embedded;
 let adminUrl = process.env.DATABASE_URL;
