@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { SEND_TIMEOUT_MAX_MS, SEND_TIMEOUT_MS } from '../actors/webhooks/messages.js';
+import { parseTrustedProxies, type TrustedProxies } from './http/client-address.js';
 
 export type Config = {
   port: number;
@@ -32,6 +33,8 @@ export type Config = {
   opsToken: string | undefined;
   /** Webhooks may point at private, loopback and link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1: tests, a closed network). */
   webhookAllowPrivate: boolean;
+  /** Peers whose X-Forwarded-For names the client (SVC_TRUSTED_PROXIES: a balancer); none by default. */
+  trustedProxies: TrustedProxies;
   /** How long one webhook delivery attempt may take before it counts as no answer (SVC_WEBHOOK_TIMEOUT_MS). */
   webhookTimeoutMs: number;
 };
@@ -59,6 +62,14 @@ function num(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
 }
 
 /** SVC_OPS_TOKEN: unset or empty is no token; a value is what an HTTP header and a form can carry. */
+function trustedProxies(env: NodeJS.ProcessEnv): TrustedProxies {
+  try {
+    return parseTrustedProxies(env.SVC_TRUSTED_PROXIES);
+  } catch (err) {
+    throw new ConfigError(`SVC_TRUSTED_PROXIES: ${(err as Error).message} (comma-separated addresses or networks, e.g. 127.0.0.1,10.0.0.0/8)`);
+  }
+}
+
 function opsToken(env: NodeJS.ProcessEnv): string | undefined {
   const raw = env.SVC_OPS_TOKEN;
   if (raw === undefined || raw === '') return undefined;
@@ -99,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerHeapMb: int(env, 'SVC_WORKER_HEAP_MB', 256, 64, 16_384),
     opsToken: opsToken(env),
     webhookAllowPrivate: allowPrivate === '1',
+    trustedProxies: trustedProxies(env),
     webhookTimeoutMs: int(env, 'SVC_WEBHOOK_TIMEOUT_MS', SEND_TIMEOUT_MS, 100, SEND_TIMEOUT_MAX_MS),
   };
 }

@@ -190,6 +190,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     routes: routeTable(services),
     log,
     bodyLimitBytes: config.bodyLimitBytes,
+    trustedProxies: config.trustedProxies,
     authenticators: { key: keyAuth, holder: holderAuthenticator(services), ops: opsAuthenticator(config) },
     siteOrigin: new URL(config.baseUrl).origin,
     answers: {
@@ -202,7 +203,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     errorPage,
   });
   // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).
-  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest, unauthenticated, keyStreams: streams.byKey, authTimeoutMs: opts.wsAuthTimeoutMs });
+  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest, unauthenticated, keyStreams: streams.byKey, trustedProxies: config.trustedProxies, authTimeoutMs: opts.wsAuthTimeoutMs });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
   log.info({ url, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');

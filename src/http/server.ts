@@ -14,6 +14,7 @@ import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './u
 import { prefersJson } from './web.js';
 import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
 import { STREAM_BUFFER_BYTES } from './limits.js';
+import { clientAddress, type TrustedProxies } from './client-address.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
 
@@ -21,6 +22,8 @@ export type ServerOptions = {
   routes: Route[];
   log: Logger;
   bodyLimitBytes: number;
+  /** Peers whose X-Forwarded-For names the client (SVC_TRUSTED_PROXIES): RequestInfo.remoteAddress is then the client's. */
+  trustedProxies?: TrustedProxies;
   /** Resolves the caller for `key` and `holder` routes; throws HttpError(401) when absent or wrong. */
   authenticators: Partial<Record<Exclude<Auth, 'none'>, Authenticator>>;
   /** Stored answers of Idempotency-Key requests; without it the header is ignored (unit tests). */
@@ -229,7 +232,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       url: req.getUrl(),
       query: req.getQuery() ?? '',
       headers,
-      remoteAddress: () => (x.aborted || x.done ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
+      remoteAddress: () => (x.aborted || x.done ? '' : clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], opts.trustedProxies ?? [])),
     };
     const rawParams: Record<string, string> = {};
     c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(req.getParameter(i) ?? '')));

@@ -40,6 +40,7 @@ import { perEvent, sendWhile, type AccountStream, type EventHub, type SessionEve
 import type { EventText } from '../../actors/events/messages.js';
 import { HttpError, type RequestInfo } from './route.js';
 import { goneDetail } from './event-query.js';
+import { clientAddress, type TrustedProxies } from './client-address.js';
 import {
   AUTH_TIMEOUT_MS, KEY_STREAMS_DETAIL, STREAM_BUFFER_BYTES, STREAM_LIMIT_RETRY_AFTER_S, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places,
 } from './limits.js';
@@ -117,6 +118,8 @@ export type WsOptions = {
   unauthenticated: Places;
   /** Streams per API key (shared with /api/v1/events/stream). */
   keyStreams: Places;
+  /** Peers whose X-Forwarded-For names the client (config.trustedProxies). */
+  trustedProxies?: TrustedProxies;
   /** How long a connection may wait for its auth message (default AUTH_TIMEOUT_MS; tests lengthen it). */
   authTimeoutMs?: number;
 };
@@ -356,7 +359,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       };
       // No key on the upgrade: the first message authenticates; until then the connection holds a place of its address.
       if (keyFromHeaders(headers) === null && headers['authorization'] === undefined) {
-        const anonymous = o.unauthenticated.take(addressKey(Buffer.from(res.getRemoteAddressAsText()).toString()));
+        const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+        const anonymous = o.unauthenticated.take(addressKey(clientAddress(peer, headers['x-forwarded-for'], o.trustedProxies ?? [])));
         if (anonymous) return upgrade(undefined, { anonymous });
         done(429);
         return refuse(res, 429, unauthenticatedDetail('this WebSocket'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
