@@ -33,6 +33,8 @@ export type Config = {
   opsToken: string | undefined;
   /** Webhooks may point at private, loopback and link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1: tests, a closed network). */
   webhookAllowPrivate: boolean;
+  /** This process's name when several serve one database (SVC_NODE_NAME); undefined: HOST:PORT as it listens. */
+  nodeName: string | undefined;
   /** Peers whose X-Forwarded-For names the client (SVC_TRUSTED_PROXIES: a balancer); none by default. */
   trustedProxies: TrustedProxies;
   /** How long one webhook delivery attempt may take before it counts as no answer (SVC_WEBHOOK_TIMEOUT_MS). */
@@ -62,6 +64,14 @@ function num(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
 }
 
 /** SVC_OPS_TOKEN: unset or empty is no token; a value is what an HTTP header and a form can carry. */
+/** SVC_NODE_NAME: printable, short (it names the process in /readyz, /ops, the logs). */
+function nodeName(env: NodeJS.ProcessEnv): string | undefined {
+  const v = env.SVC_NODE_NAME;
+  if (v === undefined || v === '') return undefined;
+  if (!/^[\x21-\x7e]{1,64}$/.test(v)) throw new ConfigError(`SVC_NODE_NAME must be 1..64 printable characters without spaces, got ${JSON.stringify(v.slice(0, 80))}`);
+  return v;
+}
+
 function trustedProxies(env: NodeJS.ProcessEnv): TrustedProxies {
   try {
     return parseTrustedProxies(env.SVC_TRUSTED_PROXIES);
@@ -111,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     opsToken: opsToken(env),
     webhookAllowPrivate: allowPrivate === '1',
     trustedProxies: trustedProxies(env),
+    nodeName: nodeName(env),
     webhookTimeoutMs: int(env, 'SVC_WEBHOOK_TIMEOUT_MS', SEND_TIMEOUT_MS, 100, SEND_TIMEOUT_MAX_MS),
   };
 }

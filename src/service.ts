@@ -184,7 +184,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000);
   const unauthenticated = new Places(UNAUTHENTICATED_PER_ADDRESS);
   const streams = new StreamPlaces(opts.streamsPerKey);
-  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated, streams };
+  let node = config.nodeName ?? `${config.host}:${config.port}`;
+  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated, streams, node: () => node };
   const keyAuth = keyAuthenticator(services);
   const front = createApp({
     routes: routeTable(services),
@@ -206,7 +207,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest, unauthenticated, keyStreams: streams.byKey, trustedProxies: config.trustedProxies, authTimeoutMs: opts.wsAuthTimeoutMs });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
-  log.info({ url, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');
+  node = config.nodeName ?? `${config.host}:${listening.port}`;
+  log.info({ url, node, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');
 
   const ready = supervisor.start();
   // The supervisor logged each failed attempt; on the last one main.ts exits (tests see `ready` reject).

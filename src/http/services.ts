@@ -28,6 +28,8 @@ export type Services = {
   opsFeed: OpsFeed;
   /** Unauthenticated work under way per client address (limits.ts UNAUTHENTICATED_PER_ADDRESS): POST /mcp without a key, WebSockets before their auth. */
   unauthenticated: Places;
+  /** This process's name (SVC_NODE_NAME, else HOST:PORT as it listens): /readyz says it. */
+  node: () => string;
   /** Streams held per API key and public market streams per address (limits.ts STREAMS_PER_KEY, MARKET_STREAMS_PER_ADDRESS). */
   streams: StreamPlaces;
 };

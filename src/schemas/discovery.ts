@@ -206,5 +206,5 @@ export const AgentProtocol = obj(
 );
 
 export const Health = obj({ status: str('ok') }, 'the process is alive');
-export const Ready = obj({ status: str('ready'), schema: str('the newest database migration') }, 'ready to serve');
+export const Ready = obj({ status: str('ready'), schema: str('the newest database migration'), node: str('this process (SVC_NODE_NAME, else HOST:PORT)') }, 'ready to serve');
 export const Starting = obj({ status: str('starting'), detail: str('what it is waiting for') }, 'not ready yet: retry after Retry-After');

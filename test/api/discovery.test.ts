@@ -211,7 +211,9 @@ t.test('a service without history reports its (empty) history load as finished',
 
 t.test('health, readiness and metrics', async (t) => {
   t.same((await svc.getJson('/healthz')).body, { status: 'ok' });
-  t.equal((await svc.getJson('/readyz')).status, 200);
+  const ready = await svc.getJson('/readyz');
+  t.equal(ready.status, 200);
+  t.equal(ready.body.node, `127.0.0.1:${svc.port}`, 'the node: HOST:PORT as it listens, without SVC_NODE_NAME');
   const text = await (await svc.get('/metrics')).text();
   for (const name of ['http_requests_total', 'http_request_duration_seconds', 'actor_mailbox_depth', 'actor_turn_seconds', 'worker_utilization', 'db_pool_connections', 'session_closes_total', 'session_close_seconds']) {
     t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);

@@ -61,12 +61,14 @@ t.test('SVC_TIME_SCALE=900 closes an m15 session every second', async (t) => {
 
 t.test('/readyz answers 503 until every market has an open session', async (t) => {
   const supervisor = { ready: false };
-  const ready = opsRoutes({ supervisor, schema: { last: 'x' } } as unknown as Services).find((r) => r.path === '/readyz')!;
+  const ready = opsRoutes({ supervisor, schema: { last: 'x' }, node: () => 'n1' } as unknown as Services).find((r) => r.path === '/readyz')!;
   const before = await ready.handler({} as never);
   t.equal(before.status, 503);
   t.equal(before.headers?.['retry-after'], '1');
   supervisor.ready = true;
-  t.equal((await ready.handler({} as never)).status, 200);
+  const after = await ready.handler({} as never);
+  t.equal(after.status ?? 200, 200);
+  t.same(after.json, { status: 'ready', schema: 'x', node: 'n1' }, 'it names the node');
 });
 
 function freePort(): Promise<number> {

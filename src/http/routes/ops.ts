@@ -16,7 +16,7 @@ export function opsRoutes(s: Services): Route[] {
       response: { 200: Ready, 503: Starting },
       handler: () =>
         s.supervisor.ready
-          ? json({ status: 'ready', schema: s.schema.last })
+          ? json({ status: 'ready', schema: s.schema.last, node: s.node() })
           : json({ status: 'starting', detail: 'markets are opening or catching up' }, 503, { 'retry-after': '1' }),
     }),
     route({
