@@ -41,6 +41,11 @@ export function linesView(cart: CartDetail, now: number, editable: boolean, next
 export function cartSummary(cart: CartDetail) {
   return {
     cart_id: cart.id, cart_name: cart.name, kind: cart.kind, own: cart.kind === 'own', total: usd(cart.total),
+    // What a card payment now charges (holder_pays): the lines and, when it is still due, the month's fee.
+    pay_now: usd(cart.holder_pays?.total ?? cart.total),
+    fee_note: !cart.holder_pays ? '' : cart.holder_pays.participation_fee > 0
+      ? `${usd(cart.holder_pays.goods)} USD of lines and the monthly participation fee of ${usd(cart.holder_pays.participation_fee)} USD, charged with the first payment of the month`
+      : 'this month\'s participation fee is already paid',
     open_items: cart.open_items, stale_items: cart.stale_items, has_open: cart.open_items > 0, has_stale: cart.stale_items > 0,
     has_items: cart.items.length > 0, paid: cart.paid, checkout_path: new URL(cart.checkout_url).pathname,
   };

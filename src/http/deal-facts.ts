@@ -6,7 +6,7 @@
 // open: after its close the page says they are gone instead of failing.
 import type { CartDetail } from '../../actors/cart/messages.js';
 import { read } from '../../actors/runtime/client.js';
-import { centsToNumber, numberToCents, type MarketId, isMarketId } from '../engine/index.js';
+import { MARKETS, centsToNumber, numberToCents, type MarketId, isMarketId } from '../engine/index.js';
 import { closeTime } from './cart-view.js';
 import { figure, lineChart } from './charts.js';
 import { money, percent } from './family-view.js';
@@ -45,18 +45,24 @@ export function chartRange(qty: number, maxQty: number): number {
   return Math.max(1, Math.min(maxQty, Math.max(qty * 2, qty + 4)));
 }
 
-/** "gain", "loss" or "mixed": the colour of the risk box (every scenario gains, the projected path loses, or they disagree). */
-export function outcomeClass(low: number, mid: number): 'gain' | 'loss' | 'mixed' {
-  if (low >= 0 && mid > 0) return 'gain';
-  if (mid < 0) return 'loss';
+/**
+ * The colour of the risk box, from the record, never from the projection (issue 44: a green box had
+ * promised a gain its family's record did not support): "loss" when half or more of the family's
+ * settled trades were hit by a downside or their mean result is a loss, "mixed" when some were,
+ * "unknown" without a settled trade. Never a gain: the cash paid can always be lost.
+ */
+export function recordClass(family: { settled: number; downside_rate: number | null; mean_pnl: number | null } | undefined): 'loss' | 'mixed' | 'unknown' {
+  if (!family || family.settled === 0) return 'unknown';
+  if ((family.downside_rate ?? 0) >= 0.5 || (family.mean_pnl ?? 0) < 0) return 'loss';
   return 'mixed';
 }
 
-/** The headline of the risk box: what can be lost, or that even the low scenario gains. */
-export function riskHeadline(low: number, mid: number, high: number): string {
-  if (low < 0) return `You could lose up to ${usd(-low)} USD (the low scenario)${mid >= 0 ? `; the projected path ${outcome(mid)}` : ''}.`;
-  if (low > 0) return `Even the low scenario ${outcome(low)}; the projected path ${outcome(mid)}.`;
-  return `The low scenario breaks even; the projected path ${outcome(mid)}, the high one ${outcome(high)}.`;
+/**
+ * The headline of the risk box: what the holder can lose, first and in plain words: the cash paid,
+ * the holding fees while units stay unsold, and what happens to units left unsold.
+ */
+export function lossHeadline(paid: number, qty: number, holdingPerUnitSession: number): string {
+  return `You pay ${usd(paid)} USD for ${units(qty)} and can lose all of it, plus a holding fee of ${usd(holdingPerUnitSession)} USD a unit for each session a unit stays unsold; units still unsold at the end become your goods.`;
 }
 
 /**
@@ -95,7 +101,7 @@ export function projectionView(p: Projection, qty: number, paid = 0) {
   });
   return {
     qty_words: units(p.qty[i]), low: usd(low), mid: usd(mid), high: usd(high), risk: riskWords(low, mid, high),
-    headline: riskHeadline(low, mid, high), outcome: outcomeClass(low, mid), band_words: bandWords(p, p.qty[i], low, high, paid),
+    band_words: bandWords(p, p.qty[i], low, high, paid),
     low_neg: low < 0, mid_neg: mid < 0, high_neg: high < 0,
     chart: figure(chart, `The shaded band runs from the low to the high scenario; the dashed line marks your quantity. At ${units(p.qty[i])}: low ${usd(low)}, projected ${usd(mid)}, high ${usd(high)} USD.`),
     lookback: p.params.lookback, fit: p.fit.kind, sessions_fitted: p.fit.points, settled_samples: p.samples.settled,
@@ -139,10 +145,14 @@ export async function dealFacts(s: Services, items: Paying[]) {
       const key = `${market}/${deal.key}`;
       if (!projections.has(key)) projections.set(key, projectDeal(s, snap, deal, PROJECTION_DEFAULTS));
       const [fam, proj] = await Promise.all([families.get(market)!, projections.get(key)!]);
+      const family = fam.families.find((f) => f.cluster === deal.cluster);
+      const fees = MARKETS[market].fees;
+      const paid = centsToNumber(it.qty * (numberToCents(it.unit_cost) + fees.fulfilment_per_unit_cents));
       return {
         ...base, available: true,
+        headline: lossHeadline(paid, it.qty, centsToNumber(fees.holding_per_unit_session_cents)), outcome: recordClass(family),
         desk_bids: deal.house_accepted, desk_qty: units(deal.house_qty),
-        family: familyView(market, fam.families.find((f) => f.cluster === deal.cluster), FAMILIES_WINDOW),
+        family: familyView(market, family, FAMILIES_WINDOW),
         sku_family: deal.sku_family, family_path: `/assets/${market}/${deal.cluster}`,
         projection: projectionView(proj, it.qty, it.qty * it.unit_cost),
         projection_path: `/api/v1/markets/${market}/deals/${encodeURIComponent(deal.key)}/projection`,

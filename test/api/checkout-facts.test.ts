@@ -67,7 +67,9 @@ function checkFacts(t: Tap.Test, html: string, f: Awaited<ReturnType<typeof apiF
   t.match(chart?.[2] ?? '', `projected path from ${money(p.curve.mid[0])} to ${money(p.curve.mid[upTo - 1])}`, 'the description tells the curve');
   t.match(chart?.[2] ?? '', `over units 1 to ${upTo}`, 'bounded to the order\'s range');
   t.match(html.slice(chart?.index ?? 0), new RegExp(`<g class="marker">[^]*?your ${units(qty)}</text></g>`), 'the chosen quantity is marked');
-  t.match(text, /You could lose up to [\d.]+ USD|Even the low scenario|The low scenario breaks even/, 'the risk in one plain sentence');
+  t.match(text, /You pay [\d.]+ USD for \d+ units? and can lose all of it, plus a holding fee of [\d.]+ USD a unit for each session a unit stays unsold/, 'what can be lost, first, in one plain sentence');
+  t.match(text, /A naive projection, not a promise/, 'the projection labelled as what it is');
+  t.notMatch(text, /Even the low scenario/, 'never a gain promised');
   t.match(text, /Why the band is this wide\./, 'why the band is narrow or wide');
   const caption = /<figcaption>([^<]+)<\/figcaption>/.exec(html.slice(chart?.index ?? 0))?.[1] ?? '';
   t.match(caption, `At ${units(qty)}: low ${usd(low)}, projected ${usd(mid)}, high ${usd(high)} USD.`, 'the caption gives the chosen quantity\'s three results');

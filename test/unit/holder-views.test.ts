@@ -4,7 +4,7 @@
 import t from 'tap';
 import { LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/http/console-view.js';
 import { cardOf, cartDonePath, donePath, payTotal } from '../../src/http/checkout-view.js';
-import { chartRange, outcomeClass, riskHeadline } from '../../src/http/deal-facts.js';
+import { chartRange, lossHeadline, recordClass } from '../../src/http/deal-facts.js';
 import { TIMELINE_KINDS } from '../../src/schemas/index.js';
 import { LEDGER_KINDS } from '../../orm/entities/trading.js';
 
@@ -70,13 +70,14 @@ t.test('checkout: one total in cents; the redirects name the card, never the num
   t.equal(cartDonePath('tok', [3, 4], { cardId: 9 }, true), '/carts/tok/done?orders=3,4&card_id=9&fee=1');
 });
 
-t.test('risk: the box\'s colour and headline follow the scenarios; the chart runs a little past the quantity', async (t) => {
-  t.equal(outcomeClass(1, 2), 'gain');
-  t.equal(outcomeClass(-1, 2), 'mixed');
-  t.equal(outcomeClass(-3, -1), 'loss');
-  t.equal(riskHeadline(-45.1, -10, 3), 'You could lose up to 45.10 USD (the low scenario).');
-  t.equal(riskHeadline(-1, 1.2, 3), 'You could lose up to 1.00 USD (the low scenario); the projected path makes 1.20 USD.');
-  t.equal(riskHeadline(2, 3, 4), 'Even the low scenario makes 2.00 USD; the projected path makes 3.00 USD.');
+t.test('risk: the box\'s colour comes from the record, never a gain; the headline says what can be lost; the chart runs a little past the quantity', async (t) => {
+  t.equal(recordClass(undefined), 'unknown', 'no record of the family');
+  t.equal(recordClass({ settled: 0, downside_rate: null, mean_pnl: null }), 'unknown', 'no settled trade');
+  t.equal(recordClass({ settled: 10, downside_rate: 0, mean_pnl: 12 }), 'mixed', 'every settled trade gained: still not a promise');
+  t.equal(recordClass({ settled: 10, downside_rate: 0.2, mean_pnl: 3 }), 'mixed');
+  t.equal(recordClass({ settled: 10, downside_rate: 0.5, mean_pnl: 3 }), 'loss', 'half hit by a downside');
+  t.equal(recordClass({ settled: 10, downside_rate: 0.1, mean_pnl: -0.5 }), 'loss', 'a losing mean');
+  t.equal(lossHeadline(103.62, 2, 0.02), 'You pay 103.62 USD for 2 units and can lose all of it, plus a holding fee of 0.02 USD a unit for each session a unit stays unsold; units still unsold at the end become your goods.');
   t.equal(chartRange(3, 34), 7, 'an order of 3: up to 7 of 34');
   t.equal(chartRange(10, 34), 20);
   t.equal(chartRange(3, 4), 4, 'never past the deal\'s maximum');

@@ -81,8 +81,10 @@ for (const width of [375, 1280]) {
     t.match(summary, /Monthly participation fee[^\n]*\n?[^\n]*15\.00 USD/, 'the month\'s fee is its own line');
     t.match(summary, `${charged} USD`, 'one total');
     const box = await page.locator('.risk').first();
-    t.match(await box.getAttribute('class'), /\brisk (gain|loss|mixed)\b/, 'the risk box is coloured by its outcome');
-    t.match(await box.innerText(), /You could lose up to|Even the low scenario|The low scenario breaks even/, 'the risk in one plain sentence');
+    t.match(await box.getAttribute('class'), /^risk( compact)? (loss|mixed|unknown)$/, 'the risk box is coloured by the record, never as a gain');
+    t.match(await box.innerText(), /can lose all of it, plus a holding fee of [\d.]+ USD a unit/, 'what can be lost, in one plain sentence');
+    t.match(await box.innerText(), /How similar deals ended/, 'and how similar deals ended');
+    t.ok((await box.boundingBox())!.y < (await pay.boundingBox())!.y, 'above the pay button');
     t.ok(await page.locator('.risk ~ .facts-chart .marker, .facts-chart .marker').count(), 'the chart marks the chosen quantity');
     t.match(await page.locator('time.local').first().innerText(), /your time$/, 'the deadline in the reader\'s own time');
     t.equal(await page.evaluate(() => Date.now()), clocked.now(), 'the page\'s clock is the service\'s');
