@@ -161,6 +161,20 @@ export async function dealFacts(s: Services, items: Paying[]) {
   );
 }
 
+/**
+ * A trade cart's risk, said before its pay button: what paying `paid` (USD) for its open lines can
+ * lose, the holding fee of each of their markets, and the box's colour from the lines' records (the
+ * worst of them; an own cart buys goods outright and has none).
+ */
+export function cartRiskFirst(paid: number, lines: { market: string }[], outcomes: ('loss' | 'mixed' | 'unknown')[]) {
+  const markets = [...new Set(lines.map((l) => l.market))].filter(isMarketId).sort();
+  const fees = markets.map((m) => `${usd(centsToNumber(MARKETS[m].fees.holding_per_unit_session_cents))} USD on ${m}`).join(', ');
+  return {
+    headline: `You pay ${usd(paid)} USD for ${lines.length} line${lines.length === 1 ? '' : 's'} and can lose all of it, plus a holding fee a unit for each session a unit stays unsold (${fees}); units still unsold at the end become your goods.`,
+    outcome: outcomes.includes('loss') ? 'loss' : outcomes.length && outcomes.every((o) => o === 'unknown') ? 'unknown' : 'mixed',
+  };
+}
+
 /** The facts of a cart's lines still to pay (the first FACTS_PER_PAGE), each with its line; how many more there are. */
 export async function cartFacts(s: Services, cart: CartDetail) {
   const open = cart.items.filter((l) => l.status !== 'ordered' && !l.stale);

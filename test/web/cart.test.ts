@@ -90,6 +90,12 @@ t.test('a holder approves an agent\'s cart in Chromium', async (t) => {
     t.equal(await page.locator(`#line-${itemIds[1]}`).count(), 0, 'the line is gone');
     t.equal(await page.locator('tr[id^="line-"]').count(), 2);
     await page.screenshot({ path: artifact('cart-link-before-paying.png'), fullPage: true });
+    // What paying can lose, before the pay button, coloured by the lines' records and never as a gain (issue 44).
+    const risk = page.locator('div.risk.compact').first();
+    const payTotal = /Pay ([\d.]+) USD/.exec((await page.getByRole('button', { name: /^Pay / }).textContent()) ?? '')?.[1];
+    t.match(await risk.innerText(), `You pay ${payTotal} USD for 2 lines and can lose all of it, plus a holding fee a unit`, 'the cart\'s risk in one sentence, with the total paid');
+    t.match(await risk.getAttribute('class'), /^risk compact (loss|mixed|unknown)$/);
+    t.ok((await risk.boundingBox())!.y < (await page.getByRole('button', { name: /^Pay / }).boundingBox())!.y, 'before the pay button');
 
     await fillCard(page, '4242 4242 4242 4242');
     await page.getByRole('button', { name: /^Pay / }).click();

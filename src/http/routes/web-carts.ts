@@ -9,7 +9,7 @@ import type { HolderSession } from '../../../actors/holder/messages.js';
 import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
-import { cartFacts } from '../deal-facts.js';
+import { cartFacts, cartRiskFirst } from '../deal-facts.js';
 import { cardOf, cartConfirmationView, cartDonePath, payTotal } from '../checkout-view.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
@@ -90,6 +90,12 @@ export function webCartRoutes(s: Services): Route[] {
     const here = `/carts/${token}`;
     const canPay = cart.open_items > 0 && !otherHolder;
     const [orders, facts] = await Promise.all([mine && agent ? waitingOrders(agent.account_id) : [], cartFacts(s, cart)]);
+    const open = cart.items.filter((l) => l.status !== 'ordered' && !l.stale);
+    const pay = canPay && holder ? await payView(holder, cart.total) : { pay_total: usd(cart.total) };
+    // The risk before the pay button (a trade cart: its orders can lose what they cost).
+    const riskFirst = canPay && cart.kind === 'trade'
+      ? cartRiskFirst(Number(pay.pay_total), open, facts.facts.flatMap((f) => ('outcome' in f && f.outcome ? [f.outcome] : [])))
+      : null;
     return renderPage('cart', {
       title: agent ? `${agent.name}'s cart` : cart.name, holder, error: p?.message, token, here, here_q: encodeURIComponent(here),
       ...cartSummary(cart), ...(agent ? { agent: true, ...identityView(agent) } : {}),
@@ -97,7 +103,7 @@ export function webCartRoutes(s: Services): Route[] {
       connected_now: connectedNow, other_holder: otherHolder, mine, orders, has_orders: orders.length > 0,
       can_switch_kind: mine && !found.paid, can_pay: canPay, one_line: cart.open_items === 1,
       form_email: typed?.email ?? '', login_chosen: typed?.auth === 'login',
-      ...(canPay && holder ? await payView(holder, cart.total) : { pay_total: usd(cart.total) }),
+      ...pay, risk_first: riskFirst,
       scripts: ['/static/countdown.js', '/static/card-input.js'],
     }, p?.status ?? 200);
   }
