@@ -7,6 +7,7 @@
 import type { CartDetail } from '../../actors/cart/messages.js';
 import { read } from '../../actors/runtime/client.js';
 import { MARKETS, centsToNumber, numberToCents, type MarketId, isMarketId } from '../engine/index.js';
+import { orderAmounts } from '../rules.js';
 import { closeTime } from './cart-view.js';
 import { figure, lineChart } from './charts.js';
 import { money, percent } from './family-view.js';
@@ -147,7 +148,7 @@ export async function dealFacts(s: Services, items: Paying[]) {
       const [fam, proj] = await Promise.all([families.get(market)!, projections.get(key)!]);
       const family = fam.families.find((f) => f.cluster === deal.cluster);
       const fees = MARKETS[market].fees;
-      const paid = centsToNumber(it.qty * (numberToCents(it.unit_cost) + fees.fulfilment_per_unit_cents));
+      const paid = centsToNumber(orderAmounts(it.qty, numberToCents(it.unit_cost), fees.fulfilment_per_unit_cents).totalCents);
       return {
         ...base, available: true,
         headline: lossHeadline(paid, it.qty, centsToNumber(fees.holding_per_unit_session_cents)), outcome: recordClass(family),
