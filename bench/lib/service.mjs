@@ -36,7 +36,7 @@ export async function startService({ main, pgBase, dbName, env: extra = {}, node
   const port = await freePort(HOST);
   const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'warn', BASE_URL: `http://${HOST}:${port}`, ...extra };
   delete env.DATA_DIR;
-  delete env.SVC_TIME_SCALE;
+  if (!('SVC_TIME_SCALE' in extra)) delete env.SVC_TIME_SCALE; // the caller's own scale only, never the shell's
   const url = new URL(pgBase);
   url.pathname = `/${dbName}`;
   env.DATABASE_URL = url.toString();
