@@ -22,8 +22,10 @@ export const isoOf = (unix: number) => new Date(Math.round(unix) * 1000).toISOSt
 /** "2026-11-26 14:05 UTC": what the page says without scripts. */
 export const utcMinute = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-/** The total of a payment: the order's total and the month's fee when it is due with it, in cents. */
-export const payTotal = (orderTotal: number, feeDue: boolean, fee: number) => usd(centsToNumber(numberToCents(orderTotal) + (feeDue ? numberToCents(fee) : 0)));
+/** The amount of a payment (USD): the order's total and the month's fee when it is due with it, added in cents. */
+export const payAmount = (orderTotal: number, feeDue: boolean, fee: number) => centsToNumber(numberToCents(orderTotal) + (feeDue ? numberToCents(fee) : 0));
+/** payAmount as shown. */
+export const payTotal = (orderTotal: number, feeDue: boolean, fee: number) => usd(payAmount(orderTotal, feeDue, fee));
 
 /** The redirect after paying: the confirmation, with the card's last 4 digits (or the stored card's id) it shows. */
 export function donePath(token: string, card: { last4?: string; cardId?: number } | null): string {

@@ -176,9 +176,12 @@ export function cartRiskFirst(paid: number, lines: { market: string }[], outcome
   };
 }
 
+/** A cart's lines a payment now would pay: not ordered yet, their session still open. */
+export const payableLines = (cart: CartDetail) => cart.items.filter((l) => l.status !== 'ordered' && !l.stale);
+
 /** The facts of a cart's lines still to pay (the first FACTS_PER_PAGE), each with its line; how many more there are. */
 export async function cartFacts(s: Services, cart: CartDetail) {
-  const open = cart.items.filter((l) => l.status !== 'ordered' && !l.stale);
+  const open = payableLines(cart);
   const shown = open.slice(0, FACTS_PER_PAGE);
   const facts = await dealFacts(s, shown);
   return {

@@ -2,7 +2,6 @@
 // synchronously (the request object dies at the first await), stream the body under a size limit,
 // validate path, query and body against the route's schemas (422 otherwise), authenticate, run
 // the handler, and answer unless the client went away. One log line per request.
-import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError, safeError } from '../../actors/runtime/client.js';
@@ -13,7 +12,7 @@ import { compileFormValidator, compileValidator, parseJson, validationError, typ
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { prefersJson } from './web.js';
 import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
-import { STREAM_BUFFER_BYTES } from './limits.js';
+import { holdFor, openStream, sendBody, settle, statusLine, type Exchange } from './reply-writer.js';
 import { clientAddress, type TrustedProxies } from './client-address.js';
 
 export type Authenticator = (req: RequestInfo) => Promise<unknown>;
@@ -65,37 +64,6 @@ type Compiled = {
   checkReply?: (reply: Reply) => string | undefined;
 };
 
-/**
- * `started`: the handler runs (or ran), so it will call finish(); before that an abort must.
- * `done`: finish() ran (the answer is being sent, or there was nobody to send it to).
- * `onAbort`: a streamed answer's clean-up when the client goes away.
- * `holds`: what the handler keeps until the exchange is over (Context.hold), run once by settle().
- * `sending`: a body is being sent at the pace the client reads it (sendBody), not all out yet.
- */
-type Exchange = {
-  aborted: boolean; done: boolean; started: boolean; onAbort?: () => void; holds?: (() => void)[]; settled?: boolean; sending?: boolean;
-};
-
-/** Ends what the exchange's handler held (Context.hold): once, when its answer is all sent or its client gone. */
-function settle(x: Exchange): void {
-  if (x.settled) return;
-  x.settled = true;
-  const holds = x.holds;
-  x.holds = undefined;
-  if (holds) for (const release of holds) release();
-}
-
-/** Context.hold for an exchange: kept until settle(), or given back at once when the exchange is over already. */
-const holdFor = (x: Exchange) => (release: () => void) => {
-  if (x.settled) release();
-  else (x.holds ??= []).push(release);
-};
-
-/** The bytes of a chunk of a chunked answer besides its data: the size in hex and two CRLFs. */
-const CHUNK_FRAMING = 12;
-/** Chunks up to this size go through uWS's cork buffer (16 KB) whole (see openStream). */
-const CORKED_CHUNK_BYTES = 8 * 1024;
-
 const HAS_BODY = new Set<Method>(['POST', 'PUT']);
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 /** Most fields a query string or form may have (repeats count), so parsing one stays cheap. */
@@ -111,13 +79,6 @@ const PAGE_HEADERS: [string, string][] = [
   ['x-frame-options', 'DENY'],
   ['referrer-policy', 'same-origin'],
 ];
-const statusLines = new Map<number, string>();
-const statusLine = (s: number) => {
-  let line = statusLines.get(s);
-  if (!line) statusLines.set(s, (line = `${s} ${STATUS_CODES[s] ?? 'Unknown'}`));
-  return line;
-};
-
 /** `/markets/{market_id}` → `/markets/:market_id`, with the parameter names in order. */
 function toUwsPath(path: string): { uwsPath: string; names: string[] } {
   const names: string[] = [];
@@ -384,105 +345,10 @@ export function createApp(opts: ServerOptions): FrontEnd {
     });
   }
 
-  /**
-   * A whole body at the pace the client reads it: uWS's tryEnd sends what the socket takes now and
-   * keeps none of the rest, which waits here as the reply's own bytes (a shared snapshot is not
-   * copied) and goes out from onWritable as the client reads. res.end would instead copy all of it
-   * into the socket's buffer and count the answer as sent, so a client that never read could ask
-   * again and again on one socket. Until the body is all out the exchange stays open, and uWS
-   * closes a connection that sends another request meanwhile: a socket holds one answer at most.
-   */
-  function sendBody(res: HttpResponse, x: Exchange, payload: string | Uint8Array): void {
-    const total = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
-    const base = res.getWriteOffset();
-    if (res.tryEnd(payload, total)[1]) return settle(x);
-    // The offsets are in bytes: a text is encoded once, the way uWS encodes it (UTF-8).
-    const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    x.sending = true;
-    res.onWritable((offset) => {
-      let ok = false;
-      res.cork(() => {
-        const [sent, done] = res.tryEnd(body.subarray(offset - base), total);
-        ok = sent;
-        if (done) {
-          x.sending = false;
-          settle(x);
-        }
-      });
-      return ok;
-    });
-  }
-
   /** An answer whose client went away (or asked again, and uWS closed it) before reading all of it. */
   function cut(route: string, method: string): void {
     opts.onCut?.(route);
     opts.log.info({ method, route }, 'answer cut: the client went away before reading all of it');
-  }
-
-  /**
-   * A streamed answer (Reply.stream): the head now, then the stream's chunks until either side ends.
-   * A chunk the socket cannot take now waits in uWS's buffer for this socket; `held` is at most what
-   * that buffer holds (a write that returns true found it empty). A chunk is refused while something
-   * waits and it would take `held` past STREAM_BUFFER_BYTES (`write` answers false; a single chunk is
-   * never refused on its size alone, or a large one could never be sent). uWS hands a socket that
-   * drained to onWritable instead of flushing it itself: the stream's `filler` (a chunk that says
-   * nothing) flushes what waits, and once nothing does, a stream refused a chunk hears it has room.
-   */
-  function openStream(res: HttpResponse, x: Exchange, reply: Reply, stream: NonNullable<Reply['stream']>): void {
-    let ended = false;
-    let held = 0;
-    let refused = false;
-    let room: (() => void) | undefined;
-    res.cork(() => {
-      res.writeStatus(statusLine(200));
-      res.writeHeader('content-type', reply.contentType ?? 'application/octet-stream');
-      res.writeHeader('x-content-type-options', 'nosniff');
-      if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
-    });
-    /** Writes a chunk; true when uWS held nothing before it (it holds at most this chunk now). */
-    const put = (chunk: string | Uint8Array, size: number): boolean => {
-      let empty = false;
-      // Corked only when the chunk fits uWS's cork buffer: a larger one is written through it, and
-      // this uWS (before v20.77) drops such a chunk's data when the corked part fails to flush.
-      if (size <= CORKED_CHUNK_BYTES) res.cork(() => (empty = res.write(chunk)));
-      else empty = res.write(chunk);
-      held = empty ? size : held + size;
-      return empty;
-    };
-    const write = (chunk: string | Uint8Array): boolean => {
-      if (ended || x.aborted) return false;
-      const size = (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength) + CHUNK_FRAMING;
-      if (held > 0 && held + size > STREAM_BUFFER_BYTES) {
-        refused = true;
-        return false;
-      }
-      put(chunk, size);
-      return true;
-    };
-    const end = (last?: string) => {
-      if (ended || x.aborted) return;
-      ended = true;
-      x.onAbort = undefined;
-      res.cork(() => {
-        // The stream's last words (why it ends) go out whatever waits: one short chunk.
-        if (last) res.write(last);
-        res.end();
-      });
-      settle(x);
-    };
-    res.onWritable(() => {
-      if (ended || x.aborted || held === 0 || !stream.filler) return true;
-      if (put(stream.filler, stream.filler.length + CHUNK_FRAMING) && refused) {
-        refused = false;
-        room?.();
-      }
-      return true;
-    });
-    const stop = stream.open(write, end, (listener) => (room = listener));
-    x.onAbort = () => {
-      ended = true;
-      stop();
-    };
   }
 
   /** The reply, or a 500 when it is not what the route declares (SVC_RESPONSE_CHECKS). */

@@ -42,3 +42,19 @@ t.test('an untrusted peer is counted under its own address, whatever X-Forwarded
   t.equal(await open(stranger, '198.51.100.200'), 429, 'a forged header buys no new place');
   t.equal(svc.services.streams.marketByAddress.count('127.0.0.2'), MARKET_STREAMS_PER_ADDRESS, 'all of them counted under 127.0.0.2');
 });
+
+t.test('fuzz: whatever X-Forwarded-For a client sends, through the proxy or not, it gets an answer and the service stays up', async (t) => {
+  const hostile = [
+    ',,,,', ' ', '[', '[::1', '::ffff:', '1.2.3.4:80', 'unknown', '2001:db8::/32', '%00', '999.1.1.1',
+    Array.from({ length: 2000 }, (_, i) => `10.0.${i % 256}.${i % 200}`).join(','), 'x'.repeat(6000), Array(3000).fill('').join(','),
+  ];
+  for (const via of [proxy, stranger]) {
+    for (const h of hostile) {
+      const res = await fetch(`${svc.url}/api/v1/markets/m15/stream`, { headers: { 'x-forwarded-for': h }, dispatcher: via } as RequestInit);
+      await res.arrayBuffer();
+      t.ok(res.status < 500, `${h.slice(0, 30)}${h.length > 30 ? '...' : ''}: ${res.status}`);
+    }
+  }
+  t.equal((await svc.get('/healthz')).status, 200, 'the process is still up');
+});
+

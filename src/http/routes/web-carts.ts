@@ -9,8 +9,8 @@ import type { HolderSession } from '../../../actors/holder/messages.js';
 import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
-import { cartFacts, cartRiskFirst } from '../deal-facts.js';
-import { cardOf, cartConfirmationView, cartDonePath, payTotal } from '../checkout-view.js';
+import { cartFacts, cartRiskFirst, payableLines } from '../deal-facts.js';
+import { cardOf, cartConfirmationView, cartDonePath, payAmount, payTotal } from '../checkout-view.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -69,7 +69,7 @@ export function webCartRoutes(s: Services): Route[] {
     const [cards, fee] = await Promise.all([read(s.runtime, 'holder.cards', { holderId: holder.holderId }), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() })]);
     return {
       cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month,
-      pay_total: payTotal(total, fee.due, fee.amount),
+      pay_total: payTotal(total, fee.due, fee.amount), pay_amount: payAmount(total, fee.due, fee.amount),
     };
   }
 
@@ -90,11 +90,10 @@ export function webCartRoutes(s: Services): Route[] {
     const here = `/carts/${token}`;
     const canPay = cart.open_items > 0 && !otherHolder;
     const [orders, facts] = await Promise.all([mine && agent ? waitingOrders(agent.account_id) : [], cartFacts(s, cart)]);
-    const open = cart.items.filter((l) => l.status !== 'ordered' && !l.stale);
-    const pay = canPay && holder ? await payView(holder, cart.total) : { pay_total: usd(cart.total) };
+    const pay = canPay && holder ? await payView(holder, cart.total) : { pay_total: usd(cart.total), pay_amount: cart.total };
     // The risk before the pay button (a trade cart: its orders can lose what they cost).
     const riskFirst = canPay && cart.kind === 'trade'
-      ? cartRiskFirst(Number(pay.pay_total), open, facts.facts.flatMap((f) => ('outcome' in f && f.outcome ? [f.outcome] : [])))
+      ? cartRiskFirst(pay.pay_amount, payableLines(cart), facts.facts.flatMap((f) => ('outcome' in f && f.outcome ? [f.outcome] : [])))
       : null;
     return renderPage('cart', {
       title: agent ? `${agent.name}'s cart` : cart.name, holder, error: p?.message, token, here, here_q: encodeURIComponent(here),
