@@ -39,6 +39,8 @@ export type Config = {
   trustedProxies: TrustedProxies;
   /** How long one webhook delivery attempt may take before it counts as no answer (SVC_WEBHOOK_TIMEOUT_MS). */
   webhookTimeoutMs: number;
+  /** How long a stopping process answers /readyz 503 before it stops serving (SVC_DRAIN_MS: a balancer's health checks take it out meanwhile). */
+  drainMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -123,5 +125,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: trustedProxies(env),
     nodeName: nodeName(env),
     webhookTimeoutMs: int(env, 'SVC_WEBHOOK_TIMEOUT_MS', SEND_TIMEOUT_MS, 100, SEND_TIMEOUT_MAX_MS),
+    drainMs: int(env, 'SVC_DRAIN_MS', 0, 0, 60_000),
   };
 }

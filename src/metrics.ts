@@ -17,7 +17,7 @@ export type EventHubObserver = {
   closed(reason: StreamCloseReason): void;
 };
 /** What the alert rules compare with: readiness, the mailbox bound, each market's session length in real seconds. */
-export type ServiceFacts = { ready: () => boolean; mailboxLimit: number; intervals: Record<string, number> };
+export type ServiceFacts = { ready: () => boolean; holdsCloses: () => boolean; mailboxLimit: number; intervals: Record<string, number> };
 /** One metric as prom-client's getMetricsAsJSON() gives it. */
 export type MetricJson = {
   name: string;
@@ -212,6 +212,14 @@ export class Metrics {
       registers,
       collect() {
         if (self.service) this.set(self.service.ready() ? 1 : 0);
+      },
+    });
+    new client.Gauge({
+      name: 'closes_held',
+      help: "1 while this process runs the market closes (it holds the closes' lease; CONTRACT.md \"Several front ends\"), else 0",
+      registers,
+      collect() {
+        if (self.service) this.set(self.service.holdsCloses() ? 1 : 0);
       },
     });
     new client.Gauge({

@@ -6,7 +6,7 @@ import { MARKETS, MARKET_IDS, type MarketId } from './engine/index.js';
 import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
-import { ActorRuntime, NotifyListener, read, withSafeErrors } from '../actors/runtime/client.js';
+import { ActorRuntime, CloseLease, NotifyListener, read, withSafeErrors } from '../actors/runtime/client.js';
 import { answersRef } from '../actors/answers/messages.js';
 import { budgetProblem, connectionBudget, connectionLimit, MAIN_POOL, poolStats, WORKER_POOL } from '../orm/connections.js';
 import { ConfigError } from './config.js';
@@ -23,7 +23,7 @@ import type { Services } from './http/services.js';
 import { RecordFragments } from './http/record-fragments.js';
 import { warmCloseAnswers } from './http/families-book.js';
 import { EventHub } from './http/event-hub.js';
-import { EVENTS_CHANNEL } from '../actors/events/messages.js';
+import { EVENTS_CHANNEL, SESSIONS_CHANNEL } from '../actors/events/messages.js';
 import { attachWebSocket } from './http/ws.js';
 import { Places, StreamPlaces, UNAUTHENTICATED_PER_ADDRESS } from './http/limits.js';
 import { sessionClosedEvent } from './http/market-stream.js';
@@ -147,6 +147,9 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
   const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick), metrics.events);
   metrics.watchEvents(() => events.size());
+  let node = config.nodeName ?? `${config.host}:${config.port}`;
+  // One process of those on this database runs the closes; its lease names it by this node's name.
+  const lease = new CloseLease(databaseUrl, () => node, (err) => log.error({ err }, "the closes' lease connection ended"));
   const supervisor = new Supervisor(
     runtime,
     clock,
@@ -154,6 +157,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     {
       catchupLimit: config.catchupLimit,
       backfillDays: config.backfillDays,
+      lease,
       startRetry: opts.startRetry,
       webhookAllowPrivate: config.webhookAllowPrivate,
       webhookTimeoutMs: config.webhookTimeoutMs,
@@ -176,16 +180,22 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   await events.start();
   // Webhook deliveries start soon after an account's log grew, not only at the next pass (CONTRACT.md "Events" → Webhooks).
   await listener.listen(EVENTS_CHANNEL, () => supervisor.wakeWebhooks());
+  // A process that does not run the closes follows each one as it commits.
+  await listener.listen(SESSIONS_CHANNEL, (payload) => supervisor.heardClose(payload));
+  let draining = false;
   metrics.watchService({
-    ready: () => supervisor.ready,
+    ready: () => supervisor.ready && !draining,
+    holdsCloses: () => supervisor.holdsCloses,
     mailboxLimit: config.mailboxLimit,
     intervals: Object.fromEntries(MARKET_IDS.map((id) => [id, MARKETS[id].interval_seconds / config.timeScale])),
   });
   const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000);
   const unauthenticated = new Places(UNAUTHENTICATED_PER_ADDRESS);
   const streams = new StreamPlaces(opts.streamsPerKey);
-  let node = config.nodeName ?? `${config.host}:${config.port}`;
-  const services: Services = { config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated, streams, node: () => node };
+  const services: Services = {
+    config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated, streams, node: () => node,
+    draining: () => draining, closesHolder: () => lease.holder(),
+  };
   const keyAuth = keyAuthenticator(services);
   const front = createApp({
     routes: routeTable(services),
@@ -223,11 +233,19 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      // Behind a balancer: /readyz answers 503 until its health checks have taken this node out, then it stops.
+      draining = true;
+      if (config.drainMs > 0 && supervisor.ready) {
+        log.info({ drainMs: config.drainMs }, 'draining: /readyz answers 503 before the node stops');
+        await new Promise((r) => setTimeout(r, config.drainMs));
+      }
       clearInterval(sweep);
       events.stop();
       listening.close();
       opsFeed.stop();
       await supervisor.stop();
+      // After the closes under way: another process takes them at its next try.
+      await lease.release();
       // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.
       for (let i = 0; i < 100 && front.inflight() > 0; i++) await new Promise((r) => setTimeout(r, 50));
       if (front.inflight() > 0) log.warn({ inflight: front.inflight() }, 'stopping with requests still unanswered');

@@ -13,7 +13,7 @@ import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } f
 import { exclusiveSessionLock } from './session-lock.js';
 import { SESSIONS_CHANNEL } from '../events/messages.js';
 import { appendCloseEvents, bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holder-orders.js';
-import type { BackfillReply, CloseReply, MarketMessage, MarketReplies, StartReply } from './messages.js';
+import type { BackfillReply, CloseReply, MarketMessage, MarketReplies, StartReply, StatusReply } from './messages.js';
 
 export type MarketState = { market: MarketId; openTick: number | null };
 
@@ -95,6 +95,13 @@ export const marketActor = defineActor<MarketState, MarketMessage, MarketReplies
         }),
       );
       return { recorded, ms: Date.now() - t0 };
+    },
+
+    async status(state, _msg, ctx): Promise<StatusReply> {
+      // Read afresh: another process may have closed since this actor last looked.
+      state.openTick = await openSession(ctx.em, state.market);
+      const rec = await ctx.em.execute('select finished_at is not null as done from history_load where market = ?', [state.market]);
+      return { open: state.openTick, historyLoaded: rec[0]?.done === true };
     },
   },
 });

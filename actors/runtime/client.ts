@@ -12,6 +12,7 @@ export type { ActorRef, Replies } from './protocol.js';
 export { REUSED_KEY, type StoredAnswer } from './idempotency.js';
 export { safeError, withSafeErrors } from './log.js';
 export { NotifyListener, type Notified } from './notify.js';
+export { CloseLease, type LeaseLost } from './close-lease.js';
 
 /** Every read task the workers register, by name. */
 export type ReadTasks = typeof readTasks;

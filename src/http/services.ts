@@ -30,6 +30,10 @@ export type Services = {
   unauthenticated: Places;
   /** This process's name (SVC_NODE_NAME, else HOST:PORT as it listens): /readyz says it. */
   node: () => string;
+  /** Whether this process is stopping (SVC_DRAIN_MS): /readyz answers 503 so a balancer takes it out first. */
+  draining: () => boolean;
+  /** The node running the market closes now (the closes' lease), or null between a holder's death and a takeover. */
+  closesHolder: () => Promise<string | null>;
   /** Streams held per API key and public market streams per address (limits.ts STREAMS_PER_KEY, MARKET_STREAMS_PER_ADDRESS). */
   streams: StreamPlaces;
 };

@@ -206,5 +206,11 @@ export const AgentProtocol = obj(
 );
 
 export const Health = obj({ status: str('ok') }, 'the process is alive');
-export const Ready = obj({ status: str('ready'), schema: str('the newest database migration'), node: str('this process (SVC_NODE_NAME, else HOST:PORT)') }, 'ready to serve');
-export const Starting = obj({ status: str('starting'), detail: str('what it is waiting for') }, 'not ready yet: retry after Retry-After');
+export const Ready = obj(
+  {
+    status: str('ready'), schema: str('the newest database migration'), node: str('this process (SVC_NODE_NAME, else HOST:PORT)'),
+    closes: bool("whether this process runs the market closes (holds the closes' lease; one process of those on a database does)"),
+  },
+  'ready to serve',
+);
+export const Starting = obj({ status: str('starting or stopping'), detail: str('what it is waiting for') }, 'not ready: starting (retry after Retry-After), or stopping (a balancer takes it out)');

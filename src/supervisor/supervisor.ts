@@ -1,8 +1,11 @@
 // The supervisor drives the clock: it opens each market's first session, replays closes missed
 // during downtime in order, then closes every session when its time comes. It only asks; the
 // market actor decides, exactly once per (market, tick), so two supervisors on one database (or a
-// restart mid-close) never double-close. Every failure is retried with bounded exponential
-// backoff (a failing close, a backfill chunk, the start itself), logged with its cause and counted.
+// restart mid-close) never double-close. Of several processes on one database, the one holding the
+// closes' lease runs the closes, payouts and competitions; the others follow the closes (a NOTIFY
+// per close, a poll as its net) and take the lease over when its holder dies, replaying what it
+// missed in order. Every failure is retried with bounded exponential backoff (a failing close, a
+// backfill chunk, the start itself), logged with its cause and counted.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
@@ -16,6 +19,8 @@ import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId
 
 export type Asker = Pick<ActorRuntime, 'ask'>;
 export type ScheduledMarket = { id: string; interval_seconds: number };
+/** The closes' lease (actors/runtime/close-lease.ts): whether this process may run the closes. */
+export type Lease = { readonly held: boolean; tryTake(): Promise<boolean> };
 
 /** What the supervisor counts (src/metrics.ts implements it). */
 export type SupervisorMetrics = {
@@ -51,6 +56,10 @@ export type SupervisorOptions = {
   warm?: (market: string, prevOpen: number, open: number) => Promise<void>;
   /** How often due payouts are looked for (default PAYOUT_SWEEP_MS). */
   payoutSweepMs?: number;
+  /** The closes' lease shared by the processes of one database; without one this process runs the closes. */
+  lease?: Lease;
+  /** How often a process without the lease tries to take it (default LEASE_TRY_MS). */
+  leaseTryMs?: number;
   /** Webhooks may be delivered to private addresses (SVC_WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate?: boolean;
   /** How often webhook deliveries are looked for (default WEBHOOK_PASS_MS). */
@@ -75,6 +84,10 @@ const WEBHOOK_WAIT_MS = 500;
 export const WEBHOOK_BACKLOG_WARN_SECONDS = 10;
 /** ...logged at most once in this many seconds of the service clock. */
 const WEBHOOK_BACKLOG_WARN_EVERY_SECONDS = 60;
+/** How often a process without the closes' lease tries to take it: a takeover within CONTRACT.md's 5 s. */
+const LEASE_TRY_MS = 1000;
+/** A follower whose market's close is due and not yet seen looks again this often (a missed NOTIFY's net). */
+const FOLLOW_POLL_MS = 250;
 const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
 /** A close whose ask timed out is asked again at once this many times before backing off. */
 export const CLOSE_TIMEOUTS_RETRIED_AT_ONCE = 2;
@@ -97,6 +110,11 @@ export class Supervisor {
   /** Requests waiting for the record to open a session the clock has already started (recordOpened). */
   private readonly waiting = new Map<string, { tick: number; done: (opened: boolean) => void }[]>();
   private stopped = false;
+  /** Whether this process runs the closes (holds the lease, or has none to share). */
+  private leading = false;
+  /** Markets whose timer's turn is under way, and those woken meanwhile (their next turn follows at once). */
+  private readonly turning = new Set<string>();
+  private readonly woken = new Set<string>();
   /** Webhook passes: whether the last saw a live webhook, one is running, a wake came during it, one is armed by a wake. */
   private readonly webhookPass = { live: false, running: false, again: false, woken: false, warnedAt: Number.NEGATIVE_INFINITY };
   ready = false;
@@ -135,33 +153,135 @@ export class Supervisor {
   }
 
   private async startOnce(): Promise<void> {
-    const plans = await Promise.all(
-      this.markets.map(async (m) => {
-        const to = marketRef(m.id);
-        const reply = await this.actors.ask(to, {
-          kind: 'start',
-          tick: this.clock.tick(m.interval_seconds),
-          backfillDays: this.opts.backfillDays ?? 0,
-        });
-        this.setOpen(m.id, reply.open);
-        this.recordOpen.set(m.id, reply.open);
-        // The sessions whose positions are still selling interact with live closes: record them
-        // first, so every live close advances them.
-        const recent = Math.max(reply.fromTick, reply.liveStart - SETTLEMENT_HORIZON_SESSIONS);
-        if (recent < reply.liveStart) await this.actors.ask(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
-        await this.catchUp(m);
-        return { m, from: reply.fromTick, to: recent - 1 };
-      }),
-    );
-    await this.runCompetitions();
+    const leading = await this.tryLease();
+    const plans = await Promise.all(this.markets.map((m) => (leading ? this.lead(m) : this.follow(m).then(() => undefined))));
+    if (leading) await this.runCompetitions();
     // The approval receipts' first signing key, made once for every process (before readiness: a
     // holder's payment signs with it), with the start's own retries.
     await this.actors.ask(receiptsRef, { kind: 'ensureKey' });
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
-    this.schedulePayouts();
+    if (leading) this.schedulePayouts();
     this.scheduleWebhooks();
-    this.backfilling = this.backfillRest(plans);
+    this.scheduleLease();
+    if (leading) this.backfilling = this.backfillRest(plans.filter((p) => p !== undefined));
+  }
+
+  /**
+   * A market's start as the process running its closes: opens its first session if it has none,
+   * records the sessions still selling, replays the missed closes in order. Every step is
+   * idempotent, so a takeover repeats what the previous holder did without doing it twice.
+   */
+  private async lead(m: ScheduledMarket): Promise<{ m: ScheduledMarket; from: number; to: number }> {
+    const to = marketRef(m.id);
+    const reply = await this.actors.ask(to, { kind: 'start', tick: this.clock.tick(m.interval_seconds), backfillDays: this.opts.backfillDays ?? 0 });
+    if (!this.open.has(m.id)) {
+      this.setOpen(m.id, reply.open);
+      this.recordOpen.set(m.id, reply.open);
+    }
+    // The sessions whose positions are still selling interact with live closes: record them
+    // first, so every live close advances them.
+    const recent = Math.max(reply.fromTick, reply.liveStart - SETTLEMENT_HORIZON_SESSIONS);
+    if (recent < reply.liveStart) await this.actors.ask(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
+    await this.catchUp(m);
+    return { m, from: reply.fromTick, to: recent - 1 };
+  }
+
+  /**
+   * A market's state as the record has it, for a process that does not run the closes: opens the
+   * market if no process has yet (the holder of the lease may not have started), then moves this
+   * process's open session (and its record's, after warming) to the database's.
+   */
+  private async follow(m: ScheduledMarket): Promise<void> {
+    if (!this.open.has(m.id)) {
+      const reply = await this.actors.ask(marketRef(m.id), { kind: 'start', tick: this.clock.tick(m.interval_seconds), backfillDays: this.opts.backfillDays ?? 0 });
+      this.setOpen(m.id, reply.open);
+      this.recordOpen.set(m.id, reply.open);
+    }
+    const status = await this.actors.ask(marketRef(m.id), { kind: 'status' });
+    if (status.historyLoaded) this.loaded.add(m.id);
+    const prev = this.open.get(m.id)!;
+    if (status.open === null || status.open <= prev) return;
+    this.setOpen(m.id, status.open);
+    if (this.opts.warm && status.open >= this.clock.tick(m.interval_seconds)) await this.warmRecord(m.id, this.recordOpen.get(m.id) ?? prev, status.open);
+    this.recordOpen.set(m.id, status.open);
+  }
+
+  /** Whether this process runs the closes now (CONTRACT.md: `/readyz` `closes`). */
+  get holdsCloses(): boolean {
+    return this.leading;
+  }
+
+  /** Takes the lease if it is free; without a lease to share, this process leads. A failed try is a no. */
+  private async tryLease(): Promise<boolean> {
+    const lease = this.opts.lease;
+    if (!lease) return (this.leading = true);
+    try {
+      this.leading = await lease.tryTake();
+    } catch (err) {
+      this.opts.log.warn({ err }, `the closes' lease could not be tried: ${causeOf(err)}; trying again`);
+      this.leading = false;
+    }
+    if (this.leading) {
+      this.opts.log.info('this process runs the market closes (it holds the closes\' lease)');
+    }
+    return this.leading;
+  }
+
+  /**
+   * Tries to take the lease every leaseTryMs while another process holds it; on taking it, does what
+   * a leading start does (the missed closes replayed in order, the history finished) and wakes every
+   * market's timer, which now closes.
+   */
+  private scheduleLease(): void {
+    if (this.stopped || !this.opts.lease) return;
+    const timer = setTimeout(() => {
+      const run = (async () => {
+        if (this.leading) {
+          if (this.opts.lease!.held) return;
+          this.leading = false;
+          clearTimeout(this.timers.get('payouts'));
+          this.opts.log.error("this process lost the closes' lease (its database connection ended): it follows the closes until it can take them again");
+        }
+        if (!(await this.tryLease()) || this.stopped) return;
+        try {
+          const plans = await Promise.all(this.markets.map((m) => this.lead(m)));
+          await this.runCompetitions();
+          const rest = plans.filter((p) => !this.loaded.has(p.m.id));
+          if (rest.length) this.backfilling = Promise.all([this.backfilling, this.backfillRest(rest)]).then(() => undefined);
+        } catch (err) {
+          this.opts.log.warn({ err }, `taking over the closes: ${causeOf(err)}; the markets' timers retry`);
+        }
+        for (const m of this.markets) this.wake(m);
+        this.schedulePayouts();
+      })().finally(() => {
+        this.running.delete(run);
+        this.scheduleLease();
+      });
+      this.running.add(run);
+    }, this.opts.leaseTryMs ?? LEASE_TRY_MS);
+    this.timers.set('lease', timer);
+  }
+
+  /**
+   * A close was committed (the sessions NOTIFY: `market/tick`, or `*` after the listener
+   * reconnected): a process following the closes looks at once instead of at its next poll.
+   */
+  heardClose(payload: string): void {
+    if (this.stopped || this.leading || !this.ready) return;
+    const market = payload === '*' ? undefined : payload.split('/')[0];
+    for (const m of this.markets) if (market === undefined || m.id === market) this.wake(m);
+  }
+
+  /** Runs the market's timer turn now, or right after the one under way. */
+  private wake(m: ScheduledMarket): void {
+    if (this.stopped) return;
+    if (this.turning.has(m.id)) {
+      this.woken.add(m.id);
+      return;
+    }
+    clearTimeout(this.timers.get(m.id));
+    this.schedule(m, 0);
   }
 
   /**
@@ -176,7 +296,7 @@ export class Supervisor {
 
   /** Looks for due payouts and competitions to open or finish every PAYOUT_SWEEP_MS; a failed look is logged and the next one retries. */
   private schedulePayouts(): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.leading) return;
     const timer = setTimeout(() => {
       const run = this.payDue()
         .then(() => this.runCompetitions())
@@ -434,24 +554,41 @@ export class Supervisor {
     }
   }
 
-  /** Arms the timer of `m`: at its next close, or after `delayMs` when retrying a failed one. */
+  /**
+   * Arms the timer of `m`: at its next close, or after `delayMs` (retrying a failed one, a woken
+   * turn). Its turn closes what is due when this process runs the closes, else follows them (again
+   * every FOLLOW_POLL_MS while a due close is not yet seen).
+   */
   private schedule(m: ScheduledMarket, delayMs?: number): void {
     if (this.stopped) return;
     const open = this.open.get(m.id)!;
     const dueMs = delayMs ?? this.clock.closesAt(open, m.interval_seconds) * 1000 - this.clock.realNow() * 1000 + 5;
     const timer = setTimeout(() => {
-      const run = this.catchUp(m)
+      const leading = this.leading;
+      this.turning.add(m.id);
+      const run = (leading ? this.catchUp(m) : this.follow(m))
         .then(
           () => {
             this.failures.delete(m.id);
-            this.schedule(m);
+            const behind = !leading && this.open.get(m.id)! < this.clock.tick(m.interval_seconds);
+            return behind ? FOLLOW_POLL_MS : undefined;
           },
-          (err) => this.schedule(m, this.closeFailed(m, err)),
+          (err) => (leading ? this.closeFailed(m, err) : this.followFailed(m, err)),
         )
+        .then((next) => {
+          this.turning.delete(m.id);
+          this.schedule(m, this.woken.delete(m.id) ? 0 : next);
+        })
         .finally(() => this.running.delete(run));
       this.running.add(run);
     }, Math.max(0, Math.min(dueMs, 2 ** 31 - 1)));
     this.timers.set(m.id, timer);
+  }
+
+  /** A follower's look at the record failed: logged, and looked again after FOLLOW_POLL_MS (the database's own trouble shows elsewhere). */
+  private followFailed(m: ScheduledMarket, err: unknown): number {
+    if (!this.stopped) this.opts.log.warn({ err, market: m.id }, `following the closes of ${m.id} failed: ${causeOf(err)}; looking again`);
+    return FOLLOW_POLL_MS;
   }
 
   /**

@@ -214,8 +214,9 @@ t.test('health, readiness and metrics', async (t) => {
   const ready = await svc.getJson('/readyz');
   t.equal(ready.status, 200);
   t.equal(ready.body.node, `127.0.0.1:${svc.port}`, 'the node: HOST:PORT as it listens, without SVC_NODE_NAME');
+  t.equal(ready.body.closes, true, 'the only process on its database runs the closes');
   const text = await (await svc.get('/metrics')).text();
-  for (const name of ['http_requests_total', 'http_request_duration_seconds', 'actor_mailbox_depth', 'actor_turn_seconds', 'worker_utilization', 'db_pool_connections', 'session_closes_total', 'session_close_seconds']) {
+  for (const name of ['http_requests_total', 'http_request_duration_seconds', 'actor_mailbox_depth', 'actor_turn_seconds', 'worker_utilization', 'db_pool_connections', 'session_closes_total', 'session_close_seconds', 'closes_held']) {
     t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
   }
   t.match(text, /actor_turn_seconds_count\{actor="market",message="start",ok="true",shard="\d+"\} [1-9]/, 'market turns observed (by the shard that ran them)');

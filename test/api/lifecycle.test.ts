@@ -60,15 +60,22 @@ t.test('SVC_TIME_SCALE=900 closes an m15 session every second', async (t) => {
 });
 
 t.test('/readyz answers 503 until every market has an open session', async (t) => {
-  const supervisor = { ready: false };
-  const ready = opsRoutes({ supervisor, schema: { last: 'x' }, node: () => 'n1' } as unknown as Services).find((r) => r.path === '/readyz')!;
+  const supervisor = { ready: false, holdsCloses: true };
+  let draining = false;
+  const ready = opsRoutes({ supervisor, schema: { last: 'x' }, node: () => 'n1', draining: () => draining } as unknown as Services).find((r) => r.path === '/readyz')!;
   const before = await ready.handler({} as never);
   t.equal(before.status, 503);
   t.equal(before.headers?.['retry-after'], '1');
   supervisor.ready = true;
   const after = await ready.handler({} as never);
   t.equal(after.status ?? 200, 200);
-  t.same(after.json, { status: 'ready', schema: 'x', node: 'n1' }, 'it names the node');
+  t.same(after.json, { status: 'ready', schema: 'x', node: 'n1', closes: true }, 'it names the node and says it runs the closes');
+  supervisor.holdsCloses = false;
+  t.same((await ready.handler({} as never)).json, { status: 'ready', schema: 'x', node: 'n1', closes: false }, 'a node following the closes');
+  draining = true;
+  const stopping = await ready.handler({} as never);
+  t.equal(stopping.status, 503, 'a stopping node answers 503 so a balancer takes it out');
+  t.equal((stopping.json as { status: string }).status, 'stopping');
 });
 
 function freePort(): Promise<number> {

@@ -53,7 +53,10 @@ export function opsPageRoutes(s: Services): Route[] {
       handler: async () => {
         const f = await feed().current();
         const view = opsView(f, feed().history());
-        return { ...renderPage('ops', { title: 'Operators: live', nav_live: true, ...view, scripts: ['/static/ops.js'] }), headers: NO_STORE };
+        // Which node runs the closes: read from the lease's holder, so a page on any node names it.
+        const holder = await s.closesHolder().catch(() => null);
+        const closes = { node: s.node(), closes_here: s.supervisor.holdsCloses, closes_holder: holder };
+        return { ...renderPage('ops', { title: 'Operators: live', nav_live: true, ...view, ...closes, scripts: ['/static/ops.js'] }), headers: NO_STORE };
       },
     }),
     route({

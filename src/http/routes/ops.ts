@@ -12,12 +12,14 @@ export function opsRoutes(s: Services): Route[] {
       handler: () => json({ status: 'ok' }),
     }),
     route({
-      method: 'GET', path: '/readyz', auth: 'none', summary: 'Readiness: migrations ran and every market has an open session',
+      method: 'GET', path: '/readyz', auth: 'none', summary: 'Readiness: migrations ran, every market has an open session, and the node is not stopping',
       response: { 200: Ready, 503: Starting },
-      handler: () =>
-        s.supervisor.ready
-          ? json({ status: 'ready', schema: s.schema.last, node: s.node() })
-          : json({ status: 'starting', detail: 'markets are opening or catching up' }, 503, { 'retry-after': '1' }),
+      handler: () => {
+        if (s.draining()) return json({ status: 'stopping', detail: 'this node is stopping: a balancer takes it out' }, 503, { 'retry-after': '1' });
+        return s.supervisor.ready
+          ? json({ status: 'ready', schema: s.schema.last, node: s.node(), closes: s.supervisor.holdsCloses })
+          : json({ status: 'starting', detail: 'markets are opening or catching up' }, 503, { 'retry-after': '1' });
+      },
     }),
     route({
       method: 'GET', path: '/metrics', auth: 'ops', summary: 'Prometheus metrics (the /ops access rule)',
