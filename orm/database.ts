@@ -1,6 +1,7 @@
 // Opening the system of record: a MikroORM instance, its migrations, and the schema facts the
 // manifest reports. Used by the main thread (migrations, read models) and by every worker.
 import { MikroORM } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { ormConfig, type Migrations } from './config.js';
 
 export type Orm = MikroORM;
@@ -20,9 +21,24 @@ const loadMigrations = async (): Promise<Migrations> => {
   return { Migrator, migrationsList };
 };
 
+/** The advisory lock several processes starting on one database (a cluster, a rolling deploy) migrate under, one at a time. */
+const MIGRATION_LOCK_KEY = 0x5356_4d47;
+
+/**
+ * Applies the migrations not yet applied. Under a session advisory lock on a connection of its own:
+ * a process that finds another migrating waits for it, then finds nothing left to apply.
+ */
 export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
-  return applied.map((m) => m.name);
+  const lock = new pg.Client({ connectionString: orm.config.getClientUrl() });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    const applied = await orm.getMigrator().up();
+    return applied.map((m) => m.name);
+  } finally {
+    // Ending the connection gives the lock up, whatever happened above.
+    await lock.end().catch(() => {});
+  }
 }
 
 export type SchemaInfo = { applied: number; last: string | null; last_at: number | null };
