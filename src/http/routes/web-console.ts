@@ -16,7 +16,8 @@ import { renderPage } from '../pages.js';
 import { HttpError, Media, HTML, htmlPage, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { FundingForm, LimitsForm, GrantForm, RevokedForm, TIMELINE_CURSOR_PATTERN, TIMELINE_PAGE_MAX, TimelineAnswer, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { formReply, holderFormRoute, invalidForm, usd, wantsJson, webAction, type Problem } from '../web.js';
+import { holderFormRoute, invalidForm, usd, wantsJson, webAction, type Problem } from '../web.js';
+import { consoleReply, noticeOf, noticeText, type Notice } from '../console-notice.js';
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './web-money.js';
 import { CHART_H, CHART_W, chartPoints } from '../charts.js';
@@ -62,20 +63,41 @@ export function webConsoleRoutes(s: Services): Route[] {
   /** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */
   const agentsOf = (holderId: number, agentId?: number) => read(s.runtime, 'holder.agents', { holderId, agentId });
 
-  /** One console page: the shared tabs, the holder in the layout, and a message when something was refused. */
-  async function render(name: string, title: string, holder: HolderPrincipal, view: ConsoleView, p?: Problem): Promise<Reply> {
+  const secure = base.startsWith('https:');
+
+  /** One console page: the shared tabs, the holder in the layout, and a message when something was refused or done. */
+  async function render(name: string, title: string, holder: HolderPrincipal, view: ConsoleView, p?: Problem, notice?: string | null): Promise<Reply> {
     const href = name === 'console' ? '/console' : `/console/${name.replace('console-', '')}`;
     const tabs = TABS.map((t) => ({ ...t, current: t.href === href }));
-    return renderPage(name, { title, holder, tabs, error: p?.message, ...view }, p?.status ?? 200);
+    return renderPage(name, { title, holder, tabs, error: p?.message, notice, ...view }, p?.status ?? 200);
+  }
+
+  /** A console page asked for (GET): with the notice of the form just posted, if any, cleared once shown. */
+  async function show(req: RequestInfo, name: string, title: string, holder: HolderPrincipal, view: ConsoleView): Promise<Reply> {
+    const { notice, clear } = noticeOf(req, secure);
+    const page = await render(name, title, holder, view, undefined, notice && (await noticeWords(holder, notice)));
+    return { ...page, headers: { ...page.headers, ...clear } };
+  }
+
+  /** A notice's words, naming only the holder's own accounts and agents as they are now. */
+  async function noticeWords(holder: HolderPrincipal, n: Notice): Promise<string | undefined> {
+    const [money, agents] = await Promise.all([holderMoney(holder), agentsOf(holder.holderId)]);
+    return noticeText(n, {
+      account: (id) => {
+        const a = money.accounts.find((x) => x.account_id === id);
+        return a && accountOwner(a);
+      },
+      agent: (id) => agents.find((g) => g.id === id),
+    });
   }
 
   function consolePage<Q>(path: string, name: string, title: string, load: Loader<Q>, query?: ReturnType<typeof Type.Object>): Route {
     return route<unknown, Q>({
       method: 'GET', path, auth: 'holder', summary: `Console: ${title.toLowerCase()}`, query,
       response: { 200: htmlPage(`the console: ${title.toLowerCase()}`) },
-      handler: async ({ principal, query: q }) => {
+      handler: async ({ req, principal, query: q }) => {
         const holder = principal as HolderPrincipal;
-        return render(name, title, holder, await load(holder, q));
+        return show(req, name, title, holder, await load(holder, q));
       },
     });
   }
@@ -165,7 +187,7 @@ export function webConsoleRoutes(s: Services): Route[] {
     const page = await read(s.runtime, 'holder.timeline', { holderId: holder.holderId, before: q.before ?? null, limit: q.limit });
     if (wantsJson(req)) return json(page);
     const more = (cursor: string) => `/console/timeline?before=${encodeURIComponent(cursor)}${q.limit === TIMELINE_PAGE ? '' : `&limit=${q.limit}`}`;
-    return render('console-timeline', 'Timeline', holder, {
+    return show(req, 'console-timeline', 'Timeline', holder, {
       events: page.events.map((e) => ({
         ...e, what: wordsOf(EVENT_WORDS, e.kind), text: refWords(e.text), iso: isoOf(e.at),
         when: `${new Date(e.at * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`, amount: e.amount === null ? '' : usd(e.amount), coins: e.coins === null ? '' : e.coins.toFixed(2), account_id: e.account_id ?? '',
@@ -254,10 +276,10 @@ export function webConsoleRoutes(s: Services): Route[] {
           const set = await s.runtime.ask(accountRef(agent.account_id), {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
           }, { idem });
-          return fundingReply(req, set);
+          return fundingReply(req, set, secure);
         }, (p) => agentsPage(holder, p));
       },
-      replay: (set: FundingSet, { req }) => fundingReply(req, set),
+      replay: (set: FundingSet, { req }) => fundingReply(req, set, secure),
     }),
     route<{ agent_id: number }, unknown, LimitsFields>({
       method: 'POST', path: '/console/agents/{agent_id}/limits', auth: 'holder',
@@ -272,10 +294,10 @@ export function webConsoleRoutes(s: Services): Route[] {
           const [agent] = await agentsOf(holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask(accountRef(agent.account_id), { kind: 'limits', agentId: agent.id, holderId: holder.holderId, ...limitsOfForm(body) }, { idem });
-          return limitsReply(req, set);
+          return limitsReply(req, set, secure);
         }, (p) => agentsPage(holder, p));
       },
-      replay: (set: LimitsSet, { req }) => limitsReply(req, set),
+      replay: (set: LimitsSet, { req }) => limitsReply(req, set, secure),
     }),
     ...grantRoutes(s, agentsPage),
     ...moneyRoutes(s, moneyPage),
@@ -302,6 +324,7 @@ const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
  * holder's actor; the console's agents page lists them with their forms.
  */
 function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Problem) => Promise<Reply>): Route[] {
+  const secure = s.config.baseUrl.startsWith('https:');
   const holderPost = <B, K extends GrantMessage['kind']>(
     path: string, summary: string, body: ReturnType<typeof Type.Object>, answer: TSchema,
     message: (holder: HolderPrincipal, body: B) => GrantMessage & { kind: K }, reply: (req: RequestInfo, r: HolderReplies[K]) => Reply,
@@ -313,17 +336,17 @@ function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Prob
   return [
     holderPost<GrantFields, 'grant'>('/cart/grant', 'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)', GrantFields, GrantForm,
       (h, b) => ({ kind: 'grant', holderId: h.holderId, agentId: b.agent_id, cartId: b.cart_id, level: b.level, payWith: b.pay_with, cardId: b.card_id, note: b.note }),
-      (req, g) => formReply(req, '/console/agents', { grant_id: g.grant_id })),
+      (req, g) => consoleReply(req, '/console/agents', { grant_id: g.grant_id }, { kind: 'grant', grant_id: g.grant_id }, secure)),
     holderPost<Static<typeof RevokeFields>, 'revoke'>('/cart/grant/revoke', 'Revoke a grant', RevokeFields, RevokedForm,
       (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
-      (req, r) => formReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked })),
+      (req, r) => consoleReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked }, { kind: 'revoke', grant_id: r.grant_id }, secure)),
   ];
 }
 
-function limitsReply(req: RequestInfo, set: LimitsSet): Reply {
-  return formReply(req, '/console/agents', set);
+function limitsReply(req: RequestInfo, set: LimitsSet, secure: boolean): Reply {
+  return consoleReply(req, '/console/agents', set, { kind: 'limits', agent_id: set.agent_id }, secure);
 }
 
-function fundingReply(req: RequestInfo, set: FundingSet): Reply {
-  return formReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding });
+function fundingReply(req: RequestInfo, set: FundingSet, secure: boolean): Reply {
+  return consoleReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding }, { kind: 'funding', agent_id: set.agent_id }, secure);
 }

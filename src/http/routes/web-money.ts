@@ -18,7 +18,8 @@ import { renderPage } from '../pages.js';
 import { CardPayFields, TopupCardFields, cardPaymentOf } from '../pay-form.js';
 import { HttpError, formAnswer, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
-import { formReply, holderFormRoute, invalidForm, webAction, wantsJson, type HolderForm, type Problem } from '../web.js';
+import { holderFormRoute, invalidForm, webAction, wantsJson, type HolderForm, type Problem } from '../web.js';
+import { cardRemovedNotice, consoleReply } from '../console-notice.js';
 
 /** The largest amount one top-up or payout form names (USD): a bound on input, far above any demo use. */
 const MAX_FORM_AMOUNT = 1_000_000;
@@ -50,6 +51,7 @@ type MoneyPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
 
 export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
   const now = () => new Date(s.clock.realNow() * 1000);
+  const secure = s.config.baseUrl.startsWith('https:');
   const post = <B, R>(d: Omit<HolderForm<B, R>, 'words'>) => holderFormRoute<B, R>({ ...d, words: WORDS }, moneyPage);
 
   return [
@@ -60,7 +62,8 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
         const payment = cardPaymentOf(body, now());
         return s.runtime.ask(accountRef(body.account_id), { kind: 'topup', holderId: holder.holderId, amountCents, payment, at: s.clock.realNow() }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console/money', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) }),
+      reply: (req, r) => consoleReply(req, '/console/money', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) },
+        { kind: 'topup', account_id: r.account_id, amount_cents: r.amount_cents, balance_cents: r.balance_cents }, secure),
     }),
 
     post<Static<typeof PayoutFields>, PayoutScheduled>({
@@ -73,10 +76,13 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
         }
         return s.runtime.ask(accountRef(body.account_id), { kind: 'payout', holderId: holder.holderId, amountCents, payAt: payoutPayAt(s.clock) }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console/money', {
+      reply: (req, r) => consoleReply(req, '/console/money', {
         payout_id: r.payout_id, amount: centsToNumber(r.amount_cents), commission: centsToNumber(r.commission_cents), net: centsToNumber(r.net_cents),
         pay_at: r.pay_at, status: r.status,
-      }),
+      }, {
+        kind: 'payout', payout_id: r.payout_id, account_id: r.account_id, amount_cents: r.amount_cents, commission_cents: r.commission_cents,
+        net_cents: r.net_cents, pay_at: r.pay_at,
+      }, secure),
     }),
 
     post<Static<typeof CoinFields>, CoinsBought>({
@@ -86,15 +92,15 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
         const payment = cardPaymentOf(body, now());
         return s.runtime.ask(holderRef(holder.email), { kind: 'buyCoins', holderId: holder.holderId, pack: body.pack, payment, at: s.clock.realNow() }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console/money', {
+      reply: (req, r) => consoleReply(req, '/console/money', {
         coins: r.coins, gc_balance: r.gc_balance_hundredths / 100, charged: centsToNumber(r.charged_cents), fee: centsToNumber(r.fee_cents),
-      }),
+      }, { kind: 'coins', coins: r.coins, charged_cents: r.charged_cents, fee_cents: r.fee_cents, gc_hundredths: r.gc_balance_hundredths }, secure),
     }),
 
     post<Static<typeof RemoveCardFields>, CardRemoved>({
       path: '/console/cards/remove', summary: 'Remove one of your stored cards', body: RemoveCardFields, answer: CardRemovedForm,
       run: (holder, { body, idem }) => s.runtime.ask(holderRef(holder.email), { kind: 'removeCard', holderId: holder.holderId, cardId: body.card_id }, { idem }),
-      reply: (req, r) => formReply(req, '/console/money', { card_id: r.card_id, removed: r.removed }),
+      reply: (req, r) => consoleReply(req, '/console/money', { card_id: r.card_id, removed: r.removed }, cardRemovedNotice(r), secure),
     }),
   ];
 }
