@@ -7,7 +7,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { holderRef, type GrantMessage, type HolderAccount, type HolderMessage, type HolderReplies } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
 import { accountRef, type FundingSet, type LimitsSet } from '../../../actors/account/messages.js';
-import { LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
+import { LIMIT_LABELS, LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber } from '../../engine/index.js';
 import { read } from '../../../actors/runtime/client.js';
@@ -16,7 +16,7 @@ import { renderPage } from '../pages.js';
 import { HttpError, Media, HTML, htmlPage, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { FundingForm, LimitsForm, GrantForm, RevokedForm, TIMELINE_CURSOR_PATTERN, TIMELINE_PAGE_MAX, TimelineAnswer, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { holderFormRoute, invalidForm, usd, wantsJson, webAction, type Problem } from '../web.js';
+import { enteredOf, holderFormRoute, invalidForm, refill, usd, wantsJson, webAction, type Problem } from '../web.js';
 import { consoleReply, noticeOf, noticeText, type Notice } from '../console-notice.js';
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './web-money.js';
@@ -162,12 +162,18 @@ export function webConsoleRoutes(s: Services): Route[] {
     };
   };
 
-  /** The money tab: top-ups, Gold Coin packs, payouts, stored cards. */
-  const moneyView: Loader<unknown> = async (holder) => {
+  /** The money tab: top-ups, Gold Coin packs, payouts, stored cards; a refused form shows what was typed into it. */
+  const moneyView = async (holder: HolderPrincipal, p?: Problem): Promise<ConsoleView> => {
     const [{ money, view }, cards] = await Promise.all([accountsView(holder), read(s.runtime, 'holder.cards', { holderId: holder.holderId })]);
+    const amountForm = (action: string) => {
+      const f = refill(action, { account_id: '', amount: '' }, p);
+      return { ...f, accounts: view.accounts.map((a) => ({ ...a, selected: String(a.account_id) === f.account_id })) };
+    };
+    const pack = refill('/console/coins', { pack: '' }, p).pack;
     return {
       ...view,
-      packs: GOLD_COINS.packs.map((n) => ({ coins: n, price: usd(n * GOLD_COINS.coin_price) })),
+      topup: amountForm('/console/topup'), payout: amountForm('/console/payout'),
+      packs: GOLD_COINS.packs.map((n) => ({ coins: n, price: usd(n * GOLD_COINS.coin_price), selected: String(n) === pack })),
       coin_price: usd(GOLD_COINS.coin_price),
       payouts: money.payouts.map((p) => ({
         ...p, amount: usd(centsToNumber(p.amount_cents)), commission: usd(centsToNumber(p.commission_cents)), net: usd(centsToNumber(p.net_cents)),
@@ -180,7 +186,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       scripts: ['/static/card-input.js'],
     };
   };
-  const moneyPage = async (holder: HolderPrincipal, p?: Problem) => render('console-money', 'Money', holder, await moneyView(holder, undefined), p);
+  const moneyPage = async (holder: HolderPrincipal, p?: Problem) => render('console-money', 'Money', holder, await moneyView(holder, p), p);
 
   /** A page of the timeline: HTML, or the page as JSON for a client that asks for it. */
   async function timeline(req: RequestInfo, holder: HolderPrincipal, q: TimelineQuery): Promise<Reply> {
@@ -196,7 +202,7 @@ export function webConsoleRoutes(s: Services): Route[] {
     });
   }
 
-  const agentsView = async (holder: HolderPrincipal): Promise<ConsoleView> => {
+  const agentsView = async (holder: HolderPrincipal, p?: Problem): Promise<ConsoleView> => {
     const [agents, grants, carts, cards, money] = await Promise.all([
       agentsOf(holder.holderId),
       read(s.runtime, 'holder.grants', { holderId: holder.holderId }),
@@ -209,7 +215,11 @@ export function webConsoleRoutes(s: Services): Route[] {
       // the Manual desk stays the holder's own (the lines they pick), so the form does not offer it.
       free_accounts: money.accounts.filter((a) => a.agent_id === null && a.kind !== 'manual').map((a) => ({ id: a.account_id, owner: accountOwner(a) })),
       needed: FUNDING_PROFITABLE_TRADES, has_agents: agents.length > 0,
-      agents: agents.map((a) => ({ ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES })),
+      agents: agents.map((a) => ({
+        ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES,
+        limits: refill(`/console/agents/${a.id}/limits`, { max_order: usd(a.max_order), max_day: usd(a.max_day), markets: a.markets ?? '' }, p),
+      })),
+      labels: LIMIT_LABELS,
       grants: grants.map((g) => ({
         ...g, agent: g.agent_id === null ? 'every agent of yours' : g.agent_name, cart: g.cart_id === null ? 'every cart of yours' : g.cart_name,
         pays: g.level !== 'execute' ? '' : g.pay_with === 'card' ? `stored card ${g.card_id}` : 'balance', created: when(g.created_at),
@@ -217,7 +227,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       has_grants: grants.length > 0, carts: carts.map((c) => ({ id: c.id, name: c.name, owner: c.owner.name })), cards: cardOptions(cards),
     };
   };
-  const agentsPage = async (holder: HolderPrincipal, p?: Problem) => render('console-agents', 'Agents', holder, await agentsView(holder), p);
+  const agentsPage = async (holder: HolderPrincipal, p?: Problem) => render('console-agents', 'Agents', holder, await agentsView(holder, p), p);
 
   const STATUSES = ['', 'open', 'settled'] as const;
   const PositionsQuery = Type.Object({ status: Type.Union(STATUSES.map((v) => Type.Literal(v)), { default: '' }) });
@@ -252,8 +262,8 @@ export function webConsoleRoutes(s: Services): Route[] {
         items: items.map((i) => ({ ...i, created: when(i.created_at), owners: i.provenance.length, points: chartPoints(i.history.price_close) })),
       };
     }),
-    consolePage('/console/agents', 'console-agents', 'Agents', agentsView),
-    consolePage('/console/money', 'console-money', 'Money', moneyView),
+    consolePage('/console/agents', 'console-agents', 'Agents', (holder) => agentsView(holder)),
+    consolePage('/console/money', 'console-money', 'Money', (holder) => moneyView(holder)),
     route<unknown, TimelineQuery>({
       method: 'GET', path: '/console/timeline', auth: 'holder', query: TimelineQuery,
       summary: 'Console: every event of your accounts, newest first, paged by before= (a cursor) and limit',
@@ -295,7 +305,7 @@ export function webConsoleRoutes(s: Services): Route[] {
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask(accountRef(agent.account_id), { kind: 'limits', agentId: agent.id, holderId: holder.holderId, ...limitsOfForm(body) }, { idem });
           return limitsReply(req, set, secure);
-        }, (p) => agentsPage(holder, p));
+        }, (p) => agentsPage(holder, { ...p, entered: enteredOf(req.url, body) }), LIMIT_WORDS);
       },
       replay: (set: LimitsSet, { req }) => limitsReply(req, set, secure),
     }),

@@ -39,11 +39,12 @@ const CoinFields = Type.Object({
 });
 const RemoveCardFields = Type.Object({ card_id: rowId('the stored card') });
 
+/** What a person is told of a wrong field, named as the Money page labels it. */
 const WORDS = {
-  account_id: 'choose one of your accounts',
-  amount: `enter an amount in USD, above 0 and at most ${MAX_FORM_AMOUNT}, with at most 2 decimals`,
-  pack: `choose a pack of ${GOLD_COINS.packs.join(', ')} coins`,
-  card_id: 'choose one of your stored cards',
+  account_id: 'Account: choose one of your accounts',
+  amount: `Amount (USD): must be an amount in USD above 0 and at most ${MAX_FORM_AMOUNT}, with at most 2 decimals`,
+  pack: `Pack: choose a pack of ${GOLD_COINS.packs.join(', ')} coins`,
+  card_id: 'Stored card: choose one of your stored cards',
 };
 
 
