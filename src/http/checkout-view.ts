@@ -119,11 +119,13 @@ type CartOrder = PaidOrder & { offer_key: string };
  */
 export function cartConfirmationView(orders: CartOrder[], feeCents: number, card: string | null, clock: Clock) {
   const totalCents = orders.reduce((t, o) => t + numberToCents(o.total_amount), 0);
+  const signed = orders.find((o) => typeof o.receipt === 'string' && o.receipt.length > 0);
   return {
     charged: usd(centsToNumber(totalCents + feeCents)), orders_total: usd(centsToNumber(totalCents)), fee: usd(centsToNumber(feeCents)), has_fee: feeCents > 0,
     by_balance: orders.length > 0 && orders.every((o) => o.payment_source === 'balance'), card, has_card: !!card,
     count: orders.length, one: orders.length === 1, horizon: SETTLEMENT_HORIZON_SESSIONS,
-    receipt: orders.map((o) => o.receipt).find((r): r is string => typeof r === 'string' && r.length > 0) ?? null,
+    // One receipt covers the checkout's orders: its page is that of the first order carrying it.
+    receipt: signed?.receipt ?? null, receipt_order: signed?.id ?? null,
     orders: orders.map((o) => ({ ...confirmationView(o, 0, null, clock), deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick })),
   };
 }

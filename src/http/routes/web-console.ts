@@ -24,6 +24,7 @@ import { CHART_H, CHART_W, chartPoints } from '../charts.js';
 import { EVENT_WORDS, LEDGER_WORDS, activityView, balanceChart, openValue, refWords, waitingView, wordsOf } from '../console-view.js';
 import type { CartDetail } from '../../../actors/cart/messages.js';
 import { isoOf, orderStatusWords } from '../checkout-view.js';
+import { receiptView } from '../receipt-view.js';
 
 const PAGE_ROWS = 100;
 
@@ -229,6 +230,15 @@ export function webConsoleRoutes(s: Services): Route[] {
   };
   const agentsPage = async (holder: HolderPrincipal, p?: Problem) => render('console-agents', 'Agents', holder, await agentsView(holder, p), p);
 
+  /** A paid order's receipt, readable (only an order of the holder's that carries one). */
+  async function receiptPage(req: RequestInfo, holder: HolderPrincipal, orderId: number): Promise<Reply> {
+    const order = await read(s.runtime, 'account.order', { holderId: holder.holderId, orderId, baseUrl: base });
+    if (!order) throw new HttpError(404, `no order ${orderId} of yours`);
+    if (!order.receipt) throw new HttpError(404, `order ${orderId} has no receipt: only a payment you made (or your standing grant) signs one; an agent's pay_from_balance order has none`);
+    const view = await receiptView(order.receipt, await read(s.runtime, 'receipts.jwks', {}), `${base}/.well-known/jwks.json`, new Map([[order.id, order.deal_title]]));
+    return show(req, 'console-receipt', `Receipt of order ${orderId}`, holder, { order_id: orderId, ...view });
+  }
+
   const STATUSES = ['', 'open', 'settled'] as const;
   const PositionsQuery = Type.Object({ status: Type.Union(STATUSES.map((v) => Type.Literal(v)), { default: '' }) });
 
@@ -248,8 +258,16 @@ export function webConsoleRoutes(s: Services): Route[] {
         rows: rows.map((r) => ({
           ...money(r, ['unit_cost', 'fee_amount', 'total_amount']), created: when(r.created_at as number), payment_source: r.payment_source ?? '',
           awaiting: r.status === 'awaiting_payment', purchase_path: r.purchase_url ? new URL(r.purchase_url).pathname : null, status_words: orderStatusWords(r.status as string),
+          receipt_path: r.receipt ? `/console/orders/${r.id}/receipt` : null, no_receipt: !r.receipt && r.paid_at !== null,
         })),
       };
+    }),
+    route<{ order_id: number }>({
+      method: 'GET', path: '/console/orders/{order_id}/receipt', auth: 'holder', params: Type.Object({ order_id: rowId('the order') }),
+      summary: 'Console: a paid order\'s signed approval receipt, readable (what, how much, when, approved how), with the JWS and how to verify it',
+      response: { 200: htmlPage('the receipt') }, responses: { 404: { description: 'no order of yours, or one without a receipt' } },
+      handler: ({ req, params, principal }) => webAction(req, () => receiptPage(req, principal as HolderPrincipal, params.order_id), (p) =>
+        renderPage('message', { title: 'No receipt', heading: 'No receipt', message: p.message, is_error: true, holder: principal }, p.status)),
     }),
     consolePage('/console/ledger', 'console-ledger', 'Ledger', async (holder) => {
       const rows = await read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS });
