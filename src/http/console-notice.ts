@@ -33,8 +33,8 @@ export type Notice = { [K in NoticeKind]: { kind: K } & { [F in Fields[K][number
 
 const isKind = (k: string): k is NoticeKind => Object.hasOwn(FIELDS, k);
 
-/** The cookie's value: `kind.n.n...`. */
-const encode = (n: Notice) => [n.kind, ...FIELDS[n.kind].map((f) => (n as unknown as Record<string, number>)[f])].join('.');
+/** The cookie's value: `kind.n.n...` (an instant to the second: `pay_at` may carry a fraction). */
+const encode = (n: Notice) => [n.kind, ...FIELDS[n.kind].map((f) => Math.floor((n as unknown as Record<string, number>)[f]))].join('.');
 
 /** A notice from the cookie's value, or null for anything not exactly a known code and its whole numbers. */
 export function decodeNotice(value: string | undefined): Notice | null {
