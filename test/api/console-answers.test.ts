@@ -27,7 +27,7 @@ const noticeIn = (html: string) => {
   return m ? unescape(m[1]) : null;
 };
 const alertIn = (html: string) => {
-  const m = /<p class="error" role="alert" id="form-error">([^<]*)<\/p>/.exec(html);
+  const m = /<p class="error" id="form-error" role="alert">([^<]*)<\/p>/.exec(html);
   return m ? unescape(m[1]) : null;
 };
 /** The notice cookie a 303 sets, ready to send back. */
