@@ -6,6 +6,7 @@
 // and the pages' stand at CLOCKED_START_MS (the payout's date is fixed; the m15 session stays open).
 import t from 'tap';
 import type { Page } from 'playwright-core';
+import { AxeBuilder } from '@axe-core/playwright';
 import { registerAgent } from '../helpers/agents.js';
 import { artifact, launchChromium, useServiceClock } from '../helpers/browser.js';
 import { startWebService } from '../helpers/web.js';
@@ -25,6 +26,13 @@ async function noWiderThanViewport(t: Tap.Test, page: Page, what: string) {
 async function submit(page: Page, button: ReturnType<Page['getByRole']>): Promise<void> {
   await Promise.all([page.waitForEvent('framenavigated'), button.click()]);
   await page.waitForLoadState();
+}
+
+/** No serious or critical axe violation on the page as it stands (site-quality's rules, run in the page). */
+async function noSeriousAxe(t: Tap.Test, page: Page, what: string) {
+  const axe = await new AxeBuilder({ page }).setLegacyMode(true).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  const bad = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  t.same(bad, [], `${what}: axe`);
 }
 
 const notice = (page: Page) => page.locator('main p.success[role="status"]');
@@ -59,6 +67,7 @@ for (const width of [375, 1280]) {
       t.equal(await notice(page).innerText(), `Added 50.00 USD to Manual desk (account ${deskId}) by card. Its balance is now 50.00 USD.`);
       await shot('1-topup');
       await noWiderThanViewport(t, page, 'the money page');
+      await noSeriousAxe(t, page, 'the money page with its notice');
       await page.reload();
       t.equal(await notice(page).count(), 0, 'said once: a reload does not repeat it');
     });
@@ -102,6 +111,7 @@ for (const width of [375, 1280]) {
       t.equal(await again.getByLabel('Most per order (USD)').inputValue(), '30', 'the other field as typed too');
       await shot('4-limit-refused');
       await noWiderThanViewport(t, page, 'the refused agents page');
+      await noSeriousAxe(t, page, 'the refused agents page');
     });
 
     await t.test('a paid order: the card stored, and its receipt readable', async (t) => {
@@ -137,6 +147,7 @@ for (const width of [375, 1280]) {
       t.match(await page.getByRole('region', { name: 'How to verify it' }).innerText(), `${svc.config.baseUrl}/.well-known/jwks.json`);
       await shot('6-receipt');
       await noWiderThanViewport(t, page, 'the receipt');
+      await noSeriousAxe(t, page, 'the receipt');
     });
   });
 }
