@@ -26,6 +26,7 @@ const FIELDS = {
   card_removed: ['card_id', 'brand', 'last4'],
   grant: ['grant_id'],
   revoke: ['grant_id'],
+  cart_paid: ['orders', 'charged_cents', 'fee_cents'],
 } as const;
 type Fields = typeof FIELDS;
 export type NoticeKind = keyof Fields;
@@ -108,6 +109,11 @@ export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
       return `Grant ${n.grant_id} made: it is listed under Cart grants.`;
     case 'revoke':
       return `Grant ${n.grant_id} revoked.`;
+    case 'cart_paid': {
+      const fee = n.fee_cents > 0 ? `, with this month's participation fee of ${money(n.fee_cents)}` : '';
+      return `Paid ${n.orders} order${n.orders === 1 ? '' : 's'} of the cart: ${money(n.charged_cents)} charged${fee}. `
+        + `Each fills when its session closes; the receipt is linked beside ${n.orders === 1 ? 'it' : 'them'} below.`;
+    }
   }
 }
 

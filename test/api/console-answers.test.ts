@@ -229,6 +229,17 @@ t.test('confirmations say whether the card was stored; paid orders link their re
     t.same(report.results.flatMap((r) => r.messages.map((m) => `${m.ruleId}: ${m.message}`)), [], 'valid HTML');
   });
 
+  await t.test('the console\'s cart checkout says what it paid, on the orders page', async (t) => {
+    const line = await agent.post('/api/v1/cart/items', { market: 'm15', offer_key: menu.deals[4].key, qty: 1, note: 'a reason' });
+    t.equal(line.status, 201);
+    t.equal((await getPage(svc, new URL(line.body.checkout_url).pathname, { cookie: dee.cookie })).status, 200, 'the holder opens the cart link');
+    const cart = (await agent.get('/api/v1/cart')).body;
+    const { notice } = await answered(t, dee.cookie, '/cart/checkout', { ...CARD, cart_id: cart.id }, '/console/orders');
+    const paid = (await agent.get('/api/v1/orders')).body.orders.find((o: any) => o.offer_key === menu.deals[4].key);
+    t.equal(paid.status, 'paid');
+    t.equal(notice, `Paid 1 order of the cart: ${paid.total_amount.toFixed(2)} USD charged. Each fills when its session closes; the receipt is linked beside it below.`);
+  });
+
   await t.test('only the holder\'s paid orders have one', async (t) => {
     const eve = await registerHolder(svc, 'eve@example.com');
     t.equal((await getPage(svc, `/console/orders/${first.id}/receipt`, { cookie: eve.cookie })).status, 404, 'another holder\'s order is not found');
