@@ -45,23 +45,24 @@ export function decodeNotice(value: string | undefined): Notice | null {
   return Object.fromEntries([['kind', kind], ...FIELDS[kind].map((f, i) => [f, Number(nums[i])])]) as Notice;
 }
 
-const cookieOf = (value: string, secure: boolean) =>
-  stringifySetCookie(COOKIE, value, { httpOnly: true, sameSite: 'lax', path: '/console', secure, maxAge: value ? MAX_AGE_S : 0 });
+/** The cookie (cleared when `value` is empty): HttpOnly, for the console only, Secure when `baseUrl` is https. */
+const cookieOf = (value: string, baseUrl: string) =>
+  stringifySetCookie(COOKIE, value, { httpOnly: true, sameSite: 'lax', path: '/console', secure: baseUrl.startsWith('https:'), maxAge: value ? MAX_AGE_S : 0 });
 
 /**
  * A console form's success (CONTRACT.md "Web form posts"): JSON clients get `{ok, ...payload}` as
  * before; a browser is sent on to `next` with the notice that page shows.
  */
-export function consoleReply(req: RequestInfo, next: string, payload: Record<string, unknown>, notice: Notice, secure: boolean): Reply {
-  return formReply(req, next, payload, wantsJson(req) ? {} : { 'set-cookie': cookieOf(encode(notice), secure) });
+export function consoleReply(req: RequestInfo, next: string, payload: Record<string, unknown>, notice: Notice, baseUrl: string): Reply {
+  return formReply(req, next, payload, wantsJson(req) ? {} : { 'set-cookie': cookieOf(encode(notice), baseUrl) });
 }
 
 /** The notice a console page request carries, and the header that clears it once shown (both null without one). */
-export function noticeOf(req: RequestInfo, secure: boolean): { notice: Notice | null; clear: Record<string, string> } {
+export function noticeOf(req: RequestInfo, baseUrl: string): { notice: Notice | null; clear: Record<string, string> } {
   const header = req.headers['cookie'];
   const raw = header ? parseCookie(header)[COOKIE] : undefined;
   if (raw === undefined) return { notice: null, clear: {} };
-  return { notice: decodeNotice(raw), clear: { 'set-cookie': cookieOf('', secure) } };
+  return { notice: decodeNotice(raw), clear: { 'set-cookie': cookieOf('', baseUrl) } };
 }
 
 /** What a notice's words name, read again by the page: the holder's own accounts and agents (someone else's is not named). */

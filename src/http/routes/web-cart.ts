@@ -154,7 +154,7 @@ export function webCartPageRoutes(s: Services): Route[] {
       // A trade cart's orders are followed on the console, which says what was paid; own goods are on /cart.
       reply: (req, paid) => paid.kind === 'own' ? formReply(req, '/cart', paidPayload(paid)) : consoleReply(req, '/console/orders', paidPayload(paid), {
         kind: 'cart_paid', orders: paid.orders.length, charged_cents: numberToCents(paid.charged), fee_cents: numberToCents(paid.fee),
-      }, base.startsWith('https:')),
+      }, base),
     }),
 
     cartPost<unknown, LinesAdded>({

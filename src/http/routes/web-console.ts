@@ -64,8 +64,6 @@ export function webConsoleRoutes(s: Services): Route[] {
   /** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */
   const agentsOf = (holderId: number, agentId?: number) => read(s.runtime, 'holder.agents', { holderId, agentId });
 
-  const secure = base.startsWith('https:');
-
   /** One console page: the shared tabs, the holder in the layout, and a message when something was refused or done. */
   async function render(name: string, title: string, holder: HolderPrincipal, view: ConsoleView, p?: Problem, notice?: string | null): Promise<Reply> {
     const href = name === 'console' ? '/console' : `/console/${name.replace('console-', '')}`;
@@ -75,7 +73,7 @@ export function webConsoleRoutes(s: Services): Route[] {
 
   /** A console page asked for (GET): with the notice of the form just posted, if any, cleared once shown. */
   async function show(req: RequestInfo, name: string, title: string, holder: HolderPrincipal, view: ConsoleView): Promise<Reply> {
-    const { notice, clear } = noticeOf(req, secure);
+    const { notice, clear } = noticeOf(req, base);
     const page = await render(name, title, holder, view, undefined, notice && (await noticeWords(holder, notice)));
     return { ...page, headers: { ...page.headers, ...clear } };
   }
@@ -304,10 +302,10 @@ export function webConsoleRoutes(s: Services): Route[] {
           const set = await s.runtime.ask(accountRef(agent.account_id), {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
           }, { idem });
-          return fundingReply(req, set, secure);
+          return fundingReply(req, set, base);
         }, (p) => agentsPage(holder, p));
       },
-      replay: (set: FundingSet, { req }) => fundingReply(req, set, secure),
+      replay: (set: FundingSet, { req }) => fundingReply(req, set, base),
     }),
     route<{ agent_id: number }, unknown, LimitsFields>({
       method: 'POST', path: '/console/agents/{agent_id}/limits', auth: 'holder',
@@ -322,10 +320,10 @@ export function webConsoleRoutes(s: Services): Route[] {
           const [agent] = await agentsOf(holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask(accountRef(agent.account_id), { kind: 'limits', agentId: agent.id, holderId: holder.holderId, ...limitsOfForm(body) }, { idem });
-          return limitsReply(req, set, secure);
+          return limitsReply(req, set, base);
         }, (p) => agentsPage(holder, { ...p, entered: enteredOf(req.url, body) }), LIMIT_WORDS);
       },
-      replay: (set: LimitsSet, { req }) => limitsReply(req, set, secure),
+      replay: (set: LimitsSet, { req }) => limitsReply(req, set, base),
     }),
     ...grantRoutes(s, agentsPage),
     ...moneyRoutes(s, moneyPage),
@@ -352,7 +350,7 @@ const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
  * holder's actor; the console's agents page lists them with their forms.
  */
 function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Problem) => Promise<Reply>): Route[] {
-  const secure = s.config.baseUrl.startsWith('https:');
+  const base = s.config.baseUrl;
   const holderPost = <B, K extends GrantMessage['kind']>(
     path: string, summary: string, body: ReturnType<typeof Type.Object>, answer: TSchema,
     message: (holder: HolderPrincipal, body: B) => GrantMessage & { kind: K }, reply: (req: RequestInfo, r: HolderReplies[K]) => Reply,
@@ -364,17 +362,17 @@ function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Prob
   return [
     holderPost<GrantFields, 'grant'>('/cart/grant', 'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)', GrantFields, GrantForm,
       (h, b) => ({ kind: 'grant', holderId: h.holderId, agentId: b.agent_id, cartId: b.cart_id, level: b.level, payWith: b.pay_with, cardId: b.card_id, note: b.note }),
-      (req, g) => consoleReply(req, '/console/agents', { grant_id: g.grant_id }, { kind: 'grant', grant_id: g.grant_id }, secure)),
+      (req, g) => consoleReply(req, '/console/agents', { grant_id: g.grant_id }, { kind: 'grant', grant_id: g.grant_id }, base)),
     holderPost<Static<typeof RevokeFields>, 'revoke'>('/cart/grant/revoke', 'Revoke a grant', RevokeFields, RevokedForm,
       (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
-      (req, r) => consoleReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked }, { kind: 'revoke', grant_id: r.grant_id }, secure)),
+      (req, r) => consoleReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked }, { kind: 'revoke', grant_id: r.grant_id }, base)),
   ];
 }
 
-function limitsReply(req: RequestInfo, set: LimitsSet, secure: boolean): Reply {
-  return consoleReply(req, '/console/agents', set, { kind: 'limits', agent_id: set.agent_id }, secure);
+function limitsReply(req: RequestInfo, set: LimitsSet, baseUrl: string): Reply {
+  return consoleReply(req, '/console/agents', set, { kind: 'limits', agent_id: set.agent_id }, baseUrl);
 }
 
-function fundingReply(req: RequestInfo, set: FundingSet, secure: boolean): Reply {
-  return consoleReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding }, { kind: 'funding', agent_id: set.agent_id }, secure);
+function fundingReply(req: RequestInfo, set: FundingSet, baseUrl: string): Reply {
+  return consoleReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding }, { kind: 'funding', agent_id: set.agent_id }, baseUrl);
 }

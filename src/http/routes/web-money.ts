@@ -52,7 +52,7 @@ type MoneyPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
 
 export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
   const now = () => new Date(s.clock.realNow() * 1000);
-  const secure = s.config.baseUrl.startsWith('https:');
+  const base = s.config.baseUrl;
   const post = <B, R>(d: Omit<HolderForm<B, R>, 'words'>) => holderFormRoute<B, R>({ ...d, words: WORDS }, moneyPage);
 
   return [
@@ -64,7 +64,7 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
         return s.runtime.ask(accountRef(body.account_id), { kind: 'topup', holderId: holder.holderId, amountCents, payment, at: s.clock.realNow() }, { idem });
       },
       reply: (req, r) => consoleReply(req, '/console/money', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) },
-        { kind: 'topup', account_id: r.account_id, amount_cents: r.amount_cents, balance_cents: r.balance_cents }, secure),
+        { kind: 'topup', account_id: r.account_id, amount_cents: r.amount_cents, balance_cents: r.balance_cents }, base),
     }),
 
     post<Static<typeof PayoutFields>, PayoutScheduled>({
@@ -83,7 +83,7 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
       }, {
         kind: 'payout', payout_id: r.payout_id, account_id: r.account_id, amount_cents: r.amount_cents, commission_cents: r.commission_cents,
         net_cents: r.net_cents, pay_at: r.pay_at,
-      }, secure),
+      }, base),
     }),
 
     post<Static<typeof CoinFields>, CoinsBought>({
@@ -95,13 +95,13 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
       },
       reply: (req, r) => consoleReply(req, '/console/money', {
         coins: r.coins, gc_balance: r.gc_balance_hundredths / 100, charged: centsToNumber(r.charged_cents), fee: centsToNumber(r.fee_cents),
-      }, { kind: 'coins', coins: r.coins, charged_cents: r.charged_cents, fee_cents: r.fee_cents, gc_hundredths: r.gc_balance_hundredths }, secure),
+      }, { kind: 'coins', coins: r.coins, charged_cents: r.charged_cents, fee_cents: r.fee_cents, gc_hundredths: r.gc_balance_hundredths }, base),
     }),
 
     post<Static<typeof RemoveCardFields>, CardRemoved>({
       path: '/console/cards/remove', summary: 'Remove one of your stored cards', body: RemoveCardFields, answer: CardRemovedForm,
       run: (holder, { body, idem }) => s.runtime.ask(holderRef(holder.email), { kind: 'removeCard', holderId: holder.holderId, cardId: body.card_id }, { idem }),
-      reply: (req, r) => consoleReply(req, '/console/money', { card_id: r.card_id, removed: r.removed }, cardRemovedNotice(r), secure),
+      reply: (req, r) => consoleReply(req, '/console/money', { card_id: r.card_id, removed: r.removed }, cardRemovedNotice(r), base),
     }),
   ];
 }
