@@ -73,7 +73,8 @@ export const accountRef = (id: number) => actorRef<AccountMessage, AccountReplie
 /** Whose rows a list reads: these accounts, or every account of a holder (the console). */
 export type AccountScope = { accountIds: number[] } | { holderId: number };
 export type OrdersArgs = AccountScope & { status?: string; limit: number; baseUrl: string };
-export type OrderArgs = { accountIds: number[]; orderId: number; baseUrl: string };
+/** One order of the scope's accounts (an agent's own, or any of a holder's: the console's receipt page). */
+export type OrderArgs = AccountScope & { orderId: number; baseUrl: string };
 export type OrderByTokenArgs = { token: string; baseUrl: string };
 export type PositionsArgs = AccountScope & { status?: 'open' | 'settled'; limit: number };
 export type PositionArgs = { accountIds: number[]; positionId: number };

@@ -20,9 +20,9 @@ const withNext = (o: ServedOrder, baseUrl: string) => ({ ...o, instructions: ord
 export const accountReads = defineReads({
   'account.orders': async ({ em, at }, a: OrdersArgs) =>
     (await ordersOf(em, await accountIdsOf(em, a), { status: a.status, limit: a.limit, baseUrl: a.baseUrl, at })).map((o) => withNext(o, a.baseUrl)),
-  /** One order of these accounts, or null (another account's order is not found either). */
+  /** One order of these accounts (or a holder's), or null (another account's order is not found either). */
   'account.order': async ({ em, at }, a: OrderArgs) => {
-    const o = await orderOf(em, a.accountIds, a.orderId, a.baseUrl, at);
+    const o = await orderOf(em, await accountIdsOf(em, a), a.orderId, a.baseUrl, at);
     return o && withNext(o, a.baseUrl);
   },
   /** An order by its purchase-link token, with the agent that placed it (the checkout page). */

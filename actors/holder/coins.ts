@@ -59,11 +59,12 @@ export async function buyCoins(em: EntityManager, msg: BuyCoins): Promise<CoinsB
 
 /** Forgets a stored card at `at`; the live grants that charge it are revoked with it (their history stays). */
 export async function removeCard(em: EntityManager, holderId: number, cardId: number, at: number): Promise<CardRemoved> {
-  if (!(await em.count(CardSchema, { id: cardId, holder: holderId }))) throw new ActorError(404, `no stored card ${cardId} of yours`);
+  const card = await em.findOne(CardSchema, { id: cardId, holder: holderId }, { fields: ['brand', 'last4'] });
+  if (!card) throw new ActorError(404, `no stored card ${cardId} of yours`);
   const revoked = await em.execute<{ id: number }[]>(
     `update cart_grant set revoked_at = ${instantSql()} where card_id = ? and holder_id = ? and revoked_at is null returning id::float8 as id`, [at, cardId, holderId],
   );
   await appendGrantEvents(em, holderId, revoked.map((r) => r.id), 'revoked', at);
   const removed = await em.nativeDelete(CardSchema, { id: cardId, holder: holderId });
-  return { card_id: cardId, removed: removed > 0 };
+  return { card_id: cardId, removed: removed > 0, brand: card.brand, last4: card.last4 };
 }

@@ -23,7 +23,8 @@ export type CoinsMessage =
   | { kind: 'buyCoins'; holderId: number; pack: number; payment: CardPayment; at: number }
   | { kind: 'removeCard'; holderId: number; cardId: number };
 export type CoinsBought = { coins: number; gc_balance_hundredths: number; charged_cents: number; fee_cents: number };
-export type CardRemoved = { card_id: number; removed: boolean };
+/** `brand` and `last4`: the card removed, for the console's words (absent in an answer stored before they were added). */
+export type CardRemoved = { card_id: number; removed: boolean; brand?: string; last4?: string };
 
 /** A new web session: `token` goes into the cookie, its hash into holder_session. */
 export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };

@@ -8,6 +8,9 @@ import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
 import type { Clock } from '../supervisor/clock.js';
 import { sessionLength } from './live-session.js';
 import { usd } from './web.js';
+import Type from 'typebox';
+import type { CardRow } from '../../actors/holder/messages.js';
+import { saveCard } from './pay-form.js';
 
 /** An order's status in words (SPEC.md "Order" statuses). */
 export const ORDER_STATUS_WORDS: Record<string, string> = {
@@ -27,24 +30,54 @@ export const payAmount = (orderTotal: number, feeDue: boolean, fee: number) => c
 /** payAmount as shown. */
 export const payTotal = (orderTotal: number, feeDue: boolean, fee: number) => usd(payAmount(orderTotal, feeDue, fee));
 
-/** The redirect after paying: the confirmation, with the card's last 4 digits (or the stored card's id) it shows. */
-export function donePath(token: string, card: { last4?: string; cardId?: number } | null): string {
-  const q = card?.last4 ? `?card=${card.last4}` : card?.cardId ? `?card_id=${card.cardId}` : '';
-  return `/checkout/${encodeURIComponent(token)}/done${q}`;
+/** The card a payment used, as its confirmation's address names it: a typed card's last 4 digits (and whether the holder asked to store it), or a stored card's id. */
+type PaidCard = { last4?: string; cardId?: number; save?: boolean };
+
+/** The confirmation's query fields that name the card (both confirmations take them). */
+export const DoneCardFields = {
+  card: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'the last 4 digits of the card just paid with' })),
+  card_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the stored card just paid with' })),
+  saved: Type.Optional(Type.Literal('1', { description: 'the holder asked to store the card (the page says so only when it is among their stored cards)' })),
+};
+type DoneCard = { card?: string; card_id?: number; saved?: '1' };
+
+const cardQuery = (card: PaidCard | null) =>
+  card?.last4 ? [`card=${card.last4}`, ...(card.save ? ['saved=1'] : [])] : card?.cardId ? [`card_id=${card.cardId}`] : [];
+
+/** The redirect after paying: the confirmation, with the card it names. */
+export function donePath(token: string, card: PaidCard | null): string {
+  const q = cardQuery(card).join('&');
+  return `/checkout/${encodeURIComponent(token)}/done${q ? `?${q}` : ''}`;
 }
 
-/** The card a confirmation names, from the pay form: the typed card's last 4 digits, or the stored card's id. */
-export function cardOf(body: { method: string; card_id: number | null; number: string } | undefined): { last4?: string; cardId?: number } | null {
+/** The card a confirmation names, from the pay form: the typed card's last 4 digits and whether it was to be stored, or the stored card's id. */
+export function cardOf(body: { method: string; card_id: number | null; number: string; save_card?: 'on' | 'off' } | undefined): PaidCard | null {
   if (!body || body.method === 'balance') return null;
   if (body.method === 'card' && body.card_id !== null) return { cardId: body.card_id };
   const digits = body.number.replace(/\D/g, '');
-  return digits.length >= 12 ? { last4: digits.slice(-4) } : null;
+  return digits.length >= 12 ? { last4: digits.slice(-4), save: saveCard(body) } : null;
 }
 
 /** The redirect after paying a cart: its confirmation, naming the orders placed and the card. */
-export function cartDonePath(token: string, orderIds: number[], card: { last4?: string; cardId?: number } | null, withFee: boolean): string {
-  const c = card?.last4 ? `&card=${card.last4}` : card?.cardId ? `&card_id=${card.cardId}` : '';
-  return `/carts/${encodeURIComponent(token)}/done?orders=${orderIds.slice(0, 100).join(',')}${c}${withFee ? '&fee=1' : ''}`;
+export function cartDonePath(token: string, orderIds: number[], card: PaidCard | null, withFee: boolean): string {
+  const q = [`orders=${orderIds.slice(0, 100).join(',')}`, ...cardQuery(card), ...(withFee ? ['fee=1'] : [])];
+  return `/carts/${encodeURIComponent(token)}/done?${q.join('&')}`;
+}
+
+/**
+ * The card a confirmation names and whether it is stored now (issue 44). The address only says what
+ * the holder asked; the holder's stored cards, read again, say what is so: a typed card is called
+ * stored only when one of them has its last 4 digits.
+ */
+export function paidCardView(q: DoneCard, cards: CardRow[]) {
+  const label = (c: CardRow) => `${c.brand} •••• ${c.last4}`;
+  const chosen = q.card_id === undefined ? undefined : cards.find((c) => c.id === q.card_id);
+  const kept = q.card && q.saved ? cards.find((c) => c.last4 === q.card) : undefined;
+  const card = q.card ? (kept ? label(kept) : `•••• ${q.card}`) : chosen ? label(chosen) : null;
+  return {
+    card, card_kept: kept ? `${label(kept)}, ${String(kept.exp_month).padStart(2, '0')}/${String(kept.exp_year).slice(-2)}` : null,
+    card_not_kept: !!q.card && !kept, card_was_stored: !!chosen,
+  };
 }
 
 type PaidOrder = {
@@ -86,11 +119,13 @@ type CartOrder = PaidOrder & { offer_key: string };
  */
 export function cartConfirmationView(orders: CartOrder[], feeCents: number, card: string | null, clock: Clock) {
   const totalCents = orders.reduce((t, o) => t + numberToCents(o.total_amount), 0);
+  const signed = orders.find((o) => typeof o.receipt === 'string' && o.receipt.length > 0);
   return {
     charged: usd(centsToNumber(totalCents + feeCents)), orders_total: usd(centsToNumber(totalCents)), fee: usd(centsToNumber(feeCents)), has_fee: feeCents > 0,
     by_balance: orders.length > 0 && orders.every((o) => o.payment_source === 'balance'), card, has_card: !!card,
     count: orders.length, one: orders.length === 1, horizon: SETTLEMENT_HORIZON_SESSIONS,
-    receipt: orders.map((o) => o.receipt).find((r): r is string => typeof r === 'string' && r.length > 0) ?? null,
+    // One receipt covers the checkout's orders: its page is that of the first order carrying it.
+    receipt: signed?.receipt ?? null, receipt_order: signed?.id ?? null,
     orders: orders.map((o) => ({ ...confirmationView(o, 0, null, clock), deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick })),
   };
 }

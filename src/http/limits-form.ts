@@ -18,10 +18,15 @@ export const LimitsFields = Type.Object({
 });
 export type LimitsFields = Static<typeof LimitsFields>;
 
+/** The fields as the console's form labels them (its error messages name them so). */
+export const LIMIT_LABELS = { max_order: 'Most per order (USD)', max_day: 'Most per day (USD)', markets: 'Markets' };
+const AMOUNT_RULE = `must be an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or empty for no limit`;
+const MARKETS_RULE = `list market ids (${MARKET_IDS.join(', ')}) separated by commas, or leave it empty for every market`;
+
 export const LIMIT_WORDS = {
-  max_order: `enter an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or leave it empty`,
-  max_day: `enter an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or leave it empty`,
-  markets: `list market ids (${MARKET_IDS.join(', ')}) separated by commas, or leave it empty`,
+  max_order: `${LIMIT_LABELS.max_order}: ${AMOUNT_RULE}`,
+  max_day: `${LIMIT_LABELS.max_day}: ${AMOUNT_RULE}`,
+  markets: `${LIMIT_LABELS.markets}: ${MARKETS_RULE}`,
 };
 
 const cents = (usd: number | null) => (usd === null ? null : Math.round(usd * 100));
@@ -30,6 +35,8 @@ const cents = (usd: number | null) => (usd === null ? null : Math.round(usd * 10
 export function limitsOfForm(f: LimitsFields): { maxOrderCents: number | null; maxDayCents: number | null; markets: string[] | null } {
   const ids = [...new Set(f.markets.split(',').map((m) => m.trim()).filter(Boolean))];
   const unknown = ids.filter((m) => !(MARKET_IDS as readonly string[]).includes(m));
-  if (unknown.length) throw new HttpError(422, [{ loc: ['body', 'markets'], msg: `unknown market(s) ${unknown.join(', ')}: ${LIMIT_WORDS.markets}`, type: 'value_error' }]);
+  if (unknown.length) {
+    throw new HttpError(422, [{ loc: ['body', 'markets'], msg: `unknown market(s) ${unknown.join(', ')}: ${MARKETS_RULE}`, type: 'value_error' }]);
+  }
   return { maxOrderCents: cents(f.max_order), maxDayCents: cents(f.max_day), markets: ids.length ? ids : null };
 }

@@ -56,15 +56,55 @@ export function formReply(req: RequestInfo, next: unknown, payload: Record<strin
   return { status: 303, headers: { ...headers, location: safeNext(next) } };
 }
 
+/** What the holder typed into a refused form, so the page shows it again (never the stored value): the form's action and its fields as text. */
+export type Entered = { action: string; values: Record<string, string> };
+
 /** An expected refusal a person should read: status and a sentence. */
-export type Problem = { status: number; message: string; /** `Retry-After` of a throttled (429) refusal, for the page too. */ retryAfter?: number };
+export type Problem = {
+  status: number;
+  message: string;
+  /** `Retry-After` of a throttled (429) refusal, for the page too. */
+  retryAfter?: number;
+  /** The field at fault, when one is (the form marks it). */
+  field?: string;
+  /** The refused form's values, to fill it in again. */
+  entered?: Entered;
+};
+
+/** Fields never written back into a page: what a card or a password was. */
+const NOT_REFILLED = new Set(['number', 'cvc', 'exp', 'password', 'password2']);
+
+/** A form's values (raw or validated) as the text its fields show again. */
+export function enteredOf(action: string, body: unknown): Entered {
+  const values: Record<string, string> = {};
+  for (const [k, v] of Object.entries(body && typeof body === 'object' ? body : {})) {
+    const last: unknown = Array.isArray(v) ? v[v.length - 1] : v;
+    if (!NOT_REFILLED.has(k) && (typeof last === 'string' || typeof last === 'number')) values[k] = String(last);
+  }
+  return { action, values };
+}
+
+/**
+ * The values a form shows: what was typed into it when it was just refused (never the stored value
+ * it replaced), otherwise `stored`; `invalid` marks the field at fault.
+ */
+export function refill<K extends string>(action: string, stored: Record<K, string>, p?: Problem): Record<K, string> & { invalid: Partial<Record<K, true>> } {
+  const typed = p?.entered?.action === action ? p.entered.values : undefined;
+  if (!typed) return { ...stored, invalid: {} };
+  const values = Object.fromEntries(Object.keys(stored).map((k) => [k, typed[k] ?? ''])) as Record<K, string>;
+  return { ...values, invalid: (p?.field && p.field in stored ? { [p.field]: true } : {}) as Partial<Record<K, true>> };
+}
+
+/** The field the first validation issue names (`loc` is `['body', field]`). */
+const fieldOf = (issues: ValidationIssue[]) => (issues.length ? String(issues[0].loc[1] ?? issues[0].loc[0] ?? '') || undefined : undefined);
 
 /** The readable form of a 4xx (HttpError or an actor's refusal); undefined for anything else. */
 export function problemOf(err: unknown, words: Record<string, string> = {}): Problem | undefined {
   const e = err instanceof HttpError || err instanceof ActorError ? err : undefined;
   if (!e || e.status < 400 || e.status >= 500) return undefined;
   const retryAfter = e instanceof ActorError ? e.retryAfter : undefined;
-  return { status: e.status, message: Array.isArray(e.detail) ? issuesMessage(e.detail, words) : String(e.detail), retryAfter };
+  if (Array.isArray(e.detail)) return { status: e.status, message: issuesMessage(e.detail, words), field: fieldOf(e.detail), retryAfter };
+  return { status: e.status, message: String(e.detail), retryAfter };
 }
 
 /**
@@ -100,14 +140,17 @@ export function issuesMessage(issues: ValidationIssue[], words: Record<string, s
 
 /**
  * A route's `onInvalid` for a form: JSON clients keep the standard 422; browsers get `page` with the
- * message at 422. `words` maps a field to what a person is told when it is wrong.
+ * message at 422, the field at fault and what was typed. `words` maps a field to what a person is
+ * told when it is wrong (naming the field as its form labels it).
  */
 export function invalidForm<T>(
   words: Record<string, string>,
   page: (req: RequestInfo, p: Problem, raw: RawInput, principal: T) => Reply | Promise<Reply>,
 ) {
   return (req: RequestInfo, issues: ValidationIssue[], raw: RawInput, principal: unknown) =>
-    wantsJson(req) ? undefined : page(req, { status: 422, message: issuesMessage(issues, words) }, raw, principal as T);
+    wantsJson(req) ? undefined : page(req, {
+      status: 422, message: issuesMessage(issues, words), field: fieldOf(issues), entered: enteredOf(req.url, raw.body),
+    }, raw, principal as T);
 }
 
 /**
@@ -137,7 +180,8 @@ export function holderFormRoute<B, R>(d: HolderForm<B, R>, page: (holder: Holder
     onInvalid: invalidForm<HolderPrincipal>(d.words ?? {}, (_req, p, _raw, holder) => page(holder, p)),
     handler: (ctx) => {
       const holder = ctx.principal as HolderPrincipal;
-      return webAction(ctx.req, async () => d.reply(ctx.req, await d.run(holder, ctx), ctx.body), (p) => page(holder, p), d.words);
+      return webAction(ctx.req, async () => d.reply(ctx.req, await d.run(holder, ctx), ctx.body),
+        (p) => page(holder, { ...p, entered: enteredOf(ctx.req.url, ctx.body) }), d.words);
     },
     replay: (r: R, { req, body }) => d.reply(req, r, body),
   });

@@ -31,8 +31,12 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+/** Every brand a card can have (cardBrand). */
+export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'card'] as const;
+export type CardBrand = (typeof CARD_BRANDS)[number];
+
 /** Brand by the issuer prefix; any other Luhn-valid number is an approved generic "card". */
-export function cardBrand(digits: string): string {
+export function cardBrand(digits: string): CardBrand {
   const two = Number(digits.slice(0, 2));
   const four = Number(digits.slice(0, 4));
   if (digits.startsWith('4')) return 'visa';

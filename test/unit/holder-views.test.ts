@@ -3,7 +3,7 @@
 // risk box's colour, headline and the chart's range.
 import t from 'tap';
 import { LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/http/console-view.js';
-import { cardOf, cartDonePath, donePath, payTotal } from '../../src/http/checkout-view.js';
+import { cardOf, cartDonePath, donePath, paidCardView, payTotal } from '../../src/http/checkout-view.js';
 import { chartRange, lossHeadline, recordClass } from '../../src/http/deal-facts.js';
 import { TIMELINE_KINDS } from '../../src/schemas/index.js';
 import { LEDGER_KINDS } from '../../orm/entities/trading.js';
@@ -62,12 +62,24 @@ t.test('checkout: one total in cents; the redirects name the card, never the num
   t.equal(payTotal(12.28, true, 15), '27.28');
   t.equal(payTotal(0.1, true, 0.2), '0.30', 'no floating-point drift');
   t.equal(payTotal(12.28, false, 15), '12.28');
-  t.same(cardOf({ method: 'new_card', card_id: null, number: '4242 4242 4242 4242' }), { last4: '4242' });
+  t.same(cardOf({ method: 'new_card', card_id: null, number: '4242 4242 4242 4242' }), { last4: '4242', save: false });
+  t.same(cardOf({ method: 'new_card', card_id: null, number: '4242 4242 4242 4242', save_card: 'on' }), { last4: '4242', save: true });
   t.same(cardOf({ method: 'card', card_id: 7, number: '' }), { cardId: 7 });
   t.equal(cardOf({ method: 'balance', card_id: null, number: '' }), null);
   t.equal(donePath('tok', { last4: '4242' }), '/checkout/tok/done?card=4242');
   t.equal(donePath('tok', null), '/checkout/tok/done');
+  t.equal(donePath('tok', { last4: '4242', save: true }), '/checkout/tok/done?card=4242&saved=1', 'what the holder asked: the page checks it');
+  t.equal(cartDonePath('tok', [3], { last4: '4444', save: true }, false), '/carts/tok/done?orders=3&card=4444&saved=1');
   t.equal(cartDonePath('tok', [3, 4], { cardId: 9 }, true), '/carts/tok/done?orders=3,4&card_id=9&fee=1');
+});
+
+t.test('the confirmation says a card is stored only when the holder\'s stored cards hold it', async (t) => {
+  const visa = { id: 5, brand: 'visa', last4: '4242', exp_month: 3, exp_year: 2031 };
+  t.match(paidCardView({ card: '4242', saved: '1' }, [visa]), { card: 'visa •••• 4242', card_kept: 'visa •••• 4242, 03/31', card_not_kept: false });
+  t.match(paidCardView({ card: '4242' }, [visa]), { card: '•••• 4242', card_kept: null, card_not_kept: true }, 'not asked: not said to be stored');
+  t.match(paidCardView({ card: '1111', saved: '1' }, [visa]), { card: '•••• 1111', card_kept: null, card_not_kept: true }, 'asked, but not among them');
+  t.match(paidCardView({ card_id: 5 }, [visa]), { card: 'visa •••• 4242', card_was_stored: true, card_not_kept: false });
+  t.match(paidCardView({}, [visa]), { card: null, card_kept: null, card_not_kept: false, card_was_stored: false }, 'the balance paid');
 });
 
 t.test('risk: the box\'s colour comes from the record, never a gain; the headline says what can be lost; the chart runs a little past the quantity', async (t) => {

@@ -16,7 +16,8 @@ import type { Services } from '../services.js';
 import { formReply, holderFormRoute, problemOf, type HolderForm, type Problem } from '../web.js';
 import { menuSnapshots, recordOpen } from '../live-session.js';
 import { currentLine } from '../cart-line.js';
-import { MARKET_IDS } from '../../engine/index.js';
+import { MARKET_IDS, numberToCents } from '../../engine/index.js';
+import { consoleReply } from '../console-notice.js';
 
 /** Carts the page shows with their lines (a holder with more finds the rest through their links). */
 const PAGE_CARTS = 50;
@@ -150,7 +151,10 @@ export function webCartPageRoutes(s: Services): Route[] {
         const payment = paymentOf(body, new Date(now() * 1000));
         return ask(await cartIdOr(holder, body.cart_id), { kind: 'checkout', caller: caller(holder), payment, at: now(), baseUrl: base }, idem);
       },
-      reply: (req, paid) => formReply(req, paid.kind === 'own' ? '/cart' : '/console/orders', paidPayload(paid)),
+      // A trade cart's orders are followed on the console, which says what was paid; own goods are on /cart.
+      reply: (req, paid) => paid.kind === 'own' ? formReply(req, '/cart', paidPayload(paid)) : consoleReply(req, '/console/orders', paidPayload(paid), {
+        kind: 'cart_paid', orders: paid.orders.length, charged_cents: numberToCents(paid.charged), fee_cents: numberToCents(paid.fee),
+      }, base),
     }),
 
     cartPost<unknown, LinesAdded>({

@@ -10,7 +10,7 @@ import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../auth/holders.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
 import { cartFacts, cartRiskFirst, payableLines } from '../deal-facts.js';
-import { cardOf, cartConfirmationView, cartDonePath, payAmount, payTotal } from '../checkout-view.js';
+import { DoneCardFields, cardOf, cartConfirmationView, cartDonePath, paidCardView, payAmount, payTotal } from '../checkout-view.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../route.js';
@@ -34,8 +34,7 @@ type CartPayForm = Static<typeof CartPayForm>;
 
 const CartDoneQuery = Type.Object({
   orders: Type.String({ pattern: '^[0-9]{1,12}(,[0-9]{1,12}){0,99}$', description: 'the orders the checkout placed' }),
-  card: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'the last 4 digits of the card just paid with' })),
-  card_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the stored card just paid with' })),
+  ...DoneCardFields,
   fee: Type.Optional(Type.Literal('1', { description: 'the checkout carried the month\'s participation fee' })),
 });
 type CartDoneQuery = Static<typeof CartDoneQuery>;
@@ -149,17 +148,16 @@ export function webCartRoutes(s: Services): Route[] {
     const [rows, ledger, cards] = await Promise.all([
       read(s.runtime, 'account.orders', { holderId: holder.holderId, limit: 100, baseUrl: base }),
       q.fee ? read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: 100 }) : Promise.resolve([]),
-      q.card_id === undefined ? Promise.resolve([]) : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+      q.card_id === undefined && q.card === undefined ? Promise.resolve([]) : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
     ]);
     const orders = rows.filter((o) => ofCart.has(o.id) && (o.status === 'paid' || o.status === 'filled'));
-    const stored = cards.find((c) => c.id === q.card_id);
-    const card = q.card ? `•••• ${q.card}` : stored ? `${stored.brand} •••• ${stored.last4}` : null;
+    const card = paidCardView(q, cards);
     // The fee the redirect says this checkout carried, as the ledger booked it under the cart's ref.
     const fee = ledger.find((e) => e.kind === 'monthly_fee' && e.ref === `cart:${found.cart.id}`);
     const feeCents = fee ? -Math.round(fee.amount * 100) : 0;
     return renderPage('cart-done', {
       title: `${found.agent ? `${found.agent.name}'s cart` : found.cart.name} is paid`, holder, token,
-      cart_name: found.agent ? `${found.agent.name}'s cart` : found.cart.name, ...cartConfirmationView(orders, feeCents, card, s.clock), scripts: [],
+      cart_name: found.agent ? `${found.agent.name}'s cart` : found.cart.name, ...cartConfirmationView(orders, feeCents, card.card, s.clock), ...card, scripts: [],
     });
   }
 

@@ -17,16 +17,13 @@ import { centsToNumber } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from '../link-view.js';
 import { dealFacts } from '../deal-facts.js';
 import { countdown } from '../cart-view.js';
-import { cardOf, confirmationView, donePath, isoOf, orderStatusWords, payTotal } from '../checkout-view.js';
+import { DoneCardFields, cardOf, confirmationView, donePath, isoOf, orderStatusWords, paidCardView, payTotal } from '../checkout-view.js';
 
 
 const PayForm = Type.Object(PayFields);
 type PayForm = Static<typeof PayForm>;
 
-const DoneQuery = Type.Object({
-  card: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'the last 4 digits of the card just paid with' })),
-  card_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the stored card just paid with' })),
-});
+const DoneQuery = Type.Object(DoneCardFields);
 type DoneQuery = Static<typeof DoneQuery>;
 
 type Order = ServedOrder;
@@ -97,14 +94,13 @@ export function webCheckoutRoutes(s: Services): Route[] {
     const ref = `order:${o.id}`;
     const [ledger, cards] = await Promise.all([
       read(s.runtime, 'account.ledger', { accountIds: [o.account_id], limit: 100 }),
-      q.card_id === undefined ? Promise.resolve([]) : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+      q.card_id === undefined && q.card === undefined ? Promise.resolve([]) : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
     ]);
     const feeCents = ledger.filter((e) => e.ref === ref && e.kind === 'monthly_fee').reduce((t, e) => t - Math.round(e.amount * 100), 0);
-    const stored = cards.find((c) => c.id === q.card_id);
-    const card = q.card ? `•••• ${q.card}` : stored ? `${stored.brand} •••• ${stored.last4}` : null;
+    const card = paidCardView(q, cards);
     return renderPage('checkout-done', {
       title: `Order ${o.id} is paid`, holder, token, agent_name: a.name, deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick,
-      ...confirmationView(o, feeCents, card, s.clock), scripts: [],
+      ...confirmationView(o, feeCents, card.card, s.clock), ...card, scripts: [],
     });
   }
 

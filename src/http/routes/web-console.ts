@@ -7,7 +7,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { holderRef, type GrantMessage, type HolderAccount, type HolderMessage, type HolderReplies } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
 import { accountRef, type FundingSet, type LimitsSet } from '../../../actors/account/messages.js';
-import { LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
+import { LIMIT_LABELS, LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber } from '../../engine/index.js';
 import { read } from '../../../actors/runtime/client.js';
@@ -16,13 +16,15 @@ import { renderPage } from '../pages.js';
 import { HttpError, Media, HTML, htmlPage, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import { FundingForm, LimitsForm, GrantForm, RevokedForm, TIMELINE_CURSOR_PATTERN, TIMELINE_PAGE_MAX, TimelineAnswer, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
-import { formReply, holderFormRoute, invalidForm, usd, wantsJson, webAction, type Problem } from '../web.js';
+import { enteredOf, holderFormRoute, invalidForm, refill, usd, wantsJson, webAction, type Problem } from '../web.js';
+import { consoleReply, noticeOf, noticeText, type Notice } from '../console-notice.js';
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './web-money.js';
 import { CHART_H, CHART_W, chartPoints } from '../charts.js';
 import { EVENT_WORDS, LEDGER_WORDS, activityView, balanceChart, openValue, refWords, waitingView, wordsOf } from '../console-view.js';
 import type { CartDetail } from '../../../actors/cart/messages.js';
 import { isoOf, orderStatusWords } from '../checkout-view.js';
+import { receiptView } from '../receipt-view.js';
 
 const PAGE_ROWS = 100;
 
@@ -62,20 +64,39 @@ export function webConsoleRoutes(s: Services): Route[] {
   /** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */
   const agentsOf = (holderId: number, agentId?: number) => read(s.runtime, 'holder.agents', { holderId, agentId });
 
-  /** One console page: the shared tabs, the holder in the layout, and a message when something was refused. */
-  async function render(name: string, title: string, holder: HolderPrincipal, view: ConsoleView, p?: Problem): Promise<Reply> {
+  /** One console page: the shared tabs, the holder in the layout, and a message when something was refused or done. */
+  async function render(name: string, title: string, holder: HolderPrincipal, view: ConsoleView, p?: Problem, notice?: string | null): Promise<Reply> {
     const href = name === 'console' ? '/console' : `/console/${name.replace('console-', '')}`;
     const tabs = TABS.map((t) => ({ ...t, current: t.href === href }));
-    return renderPage(name, { title, holder, tabs, error: p?.message, ...view }, p?.status ?? 200);
+    return renderPage(name, { title, holder, tabs, error: p?.message, notice, ...view }, p?.status ?? 200);
+  }
+
+  /** A console page asked for (GET): with the notice of the form just posted, if any, cleared once shown. */
+  async function show(req: RequestInfo, name: string, title: string, holder: HolderPrincipal, view: ConsoleView): Promise<Reply> {
+    const { notice, clear } = noticeOf(req, base);
+    const page = await render(name, title, holder, view, undefined, notice && (await noticeWords(holder, notice)));
+    return { ...page, headers: { ...page.headers, ...clear } };
+  }
+
+  /** A notice's words, naming only the holder's own accounts and agents as they are now. */
+  async function noticeWords(holder: HolderPrincipal, n: Notice): Promise<string | undefined> {
+    const [money, agents] = await Promise.all([holderMoney(holder), agentsOf(holder.holderId)]);
+    return noticeText(n, {
+      account: (id) => {
+        const a = money.accounts.find((x) => x.account_id === id);
+        return a && accountOwner(a);
+      },
+      agent: (id) => agents.find((g) => g.id === id),
+    });
   }
 
   function consolePage<Q>(path: string, name: string, title: string, load: Loader<Q>, query?: ReturnType<typeof Type.Object>): Route {
     return route<unknown, Q>({
       method: 'GET', path, auth: 'holder', summary: `Console: ${title.toLowerCase()}`, query,
       response: { 200: htmlPage(`the console: ${title.toLowerCase()}`) },
-      handler: async ({ principal, query: q }) => {
+      handler: async ({ req, principal, query: q }) => {
         const holder = principal as HolderPrincipal;
-        return render(name, title, holder, await load(holder, q));
+        return show(req, name, title, holder, await load(holder, q));
       },
     });
   }
@@ -140,12 +161,18 @@ export function webConsoleRoutes(s: Services): Route[] {
     };
   };
 
-  /** The money tab: top-ups, Gold Coin packs, payouts, stored cards. */
-  const moneyView: Loader<unknown> = async (holder) => {
+  /** The money tab: top-ups, Gold Coin packs, payouts, stored cards; a refused form shows what was typed into it. */
+  const moneyView = async (holder: HolderPrincipal, p?: Problem): Promise<ConsoleView> => {
     const [{ money, view }, cards] = await Promise.all([accountsView(holder), read(s.runtime, 'holder.cards', { holderId: holder.holderId })]);
+    const amountForm = (action: string) => {
+      const f = refill(action, { account_id: '', amount: '' }, p);
+      return { ...f, accounts: view.accounts.map((a) => ({ ...a, selected: String(a.account_id) === f.account_id })) };
+    };
+    const pack = refill('/console/coins', { pack: '' }, p).pack;
     return {
       ...view,
-      packs: GOLD_COINS.packs.map((n) => ({ coins: n, price: usd(n * GOLD_COINS.coin_price) })),
+      topup: amountForm('/console/topup'), payout: amountForm('/console/payout'),
+      packs: GOLD_COINS.packs.map((n) => ({ coins: n, price: usd(n * GOLD_COINS.coin_price), selected: String(n) === pack })),
       coin_price: usd(GOLD_COINS.coin_price),
       payouts: money.payouts.map((p) => ({
         ...p, amount: usd(centsToNumber(p.amount_cents)), commission: usd(centsToNumber(p.commission_cents)), net: usd(centsToNumber(p.net_cents)),
@@ -158,14 +185,14 @@ export function webConsoleRoutes(s: Services): Route[] {
       scripts: ['/static/card-input.js'],
     };
   };
-  const moneyPage = async (holder: HolderPrincipal, p?: Problem) => render('console-money', 'Money', holder, await moneyView(holder, undefined), p);
+  const moneyPage = async (holder: HolderPrincipal, p?: Problem) => render('console-money', 'Money', holder, await moneyView(holder, p), p);
 
   /** A page of the timeline: HTML, or the page as JSON for a client that asks for it. */
   async function timeline(req: RequestInfo, holder: HolderPrincipal, q: TimelineQuery): Promise<Reply> {
     const page = await read(s.runtime, 'holder.timeline', { holderId: holder.holderId, before: q.before ?? null, limit: q.limit });
     if (wantsJson(req)) return json(page);
     const more = (cursor: string) => `/console/timeline?before=${encodeURIComponent(cursor)}${q.limit === TIMELINE_PAGE ? '' : `&limit=${q.limit}`}`;
-    return render('console-timeline', 'Timeline', holder, {
+    return show(req, 'console-timeline', 'Timeline', holder, {
       events: page.events.map((e) => ({
         ...e, what: wordsOf(EVENT_WORDS, e.kind), text: refWords(e.text), iso: isoOf(e.at),
         when: `${new Date(e.at * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`, amount: e.amount === null ? '' : usd(e.amount), coins: e.coins === null ? '' : e.coins.toFixed(2), account_id: e.account_id ?? '',
@@ -174,7 +201,7 @@ export function webConsoleRoutes(s: Services): Route[] {
     });
   }
 
-  const agentsView = async (holder: HolderPrincipal): Promise<ConsoleView> => {
+  const agentsView = async (holder: HolderPrincipal, p?: Problem): Promise<ConsoleView> => {
     const [agents, grants, carts, cards, money] = await Promise.all([
       agentsOf(holder.holderId),
       read(s.runtime, 'holder.grants', { holderId: holder.holderId }),
@@ -187,7 +214,11 @@ export function webConsoleRoutes(s: Services): Route[] {
       // the Manual desk stays the holder's own (the lines they pick), so the form does not offer it.
       free_accounts: money.accounts.filter((a) => a.agent_id === null && a.kind !== 'manual').map((a) => ({ id: a.account_id, owner: accountOwner(a) })),
       needed: FUNDING_PROFITABLE_TRADES, has_agents: agents.length > 0,
-      agents: agents.map((a) => ({ ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES })),
+      agents: agents.map((a) => ({
+        ...a, model: a.model ?? 'not declared', eligible: a.wins >= FUNDING_PROFITABLE_TRADES,
+        limits: refill(`/console/agents/${a.id}/limits`, { max_order: usd(a.max_order), max_day: usd(a.max_day), markets: a.markets ?? '' }, p),
+      })),
+      labels: LIMIT_LABELS,
       grants: grants.map((g) => ({
         ...g, agent: g.agent_id === null ? 'every agent of yours' : g.agent_name, cart: g.cart_id === null ? 'every cart of yours' : g.cart_name,
         pays: g.level !== 'execute' ? '' : g.pay_with === 'card' ? `stored card ${g.card_id}` : 'balance', created: when(g.created_at),
@@ -195,7 +226,16 @@ export function webConsoleRoutes(s: Services): Route[] {
       has_grants: grants.length > 0, carts: carts.map((c) => ({ id: c.id, name: c.name, owner: c.owner.name })), cards: cardOptions(cards),
     };
   };
-  const agentsPage = async (holder: HolderPrincipal, p?: Problem) => render('console-agents', 'Agents', holder, await agentsView(holder), p);
+  const agentsPage = async (holder: HolderPrincipal, p?: Problem) => render('console-agents', 'Agents', holder, await agentsView(holder, p), p);
+
+  /** A paid order's receipt, readable (only an order of the holder's that carries one). */
+  async function receiptPage(req: RequestInfo, holder: HolderPrincipal, orderId: number): Promise<Reply> {
+    const order = await read(s.runtime, 'account.order', { holderId: holder.holderId, orderId, baseUrl: base });
+    if (!order) throw new HttpError(404, `no order ${orderId} of yours`);
+    if (!order.receipt) throw new HttpError(404, `order ${orderId} has no receipt: only a payment you made (or your standing grant) signs one; an agent's pay_from_balance order has none`);
+    const view = await receiptView(order.receipt, await read(s.runtime, 'receipts.jwks', {}), `${base}/.well-known/jwks.json`, new Map([[order.id, order.deal_title]]));
+    return show(req, 'console-receipt', `Receipt of order ${orderId}`, holder, { order_id: orderId, ...view });
+  }
 
   const STATUSES = ['', 'open', 'settled'] as const;
   const PositionsQuery = Type.Object({ status: Type.Union(STATUSES.map((v) => Type.Literal(v)), { default: '' }) });
@@ -216,8 +256,16 @@ export function webConsoleRoutes(s: Services): Route[] {
         rows: rows.map((r) => ({
           ...money(r, ['unit_cost', 'fee_amount', 'total_amount']), created: when(r.created_at as number), payment_source: r.payment_source ?? '',
           awaiting: r.status === 'awaiting_payment', purchase_path: r.purchase_url ? new URL(r.purchase_url).pathname : null, status_words: orderStatusWords(r.status as string),
+          receipt_path: r.receipt ? `/console/orders/${r.id}/receipt` : null, no_receipt: !r.receipt && r.paid_at !== null,
         })),
       };
+    }),
+    route<{ order_id: number }>({
+      method: 'GET', path: '/console/orders/{order_id}/receipt', auth: 'holder', params: Type.Object({ order_id: rowId('the order') }),
+      summary: 'Console: a paid order\'s signed approval receipt, readable (what, how much, when, approved how), with the JWS and how to verify it',
+      response: { 200: htmlPage('the receipt') }, responses: { 404: { description: 'no order of yours, or one without a receipt' } },
+      handler: ({ req, params, principal }) => webAction(req, () => receiptPage(req, principal as HolderPrincipal, params.order_id), (p) =>
+        renderPage('message', { title: 'No receipt', heading: 'No receipt', message: p.message, is_error: true, holder: principal }, p.status)),
     }),
     consolePage('/console/ledger', 'console-ledger', 'Ledger', async (holder) => {
       const rows = await read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS });
@@ -230,8 +278,8 @@ export function webConsoleRoutes(s: Services): Route[] {
         items: items.map((i) => ({ ...i, created: when(i.created_at), owners: i.provenance.length, points: chartPoints(i.history.price_close) })),
       };
     }),
-    consolePage('/console/agents', 'console-agents', 'Agents', agentsView),
-    consolePage('/console/money', 'console-money', 'Money', moneyView),
+    consolePage('/console/agents', 'console-agents', 'Agents', (holder) => agentsView(holder)),
+    consolePage('/console/money', 'console-money', 'Money', (holder) => moneyView(holder)),
     route<unknown, TimelineQuery>({
       method: 'GET', path: '/console/timeline', auth: 'holder', query: TimelineQuery,
       summary: 'Console: every event of your accounts, newest first, paged by before= (a cursor) and limit',
@@ -254,10 +302,10 @@ export function webConsoleRoutes(s: Services): Route[] {
           const set = await s.runtime.ask(accountRef(agent.account_id), {
             kind: 'funding', agentId: agent.id, holderId: holder.holderId, enabled: body.enabled === 'on',
           }, { idem });
-          return fundingReply(req, set);
+          return fundingReply(req, set, base);
         }, (p) => agentsPage(holder, p));
       },
-      replay: (set: FundingSet, { req }) => fundingReply(req, set),
+      replay: (set: FundingSet, { req }) => fundingReply(req, set, base),
     }),
     route<{ agent_id: number }, unknown, LimitsFields>({
       method: 'POST', path: '/console/agents/{agent_id}/limits', auth: 'holder',
@@ -272,10 +320,10 @@ export function webConsoleRoutes(s: Services): Route[] {
           const [agent] = await agentsOf(holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
           const set = await s.runtime.ask(accountRef(agent.account_id), { kind: 'limits', agentId: agent.id, holderId: holder.holderId, ...limitsOfForm(body) }, { idem });
-          return limitsReply(req, set);
-        }, (p) => agentsPage(holder, p));
+          return limitsReply(req, set, base);
+        }, (p) => agentsPage(holder, { ...p, entered: enteredOf(req.url, body) }), LIMIT_WORDS);
       },
-      replay: (set: LimitsSet, { req }) => limitsReply(req, set),
+      replay: (set: LimitsSet, { req }) => limitsReply(req, set, base),
     }),
     ...grantRoutes(s, agentsPage),
     ...moneyRoutes(s, moneyPage),
@@ -302,6 +350,7 @@ const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
  * holder's actor; the console's agents page lists them with their forms.
  */
 function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Problem) => Promise<Reply>): Route[] {
+  const base = s.config.baseUrl;
   const holderPost = <B, K extends GrantMessage['kind']>(
     path: string, summary: string, body: ReturnType<typeof Type.Object>, answer: TSchema,
     message: (holder: HolderPrincipal, body: B) => GrantMessage & { kind: K }, reply: (req: RequestInfo, r: HolderReplies[K]) => Reply,
@@ -313,17 +362,17 @@ function grantRoutes(s: Services, agentsPage: (holder: HolderPrincipal, p?: Prob
   return [
     holderPost<GrantFields, 'grant'>('/cart/grant', 'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)', GrantFields, GrantForm,
       (h, b) => ({ kind: 'grant', holderId: h.holderId, agentId: b.agent_id, cartId: b.cart_id, level: b.level, payWith: b.pay_with, cardId: b.card_id, note: b.note }),
-      (req, g) => formReply(req, '/console/agents', { grant_id: g.grant_id })),
+      (req, g) => consoleReply(req, '/console/agents', { grant_id: g.grant_id }, { kind: 'grant', grant_id: g.grant_id }, base)),
     holderPost<Static<typeof RevokeFields>, 'revoke'>('/cart/grant/revoke', 'Revoke a grant', RevokeFields, RevokedForm,
       (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
-      (req, r) => formReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked })),
+      (req, r) => consoleReply(req, '/console/agents', { grant_id: r.grant_id, revoked: r.revoked }, { kind: 'revoke', grant_id: r.grant_id }, base)),
   ];
 }
 
-function limitsReply(req: RequestInfo, set: LimitsSet): Reply {
-  return formReply(req, '/console/agents', set);
+function limitsReply(req: RequestInfo, set: LimitsSet, baseUrl: string): Reply {
+  return consoleReply(req, '/console/agents', set, { kind: 'limits', agent_id: set.agent_id }, baseUrl);
 }
 
-function fundingReply(req: RequestInfo, set: FundingSet): Reply {
-  return formReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding });
+function fundingReply(req: RequestInfo, set: FundingSet, baseUrl: string): Reply {
+  return consoleReply(req, '/console/agents', { agent_id: set.agent_id, autonomous_funding: set.autonomous_funding }, { kind: 'funding', agent_id: set.agent_id }, baseUrl);
 }

@@ -18,7 +18,8 @@ import { renderPage } from '../pages.js';
 import { CardPayFields, TopupCardFields, cardPaymentOf } from '../pay-form.js';
 import { HttpError, formAnswer, json, route, type Reply, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
-import { formReply, holderFormRoute, invalidForm, webAction, wantsJson, type HolderForm, type Problem } from '../web.js';
+import { holderFormRoute, invalidForm, webAction, wantsJson, type HolderForm, type Problem } from '../web.js';
+import { cardRemovedNotice, consoleReply } from '../console-notice.js';
 
 /** The largest amount one top-up or payout form names (USD): a bound on input, far above any demo use. */
 const MAX_FORM_AMOUNT = 1_000_000;
@@ -38,11 +39,12 @@ const CoinFields = Type.Object({
 });
 const RemoveCardFields = Type.Object({ card_id: rowId('the stored card') });
 
+/** What a person is told of a wrong field, named as the Money page labels it. */
 const WORDS = {
-  account_id: 'choose one of your accounts',
-  amount: `enter an amount in USD, above 0 and at most ${MAX_FORM_AMOUNT}, with at most 2 decimals`,
-  pack: `choose a pack of ${GOLD_COINS.packs.join(', ')} coins`,
-  card_id: 'choose one of your stored cards',
+  account_id: 'Account: choose one of your accounts',
+  amount: `Amount (USD): must be an amount in USD above 0 and at most ${MAX_FORM_AMOUNT}, with at most 2 decimals`,
+  pack: `Pack: choose a pack of ${GOLD_COINS.packs.join(', ')} coins`,
+  card_id: 'Stored card: choose one of your stored cards',
 };
 
 
@@ -50,6 +52,7 @@ type MoneyPage = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
 
 export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
   const now = () => new Date(s.clock.realNow() * 1000);
+  const base = s.config.baseUrl;
   const post = <B, R>(d: Omit<HolderForm<B, R>, 'words'>) => holderFormRoute<B, R>({ ...d, words: WORDS }, moneyPage);
 
   return [
@@ -60,7 +63,8 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
         const payment = cardPaymentOf(body, now());
         return s.runtime.ask(accountRef(body.account_id), { kind: 'topup', holderId: holder.holderId, amountCents, payment, at: s.clock.realNow() }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console/money', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) }),
+      reply: (req, r) => consoleReply(req, '/console/money', { account_id: r.account_id, amount: centsToNumber(r.amount_cents), balance: centsToNumber(r.balance_cents) },
+        { kind: 'topup', account_id: r.account_id, amount_cents: r.amount_cents, balance_cents: r.balance_cents }, base),
     }),
 
     post<Static<typeof PayoutFields>, PayoutScheduled>({
@@ -73,10 +77,13 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
         }
         return s.runtime.ask(accountRef(body.account_id), { kind: 'payout', holderId: holder.holderId, amountCents, payAt: payoutPayAt(s.clock) }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console/money', {
+      reply: (req, r) => consoleReply(req, '/console/money', {
         payout_id: r.payout_id, amount: centsToNumber(r.amount_cents), commission: centsToNumber(r.commission_cents), net: centsToNumber(r.net_cents),
         pay_at: r.pay_at, status: r.status,
-      }),
+      }, {
+        kind: 'payout', payout_id: r.payout_id, account_id: r.account_id, amount_cents: r.amount_cents, commission_cents: r.commission_cents,
+        net_cents: r.net_cents, pay_at: r.pay_at,
+      }, base),
     }),
 
     post<Static<typeof CoinFields>, CoinsBought>({
@@ -86,15 +93,15 @@ export function moneyRoutes(s: Services, moneyPage: MoneyPage): Route[] {
         const payment = cardPaymentOf(body, now());
         return s.runtime.ask(holderRef(holder.email), { kind: 'buyCoins', holderId: holder.holderId, pack: body.pack, payment, at: s.clock.realNow() }, { idem });
       },
-      reply: (req, r) => formReply(req, '/console/money', {
+      reply: (req, r) => consoleReply(req, '/console/money', {
         coins: r.coins, gc_balance: r.gc_balance_hundredths / 100, charged: centsToNumber(r.charged_cents), fee: centsToNumber(r.fee_cents),
-      }),
+      }, { kind: 'coins', coins: r.coins, charged_cents: r.charged_cents, fee_cents: r.fee_cents, gc_hundredths: r.gc_balance_hundredths }, base),
     }),
 
     post<Static<typeof RemoveCardFields>, CardRemoved>({
       path: '/console/cards/remove', summary: 'Remove one of your stored cards', body: RemoveCardFields, answer: CardRemovedForm,
       run: (holder, { body, idem }) => s.runtime.ask(holderRef(holder.email), { kind: 'removeCard', holderId: holder.holderId, cardId: body.card_id }, { idem }),
-      reply: (req, r) => formReply(req, '/console/money', { card_id: r.card_id, removed: r.removed }),
+      reply: (req, r) => consoleReply(req, '/console/money', { card_id: r.card_id, removed: r.removed }, cardRemovedNotice(r), base),
     }),
   ];
 }
