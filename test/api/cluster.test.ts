@@ -10,9 +10,10 @@
 // agents order on an h10 session with at least ORDER_WINDOW_S left, so no order meets its close.
 import t from 'tap';
 import pg from 'pg';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, request } from 'undici';
@@ -35,6 +36,34 @@ const ORDER_WINDOW_S = 90;
 const AGENTS = 8;
 const ORDERS_BEFORE = 4;
 const ORDERS_AFTER = 6;
+const ORDERS_ROLLING = 12;
+const NODE_MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
+
+/** Whether process `pid` is running. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Each server's state as the balancer sees it now (HAProxy's admin socket, `show stat`). */
+function balancerSees(dataDir: string): Promise<Map<string, string>> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const c = net.connect(path.join(dataDir, 'cluster', 'haproxy.sock'), () => c.end('show stat\n'));
+    c.on('data', (d) => (out += d));
+    c.on('error', reject);
+    c.on('end', () => {
+      const lines = out.trim().split('\n');
+      const head = lines[0].replace(/^# /, '').split(',');
+      const [sv, st] = [head.indexOf('svname'), head.indexOf('status')];
+      resolve(new Map(lines.slice(1).map((l) => l.split(',')).map((f) => [f[sv], f[st]])));
+    });
+  });
+}
 /** A request a node may have received when it died is sent again with its key, at most this often. */
 const RESENDS = 40;
 
@@ -80,6 +109,8 @@ t.test('three nodes behind HAProxy: orders, money and streams survive the death 
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const restarted: ChildProcess[] = [];
+  t.teardown(() => restarted.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
   t.teardown(async () => {
     // A failed test still leaves nothing running: SIGTERM, then (a kill guard) SIGKILL of everything the command started.
     if (proc.exitCode === null) proc.kill('SIGTERM');
@@ -214,6 +245,25 @@ t.test('three nodes behind HAProxy: orders, money and streams survive the death 
   await within(1200, async () => Number((await rows(`select count(*) filter (where closed_at is not null) as n from market_session where market = 'm15'`))[0].n) >= closedBefore + 2,
     'm15 to keep closing: two more closes (one minute)');
 
+  // A rolling restart of the two nodes left, one at a time, while the agents order: no request fails.
+  const resentBefore = resent;
+  const rolling = phase(ORDERS_BEFORE + ORDERS_AFTER, ORDERS_ROLLING);
+  for (const n of others) {
+    process.kill(n.pid, 'SIGTERM');
+    await within(400, () => !alive(n.pid), `${n.name} to stop (20 s)`);
+    const again = spawn(process.execPath, [NODE_MAIN], {
+      cwd: ROOT, stdio: 'ignore',
+      env: { ...env, PORT: String(n.port), HOST: '127.0.0.1', DATABASE_URL: primaryUrl, BASE_URL: base, SVC_NODE_NAME: n.name, SVC_TRUSTED_PROXIES: '127.0.0.1', SVC_DRAIN_MS: '2000' },
+    });
+    restarted.push(again);
+    await within(1200, async () => (await readyOf(n))?.status === 'ready', `${n.name} to be ready again (one minute)`);
+    await within(200, async () => (await balancerSees(dataDir)).get(n.name) === 'UP', `the balancer to take ${n.name} back (10 s)`);
+  }
+  await rolling;
+  t.same(wrong, [], 'every order during the rolling restart answered 201');
+  t.equal(resent - resentBefore, 0, 'and none had to be resent: no request failed');
+  t.equal(acked.size, AGENTS * (ORDERS_BEFORE + ORDERS_AFTER + ORDERS_ROLLING));
+
   // The books, read from the primary.
   const orders = await rows(`select id::float8 as id, account_id::float8 as account from orders`);
   t.same(orders.map((o) => o.id).sort((x, y) => x - y), [...acked.keys()].sort((x, y) => x - y), 'the orders are exactly the acknowledged ones: none lost, none doubled');
@@ -234,15 +284,10 @@ t.test('three nodes behind HAProxy: orders, money and streams survive the death 
   await db.end();
   proc.kill('SIGTERM');
   t.equal(await exited, 0, 'the command exits 0 on SIGTERM');
-  const alive = () => startedPids(dataDir).filter((pid) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  // The restarted nodes are the test's own: stopped like the command's.
+  await Promise.all(restarted.map((c) => (c.exitCode === null ? (c.kill('SIGTERM'), new Promise((r) => c.once('exit', r))) : undefined)));
+  const left = () => startedPids(dataDir).filter(alive);
   // A stopped server's postmaster leaves a moment after its pid file: a few polls.
-  await within(100, () => alive().length === 0, `no process it started to be left (${alive()})`).catch(() => undefined);
-  t.same(alive(), [], 'no process it started is left');
+  await within(100, () => left().length === 0, `no process it started to be left (${left()})`).catch(() => undefined);
+  t.same(left(), [], 'no process it started is left');
 });
