@@ -38,3 +38,14 @@ t.test("the balancer's configuration", async (t) => {
   const check = spawnSync('haproxy', ['-c', '-f', path.join(dir, 'h.cfg')], { encoding: 'utf8' });
   t.equal(check.status, 0, `HAProxy accepts it: ${check.stdout}${check.stderr}`);
 });
+
+t.test('ops/haproxy.cfg, the template for real machines, is what the command generates', async (t) => {
+  const template = fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'ops', 'haproxy.cfg'), 'utf8');
+  const generated = haproxyConfig({
+    bind: { host: '0.0.0.0', port: 80 },
+    nodes: [1, 2, 3].map((i) => ({ name: `node-${i}`, host: `10.0.0.1${i}`, port: 8080 })),
+    adminSocket: '/run/haproxy/admin.sock',
+  });
+  const body = (s: string) => s.split('\n').filter((l) => !l.startsWith('#')).join('\n');
+  t.equal(body(template), body(generated), 'the same configuration below its comments');
+});
