@@ -202,9 +202,8 @@ export function columnar(value: unknown): unknown {
     return same ? { $columns: keys, $rows: value.map((v) => keys.map((k) => columnar((v as Record<string, unknown>)[k]))) } : rows;
   }
   if (!isObject(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const k in value) out[k] = columnar(value[k]);
-  return out;
+  // fromEntries defines own properties: a "__proto__" key of the JSON stays a key (an assignment would set the prototype).
+  return Object.fromEntries(Object.keys(value).map((k) => [k, columnar(value[k])]));
 }
 
 /**

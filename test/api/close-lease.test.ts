@@ -79,5 +79,6 @@ t.test('a holder whose lease connection dies stops closing until it holds the le
   await within(FIVE_SECONDS, () => a.sup.holdsCloses, 'the lease taken again, no other node holding it');
   r.setNow(T0 + 900 + 1);
   await a.sup.runDue();
-  tt.same(a.closes, [[t15, true]], 'and it closes again');
+  // Its takeover's catch-up and runDue may both ask for the close: the market actor performs it once.
+  tt.same(a.closes.filter((c) => c[1]), [[t15, true]], 'and it closes again, once');
 });

@@ -44,6 +44,8 @@ t.test('columnar: nothing lost (any JSON value expands back to itself)', async (
   const value = fc.oneof(fc.jsonValue({ maxDepth: 4 }), fc.array(row, { maxLength: 6 }), fc.record({ series: fc.array(fc.constant(null).chain(() => row), { maxLength: 6 }), same: fc.array(fc.record({ a: fc.integer(), b: fc.string() }), { maxLength: 6 }) }));
   fc.assert(fc.property(value, (v) => t.same(expand(columnar(v)), JSON.parse(JSON.stringify(v)))), { numRuns: 300 });
   t.same(columnar([{ a: 1, b: 2 }, { a: 3, b: 4 }]), { $columns: ['a', 'b'], $rows: [[1, 2], [3, 4]] }, 'a list of like objects is a table');
+  const proto = JSON.parse('{"x": {"__proto__": {"y": 1}}}');
+  t.same(JSON.stringify(columnar(proto)), JSON.stringify(proto), 'a "__proto__" key of the JSON stays a key');
 });
 
 t.test(`tools/list is at most ${MCP_TOOLS_LIST_BYTES} bytes`, async (t) => {
