@@ -83,11 +83,11 @@ function yAxis(y: ReturnType<typeof scaleLinear<number, number>>, w: number, fmt
     out += `<line x1="${M.left}" x2="${w - M.right}" y1="${py}" y2="${py}" stroke-opacity=".25"/><text x="${M.left - 6}" y="${py}" dy=".32em" text-anchor="end">${esc(fmt(t))}</text>`;
   }
   const mid = ((M.top + h - M.bottom) / 2).toFixed(1);
-  return `${out}<text transform="translate(12 ${mid}) rotate(-90)" text-anchor="middle">${esc(label)}</text></g>`;
+  return `${out}<text class="axis-title" transform="translate(12 ${mid}) rotate(-90)" text-anchor="middle">${esc(label)}</text></g>`;
 }
 
 function xAxisLabel(w: number, h: number, label: string): string {
-  return `<text x="${((M.left + w - M.right) / 2).toFixed(1)}" y="${h - 4}" text-anchor="middle">${esc(label)}</text>`;
+  return `<text class="axis-title" x="${((M.left + w - M.right) / 2).toFixed(1)}" y="${h - 4}" text-anchor="middle">${esc(label)}</text>`;
 }
 
 /** Lines over a numeric x axis (sessions, quantities), with an optional shaded band. */
