@@ -206,7 +206,7 @@ t.test('at 375 px the console\'s and the cart\'s tables are cards: the key figur
       const shown = await table.evaluate((el) => ({
         row: el.querySelectorAll('tr').length,
         columnheader: el.querySelectorAll('thead th').length,
-        cell: [...el.querySelectorAll('tbody td')].filter((td) => getComputedStyle(td).display !== 'none').length,
+        cell: el.querySelectorAll('tbody td').length,
       }));
       t.same(await axTable(cdp, 'main table.phone-cards'), shown, 'a table for screen readers');
       await noSeriousAxe(t, page, k.name);
