@@ -1,7 +1,8 @@
 // What every page of the site gets on top of its HTML (each page is complete without it):
 // - a table sits in a focusable box that scrolls sideways when it is wider than the page, named
 //   after its caption or the heading before it, so keyboards and screen readers can scroll it;
-// - a chart wider than a phone scrolls in its own figure, which then takes the keyboard's focus;
+// - a chart that is still wider than its figure (charts scale to their box) scrolls in it, which
+//   then takes the keyboard's focus;
 // - <time class="local" datetime="..."> is shown in the reader's own time zone, the UTC time the
 //   server wrote staying in its title.
 (function () {

@@ -39,7 +39,19 @@ function legendOf(spec: Pick<ChartSpec, 'series' | 'band' | 'marker'>): LegendIt
   return items;
 }
 
-const M = { top: 12, right: 14, bottom: 36, left: 68 };
+// The right margin holds half of the last x label at a phone's text size (see TICK_CHAR).
+const M = { top: 12, right: 28, bottom: 36, left: 68 };
+/**
+ * User units a y tick label's character may take: site.css draws axis text at 18 units on a phone,
+ * where a chart scales down to the screen's width, so the labels need this room beside the axis's
+ * title there (at 11 units on a desktop they leave a gap).
+ */
+const TICK_CHAR = 10.5;
+
+/** The plot's left edge: room for the axis title (x = 12), then the widest y tick label. */
+function plotLeft(y: ReturnType<typeof scaleLinear<number, number>>, fmt: (v: number) => string): number {
+  return Math.max(M.left, Math.ceil(26 + Math.max(0, ...y.ticks(5).map((t) => fmt(t).length)) * TICK_CHAR));
+}
 let ids = 0;
 
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -75,19 +87,19 @@ function frame(spec: ChartSpec, w: number, h: number, body: string, summary: str
   );
 }
 
-function yAxis(y: ReturnType<typeof scaleLinear<number, number>>, w: number, fmt: (v: number) => string, label: string, h: number): string {
+function yAxis(y: ReturnType<typeof scaleLinear<number, number>>, left: number, w: number, fmt: (v: number) => string, label: string, h: number): string {
   const ticks = y.ticks(5);
   let out = `<g class="axis y">`;
   for (const t of ticks) {
     const py = y(t).toFixed(1);
-    out += `<line x1="${M.left}" x2="${w - M.right}" y1="${py}" y2="${py}" stroke-opacity=".25"/><text x="${M.left - 6}" y="${py}" dy=".32em" text-anchor="end">${esc(fmt(t))}</text>`;
+    out += `<line x1="${left}" x2="${w - M.right}" y1="${py}" y2="${py}" stroke-opacity=".25"/><text x="${left - 6}" y="${py}" dy=".32em" text-anchor="end">${esc(fmt(t))}</text>`;
   }
   const mid = ((M.top + h - M.bottom) / 2).toFixed(1);
-  return `${out}<text transform="translate(12 ${mid}) rotate(-90)" text-anchor="middle">${esc(label)}</text></g>`;
+  return `${out}<text class="axis-title" transform="translate(12 ${mid}) rotate(-90)" text-anchor="middle">${esc(label)}</text></g>`;
 }
 
-function xAxisLabel(w: number, h: number, label: string): string {
-  return `<text x="${((M.left + w - M.right) / 2).toFixed(1)}" y="${h - 4}" text-anchor="middle">${esc(label)}</text>`;
+function xAxisLabel(left: number, w: number, h: number, label: string): string {
+  return `<text class="axis-title" x="${((left + w - M.right) / 2).toFixed(1)}" y="${h - 4}" text-anchor="middle">${esc(label)}</text>`;
 }
 
 /** Lines over a numeric x axis (sessions, quantities), with an optional shaded band. */
@@ -102,14 +114,15 @@ export function lineChart(spec: ChartSpec): Chart {
   if (!ys || !xs) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
   const pad = ys[0] === ys[1] ? Math.max(Math.abs(ys[0]) * 0.1, 1) : 0;
   const y = scaleLinear().domain([ys[0] - pad, ys[1] + pad]).nice().range([h - M.bottom, M.top]);
-  const x = scaleLinear().domain(xs[0] === xs[1] ? [xs[0] - 1, xs[1] + 1] : xs).range([M.left, w - M.right]);
+  const left = plotLeft(y, fmt);
+  const x = scaleLinear().domain(xs[0] === xs[1] ? [xs[0] - 1, xs[1] + 1] : xs).range([left, w - M.right]);
   const known = (v: number | null): v is number => v !== null && Number.isFinite(v);
-  let body = yAxis(y, w, fmt, spec.yLabel, h);
-  let xAxis = `<g class="axis x"><line x1="${M.left}" x2="${w - M.right}" y1="${h - M.bottom}" y2="${h - M.bottom}"/>`;
+  let body = yAxis(y, left, w, fmt, spec.yLabel, h);
+  let xAxis = `<g class="axis x"><line x1="${left}" x2="${w - M.right}" y1="${h - M.bottom}" y2="${h - M.bottom}"/>`;
   for (const t of x.ticks(Math.min(6, spec.x.length)).filter(Number.isInteger)) {
     xAxis += `<text x="${x(t).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc((spec.xFormat ?? String)(t))}</text>`;
   }
-  body += `${xAxis}${xAxisLabel(w, h, spec.xLabel)}</g>`;
+  body += `${xAxis}${xAxisLabel(left, w, h, spec.xLabel)}</g>`;
   if (spec.band) {
     const { low, high } = spec.band;
     const d = area<number>()
@@ -126,10 +139,10 @@ export function lineChart(spec: ChartSpec): Chart {
       .y((i) => y(s.values[i] as number))(spec.x.map((_, i) => i));
     if (d) body += `<path class="line series-${k % 4}" d="${d}"><title>${esc(s.name)}</title></path>`;
   });
-  if (y.domain()[0] < 0 && y.domain()[1] > 0) body = `<line class="zero" x1="${M.left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>` + body;
+  if (y.domain()[0] < 0 && y.domain()[1] > 0) body = `<line class="zero" x1="${left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>` + body;
   if (spec.marker && spec.marker.x >= x.domain()[0] && spec.marker.x <= x.domain()[1]) {
     const mx = x(spec.marker.x);
-    const anchor = mx > (M.left + w - M.right) / 2 ? 'end' : 'start';
+    const anchor = mx > (left + w - M.right) / 2 ? 'end' : 'start';
     body += `<g class="marker"><line x1="${mx.toFixed(1)}" x2="${mx.toFixed(1)}" y1="${M.top}" y2="${h - M.bottom}"/>` +
       `<text x="${(mx + (anchor === 'end' ? -5 : 5)).toFixed(1)}" y="${M.top + 12}" text-anchor="${anchor}">${esc(spec.marker.label)}</text></g>`;
   }
@@ -147,8 +160,9 @@ export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): 
   const ys = extent([...values, 0]);
   if (!ys || spec.x.length === 0) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
   const y = scaleLinear().domain(ys[0] === ys[1] ? [ys[0], ys[0] + 1] : ys).nice().range([h - M.bottom, M.top]);
-  const x = scaleBand<number>().domain(spec.x).range([M.left, w - M.right]).paddingInner(0.15);
-  let body = yAxis(y, w, fmt, spec.yLabel, h);
+  const left = plotLeft(y, fmt);
+  const x = scaleBand<number>().domain(spec.x).range([left, w - M.right]).paddingInner(0.15);
+  let body = yAxis(y, left, w, fmt, spec.yLabel, h);
   const zero = y(0);
   values.forEach((v, i) => {
     if (v === null || !Number.isFinite(v)) return;
@@ -156,12 +170,12 @@ export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): 
     const height = Math.max(Math.abs(y(v) - zero), v === 0 ? 0 : 0.5);
     body += `<rect class="bar${v < 0 ? ' neg' : ''}" x="${x(spec.x[i])!.toFixed(1)}" y="${top.toFixed(1)}" width="${Math.max(x.bandwidth(), 0.5).toFixed(1)}" height="${height.toFixed(1)}"><title>${esc(xf(spec.x[i]))}: ${esc(fmt(v))}</title></rect>`;
   });
-  let xAxis = `<g class="axis x"><line x1="${M.left}" x2="${w - M.right}" y1="${zero.toFixed(1)}" y2="${zero.toFixed(1)}"/>`;
+  let xAxis = `<g class="axis x"><line x1="${left}" x2="${w - M.right}" y1="${zero.toFixed(1)}" y2="${zero.toFixed(1)}"/>`;
   const every = Math.max(1, Math.ceil(spec.x.length / 6));
   spec.x.forEach((t, i) => {
     if (i % every === 0) xAxis += `<text x="${(x(t)! + x.bandwidth() / 2).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc(xf(t))}</text>`;
   });
-  body += `${xAxis}${xAxisLabel(w, h, spec.xLabel)}</g>`;
+  body += `${xAxis}${xAxisLabel(left, w, h, spec.xLabel)}</g>`;
   return { svg: frame(spec, w, h, body, summary), summary, legend: legendOf(spec) };
 }
 

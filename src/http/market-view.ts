@@ -16,7 +16,11 @@ export type MenuQuery = {
   per_page: number;
 };
 
-export const PER_PAGE = { default: 100, max: 500 } as const;
+/**
+ * Deals a page shows unless asked: 50 keeps a page short enough to scan (issue 44: 100 rows made
+ * /markets/h10 22 000 px tall at 1280 px); `per_page` still asks for more, up to `max`.
+ */
+export const PER_PAGE = { default: 50, max: 500 } as const;
 
 const velocityOf = (d: ServedDeal) => ('sales_velocity' in d ? d.sales_velocity : null);
 const rankOf = (d: ServedDeal) => ('sales_rank' in d ? d.sales_rank : null);

@@ -59,7 +59,8 @@ t.test('GET /markets/{id} with the default query: every deal of the open session
     t.match(r.text, '<script src="/static/countdown.js"></script>', 'and the script keeps it current');
     t.match(r.text, /<div class="table-wrap" tabindex="0" role="region" aria-label="Deals of the menu">/);
     const got = rows(r.text);
-    t.equal(got.length, Math.min(100, menu.deals.length), `${m}: the first page of 100`);
+    t.equal(got.length, Math.min(50, menu.deals.length), `${m}: the first page of 50`);
+    if (menu.deals.length > 50) t.match(r.text, `this page lists deals 1 to 50 (page 1 of ${Math.ceil(menu.deals.length / 50)})`, 'which deals the page lists');
     t.same(got.map((x) => x.rank), got.map((_, i) => i + 1));
     const scores = expectedScores(m, menu.deals);
     const byKey = new Map(menu.deals.map((d) => [d.key, d]));
@@ -83,7 +84,8 @@ t.test('queries: family, min_margin, min_sv, house, sort, page and per_page', as
   const m = 'm45';
   const menu = await menuOf(m);
   const byKey = new Map(menu.deals.map((d) => [d.key, d]));
-  const keys = async (qs: string) => rows((await page(`/markets/${m}?${qs}`)).text).map((x) => byKey.get(x.key)!);
+  // Every deal the query keeps, on one page.
+  const keys = async (qs: string) => rows((await page(`/markets/${m}?per_page=500&${qs}`)).text).map((x) => byKey.get(x.key)!);
 
   const cluster = menu.deals[0].cluster;
   const family = await keys(`family=${cluster}`);
@@ -125,6 +127,11 @@ t.test('queries: family, min_margin, min_sv, house, sort, page and per_page', as
   const p2 = rows(second.text);
   t.same(p2.map((x) => x.key), all.slice(10, 20).map((d) => d.key), 'page 2 of 10');
   t.same(p2.map((x) => x.rank), [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+  // Without per_page a page lists 50 deals (issue 44).
+  const second50 = await page(`/markets/${m}?page=2`);
+  t.same(rows(second50.text).map((x) => x.key), all.slice(50, 100).map((d) => d.key), 'page 2 of 50');
+  t.match(second50.text, `<a rel="prev" href="/markets/${m}">`, 'back to page 1, at its plain address');
+  t.match(second50.text, `Page 2 of ${Math.ceil(menu.deals.length / 50)}: deals 51 to ${Math.min(100, menu.deals.length)} of ${menu.deals.length}`);
   // Mustache escapes "=" and "&" in attributes (the browser reads them back as they were).
   t.match(second.text, `<a rel="prev" href="/markets/${m}?per_page&#x3D;10">`, 'a link to page 1 (defaults left out)');
   t.match(second.text, `<a rel="next" href="/markets/${m}?page&#x3D;3&amp;per_page&#x3D;10">`);
@@ -140,7 +147,7 @@ t.test('queries: family, min_margin, min_sv, house, sort, page and per_page', as
   t.match(filtered.text, '<option value="cost" selected>');
   t.match(filtered.text, 'name="house" value="1" checked');
   t.match((await page('/markets/h2?min_sv=1')).text, 'the minimum sales velocity filters nothing here', 'min_sv on a ranking market');
-  t.equal(rows((await page('/markets/h2?min_sv=1')).text).length, Math.min(100, (await menuOf('h2')).deals.length));
+  t.equal(rows((await page('/markets/h2?min_sv=1')).text).length, Math.min(50, (await menuOf('h2')).deals.length));
 });
 
 t.test('bounds: a bad query is a 422, as JSON and as a page', async (t) => {

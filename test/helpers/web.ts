@@ -72,9 +72,10 @@ export async function registerHolder(svc: TestService, email: string, password =
 
 /**
  * A service at its real address on a day of recorded history, with the clock frozen (no session
- * closes while a test reads the pages): the site's pages all have closed and settled sessions to show.
+ * closes while a test reads the pages) unless `opts.realMs` moves it (withClock): the site's pages
+ * all have closed and settled sessions to show.
  */
-export async function startRecordedSite(t: T): Promise<TestService> {
+export async function startRecordedSite(t: T, opts: StartOptions = {}): Promise<TestService> {
   const port = await freePort();
-  return startRecordedService(t, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` });
+  return startRecordedService(t, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` }, opts);
 }

@@ -27,8 +27,8 @@ const MenuQuerySchema = Type.Object({
   min_sv: blankOr(Type.Number({ minimum: 0, maximum: 1e6, description: 'only deals with at least this quoted sales velocity (markets that quote velocity); empty: no bound' })),
   house: Type.Union([Type.Literal(0), Type.Literal(1)], { default: 0, description: '1: only deals the desk bids on' }),
   sort: Type.Union(SORT_NAMES.map((n) => Type.Literal(n)), { default: 'score', description: 'order of the deals' }),
-  page: Type.Integer({ minimum: 1, maximum: 10_000, default: 1 }),
-  per_page: Type.Integer({ minimum: 1, maximum: PER_PAGE.max, default: PER_PAGE.default }),
+  page: Type.Integer({ minimum: 1, maximum: 10_000, default: 1, description: 'page of the filtered menu, from 1; a page past the last one says so' }),
+  per_page: Type.Integer({ minimum: 1, maximum: PER_PAGE.max, default: PER_PAGE.default, description: `deals a page lists (${PER_PAGE.default} unless asked)` }),
 });
 type RawMenuQuery = Static<typeof MenuQuerySchema>;
 
@@ -78,6 +78,8 @@ function menuView(snap: MenuSnapshot, q: MenuQuery) {
     prev_href: page.page > 1 ? menuHref(market, q, { page: Math.min(page.page - 1, page.pages) }) : null,
     next_href: page.page < page.pages ? menuHref(market, q, { page: page.page + 1 }) : null,
     has_rows: page.rows.length > 0,
+    first_row: page.rows[0]?.rank ?? 0,
+    last_row: page.rows.at(-1)?.rank ?? 0,
     rows: page.rows.map(({ deal: d, score, rank }) => ({
       rank,
       key: d.key,
