@@ -32,7 +32,7 @@ const CLUSTER_MAIN = path.join(ROOT, 'dist', 'src', 'cluster', 'main.js');
 const SCALE = 60;
 const MARKET = 'h10';
 /** Seconds of the h10 session the orders need: the whole ordering phase fits in it. */
-const ORDER_WINDOW_S = 45;
+const ORDER_WINDOW_S = 60;
 const AGENTS = 8;
 const ORDERS_BEFORE = 4;
 const ORDERS_AFTER = 6;
