@@ -203,6 +203,8 @@ export class Supervisor {
     const prev = this.open.get(m.id)!;
     if (status.open === null || status.open <= prev) return;
     this.setOpen(m.id, status.open);
+    // Seen, not performed: this process's close metrics and log (MarketNotClosing) follow the record here too.
+    this.opts.onClose?.(m.id, status.open - 1, { closed: false, open: status.open, ms: 0, quarantined: [] });
     if (this.opts.warm && status.open >= this.clock.tick(m.interval_seconds)) await this.warmRecord(m.id, this.recordOpen.get(m.id) ?? prev, status.open);
     this.recordOpen.set(m.id, status.open);
   }
