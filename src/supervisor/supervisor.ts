@@ -14,7 +14,9 @@ import { marketRef, type CloseReply } from '../../actors/market/messages.js';
 import { payoutsRef } from '../../actors/payouts/messages.js';
 import { receiptsRef } from '../../actors/receipts/messages.js';
 import { competitionRef } from '../../actors/competition/messages.js';
-import { delivererRef, SEND_TIMEOUT_MS, type DeliverReport } from '../../actors/webhooks/messages.js';
+import type { DeliverReport } from '../../actors/webhooks/messages.js';
+import { WebhookPasses } from './webhook-passes.js';
+export { WEBHOOK_BACKLOG_WARN_SECONDS } from './webhook-passes.js';
 import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
 
 export type Asker = Pick<ActorRuntime, 'ask'>;
@@ -70,20 +72,6 @@ export type SupervisorOptions = {
 
 /** How often due payouts are looked for (one indexed query). */
 const PAYOUT_SWEEP_MS = 2000;
-/** How often a webhook delivery pass runs (one after the other: a pass that reached a bound is followed at once). */
-const WEBHOOK_PASS_MS = 1000;
-/** A pass woken by a NOTIFY (an account's log grew) runs this soon: NOTIFYs of one burst share it. */
-const WEBHOOK_WAKE_MS = 50;
-/**
- * While attempts are in flight a pass waits at most this long for one to end (never for the
- * slowest), and the next pass follows at once: new events and due retries wait at most this long
- * behind attempts that hang.
- */
-const WEBHOOK_WAIT_MS = 500;
-/** Deliveries due this long (seconds) and not yet sent are a backlog worth a warning (CONTRACT.md promises 10 s)... */
-export const WEBHOOK_BACKLOG_WARN_SECONDS = 10;
-/** ...logged at most once in this many seconds of the service clock. */
-const WEBHOOK_BACKLOG_WARN_EVERY_SECONDS = 60;
 /** How often a process without the closes' lease tries to take it: a takeover within CONTRACT.md's 5 s. */
 const LEASE_TRY_MS = 1000;
 /** A follower whose market's close is due and not yet seen looks again this often (a missed NOTIFY's net). */
@@ -116,15 +104,17 @@ export class Supervisor {
   private readonly turning = new Set<string>();
   private readonly woken = new Set<string>();
   /** Webhook passes: whether the last saw a live webhook, one is running, a wake came during it, one is armed by a wake. */
-  private readonly webhookPass = { live: false, running: false, again: false, woken: false, warnedAt: Number.NEGATIVE_INFINITY };
   ready = false;
+  private readonly webhooks: WebhookPasses;
 
   constructor(
     private readonly actors: Asker,
     private readonly clock: Clock,
     private readonly markets: ScheduledMarket[],
     private readonly opts: SupervisorOptions,
-  ) {}
+  ) {
+    this.webhooks = new WebhookPasses(actors, clock, opts, this.running, () => this.stopped);
+  }
 
   /**
    * Opens or recovers every market, replays missed closes, then schedules the next ones. A failed
@@ -162,7 +152,7 @@ export class Supervisor {
     this.ready = !this.stopped;
     for (const m of this.markets) this.schedule(m);
     if (leading) this.schedulePayouts();
-    this.scheduleWebhooks();
+    this.webhooks.start();
     this.scheduleLease();
     if (leading) this.backfilling = this.backfillRest(plans.filter((p) => p !== undefined));
   }
@@ -310,77 +300,6 @@ export class Supervisor {
       this.running.add(run);
     }, this.opts.payoutSweepMs ?? PAYOUT_SWEEP_MS);
     this.timers.set('payouts', timer);
-  }
-
-  /**
-   * One webhook delivery pass (CONTRACT.md "Events" → Webhooks): the webhooks actor records the
-   * attempts that ended, enqueues from the event log, claims due deliveries fairly into its free
-   * places (no other process holds them) and starts them, waiting for none but the first to end.
-   * A backlog (deliveries due WEBHOOK_BACKLOG_WARN_SECONDS and not yet sent) is logged at warn.
-   */
-  async deliverWebhooks(): Promise<DeliverReport> {
-    const at = this.clock.realNow();
-    const r = await this.actors.ask(delivererRef, {
-      kind: 'deliver', at, allowPrivate: this.opts.webhookAllowPrivate ?? false, timeoutMs: this.opts.webhookTimeoutMs ?? SEND_TIMEOUT_MS, waitMs: WEBHOOK_WAIT_MS,
-    });
-    this.opts.metrics?.webhookPass(r);
-    const w = this.webhookPass;
-    if (r.backlog.oldestSeconds >= WEBHOOK_BACKLOG_WARN_SECONDS && at - w.warnedAt >= WEBHOOK_BACKLOG_WARN_EVERY_SECONDS) {
-      w.warnedAt = at;
-      this.opts.log.warn(
-        { webhookBacklog: r.backlog, inFlight: r.inFlight },
-        `webhook delivery backlog: ${r.backlog.due} deliveries due and not yet sent, the oldest due ${Math.round(r.backlog.oldestSeconds)} s ago (${r.inFlight} attempts in flight here)`,
-      );
-    }
-    return r;
-  }
-
-  /**
-   * Runs a delivery pass every WEBHOOK_PASS_MS, at once again after a pass that did or left work or
-   * while attempts are in flight (each such pass waited up to WEBHOOK_WAIT_MS for one to end), and
-   * soon after a wake (wakeWebhooks); a failed pass is logged, the next retries.
-   */
-  private scheduleWebhooks(delayMs = this.opts.webhookPassMs ?? WEBHOOK_PASS_MS): void {
-    if (this.stopped) return;
-    const w = this.webhookPass;
-    const timer = setTimeout(() => {
-      let next: number | undefined;
-      Object.assign(w, { running: true, again: false, woken: false });
-      const run = this.deliverWebhooks()
-        .then((r) => {
-          w.live = r.live;
-          if (r.sent || r.enqueued || r.delivered || r.retried || r.failed) {
-            this.opts.log.info({ webhooks: r }, `webhooks: ${r.enqueued} enqueued, ${r.sent} sent, ${r.delivered} delivered, ${r.retried} to retry, ${r.failed} failed for good, ${r.inFlight} in flight`);
-          }
-          // Work begets work: a place freed may take a delivery its endpoint's or account's cap held back.
-          if (r.more || r.inFlight || r.sent || r.delivered || r.retried || r.failed) next = 0;
-        }, (err) => this.opts.log.warn({ err }, `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`))
-        .finally(() => {
-          w.running = false;
-          this.running.delete(run);
-          this.scheduleWebhooks(next ?? (w.again ? WEBHOOK_WAKE_MS : undefined));
-        });
-      this.running.add(run);
-    }, delayMs);
-    this.timers.set('webhooks', timer);
-  }
-
-  /**
-   * An account's log grew (the svc_events NOTIFY): the next delivery pass runs within
-   * WEBHOOK_WAKE_MS instead of at its time, when any webhook is live. Coalesced: a burst of wakes
-   * arms one pass; a wake during a pass runs another right after it.
-   */
-  wakeWebhooks(): void {
-    const w = this.webhookPass;
-    if (this.stopped || !w.live || !this.timers.has('webhooks')) return;
-    if (w.running) {
-      w.again = true;
-      return;
-    }
-    if (w.woken) return;
-    w.woken = true;
-    clearTimeout(this.timers.get('webhooks'));
-    this.scheduleWebhooks(WEBHOOK_WAKE_MS);
   }
 
   /** Records the older history in the background, newest sessions first, in bounded turns. */
@@ -614,9 +533,20 @@ export class Supervisor {
     return delayMs;
   }
 
+  /** One webhook delivery pass now (tests; the passes run by themselves). */
+  deliverWebhooks(): Promise<DeliverReport> {
+    return this.webhooks.deliver();
+  }
+
+  /** An account's log grew (the svc_events NOTIFY): the next delivery pass runs soon (WebhookPasses.wake). */
+  wakeWebhooks(): void {
+    this.webhooks.wake();
+  }
+
   /** Stops scheduling and waits for closes under way. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.webhooks.stop();
     for (const t of this.timers.values()) clearTimeout(t);
     for (const list of this.waiting.values()) for (const w of [...list]) w.done(false);
     this.sleeper.wakeAll();
