@@ -23,6 +23,7 @@ import { webhooksActor } from './webhooks/actor.js';
 import { webhookReads } from './webhooks/reads.js';
 import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
+export { replicaReads } from './record/replica.js';
 
 export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor, receiptsActor, webhooksActor];
 export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads, ...receiptReads, ...webhookReads };

@@ -7,6 +7,8 @@ import type { Orm } from './database.js';
 export const MAIN_POOL = 4;
 /** A worker's ORM pool: its turns and read tasks. */
 export const WORKER_POOL = 10;
+/** A worker's pool on its streaming replica (SVC_REPLICA_URLS): record reads on a cache miss only. */
+export const REPLICA_POOL = 2;
 /** A worker's order-batch connection (actors/account/order-batch.ts: one batch at a time). */
 export const BATCH_CONNECTION = 1;
 /** The process's LISTEN connection (actors/runtime/notify.ts: the event log's NOTIFYs). */

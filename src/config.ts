@@ -41,6 +41,8 @@ export type Config = {
   webhookTimeoutMs: number;
   /** How long a stopping process answers /readyz 503 before it stops serving (SVC_DRAIN_MS: a balancer's health checks take it out meanwhile). */
   drainMs: number;
+  /** Streaming replicas that may serve the closed record on a cache miss (SVC_REPLICA_URLS); none by default. */
+  replicaUrls: string[];
 };
 
 export class ConfigError extends Error {}
@@ -80,6 +82,24 @@ function trustedProxies(env: NodeJS.ProcessEnv): TrustedProxies {
   } catch (err) {
     throw new ConfigError(`SVC_TRUSTED_PROXIES: ${(err as Error).message} (comma-separated addresses or networks, e.g. 127.0.0.1,10.0.0.0/8)`);
   }
+}
+
+/** SVC_REPLICA_URLS: comma-separated postgres:// URLs of streaming replicas of DATABASE_URL's server. */
+function replicaUrls(env: NodeJS.ProcessEnv): string[] {
+  const raw = env.SVC_REPLICA_URLS;
+  if (raw === undefined || raw.trim() === '') return [];
+  const urls = raw.split(',').map((u) => u.trim()).filter(Boolean);
+  if (urls.length > 8) throw new ConfigError(`SVC_REPLICA_URLS names ${urls.length} replicas; at most 8`);
+  for (const u of urls) {
+    let url: URL;
+    try {
+      url = new URL(u);
+    } catch {
+      throw new ConfigError(`SVC_REPLICA_URLS: ${JSON.stringify(u.slice(0, 80))} is not a URL (comma-separated postgres://user@host:port/db)`);
+    }
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new ConfigError(`SVC_REPLICA_URLS: ${url.protocol} is not postgres: (comma-separated postgres://user@host:port/db)`);
+  }
+  return urls;
 }
 
 function opsToken(env: NodeJS.ProcessEnv): string | undefined {
@@ -126,5 +146,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeName: nodeName(env),
     webhookTimeoutMs: int(env, 'SVC_WEBHOOK_TIMEOUT_MS', SEND_TIMEOUT_MS, 100, SEND_TIMEOUT_MAX_MS),
     drainMs: int(env, 'SVC_DRAIN_MS', 0, 0, 60_000),
+    replicaUrls: replicaUrls(env),
   };
 }

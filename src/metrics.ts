@@ -160,6 +160,18 @@ export class Metrics {
         for (const s of shards()) this.set({ shard: String(s.shard) }, s.utilization);
       },
     });
+    new client.Counter({
+      name: 'record_replica_reads_total',
+      help: 'Record reads a replica could serve (SVC_REPLICA_URLS), by where they were served from: the replica when it had replayed every close this process had seen, else the primary',
+      labelNames: ['source'] as const,
+      registers,
+      collect() {
+        const r = self.runtime?.readSources();
+        if (!r) return;
+        this.reset();
+        for (const source of ['replica', 'primary'] as const) this.inc({ source }, r[source]);
+      },
+    });
     new client.Gauge({
       name: 'worker_restarts',
       help: 'Shard workers replaced after dying',
@@ -323,7 +335,7 @@ export class Metrics {
   }
 
   /** Where the gauges below read at each scrape (set by watch, watchRecord and watchService). */
-  private runtime?: Pick<ActorRuntime, 'stats'>;
+  private runtime?: Pick<ActorRuntime, 'stats' | 'readSources'>;
   private pool?: PoolStats;
   private recordStats?: () => RecordCacheStats;
   private service?: ServiceFacts;
@@ -331,7 +343,7 @@ export class Metrics {
   private readonly lastClose = new Map<string, { at: number; tick: number }>();
 
   /** Gauges read from the runtime and the database pool at each scrape. */
-  watch(runtime: Pick<ActorRuntime, 'stats'>, pool: PoolStats): void {
+  watch(runtime: Pick<ActorRuntime, 'stats' | 'readSources'>, pool: PoolStats): void {
     this.runtime = runtime;
     this.pool = pool;
   }

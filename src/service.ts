@@ -8,7 +8,7 @@ import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
 import { ActorRuntime, CloseLease, NotifyListener, read, withSafeErrors } from '../actors/runtime/client.js';
 import { answersRef } from '../actors/answers/messages.js';
-import { budgetProblem, connectionBudget, connectionLimit, MAIN_POOL, poolStats, WORKER_POOL } from '../orm/connections.js';
+import { budgetProblem, connectionBudget, connectionLimit, MAIN_POOL, poolStats, REPLICA_POOL, WORKER_POOL } from '../orm/connections.js';
 import { ConfigError } from './config.js';
 import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
 import { EmbeddedDatabaseError, startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
@@ -118,6 +118,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   const clock = await loadClock(orm, config.timeScale, opts.realMs ?? Date.now);
 
   const metrics = new Metrics();
+  let readMark: () => unknown = () => undefined;
   const runtime = new ActorRuntime({
     shards: config.shards,
     databaseUrl,
@@ -130,6 +131,10 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     mailboxLimit: config.mailboxLimit,
     workerHeapMb: config.workerHeapMb,
     extraActorModules: opts.extraActorModules,
+    replicaUrls: config.replicaUrls,
+    replicaPoolMax: REPLICA_POOL,
+    // What this process has seen closed (reads a replica may serve): the supervisor's, once it exists.
+    readMark: () => readMark(),
     onTurn: metrics.observeTurn,
     clock: () => clock.realNow(),
   });
@@ -177,6 +182,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     },
   );
 
+  readMark = () => supervisor.readMark();
   await events.start();
   // Webhook deliveries start soon after an account's log grew, not only at the next pass (CONTRACT.md "Events" → Webhooks).
   await listener.listen(EVENTS_CHANNEL, () => supervisor.wakeWebhooks());

@@ -13,10 +13,17 @@ export type Envelope = { to: string; msg: { kind: string; [field: string]: unkno
 export type BatchEnvelope = { batch: Envelope[] };
 
 /** A read task: a named query over the record, run on any shard outside the mailboxes. */
-export type ReadEnvelope = { read: string; args: unknown; at: number };
+/**
+ * `mark`: what the front end has seen committed (the record's open sessions), when it may be read
+ * from a replica: a worker reads a replica-safe task there only if the replica has replayed it.
+ */
+export type ReadEnvelope = { read: string; args: unknown; at: number; mark?: unknown };
+
+/** Where a replica-safe read task was served from (others say nothing). */
+export type ReadSource = 'replica' | 'primary';
 
 export type TurnResult =
-  | { ok: true; reply: unknown; turnMs: number; replayed?: boolean }
+  | { ok: true; reply: unknown; turnMs: number; replayed?: boolean; from?: ReadSource }
   | { ok: false; status: number; detail: string; turnMs: number; retryAfter?: number; replayed?: boolean };
 
 /** Stable FNV-1a hash of an actor id: the same id lands on the same shard in every process. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { ActorError, AskTimedOut } from './actor.js';
-import { shardOf, type ActorRef, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type Replies, type TurnResult } from './protocol.js';
+import { shardOf, type ActorRef, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type ReadSource, type Replies, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
 
 /** A request's Idempotency-Key on its way to the turn that stores its answer; `replayed` is set on the way back. */
@@ -29,7 +29,14 @@ const mayHaveHappened = (idem: IdemTicket | undefined) =>
     ? 'the request may still take effect: retry with the same Idempotency-Key to get its answer'
     : 'the request may still take effect: check before retrying, or send an Idempotency-Key so that retries are safe';
 
-export type RuntimeOptions = Omit<WorkerOptions, 'actorModules'> & {
+export type RuntimeOptions = Omit<WorkerOptions, 'actorModules' | 'replicaUrl'> & {
+  /** Streaming replicas (SVC_REPLICA_URLS): shard i reads replica-safe tasks from replica i mod n. */
+  replicaUrls?: readonly string[];
+  /**
+   * What the front end has seen committed, sent with each read when there are replicas (opaque
+   * here: the replica-safe module compares it with a replica's position); undefined: the primary.
+   */
+  readMark?: () => unknown;
   shards: number;
   askTimeoutMs: number;
   /** Pending messages per shard before refusing. */
@@ -86,8 +93,12 @@ export class ActorRuntime {
   /** Idempotency keys whose request is still running here, until its turn really ends (not at a timeout). */
   private readonly busyKeys = new Map<string, number>();
 
+  /** Replica-safe reads answered, by where they were served from. */
+  private readonly readsFrom: Record<ReadSource, number> = { replica: 0, primary: 0 };
+
   constructor(private readonly opts: RuntimeOptions) {
-    const workerData: WorkerOptions = {
+    const replicas = opts.replicaUrls ?? [];
+    const common: WorkerOptions = {
       databaseUrl: opts.databaseUrl,
       poolMax: opts.poolMax,
       seed: opts.seed,
@@ -95,8 +106,10 @@ export class ActorRuntime {
       idleMs: opts.idleMs,
       logLevel: opts.logLevel,
       actorModules: [SERVICE_ACTORS, ...(opts.extraActorModules ?? [])],
+      replicaPoolMax: opts.replicaPoolMax,
     };
-    this.shards = Array.from({ length: opts.shards }, () => {
+    this.shards = Array.from({ length: opts.shards }, (_, i) => {
+      const workerData: WorkerOptions = replicas.length ? { ...common, replicaUrl: replicas[i % replicas.length] } : common;
       const shard: Shard = {
         pool: new Piscina({
           filename: WORKER_FILE,
@@ -186,7 +199,9 @@ export class ActorRuntime {
   /** Runs the read task `name` on the next shard in turn (no actor, no mailbox). */
   read<T = unknown>(name: string, args: unknown, timeoutMs = this.opts.askTimeoutMs): Promise<T> {
     this.nextReader = (this.nextReader + 1) % this.shards.length;
-    return this.run<T>(this.nextReader, { read: name, args, at: this.opts.clock() }, 'read:', name, timeoutMs);
+    const mark = this.opts.replicaUrls?.length ? this.opts.readMark?.() : undefined;
+    const envelope: ReadEnvelope = mark === undefined ? { read: name, args, at: this.opts.clock() } : { read: name, args, at: this.opts.clock(), mark };
+    return this.run<T>(this.nextReader, envelope, 'read:', name, timeoutMs);
   }
 
   private async run<T>(
@@ -218,12 +233,18 @@ export class ActorRuntime {
       });
       this.opts.onTurn?.(to.slice(0, to.indexOf(':')), kind, result.turnMs / 1000, result.ok, index);
       if (idem && result.replayed) idem.replayed = true;
+      if (result.ok && result.from) this.readsFrom[result.from]++;
       if (!result.ok) throw new ActorError(result.status, result.detail, result.retryAfter);
       return result.reply as T;
     } finally {
       clearTimeout(timer);
       shard.pending--;
     }
+  }
+
+  /** Replica-safe reads answered so far, by where they were served from (metrics). */
+  readSources(): Readonly<Record<ReadSource, number>> {
+    return this.readsFrom;
   }
 
   stats(): { shard: number; pending: number; utilization: number; restarts: number }[] {

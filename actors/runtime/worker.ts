@@ -11,6 +11,7 @@ import { ActorError, type ActorKind } from './actor.js';
 import { Mailboxes } from './mailbox.js';
 import { splitActorId, type BatchEnvelope, type Envelope, type ReadEnvelope, type TurnResult } from './protocol.js';
 import type { ReadTask } from './read.js';
+import { ReplicaGate, type ReplicaReads } from './replica.js';
 import { logSerializers } from './log.js';
 import { withIdempotency } from './idempotency.js';
 
@@ -25,6 +26,9 @@ export type WorkerOptions = {
   /** An activation unused this long is dropped (its state stays in the database). */
   idleMs: number;
   logLevel: string;
+  /** A streaming replica this worker may serve replica-safe reads from (SVC_REPLICA_URLS), and its pool's size. */
+  replicaUrl?: string;
+  replicaPoolMax?: number;
 };
 
 type Activation = { state: unknown; lastUsed: number };
@@ -36,20 +40,25 @@ const options = workerData as WorkerOptions;
 const log = pino({ level: options.logLevel, name: 'worker', serializers: logSerializers }, pino.destination({ fd: 1, sync: true }));
 const mailboxes = new Mailboxes();
 const activations = new Map<string, Activation>();
-let ready: Promise<{ orm: Orm; kinds: Map<string, ActorKind>; reads: Map<string, ReadTask> }> | undefined;
+let ready: Promise<{ orm: Orm; kinds: Map<string, ActorKind>; reads: Map<string, ReadTask>; replica: ReplicaGate | undefined }> | undefined;
 
 function init() {
   ready ??= (async () => {
     const kinds = new Map<string, ActorKind>();
     const reads = new Map<string, ReadTask>();
+    let replicaReads: ReplicaReads | undefined;
     for (const url of options.actorModules) {
-      const mod = (await import(url)) as { actorKinds?: ActorKind[]; readTasks?: Record<string, ReadTask> };
+      const mod = (await import(url)) as { actorKinds?: ActorKind[]; readTasks?: Record<string, ReadTask>; replicaReads?: ReplicaReads };
       for (const k of mod.actorKinds ?? []) kinds.set(k.kind, k);
       for (const [name, task] of Object.entries(mod.readTasks ?? {})) reads.set(name, task);
+      replicaReads ??= mod.replicaReads;
     }
     const orm = await openOrm(options.databaseUrl, options.poolMax, { migrations: false });
+    const replica = options.replicaUrl && replicaReads
+      ? new ReplicaGate(options.replicaUrl, options.replicaPoolMax ?? 2, replicaReads, (err) => log.warn({ err }, 'the replica failed; record reads go to the primary for a while'))
+      : undefined;
     setInterval(sweepIdle, Math.max(1000, options.idleMs / 2)).unref();
-    return { orm, kinds, reads };
+    return { orm, kinds, reads, replica };
   })();
   return ready;
 }
@@ -66,13 +75,24 @@ export default async function task(envelope: Envelope | ReadEnvelope | BatchEnve
 
 /** Read tasks need no mailbox: they only read the record, which closes change atomically. */
 async function read(envelope: ReadEnvelope): Promise<TurnResult> {
-  const { orm, reads } = await init();
+  const { orm, reads, replica } = await init();
   const t0 = performance.now();
   const run = reads.get(envelope.read);
   if (!run) return { ok: false, status: 500, detail: `no read task ${envelope.read}`, turnMs: 0 };
+  const onReplica = replica?.serves(envelope.read) ? replica : undefined;
   try {
+    const em = await onReplica?.emFor(envelope.mark);
+    if (em) {
+      try {
+        const reply = await run({ em, seed: options.seed, at: envelope.at }, envelope.args);
+        return { ok: true, reply, turnMs: performance.now() - t0, from: 'replica' };
+      } catch (err) {
+        if (err instanceof ActorError) throw err;
+        onReplica!.failed(err); // e.g. a query cancelled by the replica's recovery: the primary answers
+      }
+    }
     const reply = await run({ em: orm.em.fork(), seed: options.seed, at: envelope.at }, envelope.args);
-    return { ok: true, reply, turnMs: performance.now() - t0 };
+    return { ok: true, reply, turnMs: performance.now() - t0, ...(onReplica ? { from: 'primary' as const } : {}) };
   } catch (err) {
     if (err instanceof ActorError) return { ok: false, status: err.status, detail: err.detail, turnMs: performance.now() - t0 };
     log.error({ err, read: envelope.read }, 'read task failed');

@@ -143,6 +143,8 @@ class Cluster {
       // The balancer is the only peer whose X-Forwarded-For names the client.
       SVC_TRUSTED_PROXIES: '127.0.0.1',
       SVC_DRAIN_MS: process.env.SVC_DRAIN_MS ?? String(NODE_DRAIN_MS),
+      // The closed record may be read from the replicas (each node's shards spread over them).
+      SVC_REPLICA_URLS: process.env.SVC_REPLICA_URLS || this.replicas.map((r) => r.url).join(','),
     };
     // Its own process group: a terminal's Ctrl-C reaches this command, which stops the nodes in order.
     const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', fd, fd], detached: true });

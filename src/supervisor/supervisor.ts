@@ -95,6 +95,7 @@ export class Supervisor {
   private readonly sleeper = new Sleeper();
   private backfilling: Promise<void> | undefined;
   private readonly loaded = new Set<string>();
+  private mark: Record<string, number> | undefined;
   /** Requests waiting for the record to open a session the clock has already started (recordOpened). */
   private readonly waiting = new Map<string, { tick: number; done: (opened: boolean) => void }[]>();
   private stopped = false;
@@ -189,7 +190,7 @@ export class Supervisor {
       this.recordOpen.set(m.id, reply.open);
     }
     const status = await this.actors.ask(marketRef(m.id), { kind: 'status' });
-    if (status.historyLoaded) this.loaded.add(m.id);
+    if (status.historyLoaded) this.markLoaded(m.id);
     const prev = this.open.get(m.id)!;
     if (status.open === null || status.open <= prev) return;
     this.setOpen(m.id, status.open);
@@ -318,7 +319,7 @@ export class Supervisor {
         if (this.stopped) return;
         // An abandoned chunk leaves a gap: the history is not complete, so it is never served as final.
         if (abandoned) this.opts.log.error({ market: m.id, chunks: abandoned }, `history backfill of ${m.id} incomplete: ${abandoned} chunk(s) abandoned`);
-        else this.loaded.add(m.id);
+        else this.markLoaded(m.id);
         if (recorded) this.opts.log.info({ market: m.id, sessions: recorded, ms: Date.now() - t0 }, 'history backfill finished');
       }),
     );
@@ -421,8 +422,28 @@ export class Supervisor {
     });
   }
 
+  /**
+   * What this process has seen committed of the record, each market's open session, for the reads
+   * a replica may serve (actors/record/replica.ts); undefined while a market's history is still
+   * loading: those sessions are written outside the closes, so their reads stay on the primary.
+   */
+  readMark(): Record<string, number> | undefined {
+    return this.mark;
+  }
+
+  private markLoaded(market: string): void {
+    this.loaded.add(market);
+    this.remark();
+  }
+
+  private remark(): void {
+    const whole = this.markets.every((m) => this.loaded.has(m.id) && this.open.has(m.id));
+    this.mark = whole ? Object.fromEntries(this.markets.map((m) => [m.id, this.open.get(m.id)!])) : undefined;
+  }
+
   private setOpen(market: string, tick: number): void {
     this.open.set(market, tick);
+    this.remark();
     for (const w of [...(this.waiting.get(market) ?? [])]) if (w.tick <= tick) w.done(true);
   }
 

@@ -24,6 +24,7 @@ import { within, eventually } from '../helpers/wait.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 import { instantSql } from '../../actors/runtime/sql.js';
 import { T0 } from '../helpers/clock-rig.js';
+import { metricValue } from '../helpers/metrics.js';
 
 fileTimeout(300);
 
@@ -228,6 +229,19 @@ t.test('three nodes behind HAProxy: orders, money and streams survive the death 
   }));
 
   await phase(0, ORDERS_BEFORE);
+  // The closed record's reads that miss a node's cache go to the replica once it has replayed the closes.
+  const replicaReads = async () => {
+    let n = 0;
+    for (const node of file.nodes) {
+      const m = await send(`http://127.0.0.1:${node.port}`, 'GET', '/metrics').catch(() => null);
+      if (m?.status === 200) n += metricValue(String(m.body), 'record_replica_reads_total{source="replica"}') || 0;
+    }
+    return n;
+  };
+  await within(60, async () => {
+    await send(base, 'GET', '/api/v1/markets/m15/tape');
+    return (await replicaReads()) > 0;
+  }, 'a record read served by the replica', 1000);
   const [closer] = await closers();
   const victim = file.nodes.find((n: { name: string }) => n.name === closer);
   const closedBefore = Number((await rows(`select count(*) filter (where closed_at is not null) as n from market_session where market = 'm15'`))[0].n);

@@ -34,7 +34,8 @@ const thisFile = process.argv[1] ? path.relative(process.cwd(), process.argv[1])
 export const TEST_SHARDS = TWO_SHARD_FILES.includes(thisFile) ? '2' : '1';
 
 // A loaded CI machine can take seconds to start a worker: tests wait longer than the default.
-const BASE: Record<string, string> = { PORT: '0', SVC_SHARDS: TEST_SHARDS, LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
+/** The settings every test service starts with unless told otherwise. */
+export const BASE: Record<string, string> = { PORT: '0', SVC_SHARDS: TEST_SHARDS, LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
 
 /**
  * Config for a test: port 0, TEST_SHARDS shards, a fresh database on DATABASE_URL's server (under npm test,
