@@ -115,7 +115,10 @@ t.test('three nodes behind HAProxy: orders, money and streams survive the death 
   t.teardown(async () => {
     // A failed test still leaves nothing running: SIGTERM, then (a kill guard) SIGKILL of everything the command started.
     if (proc.exitCode === null) proc.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 60_000))]); // a kill guard of a hung child
+    let guard: NodeJS.Timeout | undefined;
+    // A kill guard of a hung child, cleared once it exits: a pending timer would hold this process open for its minute.
+    const done = await Promise.race([exited.then(() => true), new Promise<false>((r) => (guard = setTimeout(() => r(false), 60_000)))]);
+    clearTimeout(guard);
     if (!done) {
       proc.kill('SIGKILL');
       for (const pid of startedPids(dataDir)) {
