@@ -8,7 +8,8 @@ import { MARKETS, MARKET_IDS, centsToNumber, numberToCents, type MarketId } from
 import type { Services } from './services.js';
 import type { MenuSnapshots } from './snapshots.js';
 import { marketStatus } from './live-session.js';
-import { recordPosition } from './record-query.js';
+import { builtAnswer, recordPosition } from './record-query.js';
+import type { CachedAnswer } from './record-fragments.js';
 import type { FinalDays, PulseArgs, PulseReply, TickerArgs } from '../../actors/record/messages.js';
 
 type Pulse = PulseReply['answer'];
@@ -36,7 +37,12 @@ export type PulseSource = {
   tickerRows: () => Promise<TapeRow[]>;
   /** The pulse answer, kept until the next close of any market. */
   pulse: () => Promise<Pulse>;
+  /** The same as the API serves it: its bytes and ETag, made once with it (a request only sends them). */
+  pulseAnswer: () => Promise<CachedAnswer>;
 };
+
+/** Where /api/v1/pulse is served (its ETag names it). */
+export const PULSE_PATH = '/api/v1/pulse';
 
 const sources = new WeakMap<Services, PulseSource>();
 
@@ -47,7 +53,7 @@ export function pulseSource(s: Services): PulseSource {
   const opens = () => Object.fromEntries(MARKET_IDS.map((m) => [m, recordPosition(s, m).open])) as Record<MarketId, number>;
   const keyOf = (open: Record<MarketId, number>) => MARKET_IDS.map((m) => open[m]).join(',');
   const tickerCache = new CloseCache<TapeRow[]>();
-  const pulseCache = new CloseCache<Pulse>();
+  const pulseCache = new CloseCache<{ pulse: Pulse; answer: CachedAnswer }>();
   let finalDays: FinalDays | null = null;
   src = {
     tickerRows: () => {
@@ -55,21 +61,25 @@ export function pulseSource(s: Services): PulseSource {
       const args: TickerArgs = { markets: MARKET_IDS.map((m) => ({ market: m, hi: open[m] - 1 })) };
       return tickerCache.get(keyOf(open), true, () => s.runtime.read<TapeRow[]>('projection.ticker', args));
     },
-    pulse: () => {
-      const open = opens();
-      const loaded = MARKET_IDS.every((m) => s.supervisor.historyLoaded(m));
-      return pulseCache.get(keyOf(open), loaded, async () => {
-        // Final days (every close of theirs done) are kept, so a recompute scans only recent trades.
-        const args: PulseArgs = { open, final: loaded ? finalDays : null, keep: loaded };
-        const reply = await s.runtime.read<PulseReply>('projection.pulse', args);
-        if (reply.final) finalDays = reply.final;
-        // The record counts in service seconds; every instant served is real unix seconds (CONTRACT.md
-        // "Strict requests"), while the days stay days of the service clock.
-        const real = (service: number) => Math.round(s.clock.toReal(service) * 1000) / 1000;
-        return { ...reply.answer, as_of: real(reply.answer.as_of), recent: reply.answer.recent.map((r) => ({ ...r, settled_at: real(r.settled_at) })) };
-      });
-    },
+    pulse: async () => (await pulseKept()).pulse,
+    pulseAnswer: async () => (await pulseKept()).answer,
   };
+  /** The pulse with its answer, kept per set of open sessions (only once every history is loaded). */
+  function pulseKept() {
+    const open = opens();
+    const loaded = MARKET_IDS.every((m) => s.supervisor.historyLoaded(m));
+    return pulseCache.get(keyOf(open), loaded, async () => {
+      // Final days (every close of theirs done) are kept, so a recompute scans only recent trades.
+      const args: PulseArgs = { open, final: loaded ? finalDays : null, keep: loaded };
+      const reply = await s.runtime.read<PulseReply>('projection.pulse', args);
+      if (reply.final) finalDays = reply.final;
+      // The record counts in service seconds; every instant served is real unix seconds (CONTRACT.md
+      // "Strict requests"), while the days stay days of the service clock.
+      const real = (service: number) => Math.round(s.clock.toReal(service) * 1000) / 1000;
+      const pulse = { ...reply.answer, as_of: real(reply.answer.as_of), recent: reply.answer.recent.map((r) => ({ ...r, settled_at: real(r.settled_at) })) };
+      return { pulse, answer: builtAnswer(s, PULSE_PATH, 'm15', open.m15, { json: pulse, settledOnly: false }) };
+    });
+  }
   sources.set(s, src);
   return src;
 }

@@ -136,7 +136,7 @@ export type CloseJson = { json: unknown; settledOnly: boolean };
  * The answer of `path` (a route's path, query excluded) as `cacheable` makes it, with the record at
  * open session `open`: the same bytes, ETag and headers, built whole to be kept.
  */
-function builtAnswer(s: Services, path: string, market: MarketId, open: number, a: CloseJson): CachedAnswer {
+export function builtAnswer(s: Services, path: string, market: MarketId, open: number, a: CloseJson): CachedAnswer {
   const body = Buffer.from(JSON.stringify(a.json));
   const { headers } = tag(s, path, market, a.settledOnly, (h) => h.update(body), open);
   return { body, contentType: JSON_TYPE, headers };
@@ -150,7 +150,11 @@ function builtAnswer(s: Services, path: string, market: MarketId, open: number, 
  */
 export async function closeAnswer(s: Services, req: RequestInfo, market: MarketId, key: string, build: (open: number) => Promise<CloseJson>): Promise<Reply> {
   const { open } = recordPosition(s, market);
-  const kept = await keptCloseAnswer(s, req.url, market, key, open, s.supervisor.historyLoaded(market), build);
+  return keptReply(req, await keptCloseAnswer(s, req.url, market, key, open, s.supervisor.historyLoaded(market), build));
+}
+
+/** A kept answer as a reply: 304 when If-None-Match has its ETag. */
+export function keptReply(req: RequestInfo, kept: CachedAnswer): Reply {
   if (req.headers['if-none-match'] === kept.headers.etag) return { status: 304, headers: kept.headers };
   return { body: kept.body, contentType: kept.contentType, headers: kept.headers };
 }
