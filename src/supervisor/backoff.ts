@@ -1,4 +1,4 @@
-// Retry delays for the supervisor (ARCHITECTURE rule 6: every retry has a bound, never a hot loop).
+// Retry delays for the supervisor (ARCHITECTURE rule 6: every retry has a bound, never a hot loop), and how a failure is named in its log.
 
 export type Backoff = {
   /** First delay in milliseconds; each further attempt doubles it... */
@@ -42,3 +42,6 @@ export class Sleeper {
     for (const done of [...this.waiting]) done();
   }
 }
+
+/** A failure's message for a log line (the error itself goes to the log's `err`). */
+export const causeOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -8,7 +8,7 @@
 // backfill chunk, the start itself), logged with its cause and counted.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
-import { Sleeper, backoffMs, type Backoff, type BoundedBackoff } from './backoff.js';
+import { Sleeper, backoffMs, causeOf, type Backoff, type BoundedBackoff } from './backoff.js';
 import { AskTimedOut, type ActorRuntime } from '../../actors/runtime/client.js';
 import { marketRef, type CloseReply } from '../../actors/market/messages.js';
 import { payoutsRef } from '../../actors/payouts/messages.js';
@@ -81,8 +81,6 @@ const CLOSE_RETRY: Backoff = { baseMs: 1000, capMs: 60_000 };
 export const CLOSE_TIMEOUTS_RETRIED_AT_ONCE = 2;
 const BACKFILL_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 const START_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
-
-const causeOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class Supervisor {
   private readonly open = new Map<string, number>();

@@ -3,10 +3,9 @@
 // after an account's log grew. Split from the supervisor: it shares only its stop and its running set.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
+import { causeOf } from './backoff.js';
 import type { ActorRuntime } from '../../actors/runtime/client.js';
 import { delivererRef, SEND_TIMEOUT_MS, type DeliverReport } from '../../actors/webhooks/messages.js';
-
-const causeOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** How often a webhook delivery pass runs (one after the other: a pass that reached a bound is followed at once). */
 const WEBHOOK_PASS_MS = 1000;
