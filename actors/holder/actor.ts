@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, CartSchema, HolderSchema, HolderSessionSchema } from '../../orm/entities/index.js';
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
-import { throttleFor } from './throttle.js';
+import { holderThrottle } from './throttle.js';
 import { effectOnce, priorAnswer, refused } from '../runtime/idempotency.js';
 import { instantDate, isUniqueViolation } from '../runtime/sql.js';
 import { sessionTokenHash } from '../../src/auth/sessions.js';
@@ -35,7 +35,7 @@ async function openSession(em: EntityManager, h: { id: number; email: string; di
   return { holder_id: h.id, email: h.email, display_name: h.display_name, token, expires_at: expiresAt.getTime() / 1000 };
 }
 
-const throttle = (em: EntityManager) => throttleFor(em.getKnex());
+const throttle = holderThrottle;
 
 function sameEmail(stateEmail: string, email: string): void {
   // The route addresses the actor by the normalised e-mail; a mismatch is a caller bug, not input.
@@ -62,7 +62,7 @@ export const holderActor = defineActor<{ email: string }, HolderMessage, HolderR
       sameEmail(state.email, msg.email);
       const taken = () => new ActorError(409, 'e-mail already registered');
       // Every attempt counts, a refused one too: probing which e-mails are registered is throttled.
-      await throttle(ctx.em).register(msg.address);
+      await throttle(ctx.em).register(msg.address, ctx.at);
       // Refuse a known e-mail before paying for a hash.
       if (await holderByEmail(ctx.em, state.email)) return refused(ctx.em, ctx.idem, ctx.at, taken());
       const hash = await hashPassword(msg.password);
@@ -90,12 +90,12 @@ export const holderActor = defineActor<{ email: string }, HolderMessage, HolderR
       sameEmail(state.email, msg.email);
       // A throttled login (this address, or this e-mail from this address) is refused before its
       // password is checked, the right one too; the same e-mail from another address is checked.
-      await throttle(ctx.em).checkLogin(state.email, msg.address);
+      await throttle(ctx.em).checkLogin(state.email, msg.address, ctx.at);
       const h = await holderByEmail(ctx.em, state.email);
       // An unknown e-mail costs a full verification too: timing does not reveal who is registered.
       const ok = await verifyPassword(msg.password, h?.password_hash ?? DECOY_HASH);
       if (!h || !ok) {
-        await throttle(ctx.em).loginFailed(state.email, msg.address);
+        await throttle(ctx.em).loginFailed(state.email, msg.address, ctx.at);
         return refused(ctx.em, ctx.idem, ctx.at, new ActorError(401, 'wrong e-mail or password'));
       }
       const session = await effectOnce(ctx.em, ctx.idem, ctx.at, (em) => openSession(em, h, ctx.at), withoutToken);

@@ -3,12 +3,12 @@
 // pair only, and failed logins per client address per day, which block that address for everyone;
 // registrations per address. A stranger who guesses a holder's password from elsewhere slows only
 // themselves: the holder still logs in from their own address. The counters live in PostgreSQL
-// (table rate_limit, created by a migration) so every process on one database shares them;
-// rate-limiter-flexible does the atomic upserts. Agent registration is not throttled: fleets
+// (table rate_limit) so every process on one database shares them, each counted by one atomic
+// upsert on the turn's instant (ARCHITECTURE rule 7: the service's clock, never the machine's:
+// rate-limiter-flexible, used before, read Date.now()). Agent registration is not throttled: fleets
 // register many keys at once.
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Knex } from '@mikro-orm/postgresql';
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { ActorError } from '../runtime/actor.js';
 
 /** The limits, in one place: at most `points` per `seconds` (a window from the first count). */
@@ -28,14 +28,15 @@ export const RATE_LIMIT_TABLE = 'rate_limit';
 
 type Name = keyof typeof HOLDER_LIMITS;
 
+/** `at`: the turn's instant, real unix seconds from the service's Clock. */
 export type HolderThrottle = {
   /** Refuses (429) while the address, or this e-mail from this address, has used up its failed logins. */
-  checkLogin(email: string, address: string): Promise<void>;
-  loginFailed(email: string, address: string): Promise<void>;
+  checkLogin(email: string, address: string, at: number): Promise<void>;
+  loginFailed(email: string, address: string, at: number): Promise<void>;
   /** Clears the consecutive failures of this e-mail from this address (not the address's day). */
   loginSucceeded(email: string, address: string): Promise<void>;
   /** Counts a registration attempt; refuses (429) beyond the address's bound. */
-  register(address: string): Promise<void>;
+  register(address: string, at: number): Promise<void>;
 };
 
 /**
@@ -76,52 +77,79 @@ function tooMany(what: string, msBeforeNext: number): ActorError {
   return new ActorError(429, `${what}; try again in ${later(seconds)}`, seconds);
 }
 
+/** A counter in its window: `points` counted since the window began, which ends at `expire` (unix ms). */
+type Count = { points: number; expire: number };
+
 /**
- * Counters on the worker's own pool (`db`, the ORM's knex). A count must outlive the turn's refused
- * answer, so the holder's turns count outside their transaction, never holding a connection while
- * they wait for the counter's.
+ * Counts one against `key` at `atMs`: a window of `seconds` starts at the first count and a count
+ * after its end starts a new one (one statement: concurrent counts of one key from any process add up).
  */
-export function createHolderThrottle(db: Knex): HolderThrottle {
-  const make = (name: Name) =>
-    new RateLimiterPostgres({
-      storeClient: db, storeType: 'knex', tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix: name,
-      points: HOLDER_LIMITS[name].points, duration: HOLDER_LIMITS[name].seconds,
-      // One limiter sweeps the shared table's expired rows (every 5 minutes); the others need not.
-      clearExpiredByTimeout: name === 'loginFailsPerEmailAndAddress',
-    });
-  const byPair = make('loginFailsPerEmailAndAddress');
-  const byAddress = make('loginFailsPerAddressPerDay');
-  const registrations = make('registerPerAddress');
-  const usedUp = (res: RateLimiterRes | null, name: Name) => res !== null && res.consumedPoints >= HOLDER_LIMITS[name].points;
+async function countOne(em: EntityManager, key: string, seconds: number, atMs: number): Promise<Count> {
+  const [row] = await em.execute<Count[]>(
+    `insert into rate_limit as r (key, points, expire) values (?, 1, ?)
+     on conflict (key) do update set
+       points = case when r.expire is null or r.expire <= ? then 1 else r.points + 1 end,
+       expire = case when r.expire is null or r.expire <= ? then excluded.expire else r.expire end
+     returning r.points, r.expire::float8 as expire`,
+    [key, atMs + seconds * 1000, atMs, atMs],
+  );
+  return row;
+}
+
+/** The count of `key` in its window at `atMs`; none once the window has ended. */
+async function countOf(em: EntityManager, key: string, atMs: number): Promise<Count | undefined> {
+  const [row] = await em.execute<Count[]>('select points, expire::float8 as expire from rate_limit where key = ? and expire > ?', [key, atMs]);
+  return row;
+}
+
+/** Ended windows, a bounded batch at a time: the table keeps only live counts. */
+async function sweepEnded(em: EntityManager, atMs: number): Promise<void> {
+  await em.execute('delete from rate_limit where key in (select key from rate_limit where expire <= ? limit ?)', [atMs, SWEEP_BATCH]);
+}
+const SWEEP_BATCH = 1000;
+/** A worker sweeps ended windows at most this often (service time), on a failed login or a registration. */
+const SWEEP_EVERY_MS = 5 * 60_000;
+
+/**
+ * Counters on the turn's EntityManager outside any transaction: a count must outlive the turn's
+ * refused answer, and commits at once.
+ */
+export function holderThrottle(em: EntityManager): HolderThrottle {
+  const key = (name: Name, k: string) => `${name}:${k}`;
+  const usedUp = (c: Count | undefined, name: Name) => c !== undefined && c.points >= HOLDER_LIMITS[name].points;
+  const count = async (name: Name, k: string, at: number) => {
+    const atMs = Math.round(at * 1000);
+    if (atMs - lastSweepMs >= SWEEP_EVERY_MS || atMs < lastSweepMs) {
+      lastSweepMs = atMs;
+      await sweepEnded(em, atMs);
+    }
+    return countOne(em, key(name, k), HOLDER_LIMITS[name].seconds, atMs);
+  };
 
   return {
-    async checkLogin(email, address) {
-      const [a, p] = await Promise.all([byAddress.get(addressKey(address)), byPair.get(pairKey(email, address))]);
-      if (usedUp(a, 'loginFailsPerAddressPerDay')) throw tooMany('too many failed logins from your address', a!.msBeforeNext);
-      if (usedUp(p, 'loginFailsPerEmailAndAddress')) throw tooMany('too many failed logins for this account from your address', p!.msBeforeNext);
+    async checkLogin(email, address, at) {
+      const atMs = Math.round(at * 1000);
+      const [a, p] = await Promise.all([
+        countOf(em, key('loginFailsPerAddressPerDay', addressKey(address)), atMs),
+        countOf(em, key('loginFailsPerEmailAndAddress', pairKey(email, address)), atMs),
+      ]);
+      if (usedUp(a, 'loginFailsPerAddressPerDay')) throw tooMany('too many failed logins from your address', a!.expire - atMs);
+      if (usedUp(p, 'loginFailsPerEmailAndAddress')) throw tooMany('too many failed logins for this account from your address', p!.expire - atMs);
     },
-    async loginFailed(email, address) {
-      await Promise.all([byPair.penalty(pairKey(email, address)), byAddress.penalty(addressKey(address))]);
+    async loginFailed(email, address, at) {
+      await count('loginFailsPerEmailAndAddress', pairKey(email, address), at);
+      await count('loginFailsPerAddressPerDay', addressKey(address), at);
     },
     async loginSucceeded(email, address) {
-      await byPair.delete(pairKey(email, address));
+      await em.execute('delete from rate_limit where key = ?', [key('loginFailsPerEmailAndAddress', pairKey(email, address))]);
     },
-    async register(address) {
-      try {
-        await registrations.consume(addressKey(address));
-      } catch (err) {
-        if (err instanceof RateLimiterRes) throw tooMany('too many registrations from your address', err.msBeforeNext);
-        throw err;
-      }
+    async register(address, at) {
+      const c = await count('registerPerAddress', addressKey(address), at);
+      // The bound's own attempt passes; the one after it is refused (and still counted).
+      if (c.points > HOLDER_LIMITS.registerPerAddress.points) throw tooMany('too many registrations from your address', c.expire - Math.round(at * 1000));
     },
   };
 }
 
-const throttles = new WeakMap<Knex, HolderThrottle>();
-
-/** This worker's throttle on its pool, made on first use. */
-export function throttleFor(db: Knex): HolderThrottle {
-  let throttle = throttles.get(db);
-  if (!throttle) throttles.set(db, (throttle = createHolderThrottle(db)));
-  return throttle;
-}
+/** When this worker last swept ended windows (service time, unix ms). */
+let lastSweepMs = Number.NEGATIVE_INFINITY;

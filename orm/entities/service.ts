@@ -47,7 +47,7 @@ export const IdempotencySchema = new EntitySchema<Idempotency>({
 
 /** A throttle counter; `key` = `<limit>:<address>` or `<limit>:<address> <e-mail>`, `expire` in unix milliseconds. */
 export type RateLimit = { key: string; points: Opt<number>; expire?: number | null };
-// Owner: holder (actors/holder/throttle.ts; rows are written by rate-limiter-flexible's own SQL).
+// Owner: holder (actors/holder/throttle.ts: one upsert per count, on the turn's instant; rate-limiter-flexible's layout, kept).
 export const RateLimitSchema = new EntitySchema<RateLimit>({
   name: 'RateLimit',
   tableName: 'rate_limit',

@@ -10,6 +10,7 @@ import { Agent } from 'undici';
 import { HOLDER_LIMITS } from '../../actors/holder/throttle.js';
 import { freshDatabase } from '../helpers/db.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { CLOCKED_START_MS } from '../helpers/clocked.js';
 
 const PASSWORD = 'correct horse 1';
 const PAIR = HOLDER_LIMITS.loginFailsPerEmailAndAddress;
@@ -47,9 +48,12 @@ const login = (svc: TestService, email: string, password: string, address?: stri
 
 t.test('login and registration throttles, shared by two processes on one database', async (t) => {
   const url = await freshDatabase(t);
+  // Both on one driven clock: the windows are the service's time (ARCHITECTURE rule 7), not the machine's.
+  let nowMs = CLOCKED_START_MS;
+  const realMs = () => nowMs;
   // One after the other: the first runs the migrations.
-  const a = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' });
-  const b = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' });
+  const a = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' }, { realMs });
+  const b = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' }, { realMs });
   const db = (sql: string, params: unknown[] = []) => a.orm.em.fork().execute(sql, params);
   for (const email of ['ada@example.com', 'bob@example.com']) {
     t.equal((await post(a, '/register', { email, password: PASSWORD })).status, 200, `${email} registered`);
@@ -67,10 +71,11 @@ t.test('login and registration throttles, shared by two processes on one databas
       const r = await login(i % 2 ? a : b, 'ada@example.com', `wrong password ${i}`, ATTACKER);
       statuses.push(r.status);
       const seconds = Number(r.retryAfter);
-      const ok429 = /^too many failed logins for this account from your address; try again in \d+ minutes$/.test(r.body?.detail) && Number.isInteger(seconds) && seconds >= 1 && seconds <= PAIR.seconds;
+      // The clock stands still: the window ends exactly PAIR.seconds after the first failure.
+      const ok429 = r.body?.detail === `too many failed logins for this account from your address; try again in ${PAIR.seconds / 60} minutes` && seconds === PAIR.seconds;
       if (r.status === 429 && !ok429) oddAnswers.push(`${r.retryAfter} ${r.text}`);
     }
-    t.same(oddAnswers, [], 'every 429 has {detail} and Retry-After within the window');
+    t.same(oddAnswers, [], "every 429 has {detail} and Retry-After: the rest of the pair's window");
     t.same(statuses.slice(0, PAIR.points), Array(PAIR.points).fill(401), `the first ${PAIR.points} are checked`);
     t.same(statuses.slice(PAIR.points), Array(200 - PAIR.points).fill(429), 'every later one is refused unchecked');
     t.same(await pairRow(ATTACKER, 'ada@example.com'), [{ points: PAIR.points }], 'refused attempts are not counted as failures');
@@ -111,9 +116,12 @@ t.test('login and registration throttles, shared by two processes on one databas
   });
 
   await t.test("once the pair's window has passed the right password works from there, and success clears the pair's count", async (t) => {
-    // The pair's window ended long ago (expire is unix milliseconds).
-    await db(`update rate_limit set expire = 1 where key = ?`, [`loginFailsPerEmailAndAddress:${ATTACKER} ada@example.com`]);
-    t.equal((await login(b, 'ada@example.com', PASSWORD, ATTACKER)).status, 200);
+    // A millisecond before the pair's window ends (it began at the first failure): still refused, for a second.
+    nowMs += PAIR.seconds * 1000 - 1;
+    const last = await login(a, 'ada@example.com', PASSWORD, ATTACKER);
+    t.same([last.status, last.retryAfter], [429, '1'], 'refused until the window ends');
+    nowMs += 1;
+    t.equal((await login(b, 'ada@example.com', PASSWORD, ATTACKER)).status, 200, 'the window ended: the right password works');
     t.same(await pairRow(ATTACKER, 'ada@example.com'), [], 'the pair counter is gone');
     // Consecutive: failures short of the bound, a success, and the count starts again.
     for (let i = 0; i < PAIR.points - 1; i++) t.equal((await login(i % 2 ? a : b, 'bob@example.com', 'wrong password', '127.0.0.3')).status, 401);
