@@ -82,6 +82,22 @@ export const CLOSE_TIMEOUTS_RETRIED_AT_ONCE = 2;
 const BACKFILL_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 const START_RETRY: BoundedBackoff = { baseMs: 1000, capMs: 60_000, attempts: 5 };
 
+/**
+ * The closes that moved a market's open session from `prev` to `open`, as [closed tick, next open]:
+ * one a session, but past the catch-up bound the holder closed `prev` straight into the last
+ * `limit - 1` sessions (catchUp), skipping those before them.
+ */
+export function closedBetween(prev: number, open: number, limit: number): [number, number][] {
+  const out: [number, number][] = [];
+  let tick = prev;
+  if (open - prev > limit) {
+    out.push([prev, open - limit + 1]);
+    tick = open - limit + 1;
+  }
+  for (; tick < open; tick++) out.push([tick, tick + 1]);
+  return out;
+}
+
 export class Supervisor {
   private readonly open = new Map<string, number>();
   /** The open session the record is served at: `open` once the close's warming is done. */
@@ -192,8 +208,9 @@ export class Supervisor {
     const prev = this.open.get(m.id)!;
     if (status.open === null || status.open <= prev) return;
     this.setOpen(m.id, status.open);
-    // Seen, not performed: this process's close metrics and log (MarketNotClosing) follow the record here too.
-    this.opts.onClose?.(m.id, status.open - 1, { closed: false, open: status.open, ms: 0, quarantined: [] });
+    // Seen, not performed: this process's close metrics and log (MarketNotClosing) follow the record
+    // here too, one report per session closed (a holder's catch-up closes several at once).
+    for (const [tick, next] of closedBetween(prev, status.open, this.opts.catchupLimit)) this.opts.onClose?.(m.id, tick, { closed: false, open: next, ms: 0, quarantined: [] });
     if (this.opts.warm && status.open >= this.clock.tick(m.interval_seconds)) await this.warmRecord(m.id, this.recordOpen.get(m.id) ?? prev, status.open);
     this.recordOpen.set(m.id, status.open);
   }
