@@ -1,21 +1,17 @@
 // The resolve hook of register.mjs (runs on Node's loader thread, ahead of the TypeScript hooks).
 // A test's import of '../../src/x.js' (or actors/, orm/) loads the compiled dist/src/x.js, as the
-// workers and `npm start` do. The same for a module tap's mock loads for a test (t.mockImport: its
-// import comes from @tapjs/mock with a ?tapmock= query, which is kept): those .js files exist only
-// in dist/.
+// workers and `npm start` do: those .js files exist only in dist/.
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = new URL('../../', import.meta.url).href;
 const tests = `${root}test/`;
-const mock = `${root}node_modules/@tapjs/mock/`;
 const compiled = ['src/', 'actors/', 'orm/'].map((dir) => `${root}${dir}`);
 
 export async function resolve(specifier, context, next) {
   const parent = context.parentURL;
   const fromTests = parent?.startsWith(tests) && (specifier.startsWith('.') || specifier.startsWith('file:'));
-  const fromMock = parent?.startsWith(mock) && (specifier.startsWith('/') || specifier.startsWith('file:'));
-  if (fromTests || fromMock) {
+  if (fromTests) {
     const url = new URL(specifier, parent);
     const href = url.href.slice(0, url.href.length - url.search.length - url.hash.length);
     if (href.endsWith('.js') && compiled.some((dir) => href.startsWith(dir))) {

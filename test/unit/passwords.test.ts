@@ -2,6 +2,7 @@
 // wrong passwords and of unreadable or hostile stored values (no exception, no huge computation).
 import t from 'tap';
 import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import { DECOY_HASH, hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 
 t.test('a hash verifies its password and nothing else', async (t) => {
@@ -44,15 +45,20 @@ t.test('the decoy hash is a readable hash nobody can log in with', async (t) => 
   // The full work, counted rather than timed: verifying against the decoy runs scrypt with the
   // same cost as verifying against a real hash.
   const runs: { keyBytes: number; N?: number; r?: number; p?: number }[] = [];
-  const spied = await t.mockImport<typeof import('../../src/auth/passwords.js')>('../../src/auth/passwords.js', {
-    'node:crypto': {
-      ...crypto,
-      scrypt: (pw: string, salt: Buffer, keyBytes: number, opts: crypto.ScryptOptions, cb: (e: Error | null, k: Buffer) => void) => {
-        runs.push({ keyBytes, N: opts.N, r: opts.r, p: opts.p });
-        return crypto.scrypt(pw, salt, keyBytes, opts, cb);
-      },
-    },
+  // node:crypto's scrypt replaced for this test: the named export passwords.ts imports follows it
+  // (syncBuiltinESMExports), and is put back after.
+  const original = crypto.scrypt;
+  const spy = (pw: string, salt: Buffer, keyBytes: number, opts: crypto.ScryptOptions, cb: (e: Error | null, k: Buffer) => void) => {
+    runs.push({ keyBytes, N: opts.N, r: opts.r, p: opts.p });
+    return original(pw, salt, keyBytes, opts, cb);
+  };
+  (crypto as { scrypt: unknown }).scrypt = spy;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    (crypto as { scrypt: unknown }).scrypt = original;
+    syncBuiltinESMExports();
   });
+  const spied = { hashPassword, verifyPassword, DECOY_HASH };
   const real = await spied.hashPassword('correct horse battery');
   runs.length = 0;
   t.ok(await spied.verifyPassword('correct horse battery', real));
