@@ -5,7 +5,8 @@
 // the effect's transaction (actors/runtime/idempotency.ts): this module only asks.
 import { createHash } from 'node:crypto';
 import { ActorError, REUSED_KEY, type IdemTicket, type StoredAnswer } from '../../actors/runtime/client.js';
-import { HttpError, json, type Context, type Reply, type Route } from './route.js';
+import { HttpError, json, type Auth, type Context, type Reply, type AnyRoute } from './route.js';
+import type { Principals } from './principal.js';
 import { parseJson } from './validation.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -21,15 +22,14 @@ export type AnswerStore = {
 };
 
 /** The caller part of a scope: the agent's key, the holder, or nobody (registration). */
-function callerOf(principal: unknown): string {
-  const p = principal as { agentId?: number; holderId?: number } | undefined;
-  if (p?.agentId !== undefined) return `agent:${p.agentId}`;
-  if (p?.holderId !== undefined) return `holder:${p.holderId}`;
+function callerOf(p: Principals[Auth]): string {
+  if (p && 'agentId' in p) return `agent:${p.agentId}`;
+  if (p && 'holderId' in p) return `holder:${p.holderId}`;
   return 'none';
 }
 
 /** The request's ticket, or undefined without the header; a malformed key is a 400. */
-export function ticketOf(headers: Record<string, string>, method: string, path: string, principal: unknown, body: Buffer | null): IdemTicket | undefined {
+export function ticketOf(headers: Record<string, string>, method: string, path: string, principal: Principals[Auth], body: Buffer | null): IdemTicket | undefined {
   const key = headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
   if (!KEY_RE.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters (0x21..0x7E)');
@@ -74,7 +74,7 @@ const replayed = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.heade
  * Runs a state-changing route once per key: a stored answer is answered again (rendered by the
  * route's `replay`), otherwise the handler runs with `ctx.idem` for its effectful turn to store.
  */
-export async function answerOnce(route: Route, ctx: Context, ticket: IdemTicket, store: AnswerStore): Promise<Reply> {
+export async function answerOnce(route: AnyRoute, ctx: Context, ticket: IdemTicket, store: AnswerStore): Promise<Reply> {
   const busy = `${ticket.scope}\n${ticket.key}`;
   if (store.keyBusy(busy)) {
     throw new HttpError(409, 'a request with this Idempotency-Key is still in progress: retry with the same key once it has finished', { 'retry-after': '1' });

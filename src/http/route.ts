@@ -4,6 +4,7 @@
 import type { TSchema, TObject } from 'typebox';
 import type { ValidationIssue } from './validation.js';
 import type { IdemTicket } from '../../actors/runtime/client.js';
+import type { Principals } from './principal.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 /** `ops`: the operators' pages (CONTRACT.md "Operators"): loopback only, or the ops token. */
@@ -47,13 +48,13 @@ export type RequestInfo = {
   remoteAddress: () => string;
 };
 
-export type Context<P = any, Q = any, B = any> = {
+export type Context<P = any, Q = any, B = any, W = unknown> = {
   params: P;
   query: Q;
   body: B;
   req: RequestInfo;
-  /** The authenticated caller on `key` and `holder` routes. */
-  principal: unknown;
+  /** The authenticated caller: typed by the route's auth kind (Principals), undefined on `none` routes. */
+  principal: W;
   /**
    * The request's bytes as received, for a route that declares no `body` and reads its own (a
    * multipart upload); null without a body.
@@ -117,7 +118,8 @@ export const media = (contentType: string, description: string) => new Media(des
 export const formAnswer = (schema: TSchema, description = (schema as { description?: string }).description ?? 'done') =>
   new Media(description, { 'application/json': schema, [HTML]: undefined });
 
-export type Route<P = any, Q = any, B = any> = {
+/** A route of one auth kind: its handler's principal is that kind's (Principals). */
+type RouteOf<P, Q, B, A extends Auth> = {
   method: Method;
   /** OpenAPI style: `/api/v1/markets/{market_id}`. */
   path: string;
@@ -128,7 +130,7 @@ export type Route<P = any, Q = any, B = any> = {
    * `checkOperationIds`); unique across the table.
    */
   operationId?: string;
-  auth: Auth;
+  auth: A;
   summary: string;
   /** Listed in /api/openapi.json; site routes (pages, robots.txt) are not. */
   api?: boolean;
@@ -144,21 +146,40 @@ export type Route<P = any, Q = any, B = any> = {
   response: Record<number, Body>;
   /** Other documented answers (304, errors) beyond those derived from the route. */
   responses?: Record<number, ResponseDoc>;
-  handler: (ctx: Context<P, Q, B>) => Reply | Promise<Reply>;
+  handler: (ctx: Context<P, Q, B, Principals[A]>) => Reply | Promise<Reply>;
   /**
    * How a stored reply (what the effectful turn answered under an Idempotency-Key) is answered
    * again: the same rendering the handler applies to a fresh reply. Default: the reply as JSON.
    */
-  replay?: (reply: any, ctx: Context<P, Q, B>) => Reply | Promise<Reply>;
+  replay?: (reply: any, ctx: Context<P, Q, B, Principals[A]>) => Reply | Promise<Reply>;
   /**
    * Web forms: how a failed validation is shown to a browser (the form again, with the message).
    * Undefined, or a result of undefined, keeps the standard 422 JSON answer. `input` holds the raw
    * (uncoerced) path, query and body values, for refilling the form.
    */
+  onInvalid?: (req: RequestInfo, issues: ValidationIssue[], input: RawInput, principal: Principals[A]) => Reply | undefined | Promise<Reply | undefined>;
+};
+
+/**
+ * A route: one of the auth kinds' (a union on `auth`, so a route literal's handler is typed by the
+ * `auth` it declares).
+ */
+export type Route<P = any, Q = any, B = any> = { [A in Auth]: RouteOf<P, Q, B, A> }[Auth];
+
+/**
+ * The route as the server runs any of them: its principal whatever its kind's is (the server
+ * authenticates with the route's own kind, so the principal it passes is that kind's).
+ */
+export type AnyRoute = Omit<Route, 'handler' | 'replay' | 'onInvalid'> & {
+  handler: (ctx: Context) => Reply | Promise<Reply>;
+  replay?: (reply: any, ctx: Context) => Reply | Promise<Reply>;
   onInvalid?: (req: RequestInfo, issues: ValidationIssue[], input: RawInput, principal: unknown) => Reply | undefined | Promise<Reply | undefined>;
 };
 
 export type RawInput = { params: Record<string, string>; query: Record<string, unknown>; body: Record<string, unknown> };
+
+/** The route as the server runs it (the one place a route's principal type is widened). */
+export const runnable = (route: Route): AnyRoute => route as AnyRoute;
 
 /** Identity helper that keeps a route's declaration typed at its definition site. */
 export function route<P = any, Q = any, B = any>(r: Route<P, Q, B>): Route<P, Q, B> {

@@ -6,7 +6,8 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError, safeError } from '../../actors/runtime/client.js';
 import { Compile } from 'typebox/compile';
-import { HttpError, Media, type Auth, type InternalRequest, type Method, type Reply, type RequestInfo, type Route } from './route.js';
+import { HttpError, Media, type Auth, type InternalRequest, type Method, type Reply, type RequestInfo, type Route, type AnyRoute, runnable } from './route.js';
+import type { Principals } from './principal.js';
 import { Problem } from '../schemas/common.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
@@ -15,7 +16,7 @@ import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
 import { holdFor, openStream, sendBody, settle, statusLine, type Exchange } from './reply-writer.js';
 import { clientAddress, type TrustedProxies } from './client-address.js';
 
-export type Authenticator = (req: RequestInfo) => Promise<unknown>;
+export type Authenticator<A extends Exclude<Auth, 'none'> = Exclude<Auth, 'none'>> = (req: RequestInfo) => Promise<Principals[A]>;
 
 export type ServerOptions = {
   routes: Route[];
@@ -24,7 +25,7 @@ export type ServerOptions = {
   /** Peers whose X-Forwarded-For names the client (SVC_TRUSTED_PROXIES): RequestInfo.remoteAddress is then the client's. */
   trustedProxies?: TrustedProxies;
   /** Resolves the caller for `key` and `holder` routes; throws HttpError(401) when absent or wrong. */
-  authenticators: Partial<Record<Exclude<Auth, 'none'>, Authenticator>>;
+  authenticators: { [A in Exclude<Auth, 'none'>]?: Authenticator<A> };
   /** Stored answers of Idempotency-Key requests; without it the header is ignored (unit tests). */
   answers?: AnswerStore;
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
@@ -49,7 +50,7 @@ export type ServerOptions = {
 };
 
 type Compiled = {
-  route: Route;
+  route: AnyRoute;
   paramNames: string[];
   params?: ReturnType<typeof compileValidator>;
   query?: ReturnType<typeof compileValidator>;
@@ -143,7 +144,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
   for (const route of opts.routes) {
     const { uwsPath, names } = toUwsPath(route.path);
     const c: Compiled = {
-      route,
+      route: runnable(route),
       paramNames: names,
       params: route.params && compileValidator('path', route.params),
       query: route.query && compileValidator('query', route.query),
@@ -297,7 +298,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     return answer;
   }
 
-  function authenticate(auth: Exclude<Auth, 'none'>, req: RequestInfo): Promise<unknown> {
+  function authenticate(auth: Exclude<Auth, 'none'>, req: RequestInfo): Promise<Principals[Auth]> {
     const a = opts.authenticators[auth];
     if (!a) throw new Error(`no authenticator for ${auth} routes`);
     return a(req);

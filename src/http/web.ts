@@ -147,10 +147,10 @@ export function invalidForm<T>(
   words: Record<string, string>,
   page: (req: RequestInfo, p: Problem, raw: RawInput, principal: T) => Reply | Promise<Reply>,
 ) {
-  return (req: RequestInfo, issues: ValidationIssue[], raw: RawInput, principal: unknown) =>
+  return (req: RequestInfo, issues: ValidationIssue[], raw: RawInput, principal: T) =>
     wantsJson(req) ? undefined : page(req, {
       status: 422, message: issuesMessage(issues, words), field: fieldOf(issues), entered: enteredOf(req.url, raw.body),
-    }, raw, principal as T);
+    }, raw, principal);
 }
 
 /**
@@ -179,7 +179,7 @@ export function holderFormRoute<B, R>(d: HolderForm<B, R>, page: (holder: Holder
     response: { 200: d.answer }, responses: { 303: { description: 'browsers: sent on to the next page' } },
     onInvalid: invalidForm<HolderPrincipal>(d.words ?? {}, (_req, p, _raw, holder) => page(holder, p)),
     handler: (ctx) => {
-      const holder = ctx.principal as HolderPrincipal;
+      const holder = ctx.principal;
       return webAction(ctx.req, async () => d.reply(ctx.req, await d.run(holder, ctx), ctx.body),
         (p) => page(holder, { ...p, entered: enteredOf(ctx.req.url, ctx.body) }), d.words);
     },

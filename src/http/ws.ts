@@ -110,7 +110,7 @@ type Conn = {
 export type WsOptions = {
   hub: EventHub;
   /** The `key` routes' authenticator (HttpError(401) on a missing or wrong key). */
-  authenticate: (req: RequestInfo) => Promise<unknown>;
+  authenticate: (req: RequestInfo) => Promise<AgentPrincipal>;
   log: Logger;
   /** Accounts for the upgrade like a request (route, method, status, seconds). */
   onRequest?: (route: string, method: string, status: number, seconds: number) => void;
@@ -184,9 +184,9 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       (p) => {
         c.authing = false;
         if (c.closed) return;
-        c.keyPlace = o.keyStreams.take((p as AgentPrincipal).keyId);
+        c.keyPlace = o.keyStreams.take(p.keyId);
         if (!c.keyPlace) return end(c, WS_CLOSE.keyStreams, KEY_STREAMS_DETAIL);
-        authenticated(c, p as AgentPrincipal);
+        authenticated(c, p);
         const pending = c.pending ?? [];
         c.pending = undefined;
         for (const text of pending) if (!c.closed) handle(c, text);
@@ -370,8 +370,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       o.authenticate({ method: 'GET', url: WS_PATH, query: req.getQuery() ?? '', headers, remoteAddress: () => '' }).then(
         (p) => {
           if (aborted) return;
-          const keyPlace = o.keyStreams.take((p as AgentPrincipal).keyId);
-          if (keyPlace) return upgrade(p as AgentPrincipal, { keyPlace });
+          const keyPlace = o.keyStreams.take(p.keyId);
+          if (keyPlace) return upgrade(p, { keyPlace });
           done(429);
           refuse(res, 429, KEY_STREAMS_DETAIL, { 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_S) });
         },

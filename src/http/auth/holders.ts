@@ -8,7 +8,8 @@ import { read } from '../../../actors/runtime/client.js';
 import { sessionTokenHash } from '../../auth/sessions.js';
 import { SESSION_DAYS } from '../../rules.js';
 
-export type HolderPrincipal = { holderId: number; email: string; displayName: string };
+import type { HolderPrincipal } from '../principal.js';
+export type { HolderPrincipal } from '../principal.js';
 
 export const SESSION_COOKIE = 'holder_session';
 /** 32 random bytes in base64url: anything else is not ours and costs no query. */

@@ -7,7 +7,8 @@ import type { Services } from '../services.js';
 import { HttpError, type RequestInfo } from '../route.js';
 import { isKey, keyFromHeaders, keyHash, keyIdOf, sameHash } from '../../agents/keys.js';
 
-export type AgentPrincipal = { agentId: number; accountId: number; keyId: string };
+import type { AgentPrincipal } from '../principal.js';
+export type { AgentPrincipal } from '../principal.js';
 
 /** Verified keys remembered; the oldest is forgotten beyond this (insertion order of a Map). */
 const REMEMBERED = 100_000;

@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { Config } from '../../config.js';
 import { HttpError, type RequestInfo } from '../route.js';
+import type { OpsAccess, OpsPrincipal } from '../principal.js';
 
 export const OPS_COOKIE = 'ops_session';
 
@@ -24,7 +25,7 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-export type OpsAccess = 'open' | 'token' | 'hidden';
+export type { OpsAccess } from '../principal.js';
 
 /** How /ops is reached under this configuration. */
 export function opsAccess(config: Pick<Config, 'host' | 'baseUrl' | 'opsToken'>): OpsAccess {
@@ -73,7 +74,7 @@ export function opsExistOr404(config: Pick<Config, 'host' | 'baseUrl' | 'opsToke
 }
 
 /** The `ops` authenticator of the route table: open on loopback, else 404 without a token configured, 401 without it. */
-export function opsAuthenticator(config: Pick<Config, 'host' | 'baseUrl' | 'opsToken'>): (req: RequestInfo) => Promise<{ via: OpsAccess }> {
+export function opsAuthenticator(config: Pick<Config, 'host' | 'baseUrl' | 'opsToken'>): (req: RequestInfo) => Promise<OpsPrincipal> {
   return async (req) => {
     const access = opsExistOr404(config);
     if (access === 'open' || carriesToken(req, config.opsToken!)) return { via: access };

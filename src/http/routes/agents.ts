@@ -89,7 +89,7 @@ export function agentRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/agents/me', operationId: 'get_me', auth: 'key',
       summary: 'My agent: profile, account, holder connection, autonomous funding, carts',
       response: { 200: AgentMeAnswer },
-      handler: async ({ principal }) => json(await agentState(s, principal as AgentPrincipal)),
+      handler: async ({ principal }) => json(await agentState(s, principal)),
     }),
   ];
 }

@@ -21,14 +21,14 @@ const ItemParams = Type.Object({ item_id: rowId('cart line id') });
 const CartItemParams = Type.Object({ cart_id: rowId('cart id'), item_id: rowId('cart line id') });
 const SinceQuery = Type.Object({ since: Type.Optional(Type.Number({ minimum: 0, maximum: 1e11, description: 'unix seconds (0..1e11): only carts created, connected or changed after it' })) });
 
-const agentOf = (principal: unknown): Caller => ({ kind: 'agent', agentId: (principal as AgentPrincipal).agentId });
+const agentOf = (principal: AgentPrincipal): Caller => ({ kind: 'agent', agentId: principal.agentId });
 
 export function cartRoutes(s: Services): Route[] {
   const base = s.config.baseUrl;
   const snapshots = menuSnapshots(s);
   const url = (token: string) => `${base}/carts/${token}`;
-  const defaultCart = (principal: unknown) => read(s.runtime, 'cart.agentDefault', { agentId: (principal as AgentPrincipal).agentId });
-  const detail = async (principal: unknown, cartId: number) => {
+  const defaultCart = (principal: AgentPrincipal) => read(s.runtime, 'cart.agentDefault', { agentId: principal.agentId });
+  const detail = async (principal: AgentPrincipal, cartId: number) => {
     const c = await read(s.runtime, 'cart.detail', { caller: agentOf(principal), cartId, baseUrl: base, at: s.clock.realNow() });
     if (!c) throw new HttpError(404, `no cart ${cartId} you can see`);
     return c;
@@ -41,7 +41,7 @@ export function cartRoutes(s: Services): Route[] {
       ? 'Your holder sees this line now on the checkout_url; nothing is charged until they pay (or you check out under an execute grant).'
       : 'No account holder is connected yet: hand checkout_url to a human, who connects by opening it (logged in) or paying on it.',
   }, 201);
-  const lineRoutes = (path: string, operationId: string, cartOf: (ctx: { params: any; principal: unknown }) => Promise<number>) => [
+  const lineRoutes = (path: string, operationId: string, cartOf: (ctx: { params: any; principal: AgentPrincipal }) => Promise<number>) => [
     route<any, unknown, CartItemCreate>({
       method: 'POST', path, operationId, auth: 'key', summary: 'Propose a deal of the current menu as a cart line (qty clamped to max_qty)',
       params: path.includes('{cart_id}') ? CartParams : undefined, body: CartItemCreate, response: { 201: LineAddedAnswer },
@@ -93,7 +93,7 @@ export function cartRoutes(s: Services): Route[] {
     route<unknown, unknown, CartCreate>({
       method: 'POST', path: '/api/v1/carts', operationId: 'create_cart', auth: 'key', summary: 'Another cart of my own',
       body: CartCreate, response: { 201: CartCreatedAnswer }, responses: { 409: { description: 'the most carts an agent may have' } },
-      handler: async ({ body, principal, idem }) => made(await s.runtime.ask(agentRef((principal as AgentPrincipal).keyId), { kind: 'newCart', name: body.name }, { idem })),
+      handler: async ({ body, principal, idem }) => made(await s.runtime.ask(agentRef(principal.keyId), { kind: 'newCart', name: body.name }, { idem })),
       replay: (r: CartMade) => made(r),
     }),
     route<{ cart_id: number }>({

@@ -7,7 +7,7 @@ import { read } from '../../../actors/runtime/client.js';
 import { COMPETITION, COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import { Competition, CompetitionJoinedForm, CompetitionsAnswer } from '../../schemas/index.js';
 import { timesOf } from '../competition-view.js';
-import { holderOf, type HolderPrincipal } from '../auth/holders.js';
+import { holderOf } from '../auth/holders.js';
 import { renderPage } from '../pages.js';
 import { HttpError, htmlPage, json, route, type RequestInfo, type Route } from '../route.js';
 import type { Services } from '../services.js';
@@ -77,7 +77,7 @@ export function competitionRoutes(s: Services): Route[] {
       summary: 'Enter a competition (free): a competition account holding the starting balance in simulated USD; joining again answers the same account',
       response: { 200: CompetitionJoinedForm }, responses: { 303: { description: 'browsers: sent on to the competition page' } },
       handler: ({ req, params, principal, idem }) => {
-        const holder = principal as HolderPrincipal;
+        const holder = principal;
         if (!ID_SHAPE.test(params.id)) throw noCompetition(params.id);
         return webAction(req, async () => {
           const r = await s.runtime.ask(competitionRef(params.id), { kind: 'join', holderId: holder.holderId, at: at() }, { idem });

@@ -3,7 +3,6 @@
 // Streams read the log through the process's event hub (src/http/event-hub.ts), never from memory.
 import Type, { type Static } from 'typebox';
 import { read } from '../../../actors/runtime/client.js';
-import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, Media, json, route, type RequestInfo, type Route } from '../route.js';
 import { EventsAnswer, EventsQuery, MarketClosesAnswer } from '../../schemas/index.js';
 import type { Services } from '../services.js';
@@ -14,7 +13,6 @@ import { sessionsClosedAfter } from '../market-stream.js';
 import { perEvent, sendWhile, type AccountStream, type SessionEvent } from '../event-hub.js';
 import { KEY_STREAMS_DETAIL, MARKET_STREAMS_DETAIL, addressKey, placeOr429 } from '../limits.js';
 
-const me = (principal: unknown) => principal as AgentPrincipal;
 
 const StreamQuery = Type.Object({
   after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last event id you have (Last-Event-ID, when sent, wins)' })),
@@ -65,7 +63,7 @@ export function eventRoutes(s: Services): Route[] {
       response: { 200: EventsAnswer },
       responses: { 410: { description: '`after` is older than the 7 days kept: the detail says from which id events exist' } },
       handler: async ({ query, principal }) => {
-        const r = await read(s.runtime, 'events.after', { accountId: me(principal).accountId, after: query.after, limit: query.limit, types: eventTypes(query.types) });
+        const r = await read(s.runtime, 'events.after', { accountId: principal.accountId, after: query.after, limit: query.limit, types: eventTypes(query.types) });
         if ('gone' in r) throw gone(r.from);
         return json(r);
       },
@@ -83,12 +81,12 @@ export function eventRoutes(s: Services): Route[] {
         503: { description: 'this process holds as many streams as it may: retry' },
       },
       handler: async ({ req, query, principal, hold }) => {
-        const accountId = me(principal).accountId;
+        const accountId = principal.accountId;
         const after = resumeFrom(req, query.after, 0);
         const types = eventTypes(query.types);
         if (!s.events.hasRoom()) throw streamFull('as many');
         // The key's place, held until the stream ends (or the answer is sent, when it is not one).
-        if (wantsStream(req)) hold!(placeOr429(s.streams.byKey, me(principal).keyId, KEY_STREAMS_DETAIL));
+        if (wantsStream(req)) hold!(placeOr429(s.streams.byKey, principal.keyId, KEY_STREAMS_DETAIL));
         // CONTRACT.md: a resume point older than the log keeps is a 410 at the stream's start too.
         const first = await read(s.runtime, 'events.after', { accountId, after, limit: wantsStream(req) ? 1 : 100, types });
         if ('gone' in first) throw gone(first.from);

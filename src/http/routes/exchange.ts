@@ -117,7 +117,7 @@ export function exchangeRoutes(s: Services): Route[] {
       method: 'GET', path: '/exchange', auth: 'holder', query: PageQuery,
       summary: 'The exchange: both books with buy buttons, filters by family and currency, your own listings with cancel buttons',
       response: { 200: htmlPage('the exchange page') },
-      handler: ({ principal, query }) => page(principal as HolderPrincipal, query),
+      handler: ({ principal, query }) => page(principal, query),
     }),
     post<Static<typeof ListFields>, Listed>({
       path: '/exchange/list', summary: 'List one of your owned items at your price in USD or Gold Coins (an item is listed once at a time: 409)',

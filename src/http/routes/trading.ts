@@ -6,7 +6,6 @@ import { accountRef } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { LIST_CAPS } from '../../rules.js';
 import { positionTerms } from '../../engine/index.js';
-import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Route } from '../route.js';
 import {
   AccountAnswer, InventoryAnswer, LedgerAnswer, MyTradesAnswer, ORDER_STATUSES, OrderCreate, OrderPlacedAnswer, OrdersAnswer, Position, ServedOrderAnswer,
@@ -30,7 +29,6 @@ type LimitQuery = { limit: number };
 const OrderParams = Type.Object({ order_id: rowId('order id') });
 const PositionParams = Type.Object({ position_id: rowId('position id') });
 
-const me = (principal: unknown) => principal as AgentPrincipal;
 
 export function tradingRoutes(s: Services): Route[] {
   const base = s.config.baseUrl;
@@ -63,7 +61,7 @@ export function tradingRoutes(s: Services): Route[] {
         if (body.qty > deal.max_qty) {
           throw new HttpError(422, [{ loc: ['body', 'qty'], msg: `Input should be less than or equal to ${deal.max_qty}`, type: 'less_than_equal', input: body.qty, ctx: { le: deal.max_qty } }]);
         }
-        const p = me(principal);
+        const p = principal;
         await recordOpen(s, snap);
         const placed = await s.runtime.ask(accountRef(p.accountId), {
           kind: 'order', agentId: p.agentId, market, tick: snap.tick, idx, offerKey: deal.key, qty: body.qty,
@@ -79,56 +77,56 @@ export function tradingRoutes(s: Services): Route[] {
       method: 'GET', path: '/api/v1/orders', operationId: 'list_orders', auth: 'key', summary: 'My orders, newest first',
       query: OrdersQuery,
       response: { 200: OrdersAnswer },
-      handler: async ({ query, principal }) => json({ orders: await read(s.runtime, 'account.orders', { accountIds: [me(principal).accountId], ...query, baseUrl: base }) }),
+      handler: async ({ query, principal }) => json({ orders: await read(s.runtime, 'account.orders', { accountIds: [principal.accountId], ...query, baseUrl: base }) }),
     }),
     route<{ order_id: number }>({
       method: 'GET', path: '/api/v1/orders/{order_id}', operationId: 'get_order', auth: 'key', summary: 'One of my orders',
       params: OrderParams,
       response: { 200: ServedOrderAnswer },
       responses: { 404: { description: 'no such order on my account' } },
-      handler: async ({ params, principal }) => json((await read(s.runtime, 'account.order', { accountIds: [me(principal).accountId], orderId: params.order_id, baseUrl: base })) ?? raise(notMine('order', params.order_id))),
+      handler: async ({ params, principal }) => json((await read(s.runtime, 'account.order', { accountIds: [principal.accountId], orderId: params.order_id, baseUrl: base })) ?? raise(notMine('order', params.order_id))),
     }),
     route<unknown, Static<typeof PositionsQuery>>({
       method: 'GET', path: '/api/v1/positions', operationId: 'list_positions', auth: 'key', summary: 'My positions, newest first',
       query: PositionsQuery,
       response: { 200: PositionsAnswer },
-      handler: async ({ query, principal }) => json({ positions: await read(s.runtime, 'account.positions', { accountIds: [me(principal).accountId], ...query }) }),
+      handler: async ({ query, principal }) => json({ positions: await read(s.runtime, 'account.positions', { accountIds: [principal.accountId], ...query }) }),
     }),
     route<{ position_id: number }>({
       method: 'GET', path: '/api/v1/positions/{position_id}', operationId: 'get_position', auth: 'key', summary: 'One of my positions',
       params: PositionParams,
       response: { 200: Position },
       responses: { 404: { description: 'no such position on my account' } },
-      handler: async ({ params, principal }) => json((await read(s.runtime, 'account.position', { accountIds: [me(principal).accountId], positionId: params.position_id })) ?? raise(notMine('position', params.position_id))),
+      handler: async ({ params, principal }) => json((await read(s.runtime, 'account.position', { accountIds: [principal.accountId], positionId: params.position_id })) ?? raise(notMine('position', params.position_id))),
     }),
     route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/trades', operationId: 'list_my_trades', auth: 'key', summary: 'My executed trades as they appear in the market record',
       query: LimitQuery(2000, 200),
       response: { 200: MyTradesAnswer },
-      handler: async ({ query, principal }) => json({ trades: await read(s.runtime, 'account.trades', { accountIds: [me(principal).accountId], limit: query.limit }) }),
+      handler: async ({ query, principal }) => json({ trades: await read(s.runtime, 'account.trades', { accountIds: [principal.accountId], limit: query.limit }) }),
     }),
     route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/account', operationId: 'get_account', auth: 'key', summary: 'My trading account: balance, counts, realised P&L, monthly fee, recent ledger',
       query: LimitQuery(500, 50),
       response: { 200: AccountAnswer },
-      handler: async ({ query, principal }) => json((await read(s.runtime, 'account.summaries', { accountIds: [me(principal).accountId], ledgerLimit: query.limit, baseUrl: base, at: s.clock.realNow() }))[0]),
+      handler: async ({ query, principal }) => json((await read(s.runtime, 'account.summaries', { accountIds: [principal.accountId], ledgerLimit: query.limit, baseUrl: base, at: s.clock.realNow() }))[0]),
     }),
     route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/account/ledger', operationId: 'list_ledger', auth: 'key', summary: 'My ledger entries, newest first',
       query: LimitQuery(500, 50),
       response: { 200: LedgerAnswer },
-      handler: async ({ query, principal }) => json({ ledger: await read(s.runtime, 'account.ledger', { accountIds: [me(principal).accountId], limit: query.limit }) }),
+      handler: async ({ query, principal }) => json({ ledger: await read(s.runtime, 'account.ledger', { accountIds: [principal.accountId], limit: query.limit }) }),
     }),
     route({
       method: 'GET', path: '/api/v1/inventory', operationId: 'get_inventory', auth: 'key', summary: `Owned goods (unsold units of settled positions; the newest ${LIST_CAPS.inventory}) and open listings`,
       response: { 200: InventoryAnswer },
-      handler: async ({ principal }) => json(await read(s.runtime, 'account.inventory', { accountIds: [me(principal).accountId] })),
+      handler: async ({ principal }) => json(await read(s.runtime, 'account.inventory', { accountIds: [principal.accountId] })),
     }),
     route<unknown, LimitQuery>({
       method: 'GET', path: '/api/v1/rounds', operationId: 'list_rounds', auth: 'key', summary: 'My trade rounds (orders funded together), newest first',
       query: LimitQuery(1000, 100),
       response: { 200: RoundsAnswer },
-      handler: async ({ query, principal }) => json({ rounds: await read(s.runtime, 'account.rounds', { accountIds: [me(principal).accountId], limit: query.limit }) }),
+      handler: async ({ query, principal }) => json({ rounds: await read(s.runtime, 'account.rounds', { accountIds: [principal.accountId], limit: query.limit }) }),
     }),
   ];
 }

@@ -92,7 +92,7 @@ export function webCartPageRoutes(s: Services): Route[] {
     route<unknown, Static<typeof CartQuery>>({
       method: 'GET', path: '/cart', auth: 'holder', summary: 'Your carts: your own and your agents\', with their lines and totals', query: CartQuery,
       response: { 200: htmlPage('the holder\'s carts') },
-      handler: ({ principal, query }) => cartPage(principal as HolderPrincipal, undefined, query),
+      handler: ({ principal, query }) => cartPage(principal, undefined, query),
     }),
 
     route({

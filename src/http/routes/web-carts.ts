@@ -177,7 +177,7 @@ export function webCartRoutes(s: Services): Route[] {
       params: TokenParams, query: CartDoneQuery,
       response: { 200: htmlPage('the confirmation of the cart\'s payment') }, responses: { 303: { description: 'nothing of this cart paid: back to the cart' } },
       handler: ({ req, params, query, principal }) =>
-        webAction(req, () => donePage(params.token, principal as HolderPrincipal, query), (q) =>
+        webAction(req, () => donePage(params.token, principal, query), (q) =>
           renderPage('message', { title: 'Cart not found', heading: 'Cart not found', message: q.message, is_error: true, holder: principal }, q.status)),
     }),
     showCart('/carts/{token}', 'A cart\'s link: review the lines and who proposes them, and pay; connects the cart to the logged-in holder'),
@@ -220,7 +220,7 @@ export function webCartRoutes(s: Services): Route[] {
       response: { 200: CartKindForm }, responses: { 303: { description: 'browsers: back to the cart' } },
       onInvalid: invalidForm<HolderPrincipal>({ kind: 'choose trade or own' }, (req, p, raw, holder) => pageOrMessage(req, raw.params.token, holder, p)),
       handler: ({ req, params, body, principal, idem }) => {
-        const holder = principal as HolderPrincipal;
+        const holder = principal;
         return webAction(req, async () => {
           const { found } = await openCart(params.token, holder);
           const set = await s.runtime.ask(cartRef(found.cart.id), { kind: 'setKind', holderId: holder.holderId, cartKind: body.kind }, { idem });

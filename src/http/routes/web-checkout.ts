@@ -110,7 +110,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
       params: TokenParams, query: DoneQuery,
       response: { 200: htmlPage('the confirmation of the payment') }, responses: { 303: { description: 'not paid yet: back to the purchase link' } },
       handler: ({ req, params, query, principal }) =>
-        webAction(req, () => donePage(params.token, principal as HolderPrincipal, query), (q) =>
+        webAction(req, () => donePage(params.token, principal, query), (q) =>
           renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder: principal }, q.status)),
     }),
     route<{ token: string }>({
@@ -124,7 +124,7 @@ export function webCheckoutRoutes(s: Services): Route[] {
       params: TokenParams, body: PayForm,
       onInvalid: invalidForm<HolderPrincipal>({}, (req, p, raw, holder) => pageOrMessage(req, raw.params.token, holder, p)),
       handler: ({ req, params, body, principal, idem }) => {
-        const holder = principal as HolderPrincipal;
+        const holder = principal;
         return webAction(req, async () => {
           const payment = paymentOf(body, new Date(s.clock.realNow() * 1000));
           const { order } = await findOrder(params.token);

@@ -95,7 +95,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       method: 'GET', path, auth: 'holder', summary: `Console: ${title.toLowerCase()}`, query,
       response: { 200: htmlPage(`the console: ${title.toLowerCase()}`) },
       handler: async ({ req, principal, query: q }) => {
-        const holder = principal as HolderPrincipal;
+        const holder = principal;
         return show(req, name, title, holder, await load(holder, q));
       },
     });
@@ -264,7 +264,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       method: 'GET', path: '/console/orders/{order_id}/receipt', auth: 'holder', params: Type.Object({ order_id: rowId('the order') }),
       summary: 'Console: a paid order\'s signed approval receipt, readable (what, how much, when, approved how), with the JWS and how to verify it',
       response: { 200: htmlPage('the receipt') }, responses: { 404: { description: 'no order of yours, or one without a receipt' } },
-      handler: ({ req, params, principal }) => webAction(req, () => receiptPage(req, principal as HolderPrincipal, params.order_id), (p) =>
+      handler: ({ req, params, principal }) => webAction(req, () => receiptPage(req, principal, params.order_id), (p) =>
         renderPage('message', { title: 'No receipt', heading: 'No receipt', message: p.message, is_error: true, holder: principal }, p.status)),
     }),
     consolePage('/console/ledger', 'console-ledger', 'Ledger', async (holder) => {
@@ -284,7 +284,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       method: 'GET', path: '/console/timeline', auth: 'holder', query: TimelineQuery,
       summary: 'Console: every event of your accounts, newest first, paged by before= (a cursor) and limit',
       response: { 200: new Media('the timeline: a page, or the events as JSON (Accept: application/json)', { [HTML]: undefined, 'application/json': TimelineAnswer }) },
-      handler: ({ req, principal, query }) => timeline(req, principal as HolderPrincipal, query),
+      handler: ({ req, principal, query }) => timeline(req, principal, query),
     }),
 
     route<{ agent_id: number }, unknown, { enabled: 'on' | 'off' }>({
@@ -295,7 +295,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       body: Type.Object({ enabled: Type.Union([Type.Literal('on'), Type.Literal('off')]) }),
       onInvalid: invalidForm<HolderPrincipal>({ enabled: 'choose on or off' }, (_req, p, _raw, holder) => agentsPage(holder, p)),
       handler: ({ req, params, body, principal, idem }) => {
-        const holder = principal as HolderPrincipal;
+        const holder = principal;
         return webAction(req, async () => {
           const [agent] = await agentsOf(holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);
@@ -315,7 +315,7 @@ export function webConsoleRoutes(s: Services): Route[] {
       body: LimitsFields,
       onInvalid: invalidForm<HolderPrincipal>(LIMIT_WORDS, (_req, p, _raw, holder) => agentsPage(holder, p)),
       handler: ({ req, params, body, principal, idem }) => {
-        const holder = principal as HolderPrincipal;
+        const holder = principal;
         return webAction(req, async () => {
           const [agent] = await agentsOf(holder.holderId, params.agent_id);
           if (!agent) throw new HttpError(404, `no agent ${params.agent_id} of yours`);

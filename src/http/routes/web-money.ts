@@ -148,7 +148,7 @@ export function agentKeyRoute(s: Services, agentsPage: (holder: HolderPrincipal,
     onInvalid: invalidForm<HolderPrincipal>({ name: 'enter a name for the agent (1 to 120 characters)', recall_phrase: 'a recall phrase has 3 to 120 characters' },
       (_req, p, _raw, holder) => agentsPage(holder, p)),
     handler: ({ req, body, principal, idem }) => {
-      const holder = principal as HolderPrincipal;
+      const holder = principal;
       return webAction(req, async () => {
         const key = inventKey();
         const recallPhrase = body.recall_phrase ?? recallSuggestion();
@@ -160,6 +160,6 @@ export function agentKeyRoute(s: Services, agentsPage: (holder: HolderPrincipal,
         return answer(req, holder, { agent_id: r.agent_id, account_id: r.account_id, key, key_id: keyIdOf(key), recall_phrase: recallPhrase });
       }, (p) => agentsPage(holder, p));
     },
-    replay: (r: Registered, { req, principal }) => replayed(req, principal as HolderPrincipal, r),
+    replay: (r: Registered, { req, principal }) => replayed(req, principal, r),
   });
 }

@@ -7,13 +7,11 @@ import Type from 'typebox';
 import { read } from '../../../actors/runtime/client.js';
 import { DELIVERIES_LISTED, webhooksRef, type WebhookCreated as Created } from '../../../actors/webhooks/messages.js';
 import { checkWebhookUrl } from '../../webhooks/address.js';
-import type { AgentPrincipal } from '../auth/keys.js';
 import { HttpError, json, route, type Reply, type Route } from '../route.js';
 import { DeliveriesAnswer, WebhookCreate, WebhookCreated, WebhookDeleted, WebhooksAnswer, rowId } from '../../schemas/index.js';
 import type { Services } from '../services.js';
 
 const Params = Type.Object({ id: rowId('webhook id') });
-const me = (principal: unknown) => principal as AgentPrincipal;
 const noWebhook = (id: number) => new HttpError(404, `no webhook ${id} of yours`);
 const created = (r: Created): Reply => json({ id: r.id, url: r.url, types: r.types, secret: r.secret }, 201);
 
@@ -30,7 +28,7 @@ export function webhookRoutes(s: Services): Route[] {
       handler: async ({ body, principal, idem }) => {
         const verdict = await checkWebhookUrl(body.url, s.config.webhookAllowPrivate);
         if (!verdict.ok) throw new HttpError(422, [{ loc: ['body', 'url'], msg: verdict.refused, type: 'value_error', input: body.url }]);
-        const agentId = me(principal).agentId;
+        const agentId = principal.agentId;
         const types = body.types ? [...new Set(body.types)] : null;
         return created(await s.runtime.ask(webhooksRef(agentId), { kind: 'register', agentId, url: body.url, types }, { idem }));
       },
@@ -39,13 +37,13 @@ export function webhookRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: '/api/v1/webhooks', operationId: 'list_webhooks', auth: 'key', summary: 'My webhooks (without their secrets), each with how its endpoint is answering (consecutive failures, slowed until)',
       response: { 200: WebhooksAnswer },
-      handler: async ({ principal }) => json({ webhooks: await read(s.runtime, 'webhooks.list', { agentId: me(principal).agentId }) }),
+      handler: async ({ principal }) => json({ webhooks: await read(s.runtime, 'webhooks.list', { agentId: principal.agentId }) }),
     }),
     route<{ id: number }>({
       method: 'DELETE', path: '/api/v1/webhooks/{id}', operationId: 'delete_webhook', auth: 'key', summary: 'Delete a webhook: nothing more is sent to it (its pending deliveries fail)',
       params: Params, response: { 200: WebhookDeleted }, responses: { 404: { description: 'no webhook of mine with this id' } },
       handler: async ({ params, principal, idem }) => {
-        const agentId = me(principal).agentId;
+        const agentId = principal.agentId;
         return json(await s.runtime.ask(webhooksRef(agentId), { kind: 'remove', agentId, webhookId: params.id }, { idem }));
       },
     }),
@@ -54,7 +52,7 @@ export function webhookRoutes(s: Services): Route[] {
       summary: `A webhook's deliveries, newest first (at most ${DELIVERIES_LISTED}): pending, delivered or failed, with attempts and the last HTTP status; and the webhook, with how its endpoint is answering (slowed while it keeps failing)`,
       params: Params, response: { 200: DeliveriesAnswer }, responses: { 404: { description: 'no webhook of mine with this id' } },
       handler: async ({ params, principal }) => {
-        const answer = await read(s.runtime, 'webhooks.deliveries', { agentId: me(principal).agentId, webhookId: params.id, limit: DELIVERIES_LISTED });
+        const answer = await read(s.runtime, 'webhooks.deliveries', { agentId: principal.agentId, webhookId: params.id, limit: DELIVERIES_LISTED });
         if (!answer) throw noWebhook(params.id);
         return json(answer);
       },
