@@ -62,13 +62,13 @@ export function similarWords(skuFamily: string, lookback: number, s: SimilarDeal
   const span = `${skuFamily} in the last ${lookback} sessions`;
   if (s.settled === 0) {
     return {
-      ended: `The record has no settled deal of ${span}, so nothing says how such a deal ends.`,
-      calibration: 'Nor how often results fell below this projection\'s low scenario.',
+      ended: `the record has no settled deal of ${span}, so nothing says how such a deal ends.`,
+      calibration: 'Nor does it say how often results fell below this projection\'s low scenario.',
     };
   }
   const deals = `settled deal${s.settled === 1 ? '' : 's'}`;
   return {
-    ended: `Of the ${s.settled} ${deals} of ${span}, ${s.lost} lost money; per unit bought, the median result was ${usd(s.median_pnl_per_unit)} USD and the worst ${usd(s.worst_pnl_per_unit)} USD.`,
+    ended: `of the ${s.settled} ${deals} of ${span}, ${s.lost} lost money; per unit bought, the median result was ${usd(s.median_pnl_per_unit)} USD and the worst ${usd(s.worst_pnl_per_unit)} USD.`,
     calibration: `On the record, ${share(c.below_low, c.settled)} similar ${deals} ended below the low scenario this projection would have given them when they were bought.`,
   };
 }

@@ -63,7 +63,7 @@ function checkFacts(t: Tap.Test, html: string, f: Awaited<ReturnType<typeof apiF
   // How similar deals ended: the projection's settled similar deals, said before the projection's figures.
   const s = p.samples;
   t.ok(s.settled > 0);
-  const ended = `How similar deals ended: Of the ${s.settled} settled deal${s.settled === 1 ? '' : 's'} of ${p.sku_family} in the last 48 sessions, ${s.lost} lost money; per unit bought, the median result was ${usd(s.median_pnl_per_unit)} USD and the worst ${usd(s.worst_pnl_per_unit)} USD.`;
+  const ended = `How similar deals ended: of the ${s.settled} settled deal${s.settled === 1 ? '' : 's'} of ${p.sku_family} in the last 48 sessions, ${s.lost} lost money; per unit bought, the median result was ${usd(s.median_pnl_per_unit)} USD and the worst ${usd(s.worst_pnl_per_unit)} USD.`;
   t.match(text, ended, 'how many lost money, the median and the worst result per unit');
   t.match(text, `On the record, ${c.below_low} of ${c.settled} similar settled deal${c.settled === 1 ? '' : 's'} ended below the low scenario this projection would have given them when they were bought.`, 'the calibration in words');
   t.ok(text.indexOf(ended) < text.indexOf('The naive projection puts'), 'the record first, the projection after');

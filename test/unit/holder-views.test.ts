@@ -101,15 +101,15 @@ t.test('risk: the box\'s colour comes from the record, never a gain; the headlin
 t.test('how similar deals ended, and the calibration, in words; the low scenario never called a gain', async (t) => {
   const none = { settled: 0, lost: 0, downside_events: 0, median_pnl_per_unit: null, worst_pnl_per_unit: null };
   t.same(similarWords('skincare-sets', 48, none, { settled: 0, below_low: 0, below_low_rate: null }), {
-    ended: 'The record has no settled deal of skincare-sets in the last 48 sessions, so nothing says how such a deal ends.',
-    calibration: 'Nor how often results fell below this projection\'s low scenario.',
+    ended: 'the record has no settled deal of skincare-sets in the last 48 sessions, so nothing says how such a deal ends.',
+    calibration: 'Nor does it say how often results fell below this projection\'s low scenario.',
   });
   const some = { settled: 10, lost: 7, downside_events: 2, median_pnl_per_unit: -0.4, worst_pnl_per_unit: -9.1 };
   t.same(similarWords('skincare-sets', 48, some, { settled: 10, below_low: 7, below_low_rate: 0.7 }), {
-    ended: 'Of the 10 settled deals of skincare-sets in the last 48 sessions, 7 lost money; per unit bought, the median result was -0.40 USD and the worst -9.10 USD.',
+    ended: 'of the 10 settled deals of skincare-sets in the last 48 sessions, 7 lost money; per unit bought, the median result was -0.40 USD and the worst -9.10 USD.',
     calibration: 'On the record, 7 of 10 similar settled deals ended below the low scenario this projection would have given them when they were bought.',
   });
-  t.match(similarWords('x', 8, { ...some, settled: 1, lost: 0 }, { settled: 1, below_low: 0, below_low_rate: 0 }).ended, /^Of the 1 settled deal of x/);
+  t.match(similarWords('x', 8, { ...some, settled: 1, lost: 0 }, { settled: 1, below_low: 0, below_low_rate: 0 }).ended, /^of the 1 settled deal of x/);
   const risk = riskWords(60, 80, 95, { settled: 10, below_low: 7, below_low_rate: 0.7 });
   t.equal(risk, 'The naive projection puts this order at 60.00 USD in its low scenario, 80.00 USD on its projected path and 95.00 USD in its high scenario; on the record, 7 of 10 similar settled deals ended below the low scenario it would have given them: the low scenario is no floor.');
   t.notMatch(risk, /\b(makes|gain|profit|earn)/i, 'no gain promised');
