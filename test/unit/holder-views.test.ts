@@ -2,7 +2,8 @@
 // open positions' value and the waiting list; the checkout's one total and its redirects; the
 // risk box's colour, headline and the chart's range.
 import t from 'tap';
-import { LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/http/console-view.js';
+import { numberToCents } from '../../src/engine/index.js';
+import { FIGURES, LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/http/console-view.js';
 import { cardOf, cartDonePath, donePath, paidCardView, payTotal } from '../../src/http/checkout-view.js';
 import { chartRange, lossHeadline, recordClass, riskWords, similarWords } from '../../src/http/deal-facts.js';
 import { TIMELINE_KINDS } from '../../src/schemas/index.js';
@@ -115,4 +116,19 @@ t.test('how similar deals ended, and the calibration, in words; the low scenario
   t.notMatch(risk, /\b(makes|gain|profit|earn)/i, 'no gain promised');
   t.match(riskWords(1, 2, 3, { settled: 0, below_low: 0, below_low_rate: null }), /the record has no settled similar deal to check its low scenario against\.$/);
   t.match(riskWords(1, 2, 3, { settled: 4, below_low: 0, below_low_rate: 0 }), /0 of 4 similar settled deals ended below .*, which promises nothing for this one\.$/);
+});
+
+t.test('the overview\'s figures: one name and a definition each; the trading result is Realized P&L + P&L so far + the entries of no position', async (t) => {
+  for (const f of Object.values(FIGURES)) t.ok(f.name && f.says.length > 40, `${f.name} is defined where shown`);
+  t.equal(new Set(Object.values(FIGURES).map((f) => f.name)).size, Object.keys(FIGURES).length, 'one name per quantity');
+  const at = 1_800_000_000;
+  let id = 0;
+  const e = (kind: string, amount: number) => ({ id: ++id, created_at: at + id, account_id: 1, kind, amount, balance_after: 0 });
+  // A settled position (realized = sales - cost - holding - surcharge), an open one, a monthly fee, a card payment.
+  const ledger = [e('card_charge', 100), e('monthly_fee', -15), e('order_debit', -20), e('sale_credit', 25), e('holding_fee', -1), e('surcharge', -0.5),
+    e('order_debit', -10.1), e('sale_credit', 4.3), e('holding_fee', -0.2)];
+  const realized = 25 - 20 - 1 - 0.5;
+  const soFar = openValue([{ qty_left: 1, list_price: 5, cost_basis: 10.1, pnl_so_far: 4.3 - 10.1 - 0.2 }]);
+  const result = balanceHistory(ledger).at(-1)!.result;
+  t.equal(numberToCents(result), numberToCents(realized) + numberToCents(Number(soFar.pnl)) - 1500, 'trading result = realized + so far + the monthly fee, to the cent');
 });
