@@ -13,10 +13,12 @@
 //   [1, 5], when at least 5 trades settled with p50 > 0; otherwise 0.5 and 1.5.
 // - realised: the family's settled trades filled in the window; pnl_repriced replays the same
 //   sales path with this deal's unit_cost and list_price (engine accounting) and keeps the trade's
-//   own surcharge.
-import { FAMILIES, MARKETS, centsToNumber, simulatePosition, type MarketId } from '../../src/engine/index.js';
-import { project } from '../../src/analytics/projection.js';
-import { quantile } from '../../src/analytics/stats.js';
+//   own surcharge. samples adds how many lost money and the median and worst result per unit, and
+//   calibration how many ended below the low scenario they would have been given
+//   (src/analytics/similar-deals.ts): it reads the tape and trades of twice the lookback.
+import { FAMILIES, MARKETS, centsToNumber, simulatePosition } from '../../src/engine/index.js';
+import { project, scenariosFrom } from '../../src/analytics/projection.js';
+import { belowLowScenario, settledResults, type SettledDeal } from '../../src/analytics/similar-deals.js';
 import { ActorError } from '../runtime/actor.js';
 import { defineReads } from '../runtime/read.js';
 import type { DealProjectionArgs } from './messages.js';
@@ -28,11 +30,14 @@ type TradeRow = {
 };
 
 const LEAD = 1;
-const MIN_SETTLED_FOR_SCENARIOS = 5;
-const DEFAULT_SCENARIOS = { low_mult: 0.5, high_mult: 1.5 };
+const PATH_DIGITS = 6;
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
-const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+
+const settledDeal = (t: TradeRow): SettledDeal => ({
+  tick: t.tick, horizon: t.horizon, qty: t.qty, unitsSold: t.units_sold, unitCostCents: t.unit_cost_cents, listPriceCents: t.list_price_cents,
+  feeCents: t.fee_cents, holdingCents: t.holding_cents, pnlCents: t.pnl_cents!,
+});
 
 export const dealProjectionReads = defineReads({
   'projection.deal': async ({ em }, a: DealProjectionArgs) => {
@@ -42,6 +47,8 @@ export const dealProjectionReads = defineReads({
     const horizon = spec.settlement_horizon_ticks;
     const last = a.open - 1;
     const from = last - a.lookback + 1;
+    // The calibration projects each deal of the window as of its own session: the lookback before it too.
+    const reach = from - a.lookback;
 
     let listPriceCents = a.listPriceCents;
     let basis: string = a.listPriceBasis;
@@ -59,28 +66,27 @@ export const dealProjectionReads = defineReads({
     const tape = await em.execute(
       `select tick::float8 as tick, (row->>'sold')::float8 as sold, (row->>'active')::float8 as active
          from tape where market = ? and tick between ? and ? and cluster = ? order by tick`,
-      [a.market, from, last, a.cluster],
+      [a.market, reach, last, a.cluster],
     );
-    const history = (tape as { tick: number; sold: number; active: number }[])
+    const reached = (tape as { tick: number; sold: number; active: number }[])
       .filter((r) => r.active > 0)
       .map((r) => ({ tick: r.tick, velocity: r.sold / r.active, sold: r.sold, active: r.active }));
+    const history = reached.filter((r) => r.tick >= from);
 
-    const trades = (await em.execute(
+    const reachedTrades = (await em.execute(
       `select tick::float8 as tick, actor, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents, horizon,
               sales_by_tick, units_sold, settled, sold_out, regime, surcharge_cents::float8 as surcharge_cents,
               realized_pnl_cents::float8 as pnl_cents
          from trade where market = ? and tick between ? and ? and cluster = ? order by tick desc, id desc`,
-      [a.market, from, last, a.cluster],
+      [a.market, reach, last, a.cluster],
     )) as TradeRow[];
+    const trades = reachedTrades.filter((t) => t.tick >= from);
     const settled = trades.filter((t) => t.settled);
-    const velocities = settled.map((t) => t.units_sold / t.horizon).sort((x, y) => x - y);
-    const [p10, p50, p90] = [0.1, 0.5, 0.9].map((q) => quantile(velocities, q));
-
-    const scenarios = scenariosOf(settled.length, p10, p50, p90);
+    const { scenarios, p10, p50, p90 } = scenariosFrom(settled.map((t) => t.units_sold / t.horizon));
     const fee = spec.fees.fulfilment_per_unit_cents;
     const holding = spec.fees.holding_per_unit_session_cents;
     const p = project({
-      history, fit: a.fit, horizon, lastTick: last, lead: LEAD, pathDigits: 6,
+      history, fit: a.fit, horizon, lastTick: last, lead: LEAD, pathDigits: PATH_DIGITS,
       unitCost: centsToNumber(a.unitCostCents), listPrice: centsToNumber(listPriceCents),
       feePerUnit: centsToNumber(fee), holdingPerUnit: centsToNumber(holding),
       maxQty: a.maxQty, scenarios: { low_mult: scenarios.low_mult, high_mult: scenarios.high_mult },
@@ -97,6 +103,12 @@ export const dealProjectionReads = defineReads({
         pnl_repriced: centsToNumber(replay.realized_pnl_cents - (t.surcharge_cents ?? 0)),
         sold_out: t.sold_out, downside_event: t.regime,
       };
+    });
+
+    const results = settledResults(settled.map(settledDeal));
+    const calibration = belowLowScenario({
+      history: reached, settled: reachedTrades.filter((t) => t.settled).map(settledDeal), from,
+      lookback: a.lookback, fit: a.fit, lead: LEAD, pathDigits: PATH_DIGITS,
     });
 
     return {
@@ -118,6 +130,9 @@ export const dealProjectionReads = defineReads({
         profitable: settled.filter((t) => (t.pnl_cents ?? 0) > 0).length,
         downside_events: settled.filter((t) => t.regime).length,
         sold_out: settled.filter((t) => t.sold_out).length,
+        lost: results.lost,
+        median_pnl_per_unit: results.median_pnl_per_unit,
+        worst_pnl_per_unit: results.worst_pnl_per_unit,
         per_deal_velocity_p10: p10 === null ? null : r4(p10),
         per_deal_velocity_p50: p50 === null ? null : r4(p50),
         per_deal_velocity_p90: p90 === null ? null : r4(p90),
@@ -129,13 +144,7 @@ export const dealProjectionReads = defineReads({
         cluster: a.cluster, max_qty: a.maxQty,
       },
       quoted_velocity: spec.quotes_velocity ? a.quotedVelocity : null,
+      calibration,
     };
   },
 });
-
-function scenariosOf(n: number, p10: number | null, p50: number | null, p90: number | null) {
-  if (n < MIN_SETTLED_FOR_SCENARIOS || p50 === null || p10 === null || p90 === null || p50 <= 0) {
-    return { ...DEFAULT_SCENARIOS, basis: 'default' as const };
-  }
-  return { low_mult: r4(clamp(p10 / p50, 0, 1)), high_mult: r4(clamp(p90 / p50, 1, 5)), basis: 'per_deal_velocity' as const };
-}

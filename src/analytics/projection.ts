@@ -20,6 +20,7 @@
 import { leastSquares, meanFit, type Fit } from './fit.js';
 import { round2, toCents } from './money.js';
 import { orderAmounts } from '../rules.js';
+import { quantile } from './stats.js';
 
 export interface HistoryRow { tick: number; velocity: number; sold: number; active: number }
 export interface Scenarios { low_mult: number; high_mult: number }
@@ -68,7 +69,8 @@ export function cashPnl(q: number, demand: readonly number[], c: number, p: numb
   return round2((revenue - orderAmounts(q, cc, fc).totalCents - holding) / 100);
 }
 
-export function project(input: ProjectionInput): Projection {
+/** Steps 1 and 2: the fit through the history and the projected path it gives. */
+export function projectedPath(input: Pick<ProjectionInput, 'history' | 'fit' | 'horizon' | 'lastTick' | 'lead' | 'pathDigits'>): { fit: Fit; projection: number[] } {
   const last = input.lastTick ?? input.history.reduce((m, r) => Math.max(m, r.tick), -Infinity);
   const points = input.history.map((r) => ({ x: last - r.tick, y: r.velocity }));
   const fit: Fit = input.fit === 'mean' ? meanFit(points) : leastSquares(points);
@@ -81,6 +83,31 @@ export function project(input: ProjectionInput): Projection {
     const v = Math.max(0, fit.intercept + fit.slope * -(k + lead));
     projection.push(digits === null ? v : Math.round(v * digits) / digits);
   }
+  return { fit, projection };
+}
+
+/** Settled deals a family needs before its scenarios come from their dispersion. */
+export const MIN_SETTLED_FOR_SCENARIOS = 5;
+export const DEFAULT_SCENARIOS: Scenarios = { low_mult: 0.5, high_mult: 1.5 };
+const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+
+/**
+ * The scenarios from the per-deal velocities (units sold / horizon) of the family's settled deals:
+ * low_mult = p10 / p50 clamped to [0, 1], high_mult = p90 / p50 clamped to [1, 5], with at least
+ * MIN_SETTLED_FOR_SCENARIOS deals and p50 > 0; otherwise the defaults. Also the quantiles.
+ */
+export function scenariosFrom(velocities: readonly number[]) {
+  const sorted = [...velocities].sort((x, y) => x - y);
+  const [p10, p50, p90] = [0.1, 0.5, 0.9].map((q) => quantile(sorted, q));
+  const scenarios = sorted.length < MIN_SETTLED_FOR_SCENARIOS || p50 === null || p10 === null || p90 === null || p50 <= 0
+    ? { ...DEFAULT_SCENARIOS, basis: 'default' as const }
+    : { low_mult: r4(clamp(p10 / p50, 0, 1)), high_mult: r4(clamp(p90 / p50, 1, 5)), basis: 'per_deal_velocity' as const };
+  return { scenarios, p10, p50, p90 };
+}
+
+export function project(input: ProjectionInput): Projection {
+  const { fit, projection } = projectedPath(input);
 
   const maxQty = Math.max(0, Math.floor(input.maxQty));
   const qty = Array.from({ length: maxQty }, (_, i) => i + 1);

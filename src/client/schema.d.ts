@@ -3194,6 +3194,12 @@ export interface operations {
                             downside_events: number;
                             /** @description settled sold out */
                             sold_out: number;
+                            /** @description settled at a loss (realised P&L below 0) */
+                            lost: number;
+                            /** @description median of the settled trades' realised P&L per unit bought (pnl / qty) */
+                            median_pnl_per_unit: number | null;
+                            /** @description the lowest of the same */
+                            worst_pnl_per_unit: number | null;
                             /** @description 10th percentile of units sold per session per settled deal */
                             per_deal_velocity_p10: number | null;
                             /** @description median of the same */
@@ -3234,6 +3240,15 @@ export interface operations {
                         quoted_velocity: number | null;
                         /** @description the deal projected; null for a hypothetical deal */
                         offer_key: string | null;
+                        /** @description how often, on the record, results fell below the projection's low scenario */
+                        calibration: {
+                            /** @description settled trades of the family in the lookback (as samples.settled) */
+                            settled: number;
+                            /** @description of those, trades whose realised P&L fell below the low scenario this projection (same lookback and fit) would have given them at their own session, quantity, cost, price and fees */
+                            below_low: number;
+                            /** @description below_low / settled; null without a settled trade */
+                            below_low_rate: number | null;
+                        };
                     };
                 };
             };
@@ -3383,6 +3398,12 @@ export interface operations {
                             downside_events: number;
                             /** @description settled sold out */
                             sold_out: number;
+                            /** @description settled at a loss (realised P&L below 0) */
+                            lost: number;
+                            /** @description median of the settled trades' realised P&L per unit bought (pnl / qty) */
+                            median_pnl_per_unit: number | null;
+                            /** @description the lowest of the same */
+                            worst_pnl_per_unit: number | null;
                             /** @description 10th percentile of units sold per session per settled deal */
                             per_deal_velocity_p10: number | null;
                             /** @description median of the same */
@@ -3423,6 +3444,15 @@ export interface operations {
                         quoted_velocity: number | null;
                         /** @description the deal projected; null for a hypothetical deal */
                         offer_key: string | null;
+                        /** @description how often, on the record, results fell below the projection's low scenario */
+                        calibration: {
+                            /** @description settled trades of the family in the lookback (as samples.settled) */
+                            settled: number;
+                            /** @description of those, trades whose realised P&L fell below the low scenario this projection (same lookback and fit) would have given them at their own session, quantity, cost, price and fees */
+                            below_low: number;
+                            /** @description below_low / settled; null without a settled trade */
+                            below_low_rate: number | null;
+                        };
                     };
                 };
             };

@@ -38,6 +38,19 @@ export function refWords(ref: string | null): string {
 
 type Dated = { id: number; created_at: number; account_id: number; amount: number; balance_after: number; kind: string };
 
+/**
+ * The overview's figures, one name and one definition each, shown beside the figure (issue 44: three
+ * P&L figures disagreed on one page with nothing saying what each counts).
+ */
+export const FIGURES = {
+  realized: { name: 'Realized P&L', says: 'What your settled positions made or lost: their sales minus their cost, holding fees and surcharges. Final.' },
+  so_far: { name: 'P&L so far', says: 'The same sum for your open positions, from their sales until now: it moves each session until they settle.' },
+  result: {
+    name: 'trading result',
+    says: 'Every ledger entry charted except money you moved in or out (card payments, top-ups, payouts): Realized P&L and P&L so far of the positions charted, plus participation fees, refunds and orders paid but not yet filled, which count their cost at once.',
+  },
+} as const;
+
 /** Money moved in or out by the holder (not trading): card payments in, top-ups, payouts. */
 const MOVED = new Set(['card_charge', 'crypto_payment', 'topup', 'payout']);
 
@@ -70,9 +83,9 @@ export function balanceChart(entries: Dated[]): string | null {
     return p ? new Date(p.at * 1000).toISOString().slice(11, 16) : '';
   };
   const chart = lineChart({
-    title: 'Your balance and trading result over time', x, xLabel: 'ledger entries (UTC time)', yLabel: 'USD', xFormat: when,
+    title: `Your balance and ${FIGURES.result.name} over time`, x, xLabel: 'ledger entries (UTC time)', yLabel: 'USD', xFormat: when,
     yFormat: (v) => v.toFixed(2),
-    series: [{ name: 'total balance', values: h.map((p) => p.balance) }, { name: 'trading result (without top-ups and payouts)', values: h.map((p) => p.result) }],
+    series: [{ name: 'total balance', values: h.map((p) => p.balance) }, { name: FIGURES.result.name, values: h.map((p) => p.result) }],
     width: 720, height: 240,
   });
   return figure(chart, `The last ${h.length} ledger entries of your accounts, oldest left.`);

@@ -2,8 +2,10 @@
 // charged, the deal's resale price and margin, the desk's own bid on it, the family's settled record
 // (the families read, as GET /markets/{id}/families answers it) and the projection's low/mid/high
 // P&L curve (the read of GET /markets/{id}/deals/{key}/projection with its default query) for the
-// quantity chosen, with one sentence on the risk. The menu facts exist while the deal's session is
-// open: after its close the page says they are gone instead of failing.
+// quantity chosen, with one sentence on the risk. How similar deals ended, said before the pay button
+// (issue 44), is the projection's: its settled similar deals (samples) and how often they fell below
+// its low scenario (calibration). The menu facts exist while the deal's session is open: after its
+// close the page says they are gone instead of failing.
 import type { CartDetail } from '../../actors/cart/messages.js';
 import { read } from '../../actors/runtime/client.js';
 import { MARKETS, centsToNumber, numberToCents, type MarketId, isMarketId } from '../engine/index.js';
@@ -33,12 +35,42 @@ const readFamilies = (s: Services, market: MarketId) =>
 /** "1 unit", "3 units". */
 export const units = (n: number) => `${n} unit${n === 1 ? '' : 's'}`;
 
-/** "makes 4.00 USD", "loses 2.50 USD", "breaks even". */
-const outcome = (pnl: number) => (pnl > 0 ? `makes ${usd(pnl)} USD` : pnl < 0 ? `loses ${usd(-pnl)} USD` : 'breaks even');
+/** The projection's settled similar deals and its calibration, as its answer serves them. */
+export type SimilarDeals = Pick<Projection['samples'], 'settled' | 'lost' | 'downside_events' | 'median_pnl_per_unit' | 'worst_pnl_per_unit'>;
+type Calibration = Projection['calibration'];
 
-/** The risk of the chosen quantity in plain words. */
-export function riskWords(low: number, mid: number, high: number): string {
-  return `In the low scenario this order ${outcome(low)}; on the projected path it ${outcome(mid)}; in the high scenario it ${outcome(high)}.`;
+/** "7 of 10". */
+const share = (k: number, n: number) => `${k} of ${n}`;
+
+/**
+ * The projection's figures for the chosen quantity in plain words, none of them called a gain: a
+ * scenario is a figure of a naive model, and the record's calibration says how often results fell
+ * below the low one.
+ */
+export function riskWords(low: number, mid: number, high: number, c: Calibration): string {
+  const figures = `The naive projection puts this order at ${usd(low)} USD in its low scenario, ${usd(mid)} USD on its projected path and ${usd(high)} USD in its high scenario`;
+  if (c.settled === 0) return `${figures}; the record has no settled similar deal to check its low scenario against.`;
+  const below = `on the record, ${share(c.below_low, c.settled)} similar settled deals ended below the low scenario it would have given them`;
+  return `${figures}; ${below}${c.below_low ? ': the low scenario is no floor.' : ', which promises nothing for this one.'}`;
+}
+
+/**
+ * How similar deals ended (the family's settled deals of the projection's lookback) and how often
+ * they fell below the low scenario, each a sentence; plainly said when the record has none.
+ */
+export function similarWords(skuFamily: string, lookback: number, s: SimilarDeals, c: Calibration) {
+  const span = `${skuFamily} in the last ${lookback} sessions`;
+  if (s.settled === 0) {
+    return {
+      ended: `the record has no settled deal of ${span}, so nothing says how such a deal ends.`,
+      calibration: 'Nor does it say how often results fell below this projection\'s low scenario.',
+    };
+  }
+  const deals = `settled deal${s.settled === 1 ? '' : 's'}`;
+  return {
+    ended: `of the ${s.settled} ${deals} of ${span}, ${s.lost} lost money; per unit bought, the median result was ${usd(s.median_pnl_per_unit)} USD and the worst ${usd(s.worst_pnl_per_unit)} USD.`,
+    calibration: `On the record, ${share(c.below_low, c.settled)} similar ${deals} ended below the low scenario this projection would have given them when they were bought.`,
+  };
 }
 
 /** The chart's quantities: from 1 to a little past the chosen one (twice it, at least 4 more), within the deal's maximum. */
@@ -48,13 +80,13 @@ export function chartRange(qty: number, maxQty: number): number {
 
 /**
  * The colour of the risk box, from the record, never from the projection (issue 44: a green box had
- * promised a gain its family's record did not support): "loss" when half or more of the family's
- * settled trades were hit by a downside or their mean result is a loss, "mixed" when some were,
- * "unknown" without a settled trade. Never a gain: the cash paid can always be lost.
+ * promised a gain its family's record did not support): "loss" when half or more of the similar
+ * settled deals lost money or were hit by a downside, or their median result is a loss; "mixed"
+ * otherwise; "unknown" without a settled deal. Never a gain: the cash paid can always be lost.
  */
-export function recordClass(family: { settled: number; downside_rate: number | null; mean_pnl: number | null } | undefined): 'loss' | 'mixed' | 'unknown' {
-  if (!family || family.settled === 0) return 'unknown';
-  if ((family.downside_rate ?? 0) >= 0.5 || (family.mean_pnl ?? 0) < 0) return 'loss';
+export function recordClass(s: SimilarDeals | undefined): 'loss' | 'mixed' | 'unknown' {
+  if (!s || s.settled === 0) return 'unknown';
+  if (s.lost * 2 >= s.settled || s.downside_events * 2 >= s.settled || (s.median_pnl_per_unit ?? 0) < 0) return 'loss';
   return 'mixed';
 }
 
@@ -101,7 +133,7 @@ export function projectionView(p: Projection, qty: number, paid = 0) {
     width: 560, height: 220,
   });
   return {
-    qty_words: units(p.qty[i]), low: usd(low), mid: usd(mid), high: usd(high), risk: riskWords(low, mid, high),
+    qty_words: units(p.qty[i]), low: usd(low), mid: usd(mid), high: usd(high), risk: riskWords(low, mid, high, p.calibration),
     band_words: bandWords(p, p.qty[i], low, high, paid),
     low_neg: low < 0, mid_neg: mid < 0, high_neg: high < 0,
     chart: figure(chart, `The shaded band runs from the low to the high scenario; the dashed line marks your quantity. At ${units(p.qty[i])}: low ${usd(low)}, projected ${usd(mid)}, high ${usd(high)} USD.`),
@@ -151,7 +183,8 @@ export async function dealFacts(s: Services, items: Paying[]) {
       const paid = centsToNumber(orderAmounts(it.qty, numberToCents(it.unit_cost), fees.fulfilment_per_unit_cents).totalCents);
       return {
         ...base, available: true,
-        headline: lossHeadline(paid, it.qty, centsToNumber(fees.holding_per_unit_session_cents)), outcome: recordClass(family),
+        headline: lossHeadline(paid, it.qty, centsToNumber(fees.holding_per_unit_session_cents)), outcome: recordClass(proj.samples),
+        similar: similarWords(deal.sku_family, proj.params.lookback, proj.samples, proj.calibration),
         desk_bids: deal.house_accepted, desk_qty: units(deal.house_qty),
         family: familyView(market, family, FAMILIES_WINDOW),
         sku_family: deal.sku_family, family_path: `/assets/${market}/${deal.cluster}`,

@@ -274,6 +274,9 @@ export const ProjectionAnswer = obj(
         profitable: int('settled in profit'),
         downside_events: int('settled with a downside regime'),
         sold_out: int('settled sold out'),
+        lost: int('settled at a loss (realised P&L below 0)'),
+        median_pnl_per_unit: numOrNull('median of the settled trades\' realised P&L per unit bought (pnl / qty)'),
+        worst_pnl_per_unit: numOrNull('the lowest of the same'),
         per_deal_velocity_p10: numOrNull('10th percentile of units sold per session per settled deal'),
         per_deal_velocity_p50: numOrNull('median of the same'),
         per_deal_velocity_p90: numOrNull('90th percentile of the same'),
@@ -300,6 +303,14 @@ export const ProjectionAnswer = obj(
     ),
     quoted_velocity: numOrNull('the family\'s quoted velocity; null on ranking markets'),
     offer_key: strOrNull('the deal projected; null for a hypothetical deal'),
+    calibration: obj(
+      {
+        settled: int('settled trades of the family in the lookback (as samples.settled)'),
+        below_low: int('of those, trades whose realised P&L fell below the low scenario this projection (same lookback and fit) would have given them at their own session, quantity, cost, price and fees'),
+        below_low_rate: numOrNull('below_low / settled; null without a settled trade'),
+      },
+      'how often, on the record, results fell below the projection\'s low scenario',
+    ),
   },
   'a naive projection of a deal',
 );

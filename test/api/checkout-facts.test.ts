@@ -18,7 +18,6 @@ await svc.services.supervisor.backfilled();
 
 const usd = (x: number) => x.toFixed(2);
 const pct = (x: number | null) => (x === null ? 'none yet' : `${(x * 100).toFixed(2)} %`);
-const outcome = (v: number) => (v > 0 ? `makes ${usd(v)} USD` : v < 0 ? `loses ${usd(-v)} USD` : 'breaks even');
 const units = (n: number) => `${n} unit${n === 1 ? '' : 's'}`;
 const hhmmss = (unix: number) => new Date(unix * 1000).toISOString().slice(11, 19);
 /** A page's text without tags, whitespace collapsed. */
@@ -58,7 +57,17 @@ function checkFacts(t: Tap.Test, html: string, f: Awaited<ReturnType<typeof apiF
   const i = p.qty.indexOf(qty);
   t.ok(i >= 0, 'the quantity is on the curve');
   const [low, mid, high] = [p.curve.low[i], p.curve.mid[i], p.curve.high[i]];
-  t.match(text, `In the low scenario this order ${outcome(low)}; on the projected path it ${outcome(mid)}; in the high scenario it ${outcome(high)}.`, 'the risk in words, from the projection');
+  const c = p.calibration;
+  t.equal(c.settled, p.samples.settled, 'the calibration checks every settled similar deal');
+  t.match(text, `The naive projection puts this order at ${usd(low)} USD in its low scenario, ${usd(mid)} USD on its projected path and ${usd(high)} USD in its high scenario; on the record, ${c.below_low} of ${c.settled} similar settled deals ended below the low scenario it would have given them`, 'the risk in words, from the projection and its calibration');
+  // How similar deals ended: the projection's settled similar deals, said before the projection's figures.
+  const s = p.samples;
+  t.ok(s.settled > 0);
+  const ended = `How similar deals ended: of the ${s.settled} settled deal${s.settled === 1 ? '' : 's'} of ${p.sku_family} in the last 48 sessions, ${s.lost} lost money; per unit bought, the median result was ${usd(s.median_pnl_per_unit)} USD and the worst ${usd(s.worst_pnl_per_unit)} USD.`;
+  t.match(text, ended, 'how many lost money, the median and the worst result per unit');
+  t.match(text, `On the record, ${c.below_low} of ${c.settled} similar settled deal${c.settled === 1 ? '' : 's'} ended below the low scenario this projection would have given them when they were bought.`, 'the calibration in words');
+  t.ok(text.indexOf(ended) < text.indexOf('The naive projection puts'), 'the record first, the projection after');
+  t.notMatch(text, /low scenario[^.]*\b(makes|gain)/i, 'the low scenario is never called a gain');
   const chart = new RegExp(`<svg class="chart" role="img" aria-labelledby="(chart-\\d+)-t \\1-d"[^>]*><title id="\\1-t">Projected P&amp;L of ${p.sku_family} by quantity</title><desc id="\\1-d">([^<]+)</desc>`).exec(html);
   t.ok(chart, 'the curve as an SVG chart with a title and a description');
   const money = (v: number) => (Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFixed(2));

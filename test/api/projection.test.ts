@@ -11,7 +11,7 @@ const svc = await startRecordedService(t, {}, { realMs: () => frozen });
 const openOf = (m: string) => svc.services.supervisor.openTick(m)!;
 const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;
 
-const KEYS = ['market', 'tick', 'offer_key', 'cluster', 'sku_family', 'history', 'fit', 'projection', 'scenarios', 'qty', 'curve', 'best_qty', 'realised', 'samples', 'params', 'quoted_velocity'];
+const KEYS = ['market', 'tick', 'offer_key', 'cluster', 'sku_family', 'history', 'fit', 'projection', 'scenarios', 'qty', 'curve', 'best_qty', 'realised', 'samples', 'params', 'quoted_velocity', 'calibration'];
 const cents = (x: number) => Math.round(x * 100);
 const twoDecimals = (x: number) => typeof x === 'number' && cents(x) / 100 === x;
 const near = (a: number, b: number, eps = 1e-5) => Math.abs(a - b) <= eps;
@@ -110,6 +110,14 @@ async function checkAnswer(t: Tap.Test, market: string, deal: any, body: any, lo
     const repriced = x.units_sold * cents(price) - x.qty * (cents(cost) + x.fee_cents) - held - x.surcharge;
     t.equal(r.pnl_repriced, repriced / 100, 'pnl_repriced: same sales path at this deal\'s cost and price');
   });
+  // lost, median and worst per unit (pnl / qty), by hand
+  const perUnit = settled.map((x) => x.pnl / x.qty / 100).sort((a, b) => a - b);
+  t.equal(body.samples.lost, settled.filter((x) => x.pnl < 0).length, 'lost: settled at a loss');
+  if (perUnit.length) {
+    const m = perUnit.length % 2 ? perUnit[(perUnit.length - 1) / 2] : (perUnit[perUnit.length / 2 - 1] + perUnit[perUnit.length / 2]) / 2;
+    t.ok(near(body.samples.median_pnl_per_unit, m, 0.005 + 1e-9) && near(body.samples.worst_pnl_per_unit, perUnit[0], 0.005 + 1e-9), `median ${m}, worst ${perUnit[0]} per unit`);
+  } else t.same([body.samples.median_pnl_per_unit, body.samples.worst_pnl_per_unit], [null, null]);
+  await checkCalibration(t, market, deal.cluster, body, lookback, fit, settled);
   const v = settled.map((x) => x.units_sold / x.horizon).sort((a, b) => a - b);
   const qt = (p: number) => { const h = (v.length - 1) * p, lo = Math.floor(h); return v[lo] + (h - lo) * (v[Math.ceil(h)] - v[lo]); };
   t.same(
@@ -130,6 +138,36 @@ async function checkAnswer(t: Tap.Test, market: string, deal: any, body: any, lo
     [body.params.lookback, body.params.fit, body.params.horizon, body.params.fee, body.params.holding, body.params.cluster, body.params.from_tick, body.params.to_tick],
     [lookback, fit, 8, fee, hold, deal.cluster, last - lookback + 1, last],
   );
+}
+
+/**
+ * The calibration by hand: each settled deal of the window against the low scenario of a projection
+ * of its own session (the tape before it, the deals settled by then), at its own terms. A result
+ * within a cent of its low scenario may fall either way of the rounding.
+ */
+async function checkCalibration(t: Tap.Test, market: string, cluster: number, body: any, lookback: number, fit: 'trend' | 'mean', settled: any[]) {
+  const first = body.params.from_tick;
+  const tape = await q(`select tick::float8 tick, (row->>'sold')::float8 sold, (row->>'active')::float8 active from tape
+                         where market = ? and cluster = ? and tick between ? and ? and (row->>'active')::int > 0`, [market, cluster, first - lookback, body.params.to_tick]);
+  const all = await q(`select tick::float8 tick, horizon, units_sold from trade where market = ? and cluster = ? and settled and tick between ? and ?`, [market, cluster, first - lookback, body.params.to_tick]);
+  const terms = await q(`select tick::float8 tick, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents, horizon, realized_pnl_cents::float8 pnl
+                           from trade where market = ? and cluster = ? and settled and tick between ? and ?`, [market, cluster, first, body.params.to_tick]);
+  t.equal(terms.length, settled.length);
+  let surely = 0, maybe = 0;
+  for (const x of terms) {
+    const pts = tape.filter((r) => r.tick >= x.tick - lookback && r.tick < x.tick).map((r) => ({ x: x.tick - 1 - r.tick, y: r.sold / r.active }));
+    const f = !pts.length ? { slope: 0, intercept: 0 } : fit === 'trend' ? ols(pts) : { slope: 0, intercept: pts.reduce((a, p) => a + p.y, 0) / pts.length };
+    const v = all.filter((y) => y.tick >= x.tick - lookback && y.tick + y.horizon <= x.tick - 1).map((y) => y.units_sold / y.horizon).sort((a, b) => a - b);
+    const qt = (p: number) => { const h = (v.length - 1) * p, lo = Math.floor(h); return v[lo] + (h - lo) * (v[Math.ceil(h)] - v[lo]); };
+    const lowMult = v.length >= 5 && qt(0.5) > 0 ? Math.round(Math.min(1, qt(0.1) / qt(0.5)) * 1e4) / 1e4 : 0.5;
+    const path = Array.from({ length: x.horizon }, (_, k) => Math.max(0, f.intercept + f.slope * -(k + 2)) * lowMult);
+    const low = handPnl(x.qty, path, x.unit_cost_cents / 100, x.list_price_cents / 100, x.fee_cents / 100, x.holding_cents / 100);
+    if (x.pnl / 100 < low - 0.011) surely++;
+    if (x.pnl / 100 < low + 0.011) maybe++;
+  }
+  t.equal(body.calibration.settled, settled.length, 'calibration: every settled similar deal checked');
+  t.ok(body.calibration.below_low >= surely && body.calibration.below_low <= maybe, `calibration: ${body.calibration.below_low} below the low scenario (by hand ${surely}..${maybe})`);
+  t.equal(body.calibration.below_low_rate, settled.length ? Math.round((body.calibration.below_low / settled.length) * 1e4) / 1e4 : null);
 }
 
 t.test('projection of a current deal: every field on m15 and h2, checked against the record', async (t) => {

@@ -2,9 +2,10 @@
 // open positions' value and the waiting list; the checkout's one total and its redirects; the
 // risk box's colour, headline and the chart's range.
 import t from 'tap';
-import { LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/http/console-view.js';
+import { numberToCents } from '../../src/engine/index.js';
+import { FIGURES, LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/http/console-view.js';
 import { cardOf, cartDonePath, donePath, paidCardView, payTotal } from '../../src/http/checkout-view.js';
-import { chartRange, lossHeadline, recordClass } from '../../src/http/deal-facts.js';
+import { chartRange, lossHeadline, recordClass, riskWords, similarWords } from '../../src/http/deal-facts.js';
 import { TIMELINE_KINDS } from '../../src/schemas/index.js';
 import { LEDGER_KINDS } from '../../orm/entities/trading.js';
 
@@ -84,13 +85,50 @@ t.test('the confirmation says a card is stored only when the holder\'s stored ca
 
 t.test('risk: the box\'s colour comes from the record, never a gain; the headline says what can be lost; the chart runs a little past the quantity', async (t) => {
   t.equal(recordClass(undefined), 'unknown', 'no record of the family');
-  t.equal(recordClass({ settled: 0, downside_rate: null, mean_pnl: null }), 'unknown', 'no settled trade');
-  t.equal(recordClass({ settled: 10, downside_rate: 0, mean_pnl: 12 }), 'mixed', 'every settled trade gained: still not a promise');
-  t.equal(recordClass({ settled: 10, downside_rate: 0.2, mean_pnl: 3 }), 'mixed');
-  t.equal(recordClass({ settled: 10, downside_rate: 0.5, mean_pnl: 3 }), 'loss', 'half hit by a downside');
-  t.equal(recordClass({ settled: 10, downside_rate: 0.1, mean_pnl: -0.5 }), 'loss', 'a losing mean');
+  const similar = (settled: number, lost: number, downside_events: number, median: number | null) =>
+    ({ settled, lost, downside_events, median_pnl_per_unit: median, worst_pnl_per_unit: median });
+  t.equal(recordClass(similar(0, 0, 0, null)), 'unknown', 'no settled deal');
+  t.equal(recordClass(similar(10, 0, 0, 12)), 'mixed', 'every settled deal gained: still not a promise');
+  t.equal(recordClass(similar(10, 4, 2, 3)), 'mixed');
+  t.equal(recordClass(similar(10, 5, 0, 3)), 'loss', 'half lost money');
+  t.equal(recordClass(similar(10, 1, 5, 3)), 'loss', 'half hit by a downside');
+  t.equal(recordClass(similar(10, 4, 1, -0.5)), 'loss', 'a losing median');
   t.equal(lossHeadline(103.62, 2, 0.02), 'You pay 103.62 USD for 2 units and can lose all of it, plus a holding fee of 0.02 USD a unit for each session a unit stays unsold; units still unsold at the end become your goods.');
   t.equal(chartRange(3, 34), 7, 'an order of 3: up to 7 of 34');
   t.equal(chartRange(10, 34), 20);
   t.equal(chartRange(3, 4), 4, 'never past the deal\'s maximum');
+});
+
+t.test('how similar deals ended, and the calibration, in words; the low scenario never called a gain', async (t) => {
+  const none = { settled: 0, lost: 0, downside_events: 0, median_pnl_per_unit: null, worst_pnl_per_unit: null };
+  t.same(similarWords('skincare-sets', 48, none, { settled: 0, below_low: 0, below_low_rate: null }), {
+    ended: 'the record has no settled deal of skincare-sets in the last 48 sessions, so nothing says how such a deal ends.',
+    calibration: 'Nor does it say how often results fell below this projection\'s low scenario.',
+  });
+  const some = { settled: 10, lost: 7, downside_events: 2, median_pnl_per_unit: -0.4, worst_pnl_per_unit: -9.1 };
+  t.same(similarWords('skincare-sets', 48, some, { settled: 10, below_low: 7, below_low_rate: 0.7 }), {
+    ended: 'of the 10 settled deals of skincare-sets in the last 48 sessions, 7 lost money; per unit bought, the median result was -0.40 USD and the worst -9.10 USD.',
+    calibration: 'On the record, 7 of 10 similar settled deals ended below the low scenario this projection would have given them when they were bought.',
+  });
+  t.match(similarWords('x', 8, { ...some, settled: 1, lost: 0 }, { settled: 1, below_low: 0, below_low_rate: 0 }).ended, /^of the 1 settled deal of x/);
+  const risk = riskWords(60, 80, 95, { settled: 10, below_low: 7, below_low_rate: 0.7 });
+  t.equal(risk, 'The naive projection puts this order at 60.00 USD in its low scenario, 80.00 USD on its projected path and 95.00 USD in its high scenario; on the record, 7 of 10 similar settled deals ended below the low scenario it would have given them: the low scenario is no floor.');
+  t.notMatch(risk, /\b(makes|gain|profit|earn)/i, 'no gain promised');
+  t.match(riskWords(1, 2, 3, { settled: 0, below_low: 0, below_low_rate: null }), /the record has no settled similar deal to check its low scenario against\.$/);
+  t.match(riskWords(1, 2, 3, { settled: 4, below_low: 0, below_low_rate: 0 }), /0 of 4 similar settled deals ended below .*, which promises nothing for this one\.$/);
+});
+
+t.test('the overview\'s figures: one name and a definition each; the trading result is Realized P&L + P&L so far + the entries of no position', async (t) => {
+  for (const f of Object.values(FIGURES)) t.ok(f.name && f.says.length > 40, `${f.name} is defined where shown`);
+  t.equal(new Set(Object.values(FIGURES).map((f) => f.name)).size, Object.keys(FIGURES).length, 'one name per quantity');
+  const at = 1_800_000_000;
+  let id = 0;
+  const e = (kind: string, amount: number) => ({ id: ++id, created_at: at + id, account_id: 1, kind, amount, balance_after: 0 });
+  // A settled position (realized = sales - cost - holding - surcharge), an open one, a monthly fee, a card payment.
+  const ledger = [e('card_charge', 100), e('monthly_fee', -15), e('order_debit', -20), e('sale_credit', 25), e('holding_fee', -1), e('surcharge', -0.5),
+    e('order_debit', -10.1), e('sale_credit', 4.3), e('holding_fee', -0.2)];
+  const realized = 25 - 20 - 1 - 0.5;
+  const soFar = openValue([{ qty_left: 1, list_price: 5, cost_basis: 10.1, pnl_so_far: 4.3 - 10.1 - 0.2 }]);
+  const result = balanceHistory(ledger).at(-1)!.result;
+  t.equal(numberToCents(result), numberToCents(realized) + numberToCents(Number(soFar.pnl)) - 1500, 'trading result = realized + so far + the monthly fee, to the cent');
 });

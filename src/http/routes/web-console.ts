@@ -21,7 +21,7 @@ import { consoleReply, noticeOf, noticeText, type Notice } from '../console-noti
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './web-money.js';
 import { CHART_H, CHART_W, chartPoints } from '../charts.js';
-import { EVENT_WORDS, LEDGER_WORDS, activityView, balanceChart, openValue, refWords, waitingView, wordsOf } from '../console-view.js';
+import { EVENT_WORDS, FIGURES, LEDGER_WORDS, activityView, balanceChart, openValue, refWords, waitingView, wordsOf } from '../console-view.js';
 import type { CartDetail } from '../../../actors/cart/messages.js';
 import { isoOf, orderStatusWords } from '../checkout-view.js';
 import { receiptView } from '../receipt-view.js';
@@ -153,7 +153,7 @@ export function webConsoleRoutes(s: Services): Route[] {
     const waiting = waitingView(awaiting, carts, now);
     return {
       ...view,
-      chart: balanceChart(ledger),
+      chart: balanceChart(ledger), figures: FIGURES,
       open: openValue(open),
       waiting, has_waiting: waiting.length > 0,
       activity: activityView(events.events), has_activity: events.events.length > 0,
