@@ -13,6 +13,7 @@ import { splitActorId, type BatchEnvelope, type Envelope, type ReadEnvelope, typ
 import type { ReadTask } from './read.js';
 import { logSerializers } from './log.js';
 import { withIdempotency } from './idempotency.js';
+import { countPoolWaits } from './pool-waits.js';
 
 export type WorkerOptions = {
   databaseUrl: string;
@@ -25,6 +26,8 @@ export type WorkerOptions = {
   /** An activation unused this long is dropped (its state stays in the database). */
   idleMs: number;
   logLevel: string;
+  /** Where this shard's waits for a database connection are counted (pool-waits.ts); the front end reads it. */
+  poolWaits?: SharedArrayBuffer;
 };
 
 type Activation = { state: unknown; lastUsed: number };
@@ -48,6 +51,7 @@ function init() {
       for (const [name, task] of Object.entries(mod.readTasks ?? {})) reads.set(name, task);
     }
     const orm = await openOrm(options.databaseUrl, options.poolMax, { migrations: false });
+    if (options.poolWaits) countPoolWaits(orm.em.getConnection().getKnex(), options.poolWaits, () => performance.now() / 1000);
     setInterval(sweepIdle, Math.max(1000, options.idleMs / 2)).unref();
     return { orm, kinds, reads };
   })();
