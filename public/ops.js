@@ -68,7 +68,7 @@
     var span = Math.max(1, points - 1) * pointS;
     var steps = [5, 10, 15, 30, 60, 120, 180, 300], step = 600, ticks = [], x = [];
     for (var i = 0; i < steps.length; i++) if (span / steps[i] <= 6) { step = steps[i]; break; }
-    for (var t = 0; t >= -span; t -= step) ticks.unshift(t);
+    for (var t = 0; t > -span; t -= step) ticks.unshift(t); // none at the left edge, under the y labels
     for (var j = 0; j < points; j++) x.push((j - points + 1) * pointS);
     return { x: x, ticks: ticks, label: function (v) { return v === 0 ? 'now' : v % 60 === 0 ? -v / 60 + ' min' : -v + ' s'; } };
   }
@@ -83,12 +83,13 @@
     var all = [];
     series.forEach(function (s) { s.values.forEach(function (v) { if (v !== null) all.push(v); }); });
     spec.levels.forEach(function (l) { all.push(l.y); });
+    if (all.length) all.push(0); // every figure here is 0 or more: the axis starts at 0 (view.ts yReach)
     var id = box.id, out = svg('svg', { 'class': 'chart', role: 'img', 'aria-labelledby': id + '-t ' + id + '-d', viewBox: '0 0 ' + W + ' ' + H, width: W, height: H });
     var summary = spec.title + ': ' + series.map(function (s) {
       var k = s.values.filter(function (v) { return v !== null; });
       if (!k.length) return s.name + ': no data';
       return s.name + ' from ' + fmt(k[0]) + ' to ' + fmt(k[k.length - 1]) + ' (low ' + fmt(Math.min.apply(null, k)) + ', high ' + fmt(Math.max.apply(null, k)) + ')';
-    }).join('; ') + (axis.x.length ? ' over before now ' + axis.label(axis.x[0]) + ' to now.' : '.');
+    }).join('; ') + (axis.x.length ? ' over time before now ' + axis.label(axis.x[0]) + ' to now.' : '.');
     spec.levels.forEach(function (l) { summary += ' ' + l.label + '.'; });
     out.appendChild(svg('title', { id: id + '-t' }, spec.title));
     out.appendChild(svg('desc', { id: id + '-d' }, summary));
@@ -120,7 +121,7 @@
       axis.ticks.forEach(function (t) {
         if (t >= x0 && t <= x1) gx.appendChild(svg('text', { x: X(t).toFixed(1), y: H - M.bottom + 14, 'text-anchor': 'middle' }, axis.label(t)));
       });
-      gx.appendChild(svg('text', { 'class': 'axis-title', x: ((left + W - M.right) / 2).toFixed(1), y: H - 4, 'text-anchor': 'middle' }, 'before now'));
+      gx.appendChild(svg('text', { 'class': 'axis-title', x: ((left + W - M.right) / 2).toFixed(1), y: H - 4, 'text-anchor': 'middle' }, 'time before now'));
       out.appendChild(gx);
       series.forEach(function (s, k) {
         var d = '', pen = 'M';
@@ -144,7 +145,7 @@
       spec.levels.forEach(function (l) {
         var g = svg('g', { 'class': 'level' }), ly = Y(l.y);
         g.appendChild(svg('line', { x1: left, x2: W - M.right, y1: ly.toFixed(1), y2: ly.toFixed(1) }));
-        g.appendChild(svg('text', { x: W - M.right - 4, y: (ly - 4).toFixed(1), 'text-anchor': 'end' }, l.label));
+        g.appendChild(svg('text', { x: W - M.right - 4, y: ly.toFixed(1), dy: ly - M.top < 20 ? '1.2em' : '-.4em', 'text-anchor': 'end' }, l.label));
         out.appendChild(g);
       });
     }

@@ -25,10 +25,12 @@ export type ChartSpec = {
   marker?: { x: number; label: string };
   /** Horizontal reference lines (a threshold, a target), always within the y axis. */
   levels?: { y: number; label: string }[];
-  /** Points ringed and named (a missed target): x and y in the chart's values. */
+  /** Points ringed and named in their own title (a missed target): x and y in the chart's values. */
   rings?: { x: number; y: number; label: string }[];
   /** The x axis's labelled positions (default: about six round ones). */
   xTicks?: number[];
+  /** A value the y axis always reaches (0: a figure that cannot be negative starts at 0). */
+  yReach?: number;
   width?: number;
   height?: number;
 };
@@ -115,8 +117,8 @@ export function lineChart(spec: ChartSpec): Chart {
   const w = spec.width ?? 640;
   const h = spec.height ?? 220;
   const fmt = spec.yFormat ?? defaultFormat;
-  const summary = [describe(spec, fmt), ...(spec.levels ?? []).map((l) => `${l.label}.`), ...(spec.rings ?? []).map((r) => `${r.label}.`)].join(' ');
-  const all = [...spec.series.flatMap((s) => s.values), ...(spec.band ? [...spec.band.low, ...spec.band.high] : []), ...(spec.levels ?? []).map((l) => l.y)];
+  const summary = [describe(spec, fmt), ...(spec.levels ?? []).map((l) => `${l.label}.`)].join(' ');
+  const all = [...spec.series.flatMap((s) => s.values), ...(spec.band ? [...spec.band.low, ...spec.band.high] : []), ...(spec.levels ?? []).map((l) => l.y), ...(spec.yReach === undefined ? [] : [spec.yReach])];
   const ys = extent(all);
   const xs = extent(spec.x);
   if (!ys || !xs) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
@@ -156,7 +158,9 @@ export function lineChart(spec: ChartSpec): Chart {
   });
   for (const l of spec.levels ?? []) {
     const ly = y(l.y).toFixed(1);
-    body += `<g class="level"><line x1="${left}" x2="${w - M.right}" y1="${ly}" y2="${ly}"/><text x="${w - M.right - 4}" y="${(y(l.y) - 4).toFixed(1)}" text-anchor="end">${esc(l.label)}</text></g>`;
+    // The label above its line, or below it when the line runs along the plot's top.
+    const dy = y(l.y) - M.top < 20 ? '1.2em' : '-.4em';
+    body += `<g class="level"><line x1="${left}" x2="${w - M.right}" y1="${ly}" y2="${ly}"/><text x="${w - M.right - 4}" y="${ly}" dy="${dy}" text-anchor="end">${esc(l.label)}</text></g>`;
   }
   for (const r of spec.rings ?? []) {
     body += `<circle class="ring" cx="${x(r.x).toFixed(1)}" cy="${y(r.y).toFixed(1)}" r="6"><title>${esc(r.label)}</title></circle>`;

@@ -2,7 +2,7 @@
 // figure past its threshold within its window, per market where the figure is; the alert rules of
 // ops/prometheus/alerts.yml watch the same numbers as the table; a chart point takes the closes'
 // exact figures; the feed keeps at most HISTORY_POINTS points and RECENT_5XX 5xx, with the
-// service clock's instants.
+// service clock's instants; a route without traffic in the window is folded away.
 import t from 'tap';
 import fs from 'node:fs';
 import { parse } from 'yaml';
@@ -10,6 +10,7 @@ import { Compile } from 'typebox/compile';
 import { breachesOf, THRESHOLDS, thresholdsWith } from '../../src/http/ops/thresholds.js';
 import { HISTORY_POINTS, OpsFeed, RECENT_5XX } from '../../src/http/ops/feed.js';
 import { pointOf, type Figures } from '../../src/http/ops/figures.js';
+import { opsView } from '../../src/http/ops/view.js';
 import { FiguresJson, HistoryJson, type Point } from '../../src/schemas/ops.js';
 import type { CloseSeen, MetricJson } from '../../src/metrics.js';
 
@@ -109,5 +110,11 @@ t.test('the feed keeps HISTORY_POINTS points and RECENT_5XX 5xx, instants from t
   t.equal(f.recent_5xx.length, RECENT_5XX, 'at most RECENT_5XX kept');
   t.same(f.recent_5xx[0], { at, method: 'GET', route: '/api/v1/markets/{market_id}', status: 500 }, 'newest first, with its route pattern');
   t.ok(figuresCheck.Check(f), 'the figures match their schema');
+  t.same(opsView(f, feed.history()).routes.map((r) => r.route), ['/x'], 'a route with requests in the window: listed');
+
+  // No request for longer than the window: the route is folded away with the others of no traffic.
+  mono += 11;
+  const quiet = opsView(await feed.current(), feed.history());
+  t.same([quiet.routes.length, quiet.quiet_count, quiet.quiet_routes.map((r) => r.route)], [0, 1, ['/x']], 'a route without traffic: folded');
   feed.stop();
 });

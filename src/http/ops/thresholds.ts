@@ -57,7 +57,8 @@ export function showValue(unit: Threshold['unit'], v: number): string {
   return v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(v >= 100 ? 0 : 1)} ms`;
 }
 
-const spanWords = (s: number) => (s >= 60 ? `${+(s / 60).toFixed(1)} min` : `${s} s`);
+/** A span of seconds in words: minutes from one. */
+export const spanWords = (s: number) => (s >= 60 ? `${+(s / 60).toFixed(1)} min` : `${s} s`);
 
 /** A threshold's values in one point: one, or one per market. */
 function valuesOf(p: Point, id: ThresholdId): [market: string | null, value: number | null][] {

@@ -5,7 +5,7 @@
 import { figure, lineChart } from '../charts.js';
 import { SCENARIOS, type BenchResults, type Measure, type Run, type Unit } from './bench.js';
 import type { FiguresShape, History, Point } from '../../schemas/ops.js';
-import { showValue, type ThresholdId } from './thresholds.js';
+import { showValue, spanWords, type ThresholdId } from './thresholds.js';
 
 const dash = '–';
 export const fmt = {
@@ -64,7 +64,7 @@ export function historyAxis(points: number, pointS: number) {
   const span = Math.max(1, points - 1) * pointS;
   const step = [5, 10, 15, 30, 60, 120, 180, 300].find((s) => span / s <= 6) ?? 600;
   const ticks: number[] = [];
-  for (let t = 0; t >= -span; t -= step) ticks.unshift(t);
+  for (let t = 0; t > -span; t -= step) ticks.unshift(t); // none at the left edge, under the y labels
   return {
     x: Array.from({ length: points }, (_, i) => (i - points + 1) * pointS),
     ticks,
@@ -83,10 +83,10 @@ export function opsView(f: FiguresShape, h: History) {
       return t ? [{ y: t.above, label: `${l.name ? `${l.name} ` : ''}threshold ${showValue(t.unit, t.above)}` }] : [];
     });
     const chart = lineChart({
-      title: c.title, x: axis.x, xLabel: 'before now', yLabel: c.yLabel, xFormat: axis.label, xTicks: axis.ticks, yFormat: CHART_FMT[c.fmt],
+      title: c.title, x: axis.x, xLabel: 'time before now', yLabel: c.yLabel, xFormat: axis.label, xTicks: axis.ticks, yFormat: CHART_FMT[c.fmt], yReach: 0,
       series: c.series.map((s) => ({ name: s.name, values: h.points.map((p) => valueAt(p, s.key)) })), levels,
     });
-    return { id: c.id, spec: JSON.stringify({ ...c, levels }), html: figure(chart) };
+    return { id: c.id, title: c.title, spec: JSON.stringify({ ...c, levels }), html: figure(chart) };
   });
   const r = f.requests;
   const busy = f.routes.filter((x) => x.requests > 0);
@@ -120,9 +120,9 @@ export function opsView(f: FiguresShape, h: History) {
     ],
     charts,
     point_s: h.point_s,
-    history_span: fmt.seconds(h.point_s * h.max_points),
+    history_span: spanWords(h.point_s * h.max_points),
     has_points: h.points.length >= 2,
-    thresholds: h.thresholds.map((t) => ({ figure: t.figure, above: showValue(t.unit, t.above), over: fmt.seconds(t.over_s), why: t.why })),
+    thresholds: h.thresholds.map((t) => ({ figure: t.figure, above: showValue(t.unit, t.above), over: spanWords(t.over_s), why: t.why })),
     recent_5xx: f.recent_5xx.map((e) => ({ at: fmt.at(e.at), method: e.method, route: e.route, status: e.status })),
     has_5xx: f.recent_5xx.length > 0,
     routes: busy.map(routeRow),
@@ -195,6 +195,8 @@ function targetLevels(latest: Measure[]): { y: number; label: string }[] {
   return [...by.values()].map((l) => ({ y: l.y, label: latest.length > 1 ? `${l.label} (${l.names.join(', ')})` : l.label }));
 }
 
+const missedOn = (r: Run, m: Measure) => `${m.name} missed its target on ${day(r.date)}: ${value(m, m.value)} against ${value(m, m.target)}`;
+
 /** At most this many lines share a chart (the charts' four colours). */
 const PER_CHART = 4;
 
@@ -210,17 +212,21 @@ function scenarioCharts(title: string, runs: Run[]): string[] {
       const group = names.slice(k, k + PER_CHART);
       const fmtY = (v: number) => value({ unit }, v);
       const measure = (r: Run, name: string) => r.measures.find((m) => m.name === name && m.unit === unit);
+      // Per line, the runs with a target, and those that missed it.
+      const judged = group.map((name) => ({ name, runs: runs.flatMap((r, i) => { const m = measure(r, name); return m && meets(m) !== null ? [{ i, r, m }] : []; }) }));
+      const missed = judged.map((j) => ({ name: j.name, of: j.runs.length, runs: j.runs.filter((x) => meets(x.m) === false) }));
       const chart = lineChart({
         title: `${title}: ${group.join(', ')} (${UNIT_WORDS[unit]})`, x, xLabel: 'run date', yLabel: unit === 'ratio' ? 'ratio' : unit, xFormat, yFormat: fmtY,
         series: group.map((name) => ({ name, values: runs.map((r) => measure(r, name)?.value ?? null) })),
         levels: targetLevels(group.flatMap((name) => runs.map((r) => measure(r, name)).filter((m): m is Measure => !!m).slice(-1))),
-        rings: runs.flatMap((r, i) => group.flatMap((name) => {
-          const m = measure(r, name);
-          return m && meets(m) === false ? [{ x: i, y: m.value, label: `${name} missed its target on ${day(r.date)}: ${value(m, m.value)} against ${value(m, m.target)}` }] : [];
-        })),
+        rings: missed.flatMap((j) => j.runs.map(({ i, r, m }) => ({ x: i, y: m.value, label: missedOn(r, m) }))),
       });
-      const targeted = group.some((name) => runs.some((r) => measure(r, name)?.target != null));
-      out.push(figure(chart, `Lines: ${group.join(', ')}.${targeted ? '' : ' No numeric target for these lines (see the targets above).'}`));
+      const words = missed.flatMap((j) => {
+        const last = j.runs[j.runs.length - 1];
+        return last ? [`${j.name}: ${j.runs.length} of ${j.of} runs missed the target, the latest: ${missedOn(last.r, last.m)}.`] : [];
+      });
+      const targeted = judged.some((j) => j.runs.length > 0);
+      out.push(figure(chart, [`Lines: ${group.join(', ')}.`, ...(targeted ? [] : ['No numeric target for these lines (see the targets above).']), ...words].join(' ')));
     }
   }
   return out;
