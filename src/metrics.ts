@@ -5,7 +5,6 @@
 import client from 'prom-client';
 import type { ActorRuntime } from '../actors/runtime/client.js';
 import type { DeliverReport } from '../actors/webhooks/messages.js';
-import type { PoolWaits } from '../actors/runtime/pool-waits.js';
 
 export type PoolStats = () => { used: number; free: number; pending: number; max: number };
 export type RecordCacheStats = { bytes: number; capBytes: number; entries: number; hits: number; misses: number; evicted: number; built: number; warmed: number };
@@ -19,6 +18,8 @@ export type EventHubObserver = {
 };
 /** What the alert rules compare with: readiness, the mailbox bound, each market's session length in real seconds. */
 export type ServiceFacts = { ready: () => boolean; holdsCloses: () => boolean; mailboxLimit: number; intervals: Record<string, number> };
+/** A shard worker's waits for a database connection (actors/runtime/pool-waits.ts), as the runtime reports them. */
+type PoolWaits = ReturnType<ActorRuntime['stats']>[number]['poolWaits'];
 /** A close this process performed: its exact duration and lateness (the histograms keep only buckets). */
 export type CloseSeen = { seq: number; market: string; seconds: number; late_seconds: number };
 /** Closes kept for the operators' charts (GET /ops): far more than a chart point's span sees at any time scale. */

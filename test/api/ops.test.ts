@@ -14,6 +14,7 @@ import { freshDatabase } from '../helpers/db.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 import { startClockedService } from '../helpers/clocked.js';
 import { metricValue } from '../helpers/metrics.js';
+import { answerA5xx } from '../helpers/ops.js';
 import { Compile } from 'typebox/compile';
 import { FiguresJson, HistoryJson, PointJson } from '../../src/schemas/ops.js';
 import { HISTORY_POINTS } from '../../src/http/ops/feed.js';
@@ -58,22 +59,6 @@ const figuresUntil = async (res: Response, accept: (f: any) => boolean) => (awai
 const checks = { figures: Compile(FiguresJson), history: Compile(HistoryJson), point: Compile(PointJson) };
 /** What a schema finds wrong with `value` (empty: it matches). */
 const schemaProblems = (check: (typeof checks)[keyof typeof checks], value: unknown) => [...check.Errors(value)].map((e) => `${e.instancePath} ${e.message}`);
-
-/**
- * A real 5xx: the tape's read task (with the record cache off it reads the database each time) runs
- * while its table is renamed away, so the database refuses the query and the service answers 500.
- */
-async function answerA5xx(svc: TestService): Promise<number> {
-  const em = svc.orm.em.fork();
-  await em.execute('alter table trade rename to trade_away_for_a_5xx');
-  try {
-    const res = await svc.get('/api/v1/markets/m15/tape?from_tick=1&to_tick=2');
-    await res.arrayBuffer();
-    return res.status;
-  } finally {
-    await em.execute('alter table trade_away_for_a_5xx rename to trade');
-  }
-}
 
 /** Some traffic: reads, a 404, a 422. */
 async function traffic(svc: TestService, n = 20): Promise<void> {

@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { artifact, launchChromium } from '../helpers/browser.js';
 import { within } from '../helpers/wait.js';
 import { startWebService } from '../helpers/web.js';
-import type { TestService } from '../helpers/service.js';
+import { answerA5xx } from '../helpers/ops.js';
 
 // Chart points of 1 s (the service's default is 5 s) so a chart moves within a bounded wait; the
 // record cache off so the tape reads the database (answerA5xx).
@@ -25,19 +25,6 @@ async function axeProblems(page: Page): Promise<string[]> {
   return axe.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
-}
-
-/** A real 5xx: the tape's read task runs while its table is renamed away (the database refuses it). */
-async function answerA5xx(s: TestService): Promise<number> {
-  const em = s.orm.em.fork();
-  await em.execute('alter table trade rename to trade_away_for_a_5xx');
-  try {
-    const res = await s.get('/api/v1/markets/m15/tape?from_tick=1&to_tick=2');
-    await res.arrayBuffer();
-    return res.status;
-  } finally {
-    await em.execute('alter table trade_away_for_a_5xx rename to trade');
-  }
 }
 
 /** The newest requests/s the requests chart draws (its caption: "requests/s from x to y (low ..."). */

@@ -11,38 +11,14 @@ export type OpsThreshold = Threshold & { id: ThresholdId };
 const PER_MARKET = new Set<ThresholdId>(['close_ms', 'late_ms']);
 
 export const THRESHOLDS: readonly OpsThreshold[] = [
-  {
-    id: 'rate_5xx', figure: '5xx answers per second', unit: 'per_s', above: 0, over_s: 300,
-    why: 'any 5xx is a bug or an outage (CONTRACT.md "Errors"); alert ServerErrors, over 5 minutes',
-  },
-  {
-    id: 'rate_4xx', figure: '4xx answers per second', unit: 'per_s', above: 5, over_s: 60,
-    why: 'clients failing in numbers: a broken agent, a misread contract, throttling',
-  },
-  {
-    id: 'p99_ms', figure: 'request latency p99', unit: 'ms', above: 100, over_s: 60,
-    why: "twice the read routes' 50 ms p99 target (bench/README.md): slow across routes, not one slow read",
-  },
-  {
-    id: 'close_ms', figure: 'close duration', unit: 'ms', above: 1000, over_s: 900,
-    why: 'an m15 close with 10 000 open positions takes under 1 s (bench/README.md, issue 14)',
-  },
-  {
-    id: 'late_ms', figure: 'close lateness', unit: 'ms', above: 2000, over_s: 900,
-    why: "a close finishing more than 2 s after its session's end; alert CloseLate, over 15 minutes",
-  },
-  {
-    id: 'mailbox_share', figure: 'deepest mailbox, of its bound', unit: 'share', above: 0.8, over_s: 60,
-    why: 'past the bound requests answer 503; alert MailboxNearlyFull',
-  },
-  {
-    id: 'pool_wait_ms', figure: 'mean wait for a database connection', unit: 'ms', above: 10, over_s: 60,
-    why: "the shard workers' pools add that much to each query: the pool, not the queries, is what is slow",
-  },
-  {
-    id: 'fanout_p99_ms', figure: 'event fan-out p99', unit: 'ms', above: 250, over_s: 60,
-    why: 'event delivery p99 target 250 ms (bench/README.md, issue 27); fan-out is its part in this process',
-  },
+  { id: 'rate_5xx', figure: '5xx answers per second', unit: 'per_s', above: 0, over_s: 300, why: 'any 5xx is a bug or an outage (CONTRACT.md "Errors"); alert ServerErrors, over 5 minutes' },
+  { id: 'rate_4xx', figure: '4xx answers per second', unit: 'per_s', above: 5, over_s: 60, why: 'clients failing in numbers: a broken agent, a misread contract, throttling' },
+  { id: 'p99_ms', figure: 'request latency p99', unit: 'ms', above: 100, over_s: 60, why: "twice the read routes' 50 ms p99 target (bench/README.md): slow across routes, not one slow read" },
+  { id: 'close_ms', figure: 'close duration', unit: 'ms', above: 1000, over_s: 900, why: 'an m15 close with 10 000 open positions takes under 1 s (bench/README.md, issue 14)' },
+  { id: 'late_ms', figure: 'close lateness', unit: 'ms', above: 2000, over_s: 900, why: "a close finishing more than 2 s after its session's end; alert CloseLate, over 15 minutes" },
+  { id: 'mailbox_share', figure: 'deepest mailbox, of its bound', unit: 'share', above: 0.8, over_s: 60, why: 'past the bound requests answer 503; alert MailboxNearlyFull' },
+  { id: 'pool_wait_ms', figure: 'mean wait for a database connection', unit: 'ms', above: 10, over_s: 60, why: "the shard workers' pools add that much to each query: the pool, not the queries, is what is slow" },
+  { id: 'fanout_p99_ms', figure: 'event fan-out p99', unit: 'ms', above: 250, over_s: 60, why: 'event delivery p99 target 250 ms (bench/README.md, issue 27); fan-out is its part in this process' },
 ];
 
 /** The table with some thresholds replaced (a test's low threshold through the service's options). */
