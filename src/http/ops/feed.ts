@@ -4,8 +4,9 @@
 // charts at once. While someone follows the feed, a sample a second becomes the figures sent to each
 // follower as a Server-Sent Event `figures`; a new point goes as `point`, and a follower gets the
 // whole history as `history` when it connects (again after a reconnection: no gap).
-// Five-second points: 180 a chart, a path a phone draws at once and ~40 KB a page load, while a
-// burst of 5xx or a late close still shows as itself; a point's p99 then has 5 s of requests.
+// Five-second points: 180 a chart, a path a phone draws at once and at most ~60 KB of history a
+// connection (a sample costs ~2 ms every 5 s while nobody looks), while a burst of 5xx or a late
+// close still shows as itself; a point's p99 then has 5 s of requests.
 // Everything is bounded: the followers (MAX_FOLLOWERS, more get 503), the samples of the rate window,
 // the points, the recent 5xx (RECENT_5XX), and a follower that leaves more unread than a stream may
 // is dropped.
