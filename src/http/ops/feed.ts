@@ -21,6 +21,8 @@ import { breachesOf, thresholdsWith, type OpsThreshold, type ThresholdId } from 
 export const MAX_FOLLOWERS = 16;
 /** Seconds the live figures' rates and quantiles are taken over. */
 export const WINDOW_S = 10;
+/** Samples kept for that window at most. */
+const WINDOW_SAMPLES_MAX = 32;
 /** Seconds a chart point spans (the service's options may shorten it: tests). */
 export const POINT_S = 5;
 /** Points kept: 15 minutes of POINT_S points. */
@@ -48,7 +50,7 @@ export class OpsFeed {
   private readonly pointS: number;
   private readonly thresholds: OpsThreshold[];
   private timer?: NodeJS.Timeout;
-  private last?: { t: number; figures: FiguresShape };
+  private last?: FiguresShape;
   private sampling?: Promise<FiguresShape>;
   /** The sample that opened the current point's span, and the last close counted in a point. */
   private pointBase?: Sample;
@@ -79,9 +81,8 @@ export class OpsFeed {
     this.sample().catch(() => {});
   }
 
-  /** The figures now (a new sample unless the last is from this second). */
-  async current(): Promise<FiguresShape> {
-    if (this.last && this.monotonic() - this.last.t < PERIOD_MS / 1000) return this.last.figures;
+  /** The figures now: a new sample (or the one under way). */
+  current(): Promise<FiguresShape> {
     return this.sample();
   }
 
@@ -117,7 +118,7 @@ export class OpsFeed {
     this.followers.add(f);
     // The reconnection delay, the charts' history and the latest figures at once (no second's wait).
     f.write(`retry: ${PERIOD_MS * 2}\n\n`);
-    if (this.send(f, event('history', this.history())) && this.last) this.send(f, event('figures', this.last.figures));
+    if (this.send(f, event('history', this.history())) && this.last) this.send(f, event('figures', this.last));
     return () => this.followers.delete(f);
   }
 
@@ -142,12 +143,14 @@ export class OpsFeed {
         const s = sampleOf(await this.metrics.snapshot(), this.monotonic(), this.realMs() / 1000);
         this.window.push(s);
         while (this.window.length > 2 && s.t - this.window[1].t >= WINDOW_S) this.window.shift();
+        // Samples asked for faster than the ticks (page loads): the oldest stays the window's start.
+        if (this.window.length > WINDOW_SAMPLES_MAX) this.window.splice(1, 1);
         const point = this.pointDue(s.t) ? this.addPoint(s) : undefined;
         const figures: FiguresShape = {
           ...figuresOf(s, this.window.length > 1 ? this.window[0] : undefined, this.who),
           status: this.breaches, recent_5xx: [...this.errors],
         };
-        this.last = { t: s.t, figures };
+        this.last = figures;
         const chunk = (point ? event('point', point) : '') + event('figures', figures);
         for (const f of this.followers) this.send(f, chunk);
         return figures;
