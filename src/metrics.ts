@@ -18,6 +18,12 @@ export type EventHubObserver = {
 };
 /** What the alert rules compare with: readiness, the mailbox bound, each market's session length in real seconds. */
 export type ServiceFacts = { ready: () => boolean; holdsCloses: () => boolean; mailboxLimit: number; intervals: Record<string, number> };
+/** A shard worker's waits for a database connection (actors/runtime/pool-waits.ts), as the runtime reports them. */
+type PoolWaits = ReturnType<ActorRuntime['stats']>[number]['poolWaits'];
+/** A close this process performed: its exact duration and lateness (the histograms keep only buckets). */
+export type CloseSeen = { seq: number; market: string; seconds: number; late_seconds: number };
+/** Closes kept for the operators' charts (GET /ops): far more than a chart point's span sees at any time scale. */
+export const RECENT_CLOSES = 256;
 /** One metric as prom-client's getMetricsAsJSON() gives it. */
 export type MetricJson = {
   name: string;
@@ -195,6 +201,27 @@ export class Metrics {
         this.set({ state: 'max' }, p.max);
       },
     });
+    // The shards' waits for a database connection (actors/runtime/pool-waits.ts), cumulative since start.
+    const poolCounter = (name: string, help: string, value: (w: PoolWaits) => number) =>
+      new client.Counter({
+        name, help, labelNames: ['shard'] as const, registers,
+        collect() {
+          this.reset();
+          for (const s of shards()) this.inc({ shard: String(s.shard) }, value(s.poolWaits));
+        },
+      });
+    poolCounter('db_pool_acquires_total', "Database connections a shard worker's turns and read tasks asked its pool for", (w) => w.acquires);
+    poolCounter('db_pool_waits_total', 'Connections asked for when none of the pool was idle (the ask waited for one to be released or opened)', (w) => w.waited);
+    poolCounter('db_pool_wait_seconds_total', 'Seconds the asks for a connection waited, all of them together', (w) => w.wait_seconds);
+    new client.Gauge({
+      name: 'db_pool_waiting',
+      help: "Asks for a connection a shard worker's pool has not served yet",
+      labelNames: ['shard'] as const,
+      registers,
+      collect() {
+        for (const s of shards()) this.set({ shard: String(s.shard) }, s.poolWaits.waiting);
+      },
+    });
     new client.Gauge({
       name: 'record_cache_bytes',
       help: "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
@@ -297,9 +324,16 @@ export class Metrics {
     if (performed) {
       this.closes.observe({ market }, seconds);
       this.closeLateness.observe({ market }, Math.max(0, lateSeconds));
+      this.recentCloses.push({ seq: ++this.closeSeq, market, seconds, late_seconds: Math.max(0, lateSeconds) });
+      if (this.recentCloses.length > RECENT_CLOSES) this.recentCloses.shift();
     }
     const last = this.lastClose.get(market);
     if (!last || tick >= last.tick) this.lastClose.set(market, { at: atSeconds, tick });
+  }
+
+  /** The closes this process performed after the one numbered `seq` (oldest first; at most RECENT_CLOSES). */
+  closesAfter(seq: number): CloseSeen[] {
+    return this.recentCloses.filter((c) => c.seq > seq);
   }
 
   // The supervisor's failures (SupervisorMetrics).
@@ -341,6 +375,8 @@ export class Metrics {
   private service?: ServiceFacts;
   private streams?: () => number;
   private readonly lastClose = new Map<string, { at: number; tick: number }>();
+  private readonly recentCloses: CloseSeen[] = [];
+  private closeSeq = 0;
 
   /** Gauges read from the runtime and the database pool at each scrape. */
   watch(runtime: Pick<ActorRuntime, 'stats' | 'readSources'>, pool: PoolStats): void {

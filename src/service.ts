@@ -27,7 +27,7 @@ import { EVENTS_CHANNEL, SESSIONS_CHANNEL } from '../actors/events/messages.js';
 import { attachWebSocket } from './http/ws.js';
 import { Places, StreamPlaces, UNAUTHENTICATED_PER_ADDRESS } from './http/limits.js';
 import { sessionClosedEvent } from './http/market-stream.js';
-import { OpsFeed } from './http/ops/feed.js';
+import { OpsFeed, type OpsFeedOptions } from './http/ops/feed.js';
 import { opsAuthenticator } from './http/ops/access.js';
 
 /** How often stored idempotency answers past their retention are swept. */
@@ -50,6 +50,8 @@ export type StartOptions = {
   wsAuthTimeoutMs?: number;
   /** Streams one API key may hold (default limits.ts STREAMS_PER_KEY; a test of a hundred slow readers of one log raises it). */
   streamsPerKey?: number;
+  /** /ops's chart points and thresholds (defaults: src/http/ops/feed.ts, thresholds.ts; tests shorten or lower them). */
+  ops?: OpsFeedOptions;
 };
 
 export type RunningService = {
@@ -195,7 +197,13 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     mailboxLimit: config.mailboxLimit,
     intervals: Object.fromEntries(MARKET_IDS.map((id) => [id, MARKETS[id].interval_seconds / config.timeScale])),
   });
-  const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000);
+  const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000, opts.ops);
+  opsFeed.start();
+  // Each answer is counted, and a 5xx kept for /ops with its route and instant.
+  const onRequest = (route: string, method: string, status: number, seconds: number) => {
+    metrics.observeRequest(route, method, status, seconds);
+    opsFeed.served(method, route, status);
+  };
   const unauthenticated = new Places(UNAUTHENTICATED_PER_ADDRESS);
   const streams = new StreamPlaces(opts.streamsPerKey);
   const services: Services = {
@@ -215,12 +223,12 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       holdKey: (k) => runtime.holdKey(k),
       find: async (scope, key) => (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
     },
-    onRequest: metrics.observeRequest,
+    onRequest,
     onCut: metrics.observeCut,
     errorPage,
   });
   // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).
-  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest: metrics.observeRequest, unauthenticated, keyStreams: streams.byKey, trustedProxies: config.trustedProxies, authTimeoutMs: opts.wsAuthTimeoutMs });
+  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest, unauthenticated, keyStreams: streams.byKey, trustedProxies: config.trustedProxies, authTimeoutMs: opts.wsAuthTimeoutMs });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
   node = config.nodeName ?? `${config.host}:${listening.port}`;

@@ -7,6 +7,7 @@ import { Piscina } from 'piscina';
 import { ActorError, AskTimedOut } from './actor.js';
 import { shardOf, type ActorRef, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type ReadSource, type Replies, type TurnResult } from './protocol.js';
 import type { WorkerOptions } from './worker.js';
+import { poolWaitsBuffer, readPoolWaits, type PoolWaits } from './pool-waits.js';
 
 /** A request's Idempotency-Key on its way to the turn that stores its answer; `replayed` is set on the way back. */
 export type IdemTicket = IdemRequest & { replayed?: boolean };
@@ -84,7 +85,7 @@ export function workerExecArgv(parent: readonly string[]): string[] {
 const SERVICE_ACTORS = pathToFileURL(path.resolve(distRuntime, '..', 'index.js')).href;
 
 type Waiter = { envelope: Envelope; resolve: (r: TurnResult) => void; reject: (e: unknown) => void };
-type Shard = { pool: Piscina; pending: number; restarts: number; group?: Waiter[] };
+type Shard = { pool: Piscina; pending: number; restarts: number; poolWaits: SharedArrayBuffer; group?: Waiter[] };
 
 export class ActorRuntime {
   private readonly shards: Shard[];
@@ -110,6 +111,7 @@ export class ActorRuntime {
     };
     this.shards = Array.from({ length: opts.shards }, (_, i) => {
       const workerData: WorkerOptions = replicas.length ? { ...common, replicaUrl: replicas[i % replicas.length] } : common;
+      const poolWaits = poolWaitsBuffer();
       const shard: Shard = {
         pool: new Piscina({
           filename: WORKER_FILE,
@@ -121,11 +123,12 @@ export class ActorRuntime {
           idleTimeout: Number.POSITIVE_INFINITY,
           maxQueue: opts.mailboxLimit,
           ...(opts.workerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.workerHeapMb } } : {}),
-          workerData,
+          workerData: { ...workerData, poolWaits },
           execArgv: workerExecArgv(process.execArgv),
         }),
         pending: 0,
         restarts: 0,
+        poolWaits,
       };
       // Piscina replaces a worker that exits; count it so operators see it in /metrics.
       shard.pool.on('workerDestroy', () => {
@@ -247,8 +250,8 @@ export class ActorRuntime {
     return this.readsFrom;
   }
 
-  stats(): { shard: number; pending: number; utilization: number; restarts: number }[] {
-    return this.shards.map((s, shard) => ({ shard, pending: s.pending, utilization: s.pool.utilization, restarts: s.restarts }));
+  stats(): { shard: number; pending: number; utilization: number; restarts: number; poolWaits: PoolWaits }[] {
+    return this.shards.map((s, shard) => ({ shard, pending: s.pending, utilization: s.pool.utilization, restarts: s.restarts, poolWaits: readPoolWaits(s.poolWaits) }));
   }
 
   /** Terminates a shard's worker thread as a crash would (tests and drills); Piscina replaces it. */

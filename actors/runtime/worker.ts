@@ -14,6 +14,7 @@ import type { ReadTask } from './read.js';
 import { ReplicaGate, type ReplicaReads } from './replica.js';
 import { logSerializers } from './log.js';
 import { withIdempotency } from './idempotency.js';
+import { countPoolWaits } from './pool-waits.js';
 
 export type WorkerOptions = {
   databaseUrl: string;
@@ -29,6 +30,8 @@ export type WorkerOptions = {
   /** A streaming replica this worker may serve replica-safe reads from (SVC_REPLICA_URLS), and its pool's size. */
   replicaUrl?: string;
   replicaPoolMax?: number;
+  /** Where this shard's waits for a database connection are counted (pool-waits.ts); the front end reads it. */
+  poolWaits?: SharedArrayBuffer;
 };
 
 type Activation = { state: unknown; lastUsed: number };
@@ -57,6 +60,7 @@ function init() {
     const replica = options.replicaUrl && replicaReads
       ? new ReplicaGate(options.replicaUrl, options.replicaPoolMax ?? 2, replicaReads, (err) => log.warn({ err }, 'the replica failed; record reads go to the primary for a while'))
       : undefined;
+    if (options.poolWaits) countPoolWaits(orm.em.getConnection().getKnex(), options.poolWaits, () => performance.now() / 1000);
     setInterval(sweepIdle, Math.max(1000, options.idleMs / 2)).unref();
     return { orm, kinds, reads, replica };
   })();

@@ -23,6 +23,14 @@ export type ChartSpec = {
   band?: { low: (number | null)[]; high: (number | null)[]; name?: string };
   /** A marked x position (the chosen quantity...): a dashed line with its label. */
   marker?: { x: number; label: string };
+  /** Horizontal reference lines (a threshold, a target), always within the y axis. */
+  levels?: { y: number; label: string }[];
+  /** Points ringed and named in their own title (a missed target): x and y in the chart's values. */
+  rings?: { x: number; y: number; label: string }[];
+  /** The x axis's labelled positions (default: about six round ones). */
+  xTicks?: number[];
+  /** A value the y axis always reaches (0: a figure that cannot be negative starts at 0). */
+  yReach?: number;
   width?: number;
   height?: number;
 };
@@ -32,10 +40,12 @@ export type LegendItem = { name: string; swatch: string };
 export type Chart = { svg: string; summary: string; legend?: LegendItem[] };
 
 /** The legend of a chart's lines, band and marker (figure() lists it under the chart). */
-function legendOf(spec: Pick<ChartSpec, 'series' | 'band' | 'marker'>): LegendItem[] {
+function legendOf(spec: Pick<ChartSpec, 'series' | 'band' | 'marker' | 'levels' | 'rings'>): LegendItem[] {
   const items = spec.series.map((s, k) => ({ name: s.name, swatch: `s${k % 4}` }));
   if (spec.band) items.push({ name: spec.band.name ?? 'range', swatch: 'band' });
   if (spec.marker) items.push({ name: spec.marker.label, swatch: 'marker' });
+  for (const l of spec.levels ?? []) items.push({ name: l.label, swatch: 'level' });
+  if (spec.rings?.length) items.push({ name: 'missed target', swatch: 'ring' });
   return items;
 }
 
@@ -107,8 +117,8 @@ export function lineChart(spec: ChartSpec): Chart {
   const w = spec.width ?? 640;
   const h = spec.height ?? 220;
   const fmt = spec.yFormat ?? defaultFormat;
-  const summary = describe(spec, fmt);
-  const all = [...spec.series.flatMap((s) => s.values), ...(spec.band ? [...spec.band.low, ...spec.band.high] : [])];
+  const summary = [describe(spec, fmt), ...(spec.levels ?? []).map((l) => `${l.label}.`)].join(' ');
+  const all = [...spec.series.flatMap((s) => s.values), ...(spec.band ? [...spec.band.low, ...spec.band.high] : []), ...(spec.levels ?? []).map((l) => l.y), ...(spec.yReach === undefined ? [] : [spec.yReach])];
   const ys = extent(all);
   const xs = extent(spec.x);
   if (!ys || !xs) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
@@ -119,7 +129,8 @@ export function lineChart(spec: ChartSpec): Chart {
   const known = (v: number | null): v is number => v !== null && Number.isFinite(v);
   let body = yAxis(y, left, w, fmt, spec.yLabel, h);
   let xAxis = `<g class="axis x"><line x1="${left}" x2="${w - M.right}" y1="${h - M.bottom}" y2="${h - M.bottom}"/>`;
-  for (const t of x.ticks(Math.min(6, spec.x.length)).filter(Number.isInteger)) {
+  const xTicks = spec.xTicks?.filter((t) => t >= x.domain()[0] && t <= x.domain()[1]) ?? x.ticks(Math.min(6, spec.x.length)).filter(Number.isInteger);
+  for (const t of xTicks) {
     xAxis += `<text x="${x(t).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc((spec.xFormat ?? String)(t))}</text>`;
   }
   body += `${xAxis}${xAxisLabel(left, w, h, spec.xLabel)}</g>`;
@@ -138,7 +149,22 @@ export function lineChart(spec: ChartSpec): Chart {
       .x((i) => x(spec.x[i]))
       .y((i) => y(s.values[i] as number))(spec.x.map((_, i) => i));
     if (d) body += `<path class="line series-${k % 4}" d="${d}"><title>${esc(s.name)}</title></path>`;
+    // A value without a known neighbour draws no segment: a dot shows it (a close in its 5 s point).
+    s.values.forEach((v, i) => {
+      if (known(v) && !known(s.values[i - 1] ?? null) && !known(s.values[i + 1] ?? null)) {
+        body += `<circle class="dot series-${k % 4}" cx="${x(spec.x[i]).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3"><title>${esc(s.name)}: ${esc(fmt(v))}</title></circle>`;
+      }
+    });
   });
+  for (const l of spec.levels ?? []) {
+    const ly = y(l.y).toFixed(1);
+    // The label above its line, or below it when the line runs along the plot's top.
+    const dy = y(l.y) - M.top < 20 ? '1.2em' : '-.4em';
+    body += `<g class="level"><line x1="${left}" x2="${w - M.right}" y1="${ly}" y2="${ly}"/><text x="${w - M.right - 4}" y="${ly}" dy="${dy}" text-anchor="end">${esc(l.label)}</text></g>`;
+  }
+  for (const r of spec.rings ?? []) {
+    body += `<circle class="ring" cx="${x(r.x).toFixed(1)}" cy="${y(r.y).toFixed(1)}" r="6"><title>${esc(r.label)}</title></circle>`;
+  }
   if (y.domain()[0] < 0 && y.domain()[1] > 0) body = `<line class="zero" x1="${left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>` + body;
   if (spec.marker && spec.marker.x >= x.domain()[0] && spec.marker.x <= x.domain()[1]) {
     const mx = x(spec.marker.x);

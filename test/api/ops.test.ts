@@ -14,8 +14,12 @@ import { freshDatabase } from '../helpers/db.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 import { startClockedService } from '../helpers/clocked.js';
 import { metricValue } from '../helpers/metrics.js';
+import { answerA5xx } from '../helpers/ops.js';
+import { Compile } from 'typebox/compile';
+import { FiguresJson, HistoryJson, PointJson } from '../../src/schemas/ops.js';
+import { HISTORY_POINTS } from '../../src/http/ops/feed.js';
 
-fileTimeout(300); // 6 services started and stopped: 45 s on CI, 161 s in a whole run beside another on its 2 cores (2026-11-28)
+fileTimeout(300); // 8 services started and stopped: 47-54 s alone beside one other file (2026-11-28; with 6: 161 s in a whole run beside another on its 2 cores)
 
 const TOKEN = 'ops-token-for-tests-0123456789';
 // The rules the site crawl holds every page to (test/api/site-crawl.test.ts).
@@ -25,8 +29,8 @@ async function htmlProblems(html: string, url: string): Promise<string[]> {
   return report.results.flatMap((r) => r.messages.map((m) => `${m.ruleId} line ${m.line}: ${m.message}`));
 }
 
-/** Reads Server-Sent Events from `res` and resolves with the first `figures` event `accept` takes. */
-async function figuresUntil(res: Response, accept: (f: any) => boolean): Promise<any> {
+/** Reads Server-Sent Events from `res` and resolves with the first event `accept` takes (its name and parsed data). */
+async function eventUntil(res: Response, accept: (name: string, data: any) => boolean): Promise<{ name: string; data: any }> {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let buf = '';
@@ -39,17 +43,22 @@ async function figuresUntil(res: Response, accept: (f: any) => boolean): Promise
       while ((i = buf.indexOf('\n\n')) >= 0) {
         const event = buf.slice(0, i);
         buf = buf.slice(i + 2);
+        const name = /^event: (.*)$/m.exec(event)?.[1];
         const data = /^data: (.*)$/m.exec(event)?.[1];
-        if (/^event: figures$/m.test(event) && data) {
-          const f = JSON.parse(data);
-          if (accept(f)) return f;
-        }
+        if (name && data && accept(name, JSON.parse(data))) return { name, data: JSON.parse(data) };
       }
     }
   } finally {
     await reader.cancel().catch(() => {});
   }
 }
+
+/** The first `figures` event `accept` takes. */
+const figuresUntil = async (res: Response, accept: (f: any) => boolean) => (await eventUntil(res, (name, f) => name === 'figures' && accept(f))).data;
+
+const checks = { figures: Compile(FiguresJson), history: Compile(HistoryJson), point: Compile(PointJson) };
+/** What a schema finds wrong with `value` (empty: it matches). */
+const schemaProblems = (check: (typeof checks)[keyof typeof checks], value: unknown) => [...check.Errors(value)].map((e) => `${e.instancePath} ${e.message}`);
 
 /** Some traffic: reads, a 404, a 422. */
 async function traffic(svc: TestService, n = 20): Promise<void> {
@@ -78,6 +87,7 @@ t.test('on loopback: /ops and /ops/bench open without a token and show real figu
 
   // The figures as JSON (no Accept: text/event-stream): what the page shows, read from the registry.
   const f = (await svc.getJson('/ops/feed')).body;
+  t.same(schemaProblems(checks.figures, f), [], 'the figures match their schema (src/schemas/ops.ts)');
   t.equal(f.process.pid, process.pid);
   t.ok(f.requests.total >= 42, `the 42 requests counted: ${f.requests.total}`);
   t.ok(f.requests.errors_4xx >= 2, `the 404 and the 422 counted as 4xx: ${f.requests.errors_4xx}`);
@@ -91,6 +101,19 @@ t.test('on loopback: /ops and /ops/bench open without a token and show real figu
   t.equal(f.ready, true, 'ready');
   t.ok(f.process.rss_bytes > 0, 'RSS read');
   t.equal(f.db_pool.max > 0, true, 'the database pool has a size');
+  t.ok(f.db_pool.waiting !== null && f.db_pool.waits_rate >= 0, "the shard workers' pools are followed");
+  const scraped = await (await svc.get('/metrics')).text();
+  t.ok(metricValue(scraped, 'db_pool_acquires_total{shard="0"}') > 0, "shard 0's pool counted its connections (tarn's acquire events)");
+  t.same(f.recent_5xx, [], 'no 5xx');
+
+  // The incident board: a status line, a chart per figure, the thresholds listed, zero-traffic routes folded.
+  const board = (await getPage(svc, '/ops')).text;
+  t.match(board, /<div id="ops-status" class="(success|error)" role="status">/, 'a status line');
+  for (const id of ['requests', 'errors', 'latency', 'close', 'lateness', 'mailbox', 'pool', 'fanout']) t.match(board, `id="ops-chart-${id}" data-chart=`, `the ${id} chart`);
+  t.match(board, '<th scope="row">5xx answers per second</th><td class="num">0.00 per second</td>', 'the thresholds are listed');
+  t.match(board, 'No 5xx since the process started.');
+  t.ok(board.indexOf('id="ops-markets"') < board.indexOf('id="ops-routes"') && board.indexOf('id="ops-backlog"') < board.indexOf('id="ops-routes"'), 'closes and backlog come before the routes');
+  t.match(board, '<details id="ops-quiet"', 'routes with no traffic folded under a <details>');
 
   const bench = await getPage(svc, '/ops/bench');
   t.equal(bench.status, 200, '/ops/bench answers 200');
@@ -101,6 +124,9 @@ t.test('on loopback: /ops and /ops/bench open without a token and show real figu
   t.match(bench.text, /deals &gt;(?:=|&#x3D;) 70 %/, 'the targets are stated');
   const files = fs.readdirSync('bench/results').filter((x) => x.endsWith('-http.json')).sort();
   t.match(bench.text, files[files.length - 1], 'the newest HTTP result file is the latest run');
+  t.match(bench.text, /<g class="level"><line [^>]*\/><text [^>]*>target ≥ 70\.0 % \(deals\)<\/text><\/g>/, "the HTTP chart draws deals' 70 % target");
+  t.match(bench.text, /<circle class="ring" [^>]*><title>event delivery p99 missed its target on [^<]*: \d+ ms against 250 ms<\/title><\/circle>/, 'a missed target is ringed and named');
+  t.match(bench.text, '<td class="missed"><strong>no: missed</strong></td>', 'and marked in its latest run');
 
   // The login form on loopback says no token is needed.
   const login = await getPage(svc, '/ops/login');
@@ -212,6 +238,32 @@ t.test('the live feed sends figures that move after traffic', async (t) => {
   t.pass('followers dropped when the clients went away');
 });
 
+t.test('the feed sends the charts\' history on connecting, then a point per span, each of its shape', async (t) => {
+  const svc = await startWebService(t, {}, { ops: { pointSeconds: 1 } });
+  await eventually(() => svc.services.opsFeed.history().points.length >= 2, 'two points');
+  const res = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  const first = await eventUntil(res, () => true);
+  t.equal(first.name, 'history', 'the first event is the history');
+  t.same(schemaProblems(checks.history, first.data), [], 'of its schema');
+  t.equal(first.data.point_s, 1);
+  t.equal(first.data.max_points, HISTORY_POINTS);
+  t.ok(first.data.points.length >= 2, `${first.data.points.length} points`);
+  t.same(first.data.thresholds.map((x: any) => x.id), ['rate_5xx', 'rate_4xx', 'p99_ms', 'close_ms', 'late_ms', 'mailbox_share', 'pool_wait_ms', 'fanout_p99_ms']);
+
+  await traffic(svc, 30);
+  const next = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
+  // A point with the traffic, then the figures sent with or after it.
+  let busy: any;
+  const { data: figures } = await eventUntil(next, (name, d) => {
+    if (name === 'point' && d.rate > 0) busy ??= d;
+    return name === 'figures' && busy !== undefined;
+  });
+  t.same(schemaProblems(checks.point, busy), [], 'a point of its schema');
+  t.ok(busy.rate > 0 && busy.rate_4xx > 0, `the traffic in a point: ${busy.rate}/s, ${busy.rate_4xx} 4xx/s`);
+  t.same(Object.keys(busy.markets).sort(), ['h10', 'h2', 'm15', 'm45'], 'closes per market');
+  t.same(schemaProblems(checks.figures, figures), [], 'figures of their schema');
+});
+
 t.test('the feed has at most MAX_FOLLOWERS followers: the next one gets 503 with Retry-After', async (t) => {
   const svc = await startWebService(t);
   const open: Response[] = [];
@@ -252,8 +304,9 @@ t.test('two processes on one database: each page shows its own process, and says
   t.match(page.body, `pid ${b.proc.pid} on `, 'the page names the process');
 });
 
-t.test('a close\'s lateness after its session ended is measured and shown', async (t) => {
-  const c = await startClockedService(t);
+t.test("a close's lateness and a 5xx: exact in the points, named by the status line, listed with time and route", async (t) => {
+  const c = await startClockedService(t, { SVC_RECORD_CACHE_MB: '0' }, { ops: { pointSeconds: 1 } });
+  const feed = c.svc.services.opsFeed;
   // The session of m15 ends; its close runs 1.5 s later (by the service clock).
   c.advanceTo(c.closesAtMs('m15') + 1500);
   await c.runDue();
@@ -262,4 +315,21 @@ t.test('a close\'s lateness after its session ended is measured and shown', asyn
   t.equal(metricValue(text, 'session_close_lateness_seconds_sum{market="m15"}'), 1.5, '1.5 s after its session ended');
   const page = await getPage(c.svc, '/ops');
   t.match(page.text, '<th scope="col" class="num">Late p99</th>', '/ops shows it per market');
+  const closed = await eventually(() => feed.history().points.find((p) => p.markets.m15?.late_ms !== null), 'the point of the close');
+  t.equal(closed.markets.m15.late_ms, 1500, 'the point has its exact lateness (not a bucket bound)');
+  t.ok(closed.markets.m15.close_ms! > 0, `and its duration: ${closed.markets.m15.close_ms} ms`);
+  t.equal(closed.markets.h10.late_ms, null, 'a market without a close in the span: none');
+  t.notOk(feed.status().some((b) => b.id === 'rate_5xx'), 'no 5xx yet');
+
+  t.equal(await answerA5xx(c.svc), 500, 'the tape without its table: 500');
+  await eventually(() => feed.status().some((b) => b.id === 'rate_5xx'), 'the status to name the 5xx');
+  const f = (await c.svc.getJson('/ops/feed')).body;
+  t.same(schemaProblems(checks.figures, f), []);
+  t.same(f.recent_5xx, [{ at: c.now() / 1000, method: 'GET', route: '/api/v1/markets/{market_id}/tape', status: 500 }], 'the 5xx: its instant by the service clock, its route pattern');
+  t.match(f.status.find((b: any) => b.id === 'rate_5xx').text, /^5xx answers per second: [\d.]+ per second in the last 5 min \(threshold 0\.00 per second\)$/);
+  const board = (await getPage(c.svc, '/ops')).text;
+  t.match(board, '<div id="ops-status" class="error" role="status">', 'the status line turns to an error');
+  t.match(board, /<li>5xx answers per second: [\d.]+ per second in the last 5 min/, 'naming the figure');
+  t.match(board, `<tr><td>${new Date(c.now()).toISOString().slice(0, 19).replace('T', ' ')} UTC</td><th scope="row"><code>GET /api/v1/markets/{market_id}/tape</code></th><td class="num">500</td></tr>`, 'the recent 5xx: time and route');
+  t.notMatch(board, 'from_tick=1', 'never the raw URL');
 });

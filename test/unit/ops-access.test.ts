@@ -82,7 +82,7 @@ t.test('bench results: every shape read, an unreadable file listed', async (t) =
   fs.writeFileSync(path.join(dir, '2026-11-22T08-00-00Z-weird.json'), '{}');
   const r = readBenchResults(dir);
   t.same(r.runs.map((x) => x.scenario), ['http', 'orders', 'notify']);
-  t.same(r.runs[0].measures, [{ name: 'deals', value: 0.75, unit: 'ratio', against: 'fixed-bytes (20480 B)', target: null, better: 'higher' }], 'http: each target against fixed-bytes');
+  t.same(r.runs[0].measures, [{ name: 'deals', value: 0.75, unit: 'ratio', against: 'fixed-bytes (20480 B)', target: 0.7, better: 'higher' }], 'http: each target against fixed-bytes (deals: its 70 % target)');
   t.equal(r.runs[0].commit, 'abc1234');
   t.equal(r.runs[0].machine, '2 CPU, AMD EPYC, node v20.20.2');
   t.equal(r.runs[1].commit, 'deadbee', 'the commit that starts `code`');

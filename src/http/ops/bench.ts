@@ -75,13 +75,20 @@ function commitOf(r: Json): string | null {
   return m ? m[1].slice(0, 12) : null;
 }
 
+/** The HTTP routes with a numeric target, as a ratio to fixed-bytes (SCENARIOS.http.targets; the others' are not ratios to it). */
+const HTTP_TARGETS: Record<string, number> = { deals: 0.7 };
+/** Record reads: each at least this many times the before build (SCENARIOS.record.targets). */
+const RECORD_TARGET_RATIO = 20;
+/** Backfill: 30 days of all four markets recorded in under this many seconds (SCENARIOS.backfill.targets). */
+const BACKFILL_TARGET = { days: 30, seconds: 60 };
+
 function httpMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   if (!Array.isArray(r.results)) throw new Error('no results list');
   const sized = r.fixed_bytes_sized_as ? ` sized as ${r.fixed_bytes_sized_as}` : '';
   const against = `fixed-bytes (${num(r.fixed_bytes) ?? '?'} B${sized})`;
   const measures = r.results
     .filter((x: unknown) => isObj(x) && x.name !== 'fixed-bytes' && num(x.ratio_to_fixed) !== null)
-    .map((x: Json): Measure => ({ name: String(x.name), value: x.ratio_to_fixed, unit: 'ratio', against, target: null, better: 'higher' }));
+    .map((x: Json): Measure => ({ name: String(x.name), value: x.ratio_to_fixed, unit: 'ratio', against, target: HTTP_TARGETS[String(x.name)] ?? null, better: 'higher' }));
   const notes = typeof r.service === 'string' && r.service !== 'dist/src/main.js' ? [`service: ${r.service}`] : [];
   if (Array.isArray(r.problems) && r.problems.length) notes.push(`problems: ${r.problems.length}`);
   return { measures, notes };
@@ -120,7 +127,7 @@ function recordMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   if (!isObj(r.summary)) throw new Error('no summary');
   const measures: Measure[] = [];
   for (const [name, s] of Object.entries(r.summary)) {
-    if (isObj(s) && num(s.ratio_after_before) !== null) measures.push({ name, value: s.ratio_after_before, unit: 'ratio', against: 'the before build, same run', target: null, better: 'higher' });
+    if (isObj(s) && num(s.ratio_after_before) !== null) measures.push({ name, value: s.ratio_after_before, unit: 'ratio', against: 'the before build, same run', target: RECORD_TARGET_RATIO, better: 'higher' });
   }
   return { measures, notes: typeof r.before_service?.commit === 'string' ? [`before: ${r.before_service.commit}`] : [] };
 }
@@ -137,7 +144,8 @@ function memoryMeasures(r: Json): { measures: Measure[]; notes: string[] } {
 function backfillMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   const s = num(r.recorded_s);
   if (s === null) throw new Error('no recorded_s');
-  return { measures: [{ name: `${num(r.days) ?? '?'} days recorded`, value: s, unit: 's', against: 'target', target: null, better: 'lower' }], notes: [`database ${r.database ?? '?'}`] };
+  const target = num(r.days) === BACKFILL_TARGET.days ? BACKFILL_TARGET.seconds : null;
+  return { measures: [{ name: `${num(r.days) ?? '?'} days recorded`, value: s, unit: 's', against: 'target', target, better: 'lower' }], notes: [`database ${r.database ?? '?'}`] };
 }
 
 /** bench/ws.mjs: delivery latency from commit to client, RSS per idle connection. */

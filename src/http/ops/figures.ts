@@ -2,7 +2,8 @@
 // (Metrics.snapshot(): prom-client's registry as JSON and the request counters), never counted a
 // second time. Rates and latency quantiles are taken between two samples of those counters, the
 // way Prometheus' rate() and histogram_quantile() take them between two scrapes.
-import type { MetricJson } from '../../metrics.js';
+import type { CloseSeen, MetricJson } from '../../metrics.js';
+import type { FiguresShape, MarketFigures, Point, RouteFigures, ShardFigures } from '../../schemas/ops.js';
 
 /** One read of the metrics: `t` monotonic seconds (for rates), `at` unix seconds (for people). */
 export type Sample = { t: number; at: number; metrics: Map<string, MetricJson> };
@@ -81,39 +82,8 @@ export function quantile(q: number, buckets: Map<number, number>): number | null
 
 const countOf = (b: Map<number, number> | undefined) => (b ? (b.get(Infinity) ?? 0) : 0);
 
-export type RouteFigures = { method: string; route: string; requests: number; rate: number; p50_ms: number | null; p99_ms: number | null; errors_4xx: number; errors_5xx: number };
-export type ShardFigures = { shard: string; mailbox: number; mailbox_share: number | null; utilization: number; restarts: number; turns: number; turn_p50_ms: number | null; turn_p99_ms: number | null };
-export type MarketFigures = {
-  market: string; closes: number; performed: number; failures: number; close_p50_ms: number | null; close_p99_ms: number | null;
-  /** From the session's end to its close finishing, p99 since start. */
-  late_p99_ms: number | null;
-  last_close_at: number | null; last_tick: number | null; interval_s: number | null;
-};
-
-export type Figures = {
-  process: { pid: number; host: string; uptime_s: number; rss_bytes: number | null; heap_used_bytes: number | null; event_loop_p50_ms: number | null; event_loop_p99_ms: number | null };
-  /** Unix seconds of the newer sample; `window_s`: seconds between the two samples (0: one sample, figures since start). */
-  at: number;
-  window_s: number;
-  ready: boolean | null;
-  requests: { total: number; rate: number; errors_4xx: number; errors_5xx: number; refused_429: number; refused_503: number; rate_4xx: number; rate_5xx: number; p50_ms: number | null; p99_ms: number | null };
-  routes: RouteFigures[];
-  /** How many routes had requests; `routes` holds the busiest (at most ROUTES_SHOWN). */
-  routes_seen: number;
-  mailbox_limit: number | null;
-  shards: ShardFigures[];
-  markets: MarketFigures[];
-  record_cache: { kept_bytes: number | null; cap_bytes: number | null; sessions: number | null; hits: number; misses: number; hit_rate: number | null };
-  db_pool: { used: number | null; free: number | null; pending: number | null; max: number | null };
-  /**
-   * The event streams: held now; events handed to them (since start, and per second in the window);
-   * the fan-out time of the window's drains; streams the service closed, and webhook attempts, since start.
-   */
-  events: {
-    streams: number | null; sent: number; sent_rate: number; fanout_p50_ms: number | null; fanout_p99_ms: number | null;
-    closed_behind: number; closed_gone: number; webhooks_delivered: number; webhooks_retried: number; webhooks_failed: number;
-  };
-};
+/** The figures read from the metrics; the feed adds the status line and the recent 5xx (src/schemas/ops.ts). */
+export type Figures = Omit<FiguresShape, 'status' | 'recent_5xx'>;
 
 /** At most this many routes are listed (the busiest in the window, then since start). */
 export const ROUTES_SHOWN = 30;
@@ -209,6 +179,11 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
   const hits = cacheSessions.get('hit') ?? 0;
   const misses = cacheSessions.get('miss') ?? 0;
   const pool = sumBy(now, 'db_pool_connections', ['state']);
+  // The shards' pools: counters since start, less those of `before`; unknown while no shard reports.
+  const poolTotal = (s: Sample | undefined, name: string) => sumBy(s, name, []).get('');
+  const poolDelta = (name: string) => (poolTotal(now, name) ?? 0) - (poolTotal(b, name) ?? 0);
+  const acquires = poolDelta('db_pool_acquires_total');
+  const waiting = poolTotal(now, 'db_pool_waiting');
   const sent = (s: Sample | undefined) => sumBy(s, 'events_sent_total', []).get('') ?? 0;
   const fanout = bucketDelta(bucketsBy(now, 'event_fanout_seconds', []).get('') ?? new Map(), bucketsBy(b, 'event_fanout_seconds', []).get(''));
   const closedBy = sumBy(now, 'event_streams_closed_total', ['reason']);
@@ -232,12 +207,37 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
       kept_bytes: cacheBytes.get('kept') ?? null, cap_bytes: cacheBytes.get('cap') ?? null, sessions: cacheSessions.get('kept') ?? null,
       hits, misses, hit_rate: hits + misses > 0 ? round(hits / (hits + misses), 4) : null,
     },
-    db_pool: { used: pool.get('used') ?? null, free: pool.get('free') ?? null, pending: pool.get('pending') ?? null, max: pool.get('max') ?? null },
+    db_pool: {
+      used: pool.get('used') ?? null, free: pool.get('free') ?? null, pending: pool.get('pending') ?? null, max: pool.get('max') ?? null,
+      waits_rate: round(poolDelta('db_pool_waits_total') / per), wait_ms: acquires > 0 ? ms(poolDelta('db_pool_wait_seconds_total') / acquires) : null,
+      waiting: waiting ?? null,
+    },
     events: {
       streams: one(now, 'event_streams'), sent: sent(now), sent_rate: round((sent(now) - (b ? sent(b) : 0)) / per),
       fanout_p50_ms: ms(quantile(0.5, fanout)), fanout_p99_ms: ms(quantile(0.99, fanout)),
       closed_behind: closedBy.get('behind') ?? 0, closed_gone: closedBy.get('gone') ?? 0,
       webhooks_delivered: webhooks.get('delivered') ?? 0, webhooks_retried: webhooks.get('retried') ?? 0, webhooks_failed: webhooks.get('failed') ?? 0,
+      webhooks_backlog: one(now, 'webhook_backlog_deliveries'), webhooks_backlog_oldest_s: one(now, 'webhook_backlog_oldest_seconds'),
     },
+  };
+}
+
+/**
+ * A chart point: the figures over its span (`f`, taken between the samples that bound it) and the
+ * closes this process performed in it (`closes`, exact: the longest, and the latest one's lateness).
+ */
+export function pointOf(f: Figures, closes: readonly CloseSeen[]): Point {
+  const markets: Point['markets'] = {};
+  for (const m of f.markets) markets[m.market] = { close_ms: null, late_ms: null };
+  for (const c of closes) {
+    const m = (markets[c.market] ??= { close_ms: null, late_ms: null });
+    m.close_ms = Math.max(m.close_ms ?? 0, ms(c.seconds)!);
+    m.late_ms = Math.max(m.late_ms ?? 0, ms(c.late_seconds)!);
+  }
+  const shares = f.shards.map((s) => s.mailbox_share).filter((x): x is number => x !== null);
+  return {
+    at: f.at, rate: f.requests.rate, rate_4xx: f.requests.rate_4xx, rate_5xx: f.requests.rate_5xx, p99_ms: f.requests.p99_ms,
+    mailbox_share: shares.length ? Math.max(...shares) : null, pool_wait_ms: f.db_pool.wait_ms, fanout_p99_ms: f.events.fanout_p99_ms,
+    loop_p99_ms: f.process.event_loop_p99_ms, markets,
   };
 }

@@ -1,5 +1,6 @@
-// The operators' pages (CONTRACT.md "Operators"): GET /ops (this process's live figures), its feed
-// GET /ops/feed (Server-Sent Events, one `figures` event a second; JSON once without
+// The operators' pages (CONTRACT.md "Operators"): GET /ops (this process's live figures and the
+// charts of the last 15 minutes), its feed GET /ops/feed (Server-Sent Events: `history` on
+// connecting, `figures` a second, `point` per chart point; the figures as JSON once without
 // `Accept: text/event-stream`), GET /ops/bench (the load benchmarks' results as charts) and the
 // /ops/login form. Who may open them: src/http/ops/access.ts (route auth `ops`). Never linked from
 // the public pages.
@@ -14,18 +15,9 @@ import { MAX_FOLLOWERS } from '../ops/feed.js';
 import { benchView, opsView } from '../ops/view.js';
 import { wantsJson } from '../web.js';
 import { EVENT_STREAM, sseReply } from '../sse.js';
+import { FiguresJson } from '../../schemas/ops.js';
 
 const NO_STORE = { 'cache-control': 'no-store' };
-
-const FiguresJson = Type.Object(
-  {
-    process: Type.Object({ pid: Type.Integer(), host: Type.String() }),
-    at: Type.Number(),
-    window_s: Type.Number(),
-    requests: Type.Object({ total: Type.Integer(), rate: Type.Number() }),
-  },
-  { description: "this process's figures now (src/http/ops/figures.ts)" },
-);
 
 const LoginBody = Type.Object({
   token: Type.String({ default: '', maxLength: 512, description: 'the ops token (SVC_OPS_TOKEN)' }),
@@ -61,7 +53,7 @@ export function opsPageRoutes(s: Services): Route[] {
     }),
     route({
       method: 'GET', path: '/ops/feed', auth: 'ops', summary: "Operators: this process's figures every second (Server-Sent Events)",
-      response: { 200: new Media('`figures` events (Accept: text/event-stream), else the figures now as JSON', { [EVENT_STREAM]: undefined, 'application/json': FiguresJson }) },
+      response: { 200: new Media('`history` (src/schemas/ops.ts HistoryJson), then `figures` and `point` events (Accept: text/event-stream), else the figures now as JSON', { [EVENT_STREAM]: undefined, 'application/json': FiguresJson }) },
       responses: { 401: { description: 'the ops token is required' }, 404: { description: 'no ops token configured off loopback' }, 503: { description: 'too many followers: retry' } },
       handler: async ({ req }) => {
         if (!/\btext\/event-stream\b/i.test(req.headers['accept'] ?? '')) return { json: await feed().current(), headers: NO_STORE };
