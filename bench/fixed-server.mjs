@@ -7,21 +7,8 @@
 //
 // Prints one line `{"listening":{"host":...,"port":...,"bytes":...}}` on stdout once it accepts
 // connections. Exits on SIGTERM/SIGINT, and when its stdin closes (the parent bench went away).
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-
-const require = createRequire(import.meta.url);
-
-function loadNative() {
-  const pkgDir = path.dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = path.join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
-  try {
-    return require(binary);
-  } catch (err) {
-    throw new Error(`uWebSockets.js native build did not load (${binary}): ${err.message}`);
-  }
-}
+import { exitWithParent, loadUws } from './lib/uws.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -46,7 +33,7 @@ function constantJson(n) {
 const body = constantJson(size);
 if (body.length !== size) throw new Error('constant body has the wrong size');
 
-const uws = loadNative();
+const uws = loadUws();
 const app = uws.App();
 app.get('/*', (res) => {
   res.cork(() => {
@@ -73,17 +60,4 @@ app.listen(values.host, Number(values.port), (socket) => {
   process.stdout.write(JSON.stringify({ listening: { host: values.host, port, bytes: body.length } }) + '\n');
 });
 
-let stopping = false;
-function stop() {
-  if (stopping) return;
-  stopping = true;
-  if (listenSocket) uws.us_listen_socket_close(listenSocket);
-  // Open keep-alive connections would keep the loop alive: leave promptly.
-  setTimeout(() => process.exit(0), 100).unref();
-  process.exitCode = 0;
-}
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-process.stdin.on('end', stop);
-process.stdin.on('error', stop);
-process.stdin.resume();
+exitWithParent(() => listenSocket && uws.us_listen_socket_close(listenSocket));

@@ -10,7 +10,7 @@
 //   npm run build && node bench/ws.mjs [--subscribers 10000] [--time-scale 15] [--connect-concurrency 200]
 //       [--order-connections 32] [--pg postgres://postgres@127.0.0.1:5432/] [--service dist/src/main.js]
 //       [--service-log FILE]   (the service's log at level info, one JSON record a line)
-//       [--subscriber-client go|node]
+//       [--subscriber-client go|node] [--peer]
 //
 // The subscribers: `go` (the default) is bench/subscribers/main.go, compiled here with Debian's Go
 // and its packaged Gorilla WebSocket (apt-get install -y golang-go golang-github-gorilla-websocket-dev);
@@ -26,6 +26,19 @@
 // WebSocket message callback) minus the last such notice for its account (or for every account: a
 // close's notice names `*`) before it. Subscribers and the service share the machine's cores.
 //
+// --peer (issue 46): after the service's closes, the floor of the same fan-out on this machine.
+// bench/ws-peer.mjs, a bare uWebSockets.js server in a process of its own, holds the same number of
+// subscribers (the same client, connecting, authenticating and subscribing the same way, each with
+// its agent's key) and, when told a close happened, sends each subscriber the very frames the
+// service sent it in that close (built by the service's own read, eventsOfMany, and checked byte for
+// byte against the frames the subscribers kept whole). It is told by a NOTIFY on a channel of its
+// own, heard on its LISTEN connection as the service hears the log's; the bench's commit clock
+// LISTENs on that channel too, so both latencies run from PostgreSQL delivering a notice to the
+// same listener. The service and its subscribers are stopped first, so the peer's closes have the
+// machine as the service's had it (minus the service). The result gives service/peer for the CPU
+// per 1000 delivered events (each process's own CPU from /proc, commit to last delivery, both closes)
+// and for the p99 of the closes' delivery latency; the last line says both.
+//
 // Everything is started and stopped by the script (also on error and Ctrl-C), on 127.0.0.1 only:
 // a fresh database bench_ws_<pid>; the built service with SVC_TIME_SCALE (an m15 session lasts
 // 900/scale s); agents registered through the API and funded by the bench fixture
@@ -35,7 +48,8 @@ import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import readline from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -62,6 +76,7 @@ if (!isMainThread) {
   c.on('notification', (n) => parentPort.postMessage({ t: now(), channel: n.channel, payload: n.payload }));
   await c.query('listen svc_events');
   await c.query('listen svc_sessions');
+  if (workerData.peerChannel) await c.query(`listen ${workerData.peerChannel}`);
   // Where a close's fan-out spends the machine's CPU: the service, the database and these
   // subscribers, read every CPU_SAMPLE_MS (cumulative ticks) off this thread (the main one is busy).
   // The database's processes are listed once a second (listing /proc each sample costs more than reading them).
@@ -70,17 +85,21 @@ if (!isMainThread) {
   const cpu = [];
   /** The subscribers' process: this one, or the compiled subscribers once they are started. */
   let subscribersPid = process.pid;
+  /** The bare peer's process (--peer), once it is started. */
+  let peerPid;
   let pgPids = postgresPids();
   let lastList = Date.now();
   const sampler = setInterval(() => {
     if (Date.now() - lastList > 1000) (pgPids = postgresPids()), (lastList = Date.now());
     if (cpu.length === CPU_SAMPLES_MAX) cpu.shift();
-    cpu.push([now(), cpuTicks(workerData.servicePid), pgPids.reduce((n, pid) => n + cpuTicks(pid), 0), cpuTicks(subscribersPid)]);
+    cpu.push([now(), cpuTicks(workerData.servicePid), pgPids.reduce((n, pid) => n + cpuTicks(pid), 0), cpuTicks(subscribersPid), peerPid ? cpuTicks(peerPid) : 0]);
   }, CPU_SAMPLE_MS);
   parentPort.postMessage({ ready: true });
   parentPort.on('message', async (m) => {
     if (m === 'cpu') return parentPort.postMessage({ cpu });
-    if (m?.subscribersPid) return void (subscribersPid = m.subscribersPid);
+    if (m?.subscribersPid) subscribersPid = m.subscribersPid;
+    if (m?.peerPid) peerPid = m.peerPid;
+    if (m?.subscribersPid || m?.peerPid) return;
     if (m === 'stop') {
       clearInterval(sampler);
       await c.end().catch(() => {});
@@ -96,6 +115,7 @@ async function runMain() {
   const { followServiceLog, freePort, sleep, stopChild, within } = await import('./lib/process.mjs');
   const { fundAgents, registerMany } = await import('./lib/agents.mjs');
   const { startGoSubscribers, scratchDir } = await import('./lib/go-subscribers.mjs');
+  const { waitExit } = await import('./lib/process.mjs');
   const { CLK_TCK } = await import('./lib/cpu.mjs');
 
   let gc;
@@ -122,6 +142,7 @@ async function runMain() {
       service: { type: 'string' },
       'ready-timeout': { type: 'string', default: '180' },
       'service-log': { type: 'string' },
+      peer: { type: 'boolean', default: false },
     },
   });
   const int = (name, min, max) => {
@@ -153,10 +174,14 @@ async function runMain() {
   }
   const PID = process.pid;
   const DB = `bench_ws_${PID}`;
+  /** --peer: the channel the bare peer is told a close on (and the commit clock hears it). */
+  const PEER_CHANNEL = opts.peer ? `bench_ws_peer_${PID}` : undefined;
+  /** Target of issue 46: the service at most this many times the bare peer, CPU per 1000 events and p99. */
+  const PEER_RATIO_TARGET = 1.5;
   const dbUrl = (name) => Object.assign(new URL(PG_BASE), { pathname: `/${name}` }).toString();
   const log = (msg) => console.error(`[ws ${new Date().toISOString().slice(11, 19)}] ${msg}`);
   const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
-  const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, listener: undefined, clients: [] };
+  const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, listener: undefined, clients: [], gos: [], peer: undefined };
 
   const { default: pg } = await import('pg');
   async function withDb(name, fn) {
@@ -208,7 +233,7 @@ async function runMain() {
   /** The commit clock (a worker thread LISTENing): every notice with its arrival time. */
   async function startListener(servicePid) {
     const notices = [];
-    const w = new Worker(fileURLToPath(import.meta.url), { workerData: { url: dbUrl(DB), servicePid, wallClock: CLIENT === 'go' } });
+    const w = new Worker(fileURLToPath(import.meta.url), { workerData: { url: dbUrl(DB), servicePid, wallClock: CLIENT === 'go', peerChannel: PEER_CHANNEL } });
     state.listener = w;
     await new Promise((resolve, reject) => {
       w.on('message', (m) => (m.ready ? resolve() : m.cpu ? state.cpu?.(m.cpu) : notices.push(m)));
@@ -217,7 +242,7 @@ async function runMain() {
     return notices;
   }
 
-  /** The listener's CPU samples so far: [time, service, postgres, this process] (cumulative ticks). */
+  /** The listener's CPU samples so far: [time, service, postgres, subscribers, peer] (cumulative ticks). */
   function cpuSamples() {
     return new Promise((resolve) => {
       state.cpu = resolve;
@@ -226,7 +251,7 @@ async function runMain() {
   }
 
   /**
-   * CPU time (ms) of the service, PostgreSQL and the subscribers between two times, from the
+   * CPU time (ms) of the service, PostgreSQL, the subscribers and the peer between two times, from the
    * samples just before `from` and just after `to` (the window is widened to whole samples).
    */
   function cpuBetween(samples, from, to) {
@@ -238,6 +263,7 @@ async function runMain() {
       service_ms: (b[1] - a[1]) * tick,
       postgres_ms: (b[2] - a[2]) * tick,
       subscribers_ms: (b[3] - a[3]) * tick,
+      peer_ms: (b[4] - a[4]) * tick,
     };
   }
 
@@ -355,19 +381,20 @@ async function runMain() {
   } catch {}
 
   /**
-   * The compiled subscribers (bench/subscribers/main.go, bench/lib/go-subscribers.mjs): connected,
-   * subscribed, waited on and read back in this script's shape.
+   * The compiled subscribers (bench/subscribers/main.go, bench/lib/go-subscribers.mjs): connected to
+   * `server` (the service, or the bare peer: { ws, pid }), subscribed, waited on and read back in this
+   * script's shape. A second set (the peer's) reuses the first one's build.
    */
-  async function goSubscribers(service, agents) {
-    state.scratch = scratchDir();
-    const go = startGoSubscribers({ url: service.ws, keys: agents.map((a) => a.key), concurrency: CONNECT_CONCURRENCY, dir: state.scratch });
-    state.go = go;
+  async function goSubscribers(server, agents, name = 'subscribers') {
+    state.scratch ??= scratchDir();
+    const go = startGoSubscribers({ url: server.ws, keys: agents.map((a) => a.key), concurrency: CONNECT_CONCURRENCY, dir: state.scratch, name, bin: state.gos[0]?.bin });
+    state.gos.push(go);
     state.listener.postMessage({ subscribersPid: go.pid });
     const t0 = Date.now();
     const o = await go.open(Math.max(120_000, N * 60));
     const connectS = (Date.now() - t0) / 1000;
     await sleep(3000);
-    const rss1 = rssKb(service.pid);
+    const rss1 = rssKb(server.pid);
     const sub = await go.subscribe(150_000);
     return {
       opened: o.open, failed: o.failed ? { error: o.error } : undefined, connectS, rss1, droppedEarly: o.open - sub.held.length,
@@ -378,17 +405,19 @@ async function runMain() {
         const heldIds = new Set(sub.held);
         return (await go.report(120_000)).filter((c) => heldIds.has(c.i));
       },
+      /** Closes every connection and waits (bounded) for the process to end. */
+      stop: async () => (go.stop(), await waitExit(go.child, 10_000)),
     };
   }
 
-  /** This process's own subscribers (the ws package). */
-  async function nodeSubscribers(service, agents) {
+  /** This process's own subscribers (the ws package), connected to `server` ({ ws, pid }). */
+  async function nodeSubscribers(server, agents) {
     const t0 = Date.now();
-    let { clients, failed } = await connectAll(service.ws, agents);
+    let { clients, failed } = await connectAll(server.ws, agents);
     state.clients = clients;
     const connectS = (Date.now() - t0) / 1000;
     await sleep(3000);
-    const rss1 = rssKb(service.pid);
+    const rss1 = rssKb(server.pid);
     for (const c of clients) c.ws.send(JSON.stringify({ op: 'subscribe', channels: ['account'], after: 0 }));
     const closedCodes = () => {
       const by = {};
@@ -406,6 +435,219 @@ async function runMain() {
       // this thread (so stamping arrivals late) and taking CPU from the service during a close's fan-out.
       wait: (type, ms) => until(() => clients.every((c) => c.types.has(type)), `every subscriber to get its ${type}`, ms),
       arrivals: async () => clients,
+      stop: async () => {
+        for (const c of clients) c.ws.terminate();
+        state.clients = [];
+        await sleep(500);
+        collectGarbage();
+      },
+    };
+  }
+
+
+  /** The last time in `ts` at or before `t` (-Infinity: none). */
+  const lastBefore = (ts, t) => {
+    let best = -Infinity;
+    for (const x of ts ?? []) if (x <= t && x > best) best = x;
+    return best;
+  };
+  /** Which part of the run an event belongs to, by its type: the orders, or one of the two closes. */
+  const phaseOf = (type) => (type === 'order.filled' ? 'fill' : type === 'position.advanced' ? 'advance' : type?.startsWith('order.') || type === 'ledger.posted' ? 'orders' : undefined);
+  /** The two closes, and the event type each one delivers to every subscriber. */
+  const CLOSES = { fill: 'order.filled', advance: 'position.advanced' };
+  /** Each close's commit (its earliest), last delivery and events, filled in by track(). */
+  const newCloses = () => Object.fromEntries(Object.keys(CLOSES).map((k) => [k, { commit: Infinity, last: 0, n: 0 }]));
+  const track = (cl, commit, t) => {
+    cl.commit = Math.min(cl.commit, commit);
+    cl.last = Math.max(cl.last, t);
+    cl.n++;
+  };
+  /**
+   * Each close's figures from its commit to its last delivery: events/s, and the CPU of `processes`
+   * (columns of cpuBetween: service, postgres, subscribers, peer) in all and per 1000 events.
+   */
+  const closeFigures = (closes, samples, processes) =>
+    Object.fromEntries(
+      Object.entries(closes).map(([k, v]) => {
+        const cpu = cpuBetween(samples, v.commit, v.last);
+        return [k, {
+          events: v.n, commit_to_last_delivery_ms: round(v.last - v.commit, 0), events_per_s: round(v.n / ((v.last - v.commit) / 1000), 0),
+          // Where the machine's CPU went from the close's commit to its last delivery (whole samples).
+          cpu_ms: cpu,
+          cpu_ms_per_1000_events: Object.fromEntries(processes.map((p) => [p, round((cpu[`${p}_ms`] / v.n) * 1000, 0)])),
+        }];
+      }),
+    );
+  /** One process's CPU per 1000 delivered events over both closes (their CPU summed over their events summed). */
+  const cpuPer1000 = (closes, process) => {
+    const all = Object.values(closes);
+    return round((all.reduce((n, c) => n + c.cpu_ms[`${process}_ms`], 0) / all.reduce((n, c) => n + c.events, 0)) * 1000, 1);
+  };
+
+  /** An account event's frame as the service writes it (src/http/ws.ts accountFrame); checked against the frames kept whole. */
+  const accountFrame = (json) => `{"channel":"account","event":${json}}`;
+
+  /**
+   * Every event of these accounts as the service's streams read it: its JSON text from the service's
+   * own read task (actors/events/reads.ts eventsOfMany, the build under bench), by account and id.
+   */
+  async function servedEvents(accountIds) {
+    const built = path.resolve(path.dirname(SERVICE_MAIN), '..', 'actors', 'events', 'reads.js');
+    const reads = fs.existsSync(built) ? built : path.join(ROOT, 'dist', 'actors', 'events', 'reads.js');
+    const { eventsOfMany } = await import(pathToFileURL(reads).href);
+    return withDb(DB, async (c) => {
+      await c.query('set jit = off');
+      // The read's statement as its EntityManager would run it: `?` placeholders, rows back.
+      const em = {
+        execute: async (sql, params) => {
+          let n = 0;
+          const text = sql.replace(/\?/g, () => `$${++n}`);
+          if (n !== params.length) throw new Error(`eventsOfMany: ${n} placeholders for ${params.length} values`);
+          return (await c.query(text, params)).rows;
+        },
+      };
+      const out = new Map();
+      for (let k = 0; k < accountIds.length; k += 1000) {
+        const got = await eventsOfMany(em, { accounts: accountIds.slice(k, k + 1000).map((accountId) => ({ accountId, after: 0 })), limit: 1000 });
+        for (const [id, r] of Object.entries(got)) out.set(Number(id), new Map(('events' in r ? r.events : []).map((e) => [e.id, e.json])));
+      }
+      return out;
+    });
+  }
+
+  /** Starts bench/ws-peer.mjs on these frames; resolves once it listens (HTTP and LISTEN). */
+  async function startPeer(framesFile) {
+    const args = [...(process.env.BENCH_PEER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), path.join(BENCH_DIR, 'ws-peer.mjs'), '--frames', framesFile, '--db', dbUrl(DB), '--channel', PEER_CHANNEL];
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    state.peer = child;
+    const sent = [];
+    const listening = await within(
+      120_000,
+      new Promise((resolve, reject) => {
+        readline.createInterface({ input: child.stdout }).on('line', (line) => {
+          const m = JSON.parse(line);
+          if (m.listening) resolve(m.listening);
+          if (m.sent) sent.push(m.sent);
+        });
+        child.once('exit', (code) => reject(new Error(`ws-peer exited (code ${code})`)));
+      }),
+      'ws-peer start',
+    );
+    return { pid: child.pid, ws: `ws://${HOST}:${listening.port}${listening.path}`, sent };
+  }
+
+  /**
+   * --peer: the bare uWS peer's fan-out of the same two closes. Builds each held subscriber's frames
+   * of each close as the service sent them (checked byte for byte against the frames kept whole), stops
+   * the service's subscribers and the service, starts the peer, connects the same client to it, and
+   * tells it each close by a NOTIFY on PEER_CHANNEL. Latency: arrival minus that notice's arrival at
+   * the commit clock; CPU: the peer's process, from the notice to its last delivery.
+   */
+  async function peerPhase(subscribers, clients, agents, notices) {
+    const events = await servedEvents(clients.map((c) => agents[c.i].account_id));
+    const subs = [];
+    const expected = [];
+    const built = { frames: 0, missing: 0, checked: 0, not_as_the_service_sent: 0 };
+    for (const c of clients) {
+      const agent = agents[c.i];
+      const mine = events.get(agent.account_id);
+      const frames = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
+      const ids = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
+      for (let k = 0; k < c.got.length; k += 3) {
+        const phase = phaseOf(c.got[k + 2]);
+        if (!(phase in CLOSES)) continue;
+        const json = mine?.get(c.got[k + 1]);
+        if (json === undefined) {
+          built.missing++;
+          continue;
+        }
+        const frame = accountFrame(json);
+        if (c.frames) {
+          built.checked++;
+          if (c.frames[k / 3] !== frame) built.not_as_the_service_sent++;
+        }
+        frames[phase].push(frame);
+        ids[phase].push(c.got[k + 1]);
+        built.frames++;
+      }
+      subs.push({ key: agent.key, agent_id: agent.agent_id, closes: frames });
+      expected.push({ agent, frames, ids });
+    }
+    log(`peer: ${built.frames} frames of ${subs.length} subscribers built by the service's read; ${built.checked} checked against the frames kept whole, ${built.not_as_the_service_sent} not as the service sent them, ${built.missing} missing`);
+
+    // The service's subscribers and the service stop: the peer's closes get the machine the service's
+    // closes had, without the service (its next closes would land in the peer's fan-out).
+    await subscribers.stop();
+    await stopChild(state.service, 'service', 30_000, log);
+    state.scratch ??= scratchDir();
+    const framesFile = path.join(state.scratch, 'peer-frames.json');
+    fs.writeFileSync(framesFile, JSON.stringify({ subscribers: subs }), { mode: 0o600 });
+    const peer = await startPeer(framesFile);
+    state.listener.postMessage({ peerPid: peer.pid });
+    log(`peer: bench/ws-peer.mjs (pid ${peer.pid}) at ${peer.ws}`);
+    const peerAgents = expected.map((x) => x.agent);
+    const rss0 = rssKb(peer.pid);
+    const set = CLIENT === 'go' ? await goSubscribers(peer, peerAgents, 'peer') : await nodeSubscribers(peer, peerAgents);
+    log(`peer: ${set.opened} connections open in ${round(set.connectS)} s, ${set.held.length} subscribed`);
+    await sleep(3000);
+    const connections = {
+      opened: set.opened, held: set.held.length, open_s: round(set.connectS),
+      rss_kb: { before: rss0, authenticated: set.rss1, subscribed: rssKb(peer.pid) },
+      rss_per_idle_connection_kb: round((set.rss1 - rss0) / set.opened, 2),
+    };
+
+    // Its closes, each told by a NOTIFY once the one before has reached every subscriber.
+    await withDb(DB, async (db) => {
+      for (const [name, type] of Object.entries(CLOSES)) {
+        await sleep(2000);
+        if (CLIENT === 'node') collectGarbage();
+        await db.query('select pg_notify($1, $2)', [PEER_CHANNEL, name]);
+        await set.wait(type, 120_000);
+        log(`peer: every subscriber has its ${type}`);
+      }
+    });
+    await sleep(1000);
+    const peerClients = await set.arrivals();
+
+    const toldAt = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
+    for (const n of notices) if (n.channel === PEER_CHANNEL && n.payload in toldAt) toldAt[n.payload].push(n.t);
+    const extra = Object.entries(toldAt).filter(([, ts]) => ts.length !== 1);
+    if (extra.length) throw new Error(`peer: each close is told once; heard ${JSON.stringify(extra)}`);
+    const lat = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
+    const closes = newCloses();
+    const checks = { events_delivered: 0, subscribers_not_as_sent: 0, frames_compared: 0, frames_not_byte_identical: 0, arrivals_stamped_before_their_notice: 0 };
+    for (const c of peerClients) {
+      const exp = expected[c.i];
+      const got = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
+      for (let k = 0; k < c.got.length; k += 3) {
+        const t = c.got[k];
+        const phase = phaseOf(c.got[k + 2]);
+        checks.events_delivered++;
+        if (!(phase in got)) continue;
+        const nth = got[phase].push(c.got[k + 1]) - 1;
+        if (c.frames) {
+          checks.frames_compared++;
+          if (c.frames[k / 3] !== exp.frames[phase][nth]) checks.frames_not_byte_identical++;
+        }
+        // One notice per close: its frames are from it even when stamped before it (the peer can hear
+        // it and send before the commit clock's thread stamps it; the clocks agree to a millisecond).
+        const commit = toldAt[phase][0];
+        if (t < commit) checks.arrivals_stamped_before_their_notice++;
+        lat[phase].push(t - commit);
+        track(closes[phase], commit, Math.max(t, commit));
+      }
+      if (Object.keys(CLOSES).some((k) => got[k].join() !== exp.ids[k].join())) checks.subscribers_not_as_sent++;
+    }
+    checks.closed_early = peerClients.filter((c) => c.closed).length;
+    return {
+      implementation: 'bench/ws-peer.mjs: bare uWebSockets.js, the frames in memory, told by a NOTIFY on its own LISTEN connection',
+      told_by: `NOTIFY ${PEER_CHANNEL} (payload: the close), heard by the peer and by the commit clock`,
+      frames: built,
+      connections,
+      latency_ms: { close_fill: stats(lat.fill), close_advance: stats(lat.advance), closes: stats([...lat.fill, ...lat.advance]) },
+      closes: closeFigures(closes, await cpuSamples(), ['peer', 'postgres', 'subscribers']),
+      send_loops: peer.sent,
+      checks,
     };
   }
 
@@ -478,14 +720,8 @@ async function runMain() {
       if (n.payload === '*') star.push(n.t);
       else for (const id of n.payload.split(',')) (byAccount.get(Number(id)) ?? byAccount.set(Number(id), []).get(Number(id))).push(n.t);
     }
-    const lastBefore = (ts, t) => {
-      let best = -Infinity;
-      for (const x of ts ?? []) if (x <= t && x > best) best = x;
-      return best;
-    };
     const phases = { orders: [], fill: [], advance: [] };
-    const phaseOf = (type) => (type === 'order.filled' ? 'fill' : type === 'position.advanced' ? 'advance' : type?.startsWith('order.') || type === 'ledger.posted' ? 'orders' : undefined);
-    const closes = { fill: { commit: Infinity, last: 0, n: 0 }, advance: { commit: Infinity, last: 0, n: 0 } };
+    const closes = newCloses();
     let unmatched = 0;
     let wrongOrder = 0;
     let total = 0;
@@ -508,12 +744,7 @@ async function runMain() {
           continue;
         }
         if (phase) phases[phase].push(t - commit);
-        if (phase === 'fill' || phase === 'advance') {
-          const cl = closes[phase];
-          cl.commit = Math.min(cl.commit, commit);
-          cl.last = Math.max(cl.last, t);
-          cl.n++;
-        }
+        if (phase in closes) track(closes[phase], commit, t);
       }
       if (c.frames) {
         const parsed = c.frames.map((f) => JSON.parse(f));
@@ -523,20 +754,13 @@ async function runMain() {
       if (ids.some((id, k) => id !== k + 1)) wrongOrder++;
       if (ids.length !== heads.get(account)) headMismatch++;
     }
-    summary.latency_ms = { orders: stats(phases.orders), close_fill: stats(phases.fill), close_advance: stats(phases.advance), all: stats([...phases.orders, ...phases.fill, ...phases.advance]) };
-    const samples = await cpuSamples();
-    summary.closes = Object.fromEntries(
-      Object.entries(closes).map(([k, v]) => {
-        const cpu = cpuBetween(samples, v.commit, v.last);
-        const per1000 = (ms) => round((ms / v.n) * 1000, 0);
-        return [k, {
-          events: v.n, commit_to_last_delivery_ms: round(v.last - v.commit, 0), events_per_s: round(v.n / ((v.last - v.commit) / 1000), 0),
-          // Where the machine's CPU went from the close's commit to its last delivery (whole samples).
-          cpu_ms: cpu,
-          cpu_ms_per_1000_events: { service: per1000(cpu.service_ms), postgres: per1000(cpu.postgres_ms), subscribers: per1000(cpu.subscribers_ms) },
-        }];
-      }),
-    );
+    summary.latency_ms = {
+      orders: stats(phases.orders), close_fill: stats(phases.fill), close_advance: stats(phases.advance),
+      // Both closes' events: what --peer compares with the bare peer's.
+      closes: stats([...phases.fill, ...phases.advance]),
+      all: stats([...phases.orders, ...phases.fill, ...phases.advance]),
+    };
+    summary.closes = closeFigures(closes, await cpuSamples(), ['service', 'postgres', 'subscribers']);
     summary.checks = {
       events_delivered: total,
       subscribers_not_1_2_3: wrongOrder,
@@ -553,6 +777,16 @@ async function runMain() {
       subscribers_10000: { value: clients.length, met: clients.length >= 10_000 },
     };
     summary.rss_kb_end = rssKb(service.pid);
+    if (PEER_CHANNEL) {
+      summary.peer = await peerPhase(subscribers, clients, agents, notices);
+      const svc = { cpu_per_1000: cpuPer1000(summary.closes, 'service'), p99_ms: summary.latency_ms.closes.p99_ms };
+      const uws = { cpu_per_1000: cpuPer1000(summary.peer.closes, 'peer'), p99_ms: summary.peer.latency_ms.closes.p99_ms };
+      const ratios = { cpu_per_1000: round(svc.cpu_per_1000 / uws.cpu_per_1000, 2), p99: round(svc.p99_ms / uws.p99_ms, 2) };
+      summary.ratios = { service_to_uws: { ...ratios, service: svc, uws, target: PEER_RATIO_TARGET } };
+      summary.targets.cpu_per_1000_service_to_uws_le_1_5 = { value: ratios.cpu_per_1000, met: ratios.cpu_per_1000 <= PEER_RATIO_TARGET };
+      summary.targets.p99_service_to_uws_le_1_5 = { value: ratios.p99, met: ratios.p99 <= PEER_RATIO_TARGET };
+      state.lastLine = `ws: service/uws cpu_per_1000 ${ratios.cpu_per_1000} p99 ${ratios.p99}`;
+    }
     if (state.warnings.length) summary.warnings = state.warnings.slice(0, 5);
 
     const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-ws.json`);
@@ -562,7 +796,8 @@ async function runMain() {
   }
 
   async function cleanup() {
-    state.go?.stop();
+    for (const go of state.gos) go.stop();
+    await stopChild(state.peer, 'ws-peer', 5000, log);
     if (state.scratch) fs.rmSync(state.scratch, { recursive: true, force: true });
     for (const c of state.clients) c?.ws.terminate();
     if (state.listener) await state.listener.terminate().catch(() => {});
@@ -586,5 +821,6 @@ async function runMain() {
   } finally {
     await cleanup();
   }
+  if (state.lastLine) console.log(state.lastLine);
   process.exit(code);
 }

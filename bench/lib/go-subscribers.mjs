@@ -28,10 +28,12 @@ export function buildGoSubscribers(dir) {
   return bin;
 }
 
-/** Starts the subscribers for these keys; every command answers one JSON line. */
-export function startGoSubscribers({ url, keys, concurrency, dir }) {
-  const bin = buildGoSubscribers(dir);
-  const keysFile = path.join(dir, 'keys.txt');
+/**
+ * Starts the subscribers for these keys; every command answers one JSON line. `bin`: a build from
+ * buildGoSubscribers (built now when absent); `name` keeps a second set's files apart in `dir`.
+ */
+export function startGoSubscribers({ url, keys, concurrency, dir, bin = buildGoSubscribers(dir), name = 'subscribers' }) {
+  const keysFile = path.join(dir, `${name}-keys.txt`);
   fs.writeFileSync(keysFile, keys.join('\n') + '\n', { mode: 0o600 });
   const child = spawn(bin, ['-url', url, '-keys', keysFile, '-concurrency', String(concurrency)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const answers = [];
@@ -52,12 +54,14 @@ export function startGoSubscribers({ url, keys, concurrency, dir }) {
     });
   return {
     pid: child.pid,
+    child,
+    bin,
     open: (ms) => ask('open', (a) => 'open' in a, ms),
     subscribe: (ms) => ask('subscribe', (a) => 'subscribed' in a, ms),
     wait: (type, ms) => ask(`wait ${type}`, (a) => a.has === type, ms),
     /** Every held subscriber's arrivals, frames and close. */
     async report(ms) {
-      const file = path.join(dir, 'report.jsonl');
+      const file = path.join(dir, `${name}-report.jsonl`);
       await ask(`report ${file}`, (a) => 'reported' in a, ms);
       return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => {
         const r = JSON.parse(l);
