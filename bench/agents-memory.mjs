@@ -5,7 +5,7 @@
 //        [--concurrency 32] [--days 3] [--pg postgres://postgres@127.0.0.1:5432/]
 //
 // One run: a fresh database bench_memory_<time>_<pid>; the built service with SVC_BACKFILL_DAYS=--days
-// (default settings otherwise: the key cache of src/http/auth/keys.ts holds at most 100 000 keys, the
+// (default settings otherwise: the key cache of src/http/authenticators/agent-key.ts holds at most 100 000 keys, the
 // record's cache SVC_RECORD_CACHE_MB); waits for the history; registers the agents over HTTP
 // (POST /api/v1/agents/register, random 80-character keys); then --rounds times every active agent
 // GETs /api/v1/account with its key; then the record routes are read over the whole recorded

@@ -35,14 +35,14 @@ if (!values.frames || !values.db || !values.channel) throw new Error('usage: nod
 if (!/^[a-z_][a-z0-9_]*$/.test(values.channel)) throw new Error(`not a channel name: ${values.channel}`);
 if (!['127.0.0.1', 'localhost'].includes(new URL(values.db).hostname)) throw new Error('--db must point at 127.0.0.1');
 
-/** The service's WebSocket path and its options (src/http/ws.ts), so a connection costs the same to hold. */
+/** The service's WebSocket path and its options (src/events/websocket.ts), so a connection costs the same to hold. */
 const WS_PATH = '/api/v1/ws';
 const MAX_FRAME_BYTES = 64 * 1024;
 const MAX_BACKPRESSURE = 128 * 1024 + 64 * 1024;
 const IDLE_TIMEOUT_S = 60;
 
 // Every frame as bytes, made before any close: the service's hub hands each event's frame as a
-// Buffer made once (src/http/event-hub.ts perEvent); here nothing is left to make at send time.
+// Buffer made once (src/events/hub.ts perEvent); here nothing is left to make at send time.
 const byKey = new Map();
 for (const s of JSON.parse(fs.readFileSync(values.frames, 'utf8')).subscribers) {
   const closes = {};

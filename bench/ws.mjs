@@ -484,7 +484,7 @@ async function runMain() {
     return round((all.reduce((n, c) => n + c.cpu_ms[`${process}_ms`], 0) / all.reduce((n, c) => n + c.events, 0)) * 1000, 1);
   };
 
-  /** An account event's frame as the service writes it (src/http/ws.ts accountFrame); checked against the frames kept whole. */
+  /** An account event's frame as the service writes it (src/events/websocket.ts accountFrame); checked against the frames kept whole. */
   const accountFrame = (json) => `{"channel":"account","event":${json}}`;
 
   /**

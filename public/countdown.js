@@ -1,5 +1,5 @@
 // Keeps the purchase and cart pages' "closes in N s (HH:MM:SS UTC)" current, second by second. The
-// server writes the same words (src/http/cart-view.ts countdown), so the page is right without this
+// server writes the same words (src/web/cart-view.ts countdown), so the page is right without this
 // script too: the close time is in the text.
 (function () {
   var hhmmss = function (unix) { return new Date(unix * 1000).toISOString().slice(11, 19); };

@@ -2,7 +2,7 @@
 // connecting), `point` (a new one: appended, the oldest dropped past max_points) and `figures` (a
 // second's figures: each element marked data-f="<path>" in the words the server uses (data-fmt),
 // the status line, the recent 5xx, the routes with traffic and those folded away). Each chart is
-// redrawn from its spec (data-chart, written by src/http/ops/view.ts) the way src/http/charts.ts
+// redrawn from its spec (data-chart, written by src/ops/view.ts) the way src/web/charts.ts
 // draws it on the server. Without this script the page shows the figures as of loading it, and says so.
 (function () {
   if (!window.EventSource) return;
@@ -34,7 +34,7 @@
     if (e && e.textContent !== text) e.textContent = text;
   }
 
-  // Charts: the layout of src/http/charts.ts lineChart (its margins, its tick label room).
+  // Charts: the layout of src/web/charts.ts lineChart (its margins, its tick label room).
   var W = 640, H = 220, M = { top: 12, right: 28, bottom: 36, left: 68 }, TICK_CHAR = 10.5;
   var SVG = 'http://www.w3.org/2000/svg';
   var history = null;
@@ -63,7 +63,7 @@
     for (var t = Math.ceil(lo / step); t * step <= hi + step * 1e-9; t++) ticks.push(+(t * step).toPrecision(12));
     return { lo: lo, hi: hi, ticks: ticks };
   }
-  /** The x axis of the history: seconds before the newest point (src/http/ops/view.ts historyAxis). */
+  /** The x axis of the history: seconds before the newest point (src/ops/view.ts historyAxis). */
   function historyAxis(points, pointS) {
     var span = Math.max(1, points - 1) * pointS;
     var steps = [5, 10, 15, 30, 60, 120, 180, 300], step = 600, ticks = [], x = [];

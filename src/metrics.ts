@@ -126,7 +126,7 @@ export class Metrics {
     'How long ago the earliest webhook delivery due and not yet sent fell due, in seconds (0: none; a warning is logged from 10 s)',
   );
 
-  /** The event hub's reports (src/http/event-hub.ts). */
+  /** The event hub's reports (src/events/hub.ts). */
   readonly events: EventHubObserver = {
     fanout: (seconds, events) => {
       this.fanouts.observe(seconds);
@@ -384,7 +384,7 @@ export class Metrics {
     this.pool = pool;
   }
 
-  /** The record's cache of settled sessions (src/http/record-fragments.ts), read at each scrape. */
+  /** The record's cache of settled sessions (src/market-data/record-fragments.ts), read at each scrape. */
   watchRecord(stats: () => RecordCacheStats): void {
     this.recordStats = stats;
   }
@@ -401,7 +401,7 @@ export class Metrics {
 
   /**
    * Every metric of the registry and the request counters, as prom-client's JSON (one object per
-   * metric, its values with labels): what the operators' page reads (src/http/ops/).
+   * metric, its values with labels): what the operators' page reads (src/ops/).
    */
   async snapshot(): Promise<MetricJson[]> {
     // prom-client types `type` as its enum; its values are the strings of the text format.

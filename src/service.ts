@@ -15,20 +15,20 @@ import { EmbeddedDatabaseError, startEmbedded, type EmbeddedDatabase } from '../
 import { initMeta, writeMeta } from '../orm/meta.js';
 import { Metrics } from './metrics.js';
 import { createApp, listen } from './http/server.js';
-import { errorPage } from './http/pages.js';
-import { routeTable } from './http/routes/index.js';
-import { keyAuthenticator } from './http/auth/keys.js';
-import { holderAuthenticator } from './http/auth/holders.js';
+import { errorPage } from './web/pages.js';
+import { routeTable } from './http/route-table.js';
+import { keyAuthenticator } from './http/authenticators/agent-key.js';
+import { holderAuthenticator } from './http/authenticators/holder-session.js';
 import type { Services } from './http/services.js';
-import { RecordFragments } from './http/record-fragments.js';
-import { warmCloseAnswers } from './http/families-book.js';
-import { EventHub } from './http/event-hub.js';
+import { RecordFragments } from './market-data/record-fragments.js';
+import { warmCloseAnswers } from './market-data/families-book.js';
+import { EventHub } from './events/hub.js';
 import { EVENTS_CHANNEL, SESSIONS_CHANNEL } from '../actors/events/messages.js';
-import { attachWebSocket } from './http/ws.js';
+import { attachWebSocket } from './events/websocket.js';
 import { Places, StreamPlaces, UNAUTHENTICATED_PER_ADDRESS } from './http/limits.js';
-import { sessionClosedEvent } from './http/market-stream.js';
-import { OpsFeed, type OpsFeedOptions } from './http/ops/feed.js';
-import { opsAuthenticator } from './http/ops/access.js';
+import { sessionClosedEvent } from './events/market-stream.js';
+import { OpsFeed, type OpsFeedOptions } from './ops/feed.js';
+import { opsAuthenticator } from './ops/access.js';
 
 /** How often stored idempotency answers past their retention are swept. */
 const ANSWER_SWEEP_MS = 3_600_000;
@@ -50,7 +50,7 @@ export type StartOptions = {
   wsAuthTimeoutMs?: number;
   /** Streams one API key may hold (default limits.ts STREAMS_PER_KEY; a test of a hundred slow readers of one log raises it). */
   streamsPerKey?: number;
-  /** /ops's chart points and thresholds (defaults: src/http/ops/feed.ts, thresholds.ts; tests shorten or lower them). */
+  /** /ops's chart points and thresholds (defaults: src/ops/feed.ts, thresholds.ts; tests shorten or lower them). */
   ops?: OpsFeedOptions;
 };
 

@@ -1,7 +1,7 @@
 // One delivery attempt (CONTRACT.md "Events" → Webhooks): a POST of the event JSON signed as the
 // Standard Webhooks specification says, with its own library (`standardwebhooks`: `webhook-id`,
 // `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`), to the address checked just
-// before (src/webhooks/address.ts; the connection goes to that address, not to a second look-up),
+// before (src/net/webhook-address.ts; the connection goes to that address, not to a second look-up),
 // within a time-out, reading at most a few KB of the answer. Redirects are not followed (a 3xx is
 // a failed attempt). Runs outside any database transaction.
 import http from 'node:http';
@@ -9,7 +9,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { SEND_TIMEOUT_MS } from './messages.js';
-import { checkWebhookUrl, type ResolvedAddress, type Resolver, systemResolver } from '../../src/webhooks/address.js';
+import { checkWebhookUrl, type ResolvedAddress, type Resolver, systemResolver } from '../../src/net/webhook-address.js';
 
 /** Bytes of an answer read at most; the rest is dropped with the connection. */
 export const ANSWER_BYTES_READ = 4096;

@@ -5,7 +5,7 @@
 // out within a second; redispatch sends a request whose node cannot be reached to another. A
 // request is retried only when its connection could not be made (HAProxy's default): one a node
 // may have received is never sent twice (clients retry with their Idempotency-Key).
-import { SESSION_COOKIE } from '../http/auth/holders.js';
+import { SESSION_COOKIE } from '../http/authenticators/holder-session.js';
 
 export type BalancedNode = { name: string; host: string; port: number };
 

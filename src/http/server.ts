@@ -11,8 +11,8 @@ import type { Principals } from './principal.js';
 import { Problem } from '../schemas/common.js';
 import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
-import { prefersJson } from './web.js';
-import { answerOnce, ticketOf, type AnswerStore } from './idempotency.js';
+import { prefersJson } from '../web/answers.js';
+import { answerOnce, ticketOf, type AnswerStore } from './idempotency-key.js';
 import { holdFor, openStream, sendBody, settle, statusLine, type Exchange } from './reply-writer.js';
 import { clientAddress, type TrustedProxies } from './client-address.js';
 

@@ -7,9 +7,9 @@ import type { Supervisor } from '../supervisor/supervisor.js';
 import type { ActorRuntime } from '../../actors/runtime/client.js';
 import type { SchemaInfo } from '../../orm/database.js';
 import type { Metrics } from '../metrics.js';
-import type { RecordFragments } from './record-fragments.js';
-import type { EventHub } from './event-hub.js';
-import type { OpsFeed } from './ops/feed.js';
+import type { RecordFragments } from '../market-data/record-fragments.js';
+import type { EventHub } from '../events/hub.js';
+import type { OpsFeed } from '../ops/feed.js';
 import type { Places, StreamPlaces } from './limits.js';
 
 export type Services = {
@@ -24,7 +24,7 @@ export type Services = {
   record: RecordFragments;
   /** The event log's streams of this process (LISTEN/NOTIFY). */
   events: EventHub;
-  /** The operators' figures, sampled once someone opens /ops (src/http/ops/feed.ts). */
+  /** The operators' figures, sampled once someone opens /ops (src/ops/feed.ts). */
   opsFeed: OpsFeed;
   /** Unauthenticated work under way per client address (limits.ts UNAUTHENTICATED_PER_ADDRESS): POST /mcp without a key, WebSockets before their auth. */
   unauthenticated: Places;

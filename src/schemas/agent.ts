@@ -1,7 +1,7 @@
 // SPEC.md "Agent registration body" and the agents' answers: token, registration, recall, me.
 import { CART_KINDS } from '../../orm/entities/carts.js';
 import Type, { type Static } from 'typebox';
-import { KEY_PATTERN } from '../agents/keys.js';
+import { KEY_PATTERN } from '../auth/api-keys.js';
 import { bool, int, list, nullable, num, numOrNull, obj, oneOf, str, strOrNull, unixOrNull, requestBody } from './common.js';
 
 const s = (maxLength: number, description: string) => Type.String({ maxLength, description });

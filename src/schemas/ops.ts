@@ -1,6 +1,6 @@
 // The operators' feed (GET /ops/feed, CONTRACT.md "Operators"): the figures of this process now,
 // the chart points of the last 15 minutes, the figures past their thresholds and the recent 5xx.
-// One definition: the TypeScript types of src/http/ops/ are these schemas' Static types.
+// One definition: the TypeScript types of src/ops/ are these schemas' Static types.
 import Type, { type Static } from 'typebox';
 import { int, keyed, list, nullable, num, numOrNull, obj, oneOf, str, strOrNull } from './common.js';
 
@@ -63,7 +63,7 @@ export const ServerErrorJson = obj(
 
 export const BreachJson = obj(
   {
-    id: str('the threshold (src/http/ops/thresholds.ts)'),
+    id: str('the threshold (src/ops/thresholds.ts)'),
     market: strOrNull('the market, for a per-market figure'),
     value: num('the worst value within the threshold\'s window'),
     above: num('the threshold: past it when the value is above it'),
@@ -152,7 +152,7 @@ export const FiguresJson = obj(
     status: list(BreachJson, 'the figures past their thresholds now (empty: all within)'),
     recent_5xx: list(ServerErrorJson, 'the latest 5xx answers, newest first (at most RECENT_5XX)'),
   },
-  "this process's figures now (src/http/ops/figures.ts)",
+  "this process's figures now (src/ops/figures.ts)",
 );
 
 export const PointJson = obj(

@@ -153,7 +153,7 @@ t.test('the cart link: the facts of each open line, and the countdown in seconds
 });
 
 t.test('facts of what is off the menu are absent, never a 500; a cart page shows those of its first lines', async (t) => {
-  const { dealFacts, cartFacts, FACTS_PER_PAGE } = await import('../../src/http/deal-facts.js');
+  const { dealFacts, cartFacts, FACTS_PER_PAGE } = await import('../../src/web/deal-facts.js');
   const d = (await send(svc, 'GET', '/api/v1/markets/h10/deals?limit=1')).body;
   const deal = d.deals[0];
   const base = { market: 'h10', tick: d.tick, offer_key: deal.key, qty: 1, unit_cost: deal.unit_cost, list_price: deal.list_price };

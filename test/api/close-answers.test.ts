@@ -4,7 +4,7 @@
 // the close warms the default families and book answers of the new session and replaces the old.
 import t from 'tap';
 import { MARKETS, type MarketId } from '../../src/engine/index.js';
-import { RecordFragments } from '../../src/http/record-fragments.js';
+import { RecordFragments } from '../../src/market-data/record-fragments.js';
 import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
 
 // The clock moves only when the test says: closes happen at runDue().

@@ -5,10 +5,10 @@
 // 404. Real service and database, the clock driven through a close.
 import t from 'tap';
 import { MARKETS } from '../../src/engine/index.js';
-import { manifest } from '../../src/http/content/manifest.js';
-import { agentProtocol } from '../../src/http/content/protocol.js';
-import { RoutePaths } from '../../src/http/content/route-paths.js';
-import { routeTable } from '../../src/http/routes/index.js';
+import { manifest } from '../../src/docs/manifest.js';
+import { agentProtocol } from '../../src/docs/protocol.js';
+import { RoutePaths } from '../../src/docs/route-paths.js';
+import { routeTable } from '../../src/http/route-table.js';
 import { startTestService } from '../helpers/service.js';
 import { registerAgent, send } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';

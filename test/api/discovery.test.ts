@@ -2,7 +2,7 @@
 import t from 'tap';
 import { startTestService } from '../helpers/service.js';
 import { migrationsList } from '../../orm/migrations/index.js';
-import { asyncApiDocument } from '../../src/http/asyncapi.js';
+import { asyncApiDocument } from '../../src/events/asyncapi.js';
 import { EVENT_TYPES } from '../../src/schemas/index.js';
 
 const svc = await startTestService(t);

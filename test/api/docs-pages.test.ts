@@ -9,11 +9,11 @@ import { registerAgent, send } from '../helpers/agents.js';
 import { commandsOf, run } from '../helpers/shell-curl.js';
 import { AxeBuilder } from '@axe-core/playwright';
 import { launchChromium } from '../helpers/browser.js';
-import { RECORD_RANGES, COVERAGE_PATH } from '../../src/http/content/record-ranges.js';
-import { DOC_PAGES } from '../../src/http/content/docs.js';
+import { RECORD_RANGES, COVERAGE_PATH } from '../../src/docs/record-ranges.js';
+import { DOC_PAGES } from '../../src/docs/docs.js';
 import { TEST_CARDS } from '../../src/payments/cards.js';
 import { EVENT_TYPES } from '../../src/schemas/index.js';
-import { EVENT_WHEN } from '../../src/http/content/events.js';
+import { EVENT_WHEN } from '../../src/docs/events.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
 fileTimeout(210); // Chromium over the docs pages: 106 s in a whole run beside another on its 2 cores (2026-11-28)

@@ -2,7 +2,7 @@
 // post refused (403), and the page the app renders for 429 and 500, each in the site's layout with
 // words for what to do next; JSON clients and /api/ keep their {"detail"} answers.
 import t from 'tap';
-import { errorPage } from '../../src/http/pages.js';
+import { errorPage } from '../../src/web/pages.js';
 import { getPage, postForm, startWebService } from '../helpers/web.js';
 
 const svc = await startWebService(t);

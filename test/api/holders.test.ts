@@ -4,7 +4,7 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { getPage, postForm, registerHolder, sessionCookieOf, startWebService } from '../helpers/web.js';
-import { sessionCookie } from '../../src/http/auth/holders.js';
+import { sessionCookie } from '../../src/http/authenticators/holder-session.js';
 import type { Services } from '../../src/http/services.js';
 import { instantSql } from '../../actors/runtime/sql.js';
 

@@ -6,7 +6,7 @@ import net from 'node:net';
 import { startTestService, testConfig } from '../helpers/service.js';
 import { eventually } from '../helpers/wait.js';
 import { startClockedService } from '../helpers/clocked.js';
-import { opsRoutes } from '../../src/http/routes/ops.js';
+import { opsRoutes } from '../../src/ops/routes/probes.js';
 import type { Services } from '../../src/http/services.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 import { productionEnv } from '../helpers/child-env.js';

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { startRecordedService } from '../helpers/service.js';
 import { registerAgent, send } from '../helpers/agents.js';
 import { MCP_LIST_DEFAULT, MCP_TOOLS_LIST_BYTES, MCP_TOOL_ANSWER_BYTES } from '../../src/http/limits.js';
-import { columnar } from '../../src/http/mcp.js';
+import { columnar } from '../../src/mcp/tools.js';
 
 const svc = await startRecordedService(t);
 const agent = await registerAgent(svc);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import t from 'tap';
 import { HtmlValidate } from 'html-validate';
-import { MAX_FOLLOWERS } from '../../src/http/ops/feed.js';
+import { MAX_FOLLOWERS } from '../../src/ops/feed.js';
 import { eventually } from '../helpers/wait.js';
 import { getPage, postForm, startWebService } from '../helpers/web.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -17,7 +17,7 @@ import { metricValue } from '../helpers/metrics.js';
 import { answerA5xx } from '../helpers/ops.js';
 import { Compile } from 'typebox/compile';
 import { FiguresJson, HistoryJson, PointJson } from '../../src/schemas/ops.js';
-import { HISTORY_POINTS } from '../../src/http/ops/feed.js';
+import { HISTORY_POINTS } from '../../src/ops/feed.js';
 
 fileTimeout(300); // 8 services started and stopped: 47-54 s alone beside one other file (2026-11-28; with 6: 161 s in a whole run beside another on its 2 cores)
 

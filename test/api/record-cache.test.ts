@@ -1,12 +1,12 @@
-// The record's settled sessions served from memory (src/http/record-fragments.ts): every answer is
+// The record's settled sessions served from memory (src/market-data/record-fragments.ts): every answer is
 // byte for byte the one the whole-range read tasks give (the service with SVC_RECORD_CACHE_MB=0),
 // over random ranges and query flags, cold and warm, before and across a close that settles a
 // session; the close warms what it settled; eviction under the byte cap; ETag and 304.
 import t, { type Test } from 'tap';
 import fc from 'fast-check';
 import { menu, MARKETS, type MarketId } from '../../src/engine/index.js';
-import { RecordFragments } from '../../src/http/record-fragments.js';
-import { seriesKey } from '../../src/http/record-cache.js';
+import { RecordFragments } from '../../src/market-data/record-fragments.js';
+import { seriesKey } from '../../src/market-data/record-cache.js';
 import type { FragmentSpec } from '../../actors/record/messages.js';
 import { holderTrade } from '../helpers/holder-trades.js';
 import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';

@@ -6,7 +6,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { MARKET_IDS } from '../../src/engine/markets.js';
-import { routeTable } from '../../src/http/routes/index.js';
+import { routeTable } from '../../src/http/route-table.js';
 import type { Route } from '../../src/http/route.js';
 import { registerAgent } from '../helpers/agents.js';
 import { registerHolder } from '../helpers/holders.js';

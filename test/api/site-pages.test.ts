@@ -33,7 +33,7 @@ t.test('home, markets and connecting on a purchase link', async (t) => {
 });
 
 t.test('session lengths are shown as they run (SVC_TIME_SCALE divides them)', async (t) => {
-  const { sessionLength } = await import('../../src/http/live-session.js');
+  const { sessionLength } = await import('../../src/market-data/live-session.js');
   t.equal(sessionLength(900), '15 min');
   t.equal(sessionLength(36000), '10 h');
   t.equal(sessionLength(900 / 900), '1 s');

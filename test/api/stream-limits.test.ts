@@ -14,7 +14,7 @@ import { registerAgent, type TestAgent } from '../helpers/agents.js';
 import { openSse, type SseStream } from '../helpers/sse.js';
 import { connectAs, connectWs } from '../helpers/ws.js';
 import { within } from '../helpers/wait.js';
-import { keyIdOf } from '../../src/agents/keys.js';
+import { keyIdOf } from '../../src/auth/api-keys.js';
 import { MARKET_STREAMS_PER_ADDRESS, STREAMS_PER_KEY, STREAM_LIMIT_RETRY_AFTER_S } from '../../src/http/limits.js';
 
 const svc = await startTestService(t);

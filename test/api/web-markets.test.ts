@@ -6,8 +6,8 @@
 import t from 'tap';
 import { parse } from 'csv-parse/sync';
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
-import { countdown } from '../../src/http/cart-view.js';
-import { FragmentCache } from '../../src/http/fragment-cache.js';
+import { countdown } from '../../src/web/cart-view.js';
+import { FragmentCache } from '../../src/web/fragment-cache.js';
 import { startTestService } from '../helpers/service.js';
 import { getPage } from '../helpers/web.js';
 import { registerHolder } from '../helpers/holders.js';

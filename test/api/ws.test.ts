@@ -13,7 +13,7 @@ import { connectAs, connectWs, type WsClient } from '../helpers/ws.js';
 import { eventually } from '../helpers/wait.js';
 import { openSse } from '../helpers/sse.js';
 import { appendEvents, type NewEvent } from '../../actors/events/log.js';
-import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, SEND_BUFFER_BYTES, WS_CLOSE } from '../../src/http/ws.js';
+import { MAX_FRAME_BYTES, MAX_PAYLOAD_BYTES, SEND_BUFFER_BYTES, WS_CLOSE } from '../../src/events/websocket.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
 fileTimeout(150); // 99 s beside events.test on a shared 2-core machine (2026-11-28); a consumer that stops reading is closed 10-20 s after

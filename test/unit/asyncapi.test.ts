@@ -7,7 +7,7 @@
 // real frames pass, wrong ones fail. The payloads are the event schemas the routes serve.
 import t from 'tap';
 import Ajv from 'ajv';
-import { asyncApiDocument } from '../../src/http/asyncapi.js';
+import { asyncApiDocument } from '../../src/events/asyncapi.js';
 import { EVENT_TYPES } from '../../src/schemas/index.js';
 import { MARKET_IDS } from '../../src/engine/index.js';
 

@@ -2,7 +2,7 @@
 // exactly a known code and whole numbers, or as none; it never throws.
 import t from 'tap';
 import fc from 'fast-check';
-import { decodeNotice } from '../../src/http/console-notice.js';
+import { decodeNotice } from '../../src/web/console-notice.js';
 
 t.test('any cookie value decodes to a well-formed notice or to none', async (t) => {
   const part = fc.oneof(fc.constantFrom('topup', 'payout', 'limits', '__proto__', 'constructor', ''), fc.string(), fc.integer().map(String), fc.double().map(String));

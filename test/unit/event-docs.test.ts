@@ -3,8 +3,8 @@
 // webhook-id and refuses a tampered body; the retention it quotes is the one the log is swept by.
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
-import { EVENT_RETENTION_DAYS, VERIFY_SNIPPET, eventsSection, manifestEvents, webhookRoutes } from '../../src/http/content/events.js';
-import { RoutePaths } from '../../src/http/content/route-paths.js';
+import { EVENT_RETENTION_DAYS, VERIFY_SNIPPET, eventsSection, manifestEvents, webhookRoutes } from '../../src/docs/events.js';
+import { RoutePaths } from '../../src/docs/route-paths.js';
 import { EVENT_RETENTION_DAYS as SWEPT_AFTER_DAYS } from '../../actors/events/reads.js';
 
 t.test('the verification snippet verifies, deduplicates by webhook-id and refuses a forgery', async (t) => {

@@ -1,4 +1,4 @@
-// The event hub (src/http/event-hub.ts) against a log it reads through a stand-in runtime: every
+// The event hub (src/events/hub.ts) against a log it reads through a stand-in runtime: every
 // stream is handed each event past its own id once, in order, as the read brought its text, also when
 // it subscribes from an older id while a read of its account is in flight (it is read again from its
 // own id, not handed the later events), with its types filter, and a stream without room waits
@@ -9,7 +9,7 @@ import pino from 'pino';
 import type { ActorRuntime, NotifyListener } from '../../actors/runtime/client.js';
 import type { EventText, ManyArgs, ManyReply } from '../../actors/events/messages.js';
 import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
-import { EventHub, type AccountStream } from '../../src/http/event-hub.js';
+import { EventHub, type AccountStream } from '../../src/events/hub.js';
 
 const ACCOUNT = 7;
 const ev = (id: number, type: EventText['type'] = 'order.created'): EventText => ({ id, type, json: `{"id":${id},"type":"${type}"}` });

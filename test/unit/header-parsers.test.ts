@@ -1,12 +1,12 @@
 // The parsers issue 24 added, fed arbitrary and hostile input: the Accept header's q-values
-// (src/http/web.ts), an amount's decimal places (src/http/validation.ts), the Idempotency-Key and a
-// JSON body's comparable form (src/http/idempotency.ts). None may throw anything but its 4xx, and
+// (src/web/answers.ts), an amount's decimal places (src/http/validation.ts), the Idempotency-Key and a
+// JSON body's comparable form (src/http/idempotency-key.ts). None may throw anything but its 4xx, and
 // each answer stays in its range; the service-level check is in test/api/strict-requests.test.ts.
 import t from 'tap';
 import fc from 'fast-check';
-import { acceptQ, prefersJson } from '../../src/http/web.js';
+import { acceptQ, prefersJson } from '../../src/web/answers.js';
 import { decimalPlaces } from '../../src/http/validation.js';
-import { comparableBody, ticketOf } from '../../src/http/idempotency.js';
+import { comparableBody, ticketOf } from '../../src/http/idempotency-key.js';
 import { HttpError } from '../../src/http/route.js';
 
 /** Accept-like text: media ranges, q parameters (good and broken) and raw noise. */

@@ -3,9 +3,9 @@
 // risk box's colour, headline and the chart's range.
 import t from 'tap';
 import { numberToCents } from '../../src/engine/index.js';
-import { FIGURES, LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/http/console-view.js';
-import { cardOf, cartDonePath, donePath, paidCardView, payTotal } from '../../src/http/checkout-view.js';
-import { chartRange, lossHeadline, recordClass, riskWords, similarWords } from '../../src/http/deal-facts.js';
+import { FIGURES, LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/web/console-view.js';
+import { cardOf, cartDonePath, donePath, paidCardView, payTotal } from '../../src/web/checkout-view.js';
+import { chartRange, lossHeadline, recordClass, riskWords, similarWords } from '../../src/web/deal-facts.js';
 import { TIMELINE_KINDS } from '../../src/schemas/index.js';
 import { LEDGER_KINDS } from '../../orm/entities/trading.js';
 

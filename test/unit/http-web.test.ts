@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { createApp, crossSite, listen } from '../../src/http/server.js';
 import { HttpError, json, route, text, type RequestInfo } from '../../src/http/route.js';
 import { compileFormValidator } from '../../src/http/validation.js';
-import { acceptQ, webAction, formReply, invalidForm, issuesMessage, safeNext, wantsJson } from '../../src/http/web.js';
+import { acceptQ, webAction, formReply, invalidForm, issuesMessage, safeNext, wantsJson } from '../../src/web/answers.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 
 const SITE = 'http://shop.example:8080';

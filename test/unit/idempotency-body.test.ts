@@ -1,7 +1,7 @@
-// What makes a retry "the same request" under an Idempotency-Key (src/http/idempotency.ts): the
+// What makes a retry "the same request" under an Idempotency-Key (src/http/idempotency-key.ts): the
 // body's bytes, except the random boundary a multipart sender draws for every send.
 import t from 'tap';
-import { comparableBody, ticketOf } from '../../src/http/idempotency.js';
+import { comparableBody, ticketOf } from '../../src/http/idempotency-key.js';
 
 const multipart = (boundary: string, content: string) =>
   Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\n${content}\r\n--${boundary}--\r\n`, 'latin1');

@@ -1,7 +1,7 @@
-// The console inventory page's chart of a family's resale price (src/http/charts.ts
+// The console inventory page's chart of a family's resale price (src/web/charts.ts
 // chartPoints): oldest left, highest price at the top, unknown sessions skipped.
 import t from 'tap';
-import { chartPoints } from '../../src/http/charts.js';
+import { chartPoints } from '../../src/web/charts.js';
 
 t.test('chartPoints: scaled into the 240 x 48 box, nulls skipped, nothing below two prices', async (t) => {
   t.equal(chartPoints([1, null, 3]), '0.0,48.0 240.0,0.0');

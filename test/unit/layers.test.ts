@@ -1,8 +1,9 @@
 // The layers of ARCHITECTURE.md: src/ (front end, supervisor, pure engine) runs no SQL and imports
 // nothing from actors/ but the runtime client and the kinds' message types; actors/ never import
-// the front end (src/http/). Route files (src/http/routes/) only declare routes: nothing imports one
-// but the route table's assemblers, and shared helpers and limits live beside what they serve in
-// src/http/. Scans the sources, so a crossing fails here with its file and line.
+// the front end (FRONT_END: the server core and the rooms it serves). Route files (a room's
+// routes/ folder) only declare routes: nothing imports one but the route table's assemblers, and
+// shared helpers live beside what they serve in their room. No folder holds more than a fifth of
+// the source (issue 45). Scans the sources, so a crossing fails here with its file and line.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -31,17 +32,21 @@ const PENDING: { file: string; line: RegExp; why: string }[] = [];
 
 type Crossing = { file: string; line: number; text: string; what: string };
 
-/** The route table (routeTable): what the wiring imports to serve the routes. */
-const ROUTE_TABLE = /^src\/http\/routes\/index\.(js|ts)$/;
+/** The front end's rooms: the server core (src/http) and what it serves. */
+const FRONT_END = ['src/http/', 'src/api/', 'src/web/', 'src/events/', 'src/mcp/', 'src/ops/', 'src/docs/', 'src/market-data/'];
+
+/** A route file: in a front-end room's routes/ folder. */
+const ROUTE_FILE = /^src\/[a-z-]+\/routes\/[a-z-]+\.(js|ts)$/;
+
 
 /**
  * The modules that assemble routes, each with the route files it may import; no other module imports
  * a route file. An assembler that imports none any more fails too, so this list cannot go stale.
  */
 const ROUTE_ASSEMBLERS: { file: string; may: RegExp; why: string }[] = [
-  { file: 'src/http/routes/index.ts', may: /^src\/http\/routes\/[a-z-]+\.(js|ts)$/, why: 'the route table' },
-  { file: 'src/http/routes/web.ts', may: /^src\/http\/routes\/web-[a-z-]+\.(js|ts)$/, why: "the holder's web pages, one entry of the table" },
-  { file: 'src/http/routes/web-console.ts', may: /^src\/http\/routes\/web-money\.(js|ts)$/, why: "the console's money forms, which answer with the console's own pages" },
+  { file: 'src/http/route-table.ts', may: ROUTE_FILE, why: 'the route table' },
+  { file: 'src/web/routes/index.ts', may: /^src\/web\/routes\/[a-z-]+\.(js|ts)$/, why: "the holder's web pages, one entry of the table" },
+  { file: 'src/web/routes/console.ts', may: /^src\/web\/routes\/money\.(js|ts)$/, why: "the console's money forms, which answer with the console's own pages" },
 ];
 
 
@@ -82,7 +87,7 @@ export function actorCrossings(file: string, source: string): Crossing[] {
   for (const { n, text } of codeLines(source)) {
     for (const spec of specifiers(text)) {
       const to = resolved(file, spec);
-      if (to?.startsWith('src/http/')) out.push({ file, line: n, text: text.trim(), what: `imports ${to}: actors never import the front end` });
+      if (to && FRONT_END.some((room) => to.startsWith(room))) out.push({ file, line: n, text: text.trim(), what: `imports ${to}: actors never import the front end` });
     }
   }
   return out;
@@ -95,8 +100,8 @@ export function routeCrossings(file: string, source: string): Crossing[] {
   for (const { n, text } of codeLines(source)) {
     for (const spec of specifiers(text)) {
       const to = resolved(file, spec);
-      if (!to?.startsWith('src/http/routes/') || ROUTE_TABLE.test(to) || assembler?.may.test(to)) continue;
-      out.push({ file, line: n, text: text.trim(), what: `imports ${to}: only the route table's assemblers import route files; move what is shared out of src/http/routes/` });
+      if (!to || !ROUTE_FILE.test(to) || assembler?.may.test(to)) continue;
+      out.push({ file, line: n, text: text.trim(), what: `imports ${to}: only the route table's assemblers import route files; move what is shared out of routes/ into its room` });
     }
   }
   return out;
@@ -201,9 +206,9 @@ t.test('the scanner finds what it must (so this test can fail)', async (t) => {
     '  const n = await orm.em.getKnex().client;',
     '  await em.findOne(Holder, { id });',
   ].join('\n');
-  const found = srcCrossings('src/http/routes/x.ts', bad);
+  const found = srcCrossings('src/api/routes/x.ts', bad);
   t.same(found.map((c) => c.line), [1, 2, 3, 4, 5, 6, 7, 8], found.map(show).join('\n'));
-  t.match(show(found[0]), /^src\/http\/routes\/x\.ts:1: imports actors\/runtime\/shards\.js/);
+  t.match(show(found[0]), /^src\/api\/routes\/x\.ts:1: imports actors\/runtime\/shards\.js/);
   const fine = [
     "import { read, type ActorRuntime } from '../../../actors/runtime/client.js';",
     "import type { Paid } from '../../../actors/account/messages.js';",
@@ -211,8 +216,9 @@ t.test('the scanner finds what it must (so this test can fail)', async (t) => {
     '// a comment may say em.execute( or getKnex() without running them',
     '/* nor here: em.fork() */',
   ].join('\n');
-  t.same(srcCrossings('src/http/routes/x.ts', fine), []);
+  t.same(srcCrossings('src/api/routes/x.ts', fine), []);
   t.same(actorCrossings('actors/account/x.ts', "import { json } from '../../src/http/route.js';").map((c) => c.line), [1]);
+  t.same(actorCrossings('actors/account/x.ts', "import { dealFacts } from '../../src/web/deal-facts.js';").map((c) => c.line), [1]);
   t.same(actorCrossings('actors/account/x.ts', "import { MARKETS } from '../../src/engine/index.js';"), []);
 });
 
@@ -225,48 +231,75 @@ t.test('src/ runs no SQL and imports only the runtime client and message types o
   }
 });
 
-t.test('actors/ never import the front end (src/http/)', async (t) => {
+t.test('actors/ never import the front end (src/http/ and its rooms)', async (t) => {
   const crossings = sourceFiles('actors').flatMap((f) => actorCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
   t.same(crossings.map(show), [], crossings.map(show).join('\n'));
 });
 
 t.test('the route scanner finds what it must (so the next test can fail)', async (t) => {
   const bad = [
-    "import { menuSnapshots } from './routes/markets.js';",
-    "import { HISTORY_SPAN } from './routes/history.js';",
-    "export { recordPosition } from './routes/record-common.js';",
-    "const { sessionLength } = await import('./routes/web-site.js');",
+    "import { menuSnapshots } from '../api/routes/markets.js';",
+    "import { HISTORY_SPAN } from '../market-data/routes/history.js';",
+    "export { recordPosition } from '../market-data/routes/record-common.js';",
+    "const { sessionLength } = await import('./routes/site.js');",
     'import {',
     '  TokenParams,',
-    "} from './routes/web-carts.js';",
+    "} from './routes/carts.js';",
   ].join('\n');
-  const found = routeCrossings('src/http/deal-facts.ts', bad);
+  const found = routeCrossings('src/web/deal-facts.ts', bad);
   t.same(found.map((c) => c.line), [1, 2, 3, 4, 7], found.map(show).join('\n'));
-  t.match(show(found[0]), /^src\/http\/deal-facts\.ts:1: imports src\/http\/routes\/markets\.js/);
-  t.same(routeCrossings('src/http/content/protocol.ts', "import { HISTORY_SPAN } from '../routes/history.js';").map((c) => c.line), [1]);
+  t.match(show(found[0]), /^src\/web\/deal-facts\.ts:1: imports src\/api\/routes\/markets\.js/);
+  t.same(routeCrossings('src/docs/protocol.ts', "import { HISTORY_SPAN } from '../market-data/routes/history.js';").map((c) => c.line), [1]);
   // A route file importing another's helper, and an assembler importing beyond its routes.
-  t.same(routeCrossings('src/http/routes/web-checkout.ts', "import { TokenParams, identityView, utc } from './web-carts.js';").map((c) => c.line), [1]);
-  t.same(routeCrossings('src/http/routes/web.ts', "import { marketOr404 } from './markets.js';").map((c) => c.line), [1]);
-  t.same(routeCrossings('src/service.ts', "import { warmCloseAnswers } from './http/routes/analytics-book.js';").map((c) => c.line), [1]);
+  t.same(routeCrossings('src/web/routes/checkout.ts', "import { TokenParams, identityView, utc } from './carts.js';").map((c) => c.line), [1]);
+  t.same(routeCrossings('src/web/routes/index.ts', "import { marketOr404 } from '../../api/routes/markets.js';").map((c) => c.line), [1]);
+  t.same(routeCrossings('src/service.ts', "import { warmCloseAnswers } from './market-data/routes/analytics-book.js';").map((c) => c.line), [1]);
   const fine: [string, string][] = [
-    ['src/http/routes/index.ts', "import { marketRoutes } from './markets.js';"],
-    ['src/http/routes/web.ts', "import { webCartRoutes } from './web-carts.js';"],
-    ['src/http/routes/web-console.ts', "import { agentKeyRoute, moneyRoutes } from './web-money.js';"],
-    ['src/service.ts', "import { routeTable } from './http/routes/index.js';"],
-    ['src/http/routes/trades.ts', "import { MarketParams, marketOr404 } from '../market-params.js';"],
-    ['src/http/deal-facts.ts', '// once: import { menuSnapshots } from \'./routes/markets.js\';'],
+    ['src/http/route-table.ts', "import { marketRoutes } from '../api/routes/markets.js';"],
+    ['src/http/route-table.ts', "import { webRoutes } from '../web/routes/index.js';"],
+    ['src/web/routes/index.ts', "import { webCartRoutes } from './carts.js';"],
+    ['src/web/routes/console.ts', "import { agentKeyRoute, moneyRoutes } from './money.js';"],
+    ['src/service.ts', "import { routeTable } from './http/route-table.js';"],
+    ['src/market-data/routes/trades.ts', "import { MarketParams, marketOr404 } from '../../api/market-params.js';"],
+    ['src/web/deal-facts.ts', '// once: import { menuSnapshots } from \'../api/routes/markets.js\';'],
   ];
   for (const [file, line] of fine) t.same(routeCrossings(file, line), [], `${file}: ${line}`);
 });
 
-t.test('nothing imports a route file (src/http/routes/) but the route table\'s assemblers', async (t) => {
+t.test("nothing imports a route file (a room's routes/) but the route table's assemblers", async (t) => {
   const files = sourceFiles('src');
   const crossings = files.flatMap((f) => routeCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
   t.same(crossings.map(show), [], `route files imported outside the route table's assemblers:\n${crossings.map(show).join('\n')}`);
+  t.ok(files.filter((f) => ROUTE_FILE.test(f)).length >= 30, 'the route files are where ROUTE_FILE looks');
   for (const a of ROUTE_ASSEMBLERS) {
     const imports = codeLines(readFileSync(path.join(ROOT, a.file), 'utf8')).flatMap(({ text }) => specifiers(text).map((spec) => resolved(a.file, spec)));
     t.ok(imports.some((to) => to !== null && a.may.test(to)), `${a.file} (${a.why}) imports no route file any more: remove it from ROUTE_ASSEMBLERS`);
   }
+});
+
+/** Lines of each folder of src/ and actors/ (its subfolders included) and of both together: the non-test source (generated .d.ts left out). */
+export function folderShares(files: Map<string, number>): { folder: string; lines: number; share: number }[] {
+  const total = [...files.values()].reduce((a, b) => a + b, 0);
+  const byFolder = new Map<string, number>();
+  for (const [file, lines] of files) {
+    const parts = file.split('/');
+    for (let depth = 2; depth < parts.length; depth++) {
+      const folder = parts.slice(0, depth).join('/');
+      byFolder.set(folder, (byFolder.get(folder) ?? 0) + lines);
+    }
+  }
+  return [...byFolder].map(([folder, lines]) => ({ folder, lines, share: lines / total })).sort((a, b) => b.share - a.share);
+}
+
+/** The most of the source one folder may hold (issue 45: a room over a fifth of the code is several rooms). */
+const MAX_FOLDER_SHARE = 0.2;
+
+t.test('no folder of src/ or actors/ holds more than a fifth of the source', async (t) => {
+  t.same(folderShares(new Map([['src/a/x.ts', 30], ['src/a/b/y.ts', 10], ['actors/k/z.ts', 60]])).map((f) => [f.folder, f.share]),
+    [['actors/k', 0.6], ['src/a', 0.4], ['src/a/b', 0.1]]);
+  const files = new Map([...sourceFiles('src'), ...sourceFiles('actors')].map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8').split('\n').length]));
+  const over = folderShares(files).filter((f) => f.share > MAX_FOLDER_SHARE);
+  t.same(over.map((f) => `${f.folder}: ${f.lines} lines, ${(f.share * 100).toFixed(1)} %`), []);
 });
 
 t.test('the loop finder finds a loop of type-only imports, and only loops', async (t) => {

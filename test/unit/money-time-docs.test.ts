@@ -4,8 +4,8 @@
 import t from 'tap';
 import { MARKETS, MARKET_IDS } from '../../src/engine/index.js';
 import { MONTHLY_FEE } from '../../src/payments/terms.js';
-import { marketsSection, moneyAndTimeSection } from '../../src/http/content/guide.js';
-import { RoutePaths } from '../../src/http/content/route-paths.js';
+import { marketsSection, moneyAndTimeSection } from '../../src/docs/guide.js';
+import { RoutePaths } from '../../src/docs/route-paths.js';
 
 const at = new RoutePaths('https://m.example.org', ['/api/v1/manifest', '/api/v1/account', '/api/v1/markets/{market_id}'].map((path) => ({ method: 'GET', path })));
 

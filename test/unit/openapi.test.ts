@@ -1,6 +1,6 @@
 import t from 'tap';
 import Type from 'typebox';
-import { buildOpenApi, checkOperationIds } from '../../src/http/openapi.js';
+import { buildOpenApi, checkOperationIds } from '../../src/api/openapi.js';
 import { htmlPage, json, media, route, text } from '../../src/http/route.js';
 
 const handler = () => json({});

@@ -4,9 +4,9 @@
 import t from 'tap';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { routeTable } from '../../src/http/routes/index.js';
-import { buildOpenApi, checkOperationIds, isApiRoute, OPERATION_ID } from '../../src/http/openapi.js';
-import { mcpTools } from '../../src/http/mcp.js';
+import { routeTable } from '../../src/http/route-table.js';
+import { buildOpenApi, checkOperationIds, isApiRoute, OPERATION_ID } from '../../src/api/openapi.js';
+import { mcpTools } from '../../src/mcp/tools.js';
 import type { Services } from '../../src/http/services.js';
 import { MCP_TOOLS_LIST_BYTES } from '../../src/http/limits.js';
 

@@ -5,9 +5,9 @@ import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { carriesToken, cookieValue, isLoopbackHost, LoginThrottle, opsAccess, OPS_COOKIE, sameSecret } from '../../src/http/ops/access.js';
-import { readBenchResults, readRun } from '../../src/http/ops/bench.js';
-import { quantile } from '../../src/http/ops/figures.js';
+import { carriesToken, cookieValue, isLoopbackHost, LoginThrottle, opsAccess, OPS_COOKIE, sameSecret } from '../../src/ops/access.js';
+import { readBenchResults, readRun } from '../../src/ops/bench.js';
+import { quantile } from '../../src/ops/figures.js';
 import type { RequestInfo } from '../../src/http/route.js';
 
 t.test('loopback hosts', async (t) => {

@@ -7,10 +7,10 @@ import t from 'tap';
 import fs from 'node:fs';
 import { parse } from 'yaml';
 import { Compile } from 'typebox/compile';
-import { breachesOf, THRESHOLDS, thresholdsWith } from '../../src/http/ops/thresholds.js';
-import { HISTORY_POINTS, OpsFeed, RECENT_5XX } from '../../src/http/ops/feed.js';
-import { pointOf, type Figures } from '../../src/http/ops/figures.js';
-import { opsView } from '../../src/http/ops/view.js';
+import { breachesOf, THRESHOLDS, thresholdsWith } from '../../src/ops/thresholds.js';
+import { HISTORY_POINTS, OpsFeed, RECENT_5XX } from '../../src/ops/feed.js';
+import { pointOf, type Figures } from '../../src/ops/figures.js';
+import { opsView } from '../../src/ops/view.js';
 import { FiguresJson, HistoryJson, type Point } from '../../src/schemas/ops.js';
 import type { CloseSeen, MetricJson } from '../../src/metrics.js';
 

@@ -3,8 +3,8 @@
 // range split into one part per worker.
 import t from 'tap';
 import fc from 'fast-check';
-import { ByteLru, fragmentSize, fromReply, seriesKey } from '../../src/http/record-cache.js';
-import { splitRange } from '../../src/http/record-fragments.js';
+import { ByteLru, fragmentSize, fromReply, seriesKey } from '../../src/market-data/record-cache.js';
+import { splitRange } from '../../src/market-data/record-fragments.js';
 
 const key = seriesKey({ kind: 'stats', market: 'm15', oracle: false });
 const frag = (tick: number, bytes: number) => fromReply({ tick, recorded: true, text: 'x'.repeat(bytes), digest: `d${tick}`, items: 1 });

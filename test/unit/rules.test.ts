@@ -8,12 +8,12 @@ import {
   FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS, dealNotOnMenu, feeMonth, menuUrl, orderAmounts,
 } from '../../src/rules.js';
 import { MARKETS, MARKET_IDS, costBasisCents } from '../../src/engine/index.js';
-import { manifest, llmsTxt } from '../../src/http/content/manifest.js';
-import { agentProtocol } from '../../src/http/content/protocol.js';
-import { RoutePaths } from '../../src/http/content/route-paths.js';
+import { manifest, llmsTxt } from '../../src/docs/manifest.js';
+import { agentProtocol } from '../../src/docs/protocol.js';
+import { RoutePaths } from '../../src/docs/route-paths.js';
 import { orderInstructions } from '../../actors/account/order-reply.js';
 import { DECLINED_DETAIL, TEST_CARDS, checkCard } from '../../src/payments/cards.js';
-import { paymentMethods } from '../../src/http/content/payments.js';
+import { paymentMethods } from '../../src/docs/payments.js';
 
 const prop = (p: Parameters<typeof fc.assert>[0]) => fc.assert(p, { numRuns: 500 });
 

@@ -1,4 +1,4 @@
-// Where webhooks may point and how an attempt is made (src/webhooks/address.ts, actors/webhooks/send.ts):
+// Where webhooks may point and how an attempt is made (src/net/webhook-address.ts, actors/webhooks/send.ts):
 // private, loopback and link-local addresses (IPv4, IPv6, IPv6 forms that embed an IPv4 address,
 // and what a name resolves to) are refused unless allowed, at registration and again before each attempt, which then connects
 // to the address it checked; the signature verifies with the Standard Webhooks library; the retry
@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { checkWebhookUrl, isPrivateAddress, type Resolver } from '../../src/webhooks/address.js';
+import { checkWebhookUrl, isPrivateAddress, type Resolver } from '../../src/net/webhook-address.js';
 import { send, signedHeaders } from '../../actors/webhooks/send.js';
 import { retryDelaySeconds, RETRY_CAP_SECONDS } from '../../actors/webhooks/queue.js';
 import { newSecret } from '../../actors/webhooks/actor.js';

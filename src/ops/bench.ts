@@ -1,0 +1,251 @@
+// The load benchmarks' results (bench/results/*.json, written by bench/*.mjs) read for GET /ops/bench:
+// each run's figures against its same-run baseline (fixed bytes, the naive peer, pgbench, the
+// "before" build) or, where a scenario has no baseline, against its target. The scenarios wrote
+// their files in several shapes over time; each shape is read here, and a file that cannot be read
+// is listed with the reason, never fatal. Bounded: the newest MAX_FILES files of at most MAX_BYTES.
+import fs from 'node:fs';
+import path from 'node:path';
+import { TEMPLATES_DIR } from '../web/pages.js';
+
+/** bench/results of this checkout (templates/ and bench/ are siblings). */
+export const BENCH_RESULTS_DIR = path.resolve(TEMPLATES_DIR, '..', 'bench', 'results');
+
+/** Files read at most (the newest by name, which starts with the run's date). */
+export const MAX_FILES = 1000;
+/** A result file larger than this is listed as unreadable instead of parsed. */
+export const MAX_BYTES = 8 * 1024 * 1024;
+
+export type Unit = 'ratio' | 'ms' | 'MB' | 'KB' | 's';
+/** One figure of a run: `value` against `against` (a baseline of the same run, or the target). */
+export type Measure = { name: string; value: number; unit: Unit; against: string; target: number | null; better: 'higher' | 'lower' };
+export type Run = { file: string; scenario: string; date: string; commit: string | null; machine: string; notes: string[]; measures: Measure[] };
+export type Unreadable = { file: string; reason: string };
+export type BenchResults = { dir: string; runs: Run[]; unreadable: Unreadable[] };
+
+/** What each scenario measures and its targets, as bench/README.md states them. */
+export const SCENARIOS: Record<string, { title: string; script: string; baseline: string; targets: string }> = {
+  http: {
+    title: 'HTTP read routes', script: 'bench/run.mjs (npm run bench)',
+    baseline: 'fixed-bytes: a bare uWebSockets.js server answering the same bytes, measured first in the same run',
+    targets: 'deals >= 70 % of fixed-bytes (issue 3, on the size-matched baseline); the market and explore pages of the same order as deals (issue 13); families and book >= 20x their per-request figure and p99 <= 50 ms (issue 24)',
+  },
+  orders: {
+    title: 'Durable orders paid from the balance', script: 'bench/orders.mjs',
+    baseline: 'a naive Fastify + pg peer and pgbench single-row updates on the same PostgreSQL, interleaved in the same run',
+    targets: 'orders/s >= 2.0x the naive peer, >= 50 % of pgbench (60 % in the first issue-4 runs), p99 <= 25 ms at 32 connections (issue 14)',
+  },
+  close: {
+    title: 'Session close at scale', script: 'bench/close.mjs',
+    baseline: 'none: the close time is compared with its target',
+    targets: 'an m15 close with 10 000 open positions in < 1 s (issue 14)',
+  },
+  record: {
+    title: 'Record reads (history, trades, tape, stats, dataset)', script: 'bench/record.mjs',
+    baseline: 'the build before the record cache (SVC_RECORD_CACHE_MB=0, or a "before" checkout), measured in the same run',
+    targets: '>= 20x the before build, p99 <= 50 ms (issue 14)',
+  },
+  memory: {
+    title: 'Memory with 100k agents', script: 'bench/agents-memory.mjs',
+    baseline: 'none: the peak RSS is compared with its target',
+    targets: 'RSS with 100 000 agents, 10 000 active, < 600 MB (issue 14)',
+  },
+  backfill: {
+    title: 'First-start history backfill', script: 'bench/backfill.mjs',
+    baseline: 'none: the time to record the history is compared with its target',
+    targets: '30 days of all four markets recorded in < 60 s on PostgreSQL (issue 3)',
+  },
+};
+
+type Json = Record<string, any>;
+const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+function machineOf(m: unknown): string {
+  if (!isObj(m)) return 'unknown';
+  const cpus = num(m.nproc) ?? num(m.cpus);
+  return [cpus !== null ? `${cpus} CPU` : undefined, typeof m.cpu === 'string' ? m.cpu : typeof m.model === 'string' ? m.model : undefined, typeof m.node === 'string' ? `node ${m.node}` : undefined]
+    .filter(Boolean)
+    .join(', ') || 'unknown';
+}
+
+/** `commit` as written, or the hash that starts `code` ("7582284 bench/...: ..."). */
+function commitOf(r: Json): string | null {
+  if (typeof r.commit === 'string' && r.commit) return r.commit.slice(0, 12);
+  const m = typeof r.code === 'string' ? /^([0-9a-f]{7,40})\b/.exec(r.code) : null;
+  return m ? m[1].slice(0, 12) : null;
+}
+
+/** The HTTP routes with a numeric target, as a ratio to fixed-bytes (SCENARIOS.http.targets; the others' are not ratios to it). */
+const HTTP_TARGETS: Record<string, number> = { deals: 0.7 };
+/** Record reads: each at least this many times the before build (SCENARIOS.record.targets). */
+const RECORD_TARGET_RATIO = 20;
+/** Backfill: 30 days of all four markets recorded in under this many seconds (SCENARIOS.backfill.targets). */
+const BACKFILL_TARGET = { days: 30, seconds: 60 };
+
+function httpMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!Array.isArray(r.results)) throw new Error('no results list');
+  const sized = r.fixed_bytes_sized_as ? ` sized as ${r.fixed_bytes_sized_as}` : '';
+  const against = `fixed-bytes (${num(r.fixed_bytes) ?? '?'} B${sized})`;
+  const measures = r.results
+    .filter((x: unknown) => isObj(x) && x.name !== 'fixed-bytes' && num(x.ratio_to_fixed) !== null)
+    .map((x: Json): Measure => ({ name: String(x.name), value: x.ratio_to_fixed, unit: 'ratio', against, target: HTTP_TARGETS[String(x.name)] ?? null, better: 'higher' }));
+  const notes = typeof r.service === 'string' && r.service !== 'dist/src/main.js' ? [`service: ${r.service}`] : [];
+  if (Array.isArray(r.problems) && r.problems.length) notes.push(`problems: ${r.problems.length}`);
+  return { measures, notes };
+}
+
+function ordersMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  const measures: Measure[] = [];
+  const t = isObj(r.targets) ? r.targets : {};
+  if (isObj(r.ratios)) {
+    if (num(r.ratios.service_to_peer) !== null) measures.push({ name: 'service / peer', value: r.ratios.service_to_peer, unit: 'ratio', against: 'the naive peer, same run', target: num(t.service_to_peer), better: 'higher' });
+    if (num(r.ratios.service_to_pgbench) !== null) measures.push({ name: 'service / pgbench', value: r.ratios.service_to_pgbench, unit: 'ratio', against: 'pgbench, same run', target: num(t.service_to_pgbench), better: 'higher' });
+  } else if (num(r.ratio) !== null) {
+    // The issue-4 shape: one ratio to pgbench and its target in per cent.
+    measures.push({ name: 'service / pgbench', value: r.ratio, unit: 'ratio', against: 'pgbench, same run', target: num(r.target_pct) === null ? null : r.target_pct / 100, better: 'higher' });
+  }
+  const p99 = num(r.orders?.latency_ms?.p99);
+  if (p99 !== null) measures.push({ name: 'service p99', value: p99, unit: 'ms', against: 'target', target: num(t.service_p99_ms), better: 'lower' });
+  const rate = num(r.orders?.orders_per_s);
+  const notes = rate !== null ? [`${Math.round(rate)} orders/s`] : [];
+  if (!measures.length) notes.push('no same-run baseline in this run');
+  return { measures, notes };
+}
+
+function closeMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!Array.isArray(r.closes)) throw new Error('no closes list');
+  const ms = r.closes.map((c: unknown) => (isObj(c) ? num(c.close_ms) : null)).filter((v: number | null): v is number => v !== null);
+  const target = num(r.target?.close_ms_below);
+  const positions = num(r.config?.positions) ?? num(r.target?.open_positions);
+  const measures: Measure[] = [];
+  if (ms.length) measures.push({ name: 'close with fills', value: ms[0], unit: 'ms', against: 'target', target, better: 'lower' });
+  if (ms.length > 1) measures.push({ name: `worst close with ${positions ?? '?'} open positions`, value: Math.max(...ms.slice(1)), unit: 'ms', against: 'target', target, better: 'lower' });
+  return { measures, notes: positions !== null ? [`${positions} positions`] : [] };
+}
+
+function recordMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!isObj(r.summary)) throw new Error('no summary');
+  const measures: Measure[] = [];
+  for (const [name, s] of Object.entries(r.summary)) {
+    if (isObj(s) && num(s.ratio_after_before) !== null) measures.push({ name, value: s.ratio_after_before, unit: 'ratio', against: 'the before build, same run', target: RECORD_TARGET_RATIO, better: 'higher' });
+  }
+  return { measures, notes: typeof r.before_service?.commit === 'string' ? [`before: ${r.before_service.commit}`] : [] };
+}
+
+function memoryMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!isObj(r.rss)) throw new Error('no rss');
+  const peaks = Object.values(r.rss).map((p) => (isObj(p) ? (num(p.rss_mb) ?? 0) : 0));
+  return {
+    measures: [{ name: 'RSS, largest phase', value: Math.max(...peaks), unit: 'MB', against: 'target', target: num(r.target_mb), better: 'lower' }],
+    notes: num(r.agents) !== null ? [`${r.agents} agents`] : [],
+  };
+}
+
+function backfillMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  const s = num(r.recorded_s);
+  if (s === null) throw new Error('no recorded_s');
+  const target = num(r.days) === BACKFILL_TARGET.days ? BACKFILL_TARGET.seconds : null;
+  return { measures: [{ name: `${num(r.days) ?? '?'} days recorded`, value: s, unit: 's', against: 'target', target, better: 'lower' }], notes: [`database ${r.database ?? '?'}`] };
+}
+
+/** bench/ws.mjs: delivery latency from commit to client, RSS per idle connection. */
+function wsMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  const all = num(r.latency_ms?.all?.p99_ms);
+  if (all === null) throw new Error('no latency_ms.all');
+  const measures: Measure[] = [{ name: 'event delivery p99', value: all, unit: 'ms', against: 'target', target: 250, better: 'lower' }];
+  const rss = num(r.targets?.rss_per_idle_connection_le_10_kb?.value);
+  if (rss !== null) measures.push({ name: 'RSS per idle connection', value: rss, unit: 'KB', against: 'target', target: 10, better: 'lower' });
+  const held = num(r.targets?.subscribers_10000?.value);
+  return { measures, notes: held !== null ? [`${held} subscribers`] : [] };
+}
+
+/** bench/compare.mjs: each build's median against the first build's, in one run. */
+function compareMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!Array.isArray(r.summary)) throw new Error('no summary');
+  const better: Measure['better'] = r.better === 'lower' ? 'lower' : 'higher';
+  const measures = r.summary.slice(1).flatMap((s: unknown): Measure[] =>
+    isObj(s) && num(s.ratio_to_first) !== null
+      ? [{ name: `${r.bench ?? '?'}: ${s.build} / ${r.summary[0].build}`, value: num(s.ratio_to_first)!, unit: 'ratio', against: 'the first build, same run', target: null, better }]
+      : []);
+  return { measures, notes: [`${r.metric ?? ''}, median of ${num(r.rounds) ?? '?'} rounds`] };
+}
+
+/** bench/notify-commit.mjs: commits/s with the NOTIFY after the commit against inside the transaction, per client count. */
+function notifyMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  if (!isObj(r.summary)) throw new Error('no summary');
+  const measures = Object.entries(r.summary).flatMap(([clients, s]): Measure[] =>
+    isObj(s) && num(s.after_commit_to_in_transaction) !== null
+      ? [{ name: `${clients} clients: commits/s, NOTIFY after the commit`, value: s.after_commit_to_in_transaction, unit: 'ratio', against: 'NOTIFY in the transaction, same run', target: null, better: 'higher' }]
+      : []);
+  return { measures, notes: [`median of ${num(r.options?.rounds) ?? '?'} rounds`] };
+}
+
+const READERS: Record<string, (r: Json) => { measures: Measure[]; notes: string[] }> = {
+  http: httpMeasures, orders: ordersMeasures, close: closeMeasures, record: recordMeasures, memory: memoryMeasures, backfill: backfillMeasures,
+  ws: wsMeasures, compare: compareMeasures, notify: notifyMeasures,
+};
+
+/** A result file's scenario: the last word of its name (`2026-11-22T04-12-42Z-http.json` → http). */
+export const scenarioOfFile = (file: string) => /-([a-z][a-z0-9]*)\.json$/.exec(file)?.[1];
+
+/** One result file, read: a run, or why it cannot be read. */
+export function readRun(file: string, text: string): Run | Unreadable {
+  const scenario = scenarioOfFile(file);
+  if (!scenario) return { file, reason: 'not named <date>-<scenario>.json' };
+  let r: unknown;
+  try {
+    r = JSON.parse(text);
+  } catch (err) {
+    return { file, reason: `not JSON: ${(err as Error).message.slice(0, 120)}` };
+  }
+  if (!isObj(r)) return { file, reason: 'not a JSON object' };
+  const reader = READERS[scenario];
+  if (!reader) return { file, reason: `unknown scenario "${scenario}"` };
+  let read: { measures: Measure[]; notes: string[] };
+  try {
+    read = reader(r);
+  } catch (err) {
+    return { file, reason: `not a ${scenario} result: ${(err as Error).message}` };
+  }
+  const date = typeof r.date === 'string' ? r.date : typeof r.started === 'string' ? r.started : file.slice(0, 20);
+  return { file, scenario, date, commit: commitOf(r), machine: machineOf(r.machine), ...read };
+}
+
+type Cached = { key: string; result: Run | Unreadable };
+const cache = new Map<string, Cached>();
+
+/** Every result file of `dir`, read (parsed files are kept while their size and time stay the same). */
+export function readBenchResults(dir: string): BenchResults {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort().slice(-MAX_FILES);
+  } catch (err) {
+    return { dir, runs: [], unreadable: [{ file: dir, reason: `cannot list the folder: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }] };
+  }
+  const runs: Run[] = [];
+  const unreadable: Unreadable[] = [];
+  const seen = new Set<string>();
+  for (const file of names) {
+    const full = path.join(dir, file);
+    seen.add(full);
+    let result: Run | Unreadable;
+    try {
+      const st = fs.statSync(full);
+      const key = `${st.size}:${st.mtimeMs}`;
+      const hit = cache.get(full);
+      if (hit?.key === key) result = hit.result;
+      else {
+        result = st.size > MAX_BYTES ? { file, reason: `larger than ${MAX_BYTES / 2 ** 20} MB` } : readRun(file, fs.readFileSync(full, 'utf8'));
+        cache.set(full, { key, result });
+      }
+    } catch (err) {
+      result = { file, reason: `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
+    }
+    if ('reason' in result) unreadable.push(result);
+    else runs.push(result);
+  }
+  // Forget files that are gone (the cache never holds more than the folders read).
+  for (const k of cache.keys()) if (k.startsWith(dir + path.sep) && !seen.has(k)) cache.delete(k);
+  runs.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : a.file < b.file ? -1 : 1));
+  return { dir, runs, unreadable };
+}
