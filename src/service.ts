@@ -121,25 +121,8 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
 
   const metrics = new Metrics();
   let readMark: () => unknown = () => undefined;
-  const runtime = new ActorRuntime({
-    shards: config.shards,
-    databaseUrl,
-    poolMax: WORKER_POOL,
-    seed: config.seed,
-    baseUrl: config.baseUrl,
-    idleMs: 60_000,
-    logLevel: config.logLevel,
-    askTimeoutMs: config.askTimeoutMs,
-    mailboxLimit: config.mailboxLimit,
-    workerHeapMb: config.workerHeapMb,
-    extraActorModules: opts.extraActorModules,
-    replicaUrls: config.replicaUrls,
-    replicaPoolMax: REPLICA_POOL,
-    // What this process has seen closed (reads a replica may serve): the supervisor's, once it exists.
-    readMark: () => readMark(),
-    onTurn: metrics.observeTurn,
-    clock: () => clock.realNow(),
-  });
+  // What this process has seen closed (reads a replica may serve): the supervisor's, once it exists.
+  const runtime = newRuntime(config, opts, databaseUrl, metrics, clock, () => readMark());
   metrics.watch(runtime, () => poolStats(orm));
   const record = new RecordFragments(runtime, config.recordCacheBytes, log, (market) => [
     // What a request with default flags reads: warmed at each close even before anyone asked.
@@ -157,32 +140,7 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   let node = config.nodeName ?? `${config.host}:${config.port}`;
   // One process of those on this database runs the closes; its lease names it by this node's name.
   const lease = new CloseLease(databaseUrl, () => node, (err) => log.error({ err }, "the closes' lease connection ended"));
-  const supervisor = new Supervisor(
-    runtime,
-    clock,
-    MARKET_IDS.map((id) => MARKETS[id]),
-    {
-      catchupLimit: config.catchupLimit,
-      backfillDays: config.backfillDays,
-      lease,
-      startRetry: opts.startRetry,
-      webhookAllowPrivate: config.webhookAllowPrivate,
-      webhookTimeoutMs: config.webhookTimeoutMs,
-      log,
-      metrics,
-      // The sessions the close settled, and the answers that change only at a close (families, book),
-      // once the close's events have reached this process's streams (at most WARM_WAITS_FOR_FANOUT_MS).
-      warm: async (market, prevOpen, open) => {
-        await events.idle(WARM_WAITS_FOR_FANOUT_MS);
-        await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(services, market as MarketId, open)]);
-      },
-      onClose: (market, tick, reply) => {
-        const now = clock.realNow();
-        metrics.observeClose(market, reply.closed, reply.ms / 1000, tick, now, now - clock.closesAt(tick, MARKETS[market as MarketId].interval_seconds));
-        log.info({ market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps }, 'session closed');
-      },
-    },
-  );
+  const supervisor = newSupervisor(config, opts, log, { runtime, clock, lease, metrics, events, record, services: () => services });
 
   readMark = () => supervisor.readMark();
   await events.start();
@@ -271,4 +229,60 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     })());
 
   return { port: listening.port, url, services, orm, ready, stop };
+}
+
+/** The actors' shards, with the settings of this process. */
+function newRuntime(config: Config, opts: StartOptions, databaseUrl: string, metrics: Metrics, clock: Clock, readMark: () => unknown): ActorRuntime {
+  return new ActorRuntime({
+    shards: config.shards,
+    databaseUrl,
+    poolMax: WORKER_POOL,
+    seed: config.seed,
+    baseUrl: config.baseUrl,
+    idleMs: 60_000,
+    logLevel: config.logLevel,
+    askTimeoutMs: config.askTimeoutMs,
+    mailboxLimit: config.mailboxLimit,
+    workerHeapMb: config.workerHeapMb,
+    extraActorModules: opts.extraActorModules,
+    replicaUrls: config.replicaUrls,
+    replicaPoolMax: REPLICA_POOL,
+    readMark,
+    onTurn: metrics.observeTurn,
+    clock: () => clock.realNow(),
+  });
+}
+
+/** The supervisor of this process: the clock's closes, warming what a close changes, each close counted and logged. */
+function newSupervisor(
+  config: Config, opts: StartOptions, log: Logger,
+  p: { runtime: ActorRuntime; clock: Clock; lease: CloseLease; metrics: Metrics; events: EventHub; record: RecordFragments; services: () => Services },
+): Supervisor {
+  const { runtime, clock, lease, metrics, events, record } = p;
+  return new Supervisor(
+    runtime,
+    clock,
+    MARKET_IDS.map((id) => MARKETS[id]),
+    {
+      catchupLimit: config.catchupLimit,
+      backfillDays: config.backfillDays,
+      lease,
+      startRetry: opts.startRetry,
+      webhookAllowPrivate: config.webhookAllowPrivate,
+      webhookTimeoutMs: config.webhookTimeoutMs,
+      log,
+      metrics,
+      // The sessions the close settled, and the answers that change only at a close (families, book),
+      // once the close's events have reached this process's streams (at most WARM_WAITS_FOR_FANOUT_MS).
+      warm: async (market, prevOpen, open) => {
+        await events.idle(WARM_WAITS_FOR_FANOUT_MS);
+        await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(p.services(), market as MarketId, open)]);
+      },
+      onClose: (market, tick, reply) => {
+        const now = clock.realNow();
+        metrics.observeClose(market, reply.closed, reply.ms / 1000, tick, now, now - clock.closesAt(tick, MARKETS[market as MarketId].interval_seconds));
+        log.info({ market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps }, 'session closed');
+      },
+    },
+  );
 }

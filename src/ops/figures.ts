@@ -100,8 +100,25 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
   const window = before ? Math.max(0, now.t - before.t) : 0;
   const per = window > 0 ? window : Math.max(uptime, 1);
   const b = window > 0 ? before : undefined;
+  const limit = one(now, 'actor_mailbox_limit');
+  const ready = one(now, 'service_ready');
+  return {
+    process: {
+      ...who, uptime_s: Math.round(uptime),
+      rss_bytes: one(now, 'process_resident_memory_bytes'), heap_used_bytes: one(now, 'nodejs_heap_size_used_bytes'),
+      event_loop_p50_ms: ms(one(now, 'nodejs_eventloop_lag_p50_seconds')), event_loop_p99_ms: ms(one(now, 'nodejs_eventloop_lag_p99_seconds')),
+    },
+    at: round(now.at), window_s: round(window), ready: ready === null ? null : ready === 1,
+    ...requestFigures(now, b, per),
+    mailbox_limit: limit, shards: shardFigures(now, b, limit), markets: marketFigures(now),
+    record_cache: recordCacheFigures(now),
+    db_pool: poolFigures(now, b, per),
+    events: eventFigures(now, b, per),
+  };
+}
 
-  // Requests: by route and status, counters less those of `before`.
+/** Requests by route and status over the window (counters less those of `b`), and all routes' together. */
+function requestFigures(now: Sample, b: Sample | undefined, per: number): Pick<Figures, 'requests' | 'routes' | 'routes_seen'> {
   const status = (s: Sample | undefined) => sumBy(s, 'http_requests_total', ['method', 'route', 'status']);
   const sNow = status(now);
   const sBefore = status(b);
@@ -137,17 +154,25 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
     .sort((x, y) => y.requests - x.requests || y.total - x.total || (x.route < y.route ? -1 : 1))
     .slice(0, ROUTES_SHOWN)
     .map(({ total: _total, ...r }) => r);
+  return {
+    requests: {
+      total: totals.total, rate: round(totals.inWindow / per), errors_4xx: totals.e4, errors_5xx: totals.e5, refused_429: totals.r429, refused_503: totals.r503,
+      rate_4xx: round(totals.w4 / per), rate_5xx: round(totals.w5 / per), p50_ms: ms(quantile(0.5, all)), p99_ms: ms(quantile(0.99, all)),
+    },
+    routes, routes_seen: perRoute.size,
+  };
+}
 
-  // Shards: mailbox, workers, and turn latency by the shard that ran the turn.
+/** Shards: mailbox, workers, and turn latency by the shard that ran the turn. */
+function shardFigures(now: Sample, b: Sample | undefined, limit: number | null): ShardFigures[] {
   const byShard = (name: string) => sumBy(now, name, ['shard']);
   const mailbox = byShard('actor_mailbox_depth');
   const utilization = byShard('worker_utilization');
   const restarts = byShard('worker_restarts');
   const turnsNow = bucketsBy(now, 'actor_turn_seconds', ['shard']);
   const turnsBefore = bucketsBy(b, 'actor_turn_seconds', ['shard']);
-  const limit = one(now, 'actor_mailbox_limit');
   const shardIds = [...new Set([...mailbox.keys(), ...turnsNow.keys()])].filter((x) => x !== '').sort((x, y) => Number(x) - Number(y));
-  const shards = shardIds.map((shard): ShardFigures => {
+  return shardIds.map((shard): ShardFigures => {
     const turns = bucketDelta(turnsNow.get(shard) ?? new Map(), turnsBefore.get(shard));
     const depth = mailbox.get(shard) ?? 0;
     return {
@@ -156,8 +181,10 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
       turns: countOf(turns), turn_p50_ms: ms(quantile(0.5, turns)), turn_p99_ms: ms(quantile(0.99, turns)),
     };
   });
+}
 
-  // Markets: closes since start, their duration since start, the last close seen.
+/** Markets: closes since start, their duration since start, the last close seen. */
+function marketFigures(now: Sample): MarketFigures[] {
   const closes = sumBy(now, 'session_closes_total', ['market']);
   const performed = sumBy(now, 'session_closes_total', ['market'], (l) => l.performed === 'true');
   const failures = sumBy(now, 'session_close_failures_total', ['market']);
@@ -167,58 +194,51 @@ export function figuresOf(now: Sample, before: Sample | undefined, who: { pid: n
   const lastTick = sumBy(now, 'session_last_closed_tick', ['market']);
   const interval = sumBy(now, 'session_interval_seconds', ['market']);
   const marketIds = [...new Set([...interval.keys(), ...closes.keys()])].filter((x) => x !== '');
-  const markets = marketIds.map((market): MarketFigures => ({
+  return marketIds.map((market): MarketFigures => ({
     market, closes: closes.get(market) ?? 0, performed: performed.get(market) ?? 0, failures: failures.get(market) ?? 0,
     close_p50_ms: ms(quantile(0.5, closeBuckets.get(market) ?? new Map())), close_p99_ms: ms(quantile(0.99, closeBuckets.get(market) ?? new Map())),
     late_p99_ms: ms(quantile(0.99, lateBuckets.get(market) ?? new Map())),
     last_close_at: lastAt.get(market) ?? null, last_tick: lastTick.get(market) ?? null, interval_s: interval.get(market) ?? null,
   }));
+}
 
+/** The record's cache of settled sessions. */
+function recordCacheFigures(now: Sample): Figures['record_cache'] {
   const cacheBytes = sumBy(now, 'record_cache_bytes', ['kind']);
   const cacheSessions = sumBy(now, 'record_cache_sessions', ['event']);
   const hits = cacheSessions.get('hit') ?? 0;
   const misses = cacheSessions.get('miss') ?? 0;
+  return {
+    kept_bytes: cacheBytes.get('kept') ?? null, cap_bytes: cacheBytes.get('cap') ?? null, sessions: cacheSessions.get('kept') ?? null,
+    hits, misses, hit_rate: hits + misses > 0 ? round(hits / (hits + misses), 4) : null,
+  };
+}
+
+/** The main pool now, and the shards' pools: counters since start less those of `b`; unknown while no shard reports. */
+function poolFigures(now: Sample, b: Sample | undefined, per: number): Figures['db_pool'] {
   const pool = sumBy(now, 'db_pool_connections', ['state']);
-  // The shards' pools: counters since start, less those of `before`; unknown while no shard reports.
   const poolTotal = (s: Sample | undefined, name: string) => sumBy(s, name, []).get('');
   const poolDelta = (name: string) => (poolTotal(now, name) ?? 0) - (poolTotal(b, name) ?? 0);
   const acquires = poolDelta('db_pool_acquires_total');
-  const waiting = poolTotal(now, 'db_pool_waiting');
+  return {
+    used: pool.get('used') ?? null, free: pool.get('free') ?? null, pending: pool.get('pending') ?? null, max: pool.get('max') ?? null,
+    waits_rate: round(poolDelta('db_pool_waits_total') / per), wait_ms: acquires > 0 ? ms(poolDelta('db_pool_wait_seconds_total') / acquires) : null,
+    waiting: poolTotal(now, 'db_pool_waiting') ?? null,
+  };
+}
+
+/** Event streams, their fan-out and webhooks. */
+function eventFigures(now: Sample, b: Sample | undefined, per: number): Figures['events'] {
   const sent = (s: Sample | undefined) => sumBy(s, 'events_sent_total', []).get('') ?? 0;
   const fanout = bucketDelta(bucketsBy(now, 'event_fanout_seconds', []).get('') ?? new Map(), bucketsBy(b, 'event_fanout_seconds', []).get(''));
   const closedBy = sumBy(now, 'event_streams_closed_total', ['reason']);
   const webhooks = sumBy(now, 'webhook_deliveries_total', ['result']);
-  const ready = one(now, 'service_ready');
-
   return {
-    process: {
-      ...who, uptime_s: Math.round(uptime),
-      rss_bytes: one(now, 'process_resident_memory_bytes'), heap_used_bytes: one(now, 'nodejs_heap_size_used_bytes'),
-      event_loop_p50_ms: ms(one(now, 'nodejs_eventloop_lag_p50_seconds')), event_loop_p99_ms: ms(one(now, 'nodejs_eventloop_lag_p99_seconds')),
-    },
-    at: round(now.at), window_s: round(window), ready: ready === null ? null : ready === 1,
-    requests: {
-      total: totals.total, rate: round(totals.inWindow / per), errors_4xx: totals.e4, errors_5xx: totals.e5, refused_429: totals.r429, refused_503: totals.r503,
-      rate_4xx: round(totals.w4 / per), rate_5xx: round(totals.w5 / per), p50_ms: ms(quantile(0.5, all)), p99_ms: ms(quantile(0.99, all)),
-    },
-    routes, routes_seen: perRoute.size,
-    mailbox_limit: limit, shards, markets,
-    record_cache: {
-      kept_bytes: cacheBytes.get('kept') ?? null, cap_bytes: cacheBytes.get('cap') ?? null, sessions: cacheSessions.get('kept') ?? null,
-      hits, misses, hit_rate: hits + misses > 0 ? round(hits / (hits + misses), 4) : null,
-    },
-    db_pool: {
-      used: pool.get('used') ?? null, free: pool.get('free') ?? null, pending: pool.get('pending') ?? null, max: pool.get('max') ?? null,
-      waits_rate: round(poolDelta('db_pool_waits_total') / per), wait_ms: acquires > 0 ? ms(poolDelta('db_pool_wait_seconds_total') / acquires) : null,
-      waiting: waiting ?? null,
-    },
-    events: {
-      streams: one(now, 'event_streams'), sent: sent(now), sent_rate: round((sent(now) - (b ? sent(b) : 0)) / per),
-      fanout_p50_ms: ms(quantile(0.5, fanout)), fanout_p99_ms: ms(quantile(0.99, fanout)),
-      closed_behind: closedBy.get('behind') ?? 0, closed_gone: closedBy.get('gone') ?? 0,
-      webhooks_delivered: webhooks.get('delivered') ?? 0, webhooks_retried: webhooks.get('retried') ?? 0, webhooks_failed: webhooks.get('failed') ?? 0,
-      webhooks_backlog: one(now, 'webhook_backlog_deliveries'), webhooks_backlog_oldest_s: one(now, 'webhook_backlog_oldest_seconds'),
-    },
+    streams: one(now, 'event_streams'), sent: sent(now), sent_rate: round((sent(now) - (b ? sent(b) : 0)) / per),
+    fanout_p50_ms: ms(quantile(0.5, fanout)), fanout_p99_ms: ms(quantile(0.99, fanout)),
+    closed_behind: closedBy.get('behind') ?? 0, closed_gone: closedBy.get('gone') ?? 0,
+    webhooks_delivered: webhooks.get('delivered') ?? 0, webhooks_retried: webhooks.get('retried') ?? 0, webhooks_failed: webhooks.get('failed') ?? 0,
+    webhooks_backlog: one(now, 'webhook_backlog_deliveries'), webhooks_backlog_oldest_s: one(now, 'webhook_backlog_oldest_seconds'),
   };
 }
 
