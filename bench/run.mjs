@@ -124,9 +124,10 @@ const TARGET_PATHS = {
   families: '/api/v1/markets/m15/families',
   book: '/api/v1/markets/m15/book',
   signals: '/api/v1/markets/h2/families/0/signals',
+  pulse: '/api/v1/pulse',
 };
 /** Targets that read the record: with --backfill-days N the run waits for the history load first. */
-const RECORD_TARGETS = ['explore-page', 'families', 'book', 'signals'];
+const RECORD_TARGETS = ['explore-page', 'families', 'book', 'signals', 'pulse'];
 const TARGETS = String(opts.targets).split(',').map((x) => x.trim()).filter(Boolean);
 const unknownTargets = TARGETS.filter((x) => !(x in TARGET_PATHS));
 if (!TARGETS.length || unknownTargets.length) {

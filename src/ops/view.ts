@@ -166,11 +166,13 @@ export function opsView(f: FiguresShape, h: History) {
   };
 }
 
-const UNIT_WORDS: Record<Unit, string> = { ratio: 'ratio to the same-run baseline', ms: 'milliseconds', MB: 'MB', KB: 'KB', s: 'seconds' };
+const UNIT_WORDS: Record<Unit, string> = { ratio: 'ratio to the same-run baseline', times: 'times the same-run floor', rps: 'requests per second', ms: 'milliseconds', MB: 'MB', KB: 'KB', s: 'seconds' };
 
 function value(m: Pick<Measure, 'unit'>, v: number | null): string {
   if (v === null) return dash;
   if (m.unit === 'ratio') return v >= 10 ? `${v.toFixed(1)}x` : `${(v * 100).toFixed(1)} %`;
+  if (m.unit === 'times') return `${v.toFixed(2)}×`;
+  if (m.unit === 'rps') return `${Math.round(v).toLocaleString('en-US')} req/s`;
   return `${v >= 100 ? v.toFixed(0) : v.toFixed(2)} ${m.unit}`;
 }
 
@@ -216,7 +218,7 @@ function scenarioCharts(title: string, runs: Run[]): string[] {
       const judged = group.map((name) => ({ name, runs: runs.flatMap((r, i) => { const m = measure(r, name); return m && meets(m) !== null ? [{ i, r, m }] : []; }) }));
       const missed = judged.map((j) => ({ name: j.name, of: j.runs.length, runs: j.runs.filter((x) => meets(x.m) === false) }));
       const chart = lineChart({
-        title: `${title}: ${group.join(', ')} (${UNIT_WORDS[unit]})`, x, xLabel: 'run date', yLabel: unit === 'ratio' ? 'ratio' : unit, xFormat, yFormat: fmtY,
+        title: `${title}: ${group.join(', ')} (${UNIT_WORDS[unit]})`, x, xLabel: 'run date', yLabel: unit === 'ratio' ? 'ratio' : unit === 'times' ? '× floor' : unit === 'rps' ? 'req/s' : unit, xFormat, yFormat: fmtY,
         series: group.map((name) => ({ name, values: runs.map((r) => measure(r, name)?.value ?? null) })),
         levels: targetLevels(group.flatMap((name) => runs.map((r) => measure(r, name)).filter((m): m is Measure => !!m).slice(-1))),
         rings: missed.flatMap((j) => j.runs.map(({ i, r, m }) => ({ x: i, y: m.value, label: missedOn(r, m) }))),

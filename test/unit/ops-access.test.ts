@@ -82,7 +82,7 @@ t.test('bench results: every shape read, an unreadable file listed', async (t) =
   fs.writeFileSync(path.join(dir, '2026-11-22T08-00-00Z-weird.json'), '{}');
   const r = readBenchResults(dir);
   t.same(r.runs.map((x) => x.scenario), ['http', 'orders', 'notify']);
-  t.same(r.runs[0].measures, [{ name: 'deals', value: 0.75, unit: 'ratio', against: 'fixed-bytes (20480 B)', target: 0.7, better: 'higher' }], 'http: each target against fixed-bytes (deals: its 70 % target)');
+  t.same(r.runs[0].measures, [{ name: 'deals', value: 0.75, unit: 'ratio', against: 'fixed-bytes (20480 B)', target: 0.9, better: 'higher' }], 'http: each target against fixed-bytes (deals: its 90 % target)');
   t.equal(r.runs[0].commit, 'abc1234');
   t.equal(r.runs[0].machine, '2 CPU, AMD EPYC, node v20.20.2');
   t.equal(r.runs[1].commit, 'deadbee', 'the commit that starts `code`');
@@ -93,6 +93,27 @@ t.test('bench results: every shape read, an unreadable file listed', async (t) =
   t.match(r.unreadable[1].reason, /^not a memory result/);
   t.match(r.unreadable[2].reason, /unknown scenario/);
   t.same(readBenchResults(path.join(dir, 'missing')).unreadable[0].reason, 'cannot list the folder: ENOENT', 'a missing folder is said, not thrown');
+});
+
+t.test('issue 46: the pulse against its absolute targets, the fan-out against the bare peer', async (t) => {
+  const http = readRun('2026-11-29T02-00-00Z-http.json', JSON.stringify({
+    results: [{ name: 'fixed-bytes', rps: 50_000, ratio_to_fixed: 1 }, { name: 'pulse', rps: 12_345, ratio_to_fixed: 0.25, latency_ms: { p99: 21.5 } }],
+  }));
+  t.ok('measures' in http);
+  if (!('measures' in http)) return;
+  t.same(http.measures.map((m) => [m.name, m.value, m.unit, m.target, m.better]), [
+    ['pulse', 0.25, 'ratio', null, 'higher'], ['pulse req/s', 12_345, 'rps', 10_000, 'higher'], ['pulse p99', 21.5, 'ms', 20, 'lower'],
+  ], 'the pulse: its share of fixed-bytes without a target, its req/s and p99 against theirs');
+  const ws = (extra: object) => readRun('2026-11-29T02-00-00Z-ws.json', JSON.stringify({ latency_ms: { all: { p99_ms: 300 } }, ...extra }));
+  const alone = ws({});
+  const peered = ws({ ratios: { service_to_uws: { cpu_per_1000: 1.31, p99: 1.62, target: 1.5 } } });
+  if (!('measures' in alone) || !('measures' in peered)) return t.fail('ws results read');
+  t.same(alone.measures.map((m) => [m.name, m.target]), [['event delivery p99', 250]], 'without the peer: the absolute p99 of issue 27');
+  t.same(peered.measures.map((m) => [m.name, m.value, m.unit, m.target, m.better]), [
+    ['event delivery p99', 300, 'ms', null, 'lower'],
+    ['CPU per 1000 events, service / uWS', 1.31, 'times', 1.5, 'lower'],
+    ['delivery p99, service / uWS', 1.62, 'times', 1.5, 'lower'],
+  ], 'with the peer: both ratios against 1.5x, the absolute p99 shown without a target');
 });
 
 t.test('every file in bench/results reads', async (t) => {
