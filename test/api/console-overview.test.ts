@@ -3,8 +3,9 @@
 // computed from the ledger and positions JSON routes: the open positions' count, cost, resale value
 // and P&L so far, the total balance, and the balance chart, whose lines start from the balance and
 // trading result of every entry before its window and end at those of every entry. The holder makes
-// the agent's key on the console and tops its account up by card; the agent orders on the real
-// order path (pay_from_balance) and the test's clock closes the sessions that fill and advance them.
+// the agent's key on the console and tops its account and the Manual desk up by card; the agent
+// orders on the real order path (pay_from_balance) and the test's clock closes the sessions that
+// fill and advance them.
 import t from 'tap';
 import { startClockedService } from '../helpers/clocked.js';
 import { send, type Answer } from '../helpers/agents.js';
@@ -38,6 +39,11 @@ t.test('the overview\'s figures equal the totals of the ledger and positions rou
     const up = await postForm(svc, '/console/topup', { account_id: accountId, amount, ...CARD }, asAda);
     t.equal(up.status, 200, up.text);
   }
+  // The Manual desk's one entry, older than the chart's window: the balance line starts from it too.
+  const [{ id: deskId }] = await q(`select id::float8 as id from account where holder_id = ? and kind = 'manual'`, [ada.holderId]);
+  const deskUp = await postForm(svc, '/console/topup', { account_id: deskId, amount: '12.34', ...CARD }, asAda);
+  t.same(deskUp.body, { ok: true, account_id: deskId, amount: 12.34, balance: 12.34 });
+  const deskEntry = { id: 0, kind: 'card_charge', amount: 12.34 };
   // The fixture (earning the switch takes 3 settled profitable trades, which trading.test.ts covers).
   await q(`update agent set autonomous_funding = true, funding_changed_at = ${instantSql()} where id = ?`, [svc.services.clock.realNow(), agentId]);
 
@@ -58,8 +64,9 @@ t.test('the overview\'s figures equal the totals of the ledger and positions rou
   t.ok(ledger.length > 100 && ledger.length < 500, `${ledger.length} ledger entries: more than a page, all of them served`);
   t.ok(open.length > 100, `${open.length} open positions`);
   t.equal(settled.length, 0, 'none settled yet');
-  const [desk] = await q(`select count(*)::int as n from ledger l join account a on a.id = l.account_id where a.holder_id = ? and a.kind = 'manual'`, [ada.holderId]);
-  t.equal(desk.n, 0, 'the Manual desk has no entry: the agent\'s routes serve every entry of the holder');
+  const [desk] = await q('select count(*)::int as n, max(id)::float8 as last from ledger where account_id = ?', [deskId]);
+  const [firstOrder] = await q(`select min(id)::float8 as id from ledger where account_id = ? and kind = 'order_debit'`, [accountId]);
+  t.ok(desk.n === 1 && desk.last < firstOrder.id, 'the Manual desk has one entry, the top-up, booked before every order: the agent\'s routes serve every other entry');
 
   const page = await getPage(svc, '/console', { cookie: ada.cookie });
   t.equal(page.status, 200);
@@ -76,17 +83,17 @@ t.test('the overview\'s figures equal the totals of the ledger and positions rou
   });
 
   await t.test('the total balance and the chart: from every entry before the window to every entry', async (t) => {
-    const byId = [...ledger].sort((a, b) => a.id - b.id);
+    const byId = [deskEntry, ...[...ledger].sort((a, b) => a.id - b.id)];
     const balance = sum(byId, (e) => cents(e.amount));
     const trading = (e: { kind: string }) => !(MOVED_KINDS as readonly string[]).includes(e.kind);
     const result = sum(byId.filter(trading), (e) => cents(e.amount));
-    t.equal(cents(account.balance), balance, 'the account\'s balance is the sum of its ledger');
+    t.equal(cents(account.balance) + cents(deskUp.body.balance), balance, 'the accounts\' balances are the sum of their ledgers');
     t.match(html, `<span class="label">Total balance</span><span class="big">${usd(balance)} USD</span>`, 'the total balance');
     const upToWindow = byId.slice(0, byId.length - 100 + 1);
     const first = { balance: sum(upToWindow, (e) => cents(e.amount)), result: sum(upToWindow.filter(trading), (e) => cents(e.amount)) };
     t.match(html, `total balance from ${usd(first.balance)} to ${usd(balance)} (`, 'the balance line: from the running balance at the window\'s first entry to the balance');
     t.match(html, `trading result from ${usd(first.result)} to ${usd(result)} (`, 'the result line: from every earlier entry\'s result to the result of every entry');
-    t.match(html, `The last 100 of your ${ledger.length} ledger entries, oldest left`);
+    t.match(html, `The last 100 of your ${byId.length} ledger entries, oldest left`);
     // What the trading result is made of (FIGURES.result): nothing settled and every order filled, so
     // P&L so far of every position plus the participation fee, to the cent.
     const fees = sum(byId.filter((e) => e.kind === 'monthly_fee' || e.kind === 'refund'), (e) => cents(e.amount));
