@@ -7,6 +7,7 @@ import { marketActor } from './market/actor.js';
 import { holderActor } from './holder/actor.js';
 import { holderReads } from './holder/reads.js';
 import { holderMoneyReads } from './holder/money-reads.js';
+import { holderFiguresReads } from './holder/figures.js';
 import { timelineReads } from './holder/timeline.js';
 import { answersActor } from './answers/actor.js';
 import { cartActor } from './cart/actor.js';
@@ -26,4 +27,4 @@ import { readTasks as recordReads } from './record/index.js';
 export { replicaReads } from './record/replica.js';
 
 export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor, receiptsActor, webhooksActor];
-export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads, ...receiptReads, ...webhookReads };
+export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...holderFiguresReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads, ...receiptReads, ...webhookReads };

@@ -134,6 +134,14 @@ export type MovingTradeColumn =
 export const TRADE_STATE: PositionState = { settled: 't.settled', col: (c) => `t.${c}` };
 
 /**
+ * A position's P&L so far in integer cents (SQL over its `trade t`): sales minus cost, holding fees
+ * and, once settled, the surcharge. The one definition: the served `pnl_so_far` and the console's
+ * total over every open position (actors/holder/figures.ts).
+ */
+export const pnlSoFarCentsSql = (state: PositionState = TRADE_STATE) =>
+  `(${state.col('revenue_cents')} - t.cost_basis_cents - ${state.col('holding_cost_cents')} - coalesce(case when ${state.settled} then ${state.col('surcharge_cents')} end, 0))`;
+
+/**
  * The served Position (SPEC.md "Position object") of `position p`, its `trade t` and the trade's
  * `menu_row m`, as json, its changing figures from `state`: the one definition GET reads and the
  * close's `position.advanced` / `position.settled` events carry (with `extra` pairs: the session's
@@ -149,7 +157,7 @@ export const positionJsonSql = (extra: JsonPairs = [], state: PositionState = TR
     ['horizon', 't.horizon'], ['unit_cost', usdSql('t.unit_cost_cents')], ['list_price', usdSql('t.list_price_cents')],
     ['cost_basis', usdSql('t.cost_basis_cents')], ['revenue', usdSql(col('revenue_cents'))], ['units_sold', col('units_sold')],
     ['holding_cost', usdSql(col('holding_cost_cents'))], ['writeoff', usdSql(col('writeoff_cents'))], ['surcharge', settledOnly(usdSql(col('surcharge_cents')))],
-    ['pnl_so_far', usdSql(`${col('revenue_cents')} - t.cost_basis_cents - ${col('holding_cost_cents')} - coalesce(${settledOnly(col('surcharge_cents'))}, 0)`)],
+    ['pnl_so_far', usdSql(pnlSoFarCentsSql(state))],
     ['realized_pnl', usdSql(col('realized_pnl_cents'))], ['status', `case when ${state.settled} then 'settled' else 'open' end`],
     ['sales_by_tick', `to_json(${col('sales_by_tick')}[1:${col('revealed_ticks')}])`], ['created_at', unixSql('p.created_at')],
     ['settled_at', unixSql(col('settled_at'))],

@@ -65,6 +65,29 @@ export type HolderPayout = {
 /** What the overview shows of the holder's money, read at once. */
 export type HolderMoney = { accounts: HolderAccount[]; gc_balance_hundredths: number; payouts: HolderPayout[] };
 
+/**
+ * Ledger kinds of money the holder moved in or out (card payments in, top-ups, payouts): not
+ * trading, so the console's trading result (src/web/console-view.ts FIGURES.result) leaves them out.
+ */
+export const MOVED_KINDS = ['card_charge', 'crypto_payment', 'topup', 'payout'] as const;
+
+/** The overview's figures (figures.ts): the chart's `window` newest ledger entries (1..FIGURES_WINDOW_MAX). */
+export type HolderFiguresArgs = { holderId: number; window: number };
+/** The total balance and trading result after one ledger entry (integer cents), `at` its instant (unix seconds). */
+export type FiguresPoint = { id: number; at: number; balance_cents: number; result_cents: number };
+/**
+ * The console overview's figures as exact totals over every ledger entry and position of the
+ * holder's accounts (integer cents): `ledger` sums every entry (the balance, and the trading result:
+ * every entry but MOVED_KINDS); `open` sums every open position; `history` is the chart's window,
+ * oldest first, each point running on from the sums over every entry before the window, so its last
+ * point is `ledger`'s totals.
+ */
+export type HolderFigures = {
+  ledger: { entries: number; balance_cents: number; result_cents: number };
+  open: { count: number; cost_cents: number; resale_cents: number; pnl_so_far_cents: number };
+  history: FiguresPoint[];
+};
+
 /** A page of the timeline: newest first, after the cursor `before` when given. */
 export type TimelineArgs = { holderId: number; before: string | null; limit: number };
 /** A served timeline event (src/schemas TimelineEvent). */

@@ -1,9 +1,10 @@
 // What the console's pages show beyond the served rows (issue 29, "the console as a dashboard"):
 // plain words for ledger kinds, timeline events and the refs they name (no codes on the pages), the
-// balance and trading result over time as a chart, the value of the open positions, and what is
-// waiting for the holder (orders to pay and cart lines, with their deadlines).
+// balance and trading result over time as a chart, the value of the open positions (both from the
+// holder.figures read: exact totals over every entry and position), and what is waiting for the
+// holder (orders to pay and cart lines, with their deadlines).
 import type { CartDetail } from '../../actors/cart/messages.js';
-import type { TimelineEventView } from '../../actors/holder/messages.js';
+import { MOVED_KINDS, type HolderFigures, type TimelineEventView } from '../../actors/holder/messages.js';
 import { centsToNumber, numberToCents } from '../engine/index.js';
 import { figure, lineChart } from './charts.js';
 import { countdown } from './cart-view.js';
@@ -36,46 +37,34 @@ export function refWords(ref: string | null): string {
     `${what === 'topup' ? 'top-up' : what} ${id}`);
 }
 
-type Dated = { id: number; created_at: number; account_id: number; amount: number; balance_after: number; kind: string };
-
 /**
  * The overview's figures, one name and one definition each, shown beside the figure (issue 44: three
- * P&L figures disagreed on one page with nothing saying what each counts).
+ * P&L figures disagreed on one page with nothing saying what each counts). Each is an exact total
+ * over every ledger entry or position of the holder's accounts, summed by the holder.figures read
+ * (actors/holder/figures.ts) or holder.money (Realized P&L).
  */
 export const FIGURES = {
   realized: { name: 'Realized P&L', says: 'What your settled positions made or lost: their sales minus their cost, holding fees and surcharges. Final.' },
-  so_far: { name: 'P&L so far', says: 'The same sum for your open positions, from their sales until now: it moves each session until they settle.' },
+  so_far: { name: 'P&L so far', says: 'The same sum for all your open positions, from their sales until now: it moves each session until they settle.' },
   result: {
     name: 'trading result',
-    says: 'Every ledger entry charted except money you moved in or out (card payments, top-ups, payouts): Realized P&L and P&L so far of the positions charted, plus participation fees, refunds and orders paid but not yet filled, which count their cost at once.',
+    says: `Every ledger entry of your accounts since the first, except money you moved in or out (${MOVED_KINDS.map((k) => LEDGER_WORDS[k].toLowerCase()).join(', ')}): Realized P&L and P&L so far of all your positions, plus participation fees, refunds, exchange purchases and sales, prizes, and orders paid but not yet filled, which count their cost at once.`,
   },
 } as const;
 
-/** Money moved in or out by the holder (not trading): card payments in, top-ups, payouts. */
-const MOVED = new Set(['card_charge', 'crypto_payment', 'topup', 'payout']);
-
-/**
- * The holder's total balance and trading result after each ledger entry, oldest first: the balance
- * sums each account's latest `balance_after`; the result adds every entry but the money moved in or
- * out (what the holder's accounts made or lost: orders, fees, sales, prizes, exchange).
- */
-export function balanceHistory(entries: Dated[]) {
-  // Oldest first; entries of one instant in the order they were booked (their ids).
-  const rows = [...entries].sort((a, b) => a.created_at - b.created_at || a.id - b.id);
-  const latest = new Map<number, number>();
-  let result = 0;
-  return rows.map((e) => {
-    latest.set(e.account_id, numberToCents(e.balance_after));
-    if (!MOVED.has(e.kind)) result += numberToCents(e.amount);
-    let total = 0;
-    for (const v of latest.values()) total += v;
-    return { at: e.created_at, balance: centsToNumber(total), result: centsToNumber(result) };
-  });
+/** The open positions' figures (holder.figures: every open position, in cents) as the overview shows them: how many, at cost, unsold units at the resale price, P&L so far. */
+export function openView(open: HolderFigures['open']) {
+  const pnl = open.pnl_so_far_cents;
+  return { count: open.count, cost: usd(centsToNumber(open.cost_cents)), resale: usd(centsToNumber(open.resale_cents)), pnl: usd(centsToNumber(pnl)), pnl_neg: pnl < 0 };
 }
 
-/** The chart of balanceHistory, or null with fewer than two entries. */
-export function balanceChart(entries: Dated[]): string | null {
-  const h = balanceHistory(entries);
+/**
+ * The chart of the holder's total balance and trading result after each ledger entry of the
+ * figures' window (oldest left), each running on from every entry before the window (so its last
+ * point is the balance and result of every entry); null with fewer than two points.
+ */
+export function balanceChart(f: Pick<HolderFigures, 'history' | 'ledger'>): string | null {
+  const h = f.history;
   if (h.length < 2) return null;
   const x = h.map((_, i) => i + 1);
   const when = (i: number) => {
@@ -85,24 +74,17 @@ export function balanceChart(entries: Dated[]): string | null {
   const chart = lineChart({
     title: `Your balance and ${FIGURES.result.name} over time`, x, xLabel: 'ledger entries (UTC time)', yLabel: 'USD', xFormat: when,
     yFormat: (v) => v.toFixed(2),
-    series: [{ name: 'total balance', values: h.map((p) => p.balance) }, { name: FIGURES.result.name, values: h.map((p) => p.result) }],
+    series: [
+      { name: 'total balance', values: h.map((p) => centsToNumber(p.balance_cents)) },
+      { name: FIGURES.result.name, values: h.map((p) => centsToNumber(p.result_cents)) },
+    ],
     width: 720, height: 240,
   });
-  return figure(chart, `The last ${h.length} ledger entries of your accounts, oldest left.`);
-}
-
-/** The open positions (served rows: qty_left, list_price, cost_basis, pnl_so_far): what they cost and what their unsold units would bring at the resale price. */
-export function openValue(rows: Record<string, unknown>[]) {
-  let cost = 0;
-  let resale = 0;
-  let pnl = 0;
-  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-  for (const r of rows) {
-    cost += numberToCents(n(r.cost_basis));
-    resale += n(r.qty_left) * numberToCents(n(r.list_price));
-    pnl += numberToCents(n(r.pnl_so_far));
-  }
-  return { count: rows.length, cost: usd(centsToNumber(cost)), resale: usd(centsToNumber(resale)), pnl: usd(centsToNumber(pnl)), pnl_neg: pnl < 0 };
+  const n = f.ledger.entries;
+  const caption = h.length < n
+    ? `The last ${h.length} of your ${n} ledger entries, oldest left: the lines go on from the ${n - h.length} entries before them.`
+    : `Your ${n} ledger entries, oldest left.`;
+  return figure(chart, caption);
 }
 
 type AwaitingOrder = { id: number; deal_title: string; market: string; qty: number; total_amount: number; closes_at: number; purchase_url: string | null };

@@ -2,8 +2,9 @@
 // open positions' value and the waiting list; the checkout's one total and its redirects; the
 // risk box's colour, headline and the chart's range.
 import t from 'tap';
-import { numberToCents } from '../../src/engine/index.js';
-import { FIGURES, LEDGER_WORDS, EVENT_WORDS, balanceHistory, openValue, refWords, waitingView, wordsOf } from '../../src/web/console-view.js';
+import fc from 'fast-check';
+import { FIGURES, LEDGER_WORDS, EVENT_WORDS, balanceChart, openView, refWords, waitingView, wordsOf } from '../../src/web/console-view.js';
+import { MOVED_KINDS } from '../../actors/holder/messages.js';
 import { cardOf, cartDonePath, donePath, paidCardView, payTotal } from '../../src/web/checkout-view.js';
 import { chartRange, lossHeadline, recordClass, riskWords, similarWords } from '../../src/web/deal-facts.js';
 import { TIMELINE_KINDS } from '../../src/schemas/index.js';
@@ -19,24 +20,36 @@ t.test('every ledger kind and timeline event has words; refs read as words', asy
   t.equal(refWords(null), '');
 });
 
-t.test('balance history: each account\'s latest balance summed; the result leaves money moved in and out aside', async (t) => {
+t.test('the balance chart: the window\'s points in USD from cents, oldest left; its caption says what came before it', async (t) => {
   const at = 1_800_000_000;
-  const h = balanceHistory([
-    // newest first, as the ledger serves it; one instant's entries in the order of their ids
-    { id: 3, created_at: at, account_id: 2, kind: 'monthly_fee', amount: -15, balance_after: 0 },
-    { id: 2, created_at: at, account_id: 2, kind: 'order_debit', amount: -10, balance_after: 15 },
-    { id: 1, created_at: at, account_id: 2, kind: 'card_charge', amount: 25, balance_after: 25 },
-    { id: 0, created_at: at - 60, account_id: 1, kind: 'topup', amount: 50, balance_after: 50 },
-  ]);
-  t.same(h.map((p) => p.balance), [50, 75, 65, 50]);
-  t.same(h.map((p) => p.result), [0, 0, -10, -25]);
+  const history = [
+    { id: 7, at, balance_cents: 5000, result_cents: -1500 },
+    { id: 9, at: at + 60, balance_cents: 3990, result_cents: -2510 },
+  ];
+  const chart = balanceChart({ history, ledger: { entries: 9, balance_cents: 3990, result_cents: -2510 } })!;
+  t.match(chart, 'total balance from 50.00 to 39.90', 'the balance runs from the first point to the last');
+  t.match(chart, 'trading result from -15.00 to -25.10', 'the result starts from every entry before the window');
+  t.match(chart, 'The last 2 of your 9 ledger entries, oldest left: the lines go on from the 7 entries before them.');
+  t.match(balanceChart({ history, ledger: { entries: 2, balance_cents: 3990, result_cents: -2510 } })!, 'Your 2 ledger entries, oldest left.');
+  t.equal(balanceChart({ history: history.slice(1), ledger: { entries: 9, balance_cents: 3990, result_cents: -2510 } }), null, 'one point: no chart');
 });
 
-t.test('open positions: at cost, unsold units at resale price, P&L so far, in cents', async (t) => {
-  t.same(openValue([
-    { qty_left: 2, list_price: 10.1, cost_basis: 25.55, pnl_so_far: -3.3 },
-    { qty_left: 0, list_price: 7, cost_basis: 14.45, pnl_so_far: 1.1 },
-  ]), { count: 2, cost: '40.00', resale: '20.20', pnl: '-2.20', pnl_neg: true });
+t.test('the chart ends at the totals and starts at its first point, for any window (property)', async () => {
+  const cents = fc.integer({ min: -1e10, max: 1e10 });
+  fc.assert(fc.property(fc.array(fc.tuple(cents, cents), { minLength: 2, maxLength: 50 }), fc.nat(1000), (pts, before) => {
+    const history = pts.map(([b, r], i) => ({ id: i + 1, at: 1_800_000_000 + i, balance_cents: b, result_cents: r }));
+    const last = history.at(-1)!;
+    const chart = balanceChart({ history, ledger: { entries: pts.length + before, balance_cents: last.balance_cents, result_cents: last.result_cents } })!;
+    const usd = (c: number) => (c / 100).toFixed(2);
+    return chart.includes(`total balance from ${usd(history[0].balance_cents)} to ${usd(last.balance_cents)} `)
+      && chart.includes(`trading result from ${usd(history[0].result_cents)} to ${usd(last.result_cents)} `)
+      && chart.includes(before ? `The last ${pts.length} of your ${pts.length + before} ledger entries` : `Your ${pts.length} ledger entries`);
+  }));
+});
+
+t.test('open positions: the totals in cents as USD (at cost, unsold units at resale price, P&L so far)', async (t) => {
+  t.same(openView({ count: 101, cost_cents: 4_000_00, resale_cents: 20_20, pnl_so_far_cents: -2_20 }), { count: 101, cost: '4000.00', resale: '20.20', pnl: '-2.20', pnl_neg: true });
+  t.same(openView({ count: 0, cost_cents: 0, resale_cents: 0, pnl_so_far_cents: 0 }), { count: 0, cost: '0.00', resale: '0.00', pnl: '0.00', pnl_neg: false });
 });
 
 t.test('waiting for you: open orders and carts with lines to pay, soonest first; closed ones left out', async (t) => {
@@ -118,17 +131,8 @@ t.test('how similar deals ended, and the calibration, in words; the low scenario
   t.match(riskWords(1, 2, 3, { settled: 4, below_low: 0, below_low_rate: 0 }), /0 of 4 similar settled deals ended below .*, which promises nothing for this one\.$/);
 });
 
-t.test('the overview\'s figures: one name and a definition each; the trading result is Realized P&L + P&L so far + the entries of no position', async (t) => {
+t.test('the overview\'s figures: one name and a definition each; the trading result names the money moved in and out it leaves aside', async (t) => {
   for (const f of Object.values(FIGURES)) t.ok(f.name && f.says.length > 40, `${f.name} is defined where shown`);
   t.equal(new Set(Object.values(FIGURES).map((f) => f.name)).size, Object.keys(FIGURES).length, 'one name per quantity');
-  const at = 1_800_000_000;
-  let id = 0;
-  const e = (kind: string, amount: number) => ({ id: ++id, created_at: at + id, account_id: 1, kind, amount, balance_after: 0 });
-  // A settled position (realized = sales - cost - holding - surcharge), an open one, a monthly fee, a card payment.
-  const ledger = [e('card_charge', 100), e('monthly_fee', -15), e('order_debit', -20), e('sale_credit', 25), e('holding_fee', -1), e('surcharge', -0.5),
-    e('order_debit', -10.1), e('sale_credit', 4.3), e('holding_fee', -0.2)];
-  const realized = 25 - 20 - 1 - 0.5;
-  const soFar = openValue([{ qty_left: 1, list_price: 5, cost_basis: 10.1, pnl_so_far: 4.3 - 10.1 - 0.2 }]);
-  const result = balanceHistory(ledger).at(-1)!.result;
-  t.equal(numberToCents(result), numberToCents(realized) + numberToCents(Number(soFar.pnl)) - 1500, 'trading result = realized + so far + the monthly fee, to the cent');
+  for (const k of MOVED_KINDS) t.match(FIGURES.result.says, LEDGER_WORDS[k].toLowerCase(), `it names ${k}`);
 });

@@ -21,7 +21,7 @@ import { consoleReply, noticeOf, noticeText, type Notice } from '../console-noti
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './money.js';
 import { CHART_H, CHART_W, chartPoints } from '../charts.js';
-import { EVENT_WORDS, FIGURES, LEDGER_WORDS, activityView, balanceChart, openValue, refWords, waitingView, wordsOf } from '../console-view.js';
+import { EVENT_WORDS, FIGURES, LEDGER_WORDS, activityView, balanceChart, openView, refWords, waitingView, wordsOf } from '../console-view.js';
 import type { CartDetail } from '../../../actors/cart/messages.js';
 import { isoOf, orderStatusWords } from '../checkout-view.js';
 import { receiptView } from '../receipt-view.js';
@@ -142,19 +142,19 @@ export function webConsoleRoutes(s: Services): Route[] {
   /** The dashboard: balances and the result over time, the open positions' value, what waits for the holder, recent activity. */
   const overview: Loader<unknown> = async (holder) => {
     const now = s.clock.realNow();
-    const [{ view }, ledger, events, open, awaiting, carts] = await Promise.all([
+    const [{ view }, figures, events, awaiting, carts] = await Promise.all([
       accountsView(holder),
-      read(s.runtime, 'account.ledger', { holderId: holder.holderId, limit: PAGE_ROWS }),
+      // Exact totals over every ledger entry and open position, and the chart's newest entries.
+      read(s.runtime, 'holder.figures', { holderId: holder.holderId, window: PAGE_ROWS }),
       read(s.runtime, 'holder.timeline', { holderId: holder.holderId, before: null, limit: 10 }),
-      read(s.runtime, 'account.positions', { holderId: holder.holderId, status: 'open', limit: PAGE_ROWS }),
       read(s.runtime, 'account.orders', { holderId: holder.holderId, status: 'awaiting_payment', limit: PAGE_ROWS, baseUrl: base }),
       openCarts(holder),
     ]);
     const waiting = waitingView(awaiting, carts, now);
     return {
       ...view,
-      chart: balanceChart(ledger), figures: FIGURES,
-      open: openValue(open),
+      chart: balanceChart(figures), figures: FIGURES,
+      open: openView(figures.open),
       waiting, has_waiting: waiting.length > 0,
       activity: activityView(events.events), has_activity: events.events.length > 0,
       scripts: ['/static/countdown.js'],
