@@ -10,7 +10,7 @@ import { sessionLockKey } from '../market/session-lock.js';
 import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
 import { appendCtes } from '../events/log.js';
 import { orderJsonSql } from './views.js';
-import { feeRowsInsertSql } from '../money/charge.js';
+import { chargedFeesSql, feeRowsInsertSql } from '../money/charge.js';
 import { spentSql } from '../money/limits.js';
 
 /** One column of values per array parameter. */
@@ -57,8 +57,7 @@ function readSql(): string {
                  'ends_at', c.ends_at, 'status', c.status)), '[]')
           from competition_entry e join lateral (select * from competition c where c.id = e.competition_id limit 1) c on true
          where e.account_id = any($3)) as competitions,
-       (select coalesce(json_agg(holder_id || '/' || month), '[]') from monthly_fee
-         where holder_id = any(array(select holder_id from agent where id = any($2))) and month = any($5)) as fees,
+       ${chargedFeesSql('array(select holder_id from agent where id = any($2))', '$5')} as fees,
        (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
                  'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
                  'title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items', 'sales_velocity', m.deal->'sales_velocity')), '[]')

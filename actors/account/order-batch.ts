@@ -10,7 +10,8 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
-import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../src/rules.js';
+import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
+import { feeDue, feeKey, feeMonthAt } from '../../src/payments/fee.js';
 import { orderReply } from './order-reply.js';
 import { placedOrder, type PlacedOrder, type Terms } from './order-row.js';
 import { ActorError } from '../runtime/actor.js';
@@ -20,7 +21,7 @@ import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { NOTIFY_KEPT_SQL } from '../events/log.js';
 import { payFromBalanceRefusal } from './funding.js';
-import { batchFeeDue, chargeBatch, feeDue, feeKey } from '../money/charge.js';
+import { batchFeeDue, chargeBatch } from '../money/charge.js';
 import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
 import { CONNECTION_SETTINGS } from '../../orm/config.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
@@ -172,7 +173,7 @@ type Decision = {
 };
 
 /** The fee month of an order: its placing time on the service clock. */
-const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
+const monthOf = (r: OrderRequest) => feeMonthAt(r.at);
 /** An accepted order: its decision and its row (order-row.ts). */
 type Accepted = Decision & { req: OrderRequest; row: PlacedOrder; participation: number | null };
 

@@ -8,7 +8,7 @@ import type { OrderRequest } from '../../actors/account/messages.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { feeRowsInsertSql } from '../../actors/money/charge.js';
-import { feeMonth } from '../../src/rules.js';
+import { feeMonth } from '../../src/payments/fee.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 import { eventNotices } from '../helpers/notices.js';
