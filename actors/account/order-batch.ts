@@ -25,6 +25,7 @@ import { batchFeeDue, chargeBatch } from '../money/charge.js';
 import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
 import { CONNECTION_SETTINGS } from '../../orm/config.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
+import { placedValues } from './order-write.js';
 
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
 export type Placed = OrderPlaced | { replayed: true; reply: OrderPlaced };
@@ -313,16 +314,13 @@ function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: nu
 }
 
 /**
- * One statement writes the batch (order-batch-sql.ts): rounds, orders, monthly fees, the ledger
+ * One statement writes the batch (order-batch-sql.ts): rounds and orders (order-write.ts), monthly fees, the ledger
  * postings of the funded ones (the money kernel's chargeBatch) and the stored answers; the
  * transaction's COMMIT follows.
  */
 function writeSql(accepted: Accepted[], answers: Answer[], at: number, lit: (s: string) => string): string {
-  const rows = accepted.map(({ row: r, req, fee, participation }): Record<OrderColumn, string | number | boolean | null> => ({
-    order_id: r.id, round_id: r.round_id, account_id: r.account_id, agent_id: r.agent_id, market: r.market, tick: r.tick, idx: r.idx,
-    offer_key: r.offer_key, qty: r.qty, unit_cost_cents: r.unit_cost_cents, list_price_cents: r.list_price_cents, fee_cents: r.fee_cents,
-    holding_cents: r.holding_cents, token: r.token, closes_at: r.closes_at, paid: r.status === 'paid', holder: r.paid_by_holder, month: monthOf(req),
-    gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at, standing: r.standing_agent_id, participation,
+  const rows = accepted.map(({ row, req, fee, participation }): Record<OrderColumn, string | number | boolean | null> => ({
+    ...placedValues(row, req.at, fee), month: monthOf(req), participation,
   }));
   const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
   // CONTRACT.md "Events": the statement appends each order's order.created (and order.paid when funded at once).
