@@ -1,7 +1,8 @@
 // How a holder is charged (ARCHITECTURE.md rule 10): the one place that decides, for every
 // real-money checkout (a purchase link, a cart, an execute checkout, a coin pack, an exchange
-// purchase, a top-up), which card or balance pays, whether the month's participation fee is due,
-// the fee's row and the ledger postings. `chargeHolder` is the per-payer entry, called inside the
+// purchase, a top-up), which card or balance pays, whether this checkout carries the month's
+// participation fee (claimed by its row, by the rule of src/payments/fee.ts: the fee's amount,
+// month and decision are named there only), the fee's row and the ledger postings. `chargeHolder` is the per-payer entry, called inside the
 // caller's transaction; `chargeBatch` is the order batch's set-based entry (pay_from_balance),
 // built from the same fee decision and the same entries.
 import type { EntityManager } from '@mikro-orm/postgresql';
