@@ -10,17 +10,6 @@ export { SETTLEMENT_HORIZON_SESSIONS };
 /** Settled trades in profit an agent needs before its holder may switch autonomous funding on. */
 export const FUNDING_PROFITABLE_TRADES = 3;
 
-/**
- * The month a participation fee belongs to (CONTRACT.md: once per holder and calendar month, UTC):
- * `YYYY-MM` of `at` in UTC, whatever the process's time zone. `at` is the service clock's (every
- * checkout carries it), so the database's own clock never decides a month.
- */
-export function feeMonth(at: Date): string {
-  const y = at.getUTCFullYear();
-  if (!Number.isFinite(y) || y < 1 || y > 9999) throw new RangeError(`no fee month for ${at.toString()}`);
-  return `${String(y).padStart(4, '0')}-${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
-}
-
 /** What an order of `qty` units costs (SPEC.md "Cash accounting": cost_basis = q·c + q·f), in integer cents. */
 export type OrderAmounts = {
   /** qty × unit cost */

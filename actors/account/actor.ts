@@ -9,11 +9,12 @@ import { AccountSchema, AgentSchema, MarketSessionSchema } from '../../orm/entit
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { chargeHolder } from '../money/charge.js';
 import { appendEvents } from '../events/log.js';
-import { instantDate, instantSql } from '../runtime/sql.js';
+import { instantDate } from '../runtime/sql.js';
 import { orderOf } from './views.js';
 import type { Payment } from '../money/messages.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
+import { payOrders } from './order-write.js';
 import type { AccountMessage, AccountReplies, Connected, FundingSet, LimitsSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { schedulePayout, topup } from './holder-money.js';
@@ -150,10 +151,9 @@ async function fund(
     // The holder's own hand on the purchase link: a signed approval receipt.
     receipt: { issuer, at, approval: 'holder', agentId: order.agent_id, orders: [order] },
   });
-  await em.execute(`update orders set status = 'paid', payment_source = ?, paid_at = ${instantSql()}, paid_by_holder = ?, receipt = ? where id = ?`, [c.method, at, holderId, c.receipt, order.id]);
-  await em.execute(
-    `update trade_round set status = 'funded', source = ?, fee_amount_cents = fee_amount_cents + ?, charged_cents = charged_cents + ?, funded_at = ${instantSql()} where id = ?`,
-    [c.method, c.feeCents, c.chargedCents, at, order.round_id],
-  );
+  // The order paid and its round funded (order-write.ts: what a payment writes, the batch's and a cart's too).
+  await payOrders(em, {
+    roundId: order.round_id, orderIds: [order.id], source: c.method, holderId, at, receipt: c.receipt, feeCents: c.feeCents, chargedCents: c.chargedCents,
+  });
   return { charged_cents: c.chargedCents, fee_cents: c.feeCents, receipt: c.receipt };
 }

@@ -10,8 +10,9 @@ import { sessionLockKey } from '../market/session-lock.js';
 import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
 import { appendCtes } from '../events/log.js';
 import { orderJsonSql } from './views.js';
-import { feeRowsInsertSql } from '../money/charge.js';
+import { chargedFeesSql, feeRowsInsertSql } from '../money/charge.js';
 import { spentSql } from '../money/limits.js';
+import { PLACED_COLUMNS, placeOrdersCtes } from './order-write.js';
 
 /** One column of values per array parameter. */
 type Column = readonly (string | number | boolean | null)[];
@@ -57,8 +58,7 @@ function readSql(): string {
                  'ends_at', c.ends_at, 'status', c.status)), '[]')
           from competition_entry e join lateral (select * from competition c where c.id = e.competition_id limit 1) c on true
          where e.account_id = any($3)) as competitions,
-       (select coalesce(json_agg(holder_id || '/' || month), '[]') from monthly_fee
-         where holder_id = any(array(select holder_id from agent where id = any($2))) and month = any($5)) as fees,
+       ${chargedFeesSql('array(select holder_id from agent where id = any($2))', '$5')} as fees,
        (select coalesce(json_agg(json_build_object('market', m.market, 'tick', m.tick, 'idx', m.idx, 'offer_key', m.offer_key,
                  'unit_cost_cents', m.unit_cost_cents, 'list_price_cents', m.list_price_cents, 'max_qty', m.max_qty,
                  'title', m.deal->'bundle'->'title', 'items', m.deal->'bundle'->'items', 'sales_velocity', m.deal->'sales_velocity')), '[]')
@@ -95,15 +95,13 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
   ].join(';\n');
 }
 
-/** The columns of the batch's orders (the CTE `x`), with their types: one array parameter each. */
-const ORDER_COLUMNS = [
-  ['order_id', 'bigint'], ['round_id', 'bigint'], ['account_id', 'bigint'], ['agent_id', 'bigint'], ['market', 'text'], ['tick', 'bigint'],
-  ['idx', 'int'], ['offer_key', 'text'], ['qty', 'int'], ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'],
-  ['holding_cents', 'int'], ['token', 'text'], ['closes_at', 'float8'], ['paid', 'boolean'], ['holder', 'bigint'], ['month', 'text'], ['standing', 'bigint'],
-  ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'], ['fee', 'bigint'], ['at', 'float8'],
-  // The month's fee a payment made now would carry (holder_pays of an order left awaiting payment).
-  ['participation', 'bigint'],
-] as const;
+/**
+ * The columns of the batch's orders (the CTE `x`), with their types: one array parameter each. The
+ * placed orders' columns (order-write.ts, the one builder of orders and their payment), and the
+ * batch's own: the fee's month (its fee rows), and the month's fee a payment made now would carry
+ * (holder_pays of an order left awaiting payment).
+ */
+const ORDER_COLUMNS = [...PLACED_COLUMNS, ['month', 'text'], ['participation', 'bigint']] as const;
 export type OrderColumn = (typeof ORDER_COLUMNS)[number][0];
 const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'text'], ['status', 'int'], ['reply', 'text'], ['at', 'float8']] as const;
 /** A stored answer, kept from `at` (its order's instant). */
@@ -114,7 +112,7 @@ function WRITE_TYPES(): string[] {
 }
 
 /**
- * The batch's writes in one statement: rounds, orders, monthly fees, the stored answers, the
+ * The batch's writes in one statement: rounds and orders (order-write.ts, paid at once or awaiting payment), monthly fees, the stored answers, the
  * ledger postings of the funded orders (ledger.ts's one posting definition, its postcondition
  * checked in the statement) and the events (events/log.ts: each order's `order.created`, and
  * `order.paid` when funded, its `data` built here from the row just placed by views.ts's one
@@ -130,18 +128,7 @@ function writeSql(): string {
   const base = `$${o + ANSWER_COLUMNS.length + 7}`;
   const at = instantSql(`$${o + ANSWER_COLUMNS.length + 8}`);
   return `with x as (select * from unnest(${p(1, o)}) as x(${ORDER_COLUMNS.map(([c]) => c).join(', ')})),
-     rounds as (
-       insert into trade_round (id, account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at, created_at)
-       select round_id, account_id, total, case when paid then 'funded' else 'awaiting_payment' end, case when paid then 'balance' end,
-              fee, case when paid then total + fee else 0 end, case when paid then ${instantSql('at')} end, ${instantSql('at')} from x),
-     placed as (
-       insert into orders (id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
-                           holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, created_at, paid_at, paid_by_holder,
-                           standing_agent_id)
-       select order_id, account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents,
-              gross, fee_amount, total, token, closes_at, case when paid then 'paid' else 'awaiting_payment' end,
-              case when paid then 'balance' end, ${instantSql('at')}, case when paid then ${instantSql('at')} end, holder, standing from x
-       returning *),
+     ${placeOrdersCtes('x')},
      fees as (${feeRowsInsertSql('x')}),
      answers as (
        insert into idempotency (scope, key, request_hash, status, reply, created_at)

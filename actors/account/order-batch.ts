@@ -10,7 +10,8 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
-import { dealNotOnMenu, feeMonth, orderAmounts, type OrderAmounts } from '../../src/rules.js';
+import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
+import { feeDue, feeKey, feeMonthAt } from '../../src/payments/fee.js';
 import { orderReply } from './order-reply.js';
 import { placedOrder, type PlacedOrder, type Terms } from './order-row.js';
 import { ActorError } from '../runtime/actor.js';
@@ -20,10 +21,11 @@ import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { NOTIFY_KEPT_SQL } from '../events/log.js';
 import { payFromBalanceRefusal } from './funding.js';
-import { batchFeeDue, chargeBatch, feeDue, feeKey } from '../money/charge.js';
+import { batchFeeDue, chargeBatch } from '../money/charge.js';
 import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
 import { CONNECTION_SETTINGS } from '../../orm/config.js';
 import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
+import { placedValues } from './order-write.js';
 
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
 export type Placed = OrderPlaced | { replayed: true; reply: OrderPlaced };
@@ -172,7 +174,7 @@ type Decision = {
 };
 
 /** The fee month of an order: its placing time on the service clock. */
-const monthOf = (r: OrderRequest) => feeMonth(new Date(r.at * 1000));
+const monthOf = (r: OrderRequest) => feeMonthAt(r.at);
 /** An accepted order: its decision and its row (order-row.ts). */
 type Accepted = Decision & { req: OrderRequest; row: PlacedOrder; participation: number | null };
 
@@ -312,16 +314,13 @@ function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: nu
 }
 
 /**
- * One statement writes the batch (order-batch-sql.ts): rounds, orders, monthly fees, the ledger
+ * One statement writes the batch (order-batch-sql.ts): rounds and orders (order-write.ts), monthly fees, the ledger
  * postings of the funded ones (the money kernel's chargeBatch) and the stored answers; the
  * transaction's COMMIT follows.
  */
 function writeSql(accepted: Accepted[], answers: Answer[], at: number, lit: (s: string) => string): string {
-  const rows = accepted.map(({ row: r, req, fee, participation }): Record<OrderColumn, string | number | boolean | null> => ({
-    order_id: r.id, round_id: r.round_id, account_id: r.account_id, agent_id: r.agent_id, market: r.market, tick: r.tick, idx: r.idx,
-    offer_key: r.offer_key, qty: r.qty, unit_cost_cents: r.unit_cost_cents, list_price_cents: r.list_price_cents, fee_cents: r.fee_cents,
-    holding_cents: r.holding_cents, token: r.token, closes_at: r.closes_at, paid: r.status === 'paid', holder: r.paid_by_holder, month: monthOf(req),
-    gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee, at: req.at, standing: r.standing_agent_id, participation,
+  const rows = accepted.map(({ row, req, fee, participation }): Record<OrderColumn, string | number | boolean | null> => ({
+    ...placedValues(row, req.at, fee), month: monthOf(req), participation,
   }));
   const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
   // CONTRACT.md "Events": the statement appends each order's order.created (and order.paid when funded at once).

@@ -10,7 +10,7 @@ import type {
 } from './messages.js';
 import { orderInstructions } from './order-reply.js';
 import {
-  accountIdsOf, accountSummary, checkoutBalanceCents, holderOfAccounts, inventoryOf, ledgerOf, monthlyFeeStatus, orderByToken, orderOf, ordersOf, positionOf,
+  accountIdsOf, accountSummary, checkoutBalanceCents, holderOfAccounts, inventoryOf, ledgerOf, monthlyFeeStatus, orderByToken, payNow, orderOf, ordersOf, positionOf,
   positionsOf, roundsOf, tradesOf,
 } from './views.js';
 
@@ -45,5 +45,7 @@ export const accountReads = defineReads({
     Promise.all(a.accountIds.map((id) => accountSummary(em.fork(), id, { ledgerLimit: a.ledgerLimit, baseUrl: a.baseUrl, at: a.at }))),
   /** `at`: now on the service clock (real unix seconds): the fee's month is the service's. */
   'account.monthlyFee': async ({ em }, a: { holderId: number; at: number }) => monthlyFeeStatus(em, a.holderId, a.at),
+  /** The pay forms' figures: the holder's fee of the month and what paying `goodsCents` now charges (holder_pays: src/payments/fee.ts). */
+  'account.payNow': async ({ em }, a: { holderId: number; at: number; goodsCents: number }) => payNow(em, a.holderId, a.at, a.goodsCents),
   'account.checkoutBalance': async ({ em }, a: CheckoutBalanceArgs) => checkoutBalanceCents(em, a.accountId, a.holderId),
 });

@@ -5,13 +5,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
-import { MONTHLY_FEE } from '../../src/payments/terms.js';
-import { LIST_CAPS, feeMonth } from '../../src/rules.js';
+import { MONTHLY_FEE, feeDueSql, feeMonthAt, holderPays, holderPaysSql, type HolderPays } from '../../src/payments/fee.js';
+import { LIST_CAPS } from '../../src/rules.js';
 import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from '../record/trade-json.js';
 import type { AccountScope, AccountSummary, LedgerEntry, MonthlyFeeStatus, ServedOrder } from './messages.js';
 import { intArrayParam as ids, isLinkToken, jsonObjectSql, unixSql, usdSql, type JsonPairs } from '../runtime/sql.js';
 import { ledgerEntryJsonSql } from '../money/ledger.js';
-import { feeDueSql, holderPays } from '../money/charge.js';
+import { feeStatus } from '../money/charge.js';
 
 /** Every account of a holder: its own and those of its agents (up to LIST_CAPS.accounts, oldest first). */
 export async function accountsOfHolder(em: EntityManager, holderId: number): Promise<number[]> {
@@ -60,8 +60,7 @@ export const orderJsonSql = (base: string, participationCents?: string) => {
     ['status', 'o.status'], ['payment_source', 'o.payment_source'], ['purchase_url', `case when o.status = 'expired' then null else ${base} || '/checkout/' || o.token end`], ['closes_at', 'o.closes_at'],
     ['created_at', unixSql('o.created_at')], ['paid_at', unixSql('o.paid_at')], ['filled_at', unixSql('o.filled_at')], ['position_id', 'o.position_id'],
     ['round_id', 'o.round_id'], ['account_id', 'o.account_id'], ['agent_id', 'o.agent_id'], ['refund_reason', 'o.refund_reason'], ['receipt', 'o.receipt'],
-    ['holder_pays', participationCents === undefined ? 'null::json' : `case when o.status = 'awaiting_payment' then json_build_object('goods', ${usdSql('o.total_cents')},
-       'participation_fee', ${usdSql(participationCents)}, 'total', ${usdSql(`o.total_cents + ${participationCents}`)}) end`],
+    ['holder_pays', participationCents === undefined ? 'null::json' : `case when o.status = 'awaiting_payment' then ${holderPaysSql('o.total_cents', participationCents, usdSql)} end`],
   ];
   return jsonObjectSql(pairs, { when: `o.market in (${VELOCITY_MARKETS})`, pairs: [['sales_velocity', "m.deal->'sales_velocity'"]] });
 };
@@ -73,7 +72,6 @@ const HOLDER_FEE_CHARGED = 'exists (select 1 from account fa join monthly_fee f 
 const ORDER_SELECT = `${orderJsonSql('b.base', feeDueSql(HOLDER_FEE_CHARGED))} as "order"`;
 /** Parameters: the base URL, then the fee month of the read's instant (holder_pays: a payment made now). */
 const ORDER_READ = `(select ?::text as base, ?::text as month) b, ${ORDER_FROM}`;
-const monthAt = (at: number) => feeMonth(new Date(at * 1000));
 
 /** `feeCharged`: whether the holder's fee of the month is charged, for holder_pays while it awaits payment (undefined: null). */
 export function orderJson(r: OrderRow, baseUrl: string, feeCharged?: boolean): ServedOrder {
@@ -96,7 +94,7 @@ export function orderJson(r: OrderRow, baseUrl: string, feeCharged?: boolean): S
 export async function ordersOf(em: EntityManager, accountIds: number[], opts: { status?: string; limit: number; baseUrl: string; at: number }) {
   const rows = await em.execute<{ order: ServedOrder }[]>(
     `select ${ORDER_SELECT} from ${ORDER_READ} where o.account_id = any(?::bigint[]) and (?::text is null or o.status = ?) order by o.id desc limit ?`,
-    [opts.baseUrl, monthAt(opts.at), ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
+    [opts.baseUrl, feeMonthAt(opts.at), ids(accountIds), opts.status ?? null, opts.status ?? null, opts.limit],
   );
   return rows.map((r) => r.order);
 }
@@ -104,7 +102,7 @@ export async function ordersOf(em: EntityManager, accountIds: number[], opts: { 
 /** One order of these accounts, or null (another account's order is not found either). */
 export async function orderOf(em: EntityManager, accountIds: number[], orderId: number, baseUrl: string, at: number): Promise<ServedOrder | null> {
   const [row] = await em.execute<{ order: ServedOrder }[]>(
-    `select ${ORDER_SELECT} from ${ORDER_READ} where o.id = ? and o.account_id = any(?::bigint[])`, [baseUrl, monthAt(at), orderId, ids(accountIds)]);
+    `select ${ORDER_SELECT} from ${ORDER_READ} where o.id = ? and o.account_id = any(?::bigint[])`, [baseUrl, feeMonthAt(at), orderId, ids(accountIds)]);
   return row?.order ?? null;
 }
 
@@ -115,7 +113,7 @@ export async function orderByToken(em: EntityManager, token: string, baseUrl: st
     `select ${ORDER_SELECT}, json_build_object('id', g.id, 'name', g.name, 'key_id', g.key_id, 'identity', g.identity, 'operator', g.operator,
             'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent
        from ${ORDER_READ} join agent g on g.id = o.agent_id where o.token = ?`,
-    [baseUrl, monthAt(at), token],
+    [baseUrl, feeMonthAt(at), token],
   );
   return row ? { order: row.order, agent: row.agent } : null;
 }
@@ -205,9 +203,17 @@ export async function ledgerOf(em: EntityManager, accountIds: number[], limit: n
 
 /** Whether the holder's participation fee of the calendar month (UTC, service clock) of `at` is still due. */
 export async function monthlyFeeStatus(em: EntityManager, holderId: number | null, at: number): Promise<MonthlyFeeStatus> {
-  const month = feeMonth(new Date(at * 1000));
-  const [row] = await em.execute('select (select created_at from monthly_fee where holder_id = ? and month = ?) as charged_at', [holderId, month]);
-  return { ...MONTHLY_FEE, month, due: row.charged_at === null, charged_at: unix(row.charged_at) };
+  return (await payNow(em, holderId, at, 0)).fee;
+}
+
+/**
+ * What a payment of `goodsCents` by the holder made at `at` charges (the pay forms' one total): the
+ * holder's fee of the month and holder_pays (src/payments/fee.ts: the goods and the fee unless charged).
+ */
+export async function payNow(em: EntityManager, holderId: number | null, at: number, goodsCents: number): Promise<{ fee: MonthlyFeeStatus; pays: HolderPays }> {
+  const fee = await feeStatus(em, holderId, at);
+  const charged = fee.chargedAt !== null;
+  return { fee: { ...MONTHLY_FEE, month: fee.month, due: !charged, charged_at: unix(fee.chargedAt) }, pays: holderPays(goodsCents, charged) };
 }
 
 export async function accountSummary(em: EntityManager, accountId: number, opts: { ledgerLimit: number; baseUrl: string; at: number }): Promise<AccountSummary> {

@@ -9,14 +9,15 @@
 // skipped, never charged.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CartItemSchema, CartSchema, InventoryItemSchema, OrderSchema, TradeRoundSchema } from '../../orm/entities/index.js';
+import { CartItemSchema, CartSchema, InventoryItemSchema } from '../../orm/entities/index.js';
 import { MARKETS, centsToNumber, type MarketId, type ServedDeal } from '../../src/engine/index.js';
 import { ActorError } from '../runtime/actor.js';
 import { instantDate, intArrayParam } from '../runtime/sql.js';
 import { chargeHolder, sourceOf, type Charged, type Debit } from '../money/charge.js';
 import type { Payment } from '../money/messages.js';
 import { orderJson } from '../account/views.js';
-import { placedOrder } from '../account/order-row.js';
+import { placedOrder, type NewOrder } from '../account/order-row.js';
+import { payOrders, placeOrders, placedValues } from '../account/order-write.js';
 import { dayStart, limitRefusal, limitsOf, spentSql } from '../money/limits.js';
 import { appendEvents } from '../events/log.js';
 import { appendLineEventsOf } from './events.js';
@@ -186,9 +187,11 @@ async function accountsOf(em: EntityManager, lines: LineRow[], holderId: number)
 type Done = { orders: CheckedOut['orders']; items: number[]; charged: Charged };
 
 /**
- * A trade cart's lines: one funded round per account (the proposing agents' accounts, the holder's
- * picks on the Manual desk) and one order per line (order-row.ts, the order batch's builder), then
- * one charge for all of them (the first account carries the month's fee and names it in its round).
+ * A trade cart's lines: one round per account (the proposing agents' accounts, the holder's picks
+ * on the Manual desk) and one order per line (order-row.ts's row), placed by the order batch's
+ * builder (account/order-write.ts) as it places an order awaiting its holder; then one charge for
+ * all of them (the first account carries the month's fee and names it in its round), written on
+ * each round and its orders as the pay turn writes a purchase link's payment.
  */
 async function placeAndFund(
   em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, baseUrl: string, at: number,
@@ -196,28 +199,26 @@ async function placeAndFund(
   const accountOf = await accountsOf(em, lines, f.holderId);
   const source = sourceOf(f.payment);
   const groups = [...new Set(lines.map((l) => accountOf.get(l.id)!))].sort((a, b) => a - b);
-  const rounds = new Map(groups.map((accountId) => {
-    const amount = lines.filter((l) => accountOf.get(l.id) === accountId).reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
-    return [accountId, em.create(TradeRoundSchema, { account: accountId, status: 'funded', source, amountCents: amount, feeAmountCents: 0, chargedCents: amount, fundedAt: instantDate(at), createdAt: instantDate(at) })];
-  }));
-  await em.flush();
-  const ids = await nextOrderIds(em, lines.length);
-  const placed = lines.map((l, i) => {
+  const roundIds = await nextIds(em, 'trade_round_id_seq', groups.length);
+  const roundOf = new Map(groups.map((accountId, i) => [accountId, roundIds[i]]));
+  const ids = await nextIds(em, 'orders_id_seq', lines.length);
+  const tokens = lines.map(() => randomBytes(24).toString('base64url'));
+  const orderOf = (l: LineRow, i: number, paid: NewOrder['paid']) => {
     const { terms, amounts } = lineAmounts(l);
     const deal = deals.get(l.id)!.deal;
     return placedOrder({
-      id: ids[i], roundId: rounds.get(accountOf.get(l.id)!)!.id, accountId: accountOf.get(l.id)!, agentId: l.agent_id, market: l.market, tick: l.tick,
-      idx: l.idx, offerKey: l.offer_key, qty: l.qty, closesAt: l.closes_at, terms, amounts, token: randomBytes(24).toString('base64url'),
-      paid: { source, holderId: f.holderId }, standingAgentId: f.standingAgentId ?? null, at,
+      id: ids[i], roundId: roundOf.get(accountOf.get(l.id)!)!, accountId: accountOf.get(l.id)!, agentId: l.agent_id, market: l.market, tick: l.tick,
+      idx: l.idx, offerKey: l.offer_key, qty: l.qty, closesAt: l.closes_at, terms, amounts, token: tokens[i],
+      paid, standingAgentId: f.standingAgentId ?? null, at,
       deal: { bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] }, sales_velocity: (deal as { sales_velocity?: number }).sales_velocity },
     });
-  });
-  for (const o of placed) em.create(OrderSchema, orderEntity(o));
-  await em.flush();
+  };
+  await placeOrders(em, lines.map((l, i) => placedValues(orderOf(l, i, null), at, 0)));
+  const placed = lines.map((l, i) => orderOf(l, i, { source, holderId: f.holderId }));
   for (const [i, o] of placed.entries()) await em.nativeUpdate(CartItemSchema, { id: lines[i].id, order: null, item: null }, { order: o.id });
   const payer = groups[0];
   const charged = await chargeHolder(em, {
-    holderId: f.holderId, payer, payment: f.payment, at, ref: `cart:${cart.id}`, roundId: rounds.get(payer)!.id,
+    holderId: f.holderId, payer, payment: f.payment, at, ref: `cart:${cart.id}`, roundId: roundOf.get(payer)!,
     debits: placed.map((o): Debit => ({ account: o.account_id, ref: `order:${o.id}`, cents: o.total_cents })),
     // The holder's hand on the cart, or their standing grant (an execute checkout): a signed approval receipt.
     receipt: {
@@ -225,9 +226,13 @@ async function placeAndFund(
     },
   });
   for (const o of placed) o.receipt = charged.receipt;
-  await em.nativeUpdate(OrderSchema, { id: { $in: placed.map((o) => o.id) } }, { receipt: charged.receipt });
-  if (charged.feeCents) {
-    await em.nativeUpdate(TradeRoundSchema, { id: rounds.get(payer)!.id }, { feeAmountCents: charged.feeCents, chargedCents: rounds.get(payer)!.amountCents + charged.feeCents });
+  for (const accountId of groups) {
+    const mine = placed.filter((o) => o.account_id === accountId);
+    const fee = accountId === payer ? charged.feeCents : 0;
+    await payOrders(em, {
+      roundId: roundOf.get(accountId)!, orderIds: mine.map((o) => o.id), source, holderId: f.holderId, at, receipt: charged.receipt,
+      feeCents: fee, chargedCents: mine.reduce((s, o) => s + o.total_cents, 0) + fee,
+    });
   }
   const orders = placed.map((o) => orderJson(o, baseUrl));
   // CONTRACT.md "Events": an order funded at once is created and paid, on the account it is placed on.
@@ -235,19 +240,11 @@ async function placeAndFund(
   return { orders, items: [], charged };
 }
 
-/** The ids the next `n` orders take (the batch reads its own the same way, in its read). */
-async function nextOrderIds(em: EntityManager, n: number): Promise<number[]> {
-  const rows = await em.execute<{ id: number }[]>(`select nextval('orders_id_seq')::float8 as id from generate_series(1, ?)`, [n]);
+/** The next `n` ids of a sequence (the batch reads its own the same way, in its read). */
+async function nextIds(em: EntityManager, sequence: 'orders_id_seq' | 'trade_round_id_seq', n: number): Promise<number[]> {
+  const rows = await em.execute<{ id: number }[]>(`select nextval('${sequence}')::float8 as id from generate_series(1, ?)`, [n]);
   return rows.map((r) => r.id);
 }
-
-/** A placed order as the ORM writes it. */
-const orderEntity = (o: ReturnType<typeof placedOrder>) => ({
-  id: o.id, account: o.account_id, agent: o.agent_id, round: o.round_id, market: o.market, tick: o.tick, idx: o.idx, offerKey: o.offer_key, qty: o.qty,
-  unitCostCents: o.unit_cost_cents, listPriceCents: o.list_price_cents, feeCents: o.fee_cents, holdingCents: o.holding_cents, grossCents: o.gross_cents,
-  feeAmountCents: o.fee_amount_cents, totalCents: o.total_cents, status: o.status as 'paid', paymentSource: o.payment_source as 'card' | 'balance',
-  paidByHolder: o.paid_by_holder, standingAgentId: o.standing_agent_id, token: o.token, closesAt: o.closes_at, createdAt: o.created_at, paidAt: o.paid_at,
-});
 
 async function buyOutright(
   em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, at: number,

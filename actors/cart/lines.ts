@@ -8,7 +8,8 @@ import { intArrayParam, isLinkToken } from '../runtime/sql.js';
 import type { Caller, CartDetail, CartEntry } from './messages.js';
 import { permissionsOf, type AgentFacts, type CartFacts, type LiveGrant, type Permissions } from './permissions.js';
 import { unix } from '../account/views.js';
-import { feeCharged, holderPays } from '../money/charge.js';
+import { feeCharged } from '../money/charge.js';
+import { holderPays } from '../../src/payments/fee.js';
 
 /** Lines not yet checked out one cart may hold (a bound; SPEC.md leaves it open). */
 export const MAX_OPEN_LINES = 100;

@@ -1,14 +1,14 @@
 // How a holder is charged (ARCHITECTURE.md rule 10): the one place that decides, for every
 // real-money checkout (a purchase link, a cart, an execute checkout, a coin pack, an exchange
-// purchase, a top-up), which card or balance pays, whether the month's participation fee is due,
-// the fee's row and the ledger postings. `chargeHolder` is the per-payer entry, called inside the
+// purchase, a top-up), which card or balance pays, whether this checkout carries the month's
+// participation fee (claimed by its row, by the rule of src/payments/fee.ts: the fee's amount,
+// month and decision are named there only), the fee's row and the ledger postings. `chargeHolder` is the per-payer entry, called inside the
 // caller's transaction; `chargeBatch` is the order batch's set-based entry (pay_from_balance),
 // built from the same fee decision and the same entries.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CardSchema } from '../../orm/entities/index.js';
 import { expired, type StoredCard } from '../../src/payments/cards.js';
-import { MONTHLY_FEE_CENTS } from '../../src/payments/terms.js';
-import { feeMonth } from '../../src/rules.js';
+import { MONTHLY_FEE_CENTS, feeDue, feeKey, feeMonthAt, feeKeySql } from '../../src/payments/fee.js';
 import { ActorError } from '../runtime/actor.js';
 import { instantDate, instantSql, intArrayParam } from '../runtime/sql.js';
 import { postEntries, type Entry } from './ledger.js';
@@ -45,40 +45,30 @@ async function cardToCharge(em: EntityManager, holderId: number, payment: CardPa
 }
 
 // --- The month's participation fee -----------------------------------------------------------
-
-/**
- * The fee's month is the service clock's (src/rules.ts feeMonth of the checkout's `at`, real unix
- * seconds), not the database's: with a scaled or test clock, a checkout belongs to the month the
- * service says it is.
- */
-const monthOf = (at: number) => feeMonth(new Date(at * 1000));
-
-/** A holder's fee of a month, as the order batch's read names the fees already charged (`holder/month`). */
-export const feeKey = (holderId: number, at: number) => `${holderId}/${monthOf(at)}`;
-
-/** The one fee decision: a holder's real-money checkout carries the month's fee unless that fee is charged. */
-export const feeDue = (charged: boolean): number => (charged ? 0 : MONTHLY_FEE_CENTS);
-
-/** feeDue where a statement decides it: `charged` is a boolean SQL expression (the holder's fee of the month is charged). */
-export const feeDueSql = (charged: string) => `(case when ${charged} then 0 else ${MONTHLY_FEE_CENTS} end)`;
+// The rule (its amount, month, due or not, what the holder pays) is src/payments/fee.ts; the kernel
+// alone reads and writes its rows by it. The fee's month is the service clock's (feeMonthAt of the
+// checkout's `at`, real unix seconds), not the database's: with a scaled or test clock, a checkout
+// belongs to the month the service says it is.
 
 /** Whether the holder's fee of the month of `at` is charged (no holder: not charged). */
 export async function feeCharged(em: EntityManager, holderId: number | null, at: number): Promise<boolean> {
-  if (holderId === null) return false;
-  return (await em.execute('select 1 from monthly_fee where holder_id = ? and month = ?', [holderId, monthOf(at)])).length > 0;
+  return (await feeStatus(em, holderId, at)).chargedAt !== null;
 }
 
-/** What the holder will pay (CONTRACT.md): a card payment made now, in USD. */
-export type HolderPays = { goods: number; participation_fee: number; total: number };
+/** The holder's fee of the month of `at`: its month and when it was charged (null: not yet; no holder: never). */
+export async function feeStatus(em: EntityManager, holderId: number | null, at: number): Promise<{ month: string; chargedAt: Date | string | null }> {
+  const month = feeMonthAt(at);
+  const [row] = holderId === null ? [{ charged_at: null }]
+    : await em.execute('select (select created_at from monthly_fee where holder_id = ? and month = ?) as charged_at', [holderId, month]);
+  return { month, chargedAt: row.charged_at };
+}
 
 /**
- * What a card payment of `goodsCents` made now would charge the holder: the goods and the month's
- * fee unless the holder's is charged (an agent without a holder: due, as for a holder new this month).
+ * The fees already charged of `holders` (an SQL bigint[] expression) in `months` (an SQL text[]
+ * expression), as a json array of their feeKey: the order batch's read.
  */
-export function holderPays(goodsCents: number, feeCharged: boolean): HolderPays {
-  const fee = feeDue(feeCharged);
-  return { goods: goodsCents / 100, participation_fee: fee / 100, total: (goodsCents + fee) / 100 };
-}
+export const chargedFeesSql = (holders: string, months: string) =>
+  `(select coalesce(json_agg(${feeKeySql('holder_id', 'month')}), '[]') from monthly_fee where holder_id = any(${holders}) and month = any(${months}))`;
 
 /**
  * The order batch's fee rows, from a source with (holder, month, account_id, round_id, fee): a plain
@@ -111,7 +101,7 @@ async function claimFee(em: EntityManager, holderId: number, at: number, payer: 
   const claimed = await em.execute(
     `insert into monthly_fee (holder_id, month, account_id, round_id, amount_cents, created_at) values (?, ?, ?, ?, ?, ${instantSql()})
      on conflict (holder_id, month) do nothing returning holder_id`,
-    [holderId, monthOf(at), payer, roundId, MONTHLY_FEE_CENTS, at],
+    [holderId, feeMonthAt(at), payer, roundId, MONTHLY_FEE_CENTS, at],
   );
   return feeDue(claimed.length === 0);
 }

@@ -25,11 +25,6 @@ export const isoOf = (unix: number) => new Date(Math.round(unix) * 1000).toISOSt
 /** "2026-11-26 14:05 UTC": what the page says without scripts. */
 export const utcMinute = (unix: number) => `${new Date(unix * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-/** The amount of a payment (USD): the order's total and the month's fee when it is due with it, added in cents. */
-export const payAmount = (orderTotal: number, feeDue: boolean, fee: number) => centsToNumber(numberToCents(orderTotal) + (feeDue ? numberToCents(fee) : 0));
-/** payAmount as shown. */
-export const payTotal = (orderTotal: number, feeDue: boolean, fee: number) => usd(payAmount(orderTotal, feeDue, fee));
-
 /** The card a payment used, as its confirmation's address names it: a typed card's last 4 digits (and whether the holder asked to store it), or a stored card's id. */
 type PaidCard = { last4?: string; cardId?: number; save?: boolean };
 

@@ -275,6 +275,23 @@ t.test('a checkout of lines from 3 agents: one card charge per account, the fee 
   }
   const rounds = await q('select count(*)::int as n from trade_round where account_id = any(?::bigint[])', [`{${agents.map((a) => a.accountId)}}`]);
   t.equal(rounds[0].n, 3, 'one round per account');
+  // The rows written (account/order-write.ts, the batch's builder and the pay turn's payment): each round funded by card at the
+  // checkout's instant and holding its orders' totals, the fee on the first account's round alone, every order paid by the holder
+  // at that instant with the one receipt.
+  const written = await q(
+    `select r.status, r.source, r.amount_cents::float8 as amount, r.fee_amount_cents::float8 as fee, r.charged_cents::float8 as charged,
+            r.funded_at = r.created_at as funded_then, (select sum(o.total_cents)::float8 from orders o where o.round_id = r.id) as orders_total,
+            (select count(*)::int from orders o where o.round_id = r.id and o.status = 'paid' and o.payment_source = 'card' and o.paid_by_holder = ?
+                and o.paid_at = r.funded_at and o.created_at = r.created_at and o.receipt = ?) as paid
+       from trade_round r where r.account_id = any(?::bigint[]) order by r.account_id`,
+    [hid, paid.body.receipt, `{${agents.map((a) => a.accountId)}}`],
+  );
+  t.same(written.map((r) => r.fee), [1500, 0, 0], 'the month\'s fee on the first account\'s round alone');
+  for (const r of written) {
+    t.same({ status: r.status, source: r.source, funded_then: r.funded_then, paid: r.paid }, { status: 'funded', source: 'card', funded_then: true, paid: 1 }, 'funded with its order paid');
+    t.equal(r.amount, r.orders_total, 'a round holds its orders\' totals');
+    t.equal(r.charged, r.amount + r.fee, 'a round charged its amount and its fee');
+  }
 });
 
 /** A holder's connected agent with autonomous funding on and 10 000.00 on its account, and its default cart. */

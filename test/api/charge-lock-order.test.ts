@@ -9,7 +9,7 @@ import pg from 'pg';
 import { chargeHolder } from '../../actors/money/charge.js';
 import { postEntries } from '../../actors/money/ledger.js';
 import { instantSql } from '../../actors/runtime/sql.js';
-import { feeMonth } from '../../src/rules.js';
+import { feeMonth } from '../../src/payments/fee.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 

@@ -8,7 +8,7 @@ import type { OrderRequest } from '../../actors/account/messages.js';
 import { ActorError } from '../../actors/runtime/actor.js';
 import { readStatements, writeStatement, type OrderColumn } from '../../actors/account/order-batch-sql.js';
 import { feeRowsInsertSql } from '../../actors/money/charge.js';
-import { feeMonth } from '../../src/rules.js';
+import { feeMonth } from '../../src/payments/fee.js';
 import { migratedOrm } from '../helpers/db.js';
 import { eventually } from '../helpers/wait.js';
 import { eventNotices } from '../helpers/notices.js';
@@ -118,7 +118,7 @@ t.test("the batch's generic plans reach every table through its index, whatever 
   }, lit).split(';\n').filter((s) => !s.includes('order_batch_lock('));
   const order = {
     order_id: 1, round_id: 1, account_id: a.id, agent_id: g.id, market: 'm15', tick: 100, idx: 0, offer_key: 'k100', qty: 1, unit_cost_cents: 1000,
-    list_price_cents: 1500, fee_cents: 30, holding_cents: 1, token: 't', closes_at: 2e9, paid: true, holder: null, month: '2026-11', gross: 1000,
+    list_price_cents: 1500, fee_cents: 30, holding_cents: 1, token: 't', closes_at: 2e9, paid: true, source: 'balance', holder: null, month: '2026-11', gross: 1000,
     fee_amount: 30, total: 1030, fee: 0, at, standing: g.id, participation: null,
   } satisfies Record<OrderColumn, string | number | boolean | null>;
   const write = writeStatement([order], [{ scope: 's', key: 'k', request_hash: 'h', status: 201, reply: {}, at }],

@@ -5,7 +5,8 @@ import t from 'tap';
 import fc from 'fast-check';
 import { FIGURES, LEDGER_WORDS, EVENT_WORDS, balanceChart, openView, refWords, waitingView, wordsOf } from '../../src/web/console-view.js';
 import { MOVED_KINDS } from '../../actors/holder/messages.js';
-import { cardOf, cartDonePath, donePath, paidCardView, payTotal } from '../../src/web/checkout-view.js';
+import { cardOf, cartDonePath, donePath, paidCardView } from '../../src/web/checkout-view.js';
+import { holderPays } from '../../src/payments/fee.js';
 import { chartRange, lossHeadline, recordClass, riskWords, similarWords } from '../../src/web/deal-facts.js';
 import { TIMELINE_KINDS } from '../../src/schemas/index.js';
 import { LEDGER_KINDS } from '../../orm/entities/trading.js';
@@ -72,10 +73,10 @@ t.test('waiting for you: open orders and carts with lines to pay, soonest first;
   t.match(w[0].countdown, /^closes in 500 s/);
 });
 
-t.test('checkout: one total in cents; the redirects name the card, never the number', async (t) => {
-  t.equal(payTotal(12.28, true, 15), '27.28');
-  t.equal(payTotal(0.1, true, 0.2), '0.30', 'no floating-point drift');
-  t.equal(payTotal(12.28, false, 15), '12.28');
+t.test('checkout: one total in cents (src/payments/fee.ts holderPays); the redirects name the card, never the number', async (t) => {
+  t.equal(holderPays(1228, false).total, 27.28);
+  t.equal(holderPays(10, false).total, 15.1, 'no floating-point drift');
+  t.equal(holderPays(1228, true).total, 12.28);
   t.same(cardOf({ method: 'new_card', card_id: null, number: '4242 4242 4242 4242' }), { last4: '4242', save: false });
   t.same(cardOf({ method: 'new_card', card_id: null, number: '4242 4242 4242 4242', save_card: 'on' }), { last4: '4242', save: true });
   t.same(cardOf({ method: 'card', card_id: 7, number: '' }), { cardId: 7 });

@@ -14,8 +14,8 @@ const KERNEL_ONLY: [RegExp, string][] = [
   [/\bkind:\s*'card_charge'/, 'writes a card_charge posting'],
   [/\bkind:\s*'monthly_fee'/, 'writes a monthly_fee posting'],
   [/insert\s+into\s+monthly_fee\b/i, 'inserts a monthly fee row'],
-  // Its amount is declared in src/payments/terms.ts; using it is deciding the fee.
-  [/(?<!const )\bMONTHLY_FEE_CENTS\b/, 'decides the month\'s fee'],
+  // Its amount is declared in src/payments/fee.ts (the fee's rule: test/unit/fee.test.ts); using it elsewhere is deciding the fee.
+  [/\bMONTHLY_FEE_CENTS\b/, 'decides the month\'s fee'],
 ];
 
 /** The real-money paths and the kernel entry each must call. */
@@ -30,8 +30,12 @@ const PATHS: { file: string; calls: RegExp; what: string }[] = [
 
 type Finding = { file: string; line: number; what: string; text: string };
 
+/** The fee's rule (its amount, month and decision): it declares and uses the amount, and writes nothing. */
+const FEE_RULE = 'src/payments/fee.ts';
+
 export function kernelCrossings(file: string, source: string): Finding[] {
   if (file === KERNEL) return [];
+  if (file === FEE_RULE) return kernelCrossings('', source).filter((f) => f.what !== 'decides the month\'s fee').map((f) => ({ ...f, file }));
   const out: Finding[] = [];
   for (const { n, text } of codeLines(source)) {
     for (const [re, what] of KERNEL_ONLY) if (re.test(text)) out.push({ file, line: n, what, text: text.trim() });

@@ -5,8 +5,9 @@ import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
 import {
-  FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS, dealNotOnMenu, feeMonth, menuUrl, orderAmounts,
+  FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS, dealNotOnMenu, menuUrl, orderAmounts,
 } from '../../src/rules.js';
+import { feeMonth } from '../../src/payments/fee.js';
 import { MARKETS, MARKET_IDS, costBasisCents } from '../../src/engine/index.js';
 import { manifest, llmsTxt } from '../../src/docs/manifest.js';
 import { agentProtocol } from '../../src/docs/protocol.js';

@@ -10,7 +10,8 @@ import { ActorError, read } from '../../../actors/runtime/client.js';
 import { holderOf, sessionCookie, type HolderPrincipal } from '../../http/authenticators/holder-session.js';
 import { cartSummary, linesView, paidPayload } from '../cart-view.js';
 import { cartFacts, cartRiskFirst, payableLines } from '../deal-facts.js';
-import { DoneCardFields, cardOf, cartConfirmationView, cartDonePath, paidCardView, payAmount, payTotal } from '../checkout-view.js';
+import { DoneCardFields, cardOf, cartConfirmationView, cartDonePath, paidCardView } from '../checkout-view.js';
+import { numberToCents } from '../../engine/index.js';
 import { renderPage } from '../pages.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } from '../../http/route.js';
@@ -63,12 +64,15 @@ export function webCartRoutes(s: Services): Route[] {
     return { found: opened.connected ? await findCart(token, holder) : found, connectedNow: opened.connected_now };
   }
 
-  /** The pay form's holder-specific part: stored cards and the monthly fee. */
+  /** The pay form's holder-specific part: stored cards, the monthly fee and the one total (holder_pays, src/payments/fee.ts). */
   async function payView(holder: HolderPrincipal, total: number) {
-    const [cards, fee] = await Promise.all([read(s.runtime, 'holder.cards', { holderId: holder.holderId }), read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() })]);
+    const [cards, { fee, pays }] = await Promise.all([
+      read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+      read(s.runtime, 'account.payNow', { holderId: holder.holderId, at: s.clock.realNow(), goodsCents: numberToCents(total) }),
+    ]);
     return {
       cards: cardOptions(cards), has_cards: cards.length > 0, fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month,
-      pay_total: payTotal(total, fee.due, fee.amount), pay_amount: payAmount(total, fee.due, fee.amount),
+      pay_total: usd(pays.total), pay_amount: pays.total,
     };
   }
 

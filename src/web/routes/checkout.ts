@@ -13,11 +13,11 @@ import { HttpError, htmlPage, route, type Reply, type RequestInfo, type Route } 
 import { PaidForm } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../answers.js';
-import { centsToNumber } from '../../engine/index.js';
+import { centsToNumber, numberToCents } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from '../link-view.js';
 import { dealFacts } from '../deal-facts.js';
 import { countdown } from '../cart-view.js';
-import { DoneCardFields, cardOf, confirmationView, donePath, isoOf, orderStatusWords, paidCardView, payTotal } from '../checkout-view.js';
+import { DoneCardFields, cardOf, confirmationView, donePath, isoOf, orderStatusWords, paidCardView } from '../checkout-view.js';
 
 
 const PayForm = Type.Object(PayFields);
@@ -39,17 +39,17 @@ export function webCheckoutRoutes(s: Services): Route[] {
 
   /** The payment part of the page: only for a logged-in holder, on an open order of their own agent. */
   async function payView(holder: HolderPrincipal, order: Order) {
-    const [cards, balance, fee] = await Promise.all([
+    const [cards, balance, { fee, pays }] = await Promise.all([
       read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
       read(s.runtime, 'account.checkoutBalance', { accountId: order.account_id, holderId: holder.holderId }),
-      read(s.runtime, 'account.monthlyFee', { holderId: holder.holderId, at: s.clock.realNow() }),
+      read(s.runtime, 'account.payNow', { holderId: holder.holderId, at: s.clock.realNow(), goodsCents: numberToCents(order.total_amount) }),
     ]);
     return {
       cards: cardOptions(cards),
       has_cards: cards.length > 0,
       // The balance is the agent's account: offered only once that account is the holder's.
       balance: balance === null ? null : usd(centsToNumber(balance)),
-      fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month, pay_total: payTotal(order.total_amount, fee.due, fee.amount),
+      fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month, pay_total: usd(pays.total),
     };
   }
 
