@@ -15,7 +15,7 @@ import {
 import { MONTHLY_FEE as SERVED_TERMS } from '../../src/payments/terms.js';
 import { batchFeeDue, chargeBatch, chargeEntries } from '../../actors/money/charge.js';
 import { centsToNumber, numberToCents } from '../../src/engine/index.js';
-import { usd } from '../../src/http/web.js';
+import { usd } from '../../src/web/answers.js';
 
 const prop = (p: fc.IProperty<any>) => fc.assert(p, { numRuns: 500 });
 const goodsArb = fc.integer({ min: 1, max: 10_000_000_00 });
