@@ -86,39 +86,45 @@ const PAGE_HEADERS: [string, string][] = [
   ['referrer-policy', 'same-origin'],
 ];
 /**
- * The header lines of an answer after its status, as one writeHeader's name and value: the value
- * runs on over the following lines (`value\r\nname: value`...), so uWS writes the very bytes of
- * one call per header in one call. Content type (when the answer has a body), nosniff, the page
- * headers of HTML (unless the reply sets its own), then the reply's headers in their order.
+ * The head of an answer as one writeStatus's text: the status, then on the following lines
+ * (`200 OK\r\nname: value`...) its headers, so uWS writes the very bytes of one call per line in
+ * one call. Content type (when the answer has a body), nosniff, the page headers of HTML (unless
+ * the reply sets its own), then the reply's headers in their order.
  */
-function headLines(type: string | undefined, headers: Readonly<Record<string, string>> | undefined): [string, string] {
-  const lines: [string, string][] = [];
-  if (type !== undefined) lines.push(['content-type', type]);
-  lines.push(['x-content-type-options', 'nosniff']);
-  if (type?.startsWith('text/html')) for (const [k, v] of PAGE_HEADERS) if (headers?.[k] === undefined) lines.push([k, v]);
-  if (headers) for (const k in headers) lines.push([k, headers[k]]);
-  return [lines[0][0], [lines[0][1], ...lines.slice(1).map(([k, v]) => `${k}: ${v}`)].join('\r\n')];
+function headText(status: number, type: string | undefined, headers: Readonly<Record<string, string>> | undefined): string {
+  const lines = [statusLine(status)];
+  if (type !== undefined) lines.push(`content-type: ${type}`);
+  lines.push('x-content-type-options: nosniff');
+  if (type?.startsWith('text/html')) for (const [k, v] of PAGE_HEADERS) if (headers?.[k] === undefined) lines.push(`${k}: ${v}`);
+  if (headers) for (const k in headers) lines.push(`${k}: ${headers[k]}`);
+  return lines.join('\r\n');
 }
 
-/** No reply headers: the key of their head lines in `heads`. */
+/** No reply headers: their key in `heads`. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/** A handful of content types and statuses per header object; more (made up per answer) are not kept. */
+const HEADS_KEPT = 16;
 /**
- * Head lines built once per frozen header object (a snapshot's `etag` and `cache-control`, shared by
- * every answer of its session) and content type; other replies' are built per answer.
+ * Heads built once per frozen header object (a snapshot's `etag` and `cache-control`, shared by
+ * every answer of its session), content type and status; other replies' are built per answer.
  */
-const heads = new WeakMap<object, Map<string | undefined, [string, string]>>();
-function head(type: string | undefined, headers: Readonly<Record<string, string>> | undefined): [string, string] {
+const heads = new WeakMap<object, Map<string | undefined, Map<number, string>>>();
+function head(status: number, type: string | undefined, headers: Readonly<Record<string, string>> | undefined): string {
   const h = headers ?? NO_HEADERS;
-  if (!Object.isFrozen(h)) return headLines(type, h);
+  if (!Object.isFrozen(h)) return headText(status, type, h);
   let byType = heads.get(h);
   if (!byType) heads.set(h, (byType = new Map()));
-  let line = byType.get(type);
-  if (!line) {
-    line = headLines(type, headers);
-    // A handful of content types per header object; a route making up its own per answer is not kept.
-    if (byType.size < 16) byType.set(type, line);
+  let byStatus = byType.get(type);
+  if (!byStatus) {
+    byStatus = new Map();
+    if (byType.size < HEADS_KEPT) byType.set(type, byStatus);
   }
-  return line;
+  let text = byStatus.get(status);
+  if (text === undefined) {
+    text = headText(status, type, headers);
+    if (byStatus.size < HEADS_KEPT) byStatus.set(status, text);
+  }
+  return text;
 }
 
 /** `/markets/{market_id}` → `/markets/:market_id`, with the parameter names in order. */
@@ -241,7 +247,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       remoteAddress: () => (x.aborted || x.done ? '' : clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], opts.trustedProxies ?? [])),
     };
     const rawParams: Record<string, string> = {};
-    c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(req.getParameter(i) ?? '')));
+    for (let i = 0; i < c.paramNames.length; i++) rawParams[c.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     const rawQuery = info.query;
 
     if (c.guardOrigin && crossSite(headers, opts.siteOrigin)) {
@@ -407,9 +413,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     if (x.aborted) return settle(x);
     if (reply.stream && status === 200) return openStream(res, x, reply, reply.stream);
     res.cork(() => {
-      res.writeStatus(statusLine(status));
-      const [k, v] = head(payload.length || reply.json !== undefined ? type : undefined, reply.headers);
-      res.writeHeader(k, v);
+      res.writeStatus(head(status, payload.length || reply.json !== undefined ? type : undefined, reply.headers));
       // A refused oversized upload: answer and drop the connection rather than read the rest (a short body).
       if (close) res.writeHeader('connection', 'close');
       // 304 and 204 carry no body (and no Content-Length: 0).
