@@ -419,14 +419,24 @@ type RouteStats = { route: string; method: string; byStatus: Map<number, number>
 
 /** http_requests_total and http_request_duration_seconds, kept cheaply and rendered on demand. */
 export class RequestStats {
-  private readonly routes = new Map<string, RouteStats>();
+  /** In the order first seen (the rendering's order). */
+  private readonly routes: RouteStats[] = [];
+  /**
+   * By route, then method: two lookups of strings whose hashes are kept (a route table's own
+   * strings), where one by `method + route` built a new string per request and hashed it.
+   */
+  private readonly byRoute = new Map<string, Map<string, RouteStats>>();
 
   constructor(private readonly bounds: number[]) {}
 
   observe(route: string, method: string, status: number, seconds: number): void {
-    const key = method + route;
-    let r = this.routes.get(key);
-    if (!r) this.routes.set(key, (r = { route, method, byStatus: new Map(), buckets: new Float64Array(this.bounds.length), sum: 0, count: 0 }));
+    let methods = this.byRoute.get(route);
+    if (!methods) this.byRoute.set(route, (methods = new Map()));
+    let r = methods.get(method);
+    if (!r) {
+      methods.set(method, (r = { route, method, byStatus: new Map(), buckets: new Float64Array(this.bounds.length), sum: 0, count: 0 }));
+      this.routes.push(r);
+    }
     r.byStatus.set(status, (r.byStatus.get(status) ?? 0) + 1);
     for (let i = 0; i < this.bounds.length; i++) if (seconds <= this.bounds[i]) r.buckets[i]++;
     r.sum += seconds;
@@ -437,7 +447,7 @@ export class RequestStats {
   json(): MetricJson[] {
     const counts: MetricJson['values'] = [];
     const hist: MetricJson['values'] = [];
-    for (const r of this.routes.values()) {
+    for (const r of this.routes) {
       for (const [status, n] of r.byStatus) counts.push({ value: n, labels: { route: r.route, method: r.method, status } });
       const l = { route: r.route, method: r.method };
       this.bounds.forEach((b, i) => hist.push({ value: r.buckets[i], labels: { ...l, le: b }, metricName: 'http_request_duration_seconds_bucket' }));
@@ -456,11 +466,11 @@ export class RequestStats {
       '# HELP http_requests_total HTTP requests by route pattern, method and status',
       '# TYPE http_requests_total counter',
     ];
-    for (const r of this.routes.values()) {
+    for (const r of this.routes) {
       for (const [status, n] of r.byStatus) out.push(`http_requests_total{route="${esc(r.route)}",method="${r.method}",status="${status}"} ${n}`);
     }
     out.push('# HELP http_request_duration_seconds HTTP request latency by route pattern', '# TYPE http_request_duration_seconds histogram');
-    for (const r of this.routes.values()) {
+    for (const r of this.routes) {
       const l = `route="${esc(r.route)}",method="${r.method}"`;
       this.bounds.forEach((b, i) => out.push(`http_request_duration_seconds_bucket{${l},le="${b}"} ${r.buckets[i]}`));
       out.push(`http_request_duration_seconds_bucket{${l},le="+Inf"} ${r.count}`);

@@ -63,6 +63,11 @@ type Compiled = {
   jsonOnly: boolean;
   /** With responseChecks: what is wrong with a reply (undefined: nothing). */
   checkReply?: (reply: Reply) => string | undefined;
+  /**
+   * What the query validator makes of an empty query string, when that is valid and holds only
+   * primitives (a shallow copy is then a whole new value): undefined otherwise.
+   */
+  noQuery?: Readonly<Record<string, unknown>>;
 };
 
 const HAS_BODY = new Set<Method>(['POST', 'PUT']);
@@ -80,6 +85,48 @@ const PAGE_HEADERS: [string, string][] = [
   ['x-frame-options', 'DENY'],
   ['referrer-policy', 'same-origin'],
 ];
+/**
+ * The head of an answer as one writeStatus's text: the status, then on the following lines
+ * (`200 OK\r\nname: value`...) its headers, so uWS writes the very bytes of one call per line in
+ * one call. Content type (when the answer has a body), nosniff, the page headers of HTML (unless
+ * the reply sets its own), then the reply's headers in their order.
+ */
+function headText(status: number, type: string | undefined, headers: Readonly<Record<string, string>> | undefined): string {
+  const lines = [statusLine(status)];
+  if (type !== undefined) lines.push(`content-type: ${type}`);
+  lines.push('x-content-type-options: nosniff');
+  if (type?.startsWith('text/html')) for (const [k, v] of PAGE_HEADERS) if (headers?.[k] === undefined) lines.push(`${k}: ${v}`);
+  if (headers) for (const k in headers) lines.push(`${k}: ${headers[k]}`);
+  return lines.join('\r\n');
+}
+
+/** No reply headers: their key in `heads`. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/** A handful of content types and statuses per header object; more (made up per answer) are not kept. */
+const HEADS_KEPT = 16;
+/**
+ * Heads built once per frozen header object (a snapshot's `etag` and `cache-control`, shared by
+ * every answer of its session), content type and status; other replies' are built per answer.
+ */
+const heads = new WeakMap<object, Map<string | undefined, Map<number, string>>>();
+function head(status: number, type: string | undefined, headers: Readonly<Record<string, string>> | undefined): string {
+  const h = headers ?? NO_HEADERS;
+  if (!Object.isFrozen(h)) return headText(status, type, h);
+  let byType = heads.get(h);
+  if (!byType) heads.set(h, (byType = new Map()));
+  let byStatus = byType.get(type);
+  if (!byStatus) {
+    byStatus = new Map();
+    if (byType.size < HEADS_KEPT) byType.set(type, byStatus);
+  }
+  let text = byStatus.get(status);
+  if (text === undefined) {
+    text = headText(status, type, headers);
+    if (byStatus.size < HEADS_KEPT) byStatus.set(status, text);
+  }
+  return text;
+}
+
 /** `/markets/{market_id}` → `/markets/:market_id`, with the parameter names in order. */
 function toUwsPath(path: string): { uwsPath: string; names: string[] } {
   const names: string[] = [];
@@ -116,6 +163,8 @@ const tooManyFields = (where: 'query' | 'body'): ValidationIssue => ({
 });
 
 function safeDecode(s: string): string {
+  // Nothing percent-encoded: the text itself (decodeURIComponent would return it unchanged).
+  if (!s.includes('%')) return s;
   try {
     return decodeURIComponent(s);
   } catch {
@@ -154,6 +203,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       jsonOnly: !!route.body && HAS_BODY.has(route.method) && route.path.startsWith('/api/'),
       checkReply: problemCheck && replyChecker(route, problemCheck),
     };
+    c.noQuery = c.query && noQueryValue(c.query);
     known.push({ method: route.method, re: patternRegex(route.path) });
     internal.push({ c, re: patternRegex(route.path, true) });
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, c);
@@ -197,7 +247,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
       remoteAddress: () => (x.aborted || x.done ? '' : clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], opts.trustedProxies ?? [])),
     };
     const rawParams: Record<string, string> = {};
-    c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(req.getParameter(i) ?? '')));
+    for (let i = 0; i < c.paramNames.length; i++) rawParams[c.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     const rawQuery = info.query;
 
     if (c.guardOrigin && crossSite(headers, opts.siteOrigin)) {
@@ -205,16 +255,30 @@ export function createApp(opts: ServerOptions): FrontEnd {
       return;
     }
 
+    const answer = (reply: Reply) => {
+      try {
+        finish(res, x, asPage(c.checkReply ? checked(c, reply) : reply, info.url, headers['accept']), c.route.path, c.route.method, started);
+      } catch (err) {
+        opts.log.error({ err }, 'answer failed');
+      }
+    };
+    // A pipeline that answers at once (no authentication, a synchronous handler: the menu, the
+    // catalog) is answered here, inside uWS's callback: no promise and no microtask between the
+    // request and its bytes. One that waits answers when its promise settles, as before.
     const run = (body: Buffer | null) => {
       x.started = true;
-      return handle(c, info, rawParams, rawQuery, body, holdFor(x))
-        .catch((err) => errorReply(err))
-        .then((reply) => finish(res, x, asPage(c.checkReply ? checked(c, reply) : reply, info.url, headers['accept']), c.route.path, c.route.method, started))
-        .catch((err) => opts.log.error({ err }, 'answer failed'));
+      let reply: Reply | PromiseLike<Reply>;
+      try {
+        reply = handle(c, info, rawParams, rawQuery, body, holdFor(x));
+      } catch (err) {
+        reply = errorReply(err);
+      }
+      if (isThenable(reply)) void Promise.resolve(reply).catch((err) => errorReply(err)).then(answer);
+      else answer(reply);
     };
 
     if (!HAS_BODY.has(c.route.method)) {
-      void run(null);
+      run(null);
       return;
     }
     const declared = Number(headers['content-length'] ?? 0);
@@ -233,15 +297,26 @@ export function createApp(opts: ServerOptions): FrontEnd {
       }
       // uWS reuses the chunk's memory after this callback: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
-      if (isLast) void run(Buffer.concat(chunks));
+      if (isLast) run(Buffer.concat(chunks));
     });
   }
 
-  async function handle(
+  /**
+   * The route's pipeline: a Reply when every step answered at once, else its promise; a step's
+   * error is thrown (or rejects the promise), and the caller answers it (errorReply).
+   */
+  function handle(
     c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null, hold: (release: () => void) => void,
-  ): Promise<Reply> {
+  ): Reply | PromiseLike<Reply> {
     // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
-    const principal = c.route.auth === 'none' ? undefined : await authenticate(c.route.auth, req);
+    if (c.route.auth === 'none') return proceed(c, req, rawParams, rawQuery, body, hold, undefined);
+    return authenticate(c.route.auth, req).then((principal) => proceed(c, req, rawParams, rawQuery, body, hold, principal));
+  }
+
+  function proceed(
+    c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null, hold: (release: () => void) => void,
+    principal: Principals[Auth] | undefined,
+  ): Reply | PromiseLike<Reply> {
     const contentType = req.headers['content-type'] ?? '';
     const leftOut = !!c.route.optionalBody && (!body || body.length === 0);
     if (c.jsonOnly && !leftOut && !JSON_TYPE.test(contentType)) throw new HttpError(415, 'request body must be JSON (Content-Type: application/json)');
@@ -250,7 +325,8 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const params = check(c.params, rawParams, issues);
     const unknown = issues.length ? unknownId(issues, rawParams) : undefined;
     if (unknown) throw unknown;
-    const query = check(c.query, rawQueryValues, issues);
+    // No query string (what pollers send): the validated defaults, worked out once, in a fresh object.
+    const query = rawQuery === '' && c.noQuery ? { ...c.noQuery } : check(c.query, rawQueryValues, issues);
     let parsed: unknown;
     let rawBody: unknown;
     if (c.body) {
@@ -264,8 +340,9 @@ export function createApp(opts: ServerOptions): FrontEnd {
     }
     if (issues.length) {
       const raw = { params: rawParams, query: rawQueryValues, body: isRecord(rawBody) ? rawBody : {} };
-      const page = await c.route.onInvalid?.(req, issues, raw, principal);
-      return page ?? { status: 422, json: validationError(issues) };
+      const invalid = (page: Reply | undefined): Reply => page ?? { status: 422, json: validationError(issues) };
+      const page = c.route.onInvalid?.(req, issues, raw, principal);
+      return isThenable(page) ? Promise.resolve(page).then(invalid) : invalid(page);
     }
     const ctx = { params, query, body: parsed, req, principal, bytes: c.body ? undefined : body, dispatch, hold };
     const ticket = c.route.method !== 'GET' && opts.answers ? ticketOf(req.headers, c.route.method, req.url, principal, body) : undefined;
@@ -289,7 +366,12 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const info: RequestInfo = { method: r.method, url: r.path, query: r.query ?? '', headers: r.headers, remoteAddress: r.remoteAddress ?? (() => '') };
     // An answer inside the process is in memory once it is returned: what its handler held ends then.
     const x: Exchange = { aborted: false, done: true, started: true };
-    const reply = await handle(c, info, rawParams, info.query, r.body ?? null, holdFor(x)).catch((err) => errorReply(err));
+    let reply: Reply;
+    try {
+      reply = await handle(c, info, rawParams, info.query, r.body ?? null, holdFor(x));
+    } catch (err) {
+      reply = errorReply(err);
+    }
     settle(x);
     const answer = c.checkReply ? checked(c, reply) : reply;
     const seconds = (performance.now() - started) / 1000;
@@ -331,11 +413,7 @@ export function createApp(opts: ServerOptions): FrontEnd {
     if (x.aborted) return settle(x);
     if (reply.stream && status === 200) return openStream(res, x, reply, reply.stream);
     res.cork(() => {
-      res.writeStatus(statusLine(status));
-      if (payload.length || reply.json !== undefined) res.writeHeader('content-type', type);
-      res.writeHeader('x-content-type-options', 'nosniff');
-      if (type.startsWith('text/html')) for (const [k, v] of PAGE_HEADERS) if (reply.headers?.[k] === undefined) res.writeHeader(k, v);
-      if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
+      res.writeStatus(head(status, payload.length || reply.json !== undefined ? type : undefined, reply.headers));
       // A refused oversized upload: answer and drop the connection rather than read the rest (a short body).
       if (close) res.writeHeader('connection', 'close');
       // 304 and 204 carry no body (and no Content-Length: 0).
@@ -445,6 +523,13 @@ function unknownId(issues: ValidationIssue[], rawParams: Record<string, string>)
   return undefined;
 }
 
+function noQueryValue(v: ReturnType<typeof compileValidator>): Readonly<Record<string, unknown>> | undefined {
+  const r = v({});
+  if (!r.ok || !isRecord(r.value)) return undefined;
+  for (const k in r.value) if (typeof r.value[k] === 'object' && r.value[k] !== null) return undefined;
+  return Object.freeze({ ...r.value });
+}
+
 function check(v: ReturnType<typeof compileValidator> | undefined, value: unknown, issues: ValidationIssue[]): any {
   if (!v) return undefined;
   const r = v(value);
@@ -465,6 +550,8 @@ function decodeBody(body: Buffer | null, contentType: string): { value: unknown;
   if (!body || body.length === 0) return { issue: { loc: ['body'], msg: 'Field required', type: 'missing' } };
   return parseJson(body.toString('utf8'));
 }
+
+const isThenable = <T>(v: T | PromiseLike<T>): v is PromiseLike<T> => typeof (v as { then?: unknown } | undefined)?.then === 'function';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

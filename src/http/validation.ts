@@ -75,6 +75,9 @@ const badChars = (loc: (string | number)[]): ValidationIssue => ({
 
 /** Whether any string (or key) anywhere in `value` has a bad character; iterative, allocation-light. */
 function hasBadString(value: unknown): boolean {
+  // A string or nothing (a path or query field): no stack to walk.
+  if (typeof value === 'string') return BAD_CHARS.test(value);
+  if (typeof value !== 'object' || value === null) return false;
   const stack: unknown[] = [value];
   while (stack.length) {
     const v = stack.pop();
