@@ -5,7 +5,7 @@
 //                      [--embedded] [--generator wrk|autocannon] [--fixed-bytes 20480|deals]
 //                      [--shards N] [--backfill-days 0] [--ready-timeout 180]
 //                      [--pg postgres://postgres@127.0.0.1:5432/]
-//                      [--targets catalog,markets,deals|market-page,explore-page,families,book,signals,...]
+//                      [--targets catalog,markets,deals|market-page,explore-page,families,book,signals,pulse,...]
 //                      [--service path/to/dist/src/main.js]
 //
 // One run: create a fresh PostgreSQL database (or a temporary DATA_DIR with --embedded), start the
@@ -24,6 +24,8 @@
 //   families      GET /api/v1/markets/m15/families, book GET /api/v1/markets/m15/book, signals
 //                 GET /api/v1/markets/h2/families/0/signals: default queries, answers that change
 //                 only at a close (with --backfill-days N the run first waits for the history load)
+//   pulse         GET /api/v1/pulse: the record's last 24 hours, kept per close with its bytes and
+//                 ETag (issue 46: >= 10 000 req/s, p99 <= 20 ms at -c64)
 // `--service` runs another build of the service (a "before" build in a second directory).
 // `--targets` picks the targets (fixed-bytes is always measured first, as the baseline).
 // `--fixed-bytes deals` sizes the baseline like the deals answer measured before the load.
