@@ -5,6 +5,7 @@ import { int, intOrNull, list, num, obj, oneOf, str, strOrNull, unixOrNull, requ
 
 // The status and source values are the database's (orm/entities, kept equal to the migrations by a test).
 import { ORDER_STATUSES, PAYMENT_SOURCES } from '../../orm/entities/trading.js';
+import { MONTHLY_FEE } from '../payments/fee.js';
 export { ORDER_STATUSES };
 
 /** POST /api/v1/orders. */
@@ -26,7 +27,7 @@ export const OrderItem = obj(
 export const HolderPays = obj(
   {
     goods: num('the order\'s total_amount, or the sum of the cart\'s current lines'),
-    participation_fee: num('the month\'s participation fee: 15.00 unless the connected holder has paid this calendar month\'s, then 0.00'),
+    participation_fee: num(`the month's participation fee: ${MONTHLY_FEE.amount.toFixed(2)} unless the connected holder has paid this calendar month's, then 0.00`),
     total: num('goods + participation_fee: the one total a card payment now would charge'),
   },
   'what the holder will pay',
