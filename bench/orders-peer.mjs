@@ -32,8 +32,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (p) => import(pathToFileURL(path.join(ROOT, 'dist', p)).href);
 const { MARKETS, positionTerms } = await dist('src/engine/index.js');
-const { orderAmounts, feeMonth } = await dist('src/rules.js');
-const { MONTHLY_FEE_CENTS } = await dist('src/payments/terms.js');
+const { orderAmounts } = await dist('src/rules.js');
+const { feeMonth, MONTHLY_FEE_CENTS } = await dist('src/payments/fee.js');
 const { orderReply } = await dist('actors/account/order-reply.js');
 
 const HOST = process.env.HOST ?? '127.0.0.1';
