@@ -68,7 +68,7 @@ export function placeOrdersCtes(x: string): string {
 }
 
 /** The source `x` of placeOrdersCtes from one array parameter per column, `param(i, type)` naming the i-th. */
-export const placedSourceSql = (param: (i: number, type: string) => string) =>
+const placedSourceSql = (param: (i: number, type: string) => string) =>
   `select * from unnest(${PLACED_COLUMNS.map(([, type], i) => param(i, type)).join(', ')}) as x(${PLACED_COLUMNS.map(([c]) => c).join(', ')})`;
 
 /** Places orders (placedValues) in the caller's transaction: the rounds they name and the orders, in one statement. */

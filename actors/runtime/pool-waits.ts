@@ -31,7 +31,7 @@ type TarnPool = { numFree(): number; on(event: string, listener: (eventId: numbe
  * In the worker: counts the acquires of `knex`'s pool into `buf` from now on. False (nothing
  * counted, the figures stay unknown) when the pool is not a tarn.js Pool.
  */
-export function countPoolWaits(knex: unknown, buf: SharedArrayBuffer, now: () => number): boolean {
+export function countPoolWaits(knex: unknown, buf: SharedArrayBuffer, monotonicSeconds: () => number): boolean {
   const pool = (knex as { client?: { pool?: Partial<TarnPool> } } | undefined)?.client?.pool;
   if (typeof pool?.on !== 'function' || typeof pool.numFree !== 'function') return false;
   const a = new Float64Array(buf);
@@ -39,7 +39,7 @@ export function countPoolWaits(knex: unknown, buf: SharedArrayBuffer, now: () =>
   const started = new Map<number, number>();
   const tarn = pool as TarnPool;
   tarn.on('acquireRequest', (id) => {
-    started.set(id, now());
+    started.set(id, monotonicSeconds());
     a[ACQUIRES]++;
     if (tarn.numFree() === 0) a[WAITED]++;
     a[WAITING]++;
@@ -48,7 +48,7 @@ export function countPoolWaits(knex: unknown, buf: SharedArrayBuffer, now: () =>
     const t0 = started.get(id);
     if (t0 === undefined) return;
     started.delete(id);
-    a[WAIT_SECONDS] += Math.max(0, now() - t0);
+    a[WAIT_SECONDS] += Math.max(0, monotonicSeconds() - t0);
     a[WAITING]--;
   };
   tarn.on('acquireSuccess', served);
