@@ -79,6 +79,16 @@ export type Context<P = any, Q = any, B = any, W = unknown> = {
   hold?: (release: () => void) => void;
 };
 
+/**
+ * A handler's context by its route's auth kind, for handlers written as named functions beside
+ * their route table (the table then only routes): `async function getOrder(s: Services, ctx:
+ * AgentContext<OrderParams>)`, bound in the table as `handler: (c) => getOrder(s, c)`.
+ */
+export type AgentContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, Principals['key']>;
+export type HolderContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, Principals['holder']>;
+export type OpsContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, Principals['ops']>;
+export type PublicContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, undefined>;
+
 /** A request run inside the process (Context.dispatch): what an HTTP request would carry. */
 export type InternalRequest = {
   method: Method;
