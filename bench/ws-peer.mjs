@@ -4,10 +4,17 @@
 // subscriber the very frames the service sent it for that close: no database read, no log, no hub.
 // The floor of one close's fan-out on this machine.
 //
-//   node bench/ws-peer.mjs --frames FILE --db URL --channel NAME [--host 127.0.0.1] [--port 0]
+// --read READS_JS: the floor of a fan-out that reads the log, as the service's must (a stream resumes
+// from its own id, so the log is the buffer): told a close, it reads each subscriber's events of that
+// close with the service's own statement (READS_JS's eventsOfMany, the built actors/events/reads.js),
+// 1000 accounts a read and three reads in flight as the hub does, on this process's own connections,
+// and sends each event's frame as it arrives. Still no hub, no worker, no ORM, no other work.
+//
+//   node bench/ws-peer.mjs --frames FILE --db URL --channel NAME [--host 127.0.0.1] [--port 0] [--read READS_JS]
 //
 // FILE (JSON, written by bench/ws.mjs): { "subscribers": [{ "key", "agent_id", "closes": { NAME:
-// [frame text, ...] } }] }. The key on the upgrade (`Authorization: Bearer <key>`) says which
+// [frame text, ...] }, "account_id", "reads": { NAME: { "after", "last" } } }] } (reads: the ids
+// around that close's events, for --read). The key on the upgrade (`Authorization: Bearer <key>`) says which
 // subscriber a connection is, as the service's key look-up does.
 // "Told a close happened": a NOTIFY on `--channel` whose payload names the close, heard on this
 // process's own LISTEN connection (node-postgres on the main thread, as the service's hub hears the
@@ -18,6 +25,7 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { exitWithParent, loadUws } from './lib/uws.mjs';
 
@@ -28,6 +36,7 @@ const { values } = parseArgs({
     channel: { type: 'string' },
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string', default: '0' },
+    read: { type: 'string' },
   },
 });
 if (values.host !== '127.0.0.1') throw new Error('ws-peer only listens on 127.0.0.1');
@@ -40,15 +49,20 @@ const WS_PATH = '/api/v1/ws';
 const MAX_FRAME_BYTES = 64 * 1024;
 const MAX_BACKPRESSURE = 128 * 1024 + 64 * 1024;
 const IDLE_TIMEOUT_S = 60;
+/** The hub's read sizes (src/events/hub.ts): accounts per read, reads in flight. */
+const ACCOUNTS_PER_READ = 1000;
+const READS_IN_FLIGHT = 3;
 
-// Every frame as bytes, made before any close: the service's hub hands each event's frame as a
-// Buffer made once (src/events/hub.ts perEvent); here nothing is left to make at send time.
+// Every frame as bytes, made before any close: nothing is left to make at send time (the service
+// makes each event's frame text once, src/events/hub.ts perEvent).
 const byKey = new Map();
 for (const s of JSON.parse(fs.readFileSync(values.frames, 'utf8')).subscribers) {
   const closes = {};
   for (const [name, frames] of Object.entries(s.closes)) closes[name] = frames.map((f) => Buffer.from(f));
-  byKey.set(s.key, { agentId: s.agent_id, closes });
+  byKey.set(s.key, { agentId: s.agent_id, accountId: s.account_id, reads: s.reads, closes });
 }
+/** --read: the service's read of many accounts' events (actors/events/reads.ts), and three connections for it. */
+const reader = values.read ? { eventsOfMany: (await import(pathToFileURL(values.read).href)).eventsOfMany, pool: new pg.Pool({ connectionString: values.db, max: READS_IN_FLIGHT }) } : undefined;
 
 const uws = loadUws();
 const app = uws.App();
@@ -95,28 +109,84 @@ app.ws(WS_PATH, {
 function fanOut(name) {
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
-  let sent = 0;
-  let backpressure = 0;
-  let dropped = 0;
+  const counts = { sent: 0, backpressure: 0, dropped: 0 };
   for (const ws of subscribed) {
     const frames = ws.getUserData().sub.closes[name];
-    if (!frames) continue;
-    for (const f of frames) {
-      const r = ws.send(f, false, false);
-      if (r === 2) dropped++;
-      else {
-        sent++;
-        if (r === 0) backpressure++;
-      }
-    }
+    if (frames) for (const f of frames) count(counts, ws.send(f, false, false));
   }
+  report(name, counts, t0, cpu0);
+}
+
+/**
+ * --read: one close's fan-out from the log. Each subscriber's events after its `after` for that
+ * close, read ACCOUNTS_PER_READ accounts at a time with READS_IN_FLIGHT reads in flight; each frame
+ * made from its JSON text and sent as its read comes back.
+ */
+async function fanOutRead(name) {
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const counts = { sent: 0, backpressure: 0, dropped: 0 };
+  const batches = [];
+  let batch = [];
+  for (const ws of subscribed) {
+    if (!ws.getUserData().sub.reads?.[name]) continue;
+    if (batch.push(ws) === ACCOUNTS_PER_READ) (batches.push(batch), (batch = []));
+  }
+  if (batch.length) batches.push(batch);
+  const readOne = async (conns) => {
+    const client = await reader.pool.connect();
+    try {
+      const em = { execute: async (sql, params) => (await client.query(placeholders(sql, params), params)).rows };
+      const accounts = conns.map((ws) => ({ accountId: ws.getUserData().sub.accountId, after: ws.getUserData().sub.reads[name].after }));
+      const got = await reader.eventsOfMany(em, { accounts, limit: 200 });
+      for (const ws of conns) {
+        const { accountId, reads } = ws.getUserData().sub;
+        const r = got[accountId];
+        if (!r || !('events' in r)) continue;
+        for (const e of r.events) if (e.id <= reads[name].last) count(counts, ws.send(`{"channel":"account","event":${e.json}}`, false, false));
+      }
+    } finally {
+      client.release();
+    }
+  };
+  const inFlight = new Set();
+  for (const b of batches) {
+    if (inFlight.size === READS_IN_FLIGHT) await Promise.race(inFlight);
+    const p = readOne(b).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+  await Promise.all(inFlight);
+  report(name, counts, t0, cpu0);
+}
+
+/** `?` placeholders (an EntityManager's) as node-postgres' `$n`. */
+function placeholders(sql, params) {
+  let n = 0;
+  const text = sql.replace(/\?/g, () => `$${++n}`);
+  if (n !== params.length) throw new Error(`${n} placeholders for ${params.length} values`);
+  return text;
+}
+
+function count(counts, r) {
+  if (r === 2) counts.dropped++;
+  else {
+    counts.sent++;
+    if (r === 0) counts.backpressure++;
+  }
+}
+
+function report(name, { sent, backpressure, dropped }, t0, cpu0) {
   const cpu = process.cpuUsage(cpu0);
   process.stdout.write(`${JSON.stringify({ sent: { close: name, frames: sent, backpressure, dropped, loop_ms: performance.now() - t0, loop_cpu_ms: (cpu.user + cpu.system) / 1000 } })}\n`);
 }
 
 const listener = new pg.Client({ connectionString: values.db });
 await listener.connect();
-listener.on('notification', (n) => n.channel === values.channel && fanOut(n.payload ?? ''));
+listener.on('notification', (n) => {
+  if (n.channel !== values.channel) return;
+  if (!reader) return fanOut(n.payload ?? '');
+  fanOutRead(n.payload ?? '').catch((err) => (console.error(`ws-peer: reading the log failed: ${err.message}`), process.exit(1)));
+});
 await listener.query(`listen ${values.channel}`);
 
 let listenSocket;
@@ -133,4 +203,5 @@ exitWithParent(() => {
   if (listenSocket) uws.us_listen_socket_close(listenSocket);
   for (const ws of subscribed) ws.close();
   listener.end().catch(() => {});
+  reader?.pool.end().catch(() => {});
 });

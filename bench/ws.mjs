@@ -38,6 +38,10 @@
 // machine as the service's had it (minus the service). The result gives service/peer for the CPU
 // per 1000 delivered events (each process's own CPU from /proc, commit to last delivery, both closes)
 // and for the p99 of the closes' delivery latency; the last line says both.
+// Then the floor of a fan-out that reads the log (bench/ws-peer.mjs --read), as the service's must: the
+// same peer, subscribers and closes, each close's events read with the service's own statement before
+// they are sent. The two lines before the last give that peer against the bare one (what the read
+// costs by itself) and the service against it (what the service adds beyond reading the log).
 //
 // Everything is started and stopped by the script (also on error and Ctrl-C), on 127.0.0.1 only:
 // a fresh database bench_ws_<pid>; the built service with SVC_TIME_SCALE (an m15 session lasts
@@ -491,10 +495,14 @@ async function runMain() {
    * Every event of these accounts as the service's streams read it: its JSON text from the service's
    * own read task (actors/events/reads.ts eventsOfMany, the build under bench), by account and id.
    */
-  async function servedEvents(accountIds) {
+  /** The built actors/events/reads.js beside the service run (or the checkout's). */
+  function builtReads() {
     const built = path.resolve(path.dirname(SERVICE_MAIN), '..', 'actors', 'events', 'reads.js');
-    const reads = fs.existsSync(built) ? built : path.join(ROOT, 'dist', 'actors', 'events', 'reads.js');
-    const { eventsOfMany } = await import(pathToFileURL(reads).href);
+    return fs.existsSync(built) ? built : path.join(ROOT, 'dist', 'actors', 'events', 'reads.js');
+  }
+
+  async function servedEvents(accountIds) {
+    const { eventsOfMany } = await import(pathToFileURL(builtReads()).href);
     return withDb(DB, async (c) => {
       await c.query('set jit = off');
       // The read's statement as its EntityManager would run it: `?` placeholders, rows back.
@@ -516,8 +524,9 @@ async function runMain() {
   }
 
   /** Starts bench/ws-peer.mjs on these frames; resolves once it listens (HTTP and LISTEN). */
-  async function startPeer(framesFile) {
+  async function startPeer(framesFile, read) {
     const args = [...(process.env.BENCH_PEER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), path.join(BENCH_DIR, 'ws-peer.mjs'), '--frames', framesFile, '--db', dbUrl(DB), '--channel', PEER_CHANNEL];
+    if (read) args.push('--read', builtReads());
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
     state.peer = child;
     const sent = [];
@@ -543,7 +552,9 @@ async function runMain() {
    * tells it each close by a NOTIFY on PEER_CHANNEL. Latency: arrival minus that notice's arrival at
    * the commit clock; CPU: the peer's process, from the notice to its last delivery.
    */
-  async function peerPhase(subscribers, clients, agents, notices) {
+  async function peerPhase(stopBefore, clients, agents, allNotices, read = false) {
+    // This phase's notices only (an earlier peer phase was told the same closes).
+    const noticesBefore = allNotices.length;
     const events = await servedEvents(clients.map((c) => agents[c.i].account_id));
     const subs = [];
     const expected = [];
@@ -570,19 +581,20 @@ async function runMain() {
         ids[phase].push(c.got[k + 1]);
         built.frames++;
       }
-      subs.push({ key: agent.key, agent_id: agent.agent_id, closes: frames });
+      const reads = Object.fromEntries(Object.entries(ids).filter(([, xs]) => xs.length).map(([k, xs]) => [k, { after: xs[0] - 1, last: xs.at(-1) }]));
+      subs.push({ key: agent.key, agent_id: agent.agent_id, account_id: agent.account_id, reads, closes: frames });
       expected.push({ agent, frames, ids });
     }
     log(`peer: ${built.frames} frames of ${subs.length} subscribers built by the service's read; ${built.checked} checked against the frames kept whole, ${built.not_as_the_service_sent} not as the service sent them, ${built.missing} missing`);
 
-    // The service's subscribers and the service stop: the peer's closes get the machine the service's
-    // closes had, without the service (its next closes would land in the peer's fan-out).
-    await subscribers.stop();
-    await stopChild(state.service, 'service', 30_000, log);
+    // What ran before stops (the service and its subscribers, or the first peer and its): this
+    // peer's closes get the machine the service's closes had, without the service (its next closes
+    // would land in the peer's fan-out).
+    await stopBefore();
     state.scratch ??= scratchDir();
     const framesFile = path.join(state.scratch, 'peer-frames.json');
     fs.writeFileSync(framesFile, JSON.stringify({ subscribers: subs }), { mode: 0o600 });
-    const peer = await startPeer(framesFile);
+    const peer = await startPeer(framesFile, read);
     state.listener.postMessage({ peerPid: peer.pid });
     log(`peer: bench/ws-peer.mjs (pid ${peer.pid}) at ${peer.ws}`);
     const peerAgents = expected.map((x) => x.agent);
@@ -610,7 +622,7 @@ async function runMain() {
     const peerClients = await set.arrivals();
 
     const toldAt = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
-    for (const n of notices) if (n.channel === PEER_CHANNEL && n.payload in toldAt) toldAt[n.payload].push(n.t);
+    for (const n of allNotices.slice(noticesBefore)) if (n.channel === PEER_CHANNEL && n.payload in toldAt) toldAt[n.payload].push(n.t);
     const extra = Object.entries(toldAt).filter(([, ts]) => ts.length !== 1);
     if (extra.length) throw new Error(`peer: each close is told once; heard ${JSON.stringify(extra)}`);
     const lat = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
@@ -639,8 +651,10 @@ async function runMain() {
       if (Object.keys(CLOSES).some((k) => got[k].join() !== exp.ids[k].join())) checks.subscribers_not_as_sent++;
     }
     checks.closed_early = peerClients.filter((c) => c.closed).length;
-    return {
-      implementation: 'bench/ws-peer.mjs: bare uWebSockets.js, the frames in memory, told by a NOTIFY on its own LISTEN connection',
+    const figures = {
+      implementation: read
+        ? "bench/ws-peer.mjs --read: bare uWebSockets.js reading each close's events from the log with the service's statement (1000 accounts a read, 3 in flight), told by a NOTIFY on its own LISTEN connection"
+        : 'bench/ws-peer.mjs: bare uWebSockets.js, the frames in memory, told by a NOTIFY on its own LISTEN connection',
       told_by: `NOTIFY ${PEER_CHANNEL} (payload: the close), heard by the peer and by the commit clock`,
       frames: built,
       connections,
@@ -649,6 +663,7 @@ async function runMain() {
       send_loops: peer.sent,
       checks,
     };
+    return { figures, stop: async () => (await set.stop?.(), await stopChild(state.peer, 'ws-peer', 5000, log)) };
   }
 
   async function main() {
@@ -778,14 +793,31 @@ async function runMain() {
     };
     summary.rss_kb_end = rssKb(service.pid);
     if (PEER_CHANNEL) {
-      summary.peer = await peerPhase(subscribers, clients, agents, notices);
+      const first = await peerPhase(async () => (await subscribers.stop(), await stopChild(state.service, 'service', 30_000, log)), clients, agents, notices);
+      summary.peer = first.figures;
+      // The floor of a fan-out that reads the log: the same peer reading each close's events first.
+      const second = await peerPhase(first.stop, clients, agents, notices, true);
+      summary.peer_read = second.figures;
+      await second.stop();
       const svc = { cpu_per_1000: cpuPer1000(summary.closes, 'service'), p99_ms: summary.latency_ms.closes.p99_ms };
-      const uws = { cpu_per_1000: cpuPer1000(summary.peer.closes, 'peer'), p99_ms: summary.peer.latency_ms.closes.p99_ms };
-      const ratios = { cpu_per_1000: round(svc.cpu_per_1000 / uws.cpu_per_1000, 2), p99: round(svc.p99_ms / uws.p99_ms, 2) };
-      summary.ratios = { service_to_uws: { ...ratios, service: svc, uws, target: PEER_RATIO_TARGET } };
+      const floorOf = (figures) => ({ cpu_per_1000: cpuPer1000(figures.closes, 'peer'), p99_ms: figures.latency_ms.closes.p99_ms });
+      const uws = floorOf(summary.peer);
+      const uwsRead = floorOf(summary.peer_read);
+      const ratio = (a, b) => ({ cpu_per_1000: round(a.cpu_per_1000 / b.cpu_per_1000, 2), p99: round(a.p99_ms / b.p99_ms, 2) });
+      const ratios = ratio(svc, uws);
+      const readRatios = ratio(svc, uwsRead);
+      summary.ratios = {
+        service_to_uws: { ...ratios, service: svc, uws, target: PEER_RATIO_TARGET },
+        service_to_uws_reading_the_log: { ...readRatios, service: svc, uws_reading_the_log: uwsRead },
+        uws_reading_the_log_to_uws: ratio(uwsRead, uws),
+      };
       summary.targets.cpu_per_1000_service_to_uws_le_1_5 = { value: ratios.cpu_per_1000, met: ratios.cpu_per_1000 <= PEER_RATIO_TARGET };
       summary.targets.p99_service_to_uws_le_1_5 = { value: ratios.p99, met: ratios.p99 <= PEER_RATIO_TARGET };
-      state.lastLine = `ws: service/uws cpu_per_1000 ${ratios.cpu_per_1000} p99 ${ratios.p99}`;
+      state.lastLines = [
+        `ws: uws reading the log/uws cpu_per_1000 ${summary.ratios.uws_reading_the_log_to_uws.cpu_per_1000} p99 ${summary.ratios.uws_reading_the_log_to_uws.p99}`,
+        `ws: service/uws reading the log cpu_per_1000 ${readRatios.cpu_per_1000} p99 ${readRatios.p99}`,
+        `ws: service/uws cpu_per_1000 ${ratios.cpu_per_1000} p99 ${ratios.p99}`,
+      ];
     }
     if (state.warnings.length) summary.warnings = state.warnings.slice(0, 5);
 
@@ -821,6 +853,6 @@ async function runMain() {
   } finally {
     await cleanup();
   }
-  if (state.lastLine) console.log(state.lastLine);
+  for (const line of state.lastLines ?? []) console.log(line);
   process.exit(code);
 }

@@ -348,17 +348,15 @@ export class EventHub {
 }
 
 /**
- * A rendering of an event (an SSE message, a WebSocket frame) as bytes, made once per event object:
- * the hub hands the same objects to every stream of an account, so a hundred streams share one copy
- * (uWS copies bytes only for what a socket cannot take at once; a text it would encode for each).
+ * A rendering of an event (an SSE message, a WebSocket frame), made once per event object and kept on
+ * it: the hub hands the same objects to every stream of an account, so a hundred streams share one
+ * text. Kept under a symbol of the rendering's own, not in a WeakMap: a close hands 10k events, and a
+ * WeakMap's entries cost the collector (ephemerons) more than a property does. A text, not bytes:
+ * with one stream per account (the usual case) a Buffer per event was an allocation sent once.
  */
-export function perEvent(render: (e: EventText) => string): (e: EventText) => Buffer {
-  const bytes = new WeakMap<EventText, Buffer>();
-  return (e) => {
-    let b = bytes.get(e);
-    if (b === undefined) bytes.set(e, (b = Buffer.from(render(e))));
-    return b;
-  };
+export function perEvent(render: (e: EventText) => string): (e: EventText) => string {
+  const key = Symbol('rendering');
+  return (e) => ((e as EventText & { [key]?: string })[key] ??= render(e));
 }
 
 /** Sends events in order while `send` takes them; answers how many it took (AccountStream.send). */
