@@ -7,7 +7,7 @@ import { KEY_ID_LENGTH, inventKey, keyHash, keyIdOf, recallSuggestion } from '..
 import { centsToNumber } from '../../engine/index.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import type { AgentPrincipal } from '../../http/authenticators/agent-key.js';
-import { json, route, type Reply, type Route } from '../../http/route.js';
+import { json, route, type AgentContext, type PublicContext, type Reply, type Route } from '../../http/route.js';
 import { AgentMeAnswer, AgentRegister, Recall, RecallAnswer, RegisteredAnswer, TokenAnswer } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 
@@ -19,42 +19,12 @@ export const CART_NOTE =
 const cartUrl = (s: Services, token: string) => `${s.config.baseUrl}/carts/${token}`;
 
 export function agentRoutes(s: Services): Route[] {
-  /** The 201 answer to a registration, from the request and the agent actor's reply (also for a replay). */
-  const registeredReply = (body: AgentRegister, r: Registered): Reply => {
-    const keyId = keyIdOf(body.token);
-    const checkoutUrl = cartUrl(s, r.cart_token);
-    return json(
-      {
-        agent_id: r.agent_id,
-        name: body.name,
-        key_id: keyId,
-        account_id: r.account_id,
-        trade_enabled: true,
-        cart_note: CART_NOTE,
-        cart: { id: r.cart_id, checkout_url: checkoutUrl, kind: r.cart_kind },
-        keep: {
-          note: `Store this note with your key. The service keeps only a hash of the key and will never show it; a lost key cannot be recovered.`,
-          key: `the 80-character key you registered (it starts with ${keyId})`,
-          key_id: keyId,
-          recall_phrase: body.recall_phrase,
-          purpose: body.purpose ?? null,
-          service: s.config.baseUrl,
-          checkout_url: checkoutUrl,
-        },
-      },
-      201,
-    );
-  };
-
   return [
     route({
       method: 'POST', path: '/api/v1/agents/token', operationId: 'create_token', auth: 'none',
       summary: 'Invent a random API key (nothing is stored until you register it)',
       response: { 200: TokenAnswer },
-      handler: () => {
-        const token = inventKey();
-        return json({ token, key_id: keyIdOf(token), recall_phrase_suggestion: recallSuggestion() });
-      },
+      handler: () => createToken(),
     }),
     route<unknown, unknown, AgentRegister>({
       method: 'POST', path: '/api/v1/agents/register', operationId: 'register_agent', auth: 'none',
@@ -64,34 +34,74 @@ export function agentRoutes(s: Services): Route[] {
       responses: {
         409: { description: 'the key is already registered' },
       },
-      handler: async ({ body, idem }) => {
-        const { token: _secret, ...profile } = body;
-        const r = await s.runtime.ask(agentRef(keyIdOf(body.token)), { kind: 'register', keyHash: keyHash(body.token), profile }, { idem });
-        return registeredReply(body, r);
-      },
-      replay: (r: Registered, { body }) => registeredReply(body, r),
+      handler: (c) => registerAgent(s, c),
+      replay: (r: Registered, { body }) => registeredReply(s, body, r),
     }),
     route<unknown, unknown, Recall>({
       method: 'POST', path: '/api/v1/agents/recall', operationId: 'recall_agent', auth: 'none',
       summary: 'Check that a key id is registered here and get back its recall phrase',
       body: Recall,
       response: { 200: RecallAnswer },
-      handler: async ({ body }) => {
-        const keyId = body.key_id.slice(0, KEY_ID_LENGTH);
-        const row = await read(s.runtime, 'agent.recall', { keyId });
-        if (!row) return json({ known: false, name: null, recall_phrase: null, connected_to_holder: false, carts_visible: 0 });
-        const out: Record<string, unknown> = { known: true, name: row.name, recall_phrase: row.recall_phrase, connected_to_holder: row.connected, carts_visible: row.carts };
-        if (body.recall_phrase !== undefined) out.phrase_matches = body.recall_phrase === row.recall_phrase;
-        return json(out);
-      },
+      handler: (c) => recallAgent(s, c),
     }),
     route({
       method: 'GET', path: '/api/v1/agents/me', operationId: 'get_me', auth: 'key',
       summary: 'My agent: profile, account, holder connection, autonomous funding, carts',
       response: { 200: AgentMeAnswer },
-      handler: async ({ principal }) => json(await agentState(s, principal)),
+      handler: (c) => getMe(s, c),
     }),
   ];
+}
+
+function createToken(): Reply {
+  const token = inventKey();
+  return json({ token, key_id: keyIdOf(token), recall_phrase_suggestion: recallSuggestion() });
+}
+
+async function registerAgent(s: Services, { body, idem }: PublicContext<unknown, unknown, AgentRegister>): Promise<Reply> {
+  const { token: _secret, ...profile } = body;
+  const r = await s.runtime.ask(agentRef(keyIdOf(body.token)), { kind: 'register', keyHash: keyHash(body.token), profile }, { idem });
+  return registeredReply(s, body, r);
+}
+
+/** The 201 answer to a registration, from the request and the agent actor's reply (also for a replay). */
+function registeredReply(s: Services, body: AgentRegister, r: Registered): Reply {
+  const keyId = keyIdOf(body.token);
+  const checkoutUrl = cartUrl(s, r.cart_token);
+  return json(
+    {
+      agent_id: r.agent_id,
+      name: body.name,
+      key_id: keyId,
+      account_id: r.account_id,
+      trade_enabled: true,
+      cart_note: CART_NOTE,
+      cart: { id: r.cart_id, checkout_url: checkoutUrl, kind: r.cart_kind },
+      keep: {
+        note: `Store this note with your key. The service keeps only a hash of the key and will never show it; a lost key cannot be recovered.`,
+        key: `the 80-character key you registered (it starts with ${keyId})`,
+        key_id: keyId,
+        recall_phrase: body.recall_phrase,
+        purpose: body.purpose ?? null,
+        service: s.config.baseUrl,
+        checkout_url: checkoutUrl,
+      },
+    },
+    201,
+  );
+}
+
+async function recallAgent(s: Services, { body }: PublicContext<unknown, unknown, Recall>): Promise<Reply> {
+  const keyId = body.key_id.slice(0, KEY_ID_LENGTH);
+  const row = await read(s.runtime, 'agent.recall', { keyId });
+  if (!row) return json({ known: false, name: null, recall_phrase: null, connected_to_holder: false, carts_visible: 0 });
+  const out: Record<string, unknown> = { known: true, name: row.name, recall_phrase: row.recall_phrase, connected_to_holder: row.connected, carts_visible: row.carts };
+  if (body.recall_phrase !== undefined) out.phrase_matches = body.recall_phrase === row.recall_phrase;
+  return json(out);
+}
+
+async function getMe(s: Services, { principal }: AgentContext): Promise<Reply> {
+  return json(await agentState(s, principal));
 }
 
 async function agentState(s: Services, p: AgentPrincipal) {

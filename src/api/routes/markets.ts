@@ -2,7 +2,7 @@
 // the injected clock and the in-memory menu snapshots: no worker hop (ARCHITECTURE rule 5).
 import Type, { type Static } from 'typebox';
 import { MARKET_IDS, type MarketId } from '../../engine/index.js';
-import { HttpError, json, route, type Route } from '../../http/route.js';
+import { HttpError, json, route, type PublicContext, type Reply, type Route } from '../../http/route.js';
 import { Deal, DealsPage as DealsAnswer, MarketList, MarketStatus } from '../../schemas/index.js';
 import { dealNotOnMenu } from '../../rules.js';
 import { DEFAULT_LIMIT, MenuSnapshots, etagMatches, type DealsPage, type MenuSnapshot } from '../../market-data/snapshots.js';
@@ -12,7 +12,10 @@ import { menuSnapshots, statusWriter } from '../../market-data/live-session.js';
 
 const JSON_TYPE = 'application/json';
 
+/** MarketParams' type (its name is the imported schema's). */
+type MarketPath = Static<typeof MarketParams>;
 const DealParams = Type.Object({ market_id: MarketParams.properties.market_id, offer_key: Type.String({ description: 'a key of the current menu' }) });
+type DealParams = Static<typeof DealParams>;
 
 const DealsQuery = Type.Object({
   family: Type.Optional(Type.String({ description: 'only deals of this sku_family' })),
@@ -38,16 +41,16 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
     route({
       method: 'GET', path: '/api/v1/markets', operationId: 'list_markets', auth: 'none', summary: 'All markets with their current session and close time',
       response: { 200: MarketList },
-      handler: () => ({ body: `{"markets":[${MARKET_IDS.map(status).join(',')}],"time_scale":${JSON.stringify(s.config.timeScale)}}`, contentType: JSON_TYPE }),
+      handler: () => listMarkets(s, status),
     }),
-    route({
+    route<MarketPath>({
       method: 'GET', path: '/api/v1/markets/{market_id}', operationId: 'get_market', auth: 'none', summary: 'One market',
       params: MarketParams,
       response: { 200: MarketStatus },
       responses: { 404: notFound },
-      handler: ({ params }) => ({ body: status(marketOr404(params.market_id)), contentType: JSON_TYPE }),
+      handler: (c) => getMarket(status, c),
     }),
-    route<{ market_id: string }, DealsQuery>({
+    route<MarketPath, DealsQuery>({
       method: 'GET', path: '/api/v1/markets/{market_id}/deals', operationId: 'list_deals', auth: 'none', summary: 'The current menu: deals of the open session',
       params: MarketParams,
       query: DealsQuery,
@@ -56,31 +59,46 @@ export function marketRoutes(s: Services, snapshots: MenuSnapshots = menuSnapsho
         304: { description: 'If-None-Match matched: the menu has not changed' },
         404: notFound,
       },
-      handler: ({ params, query: q, req }) => {
-        const snap = snapshots.get(marketOr404(params.market_id));
-        if (etagMatches(req.headers['if-none-match'], snap.etag)) return { status: 304, headers: snap.headers };
-        // The default query (what agents poll) answers the bytes serialised once per session.
-        if (q.family === undefined && !q.house_only && q.limit === DEFAULT_LIMIT && q.offset === 0) {
-          return { body: snap.defaultPageBytes, contentType: JSON_TYPE, headers: snap.headers };
-        }
-        return json(page(snap, q), 200, snap.headers);
-      },
+      handler: (c) => listDeals(snapshots, c),
     }),
-    route<{ market_id: string; offer_key: string }>({
+    route<DealParams>({
       method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}', operationId: 'get_deal', auth: 'none', summary: 'One deal of the current menu',
       params: DealParams,
       response: { 200: Deal },
       responses: {
         404: { description: 'unknown market, or the key is not on the current menu (also once its session closed)' },
       },
-      handler: ({ params }) => {
-        const market = marketOr404(params.market_id);
-        const snap = snapshots.get(market);
-        const deal = snap.byKey.get(params.offer_key);
-        // CONTRACT.md "Session boundary": the clock ends a deal, not the record's close.
-        if (!deal || s.clock.realNow() >= snap.closesAt) throw new HttpError(404, dealNotOnMenu(s.config.baseUrl, market, params.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
-        return json(deal);
-      },
+      handler: (c) => getDeal(s, snapshots, c),
     }),
   ];
+}
+
+/** A market's status as JSON: the table's status writer (built once: it keeps each market's serialised parts). */
+type StatusOf = (id: MarketId) => string;
+
+function listMarkets(s: Services, status: StatusOf): Reply {
+  return { body: `{"markets":[${MARKET_IDS.map(status).join(',')}],"time_scale":${JSON.stringify(s.config.timeScale)}}`, contentType: JSON_TYPE };
+}
+
+function getMarket(status: StatusOf, { params }: PublicContext<MarketPath>): Reply {
+  return { body: status(marketOr404(params.market_id)), contentType: JSON_TYPE };
+}
+
+function listDeals(snapshots: MenuSnapshots, { params, query: q, req }: PublicContext<MarketPath, DealsQuery>): Reply {
+  const snap = snapshots.get(marketOr404(params.market_id));
+  if (etagMatches(req.headers['if-none-match'], snap.etag)) return { status: 304, headers: snap.headers };
+  // The default query (what agents poll) answers the bytes serialised once per session.
+  if (q.family === undefined && !q.house_only && q.limit === DEFAULT_LIMIT && q.offset === 0) {
+    return { body: snap.defaultPageBytes, contentType: JSON_TYPE, headers: snap.headers };
+  }
+  return json(page(snap, q), 200, snap.headers);
+}
+
+function getDeal(s: Services, snapshots: MenuSnapshots, { params }: PublicContext<DealParams>): Reply {
+  const market = marketOr404(params.market_id);
+  const snap = snapshots.get(market);
+  const deal = snap.byKey.get(params.offer_key);
+  // CONTRACT.md "Session boundary": the clock ends a deal, not the record's close.
+  if (!deal || s.clock.realNow() >= snap.closesAt) throw new HttpError(404, dealNotOnMenu(s.config.baseUrl, market, params.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
+  return json(deal);
 }

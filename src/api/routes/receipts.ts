@@ -2,7 +2,7 @@
 // receipt against them (jose: createRemoteJWKSet + jwtVerify); old keys stay after a rotation.
 import Type from 'typebox';
 import { read } from '../../../actors/runtime/client.js';
-import { json, route, type Route } from '../../http/route.js';
+import { json, route, type Reply, type Route } from '../../http/route.js';
 import { list, obj, str } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 
@@ -21,7 +21,11 @@ export function receiptRoutes(s: Services): Route[] {
     route({
       method: 'GET', path: '/.well-known/jwks.json', operationId: 'get_jwks', api: true, auth: 'none', summary: 'The public keys that verify approval receipts (JWKS)',
       response: { 200: JwksAnswer },
-      handler: async () => ({ ...json(await read(s.runtime, 'receipts.jwks', {})), headers: { 'cache-control': 'public, max-age=300' } }),
+      handler: () => getJwks(s),
     }),
   ];
+}
+
+async function getJwks(s: Services): Promise<Reply> {
+  return { ...json(await read(s.runtime, 'receipts.jwks', {})), headers: { 'cache-control': 'public, max-age=300' } };
 }
