@@ -2,10 +2,10 @@
 // its own route), /terms and /privacy. Every page is generated from the sources the machines read:
 // the guide behind /llms.txt, the manifest, the agent protocol and the OpenAPI document of the
 // finished route table, so the documents cannot disagree.
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { holderOf } from '../../http/authenticators/holder-session.js';
 import { renderPage } from '../../web/pages.js';
-import { HttpError, htmlPage, route, type RequestInfo, type Route } from '../../http/route.js';
+import { HttpError, htmlPage, route, type PublicContext, type Reply, type RequestInfo, type Route } from '../../http/route.js';
 import type { Services } from '../../http/services.js';
 import { openApiDocument } from '../../api/openapi.js';
 import type { discoveryTexts } from '../discovery-texts.js';
@@ -27,6 +27,7 @@ import { WS_CLOSE_CODES } from '../../events/asyncapi.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100, description: 'the page' }) });
+type SlugParams = Static<typeof SlugParams>;
 
 const exampleView = (e: Example) => ({ id: e.id, title: e.title, intro: e.intro, text: shellText(e) });
 
@@ -39,94 +40,129 @@ function openableBy(routes: Route[]): (path: string) => boolean {
 }
 
 /** `texts` answers the discovery texts of the finished route table (their addresses checked against it). */
-export function webDocsRoutes(s: Services, routes: Route[], texts: () => ReturnType<typeof discoveryTexts>): Route[] {
-  const base = s.config.baseUrl;
-  const api = `${base}/api/v1`;
+export function webDocsRoutes(s: Services, routes: Route[], texts: Texts): Route[] {
+  let views: DocsViews | undefined;
   // Built on first use: the OpenAPI document needs the finished route table. Constant afterwards.
-  let views: Record<RenderedSlug, Record<string, unknown>> | undefined;
-  const build = () => {
-    const openable = openableBy(routes);
-    const rich = (t: string) => richText(t, base, openable);
-    const doc = openApiDocument(routes, base) as OpenApiDoc;
-    const { at, examples } = texts();
-    const m = manifest(at, s.schema, s.config.timeScale);
-    const proto = agentProtocol(at);
-    const dev = Object.fromEntries(examples.developers.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
-    return {
-      agents: {
-        title: 'For agents',
-        description: 'From registration to a cart, as curl commands that run against this service.',
-        examples: examples.agents.map(exampleView),
-        sections: guideSections(at, s.config.timeScale).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
-        llms_txt: '/llms.txt',
-      },
-      developers: {
-        title: 'For developers',
-        description: 'Every route of the API with its parameters and defaults, authentication, errors, limits and retries.',
-        api_base: api,
-        auth: { ...m.auth, headers: m.auth.headers.map((name, i) => ({ name, or: i > 0 })), key_required: m.auth.key_required.join(', '), public: m.auth.public.join(', ') },
-        errors: { rule: rich(rulesSection().items.find((i) => i.startsWith('Errors'))!), statuses: statusesDeclared(doc) },
-        ranges: RECORD_RANGES.map((r) => ({ path: `${api}${r.path}`, required: r.required, caps: capWords(r), note: r.note })),
-        coverage: rich(`GET ${api}${COVERAGE_PATH}`),
-        refusal: SPAN_REFUSAL,
-        idempotency: idempotentOperations(doc),
-        ex: dev,
-        tags: referenceByTag(doc),
-        usage: clientUsage(base),
-      },
-      events: eventsView(at, rich, Object.fromEntries(examples.events.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]))),
-      protocol: {
-        title: 'The agent protocol',
-        description: 'The working protocol of an agent, step by step.',
-        data_url: '/api/v1/agents/protocol',
-        recommendation: proto.recommendation,
-        rules: proto.rules,
-        steps: proto.steps.map((st) => ({
-          ...st,
-          request_html: rich(st.request),
-          body_json: 'body' in st && st.body ? JSON.stringify(st.body, null, 2) : null,
-        })),
-        analysis: { ...proto.analysis, endpoints: proto.analysis.endpoints.map(rich) },
-        consent: proto.consent,
-      },
-    } satisfies Record<RenderedSlug, Record<string, unknown>>;
-  };
-  const page = async (req: RequestInfo, slug: RenderedSlug) => {
-    views ??= build();
-    const v = views[slug] as { title: string };
-    return renderPage(`docs-${slug}`, { ...v, holder: await holderOf(s, req), docs_nav: nav(slug) });
-  };
-  const legal = async (req: RequestInfo, d: LegalDoc) => {
-    const openable = openableBy(routes);
-    return renderPage('docs-legal', {
-      title: d.title, holder: await holderOf(s, req), doc: d, intro: richText(d.intro, base, openable),
-      sections: d.sections.map((x) => sectionView(x, base, openable)),
-    });
-  };
+  const d: DocsDeps = { s, routes, views: () => (views ??= docsViews(s, routes, texts())) };
 
   return [
     route({
       method: 'GET', path: '/docs', auth: 'none', summary: 'The docs: an index of the pages', response: { 200: htmlPage('the docs index') },
-      handler: async ({ req }) => renderPage('docs-index', { title: 'Docs', holder: await holderOf(s, req), pages: DOC_PAGES, docs_nav: nav('') }),
+      handler: (c) => getDocsIndex(s, c),
     }),
-    route<{ slug: string }>({
+    route<SlugParams>({
       method: 'GET', path: '/docs/{slug}', auth: 'none', summary: 'A docs page: agents, developers or protocol', params: SlugParams,
       response: { 200: htmlPage('the docs page') }, responses: { 404: { description: 'no such page' } },
-      handler: ({ req, params }) => {
-        const slug = RENDERED_SLUGS.find((x) => x === params.slug);
-        if (!slug) throw new HttpError(404, `no docs page ${params.slug}; the pages are listed at /docs`);
-        return page(req, slug);
-      },
+      handler: (c) => getDocsPage(d, c),
     }),
     route({
       method: 'GET', path: '/terms', auth: 'none', summary: 'Terms of use', response: { 200: htmlPage('the terms') },
-      handler: ({ req }) => legal(req, terms(base)),
+      handler: (c) => getTerms(d, c),
     }),
     route({
       method: 'GET', path: '/privacy', auth: 'none', summary: 'Privacy notice', response: { 200: htmlPage('the privacy notice') },
-      handler: ({ req }) => legal(req, privacy(base)),
+      handler: (c) => getPrivacy(d, c),
     }),
   ];
+}
+
+type Texts = () => ReturnType<typeof discoveryTexts>;
+type DocsViews = Record<RenderedSlug, Record<string, unknown>>;
+/** What the pages are made from: the service, the finished route table and the rendered pages' views (built once). */
+type DocsDeps = { s: Services; routes: Route[]; views: () => DocsViews };
+
+async function getDocsIndex(s: Services, { req }: PublicContext): Promise<Reply> {
+  return renderPage('docs-index', { title: 'Docs', holder: await holderOf(s, req), pages: DOC_PAGES, docs_nav: nav('') });
+}
+
+function getDocsPage(d: DocsDeps, { req, params }: PublicContext<SlugParams>): Promise<Reply> {
+  const slug = RENDERED_SLUGS.find((x) => x === params.slug);
+  if (!slug) throw new HttpError(404, `no docs page ${params.slug}; the pages are listed at /docs`);
+  return renderedPage(d, req, slug);
+}
+
+async function renderedPage(d: DocsDeps, req: RequestInfo, slug: RenderedSlug): Promise<Reply> {
+  const v = d.views()[slug] as { title: string };
+  return renderPage(`docs-${slug}`, { ...v, holder: await holderOf(d.s, req), docs_nav: nav(slug) });
+}
+
+function getTerms(d: DocsDeps, { req }: PublicContext): Promise<Reply> {
+  return legalPage(d, req, terms(d.s.config.baseUrl));
+}
+
+function getPrivacy(d: DocsDeps, { req }: PublicContext): Promise<Reply> {
+  return legalPage(d, req, privacy(d.s.config.baseUrl));
+}
+
+async function legalPage({ s, routes }: DocsDeps, req: RequestInfo, doc: LegalDoc): Promise<Reply> {
+  const base = s.config.baseUrl;
+  const openable = openableBy(routes);
+  return renderPage('docs-legal', {
+    title: doc.title, holder: await holderOf(s, req), doc, intro: richText(doc.intro, base, openable),
+    sections: doc.sections.map((x) => sectionView(x, base, openable)),
+  });
+}
+
+/** The views of the rendered pages (agents, developers, events, protocol). */
+function docsViews(s: Services, routes: Route[], t: ReturnType<Texts>): DocsViews {
+  const base = s.config.baseUrl;
+  const openable = openableBy(routes);
+  const rich = (text: string) => richText(text, base, openable);
+  const doc = openApiDocument(routes, base) as OpenApiDoc;
+  const { at, examples } = t;
+  return {
+    agents: {
+      title: 'For agents',
+      description: 'From registration to a cart, as curl commands that run against this service.',
+      examples: examples.agents.map(exampleView),
+      sections: guideSections(at, s.config.timeScale).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
+      llms_txt: '/llms.txt',
+    },
+    developers: developersView(s, doc, t, rich),
+    events: eventsView(at, rich, Object.fromEntries(examples.events.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]))),
+    protocol: protocolView(at, rich),
+  } satisfies DocsViews;
+}
+
+/** /docs/developers: every route by tag, authentication, errors, record ranges, idempotency, the client. */
+function developersView(s: Services, doc: OpenApiDoc, { at, examples }: ReturnType<Texts>, rich: (t: string) => string) {
+  const base = s.config.baseUrl;
+  const api = `${base}/api/v1`;
+  const m = manifest(at, s.schema, s.config.timeScale);
+  const dev = Object.fromEntries(examples.developers.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
+  return {
+    title: 'For developers',
+    description: 'Every route of the API with its parameters and defaults, authentication, errors, limits and retries.',
+    api_base: api,
+    auth: { ...m.auth, headers: m.auth.headers.map((name, i) => ({ name, or: i > 0 })), key_required: m.auth.key_required.join(', '), public: m.auth.public.join(', ') },
+    errors: { rule: rich(rulesSection().items.find((i) => i.startsWith('Errors'))!), statuses: statusesDeclared(doc) },
+    ranges: RECORD_RANGES.map((r) => ({ path: `${api}${r.path}`, required: r.required, caps: capWords(r), note: r.note })),
+    coverage: rich(`GET ${api}${COVERAGE_PATH}`),
+    refusal: SPAN_REFUSAL,
+    idempotency: idempotentOperations(doc),
+    ex: dev,
+    tags: referenceByTag(doc),
+    usage: clientUsage(base),
+  };
+}
+
+/** /docs/protocol: the agent protocol's steps, their requests linked. */
+function protocolView(at: ReturnType<Texts>['at'], rich: (t: string) => string) {
+  const proto = agentProtocol(at);
+  return {
+    title: 'The agent protocol',
+    description: 'The working protocol of an agent, step by step.',
+    data_url: '/api/v1/agents/protocol',
+    recommendation: proto.recommendation,
+    rules: proto.rules,
+    steps: proto.steps.map((st) => ({
+      ...st,
+      request_html: rich(st.request),
+      body_json: 'body' in st && st.body ? JSON.stringify(st.body, null, 2) : null,
+    })),
+    analysis: { ...proto.analysis, endpoints: proto.analysis.endpoints.map(rich) },
+    consent: proto.consent,
+  };
 }
 
 /** An example object as the page shows it, on one line. */

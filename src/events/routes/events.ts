@@ -3,7 +3,8 @@
 // Streams read the log through the process's event hub (src/events/hub.ts), never from memory.
 import Type, { type Static } from 'typebox';
 import { read } from '../../../actors/runtime/client.js';
-import { HttpError, Media, json, route, type RequestInfo, type Route } from '../../http/route.js';
+import type { MarketId } from '../../engine/index.js';
+import { HttpError, Media, json, route, type AgentContext, type PublicContext, type Reply, type RequestInfo, type Route } from '../../http/route.js';
 import { EventsAnswer, EventsQuery, MarketClosesAnswer } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 import { eventTypes, gone, goneDetail } from '../query.js';
@@ -18,9 +19,13 @@ const StreamQuery = Type.Object({
   after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last event id you have (Last-Event-ID, when sent, wins)' })),
   types: EventsQuery.properties.types,
 }, { additionalProperties: false });
+type StreamQuery = Static<typeof StreamQuery>;
 const MarketStreamQuery = Type.Object({
   after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last closed tick you have (Last-Event-ID, when sent, wins)' })),
 }, { additionalProperties: false });
+type MarketStreamQuery = Static<typeof MarketStreamQuery>;
+type EventsQuery = Static<typeof EventsQuery>;
+type MarketParam = Static<typeof MarketParams>;
 
 /** Where a stream resumes: Last-Event-ID (what a reconnecting EventSource sends), else `after`, else `dflt`. */
 function resumeFrom(req: RequestInfo, after: number | undefined, dflt: number): number {
@@ -56,19 +61,15 @@ const streamFull = (max: string) => new HttpError(503, `this process holds ${max
 
 export function eventRoutes(s: Services): Route[] {
   return [
-    route<unknown, Static<typeof EventsQuery>>({
+    route<unknown, EventsQuery>({
       method: 'GET', path: '/api/v1/events', operationId: 'list_events', auth: 'key',
       summary: 'My account\'s events after an id, oldest first (subscribe to /api/v1/events/stream instead of polling)',
       query: EventsQuery,
       response: { 200: EventsAnswer },
       responses: { 410: { description: '`after` is older than the 7 days kept: the detail says from which id events exist' } },
-      handler: async ({ query, principal }) => {
-        const r = await read(s.runtime, 'events.after', { accountId: principal.accountId, after: query.after, limit: query.limit, types: eventTypes(query.types) });
-        if ('gone' in r) throw gone(r.from);
-        return json(r);
-      },
+      handler: (c) => listEvents(s, c),
     }),
-    route<unknown, Static<typeof StreamQuery>>({
+    route<unknown, StreamQuery>({
       method: 'GET', path: '/api/v1/events/stream', operationId: 'stream_events', auth: 'key',
       summary: 'My account\'s events as Server-Sent Events: every event after Last-Event-ID (or after), exactly once, then each as it happens',
       query: StreamQuery,
@@ -80,31 +81,9 @@ export function eventRoutes(s: Services): Route[] {
         429: { description: 'this API key holds as many streams as it may (this one and WebSockets together): close one, or retry after Retry-After' },
         503: { description: 'this process holds as many streams as it may: retry' },
       },
-      handler: async ({ req, query, principal, hold }) => {
-        const accountId = principal.accountId;
-        const after = resumeFrom(req, query.after, 0);
-        const types = eventTypes(query.types);
-        if (!s.events.hasRoom()) throw streamFull('as many');
-        // The key's place, held until the stream ends (or the answer is sent, when it is not one).
-        if (wantsStream(req)) hold!(placeOr429(s.streams.byKey, principal.keyId, KEY_STREAMS_DETAIL));
-        // CONTRACT.md: a resume point older than the log keeps is a 410 at the stream's start too.
-        const first = await read(s.runtime, 'events.after', { accountId, after, limit: wantsStream(req) ? 1 : 100, types });
-        if ('gone' in first) throw gone(first.from);
-        if (!wantsStream(req)) return json(first);
-        return sseReply((write, end, onRoom) => {
-          write(SSE_FIRST);
-          const stream: AccountStream = {
-            accountId, after, types,
-            send: (events) => sendWhile(events, (e) => write(sseOf(e))),
-            ping: () => keepAlive(write),
-            close: (why) => end(why.reason === 'gone' ? sseComment(goneDetail(why.from)) : lastWords(why)),
-          };
-          onRoom(() => s.events.resume(stream));
-          return s.events.subscribe(stream);
-        });
-      },
+      handler: (c) => streamEvents(s, c),
     }),
-    route<{ market_id: string }, Static<typeof MarketStreamQuery>>({
+    route<MarketParam, MarketStreamQuery>({
       method: 'GET', path: '/api/v1/markets/{market_id}/stream', operationId: 'stream_market', auth: 'none',
       summary: 'A market\'s session closes as Server-Sent Events (`session.closed`; `id:` the closed tick)',
       params: MarketParams, query: MarketStreamQuery,
@@ -116,24 +95,66 @@ export function eventRoutes(s: Services): Route[] {
         429: { description: 'your address holds as many market streams as it may: close one, or retry after Retry-After' },
         503: { description: 'this process holds as many streams as it may: retry' },
       },
-      handler: async ({ req, params, query, hold }) => {
-        const market = marketOr404(params.market_id);
-        const after = resumeFrom(req, query.after, Number.MAX_SAFE_INTEGER);
-        if (!s.events.hasRoom()) throw streamFull('as many');
-        if (wantsStream(req)) hold!(placeOr429(s.streams.marketByAddress, addressKey(req.remoteAddress()), MARKET_STREAMS_DETAIL));
-        const missed = after === Number.MAX_SAFE_INTEGER ? [] : await sessionsClosedAfter(s.runtime, s.clock, market, after);
-        if (!wantsStream(req)) return json({ events: missed.map((e) => ({ id: e.tick, type: 'session.closed' as const, data: e })) });
-        return sseReply((write, end) => {
-          write(SSE_FIRST);
-          let last = after === Number.MAX_SAFE_INTEGER ? -1 : after;
-          const send = (e: SessionEvent) => e.tick <= last || ((last = e.tick), write(sseMessage(e.tick, 'session.closed', e)));
-          for (const e of missed) send(e);
-          return s.events.watchMarket({
-            market, send, ping: () => keepAlive(write),
-            close: (why) => end(lastWords(why)),
-          });
-        });
-      },
+      handler: (c) => streamMarket(s, c),
     }),
   ];
+}
+
+async function listEvents(s: Services, { query, principal }: AgentContext<unknown, EventsQuery>): Promise<Reply> {
+  const r = await read(s.runtime, 'events.after', { accountId: principal.accountId, after: query.after, limit: query.limit, types: eventTypes(query.types) });
+  if ('gone' in r) throw gone(r.from);
+  return json(r);
+}
+
+async function streamEvents(s: Services, { req, query, principal, hold }: AgentContext<unknown, StreamQuery>): Promise<Reply> {
+  const accountId = principal.accountId;
+  const after = resumeFrom(req, query.after, 0);
+  const types = eventTypes(query.types);
+  if (!s.events.hasRoom()) throw streamFull('as many');
+  // The key's place, held until the stream ends (or the answer is sent, when it is not one).
+  if (wantsStream(req)) hold!(placeOr429(s.streams.byKey, principal.keyId, KEY_STREAMS_DETAIL));
+  // CONTRACT.md: a resume point older than the log keeps is a 410 at the stream's start too.
+  const first = await read(s.runtime, 'events.after', { accountId, after, limit: wantsStream(req) ? 1 : 100, types });
+  if ('gone' in first) throw gone(first.from);
+  if (!wantsStream(req)) return json(first);
+  return accountStreamReply(s, accountId, after, types);
+}
+
+/** The account's stream from `after`: its events through the hub, as SSE messages. */
+function accountStreamReply(s: Services, accountId: number, after: number, types: AccountStream['types']): Reply {
+  return sseReply((write, end, onRoom) => {
+    write(SSE_FIRST);
+    const stream: AccountStream = {
+      accountId, after, types,
+      send: (events) => sendWhile(events, (e) => write(sseOf(e))),
+      ping: () => keepAlive(write),
+      close: (why) => end(why.reason === 'gone' ? sseComment(goneDetail(why.from)) : lastWords(why)),
+    };
+    onRoom(() => s.events.resume(stream));
+    return s.events.subscribe(stream);
+  });
+}
+
+async function streamMarket(s: Services, { req, params, query, hold }: PublicContext<MarketParam, MarketStreamQuery>): Promise<Reply> {
+  const market = marketOr404(params.market_id);
+  const after = resumeFrom(req, query.after, Number.MAX_SAFE_INTEGER);
+  if (!s.events.hasRoom()) throw streamFull('as many');
+  if (wantsStream(req)) hold!(placeOr429(s.streams.marketByAddress, addressKey(req.remoteAddress()), MARKET_STREAMS_DETAIL));
+  const missed = after === Number.MAX_SAFE_INTEGER ? [] : await sessionsClosedAfter(s.runtime, s.clock, market, after);
+  if (!wantsStream(req)) return json({ events: missed.map((e) => ({ id: e.tick, type: 'session.closed' as const, data: e })) });
+  return marketStreamReply(s, market, after, missed);
+}
+
+/** The market's closes after `after` (`missed` first), as SSE messages, each tick once. */
+function marketStreamReply(s: Services, market: MarketId, after: number, missed: SessionEvent[]): Reply {
+  return sseReply((write, end) => {
+    write(SSE_FIRST);
+    let last = after === Number.MAX_SAFE_INTEGER ? -1 : after;
+    const send = (e: SessionEvent) => e.tick <= last || ((last = e.tick), write(sseMessage(e.tick, 'session.closed', e)));
+    for (const e of missed) send(e);
+    return s.events.watchMarket({
+      market, send, ping: () => keepAlive(write),
+      close: (why) => end(lastWords(why)),
+    });
+  });
 }

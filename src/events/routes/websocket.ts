@@ -2,7 +2,7 @@
 // which answers every request that asks to upgrade; what reaches this route is a plain GET, answered
 // 426 with how to connect. Declared here so /api/openapi.json lists the WebSocket (its frames are
 // CONTRACT.md "Events" and the AsyncAPI document).
-import { Media, route, type Route } from '../../http/route.js';
+import { Media, route, type Reply, type Route } from '../../http/route.js';
 import { WS_PATH } from '../websocket.js';
 
 export function wsRoutes(): Route[] {
@@ -18,11 +18,16 @@ export function wsRoutes(): Route[] {
         429: { description: 'an upgrade without the key while this address has as many unauthenticated requests and connections as it may: retry after Retry-After, or put the key on the upgrade' },
         503: { description: 'this process holds as many streams as it may: retry' },
       },
-      handler: () => ({
-        status: 426,
-        headers: { upgrade: 'websocket' },
-        json: { detail: `${WS_PATH} is a WebSocket: connect with a WebSocket client (Upgrade: websocket), then send {"op":"subscribe","channels":["account"],"after":0}` },
-      }),
+      handler: () => openWebsocket(),
     }),
   ];
+}
+
+/** A plain GET (uWS upgrades the others): 426, with how to connect. */
+function openWebsocket(): Reply {
+  return {
+    status: 426,
+    headers: { upgrade: 'websocket' },
+    json: { detail: `${WS_PATH} is a WebSocket: connect with a WebSocket client (Upgrade: websocket), then send {"op":"subscribe","channels":["account"],"after":0}` },
+  };
 }

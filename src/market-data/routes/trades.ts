@@ -2,11 +2,14 @@
 // tasks on the worker pool (actors/record/trades.ts).
 import Type, { type Static } from 'typebox';
 import type { DatasetArgs, TradesArgs, TradesReply } from '../../../actors/record/messages.js';
-import { media, route, type Route } from '../../http/route.js';
+import { media, route, type PublicContext, type Reply, type RequestInfo, type Route } from '../../http/route.js';
 import { TradesAnswer } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 import { MarketParams, marketOr404 } from '../../api/market-params.js';
-import { DATASET_SPAN, JSON_TYPE, TRADES_SPAN, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition, type Piece } from '../record-query.js';
+import {
+  DATASET_SPAN, JSON_TYPE, TRADES_SPAN, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition,
+  type Assembled, type Piece, type RecordPosition,
+} from '../record-query.js';
 import { csvLine, datasetHeader } from '../../analytics/dataset.js';
 import type { Fragment } from '../record-cache.js';
 
@@ -17,6 +20,7 @@ const TradesQuery = Type.Object({
   offset: Type.Integer({ minimum: 0, default: 0 }),
 });
 type TradesQuery = Static<typeof TradesQuery>;
+type MarketParam = Static<typeof MarketParams>;
 
 const DatasetQuery = Type.Object({
   ...TickRange,
@@ -84,7 +88,7 @@ export function tradesPage(parts: Fragment[], actor: 'house' | 'user' | undefine
 
 export function tradesRoutes(s: Services): Route[] {
   return [
-    route<{ market_id: string }, TradesQuery>({
+    route<MarketParam, TradesQuery>({
       method: 'GET', path: '/api/v1/markets/{market_id}/trades', operationId: 'list_market_trades', auth: 'none',
       summary: `Executed trades of closed sessions, revealed as far as time allows (at most ${TRADES_SPAN} sessions per call)`,
       params: MarketParams,
@@ -94,27 +98,9 @@ export function tradesRoutes(s: Services): Route[] {
         304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market' },
       },
-      handler: async ({ params, query, req }) => {
-        const market = marketOr404(params.market_id);
-        checkSpan(query, TRADES_SPAN);
-        const pos = recordPosition(s, market);
-        const args: TradesArgs = { market, from: query.from_tick, to: Math.min(query.to_tick, pos.lastClosed), actor: query.actor, limit: query.limit, offset: query.offset };
-        const head = { market, from_tick: query.from_tick, to_tick: query.to_tick, last_closed: pos.lastClosed, last_settled: pos.lastSettled, actor: query.actor ?? null };
-        const settledOnly = query.to_tick <= pos.lastSettled;
-        if (!s.record.enabled) {
-          const r = await s.runtime.read<TradesReply>('trades.list', args);
-          const answer = { ...head, total: r.total, limit: query.limit, offset: query.offset, trades: r.trades };
-          return cacheable(s, req, market, { json: answer }, settledOnly);
-        }
-        return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
-          const parts = await s.record.sessions({ kind: 'trades', market }, args.from, args.to, pos);
-          const page = tradesPage(parts, query.actor, query.offset, query.limit);
-          const pieces = jsonWithArray({ ...head, total: page.total, limit: query.limit, offset: query.offset }, 'trades', page.pieces);
-          return { pieces, contentType: JSON_TYPE, final: allRecorded(parts) };
-        });
-      },
+      handler: (c) => listMarketTrades(s, c),
     }),
-    route<{ market_id: string }, DatasetQuery>({
+    route<MarketParam, DatasetQuery>({
       method: 'GET', path: '/api/v1/markets/{market_id}/dataset.csv', operationId: 'get_dataset_csv', auth: 'none',
       summary: 'The record as a CSV frame: labeled (settled trades, or profit by volume) or unlabeled (menu rows with execution flags)',
       params: MarketParams,
@@ -124,30 +110,63 @@ export function tradesRoutes(s: Services): Route[] {
         304: { description: 'If-None-Match matched' },
         404: { description: 'unknown market' },
       },
-      handler: async ({ params, query, req }) => {
-        const market = marketOr404(params.market_id);
-        const labeled = query.split === 'labeled';
-        checkSpan(query, labeled ? (query.expand_qty ? DATASET_SPAN.expanded : DATASET_SPAN.labeled) : DATASET_SPAN.unlabeled);
-        const pos = recordPosition(s, market);
-        const args: DatasetArgs = {
-          market, from: query.from_tick, to: Math.min(query.to_tick, labeled ? pos.lastSettled : pos.lastClosed),
-          split: query.split, expandQty: labeled && query.expand_qty,
-        };
-        const settledOnly = query.to_tick <= pos.lastSettled;
-        const name = `${market}-${query.split}${args.expandQty ? '-expanded' : ''}-${query.from_tick}-${query.to_tick}.csv`;
-        const headers = (rows: number) => ({ 'content-disposition': `inline; filename="${name}"`, 'x-rows': String(rows) });
-        if (!s.record.enabled) {
-          const r = await s.runtime.read<{ csv: string; rows: number }>('trades.dataset', args);
-          const reply = cacheable(s, req, market, { text: r.csv, contentType: CSV_TYPE }, settledOnly);
-          reply.headers = { ...reply.headers, ...headers(r.rows) };
-          return reply;
-        }
-        return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
-          const parts = await s.record.sessions({ kind: 'dataset', market, split: args.split, expandQty: args.expandQty }, args.from, args.to, pos);
-          const pieces = [{ bytes: Buffer.from(csvLine(datasetHeader(market, args))) }, ...parts.map((f) => fragmentPiece(f))];
-          return { pieces, contentType: CSV_TYPE, final: allRecorded(parts), headers: headers(parts.reduce((n, f) => n + f.items, 0)) };
-        });
-      },
+      handler: (c) => getDatasetCsv(s, c),
     }),
   ];
+}
+
+async function listMarketTrades(s: Services, { params, query, req }: PublicContext<MarketParam, TradesQuery>): Promise<Reply> {
+  const market = marketOr404(params.market_id);
+  checkSpan(query, TRADES_SPAN);
+  const pos = recordPosition(s, market);
+  const args: TradesArgs = { market, from: query.from_tick, to: Math.min(query.to_tick, pos.lastClosed), actor: query.actor, limit: query.limit, offset: query.offset };
+  const head = { market, from_tick: query.from_tick, to_tick: query.to_tick, last_closed: pos.lastClosed, last_settled: pos.lastSettled, actor: query.actor ?? null };
+  const settledOnly = query.to_tick <= pos.lastSettled;
+  if (!s.record.enabled) {
+    const r = await s.runtime.read<TradesReply>('trades.list', args);
+    const answer = { ...head, total: r.total, limit: query.limit, offset: query.offset, trades: r.trades };
+    return cacheable(s, req, market, { json: answer }, settledOnly);
+  }
+  return recordAnswer(s, req, market, pos.open, settledOnly, () => tradesFromRecord(s, args, head, pos));
+}
+
+/** From the record: the page of the sessions' trades, as slices of their fragments. */
+async function tradesFromRecord(s: Services, args: TradesArgs, head: Record<string, unknown>, pos: RecordPosition): Promise<Assembled> {
+  const parts = await s.record.sessions({ kind: 'trades', market: args.market }, args.from, args.to, pos);
+  const page = tradesPage(parts, args.actor, args.offset, args.limit);
+  const pieces = jsonWithArray({ ...head, total: page.total, limit: args.limit, offset: args.offset }, 'trades', page.pieces);
+  return { pieces, contentType: JSON_TYPE, final: allRecorded(parts) };
+}
+
+async function getDatasetCsv(s: Services, { params, query, req }: PublicContext<MarketParam, DatasetQuery>): Promise<Reply> {
+  const market = marketOr404(params.market_id);
+  const labeled = query.split === 'labeled';
+  checkSpan(query, labeled ? (query.expand_qty ? DATASET_SPAN.expanded : DATASET_SPAN.labeled) : DATASET_SPAN.unlabeled);
+  const pos = recordPosition(s, market);
+  const args: DatasetArgs = {
+    market, from: query.from_tick, to: Math.min(query.to_tick, labeled ? pos.lastSettled : pos.lastClosed),
+    split: query.split, expandQty: labeled && query.expand_qty,
+  };
+  const settledOnly = query.to_tick <= pos.lastSettled;
+  const name = `${market}-${query.split}${args.expandQty ? '-expanded' : ''}-${query.from_tick}-${query.to_tick}.csv`;
+  if (!s.record.enabled) return datasetFromRuntime(s, req, args, name, settledOnly);
+  return recordAnswer(s, req, market, pos.open, settledOnly, () => datasetFromRecord(s, args, name, pos));
+}
+
+/** The CSV's own headers: its file name and its row count. */
+const datasetHeaders = (name: string, rows: number) => ({ 'content-disposition': `inline; filename="${name}"`, 'x-rows': String(rows) });
+
+/** Without the record: the CSV made by the worker pool. */
+async function datasetFromRuntime(s: Services, req: RequestInfo, args: DatasetArgs, name: string, settledOnly: boolean): Promise<Reply> {
+  const r = await s.runtime.read<{ csv: string; rows: number }>('trades.dataset', args);
+  const reply = cacheable(s, req, args.market, { text: r.csv, contentType: CSV_TYPE }, settledOnly);
+  reply.headers = { ...reply.headers, ...datasetHeaders(name, r.rows) };
+  return reply;
+}
+
+/** From the record: the header line, then the sessions' fragments. */
+async function datasetFromRecord(s: Services, args: DatasetArgs, name: string, pos: RecordPosition): Promise<Assembled> {
+  const parts = await s.record.sessions({ kind: 'dataset', market: args.market, split: args.split, expandQty: args.expandQty }, args.from, args.to, pos);
+  const pieces = [{ bytes: Buffer.from(csvLine(datasetHeader(args.market, args))) }, ...parts.map((f) => fragmentPiece(f))];
+  return { pieces, contentType: CSV_TYPE, final: allRecorded(parts), headers: datasetHeaders(name, parts.reduce((n, f) => n + f.items, 0)) };
 }
