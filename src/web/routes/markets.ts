@@ -11,7 +11,7 @@ import { countdown } from '../cart-view.js';
 import { FragmentCache, visitorPage } from '../fragment-cache.js';
 import { PER_PAGE, SORTS, SORT_NAMES, menuCsv, menuHref, menuPage, queryKey, snapshotScores, type MenuQuery } from '../market-view.js';
 import { renderFragment, renderPage } from '../pages.js';
-import { htmlPage, media, route, type Route } from '../../http/route.js';
+import { htmlPage, media, route, type PublicContext, type Reply, type Route } from '../../http/route.js';
 import type { Services } from '../../http/services.js';
 import { etagMatches, type MenuSnapshot } from '../../market-data/snapshots.js';
 import { usd } from '../answers.js';
@@ -103,10 +103,11 @@ function menuView(snap: MenuSnapshot, q: MenuQuery) {
 }
 
 export function webMarketRoutes(s: Services): Route[] {
-  const snapshots = menuSnapshots(s);
-  const fragments = new FragmentCache(CACHE.entries, CACHE.chars);
-  const pages = new FragmentCache<Uint8Array>(CACHE.entries, CACHE.chars);
-  const csvs = new WeakMap<MenuSnapshot, string>();
+  const caches: MenuCaches = {
+    fragments: new FragmentCache(CACHE.entries, CACHE.chars),
+    pages: new FragmentCache<Uint8Array>(CACHE.entries, CACHE.chars),
+    csvs: new WeakMap<MenuSnapshot, string>(),
+  };
   const notFound = { description: 'unknown market' };
 
   return [
@@ -116,48 +117,55 @@ export function webMarketRoutes(s: Services): Route[] {
       query: MenuQuerySchema,
       response: { 200: htmlPage('the market page') },
       responses: { 404: notFound },
-      handler: async ({ params, query, req }) => {
-        const market = marketOr404(params.market_id);
-        const snap = snapshots.get(market);
-        const q = menuQuery(query);
-        const key = `${market}|${snap.tick}|${queryKey(q)}`;
-        const m = MARKETS[market];
-        const holder = await holderOf(s, req);
-        // The countdown's words are part of a visitor's kept page: they change once a minute.
-        const closes = countdown(snap.closesAt, s.clock.realNow());
-        return visitorPage(pages, `${key}|${closes}`, holder !== null, () =>
-          renderPage('market', {
-            title: `${m.label} (${market})`,
-            holder,
-            scripts: ['/static/countdown.js'],
-            market,
-            label: m.label,
-            tick: snap.tick,
-            length: sessionLength(m.interval_seconds / s.config.timeScale),
-            closes_at: snap.closesAt,
-            closes,
-            menu: fragments.get(key, () => renderFragment('market-menu', menuView(snap, q))),
-          }),
-        );
-      },
+      handler: (c) => showMarket(s, caches, c),
     }),
     route<{ market_id: string }>({
       method: 'GET', path: '/markets/{market_id}/menu.csv', auth: 'none', summary: 'The open session\'s menu as CSV',
       params: MarketParams,
       response: { 200: media('text/csv; charset=utf-8', 'CSV with a header line: the Deal fields with the bundle flattened (title, unit, origin, items), then the page\'s score') },
       responses: { 304: { description: 'If-None-Match matched: the menu has not changed' }, 404: notFound },
-      handler: ({ params, req }) => {
-        const market: MarketId = marketOr404(params.market_id);
-        const snap = snapshots.get(market);
-        if (etagMatches(req.headers['if-none-match'], snap.etag)) return { status: 304, headers: snap.headers };
-        let body = csvs.get(snap);
-        if (body === undefined) csvs.set(snap, (body = menuCsv(market, snap.deals, snapshotScores(snap))));
-        return {
-          body,
-          contentType: 'text/csv; charset=utf-8',
-          headers: { ...snap.headers, 'content-disposition': `inline; filename="${market}-menu-${snap.tick}.csv"` },
-        };
-      },
+      handler: (c) => getMenuCsv(s, caches, c),
     }),
   ];
+}
+
+/** Menu fragments and visitors' whole pages (per session and query), and each snapshot's CSV. */
+type MenuCaches = { fragments: FragmentCache; pages: FragmentCache<Uint8Array>; csvs: WeakMap<MenuSnapshot, string> };
+
+async function showMarket(s: Services, { fragments, pages }: MenuCaches, { params, query, req }: PublicContext<{ market_id: string }, RawMenuQuery>): Promise<Reply> {
+  const market = marketOr404(params.market_id);
+  const snap = menuSnapshots(s).get(market);
+  const q = menuQuery(query);
+  const key = `${market}|${snap.tick}|${queryKey(q)}`;
+  const m = MARKETS[market];
+  const holder = await holderOf(s, req);
+  // The countdown's words are part of a visitor's kept page: they change once a minute.
+  const closes = countdown(snap.closesAt, s.clock.realNow());
+  return visitorPage(pages, `${key}|${closes}`, holder !== null, () =>
+    renderPage('market', {
+      title: `${m.label} (${market})`,
+      holder,
+      scripts: ['/static/countdown.js'],
+      market,
+      label: m.label,
+      tick: snap.tick,
+      length: sessionLength(m.interval_seconds / s.config.timeScale),
+      closes_at: snap.closesAt,
+      closes,
+      menu: fragments.get(key, () => renderFragment('market-menu', menuView(snap, q))),
+    }),
+  );
+}
+
+function getMenuCsv(s: Services, { csvs }: MenuCaches, { params, req }: PublicContext<{ market_id: string }>): Reply {
+  const market: MarketId = marketOr404(params.market_id);
+  const snap = menuSnapshots(s).get(market);
+  if (etagMatches(req.headers['if-none-match'], snap.etag)) return { status: 304, headers: snap.headers };
+  let body = csvs.get(snap);
+  if (body === undefined) csvs.set(snap, (body = menuCsv(market, snap.deals, snapshotScores(snap))));
+  return {
+    body,
+    contentType: 'text/csv; charset=utf-8',
+    headers: { ...snap.headers, 'content-disposition': `inline; filename="${market}-menu-${snap.tick}.csv"` },
+  };
 }
