@@ -49,6 +49,8 @@ const WS_PATH = '/api/v1/ws';
 const MAX_FRAME_BYTES = 64 * 1024;
 const MAX_BACKPRESSURE = 128 * 1024 + 64 * 1024;
 const IDLE_TIMEOUT_S = 60;
+/** The service's connections' settings (orm/config.ts CONNECTION_SETTINGS: no JIT for the read's statement). */
+const CONNECTION_SETTINGS = '-c jit=off';
 /** The hub's read sizes (src/events/hub.ts): accounts per read, reads in flight. */
 const ACCOUNTS_PER_READ = 1000;
 const READS_IN_FLIGHT = 3;
@@ -62,7 +64,7 @@ for (const s of JSON.parse(fs.readFileSync(values.frames, 'utf8')).subscribers) 
   byKey.set(s.key, { agentId: s.agent_id, accountId: s.account_id, reads: s.reads, closes });
 }
 /** --read: the service's read of many accounts' events (actors/events/reads.ts), and three connections for it. */
-const reader = values.read ? { eventsOfMany: (await import(pathToFileURL(values.read).href)).eventsOfMany, pool: new pg.Pool({ connectionString: values.db, max: READS_IN_FLIGHT }) } : undefined;
+const reader = values.read ? { eventsOfMany: (await import(pathToFileURL(values.read).href)).eventsOfMany, pool: new pg.Pool({ connectionString: values.db, max: READS_IN_FLIGHT, options: CONNECTION_SETTINGS }) } : undefined;
 
 const uws = loadUws();
 const app = uws.App();

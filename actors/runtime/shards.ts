@@ -76,6 +76,8 @@ export function workerExecArgv(parent: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < parent.length; i++) {
     const flag = /^(?:--import|--loader|--experimental-loader|--require|-r)(=|$)/.exec(parent[i]);
+    // The young generation's size: a process-wide V8 flag a worker may not be given again.
+    if (/^--max-semi-space-size=/.test(parent[i])) continue;
     if (!flag) out.push(parent[i]);
     else if (!flag[1]) i++; // the loader is the next argument
   }
