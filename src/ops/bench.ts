@@ -52,7 +52,7 @@ export const SCENARIOS: Record<string, { title: string; script: string; baseline
   },
   ws: {
     title: 'Event fan-out over the WebSocket', script: 'bench/ws.mjs --peer',
-    baseline: 'bench/ws-peer.mjs: a bare uWebSockets.js server sending the same frames to the same subscribers when told of the same closes, in the same run',
+    baseline: 'bench/ws-peer.mjs: a bare uWebSockets.js server sending the same frames to the same subscribers when told of the same closes, in the same run; then the same peer reading each close\'s events from the log first (--read), the floor of a fan-out that reads the log',
     targets: 'the service at most 1.5x the bare peer for CPU per 1000 delivered events and for p99 delivery (issue 46); runs without the peer against the earlier absolute p99 of 250 ms (issue 27)',
   },
   backfill: {
@@ -185,6 +185,15 @@ function wsMeasures(r: Json): { measures: Measure[]; notes: string[] } {
     const against = 'the bare uWS peer, same run';
     if (num(peer.cpu_per_1000) !== null) measures.push({ name: 'CPU per 1000 events, service / uWS', value: peer.cpu_per_1000, unit: 'times', against, target: WS_PEER_TARGET, better: 'lower' });
     if (num(peer.p99) !== null) measures.push({ name: 'delivery p99, service / uWS', value: peer.p99, unit: 'times', against, target: WS_PEER_TARGET, better: 'lower' });
+  }
+  // The floor of a fan-out that reads the log (bench/ws-peer.mjs --read): what the read costs by
+  // itself, and what the service adds beyond it. Measured apart, so without a target of their own.
+  const floor = isObj(r.ratios?.uws_reading_the_log_to_uws) ? r.ratios.uws_reading_the_log_to_uws : undefined;
+  const beyond = isObj(r.ratios?.service_to_uws_reading_the_log) ? r.ratios.service_to_uws_reading_the_log : undefined;
+  for (const [what, x, against] of [['uWS reading the log / uWS', floor, 'the bare uWS peer, same run'], ['service / uWS reading the log', beyond, 'the uWS peer reading the log, same run']] as const) {
+    if (!x) continue;
+    if (num(x.cpu_per_1000) !== null) measures.push({ name: `CPU per 1000 events, ${what}`, value: x.cpu_per_1000, unit: 'times', against, target: null, better: 'lower' });
+    if (num(x.p99) !== null) measures.push({ name: `delivery p99, ${what}`, value: x.p99, unit: 'times', against, target: null, better: 'lower' });
   }
   const rss = num(r.targets?.rss_per_idle_connection_le_10_kb?.value);
   if (rss !== null) measures.push({ name: 'RSS per idle connection', value: rss, unit: 'KB', against: 'target', target: 10, better: 'lower' });

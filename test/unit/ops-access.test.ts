@@ -114,6 +114,16 @@ t.test('issue 46: the pulse against its absolute targets, the fan-out against th
     ['CPU per 1000 events, service / uWS', 1.31, 'times', 1.5, 'lower'],
     ['delivery p99, service / uWS', 1.62, 'times', 1.5, 'lower'],
   ], 'with the peer: both ratios against 1.5x, the absolute p99 shown without a target');
+  const floored = ws({ ratios: {
+    service_to_uws: { cpu_per_1000: 2.94, p99: 3.56, target: 1.5 },
+    service_to_uws_reading_the_log: { cpu_per_1000: 1, p99: 1.09 },
+    uws_reading_the_log_to_uws: { cpu_per_1000: 2.94, p99: 3.27 },
+  } });
+  if (!('measures' in floored)) return t.fail('ws results with the floor read');
+  t.same(floored.measures.slice(3).map((m) => [m.name, m.value, m.target]), [
+    ['CPU per 1000 events, uWS reading the log / uWS', 2.94, null], ['delivery p99, uWS reading the log / uWS', 3.27, null],
+    ['CPU per 1000 events, service / uWS reading the log', 1, null], ['delivery p99, service / uWS reading the log', 1.09, null],
+  ], 'the floor of a fan-out that reads the log, measured apart: shown without targets');
 });
 
 t.test('every file in bench/results reads', async (t) => {
