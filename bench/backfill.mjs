@@ -51,7 +51,8 @@ if (o.embedded) {
 }
 
 const t0 = Date.now();
-const child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+const { SERVICE_NODE_FLAGS } = await import('./lib/process.mjs');
+const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
 const stop = async () => {
   child.kill('SIGTERM');
   await Promise.race([new Promise((r) => child.on('exit', r)), sleep(20_000).then(() => child.kill('SIGKILL'))]);

@@ -31,7 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { followServiceLog, freePort, sleep, stopChild, within } from './lib/process.mjs';
+import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './lib/process.mjs';
 import { fundAgents, registerMany } from './lib/agents.mjs';
 import { CLK_TCK, postgresTicks, procTicks } from './lib/cpu.mjs';
 
@@ -112,7 +112,7 @@ async function startService() {
   const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'info', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: url.toString() };
   delete env.DATA_DIR;
   log(`starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (${MARKET} sessions of ${round(SESSION_S)} s)`);
-  const child = spawn(process.execPath, [...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
   state.service = child;
   followServiceLog(child, {
     onWarning: (rec) => state.warnings.length < 20 && state.warnings.push(rec),

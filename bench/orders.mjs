@@ -39,7 +39,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { followServiceLog, freePort, sleep, stopChild, within } from './lib/process.mjs';
+import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './lib/process.mjs';
 import { fundAgents, registerMany } from './lib/agents.mjs';
 import { CLK_TCK, postgresTicks, procTicks, threadTicks } from './lib/cpu.mjs';
 
@@ -406,7 +406,7 @@ async function startService(dbName) {
   url.pathname = `/${dbName}`;
   env.DATABASE_URL = url.toString();
   log(`starting service ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${dbName}`);
-  const child = spawn(process.execPath, [...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
   state.service = child;
   followServiceLog(child, {
     onWarning: (rec) => {

@@ -40,7 +40,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { followServiceLog, freePort, sleep, stopChild, within } from './lib/process.mjs';
+import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './lib/process.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -265,7 +265,7 @@ async function startService() {
     database = `postgresql ${url.host}/${name}`;
   }
   log(`starting service on ${HOST}:${port}, database ${database}`);
-  const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: SERVICE_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, SERVICE_MAIN], { cwd: SERVICE_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   state.service = child;
   // pino JSON lines at warn and above (LOG_LEVEL=warn): keep them for the report.
   followServiceLog(child, {

@@ -116,7 +116,7 @@ if (!isMainThread) {
 
 async function runMain() {
   const { default: WebSocket } = await import('ws');
-  const { followServiceLog, freePort, sleep, stopChild, within } = await import('./lib/process.mjs');
+  const { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } = await import('./lib/process.mjs');
   const { fundAgents, registerMany } = await import('./lib/agents.mjs');
   const { startGoSubscribers, scratchDir } = await import('./lib/go-subscribers.mjs');
   const { waitExit } = await import('./lib/process.mjs');
@@ -211,7 +211,7 @@ async function runMain() {
     const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: opts['service-log'] ? 'info' : 'warn', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: dbUrl(DB) };
     delete env.DATA_DIR;
     log(`starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (m15 sessions of ${round(SESSION_S)} s)`);
-    const child = spawn(process.execPath, [...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     state.service = child;
     const serviceLog = opts['service-log'] && fs.createWriteStream(opts['service-log']);
     followServiceLog(child, {

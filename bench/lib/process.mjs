@@ -65,3 +65,9 @@ export function followServiceLog(child, { onWarning, onRecord = () => {}, onStde
   });
   readline.createInterface({ input: child.stderr }).on('line', (line) => onStderr(line));
 }
+
+/**
+ * The service's Node.js flags (src/node-flags.ts, as built): every bench starts the service as `npm
+ * start` does, whichever build `--service` names.
+ */
+export const { SERVICE_NODE_FLAGS } = await import(new URL('../../dist/src/node-flags.js', import.meta.url).href);

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { followServiceLog, freePort, sleep, stopChild, within } from './process.mjs';
+import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './process.mjs';
 
 export const HOST = '127.0.0.1';
 
@@ -40,7 +40,7 @@ export async function startService({ main, pgBase, dbName, env: extra = {}, node
   const url = new URL(pgBase);
   url.pathname = `/${dbName}`;
   env.DATABASE_URL = url.toString();
-  const child = spawn(process.execPath, [...nodeArgs, main], { cwd: path.resolve(path.dirname(main), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, main], { cwd: path.resolve(path.dirname(main), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
   const warnings = { count: 0, first: [], stderr: [] };
   followServiceLog(child, {
     onWarning: (rec) => {

@@ -14,6 +14,7 @@ import { EmbeddedDatabaseError, freePort, startEmbedded, type EmbeddedDatabase }
 import { startReplica, type Replica } from '../../orm/replica.js';
 import { haproxyConfig, NODE_DRAIN_MS } from './haproxy.js';
 import { parseClusterArgs, UsageError, USAGE, type ClusterArgs } from './args.js';
+import { SERVICE_NODE_FLAGS } from '../node-flags.js';
 
 /** How long a node may take to answer /readyz 200 (its first start migrates and records history). */
 const NODE_START_MS = 300_000;
@@ -147,7 +148,7 @@ class Cluster {
       SVC_REPLICA_URLS: process.env.SVC_REPLICA_URLS || this.replicas.map((r) => r.url).join(','),
     };
     // Its own process group: a terminal's Ctrl-C reaches this command, which stops the nodes in order.
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', fd, fd], detached: true });
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], { env, stdio: ['ignore', fd, fd], detached: true });
     fs.closeSync(fd);
     const node: Node = { name, port, child, log, exited: false };
     this.nodes.push(node);
