@@ -105,6 +105,11 @@ export const allRecorded = (parts: readonly Fragment[]) => parts.every((f) => f.
 /** What a record route assembles from fragments: the pieces, and whether every session is settled and recorded. */
 export type Assembled = { pieces: Piece[]; contentType: string; final: boolean; headers?: Record<string, string> };
 
+/** A JSON answer of `head` with its sessions' fragments as the array `rows` (tape, stats, history). */
+export const rowsAnswer = (head: Record<string, unknown>, parts: readonly Fragment[]): Assembled => ({
+  pieces: jsonWithArray(head, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts),
+});
+
 /**
  * `cacheable` for an answer assembled from pieces: the ETag hashes the fragments' digests, not their
  * bytes. An answer about settled, recorded sessions only is kept whole for the record's position

@@ -179,21 +179,21 @@ function backfillMeasures(r: Json): { measures: Measure[]; notes: string[] } {
 function wsMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   const all = num(r.latency_ms?.all?.p99_ms);
   if (all === null) throw new Error('no latency_ms.all');
-  const peer = isObj(r.ratios?.service_to_uws) ? r.ratios.service_to_uws : undefined;
+  const ratios = isObj(r.ratios) ? r.ratios : {};
+  const peer = isObj(ratios.service_to_uws) ? ratios.service_to_uws : undefined;
   const measures: Measure[] = [{ name: 'event delivery p99', value: all, unit: 'ms', against: 'target', target: peer ? null : WS_P99_TARGET_MS, better: 'lower' }];
-  if (peer) {
-    const against = 'the bare uWS peer, same run';
-    if (num(peer.cpu_per_1000) !== null) measures.push({ name: 'CPU per 1000 events, service / uWS', value: peer.cpu_per_1000, unit: 'times', against, target: WS_PEER_TARGET, better: 'lower' });
-    if (num(peer.p99) !== null) measures.push({ name: 'delivery p99, service / uWS', value: peer.p99, unit: 'times', against, target: WS_PEER_TARGET, better: 'lower' });
-  }
-  // The floor of a fan-out that reads the log (bench/ws-peer.mjs --read): what the read costs by
-  // itself, and what the service adds beyond it. Measured apart, so without a target of their own.
-  const floor = isObj(r.ratios?.uws_reading_the_log_to_uws) ? r.ratios.uws_reading_the_log_to_uws : undefined;
-  const beyond = isObj(r.ratios?.service_to_uws_reading_the_log) ? r.ratios.service_to_uws_reading_the_log : undefined;
-  for (const [what, x, against] of [['uWS reading the log / uWS', floor, 'the bare uWS peer, same run'], ['service / uWS reading the log', beyond, 'the uWS peer reading the log, same run']] as const) {
-    if (!x) continue;
-    if (num(x.cpu_per_1000) !== null) measures.push({ name: `CPU per 1000 events, ${what}`, value: x.cpu_per_1000, unit: 'times', against, target: null, better: 'lower' });
-    if (num(x.p99) !== null) measures.push({ name: `delivery p99, ${what}`, value: x.p99, unit: 'times', against, target: null, better: 'lower' });
+  // The service against the bare peer (the target), then the floor of a fan-out that reads the log
+  // (bench/ws-peer.mjs --read): what the read costs by itself, and what the service adds beyond it;
+  // measured apart, so without a target of their own.
+  const pairs = [
+    ['service / uWS', ratios.service_to_uws, 'the bare uWS peer, same run', WS_PEER_TARGET],
+    ['uWS reading the log / uWS', ratios.uws_reading_the_log_to_uws, 'the bare uWS peer, same run', null],
+    ['service / uWS reading the log', ratios.service_to_uws_reading_the_log, 'the uWS peer reading the log, same run', null],
+  ] as const;
+  for (const [what, x, against, target] of pairs) {
+    if (!isObj(x)) continue;
+    if (num(x.cpu_per_1000) !== null) measures.push({ name: `CPU per 1000 events, ${what}`, value: x.cpu_per_1000, unit: 'times', against, target, better: 'lower' });
+    if (num(x.p99) !== null) measures.push({ name: `delivery p99, ${what}`, value: x.p99, unit: 'times', against, target, better: 'lower' });
   }
   const rss = num(r.targets?.rss_per_idle_connection_le_10_kb?.value);
   if (rss !== null) measures.push({ name: 'RSS per idle connection', value: rss, unit: 'KB', against: 'target', target: 10, better: 'lower' });

@@ -9,7 +9,7 @@ import pino from 'pino';
 import type { ActorRuntime, NotifyListener } from '../../actors/runtime/client.js';
 import type { EventText, ManyArgs, ManyReply } from '../../actors/events/messages.js';
 import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
-import { EventHub, type AccountStream } from '../../src/events/hub.js';
+import { EventHub, perEvent, type AccountStream } from '../../src/events/hub.js';
 
 const ACCOUNT = 7;
 const ev = (id: number, type: EventText['type'] = 'order.created'): EventText => ({ id, type, json: `{"id":${id},"type":"${type}"}` });
@@ -195,4 +195,19 @@ t.test('idle(): at once without a drain; with one, when it ends or at the bound'
   await hub.idle(0);
   t.equal(f.reads.length, 1, 'a bound of 0: resolved while the read is still in flight');
   await releaseAll(f.reads);
+});
+
+t.test('perEvent: a rendering made once per event object, kept apart from other renderings and other events', async (t) => {
+  const made: string[] = [];
+  const frame = perEvent((e) => (made.push(`frame ${e.id}`), `{"event":${e.json}}`));
+  const message = perEvent((e) => (made.push(`message ${e.id}`), `data: ${e.json}\n\n`));
+  const a = ev(1);
+  const b = ev(2);
+  t.equal(frame(a), '{"event":{"id":1,"type":"order.created"}}');
+  t.equal(frame(a), frame(a), 'the same text for every stream handed the event');
+  t.equal(message(a), 'data: {"id":1,"type":"order.created"}\n\n', 'another rendering of the same event is its own');
+  t.equal(frame(b), '{"event":{"id":2,"type":"order.created"}}');
+  t.equal(frame(ev(1)), frame(a), 'the same event read again (a new object) renders alike');
+  t.same(made, ['frame 1', 'message 1', 'frame 2', 'frame 1'], 'each rendering made once per event object');
+  t.same(Object.keys(a), ['id', 'type', 'json'], 'the event keeps its own fields only (the rendering is under a symbol)');
 });

@@ -3,7 +3,7 @@ import Type, { type Static } from 'typebox';
 import { route, type PublicContext, type Reply, type Route } from '../../http/route.js';
 import type { Services } from '../../http/services.js';
 import { MarketParams, clusterField, clusterOr404, marketOr404 } from '../../api/market-params.js';
-import { JSON_TYPE, STATS_CAP, TAPE_CAP, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition } from '../record-query.js';
+import { STATS_CAP, TAPE_CAP, TickRange, cacheable, checkSpan, recordAnswer, recordPosition, rowsAnswer } from '../record-query.js';
 import { StatsAnswer, TapeAnswer } from '../../schemas/index.js';
 
 const TapeQuery = Type.Object({ ...TickRange, cluster: Type.Optional(clusterField('default: the whole market')) });
@@ -55,7 +55,7 @@ async function getTape(s: Services, { params, query, req }: PublicContext<Market
   return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
     // Closed sessions only: the open one has no tape yet.
     const parts = await s.record.sessions({ kind: 'tape', market, cluster }, query.from_tick, Math.min(query.to_tick, pos.open - 1), pos);
-    return { pieces: jsonWithArray(head, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts) };
+    return rowsAnswer(head, parts);
   });
 }
 
@@ -72,6 +72,6 @@ async function getStats(s: Services, { params, query, req }: PublicContext<Marke
   }
   return recordAnswer(s, req, market, pos.open, settledOnly, async () => {
     const parts = await s.record.sessions({ kind: 'stats', market, oracle: s.config.oracle }, query.from_tick, to, pos);
-    return { pieces: jsonWithArray(head, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts) };
+    return rowsAnswer(head, parts);
   });
 }

@@ -7,7 +7,7 @@ import { Coverage, HistoryAnswer } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 import { MarketParams, marketOr404 } from '../../api/market-params.js';
 import {
-  HISTORY_SPAN, JSON_TYPE, TickRange, allRecorded, cacheable, checkSpan, recordAnswer, fragmentPiece, jsonWithArray, recordPosition, type Assembled, type RecordPosition,
+  HISTORY_SPAN, TickRange, cacheable, checkSpan, recordAnswer, recordPosition, rowsAnswer, type Assembled, type RecordPosition,
 } from '../record-query.js';
 
 const HistoryQuery = Type.Object({
@@ -81,7 +81,7 @@ async function getHistory(s: Services, { params, query, req }: PublicContext<Mar
 async function historyFromRecord(s: Services, args: HistoryArgs, head: Record<string, unknown>, pos: RecordPosition): Promise<Assembled> {
   const parts = await s.record.sessions({ kind: 'history', market: args.market, includeBundle: args.includeBundle, oracle: args.oracle }, args.from, args.to, pos);
   const counts = { sessions: parts.length, recorded_sessions: parts.filter((f) => f.recorded).length };
-  return { pieces: jsonWithArray({ ...head, ...counts }, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts) };
+  return rowsAnswer({ ...head, ...counts }, parts);
 }
 
 async function getCoverage(s: Services, { params, req }: PublicContext<MarketParam>): Promise<Reply> {
