@@ -9,12 +9,14 @@ import tseslint from 'typescript-eslint';
 
 const unused = [
   'error',
-  { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+  {
+    argsIgnorePattern: '^_',
+    varsIgnorePattern: '^_',
+    caughtErrors: 'none',
+    ignoreRestSiblings: true,
+  },
 ];
-const longFunctions = [
-  'warn',
-  { max: 70, skipBlankLines: true, skipComments: true, IIFEs: true },
-];
+const longFunctions = ['warn', { max: 70, skipBlankLines: true, skipComments: true, IIFEs: true }];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'bench/results/', 'src/client/schema.d.ts'] },
@@ -29,7 +31,11 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': [
         'error',
         // tap's subtests are queued and awaited by their parent: its idiom is not to await them.
-        { allowForKnownSafePromises: [{ from: 'package', name: 'PromiseWithSubtest', package: '@tapjs/core' }] },
+        {
+          allowForKnownSafePromises: [
+            { from: 'package', name: 'PromiseWithSubtest', package: '@tapjs/core' },
+          ],
+        },
       ],
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/no-unused-vars': unused,

@@ -5,6 +5,8 @@ const [op, url, name] = process.argv.slice(2);
 if (!/^[a-z0-9_]+$/.test(name ?? '')) throw new Error(`bad database name ${name}`);
 const client = new pg.Client({ connectionString: url });
 await client.connect();
-await client.query(op === 'create' ? `create database ${name}` : `drop database if exists ${name} with (force)`);
+await client.query(
+  op === 'create' ? `create database ${name}` : `drop database if exists ${name} with (force)`,
+);
 await client.end();
 console.log(`${op}d database ${name}`);

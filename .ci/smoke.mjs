@@ -18,14 +18,20 @@ const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 
 delete env.DATABASE_URL;
 // Its own process group: a stop signals the group, as systemd or a terminal's Ctrl-C does (npm
 // itself does not forward SIGTERM to the script it runs).
-const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+const child = spawn('npm', ['start'], {
+  env,
+  stdio: ['ignore', 'pipe', 'inherit'],
+  detached: true,
+});
 let stdout = '';
 child.stdout.on('data', (d) => (stdout += d));
 const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 const base = `http://127.0.0.1:${port}`;
 const fail = (msg) => {
   console.error(`smoke: FAIL ${msg}`);
-  try { process.kill(-child.pid, 'SIGKILL'); } catch {}
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {}
   fs.rmSync(dataDir, { recursive: true, force: true });
   process.exit(1);
 };
@@ -33,23 +39,39 @@ const fail = (msg) => {
 let ready = false;
 const deadline = Date.now() + 120_000;
 while (!ready && Date.now() < deadline) {
-  ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
+  ready = await fetch(`${base}/readyz`).then(
+    (r) => r.status === 200,
+    () => false,
+  );
   if (!ready) await new Promise((r) => setTimeout(r, 500));
 }
 if (!ready) fail('/readyz did not answer 200 within 120 s');
 console.log('smoke: /readyz 200');
-const markets = await fetch(`${base}/api/v1/markets`).then((r) => r.json(), () => null);
-if (!markets || markets.markets?.length !== 4) fail(`GET /api/v1/markets: ${JSON.stringify(markets)}`);
+const markets = await fetch(`${base}/api/v1/markets`).then(
+  (r) => r.json(),
+  () => null,
+);
+if (!markets || markets.markets?.length !== 4)
+  fail(`GET /api/v1/markets: ${JSON.stringify(markets)}`);
 console.log(`smoke: ${markets.markets.map((m) => `${m.id}@${m.current_tick}`).join(' ')}`);
 process.kill(-child.pid, 'SIGTERM');
-const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 30_000))]);
+const code = await Promise.race([
+  exited,
+  new Promise((r) => setTimeout(() => r('timeout'), 30_000)),
+]);
 if (code === 'timeout') fail('still running 30 s after SIGTERM');
-for (let i = 0; i < 40 && !/"msg":"stopped"/.test(stdout); i++) await new Promise((r) => setTimeout(r, 250));
-if (!/"msg":"stopped"/.test(stdout)) fail(`no clean stop logged:\n${stdout.split('\n').slice(-10).join('\n')}`);
-const closed = await fetch(`${base}/healthz`).then(() => false, () => true);
+for (let i = 0; i < 40 && !/"msg":"stopped"/.test(stdout); i++)
+  await new Promise((r) => setTimeout(r, 250));
+if (!/"msg":"stopped"/.test(stdout))
+  fail(`no clean stop logged:\n${stdout.split('\n').slice(-10).join('\n')}`);
+const closed = await fetch(`${base}/healthz`).then(
+  () => false,
+  () => true,
+);
 if (!closed) fail('still accepting after SIGTERM');
 console.log('smoke: stopped cleanly on SIGTERM');
 // The embedded PostgreSQL server stopped with it (its lock file goes when it shuts down).
-if (fs.existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))) fail('the embedded PostgreSQL server is still running after the service stopped');
+if (fs.existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')))
+  fail('the embedded PostgreSQL server is still running after the service stopped');
 console.log('smoke: the embedded PostgreSQL server stopped with it');
 fs.rmSync(dataDir, { recursive: true, force: true });

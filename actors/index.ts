@@ -26,5 +26,32 @@ import { idempotencyReads } from './runtime/idempotency.js';
 import { readTasks as recordReads } from './record/index.js';
 export { replicaReads } from './record/replica.js';
 
-export const actorKinds = [marketActor, agentActor, accountActor, holderActor, answersActor, cartActor, payoutsActor, exchangeActor, competitionActor, receiptsActor, webhooksActor];
-export const readTasks = { ...recordReads, ...idempotencyReads, ...accountReads, ...agentReads, ...holderReads, ...holderMoneyReads, ...holderFiguresReads, ...timelineReads, ...cartReads, ...exchangeReads, ...competitionReads, ...eventReads, ...receiptReads, ...webhookReads };
+export const actorKinds = [
+  marketActor,
+  agentActor,
+  accountActor,
+  holderActor,
+  answersActor,
+  cartActor,
+  payoutsActor,
+  exchangeActor,
+  competitionActor,
+  receiptsActor,
+  webhooksActor,
+];
+export const readTasks = {
+  ...recordReads,
+  ...idempotencyReads,
+  ...accountReads,
+  ...agentReads,
+  ...holderReads,
+  ...holderMoneyReads,
+  ...holderFiguresReads,
+  ...timelineReads,
+  ...cartReads,
+  ...exchangeReads,
+  ...competitionReads,
+  ...eventReads,
+  ...receiptReads,
+  ...webhookReads,
+};

@@ -51,7 +51,8 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 /** 80 characters of [A-Za-z0-9] from the CSPRNG (rejection sampling: no modulo bias). */
 function newKey() {
   let out = '';
-  while (out.length < 80) for (const b of randomBytes(96)) if (b < 248 && out.length < 80) out += ALPHABET[b % 62];
+  while (out.length < 80)
+    for (const b of randomBytes(96)) if (b < 248 && out.length < 80) out += ALPHABET[b % 62];
   return out;
 }
 
@@ -63,7 +64,8 @@ async function pool(n, what, job) {
   const worker = async () => {
     for (let i = next++; i < n; i = next++) {
       await job(i);
-      if (++done % Math.max(1, Math.floor(n / 10)) === 0) log(`${what}: ${done}/${n} (${round(done / ((Date.now() - t0) / 1000), 0)}/s)`);
+      if (++done % Math.max(1, Math.floor(n / 10)) === 0)
+        log(`${what}: ${done}/${n} (${round(done / ((Date.now() - t0) / 1000), 0)}/s)`);
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, n) }, worker));
@@ -75,19 +77,31 @@ let cleaned;
 const cleanup = () =>
   (cleaned ??= (async () => {
     await state.service?.stop();
-    if (state.db) await pgAdmin(opts.pg, `DROP DATABASE IF EXISTS "${state.db}" WITH (FORCE)`).catch((err) => console.error(err.message));
+    if (state.db)
+      await pgAdmin(opts.pg, `DROP DATABASE IF EXISTS "${state.db}" WITH (FORCE)`).catch((err) =>
+        console.error(err.message),
+      );
     log(`dropped database ${state.db}`);
   })());
-for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => cleanup().finally(() => process.exit(130)));
+for (const sig of ['SIGINT', 'SIGTERM'])
+  process.once(sig, () => cleanup().finally(() => process.exit(130)));
 
 async function main() {
   const started = new Date();
   state.db = `bench_memory_${started.toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
   await pgAdmin(opts.pg, `CREATE DATABASE "${state.db}"`);
-  const svc = (state.service = await startService({ main: MAIN, pgBase: opts.pg, dbName: state.db, env: { SVC_BACKFILL_DAYS: String(DAYS) }, log }));
+  const svc = (state.service = await startService({
+    main: MAIN,
+    pgBase: opts.pg,
+    dbName: state.db,
+    env: { SVC_BACKFILL_DAYS: String(DAYS) },
+    log,
+  }));
   const samples = { ready: rssOf(svc.pid) };
-  for (const t0 = Date.now(); ; ) {
-    const cov = await Promise.all(['m15', 'm45', 'h2', 'h10'].map((m) => getJson(`${svc.base}/api/v1/markets/${m}/coverage`)));
+  for (const t0 = Date.now(); ;) {
+    const cov = await Promise.all(
+      ['m15', 'm45', 'h2', 'h10'].map((m) => getJson(`${svc.base}/api/v1/markets/${m}/coverage`)),
+    );
     if (cov.every((c) => c.history_load?.complete)) break;
     if (Date.now() - t0 > 900_000) throw new Error('history not loaded in time');
     await sleep(1000);
@@ -95,7 +109,9 @@ async function main() {
   samples.history_loaded = rssOf(svc.pid);
   // The agents' phases get a peak of their own: the history's first load is a start-up peak.
   const peakReset = resetPeak(svc.pid);
-  log(`history of ${DAYS} days loaded; RSS ${samples.history_loaded.rss_mb} MB (peak ${samples.history_loaded.peak_mb} MB)${peakReset ? '; peak reset' : ''}`);
+  log(
+    `history of ${DAYS} days loaded; RSS ${samples.history_loaded.rss_mb} MB (peak ${samples.history_loaded.peak_mb} MB)${peakReset ? '; peak reset' : ''}`,
+  );
 
   const keys = new Array(AGENTS);
   const regS = await pool(AGENTS, 'registered', async (i) => {
@@ -103,7 +119,13 @@ async function main() {
     const r = await fetch(`${svc.base}/api/v1/agents/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token: key, name: `memory agent ${i + 1}`, recall_phrase: `memory ${process.pid} ${i + 1}`, agent: { model: 'bench/agents-memory.mjs' }, purpose: 'memory benchmark' }),
+      body: JSON.stringify({
+        token: key,
+        name: `memory agent ${i + 1}`,
+        recall_phrase: `memory ${process.pid} ${i + 1}`,
+        agent: { model: 'bench/agents-memory.mjs' },
+        purpose: 'memory benchmark',
+      }),
       signal: AbortSignal.timeout(60_000),
     });
     await r.arrayBuffer();
@@ -116,13 +138,18 @@ async function main() {
   let activeS = 0;
   for (let round_ = 0; round_ < ROUNDS; round_++) {
     activeS += await pool(ACTIVE, `active round ${round_ + 1}`, async (i) => {
-      const r = await fetch(`${svc.base}/api/v1/account`, { headers: { authorization: `Bearer ${keys[i]}` }, signal: AbortSignal.timeout(60_000) });
+      const r = await fetch(`${svc.base}/api/v1/account`, {
+        headers: { authorization: `Bearer ${keys[i]}` },
+        signal: AbortSignal.timeout(60_000),
+      });
       await r.arrayBuffer();
       if (r.status !== 200) throw new Error(`GET /account answered ${r.status}`);
     });
   }
   samples.active = rssOf(svc.pid);
-  log(`${ACTIVE} active agents x ${ROUNDS} rounds in ${round(activeS)} s; RSS ${samples.active.rss_mb} MB`);
+  log(
+    `${ACTIVE} active agents x ${ROUNDS} rounds in ${round(activeS)} s; RSS ${samples.active.rss_mb} MB`,
+  );
 
   // The record's cache: every settled session of each market read once in each default series.
   const spans = { history: 20, tape: 500, stats: 400, trades: 200, 'dataset.csv': 400 };
@@ -132,7 +159,9 @@ async function main() {
     if (cov.first_recorded_tick === null) continue;
     for (const [route, span] of Object.entries(spans)) {
       for (let to = cov.last_settled_tick; to >= cov.first_recorded_tick; to -= span) {
-        const r = await fetch(`${svc.base}/api/v1/markets/${m}/${route}?from_tick=${Math.max(cov.first_recorded_tick, to - span + 1)}&to_tick=${to}`);
+        const r = await fetch(
+          `${svc.base}/api/v1/markets/${m}/${route}?from_tick=${Math.max(cov.first_recorded_tick, to - span + 1)}&to_tick=${to}`,
+        );
         await r.arrayBuffer();
         reads++;
       }
@@ -144,17 +173,47 @@ async function main() {
   log(`${reads} record reads; RSS ${samples.record_read.rss_mb} MB`);
 
   const result = {
-    scenario: 'memory with many agents (issue 14)', started: started.toISOString(), finished: new Date().toISOString(),
-    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim(),
-    machine: { nproc: os.availableParallelism(), total_mem_mb: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadavg: os.loadavg().map((x) => round(x, 2)) },
-    agents: AGENTS, active: ACTIVE, rounds: ROUNDS, days: DAYS, register_s: round(regS), active_s: round(activeS), record_reads: reads,
-    rss: samples, main_heap_used_mb: heap ? round(Number(heap[1]) / 2 ** 20) : undefined,
+    scenario: 'memory with many agents (issue 14)',
+    started: started.toISOString(),
+    finished: new Date().toISOString(),
+    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim(),
+    machine: {
+      nproc: os.availableParallelism(),
+      total_mem_mb: Math.round(os.totalmem() / 2 ** 20),
+      node: process.version,
+      loadavg: os.loadavg().map((x) => round(x, 2)),
+    },
+    agents: AGENTS,
+    active: ACTIVE,
+    rounds: ROUNDS,
+    days: DAYS,
+    register_s: round(regS),
+    active_s: round(activeS),
+    record_reads: reads,
+    rss: samples,
+    main_heap_used_mb: heap ? round(Number(heap[1]) / 2 ** 20) : undefined,
     // The target: RSS, and its peak, once the agents are registered and active (after the history's load).
     peak_reset_after_history: peakReset,
-    target_mb: 600, met: Math.max(...['registered', 'active', 'record_read'].map((k) => (peakReset ? samples[k].peak_mb : samples[k].rss_mb))) < 600,
+    target_mb: 600,
+    met:
+      Math.max(
+        ...['registered', 'active', 'record_read'].map((k) =>
+          peakReset ? samples[k].peak_mb : samples[k].rss_mb,
+        ),
+      ) < 600,
     service_warnings: svc.warnings.count,
   };
-  const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-memory.json`);
+  const file = path.join(
+    BENCH_DIR,
+    'results',
+    `${started
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z')}-memory.json`,
+  );
   fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   console.log(JSON.stringify({ rss: samples, met: result.met }, null, 2));
   log(`wrote ${path.relative(process.cwd(), file)}`);

@@ -32,7 +32,13 @@ const port = await new Promise((resolve) => {
   });
 });
 
-const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SVC_BACKFILL_DAYS: o.days };
+const env = {
+  ...process.env,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  SVC_BACKFILL_DAYS: o.days,
+};
 let cleanup = () => {};
 if (o.embedded) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-backfill-'));
@@ -43,8 +49,21 @@ if (o.embedded) {
 } else {
   const name = `bench_backfill_${Date.now()}`;
   const admin = new URL(o.pg);
-  if (!['127.0.0.1', 'localhost'].includes(admin.hostname)) throw new Error('--pg must point at this machine');
-  const psql = (sql) => execFileSync('psql', ['-h', admin.hostname, '-p', admin.port || '5432', '-U', admin.username || 'postgres', '-d', 'postgres', '-qc', sql]);
+  if (!['127.0.0.1', 'localhost'].includes(admin.hostname))
+    throw new Error('--pg must point at this machine');
+  const psql = (sql) =>
+    execFileSync('psql', [
+      '-h',
+      admin.hostname,
+      '-p',
+      admin.port || '5432',
+      '-U',
+      admin.username || 'postgres',
+      '-d',
+      'postgres',
+      '-qc',
+      sql,
+    ]);
   psql(`create database ${name}`);
   env.DATABASE_URL = new URL(`/${name}`, admin).href;
   cleanup = () => psql(`drop database if exists ${name} with (force)`);
@@ -52,10 +71,17 @@ if (o.embedded) {
 
 const t0 = Date.now();
 const { SERVICE_NODE_FLAGS } = await import('./lib/process.mjs');
-const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], {
+  cwd: ROOT,
+  env,
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 const stop = async () => {
   child.kill('SIGTERM');
-  await Promise.race([new Promise((r) => child.on('exit', r)), sleep(20_000).then(() => child.kill('SIGKILL'))]);
+  await Promise.race([
+    new Promise((r) => child.on('exit', r)),
+    sleep(20_000).then(() => child.kill('SIGKILL')),
+  ]);
   cleanup();
 };
 process.on('SIGINT', () => stop().then(() => process.exit(130)));
@@ -67,10 +93,20 @@ try {
   while (Date.now() < deadline && !done) {
     await sleep(250);
     if (!readyAt) {
-      if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) readyAt = Date.now();
+      if (
+        await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        readyAt = Date.now();
       continue;
     }
-    const cov = await Promise.all(MARKETS.map((m) => fetch(`http://127.0.0.1:${port}/api/v1/markets/${m}/coverage`).then((r) => r.json())));
+    const cov = await Promise.all(
+      MARKETS.map((m) =>
+        fetch(`http://127.0.0.1:${port}/api/v1/markets/${m}/coverage`).then((r) => r.json()),
+      ),
+    );
     if (cov.every((c) => c.history_load?.complete)) done = { at: Date.now(), cov };
   }
   if (!done) throw new Error(`history not loaded within ${o.timeout} s`);
@@ -88,7 +124,10 @@ try {
   };
   console.log(JSON.stringify(result, null, 2));
   fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, 'bench', 'results', `${result.date.replace(/[:.]/g, '-')}-backfill.json`), JSON.stringify(result, null, 2));
+  fs.writeFileSync(
+    path.join(ROOT, 'bench', 'results', `${result.date.replace(/[:.]/g, '-')}-backfill.json`),
+    JSON.stringify(result, null, 2),
+  );
 } finally {
   await stop();
 }

@@ -31,7 +31,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './lib/process.mjs';
+import {
+  followServiceLog,
+  freePort,
+  SERVICE_NODE_FLAGS,
+  sleep,
+  stopChild,
+  within,
+} from './lib/process.mjs';
 import { fundAgents, registerMany } from './lib/agents.mjs';
 import { CLK_TCK, postgresTicks, procTicks } from './lib/cpu.mjs';
 
@@ -76,26 +83,42 @@ if (!(MARKET in MARKET_INTERVALS)) throw new Error('--market must be m15, m45, h
 if (!(SCALE > 0 && SCALE <= 10_000)) throw new Error('--time-scale must be in (0, 10000]');
 const SESSION_S = MARKET_INTERVALS[MARKET] / SCALE; // real seconds per session
 const PG_BASE = new URL(opts.pg);
-if (!['127.0.0.1', 'localhost'].includes(PG_BASE.hostname)) throw new Error('--pg must point at 127.0.0.1');
+if (!['127.0.0.1', 'localhost'].includes(PG_BASE.hostname))
+  throw new Error('--pg must point at 127.0.0.1');
 const SERVICE_MAIN = path.resolve(opts.service ?? path.join(ROOT, 'dist', 'src', 'main.js'));
 if (!fs.existsSync(SERVICE_MAIN)) {
   console.error(`${SERVICE_MAIN} is missing: run \`npm run build\` first.`);
   process.exit(2);
 }
-const CPU_PROF = opts['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(opts['cpu-prof'])];
+const CPU_PROF =
+  opts['cpu-prof'] === undefined
+    ? []
+    : ['--cpu-prof', '--cpu-prof-dir', path.resolve(opts['cpu-prof'])];
 
 const PID = process.pid;
 const DB = `bench_close_${PID}`;
 const log = (msg) => console.error(`[close ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
-const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, closeSteps: new Map() };
+const round = (x, d = 1) =>
+  x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d;
+const state = {
+  service: undefined,
+  dbCreated: false,
+  warnings: [],
+  stderr: [],
+  interrupted: false,
+  closeSteps: new Map(),
+};
 
 let pgMod;
 async function withDb(dbName, fn) {
   pgMod ??= (await import('pg')).default;
   const url = new URL(PG_BASE);
   url.pathname = `/${dbName}`;
-  const c = new pgMod.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000, statement_timeout: 120_000 });
+  const c = new pgMod.Client({
+    connectionString: url.toString(),
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 120_000,
+  });
   await within(10_000, c.connect(), `connect to ${dbName}`);
   try {
     return await fn(c);
@@ -109,22 +132,44 @@ async function startService() {
   const port = await freePort(HOST);
   const url = new URL(PG_BASE);
   url.pathname = `/${DB}`;
-  const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'info', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: url.toString() };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST,
+    LOG_LEVEL: 'info',
+    BASE_URL: `http://${HOST}:${port}`,
+    SVC_BACKFILL_DAYS: '0',
+    SVC_TIME_SCALE: String(SCALE),
+    DATABASE_URL: url.toString(),
+  };
   delete env.DATA_DIR;
-  log(`starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (${MARKET} sessions of ${round(SESSION_S)} s)`);
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  log(
+    `starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (${MARKET} sessions of ${round(SESSION_S)} s)`,
+  );
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...CPU_PROF, SERVICE_MAIN], {
+    cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   state.service = child;
   followServiceLog(child, {
     onWarning: (rec) => state.warnings.length < 20 && state.warnings.push(rec),
     // The close's own account of its steps (actors/runtime/laps.ts): where its time goes.
-    onRecord: (rec) => rec.msg === 'session closed' && rec.market === MARKET && rec.steps && state.closeSteps.set(rec.tick, rec),
+    onRecord: (rec) =>
+      rec.msg === 'session closed' &&
+      rec.market === MARKET &&
+      rec.steps &&
+      state.closeSteps.set(rec.tick, rec),
     onStderr: (line) => state.stderr.length < 200 && state.stderr.push(line),
   });
   const base = `http://${HOST}:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_S * 1000;
   while (Date.now() < deadline) {
     if (state.interrupted) throw new Error('interrupted');
-    if (child.exitCode !== null) throw new Error(`service exited (code ${child.exitCode}):\n${state.stderr.slice(-20).join('\n')}`);
+    if (child.exitCode !== null)
+      throw new Error(
+        `service exited (code ${child.exitCode}):\n${state.stderr.slice(-20).join('\n')}`,
+      );
     try {
       const r = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
       await r.arrayBuffer();
@@ -155,13 +200,18 @@ async function placeOrders(base, agents, n) {
       // right after a session's end its close may still run: the next menu is served once it opened
       for (let i = 0; ; i++) {
         const m = await getJson(`${base}/api/v1/markets/${MARKET}`);
-        const deals = (await getJson(`${base}/api/v1/markets/${MARKET}/deals?limit=5000`)).deals.filter((d) => d.tick === m.current_tick && d.max_qty >= 1);
+        const deals = (
+          await getJson(`${base}/api/v1/markets/${MARKET}/deals?limit=5000`)
+        ).deals.filter((d) => d.tick === m.current_tick && d.max_qty >= 1);
         if (deals.length && m.seconds_to_close > 1 && m.current_tick !== current?.tick) {
           current = { tick: m.current_tick, deals };
-          log(`placing into ${MARKET} session ${m.current_tick} (${deals.length} deals, ${round(m.seconds_to_close)} s left)`);
+          log(
+            `placing into ${MARKET} session ${m.current_tick} (${deals.length} deals, ${round(m.seconds_to_close)} s left)`,
+          );
           return;
         }
-        if (i >= 600) throw new Error(`no new ${MARKET} menu within 60 s (session ${m.current_tick})`);
+        if (i >= 600)
+          throw new Error(`no new ${MARKET} menu within 60 s (session ${m.current_tick})`);
         await sleep(100);
       }
     })().finally(() => (refreshing = undefined)));
@@ -193,19 +243,33 @@ async function placeOrders(base, agents, n) {
       }
       sent--; // placed again
       if (samples.length < 5) samples.push(`${r.status} ${text.slice(0, 200)}`);
-      if (r.status === 404 && current.tick === tick) await refresh(); // the session closed: the next one's menu
-      else if (r.status !== 404 && r.status !== 503) throw new Error(`POST /api/v1/orders answered ${r.status}: ${text.slice(0, 300)}`);
+      if (r.status === 404 && current.tick === tick)
+        await refresh(); // the session closed: the next one's menu
+      else if (r.status !== 404 && r.status !== 503)
+        throw new Error(`POST /api/v1/orders answered ${r.status}: ${text.slice(0, 300)}`);
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
   const s = (Date.now() - t0) / 1000;
-  log(`placed ${placed} orders in ${round(s, 1)} s (${round(placed / s, 0)}/s) into sessions ${[...ticks].join(', ')}`);
-  return { tick: Math.max(...ticks), ticks: [...ticks], placed, statuses, samples, seconds: round(s, 2) };
+  log(
+    `placed ${placed} orders in ${round(s, 1)} s (${round(placed / s, 0)}/s) into sessions ${[...ticks].join(', ')}`,
+  );
+  return {
+    tick: Math.max(...ticks),
+    ticks: [...ticks],
+    placed,
+    statuses,
+    samples,
+    seconds: round(s, 2),
+  };
 }
 
 async function statementStats() {
   const loaded = await withDb('postgres', async (c) => {
-    const { setting } = await one(c, `select setting from pg_settings where name = 'shared_preload_libraries'`);
+    const { setting } = await one(
+      c,
+      `select setting from pg_settings where name = 'shared_preload_libraries'`,
+    );
     if (!/\bpg_stat_statements\b/.test(setting)) return false;
     await c.query('create extension if not exists pg_stat_statements');
     return true;
@@ -214,22 +278,25 @@ async function statementStats() {
   return {
     reset: () => withDb('postgres', (c) => c.query('select pg_stat_statements_reset()')),
     top: () =>
-      withDb('postgres', async (c) =>
-        (
-          await c.query(
-            `select calls::float8 as calls, round(total_plan_time::numeric, 1)::float8 as plan_ms, round(total_exec_time::numeric, 1)::float8 as exec_ms,
+      withDb(
+        'postgres',
+        async (c) =>
+          (
+            await c.query(
+              `select calls::float8 as calls, round(total_plan_time::numeric, 1)::float8 as plan_ms, round(total_exec_time::numeric, 1)::float8 as exec_ms,
                     rows::float8 as rows, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 240) as query
                from pg_stat_statements s join pg_database d on d.oid = s.dbid
               where d.datname = $1 order by total_plan_time + total_exec_time desc limit 15`,
-            [DB],
-          )
-        ).rows,
+              [DB],
+            )
+          ).rows,
       ),
   };
 }
 
 /** The bench database's backends: ticks by pid. */
-const pgBackendTicks = () => new Map([...postgresTicks()].filter(([, v]) => v.db === DB).map(([pid, v]) => [pid, v.ticks]));
+const pgBackendTicks = () =>
+  new Map([...postgresTicks()].filter(([, v]) => v.db === DB).map(([pid, v]) => [pid, v.ticks]));
 /**
  * Ticks the backends used between two snapshots, per backend: a backend that ended in between is
  * left out (its last ticks are unknown) instead of being subtracted, which made a sum go negative.
@@ -248,10 +315,15 @@ async function measureClose(c, service, tick, pgss) {
     `select count(*)::int as n from position p join trade t on t.position_id = p.id where p.market = $1 and not t.settled and t.tick < $2`,
     [MARKET, tick],
   );
-  const paid = await one(c, `select count(*)::int as n from orders where market = $1 and tick = $2 and status = 'paid'`, [MARKET, tick]);
+  const paid = await one(
+    c,
+    `select count(*)::int as n from orders where market = $1 and tick = $2 and status = 'paid'`,
+    [MARKET, tick],
+  );
   // Wait until the session is about to close, then sample from just before it.
   const m = await getJson(`${service.base}/api/v1/markets/${MARKET}`);
-  if (m.current_tick !== tick) throw new Error(`expected session ${tick} open, the market is at ${m.current_tick}`);
+  if (m.current_tick !== tick)
+    throw new Error(`expected session ${tick} open, the market is at ${m.current_tick}`);
   await sleep(Math.max(0, (m.seconds_to_close - 1) * 1000));
   await pgss?.reset();
   const before = { service: procTicks(service.pid), pg: pgBackendTicks(), t: Date.now() };
@@ -259,14 +331,19 @@ async function measureClose(c, service, tick, pgss) {
   let row;
   while (Date.now() < deadline) {
     if (state.interrupted) throw new Error('interrupted');
-    row = await one(c, `select closed_at is not null as closed, close_ms from market_session where market = $1 and tick = $2`, [MARKET, tick]);
+    row = await one(
+      c,
+      `select closed_at is not null as closed, close_ms from market_session where market = $1 and tick = $2`,
+      [MARKET, tick],
+    );
     if (row?.closed && row.close_ms !== null) break;
     await sleep(100);
   }
   const after = { service: procTicks(service.pid), pg: pgBackendTicks(), t: Date.now() };
   if (!row?.closed) throw new Error(`session ${tick} did not close in time`);
   // Its log line follows the commit by a moment.
-  for (const until = Date.now() + 5000; !state.closeSteps.has(tick) && Date.now() < until; ) await sleep(50);
+  for (const until = Date.now() + 5000; !state.closeSteps.has(tick) && Date.now() < until;)
+    await sleep(50);
   const logged = state.closeSteps.get(tick);
   const ms = (d) => round((1000 * d) / CLK_TCK, 0);
   return {
@@ -277,7 +354,10 @@ async function measureClose(c, service, tick, pgss) {
     open_trades: open.trades,
     open_user_trades: open.user_trades,
     window_ms: after.t - before.t,
-    cpu_ms: { service: ms(after.service - before.service), postgres_backends: ms(pgTicksBetween(before.pg, after.pg)) },
+    cpu_ms: {
+      service: ms(after.service - before.service),
+      postgres_backends: ms(pgTicksBetween(before.pg, after.pg)),
+    },
     /** The close turn as the service timed it (with its commit), and its steps in ms. */
     turn_ms: logged?.ms ?? null,
     steps_ms: logged?.steps ?? null,
@@ -290,21 +370,45 @@ async function main() {
   const summary = {
     scenario: 'close',
     date: started.toISOString(),
-    machine: { nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model, node: process.version, loadavg_at_start: os.loadavg().map((x) => round(x, 2)) },
-    config: { positions: POSITIONS, agents: AGENTS, market: MARKET, time_scale: SCALE, session_s: round(SESSION_S, 1), closes: CLOSES, connections: CONNECTIONS },
+    machine: {
+      nproc: os.availableParallelism(),
+      cpu: os.cpus()[0]?.model,
+      node: process.version,
+      loadavg_at_start: os.loadavg().map((x) => round(x, 2)),
+    },
+    config: {
+      positions: POSITIONS,
+      agents: AGENTS,
+      market: MARKET,
+      time_scale: SCALE,
+      session_s: round(SESSION_S, 1),
+      closes: CLOSES,
+      connections: CONNECTIONS,
+    },
   };
   try {
-    summary.code = execFileSync('git', ['-C', ROOT, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
+    summary.code = execFileSync('git', ['-C', ROOT, 'log', '-1', '--format=%h %s'], {
+      encoding: 'utf8',
+    }).trim();
   } catch {}
   await withDb('postgres', (c) => c.query(`create database "${DB}"`));
   state.dbCreated = true;
   const service = await startService();
   log(`service ready (pid ${service.pid})`);
-  const agents = await registerMany(service.base, AGENTS, { tag: `bench close ${PID}`, model: 'bench/close.mjs', stop: () => state.interrupted });
-  const fx = await withDb(DB, (c) => fundAgents(c, agents, { holders: 1, tag: `bench-close-${PID}`, cents: 10n ** 12n }));
+  const agents = await registerMany(service.base, AGENTS, {
+    tag: `bench close ${PID}`,
+    model: 'bench/close.mjs',
+    stop: () => state.interrupted,
+  });
+  const fx = await withDb(DB, (c) =>
+    fundAgents(c, agents, { holders: 1, tag: `bench-close-${PID}`, cents: 10n ** 12n }),
+  );
   log(`registered and funded ${fx.agents} agents`);
   const pgss = await statementStats();
-  if (!pgss) log('pg_stat_statements is not preloaded by this server: no statement breakdown (see bench/README.md "Issue 14")');
+  if (!pgss)
+    log(
+      'pg_stat_statements is not preloaded by this server: no statement breakdown (see bench/README.md "Issue 14")',
+    );
   const placed = await placeOrders(service.base, agents, POSITIONS);
   summary.placing = placed;
   summary.closes = [];
@@ -314,34 +418,84 @@ async function main() {
     const first = (await getJson(`${service.base}/api/v1/markets/${MARKET}`)).current_tick;
     for (let k = 0; k < CLOSES; k++) {
       const r = await measureClose(c, service, first + k, pgss);
-      log(`close of session ${r.tick}: ${r.close_ms} ms, ${r.paid_orders_filled_here} paid orders to fill, ${r.open_positions} open positions (${r.open_trades} open trades); CPU service ${r.cpu_ms.service} ms, PostgreSQL ${r.cpu_ms.postgres_backends} ms`);
+      log(
+        `close of session ${r.tick}: ${r.close_ms} ms, ${r.paid_orders_filled_here} paid orders to fill, ${r.open_positions} open positions (${r.open_trades} open trades); CPU service ${r.cpu_ms.service} ms, PostgreSQL ${r.cpu_ms.postgres_backends} ms`,
+      );
       summary.closes.push(r);
     }
     const problems = [];
-    const filled = await one(c, `select count(*)::int as n from orders where market = $1 and tick = any($2::bigint[]) and status = 'filled' and position_id is not null`, [MARKET, placed.ticks]);
-    if (filled.n !== placed.placed) problems.push(`${filled.n} of ${placed.placed} placed orders filled into positions`);
-    const bad = await one(c, `select count(*)::int as n from account a where balance_cents <> coalesce((select sum(amount_cents) from ledger l where l.account_id = a.id), 0)`);
-    if (bad.n) problems.push(`LEDGER: ${bad.n} accounts whose balance differs from the sum of their ledger`);
-    if (state.warnings.length) problems.push(`service logged ${state.warnings.length} warn/error lines (first: ${JSON.stringify(state.warnings[0]).slice(0, 300)})`);
-    summary.checks = { filled_positions: filled.n, accounts_balance_ne_ledger_sum: bad.n, problems };
+    const filled = await one(
+      c,
+      `select count(*)::int as n from orders where market = $1 and tick = any($2::bigint[]) and status = 'filled' and position_id is not null`,
+      [MARKET, placed.ticks],
+    );
+    if (filled.n !== placed.placed)
+      problems.push(`${filled.n} of ${placed.placed} placed orders filled into positions`);
+    const bad = await one(
+      c,
+      `select count(*)::int as n from account a where balance_cents <> coalesce((select sum(amount_cents) from ledger l where l.account_id = a.id), 0)`,
+    );
+    if (bad.n)
+      problems.push(`LEDGER: ${bad.n} accounts whose balance differs from the sum of their ledger`);
+    if (state.warnings.length)
+      problems.push(
+        `service logged ${state.warnings.length} warn/error lines (first: ${JSON.stringify(state.warnings[0]).slice(0, 300)})`,
+      );
+    summary.checks = {
+      filled_positions: filled.n,
+      accounts_balance_ne_ledger_sum: bad.n,
+      problems,
+    };
   });
   const withPositions = summary.closes.filter((r) => r.open_positions >= POSITIONS);
-  summary.target = { close_ms_below: 1000, open_positions: POSITIONS, met: withPositions.length > 0 && withPositions.every((r) => r.close_ms < 1000) };
-  const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-close.json`);
+  summary.target = {
+    close_ms_below: 1000,
+    open_positions: POSITIONS,
+    met: withPositions.length > 0 && withPositions.every((r) => r.close_ms < 1000),
+  };
+  const file = path.join(
+    BENCH_DIR,
+    'results',
+    `${started
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z')}-close.json`,
+  );
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(summary, null, 2) + '\n');
-  console.log(JSON.stringify({ ...summary, closes: summary.closes.map(({ statements: _s, ...r }) => r), result_file: path.relative(ROOT, file) }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        ...summary,
+        closes: summary.closes.map(({ statements: _s, ...r }) => r),
+        result_file: path.relative(ROOT, file),
+      },
+      null,
+      2,
+    ),
+  );
   for (const r of summary.closes) {
-    log(`session ${r.tick}: close ${r.close_ms} ms · fills ${r.paid_orders_filled_here} · open positions ${r.open_positions} · CPU service ${r.cpu_ms.service} ms, PostgreSQL ${r.cpu_ms.postgres_backends} ms`);
-    if (r.steps_ms) log(`  steps (ms): ${Object.entries(r.steps_ms).map(([k, v]) => `${k} ${v}`).join(' · ')}`);
+    log(
+      `session ${r.tick}: close ${r.close_ms} ms · fills ${r.paid_orders_filled_here} · open positions ${r.open_positions} · CPU service ${r.cpu_ms.service} ms, PostgreSQL ${r.cpu_ms.postgres_backends} ms`,
+    );
+    if (r.steps_ms)
+      log(
+        `  steps (ms): ${Object.entries(r.steps_ms)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(' · ')}`,
+      );
   }
   for (const p of summary.checks.problems) log(`problem: ${p}`);
 }
 
 async function cleanup() {
-  if (state.service && state.service.exitCode === null) await stopChild(state.service, 'service', 20_000, log);
+  if (state.service && state.service.exitCode === null)
+    await stopChild(state.service, 'service', 20_000, log);
   if (state.dbCreated && opts['keep-db']) log(`database ${DB} kept (--keep-db): drop it when done`);
-  else if (state.dbCreated) await withDb('postgres', (c) => c.query(`drop database if exists "${DB}" with (force)`)).catch((e) => console.error(`drop ${DB}: ${e.message}`));
+  else if (state.dbCreated)
+    await withDb('postgres', (c) => c.query(`drop database if exists "${DB}" with (force)`)).catch(
+      (e) => console.error(`drop ${DB}: ${e.message}`),
+    );
 }
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.once(sig, () => {

@@ -25,18 +25,32 @@ const own = split < 0 ? process.argv.slice(2) : process.argv.slice(2, split);
 const passed = split < 0 ? [] : process.argv.slice(split + 1);
 const { values: opts } = parseArgs({
   args: own,
-  options: { bench: { type: 'string' }, build: { type: 'string', multiple: true }, rounds: { type: 'string', default: '2' } },
+  options: {
+    bench: { type: 'string' },
+    build: { type: 'string', multiple: true },
+    rounds: { type: 'string', default: '2' },
+  },
 });
 
 /** What each bench's result file is read for. */
 const METRICS = {
-  orders: { what: 'orders/s', better: 'higher', read: (r) => ({ value: r.orders.orders_per_s, detail: { p99_ms: r.orders.latency_ms?.p99 ?? null } }) },
+  orders: {
+    what: 'orders/s',
+    better: 'higher',
+    read: (r) => ({
+      value: r.orders.orders_per_s,
+      detail: { p99_ms: r.orders.latency_ms?.p99 ?? null },
+    }),
+  },
   close: {
     // Only the closes that advance the positions and fill nothing: when the orders were placed across
     // two sessions, the first close both fills some and advances others, and is not comparable.
-    what: 'close ms (closes advancing the open positions, filling nothing; median of all rounds)', better: 'lower',
+    what: 'close ms (closes advancing the open positions, filling nothing; median of all rounds)',
+    better: 'lower',
     read: (r) => {
-      const advancing = r.closes.filter((c) => c.open_positions > 0 && c.paid_orders_filled_here === 0).map((c) => c.close_ms);
+      const advancing = r.closes
+        .filter((c) => c.open_positions > 0 && c.paid_orders_filled_here === 0)
+        .map((c) => c.close_ms);
       const filling = r.closes.filter((c) => c.paid_orders_filled_here > 0).map((c) => c.close_ms);
       return { value: median(advancing), detail: { advancing_ms: advancing, filling_ms: filling } };
     },
@@ -57,7 +71,9 @@ const builds = (opts.build ?? []).map((b) => {
   return { label: b.slice(0, i), main: path.resolve(b.slice(i + 1)) };
 });
 if (!metric || builds.length < 2 || builds.some((b) => !b.label || !fs.existsSync(b.main))) {
-  console.error('usage: node bench/compare.mjs --bench orders|close --build LABEL=PATH/dist/src/main.js --build LABEL=PATH ... [--rounds N] [-- bench options]');
+  console.error(
+    'usage: node bench/compare.mjs --bench orders|close --build LABEL=PATH/dist/src/main.js --build LABEL=PATH ... [--rounds N] [-- bench options]',
+  );
   process.exit(2);
 }
 const rounds = Number(opts.rounds);
@@ -66,11 +82,22 @@ const rounds = Number(opts.rounds);
 function runOnce(main) {
   const before = new Set(fs.readdirSync(RESULTS));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BENCH_DIR, `${opts.bench}.mjs`), '--service', main, ...passed], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [path.join(BENCH_DIR, `${opts.bench}.mjs`), '--service', main, ...passed],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     child.on('error', reject);
     child.on('exit', (code) => {
-      const made = fs.readdirSync(RESULTS).filter((f) => !before.has(f) && f.endsWith(`-${opts.bench}.json`));
-      if (code !== 0 || made.length !== 1) return reject(new Error(`${opts.bench}.mjs against ${main} exited ${code} with ${made.length} result file(s)`));
+      const made = fs
+        .readdirSync(RESULTS)
+        .filter((f) => !before.has(f) && f.endsWith(`-${opts.bench}.json`));
+      if (code !== 0 || made.length !== 1)
+        return reject(
+          new Error(
+            `${opts.bench}.mjs against ${main} exited ${code} with ${made.length} result file(s)`,
+          ),
+        );
       resolve(path.join(RESULTS, made[0]));
     });
   });
@@ -88,20 +115,42 @@ for (let round = 1; round <= rounds; round++) {
 
 const summary = builds.map((b) => {
   const mine = runs.filter((r) => r.build === b.label);
-  return { build: b.label, main: b.main, median: metric.pooled ? metric.pooled(mine) : median(mine.map((r) => r.value)), values: mine.map((r) => r.value) };
+  return {
+    build: b.label,
+    main: b.main,
+    median: metric.pooled ? metric.pooled(mine) : median(mine.map((r) => r.value)),
+    values: mine.map((r) => r.value),
+  };
 });
 const base = summary[0].median;
-for (const s of summary) s.ratio_to_first = base && s.median !== null ? Math.round((s.median / base) * 1000) / 1000 : null;
+for (const s of summary)
+  s.ratio_to_first = base && s.median !== null ? Math.round((s.median / base) * 1000) / 1000 : null;
 
 const result = {
   scenario: 'compare',
   bench: opts.bench,
   date: new Date().toISOString(),
-  machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadavg_at_start: os.loadavg() },
-  metric: metric.what, better: metric.better, rounds, bench_options: passed, summary, runs,
+  machine: {
+    nproc: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    node: process.version,
+    loadavg_at_start: os.loadavg(),
+  },
+  metric: metric.what,
+  better: metric.better,
+  rounds,
+  bench_options: passed,
+  summary,
+  runs,
 };
-const out = path.join(RESULTS, `${result.date.replace(/\..*$/, 'Z').replace(/:/g, '-')}-compare.json`);
+const out = path.join(
+  RESULTS,
+  `${result.date.replace(/\..*$/, 'Z').replace(/:/g, '-')}-compare.json`,
+);
 fs.writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 console.log(`\n${metric.what} (${metric.better} is better), ${rounds} interleaved rounds:`);
-for (const s of summary) console.log(`  ${s.build.padEnd(16)} ${String(s.median).padStart(10)}   ${s.ratio_to_first}x the first   runs: ${s.values.join(', ')}`);
+for (const s of summary)
+  console.log(
+    `  ${s.build.padEnd(16)} ${String(s.median).padStart(10)}   ${s.ratio_to_first}x the first   runs: ${s.values.join(', ')}`,
+  );
 console.log(`written: ${path.relative(process.cwd(), out)}`);

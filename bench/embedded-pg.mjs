@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const command = process.argv.slice(2);
 if (command.length === 0) {
-  console.error('usage: node bench/embedded-pg.mjs <bench command...>   (e.g. node bench/orders.mjs --rounds 2)');
+  console.error(
+    'usage: node bench/embedded-pg.mjs <bench command...>   (e.g. node bench/orders.mjs --rounds 2)',
+  );
   process.exit(2);
 }
 const { startEmbedded } = await import(path.join(ROOT, 'dist', 'orm', 'embedded.js'));
@@ -28,7 +30,10 @@ const admin = new URL(db.url);
 admin.pathname = '/';
 console.error(`embedded PostgreSQL on ${db.host}:${db.port} (${db.clusterDir})`);
 
-const child = spawn(command[0], [...command.slice(1), '--pg', admin.href], { cwd: ROOT, stdio: 'inherit' });
+const child = spawn(command[0], [...command.slice(1), '--pg', admin.href], {
+  cwd: ROOT,
+  stdio: 'inherit',
+});
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
 const code = await new Promise((resolve) => child.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
 await db.stop();

@@ -19,7 +19,8 @@ const { values } = parseArgs({
 });
 if (values.host !== '127.0.0.1') throw new Error('fixed-server only listens on 127.0.0.1');
 const size = Number(values.bytes);
-if (!Number.isInteger(size) || size < 16 || size > 64 * 1024 * 1024) throw new Error(`--bytes must be an integer >= 16, got ${values.bytes}`);
+if (!Number.isInteger(size) || size < 16 || size > 64 * 1024 * 1024)
+  throw new Error(`--bytes must be an integer >= 16, got ${values.bytes}`);
 
 // Valid JSON of exactly `size` bytes, built once.
 function constantJson(n) {
@@ -27,7 +28,8 @@ function constantJson(n) {
   const tail = '"}';
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
   let pad = '';
-  for (let i = 0; pad.length < n - head.length - tail.length; i++) pad += alphabet[i % alphabet.length];
+  for (let i = 0; pad.length < n - head.length - tail.length; i++)
+    pad += alphabet[i % alphabet.length];
   return Buffer.from(head + pad + tail);
 }
 const body = constantJson(size);
@@ -57,7 +59,9 @@ app.listen(values.host, Number(values.port), (socket) => {
   }
   listenSocket = socket;
   const port = uws.us_socket_local_port(socket);
-  process.stdout.write(JSON.stringify({ listening: { host: values.host, port, bytes: body.length } }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ listening: { host: values.host, port, bytes: body.length } }) + '\n',
+  );
 });
 
 exitWithParent(() => listenSocket && uws.us_listen_socket_close(listenSocket));

@@ -75,12 +75,17 @@ async function placeOrder(key, body) {
 }
 
 async function placeIn(client, key, { market, offer_key: offerKey, qty }) {
-  const { rows: [agent] } = await client.query(
-    'select id, account_id, key_hash, holder_id, autonomous_funding from agent where key_id = $1', [key.slice(0, 20)],
+  const {
+    rows: [agent],
+  } = await client.query(
+    'select id, account_id, key_hash, holder_id, autonomous_funding from agent where key_id = $1',
+    [key.slice(0, 20)],
   );
   if (!agent || !sameHash(agent.key_hash, sha256(key))) throw new Refusal(401, 'unknown API key');
   await client.query('select pg_advisory_xact_lock_shared(hashtext($1))', [`session:${market}`]);
-  const { rows: [row] } = await client.query(
+  const {
+    rows: [row],
+  } = await client.query(
     `select m.tick, m.idx, m.unit_cost_cents, m.list_price_cents, m.max_qty, m.deal
        from menu_row m join market_session s on s.market = m.market and s.tick = m.tick and s.closed_at is null
       where m.offer_key = $1 and m.market = $2`,
@@ -90,33 +95,63 @@ async function placeIn(client, key, { market, offer_key: offerKey, qty }) {
   // The peer's one clock (the machine's, as the service's without SVC_TIME_SCALE): the session check,
   // the fee month and every instant it stores, passed as a parameter (never the database's now()).
   const now = Date.now() / 1000;
-  if (!row || now >= closesAt) throw new Refusal(404, `deal ${offerKey} is not on the current menu of ${market}`);
+  if (!row || now >= closesAt)
+    throw new Refusal(404, `deal ${offerKey} is not on the current menu of ${market}`);
   if (qty > row.max_qty) throw new Refusal(422, `qty must be at most ${row.max_qty}`);
-  if (!agent.autonomous_funding || agent.holder_id === null) throw new Refusal(403, 'autonomous funding is off for this agent');
+  if (!agent.autonomous_funding || agent.holder_id === null)
+    throw new Refusal(403, 'autonomous funding is off for this agent');
 
   const terms = positionTerms(market, row, qty);
   const amounts = orderAmounts(qty, terms.unitCostCents, terms.feeCents);
   const month = feeMonth(new Date(now * 1000));
-  const { rowCount: feePaid } = await client.query('select 1 from monthly_fee where holder_id = $1 and month = $2', [agent.holder_id, month]);
+  const { rowCount: feePaid } = await client.query(
+    'select 1 from monthly_fee where holder_id = $1 and month = $2',
+    [agent.holder_id, month],
+  );
   const fee = feePaid ? 0 : MONTHLY_FEE_CENTS;
-  const { rows: [acct] } = await client.query(
+  const {
+    rows: [acct],
+  } = await client.query(
     'update account set balance_cents = balance_cents - $2 where id = $1 and balance_cents >= $2 returning balance_cents',
     [agent.account_id, amounts.totalCents + fee],
   );
   if (!acct) throw new Refusal(400, 'insufficient balance');
-  const { rows: [round] } = await client.query(
+  const {
+    rows: [round],
+  } = await client.query(
     `insert into trade_round (account_id, amount_cents, status, source, fee_amount_cents, charged_cents, funded_at, created_at)
      values ($1, $2, 'funded', 'balance', $3, $4, to_timestamp($5::float8), to_timestamp($5::float8)) returning id`,
     [agent.account_id, amounts.totalCents, fee, amounts.totalCents + fee, now],
   );
   const token = randomBytes(24).toString('base64url');
-  const { rows: [order] } = await client.query(
+  const {
+    rows: [order],
+  } = await client.query(
     `insert into orders (account_id, agent_id, round_id, market, tick, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents,
                          holding_cents, gross_cents, fee_amount_cents, total_cents, token, closes_at, status, payment_source, created_at, paid_at, paid_by_holder)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'paid', 'balance', to_timestamp($19::float8), to_timestamp($19::float8), $18)
      returning id, created_at, paid_at`,
-    [agent.account_id, agent.id, round.id, market, row.tick, row.idx, offerKey, qty, terms.unitCostCents, terms.listPriceCents, terms.feeCents,
-      terms.holdingCents, amounts.grossCents, amounts.feeAmountCents, amounts.totalCents, token, closesAt, agent.holder_id, now],
+    [
+      agent.account_id,
+      agent.id,
+      round.id,
+      market,
+      row.tick,
+      row.idx,
+      offerKey,
+      qty,
+      terms.unitCostCents,
+      terms.listPriceCents,
+      terms.feeCents,
+      terms.holdingCents,
+      amounts.grossCents,
+      amounts.feeAmountCents,
+      amounts.totalCents,
+      token,
+      closesAt,
+      agent.holder_id,
+      now,
+    ],
   );
   // The ledger rows carry the running balance after each (the debit first, then the fee).
   const ref = `order:${order.id}`;
@@ -135,43 +170,76 @@ async function placeIn(client, key, { market, offer_key: offerKey, qty }) {
       [agent.holder_id, month, agent.account_id, round.id, fee, now],
     );
   }
-  return orderReply({
-    id: order.id, market, tick: row.tick, offer_key: offerKey, qty, unit_cost_cents: terms.unitCostCents, list_price_cents: terms.listPriceCents,
-    gross_cents: amounts.grossCents, fee_amount_cents: amounts.feeAmountCents, total_cents: amounts.totalCents, status: 'paid',
-    payment_source: 'balance', token, closes_at: closesAt, created_at: order.created_at, paid_at: order.paid_at, filled_at: null, position_id: null,
-    round_id: round.id, account_id: agent.account_id, agent_id: agent.id,
-    deal: { bundle: { title: row.deal?.bundle?.title ?? '', items: row.deal?.bundle?.items ?? [] }, sales_velocity: row.deal?.sales_velocity ?? undefined },
-  }, BASE_URL, fee);
+  return orderReply(
+    {
+      id: order.id,
+      market,
+      tick: row.tick,
+      offer_key: offerKey,
+      qty,
+      unit_cost_cents: terms.unitCostCents,
+      list_price_cents: terms.listPriceCents,
+      gross_cents: amounts.grossCents,
+      fee_amount_cents: amounts.feeAmountCents,
+      total_cents: amounts.totalCents,
+      status: 'paid',
+      payment_source: 'balance',
+      token,
+      closes_at: closesAt,
+      created_at: order.created_at,
+      paid_at: order.paid_at,
+      filled_at: null,
+      position_id: null,
+      round_id: round.id,
+      account_id: agent.account_id,
+      agent_id: agent.id,
+      deal: {
+        bundle: { title: row.deal?.bundle?.title ?? '', items: row.deal?.bundle?.items ?? [] },
+        sales_velocity: row.deal?.sales_velocity ?? undefined,
+      },
+    },
+    BASE_URL,
+    fee,
+  );
 }
 
 const app = Fastify({ logger: false });
-app.post('/api/v1/orders', {
-  schema: {
-    body: {
-      type: 'object',
-      required: ['market', 'offer_key', 'qty'],
-      properties: {
-        market: { type: 'string', enum: Object.keys(MARKETS) },
-        offer_key: { type: 'string' },
-        qty: { type: 'integer', minimum: 1 },
-        pay_from_balance: { type: 'boolean', const: true },
+app.post(
+  '/api/v1/orders',
+  {
+    schema: {
+      body: {
+        type: 'object',
+        required: ['market', 'offer_key', 'qty'],
+        properties: {
+          market: { type: 'string', enum: Object.keys(MARKETS) },
+          offer_key: { type: 'string' },
+          qty: { type: 'integer', minimum: 1 },
+          pay_from_balance: { type: 'boolean', const: true },
+        },
       },
     },
   },
-}, async (req, reply) => {
-  const m = /^Bearer\s+([A-Za-z0-9]{80})\s*$/.exec(req.headers.authorization ?? '');
-  if (!m) return reply.code(401).send({ detail: 'an API key is required: Authorization: Bearer <key>' });
-  try {
-    const placed = await placeOrder(m[1], req.body);
-    return reply.code(201).send(placed);
-  } catch (err) {
-    if (err instanceof Refusal) return reply.code(err.status).send({ detail: err.message });
-    throw err;
-  }
-});
+  async (req, reply) => {
+    const m = /^Bearer\s+([A-Za-z0-9]{80})\s*$/.exec(req.headers.authorization ?? '');
+    if (!m)
+      return reply
+        .code(401)
+        .send({ detail: 'an API key is required: Authorization: Bearer <key>' });
+    try {
+      const placed = await placeOrder(m[1], req.body);
+      return reply.code(201).send(placed);
+    } catch (err) {
+      if (err instanceof Refusal) return reply.code(err.status).send({ detail: err.message });
+      throw err;
+    }
+  },
+);
 
 await app.listen({ host: HOST, port: PORT });
-console.log(JSON.stringify({ level: 30, msg: `orders peer listening on ${HOST}:${PORT}, pool ${POOL}` }));
+console.log(
+  JSON.stringify({ level: 30, msg: `orders peer listening on ${HOST}:${PORT}, pool ${POOL}` }),
+);
 const stop = async () => {
   await app.close();
   await pool.end();

@@ -39,7 +39,14 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './lib/process.mjs';
+import {
+  followServiceLog,
+  freePort,
+  SERVICE_NODE_FLAGS,
+  sleep,
+  stopChild,
+  within,
+} from './lib/process.mjs';
 import { fundAgents, registerMany } from './lib/agents.mjs';
 import { CLK_TCK, postgresTicks, procTicks, threadTicks } from './lib/cpu.mjs';
 
@@ -119,12 +126,17 @@ if (!['m15', 'm45', 'h2', 'h10'].includes(MARKET)) {
 const ONLY = opts.only;
 const RUN = new Set(ONLY === undefined ? ['orders', 'peer', 'pgbench'] : ONLY.split(','));
 if (![...RUN].every((t) => ['orders', 'peer', 'pgbench'].includes(t))) {
-  console.error(`--only takes orders, peer and/or pgbench (comma-separated), got ${JSON.stringify(ONLY)}`);
+  console.error(
+    `--only takes orders, peer and/or pgbench (comma-separated), got ${JSON.stringify(ONLY)}`,
+  );
   process.exit(2);
 }
 const PEER = path.join(BENCH_DIR, 'orders-peer.mjs');
 // --cpu-prof DIR: the service and the peer run under `node --cpu-prof` (a .cpuprofile per thread, written at exit)
-const CPU_PROF = opts['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(opts['cpu-prof'])];
+const CPU_PROF =
+  opts['cpu-prof'] === undefined
+    ? []
+    : ['--cpu-prof', '--cpu-prof-dir', path.resolve(opts['cpu-prof'])];
 const PEER_POOL = integer('peer-pool', opts['peer-pool'], 1, 90);
 // Slices per target: --duration is split into --rounds slices, interleaved service, peer, pgbench.
 const ROUNDS = integer('rounds', opts.rounds, 1, 100);
@@ -164,15 +176,17 @@ if ((RUN.has('orders') || RUN.has('peer')) && !WRK_VERSION) {
   process.exit(2);
 }
 if (RUN.has('pgbench') && !PGBENCH_VERSION) {
-  console.error('pgbench is not installed (apt-get install -y postgresql-contrib or postgresql-client)');
+  console.error(
+    'pgbench is not installed (apt-get install -y postgresql-contrib or postgresql-client)',
+  );
   process.exit(2);
 }
 
 // ---------------------------------------------------------------- small helpers
 
 const log = (msg) => console.error(`[orders ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
-
+const round = (x, d = 1) =>
+  x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d;
 
 // ---------------------------------------------------------------- database
 
@@ -181,7 +195,11 @@ async function pgClient(dbName) {
   pgMod ??= (await import('pg')).default;
   const url = new URL(PG_BASE);
   url.pathname = `/${dbName}`;
-  const client = new pgMod.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000, statement_timeout: 120_000 });
+  const client = new pgMod.Client({
+    connectionString: url.toString(),
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 120_000,
+  });
   await within(10_000, client.connect(), `connect to PostgreSQL database ${dbName}`);
   return client;
 }
@@ -205,7 +223,14 @@ async function withDb(dbName, fn) {
 }
 
 function pgConnArgs() {
-  const args = ['-h', PG_BASE.hostname, '-p', PG_BASE.port || '5432', '-U', decodeURIComponent(PG_BASE.username || 'postgres')];
+  const args = [
+    '-h',
+    PG_BASE.hostname,
+    '-p',
+    PG_BASE.port || '5432',
+    '-U',
+    decodeURIComponent(PG_BASE.username || 'postgres'),
+  ];
   return args;
 }
 function pgEnv() {
@@ -264,7 +289,13 @@ function cpuSampler({ servicePid, generatorPid, dbName }) {
       if (last.serviceThreads) {
         for (const [tid, v] of Object.entries(last.serviceThreads)) {
           const d = v.ticks - (first.serviceThreads?.[tid]?.ticks ?? 0);
-          if (d > 0) threads.push({ tid: Number(tid), comm: v.comm, main: Number(tid) === servicePid, cpu_pct: pct(d) });
+          if (d > 0)
+            threads.push({
+              tid: Number(tid),
+              comm: v.comm,
+              main: Number(tid) === servicePid,
+              cpu_pct: pct(d),
+            });
         }
         threads.sort((a, b) => b.cpu_pct - a.cpu_pct);
       }
@@ -283,7 +314,10 @@ function cpuSampler({ servicePid, generatorPid, dbName }) {
         postgres_other_databases_pct_of_core: pct(pg.other),
         machine_busy_pct_of_core: busyCores,
         machine_capacity_pct_of_core: 100 * nproc,
-        others_pct_of_core: busyCores === undefined ? undefined : round(Math.max(0, busyCores - svc - gen - pct(pg.ours) - pct(pg.background))),
+        others_pct_of_core:
+          busyCores === undefined
+            ? undefined
+            : round(Math.max(0, busyCores - svc - gen - pct(pg.ours) - pct(pg.background))),
       };
     },
   };
@@ -323,7 +357,9 @@ async function waitSampler(dbName) {
       stopped = true;
       clearInterval(timer);
       await c.end().catch(() => {});
-      const avg = [...tally.entries()].map(([k, n]) => [k, round(n / Math.max(samples, 1), 2)]).sort((a, b) => b[1] - a[1]);
+      const avg = [...tally.entries()]
+        .map(([k, n]) => [k, round(n / Math.max(samples, 1), 2)])
+        .sort((a, b) => b[1] - a[1]);
       return { samples, avg_backends: Object.fromEntries(avg) };
     },
   };
@@ -332,11 +368,16 @@ async function waitSampler(dbName) {
 function topSnapshot() {
   return new Promise((resolve) => {
     // two iterations half a second apart: the first one's %Cpu line covers the time since boot
-    execFile('top', ['-b', '-n2', '-d0.5', '-w', '180'], { timeout: 5000, encoding: 'utf8' }, (err, out) => {
-      if (err) return resolve(`top failed: ${err.message}`);
-      const at = out.lastIndexOf('\ntop - ');
-      resolve((at >= 0 ? out.slice(at + 1) : out).split('\n').slice(0, 22).join('\n'));
-    });
+    execFile(
+      'top',
+      ['-b', '-n2', '-d0.5', '-w', '180'],
+      { timeout: 5000, encoding: 'utf8' },
+      (err, out) => {
+        if (err) return resolve(`top failed: ${err.message}`);
+        const at = out.lastIndexOf('\ntop - ');
+        resolve((at >= 0 ? out.slice(at + 1) : out).split('\n').slice(0, 22).join('\n'));
+      },
+    );
   });
 }
 
@@ -365,7 +406,9 @@ function cleanup() {
     if (state.service && state.service.exitCode === null && state.service.signalCode === null) {
       await stopChild(state.service, 'service', 20_000, log);
       const { exitCode, signalCode } = state.service;
-      log(`service stopped (${exitCode !== null ? `exit code ${exitCode}` : `signal ${signalCode}`})`);
+      log(
+        `service stopped (${exitCode !== null ? `exit code ${exitCode}` : `signal ${signalCode}`})`,
+      );
     }
     for (const db of state.dbs) {
       try {
@@ -397,7 +440,14 @@ function checkInterrupted() {
 
 async function startService(dbName) {
   const port = await freePort(HOST);
-  const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'warn', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0' };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST,
+    LOG_LEVEL: 'warn',
+    BASE_URL: `http://${HOST}:${port}`,
+    SVC_BACKFILL_DAYS: '0',
+  };
   delete env.DATA_DIR;
   delete env.SVC_TIME_SCALE;
   if (SHARDS !== undefined) env.SVC_SHARDS = String(SHARDS);
@@ -405,8 +455,14 @@ async function startService(dbName) {
   const url = new URL(PG_BASE);
   url.pathname = `/${dbName}`;
   env.DATABASE_URL = url.toString();
-  log(`starting service ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${dbName}`);
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...CPU_PROF, SERVICE_MAIN], { cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  log(
+    `starting service ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${dbName}`,
+  );
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...CPU_PROF, SERVICE_MAIN], {
+    cwd: path.resolve(path.dirname(SERVICE_MAIN), '..', '..'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   state.service = child;
   followServiceLog(child, {
     onWarning: (rec) => {
@@ -416,7 +472,8 @@ async function startService(dbName) {
     onStderr: (line) => state.serviceLog.stderr.length < 200 && state.serviceLog.stderr.push(line),
   });
   child.once('exit', (code, signal) => {
-    if (!state.stopping && !state.serviceStopAsked) console.error(`service exited unexpectedly (code ${code}, signal ${signal})`);
+    if (!state.stopping && !state.serviceStopAsked)
+      console.error(`service exited unexpectedly (code ${code}, signal ${signal})`);
   });
 
   const base = `http://${HOST}:${port}`;
@@ -425,7 +482,9 @@ async function startService(dbName) {
   while (Date.now() < deadline) {
     checkInterrupted();
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`service exited before ready (code ${child.exitCode}, signal ${child.signalCode}):\n${state.serviceLog.stderr.slice(-20).join('\n')}`);
+      throw new Error(
+        `service exited before ready (code ${child.exitCode}, signal ${child.signalCode}):\n${state.serviceLog.stderr.slice(-20).join('\n')}`,
+      );
     }
     try {
       const r = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
@@ -453,21 +512,33 @@ async function orderCounts(base) {
   const text = await r.text();
   const out = {};
   for (const m of text.matchAll(/^http_requests_total\{([^}]*)\}\s+(\S+)$/gm)) {
-    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (labels.method === 'POST' && labels.route === '/api/v1/orders') out[labels.status] = Number(m[2]);
+    const labels = Object.fromEntries(
+      [...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]),
+    );
+    if (labels.method === 'POST' && labels.route === '/api/v1/orders')
+      out[labels.status] = Number(m[2]);
   }
   return out;
 }
 function delta(before, after) {
   const d = {};
-  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0) d[k] = v - (before[k] ?? 0);
+  for (const [k, v] of Object.entries(after))
+    if (v - (before[k] ?? 0) > 0) d[k] = v - (before[k] ?? 0);
   return d;
 }
 
 /** Registers `n` agents (bench/lib/agents.mjs), stopping on Ctrl-C. */
-const registerAgents = (base, n) => registerMany(base, n, { tag: `bench orders ${PID}`, model: 'bench/orders.mjs', stop: () => interrupted }).finally(checkInterrupted);
+const registerAgents = (base, n) =>
+  registerMany(base, n, {
+    tag: `bench orders ${PID}`,
+    model: 'bench/orders.mjs',
+    stop: () => interrupted,
+  }).finally(checkInterrupted);
 /** The fixture (bench/lib/agents.mjs): holders, agents paired with autonomous funding, funded accounts. */
-const fixture = (dbName, agents) => withDb(dbName, (c) => fundAgents(c, agents, { holders: HOLDERS, tag: `bench-${PID}`, cents: FIXTURE_CENTS }));
+const fixture = (dbName, agents) =>
+  withDb(dbName, (c) =>
+    fundAgents(c, agents, { holders: HOLDERS, tag: `bench-${PID}`, cents: FIXTURE_CENTS }),
+  );
 
 /** The market's current menu, once at least `needS` seconds are left before its close. */
 async function currentDeals(base, needS) {
@@ -478,12 +549,17 @@ async function currentDeals(base, needS) {
     const menu = await getJson(`${base}/api/v1/markets/${MARKET}/deals?limit=5000`);
     const deals = (menu.deals ?? []).filter((d) => d.tick === m.current_tick && d.max_qty >= 1);
     const left = m.seconds_to_close;
-    if (deals.length && left >= needS) return { tick: m.current_tick, seconds_to_close: left, keys: deals.map((d) => d.key) };
+    if (deals.length && left >= needS)
+      return { tick: m.current_tick, seconds_to_close: left, keys: deals.map((d) => d.key) };
     const waitS = deals.length ? left + 2 : 1;
     if (Date.now() + waitS * 1000 > deadline) {
-      throw new Error(`${MARKET} session ${m.current_tick} closes in ${left} s, the run needs ${needS} s, and the next one is beyond --max-wait ${MAX_WAIT_S} s`);
+      throw new Error(
+        `${MARKET} session ${m.current_tick} closes in ${left} s, the run needs ${needS} s, and the next one is beyond --max-wait ${MAX_WAIT_S} s`,
+      );
     }
-    log(`${MARKET} session ${m.current_tick}: ${round(left)} s left, the run needs ${needS} s: waiting ${round(waitS)} s for the next session`);
+    log(
+      `${MARKET} session ${m.current_tick}: ${round(left)} s left, the run needs ${needS} s: waiting ${round(waitS)} s for the next session`,
+    );
     const until = Date.now() + waitS * 1000;
     while (Date.now() < until) {
       checkInterrupted();
@@ -502,7 +578,10 @@ function parseWrk(out) {
     const m = new RegExp(`^\\s*${pct}%\\s+([\\d.]+)(us|ms|s|m|h)\\s*$`, 'm').exec(out);
     return m ? round(ms(m[1], m[2]), 3) : undefined;
   };
-  const stats = /^\s*Latency\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)/m.exec(out);
+  const stats =
+    /^\s*Latency\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)/m.exec(
+      out,
+    );
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const total = /(\d+) requests in ([\d.]+)(us|ms|s|m|h)/.exec(out);
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
@@ -524,13 +603,28 @@ function parseWrk(out) {
     statuses: tallies.statuses,
     non_201_samples: tallies.samples,
     socket_errors: sock
-      ? { connect: Number(sock[1]), read: Number(sock[2]), write: Number(sock[3]), timeout: Number(sock[4]) }
+      ? {
+          connect: Number(sock[1]),
+          read: Number(sock[2]),
+          write: Number(sock[3]),
+          timeout: Number(sock[4]),
+        }
       : { connect: 0, read: 0, write: 0, timeout: 0 },
   };
 }
 
 function runWrk(base, dataFile, durationS, servicePid, dbName) {
-  const args = [`-t${THREADS}`, `-c${CONNECTIONS}`, `-d${durationS}s`, '--latency', '-s', LUA, base, '--', dataFile];
+  const args = [
+    `-t${THREADS}`,
+    `-c${CONNECTIONS}`,
+    `-d${durationS}s`,
+    '--latency',
+    '-s',
+    LUA,
+    base,
+    '--',
+    dataFile,
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const cpu = cpuSampler({ servicePid, generatorPid: child.pid, dbName });
@@ -548,7 +642,10 @@ function runWrk(base, dataFile, durationS, servicePid, dbName) {
       clearTimeout(topTimer);
       const usage = cpu.stop();
       state.generator = undefined;
-      if (code !== 0) return reject(new Error(`wrk ${args.join(' ')} failed (code ${code}, signal ${signal}): ${err || out}`));
+      if (code !== 0)
+        return reject(
+          new Error(`wrk ${args.join(' ')} failed (code ${code}, signal ${signal}): ${err || out}`),
+        );
       try {
         resolve({ ...parseWrk(out), cpu: usage, top, command: `wrk ${args.join(' ')}`, raw: out });
       } catch (e) {
@@ -574,7 +671,10 @@ async function paidCounts(c, afterId) {
 /** Committed transactions of `dbName` so far (pg_stat_database, flushed by the stats collector). */
 async function xactCommits(c, dbName) {
   await c.query('select pg_stat_clear_snapshot()');
-  const { rows } = await c.query('select xact_commit::float8 as n from pg_stat_database where datname = $1', [dbName]);
+  const { rows } = await c.query(
+    'select xact_commit::float8 as n from pg_stat_database where datname = $1',
+    [dbName],
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -586,8 +686,14 @@ async function ledgerChecks(c) {
         where balance_cents <> coalesce((select sum(amount_cents) from ledger l where l.account_id = a.id), 0)`,
     )
   ).rows;
-  const [debits] = (await c.query(`select count(*)::float8 as n from ledger where kind = 'order_debit' and ref like 'order:%'`)).rows;
-  const [{ n: allPaid }] = (await c.query(`select count(*)::float8 as n from orders where status in ('paid', 'filled')`)).rows;
+  const [debits] = (
+    await c.query(
+      `select count(*)::float8 as n from ledger where kind = 'order_debit' and ref like 'order:%'`,
+    )
+  ).rows;
+  const [{ n: allPaid }] = (
+    await c.query(`select count(*)::float8 as n from orders where status in ('paid', 'filled')`)
+  ).rows;
   return { mismatched, debits: debits.n, allPaid };
 }
 
@@ -599,7 +705,9 @@ async function ledgerChecks(c) {
  */
 async function statementStats(dbName) {
   const loaded = await withDb('postgres', async (c) => {
-    const { rows } = await c.query(`select setting from pg_settings where name = 'shared_preload_libraries'`);
+    const { rows } = await c.query(
+      `select setting from pg_settings where name = 'shared_preload_libraries'`,
+    );
     if (!/\bpg_stat_statements\b/.test(rows[0]?.setting ?? '')) return false;
     await c.query('create extension if not exists pg_stat_statements');
     return true;
@@ -627,21 +735,38 @@ async function startPeer(dbName) {
   const port = await freePort(HOST);
   const url = new URL(PG_BASE);
   url.pathname = `/${dbName}`;
-  const env = { ...process.env, PORT: String(port), HOST, BASE_URL: `http://${HOST}:${port}`, DATABASE_URL: url.toString(), PEER_POOL: String(PEER_POOL) };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST,
+    BASE_URL: `http://${HOST}:${port}`,
+    DATABASE_URL: url.toString(),
+    PEER_POOL: String(PEER_POOL),
+  };
   log(`starting the naive peer bench/orders-peer.mjs on ${HOST}:${port} (pool ${PEER_POOL})`);
-  const child = spawn(process.execPath, [...CPU_PROF, PEER], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CPU_PROF, PEER], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   state.peer = child;
   const stderr = [];
-  readline.createInterface({ input: child.stderr }).on('line', (line) => stderr.length < 200 && stderr.push(line));
+  readline
+    .createInterface({ input: child.stderr })
+    .on('line', (line) => stderr.length < 200 && stderr.push(line));
   state.peerStderr = stderr;
   const base = `http://${HOST}:${port}`;
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     checkInterrupted();
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the peer exited (code ${child.exitCode}):\n${stderr.join('\n')}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the peer exited (code ${child.exitCode}):\n${stderr.join('\n')}`);
     try {
       // an empty POST is refused by its body validation: the peer answers, nothing is written
-      const r = await fetch(`${base}/api/v1/orders`, { method: 'POST', signal: AbortSignal.timeout(2000) });
+      const r = await fetch(`${base}/api/v1/orders`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(2000),
+      });
       await r.arrayBuffer();
       return { base, port, pid: child.pid };
     } catch {}
@@ -662,12 +787,16 @@ function mergeCpu(cpus) {
   }
   if (list[0].service_threads) {
     const byTid = new Map();
-    for (const c of list) for (const t of c.service_threads ?? []) {
-      const x = byTid.get(t.tid) ?? { ...t, cpu_pct: 0 };
-      x.cpu_pct += (t.cpu_pct * c.window_s) / total;
-      byTid.set(t.tid, x);
-    }
-    out.service_threads = [...byTid.values()].map((t) => ({ ...t, cpu_pct: round(t.cpu_pct) })).sort((x, y) => y.cpu_pct - x.cpu_pct).slice(0, 6);
+    for (const c of list)
+      for (const t of c.service_threads ?? []) {
+        const x = byTid.get(t.tid) ?? { ...t, cpu_pct: 0 };
+        x.cpu_pct += (t.cpu_pct * c.window_s) / total;
+        byTid.set(t.tid, x);
+      }
+    out.service_threads = [...byTid.values()]
+      .map((t) => ({ ...t, cpu_pct: round(t.cpu_pct) }))
+      .sort((x, y) => y.cpu_pct - x.cpu_pct)
+      .slice(0, 6);
   }
   return out;
 }
@@ -676,8 +805,15 @@ function mergeCpu(cpus) {
 function mergeWaits(waits) {
   const samples = waits.reduce((a, w) => a + w.samples, 0);
   const sum = new Map();
-  for (const w of waits) for (const [k, v] of Object.entries(w.avg_backends)) sum.set(k, (sum.get(k) ?? 0) + v * w.samples);
-  return { samples, avg_backends: Object.fromEntries([...sum].map(([k, v]) => [k, round(v / Math.max(samples, 1), 2)]).sort((x, y) => y[1] - x[1])) };
+  for (const w of waits)
+    for (const [k, v] of Object.entries(w.avg_backends))
+      sum.set(k, (sum.get(k) ?? 0) + v * w.samples);
+  return {
+    samples,
+    avg_backends: Object.fromEntries(
+      [...sum].map(([k, v]) => [k, round(v / Math.max(samples, 1), 2)]).sort((x, y) => y[1] - x[1]),
+    ),
+  };
 }
 
 /** One measured slice of a wrk target (the service, or the peer on the same database). */
@@ -695,7 +831,16 @@ async function wrkSlice(c, { base, pid, dbName, dataFile, counted }, secs) {
   const xactAfter = await xactCommits(c, dbName);
   const after = await paidCounts(c, before.max_id);
   const ledger = await ledgerChecks(c);
-  return { r, pgWaits, statements, ledger, svc: counted ? delta(metricsBefore, metricsAfter) : undefined, commits: xactAfter - xactBefore, paid: after.paid, total: after.total };
+  return {
+    r,
+    pgWaits,
+    statements,
+    ledger,
+    svc: counted ? delta(metricsBefore, metricsAfter) : undefined,
+    commits: xactAfter - xactBefore,
+    paid: after.paid,
+    total: after.total,
+  };
 }
 
 /**
@@ -704,7 +849,10 @@ async function wrkSlice(c, { base, pid, dbName, dataFile, counted }, secs) {
  */
 function wrkResult(slices, counted) {
   // the worst slice's ledger check, and the totals after the last one
-  const ledger = { ...slices.at(-1).ledger, mismatched: Math.max(...slices.map((x) => x.ledger.mismatched)) };
+  const ledger = {
+    ...slices.at(-1).ledger,
+    mismatched: Math.max(...slices.map((x) => x.ledger.mismatched)),
+  };
   const sum = (f) => slices.reduce((a, x) => a + f(x), 0);
   const statuses = {};
   const sockets = { connect: 0, read: 0, write: 0, timeout: 0 };
@@ -714,7 +862,9 @@ function wrkResult(slices, counted) {
   }
   const elapsed = sum((x) => x.r.elapsed_s);
   const ok201 = statuses['201'] ?? 0;
-  const non201 = Object.entries(statuses).filter(([k]) => k !== '201').reduce((a, [, v]) => a + v, 0);
+  const non201 = Object.entries(statuses)
+    .filter(([k]) => k !== '201')
+    .reduce((a, [, v]) => a + v, 0);
   const svc201 = counted ? sum((x) => x.svc['201'] ?? 0) : undefined;
   const paid = sum((x) => x.paid);
   const commits = sum((x) => x.commits);
@@ -724,12 +874,21 @@ function wrkResult(slices, counted) {
   const sockErr = Object.values(sockets).reduce((a, b) => a + b, 0);
   if (sockErr) problems.push(`socket errors ${JSON.stringify(sockets)}`);
   if (paid < ok201) problems.push(`DURABILITY: ${paid} paid rows < ${ok201} 201s seen by wrk`);
-  if (svc201 !== undefined && paid < svc201) problems.push(`DURABILITY: ${paid} paid rows < ${svc201} 201s counted by the service`);
-  if (paid - ok201 > CONNECTIONS * slices.length) problems.push(`${paid - ok201} more paid rows than 201s seen, more than the ${CONNECTIONS} requests in flight at the end of each slice`);
-  if (ledger.mismatched !== 0) problems.push(`LEDGER: ${ledger.mismatched} accounts whose balance differs from the sum of their ledger`);
-  if (ledger.debits !== ledger.allPaid) problems.push(`LEDGER: ${ledger.debits} order_debit rows for ${ledger.allPaid} paid orders`);
+  if (svc201 !== undefined && paid < svc201)
+    problems.push(`DURABILITY: ${paid} paid rows < ${svc201} 201s counted by the service`);
+  if (paid - ok201 > CONNECTIONS * slices.length)
+    problems.push(
+      `${paid - ok201} more paid rows than 201s seen, more than the ${CONNECTIONS} requests in flight at the end of each slice`,
+    );
+  if (ledger.mismatched !== 0)
+    problems.push(
+      `LEDGER: ${ledger.mismatched} accounts whose balance differs from the sum of their ledger`,
+    );
+  if (ledger.debits !== ledger.allPaid)
+    problems.push(`LEDGER: ${ledger.debits} order_debit rows for ${ledger.allPaid} paid orders`);
   const cpu = mergeCpu(slices.map((x) => x.r.cpu));
-  const perOrderMs = (pct) => (pct === undefined || !rate ? undefined : round((10 * pct) / rate, 3)); // % of a core / orders per s -> ms
+  const perOrderMs = (pct) =>
+    pct === undefined || !rate ? undefined : round((10 * pct) / rate, 3); // % of a core / orders per s -> ms
   const lat = slices.map((x) => x.r.latency_ms);
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
   return {
@@ -743,7 +902,12 @@ function wrkResult(slices, counted) {
     socket_errors: sockets,
     orders_per_s: round(rate),
     // wrk reports percentiles per slice: the median slice's p50, the worst slice's p99 and max
-    latency_ms: { p50: median(lat.map((l) => l.p50)), p90: Math.max(...lat.map((l) => l.p90)), p99: Math.max(...lat.map((l) => l.p99)), max: Math.max(...lat.map((l) => l.max)) },
+    latency_ms: {
+      p50: median(lat.map((l) => l.p50)),
+      p90: Math.max(...lat.map((l) => l.p90)),
+      p99: Math.max(...lat.map((l) => l.p99)),
+      max: Math.max(...lat.map((l) => l.max)),
+    },
     latency_ms_by_slice: lat,
     orders_per_s_by_slice: slices.map((x) => round((x.r.statuses['201'] ?? 0) / x.r.elapsed_s)),
     durability: {
@@ -761,7 +925,11 @@ function wrkResult(slices, counted) {
     database_commits: commits,
     paid_rows_per_commit: round(paid / Math.max(1, commits), 2),
     // CPU per order, in ms of one core: the target's process (all threads), the database's backends, wrk
-    cpu_ms_per_order: { target: perOrderMs(cpu?.service_pct_of_core), postgres: perOrderMs(cpu?.postgres_backends_pct_of_core), wrk: perOrderMs(cpu?.generator_pct_of_core) },
+    cpu_ms_per_order: {
+      target: perOrderMs(cpu?.service_pct_of_core),
+      postgres: perOrderMs(cpu?.postgres_backends_pct_of_core),
+      wrk: perOrderMs(cpu?.generator_pct_of_core),
+    },
     cpu,
     cpu_by_slice: slices.map((x) => x.r.cpu),
     pg_activity: mergeWaits(slices.map((x) => x.pgWaits)),
@@ -790,26 +958,47 @@ async function measure(summary) {
   const t0 = Date.now();
   const agents = await registerAgents(service.base, AGENTS);
   const regS = (Date.now() - t0) / 1000;
-  log(`registered ${agents.length} agents in ${round(regS, 2)} s (${round(agents.length / regS, 0)} /s)`);
+  log(
+    `registered ${agents.length} agents in ${round(regS, 2)} s (${round(agents.length / regS, 0)} /s)`,
+  );
   const fx = await fixture(dbName, agents);
   log(`fixture: ${JSON.stringify(fx)}`);
 
   // The fixture as the service sees it (not fatal: the orders' statuses are what the run checks).
   const notes = [];
-  const me = await fetch(`${service.base}/api/v1/agents/me`, { headers: { authorization: `Bearer ${agents[0].key}` }, signal: AbortSignal.timeout(10_000) });
+  const me = await fetch(`${service.base}/api/v1/agents/me`, {
+    headers: { authorization: `Bearer ${agents[0].key}` },
+    signal: AbortSignal.timeout(10_000),
+  });
   const meText = await me.text();
   let meJson;
   try {
     meJson = JSON.parse(meText);
   } catch {}
-  if (me.status !== 200) notes.push(`GET /api/v1/agents/me of a fixture agent answered ${me.status}: ${meText.slice(0, 200)}`);
-  else if (meJson?.autonomous_funding !== true || meJson?.paired !== true) notes.push(`GET /api/v1/agents/me: autonomous_funding ${meJson?.autonomous_funding}, paired ${meJson?.paired}`);
+  if (me.status !== 200)
+    notes.push(
+      `GET /api/v1/agents/me of a fixture agent answered ${me.status}: ${meText.slice(0, 200)}`,
+    );
+  else if (meJson?.autonomous_funding !== true || meJson?.paired !== true)
+    notes.push(
+      `GET /api/v1/agents/me: autonomous_funding ${meJson?.autonomous_funding}, paired ${meJson?.paired}`,
+    );
   for (const n of notes) log(`note: ${n}`);
 
   const pb = RUN.has('pgbench') ? await pgbenchSetup() : undefined;
   const peer = RUN.has('peer') ? await startPeer(dbName) : undefined;
   const targets = [
-    ...(RUN.has('orders') ? [{ name: 'service', base: service.base, pid: service.pid, dbName, counted: () => orderCounts(service.base) }] : []),
+    ...(RUN.has('orders')
+      ? [
+          {
+            name: 'service',
+            base: service.base,
+            pid: service.pid,
+            dbName,
+            counted: () => orderCounts(service.base),
+          },
+        ]
+      : []),
     ...(peer ? [{ name: 'peer', base: peer.base, pid: peer.pid, dbName }] : []),
   ];
   // Every slice places orders in the same session: its deal keys die at the close.
@@ -817,11 +1006,21 @@ async function measure(summary) {
   const perSlice = secs + 3; // counts, samplers, the 1.5 s settle
   const need = (targets.length + (pb ? 1 : 0)) * (WARMUP + 2 + ROUNDS * perSlice) + 15;
   const deals = await currentDeals(service.base, need);
-  log(`${MARKET} session ${deals.tick}: ${deals.keys.length} deals, ${round(deals.seconds_to_close)} s to its close`);
+  log(
+    `${MARKET} session ${deals.tick}: ${deals.keys.length} deals, ${round(deals.seconds_to_close)} s to its close`,
+  );
 
   state.tmpDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'bench-orders-'));
   const dataFile = path.join(state.tmpDir, 'orders.txt');
-  fs.writeFileSync(dataFile, [`market ${MARKET}`, ...agents.map((a) => `key ${a.key}`), ...deals.keys.map((k) => `deal ${k}`)].join('\n') + '\n', { mode: 0o600 });
+  fs.writeFileSync(
+    dataFile,
+    [
+      `market ${MARKET}`,
+      ...agents.map((a) => `key ${a.key}`),
+      ...deals.keys.map((k) => `deal ${k}`),
+    ].join('\n') + '\n',
+    { mode: 0o600 },
+  );
   for (const t of targets) t.dataFile = dataFile;
 
   // Setup wrote rows: flush them now so that no checkpoint of ours lands in a measured slice.
@@ -831,7 +1030,11 @@ async function measure(summary) {
     for (const t of targets) {
       log(`${t.name} warm-up: ${WARMUP} s`);
       const w = await runWrk(t.base, dataFile, WARMUP, t.pid, dbName);
-      warmups[t.name] = { requests: w.requests, statuses: w.statuses, wrk_requests_per_s: w.wrk_requests_per_s };
+      warmups[t.name] = {
+        requests: w.requests,
+        statuses: w.statuses,
+        wrk_requests_per_s: w.wrk_requests_per_s,
+      };
     }
     if (pb) {
       log(`pgbench warm-up: ${WARMUP} s`);
@@ -844,7 +1047,9 @@ async function measure(summary) {
   const pbSlices = [];
   await withDb(dbName, async (c) => {
     for (let k = 1; k <= ROUNDS; k++) {
-      log(`round ${k}/${ROUNDS}: ${[...targets.map((t) => t.name), ...(pb ? ['pgbench'] : [])].join(', ')}, ${secs} s each, ${CONNECTIONS} connections`);
+      log(
+        `round ${k}/${ROUNDS}: ${[...targets.map((t) => t.name), ...(pb ? ['pgbench'] : [])].join(', ')}, ${secs} s each, ${CONNECTIONS} connections`,
+      );
       for (const t of targets) {
         slices[t.name].push(await wrkSlice(c, t, secs));
         checkInterrupted();
@@ -852,35 +1057,61 @@ async function measure(summary) {
       if (pb) pbSlices.push(await pgbenchSlice(pb, secs));
     }
   });
-  const closed = (await getJson(`${service.base}/api/v1/markets/${MARKET}`)).current_tick !== deals.tick;
-  const common = { agents: agents.length, holders: fx.holders, market: MARKET, session_tick: deals.tick, deals: deals.keys.length, registration_s: round(regS, 2) };
+  const closed =
+    (await getJson(`${service.base}/api/v1/markets/${MARKET}`)).current_tick !== deals.tick;
+  const common = {
+    agents: agents.length,
+    holders: fx.holders,
+    market: MARKET,
+    session_tick: deals.tick,
+    deals: deals.keys.length,
+    registration_s: round(regS, 2),
+  };
   for (const t of targets) {
     const res = { ...common, warmup: warmups[t.name], ...wrkResult(slices[t.name], t.counted) };
-    if (closed) res.problems.push(`the ${MARKET} session closed during the run (deal keys expired)`);
+    if (closed)
+      res.problems.push(`the ${MARKET} session closed during the run (deal keys expired)`);
     if (t.name === 'service') summary.orders = { ...res, notes };
-    else summary.peer = { implementation: 'bench/orders-peer.mjs: Fastify 5 + pg, one transaction per request', pool: PEER_POOL, ...res, stderr_tail: state.peerStderr.slice(-10) };
+    else
+      summary.peer = {
+        implementation: 'bench/orders-peer.mjs: Fastify 5 + pg, one transaction per request',
+        pool: PEER_POOL,
+        ...res,
+        stderr_tail: state.peerStderr.slice(-10),
+      };
   }
   if (pb) summary.pgbench = pgbenchResult(pb, pbSlices);
   if (peer) await stopChild(state.peer, 'peer', 10_000, log);
   if (state.serviceLog.warningCount && summary.orders) {
-    summary.orders.problems.push(`service logged ${state.serviceLog.warningCount} warn/error lines (first: ${JSON.stringify(state.serviceLog.warnings[0]).slice(0, 400)})`);
+    summary.orders.problems.push(
+      `service logged ${state.serviceLog.warningCount} warn/error lines (first: ${JSON.stringify(state.serviceLog.warnings[0]).slice(0, 400)})`,
+    );
   }
   state.serviceStopAsked = true;
   await stopChild(state.service, 'service', 20_000, log);
-  log(`service stopped (${state.service.exitCode !== null ? `exit code ${state.service.exitCode}` : `signal ${state.service.signalCode}`})`);
-  if (summary.orders) summary.orders.service_exit = { code: state.service.exitCode, signal: state.service.signalCode };
+  log(
+    `service stopped (${state.service.exitCode !== null ? `exit code ${state.service.exitCode}` : `signal ${state.service.signalCode}`})`,
+  );
+  if (summary.orders)
+    summary.orders.service_exit = {
+      code: state.service.exitCode,
+      signal: state.service.signalCode,
+    };
 }
 
 // ---------------------------------------------------------------- the pgbench half
 
-const PGBENCH_SCRIPT = '\\set aid random(1, 100000 * :scale)\nupdate pgbench_accounts set abalance = abalance + 1 where aid = :aid;\n';
+const PGBENCH_SCRIPT =
+  '\\set aid random(1, 100000 * :scale)\nupdate pgbench_accounts set abalance = abalance + 1 where aid = :aid;\n';
 
 function runPgbench(args, durationS, withCpu, dbName) {
   return new Promise((resolve, reject) => {
     const child = spawn('pgbench', args, { stdio: ['ignore', 'pipe', 'pipe'], env: pgEnv() });
     const cpu = withCpu ? cpuSampler({ generatorPid: child.pid, dbName }) : undefined;
     let top;
-    const topTimer = withCpu ? setTimeout(async () => (top = await topSnapshot()), (durationS * 1000) / 2) : undefined;
+    const topTimer = withCpu
+      ? setTimeout(async () => (top = await topSnapshot()), (durationS * 1000) / 2)
+      : undefined;
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -893,7 +1124,12 @@ function runPgbench(args, durationS, withCpu, dbName) {
       clearTimeout(topTimer);
       const usage = cpu?.stop();
       state.generator = undefined;
-      if (code !== 0) return reject(new Error(`pgbench ${args.join(' ')} failed (code ${code}, signal ${signal}):\n${err}${out}`));
+      if (code !== 0)
+        return reject(
+          new Error(
+            `pgbench ${args.join(' ')} failed (code ${code}, signal ${signal}):\n${err}${out}`,
+          ),
+        );
       resolve({ out, err, cpu: usage, top });
     });
   });
@@ -905,7 +1141,8 @@ async function pgbenchOnly(summary) {
   await pgAdmin('CHECKPOINT');
   if (WARMUP > 0) await runPgbench(pb.run(WARMUP), WARMUP, false);
   const slices = [];
-  for (let k = 1; k <= ROUNDS; k++) slices.push(await pgbenchSlice(pb, Math.max(1, Math.round(DURATION / ROUNDS))));
+  for (let k = 1; k <= ROUNDS; k++)
+    slices.push(await pgbenchSlice(pb, Math.max(1, Math.round(DURATION / ROUNDS))));
   summary.pgbench = pgbenchResult(pb, slices);
 }
 
@@ -922,7 +1159,21 @@ async function pgbenchSetup() {
   await runPgbench([...pgConnArgs(), '-i', '-q', '-s', String(SCALE), dbName], 600, false);
   log(`initialised in ${round((Date.now() - t0) / 1000, 1)} s`);
   // -s sets :scale for a custom script (pgbench reads pgbench_branches only for its built-in ones)
-  const run = (t) => [...pgConnArgs(), '-n', '-c', String(CONNECTIONS), '-j', String(PGBENCH_JOBS), '-T', String(t), '-s', String(SCALE), '-f', script, dbName];
+  const run = (t) => [
+    ...pgConnArgs(),
+    '-n',
+    '-c',
+    String(CONNECTIONS),
+    '-j',
+    String(PGBENCH_JOBS),
+    '-T',
+    String(t),
+    '-s',
+    String(SCALE),
+    '-f',
+    script,
+    dbName,
+  ];
   return { dbName, script, run };
 }
 
@@ -952,7 +1203,10 @@ function pgbenchResult(pb, slices) {
   // tps over the slices: each slice's tps weighted by its (equal) duration
   const tps = slices.reduce((a, x) => a + x.tps, 0) / slices.length;
   return {
-    command: `pgbench ${pb.run(Math.max(1, Math.round(DURATION / ROUNDS))).join(' ').replace(pb.script, '<script>')}`,
+    command: `pgbench ${pb
+      .run(Math.max(1, Math.round(DURATION / ROUNDS)))
+      .join(' ')
+      .replace(pb.script, '<script>')}`,
     script: PGBENCH_SCRIPT,
     scale: SCALE,
     clients: CONNECTIONS,
@@ -963,7 +1217,10 @@ function pgbenchResult(pb, slices) {
     failed: slices.reduce((a, x) => a + x.failed, 0),
     tps: round(tps),
     tps_by_slice: slices.map((x) => round(x.tps)),
-    latency_avg_ms: round(slices.reduce((a, x) => a + (x.latency_avg_ms ?? 0), 0) / slices.length, 3),
+    latency_avg_ms: round(
+      slices.reduce((a, x) => a + (x.latency_avg_ms ?? 0), 0) / slices.length,
+      3,
+    ),
     cpu: mergeCpu(slices.map((x) => x.cpu)),
     pg_activity: mergeWaits(slices.map((x) => x.pgWaits)),
     top_mid_run: slices.at(-1).top,
@@ -1002,31 +1259,55 @@ async function postgresInfo() {
 async function main() {
   const started = new Date();
   const m = machine();
-  log(`machine: ${m.nproc} CPUs (${m.cpu}), node ${m.node}, load average ${m.loadavg_at_start.join(' ')}`);
+  log(
+    `machine: ${m.nproc} CPUs (${m.cpu}), node ${m.node}, load average ${m.loadavg_at_start.join(' ')}`,
+  );
   if (m.loadavg_at_start[0] > 0.5 * m.nproc) {
-    log(`WARNING: the machine is busy (1-min load ${m.loadavg_at_start[0]} on ${m.nproc} CPUs); other processes will distort the figures`);
+    log(
+      `WARNING: the machine is busy (1-min load ${m.loadavg_at_start[0]} on ${m.nproc} CPUs); other processes will distort the figures`,
+    );
   }
   // The commit the service under test was built from: the repository holding --service (the
   // working tree's HEAD for dist/src/main.js, which may carry uncommitted edits: `dirty`).
   const serviceRoot = path.resolve(path.dirname(fs.realpathSync(SERVICE_MAIN)), '..', '..');
   const git = (...args) => {
     try {
-      return execFileSync('git', ['-C', serviceRoot, ...args], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      return execFileSync('git', ['-C', serviceRoot, ...args], {
+        encoding: 'utf8',
+        timeout: 5000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     } catch {
       return undefined;
     }
   };
   const head = git('log', '-1', '--format=%h %s');
   const dirty = head !== undefined && git('status', '--porcelain', '--untracked-files=no') !== '';
-  const gitHead = head === undefined ? `unknown: ${serviceRoot} is not in a git repository` : `${head}${dirty ? ' (working tree with uncommitted changes)' : ''}`;
+  const gitHead =
+    head === undefined
+      ? `unknown: ${serviceRoot} is not in a git repository`
+      : `${head}${dirty ? ' (working tree with uncommitted changes)' : ''}`;
   const summary = {
     scenario: 'orders',
     date: started.toISOString(),
     machine: m,
     code: gitHead,
-    service_main: SERVICE_MAIN.startsWith(ROOT + path.sep) ? path.relative(ROOT, SERVICE_MAIN) : SERVICE_MAIN,
+    service_main: SERVICE_MAIN.startsWith(ROOT + path.sep)
+      ? path.relative(ROOT, SERVICE_MAIN)
+      : SERVICE_MAIN,
     postgres: await postgresInfo(),
-    config: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, agents: AGENTS, holders: HOLDERS, market: MARKET, wrk_threads: THREADS, shards: SHARDS ?? 'default (CPUs)', pgbench_scale: SCALE, pgbench_jobs: PGBENCH_JOBS },
+    config: {
+      connections: CONNECTIONS,
+      duration_s: DURATION,
+      warmup_s: WARMUP,
+      agents: AGENTS,
+      holders: HOLDERS,
+      market: MARKET,
+      wrk_threads: THREADS,
+      shards: SHARDS ?? 'default (CPUs)',
+      pgbench_scale: SCALE,
+      pgbench_jobs: PGBENCH_JOBS,
+    },
     generator: { wrk: WRK_VERSION, pgbench: PGBENCH_VERSION },
   };
   await measure(summary);
@@ -1045,11 +1326,21 @@ async function main() {
     summary.ratio = summary.ratios.service_to_pgbench;
     summary.ratio_pct = round(100 * summary.ratio, 1);
   }
-  summary.service_log = { warn_or_error_lines: state.serviceLog.warningCount, first: state.serviceLog.warnings.slice(0, 5), stderr_tail: state.serviceLog.stderr.slice(-20) };
+  summary.service_log = {
+    warn_or_error_lines: state.serviceLog.warningCount,
+    first: state.serviceLog.warnings.slice(0, 5),
+    stderr_tail: state.serviceLog.stderr.slice(-20),
+  };
 
   const dir = path.join(BENCH_DIR, 'results');
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-orders.json`);
+  const file = path.join(
+    dir,
+    `${started
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z')}-orders.json`,
+  );
   const { raw: _raw, ...pgbenchShort } = summary.pgbench ?? {};
   const printed = {
     ...summary,
@@ -1062,25 +1353,68 @@ async function main() {
   fs.writeFileSync(file, JSON.stringify(summary, null, 2) + '\n');
   console.log(JSON.stringify(printed, null, 2));
   console.error(table(summary));
-  for (const [name, t] of [['service', summary.orders], ['peer', summary.peer]]) for (const p of t?.problems ?? []) log(`problem (${name}): ${p}`);
+  for (const [name, t] of [
+    ['service', summary.orders],
+    ['peer', summary.peer],
+  ])
+    for (const p of t?.problems ?? []) log(`problem (${name}): ${p}`);
 }
 
 /** The run at a glance (stderr): rate, latency, CPU per order, rows per commit, the three ratios. */
 function table(summary) {
   const pgCpu = summary.pgbench?.cpu;
-  const pgMs = (pct) => (pct === undefined || !summary.pgbench?.tps ? undefined : round((10 * pct) / summary.pgbench.tps, 3));
+  const pgMs = (pct) =>
+    pct === undefined || !summary.pgbench?.tps
+      ? undefined
+      : round((10 * pct) / summary.pgbench.tps, 3);
   const rows = [
-    ['', 'per s', 'p50 ms', 'p99 ms', 'CPU ms/order: target', 'PostgreSQL', 'paid rows/commit', 'others % core'],
-    ...[['service', summary.orders], ['peer', summary.peer]].filter(([, t]) => t).map(([n, t]) => [
-      n, t.orders_per_s, t.latency_ms.p50, t.latency_ms.p99, t.cpu_ms_per_order.target, t.cpu_ms_per_order.postgres, t.paid_rows_per_commit, t.cpu?.others_pct_of_core,
-    ]),
-    ...(summary.pgbench ? [['pgbench', summary.pgbench.tps, '', '', pgMs(pgCpu?.generator_pct_of_core), pgMs(pgCpu?.postgres_backends_pct_of_core), '', pgCpu?.others_pct_of_core]] : []),
+    [
+      '',
+      'per s',
+      'p50 ms',
+      'p99 ms',
+      'CPU ms/order: target',
+      'PostgreSQL',
+      'paid rows/commit',
+      'others % core',
+    ],
+    ...[
+      ['service', summary.orders],
+      ['peer', summary.peer],
+    ]
+      .filter(([, t]) => t)
+      .map(([n, t]) => [
+        n,
+        t.orders_per_s,
+        t.latency_ms.p50,
+        t.latency_ms.p99,
+        t.cpu_ms_per_order.target,
+        t.cpu_ms_per_order.postgres,
+        t.paid_rows_per_commit,
+        t.cpu?.others_pct_of_core,
+      ]),
+    ...(summary.pgbench
+      ? [
+          [
+            'pgbench',
+            summary.pgbench.tps,
+            '',
+            '',
+            pgMs(pgCpu?.generator_pct_of_core),
+            pgMs(pgCpu?.postgres_backends_pct_of_core),
+            '',
+            pgCpu?.others_pct_of_core,
+          ],
+        ]
+      : []),
   ];
   const w = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
   const lines = rows.map((r) => r.map((v, i) => String(v ?? '').padStart(w[i])).join('  '));
   const pct = (x) => (x === undefined ? '—' : `${round(100 * x, 1)} %`);
   const r = summary.ratios;
-  lines.push(`service/peer ${r.service_to_peer === undefined ? '—' : `${round(r.service_to_peer, 2)}x`} (target 2.0x) · service/pgbench ${pct(r.service_to_pgbench)} (target 50 %) · peer/pgbench ${pct(r.peer_to_pgbench)}`);
+  lines.push(
+    `service/peer ${r.service_to_peer === undefined ? '—' : `${round(r.service_to_peer, 2)}x`} (target 2.0x) · service/pgbench ${pct(r.service_to_pgbench)} (target 50 %) · peer/pgbench ${pct(r.peer_to_pgbench)}`,
+  );
   return lines.join('\n');
 }
 
@@ -1090,8 +1424,10 @@ try {
 } catch (err) {
   if (!interrupted) {
     console.error(`bench failed: ${err.stack ?? err}`);
-    for (const w of state.serviceLog.warnings.slice(0, 5)) console.error(`service: ${JSON.stringify(w).slice(0, 2000)}`);
-    if (state.serviceLog.stderr.length) console.error(`service stderr:\n${state.serviceLog.stderr.slice(-20).join('\n')}`);
+    for (const w of state.serviceLog.warnings.slice(0, 5))
+      console.error(`service: ${JSON.stringify(w).slice(0, 2000)}`);
+    if (state.serviceLog.stderr.length)
+      console.error(`service stderr:\n${state.serviceLog.stderr.slice(-20).join('\n')}`);
   }
   exitCode = 1;
 } finally {

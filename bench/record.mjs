@@ -47,7 +47,9 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help) {
-  console.log('usage: node bench/record.mjs [--runs 3] [--duration 10] [--warmup 3] [--connections 64] [--days 3] [--modes before,after] [--before-service PATH] [--targets history,...] [--cpu-prof DIR] [--pg URL]');
+  console.log(
+    'usage: node bench/record.mjs [--runs 3] [--duration 10] [--warmup 3] [--connections 64] [--days 3] [--modes before,after] [--before-service PATH] [--targets history,...] [--cpu-prof DIR] [--pg URL]',
+  );
   process.exit(0);
 }
 const RUNS = Number(opts.runs);
@@ -56,8 +58,10 @@ const WARMUP = Number(opts.warmup);
 const CONNECTIONS = Number(opts.connections);
 const DAYS = Number(opts.days);
 const MODES = opts.modes.split(',');
-for (const [k, v] of Object.entries({ RUNS, DURATION, WARMUP, CONNECTIONS, DAYS })) if (!Number.isInteger(v) || v < 0) throw new Error(`bad ${k}: ${v}`);
-if (!MODES.every((m) => m === 'before' || m === 'after')) throw new Error('--modes: before and/or after');
+for (const [k, v] of Object.entries({ RUNS, DURATION, WARMUP, CONNECTIONS, DAYS }))
+  if (!Number.isInteger(v) || v < 0) throw new Error(`bad ${k}: ${v}`);
+if (!MODES.every((m) => m === 'before' || m === 'after'))
+  throw new Error('--modes: before and/or after');
 checkLocalPg(opts.pg);
 const WRK = wrkVersion();
 if (!WRK) {
@@ -68,7 +72,11 @@ if (!WRK) {
 const log = (msg) => console.error(`[record ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : undefined;
+  return s.length
+    ? s.length % 2
+      ? s[(s.length - 1) / 2]
+      : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+    : undefined;
 };
 const round = (x, d = 1) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x);
 
@@ -95,7 +103,9 @@ function cleanup() {
     state.stopWrk?.();
     await state.service?.stop();
     if (state.db) {
-      await pgAdmin(opts.pg, `DROP DATABASE IF EXISTS "${state.db}" WITH (FORCE)`).catch((err) => console.error(`could not drop ${state.db}: ${err.message}`));
+      await pgAdmin(opts.pg, `DROP DATABASE IF EXISTS "${state.db}" WITH (FORCE)`).catch((err) =>
+        console.error(`could not drop ${state.db}: ${err.message}`),
+      );
       log(`dropped database ${state.db}`);
     }
   })());
@@ -108,12 +118,25 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 }
 
 async function start(mode, run) {
-  const env = { SVC_BACKFILL_DAYS: String(DAYS), SVC_RECORD_CACHE_MB: mode === 'before' ? '0' : '64' };
-  const nodeArgs = opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts['cpu-prof'], `${mode}-run${run}`)}`] : [];
+  const env = {
+    SVC_BACKFILL_DAYS: String(DAYS),
+    SVC_RECORD_CACHE_MB: mode === 'before' ? '0' : '64',
+  };
+  const nodeArgs = opts['cpu-prof']
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts['cpu-prof'], `${mode}-run${run}`)}`]
+    : [];
   log(`starting the service (${mode}: SVC_RECORD_CACHE_MB=${env.SVC_RECORD_CACHE_MB})`);
   // --before-service: the before mode runs another build (dist/src/main.js of an older commit).
-  const main = mode === 'before' && opts['before-service'] ? path.resolve(opts['before-service']) : MAIN;
-  state.service = await startService({ main, pgBase: opts.pg, dbName: state.db, env, nodeArgs, log });
+  const main =
+    mode === 'before' && opts['before-service'] ? path.resolve(opts['before-service']) : MAIN;
+  state.service = await startService({
+    main,
+    pgBase: opts.pg,
+    dbName: state.db,
+    env,
+    nodeArgs,
+    log,
+  });
   return state.service;
 }
 
@@ -121,9 +144,16 @@ async function start(mode, run) {
 async function backfilled(base) {
   const t0 = Date.now();
   for (;;) {
-    const cov = await Promise.all(['m15', 'm45', 'h2', 'h10'].map((m) => getJson(`${base}/api/v1/markets/${m}/coverage`)));
-    if (cov.every((c) => c.history_load?.complete)) return { seconds: (Date.now() - t0) / 1000, sessions: cov.reduce((n, c) => n + c.recorded_sessions, 0) };
-    if (Date.now() - t0 > Number(opts['backfill-timeout']) * 1000) throw new Error('history not loaded in time');
+    const cov = await Promise.all(
+      ['m15', 'm45', 'h2', 'h10'].map((m) => getJson(`${base}/api/v1/markets/${m}/coverage`)),
+    );
+    if (cov.every((c) => c.history_load?.complete))
+      return {
+        seconds: (Date.now() - t0) / 1000,
+        sessions: cov.reduce((n, c) => n + c.recorded_sessions, 0),
+      };
+    if (Date.now() - t0 > Number(opts['backfill-timeout']) * 1000)
+      throw new Error('history not loaded in time');
     await sleep(1000);
   }
 }
@@ -161,12 +191,18 @@ async function quiet(base) {
   let still = 0;
   while (still < 3 && Date.now() - t0 < 60_000) {
     const text = await (await fetch(`${base}/metrics`)).text();
-    const pending = [...text.matchAll(/^actor_mailbox_depth\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const pending = [...text.matchAll(/^actor_mailbox_depth\{[^}]*\} (\d+)/gm)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
     still = pending === 0 ? still + 1 : 0;
     await sleep(200);
   }
   const text = await (await fetch(`${base}/metrics`)).text();
-  return { seconds: round((Date.now() - t0) / 1000), record_cache_sessions: Number(/^record_cache_sessions (\d+)/m.exec(text)?.[1] ?? 0) };
+  return {
+    seconds: round((Date.now() - t0) / 1000),
+    record_cache_sessions: Number(/^record_cache_sessions (\d+)/m.exec(text)?.[1] ?? 0),
+  };
 }
 
 /**
@@ -187,7 +223,8 @@ async function coldReads(mode, run, list) {
     const settled = await quiet(svc.base);
     const first = await timedGet(svc.base + t.path);
     const second = await timedGet(svc.base + t.path);
-    if (first.status !== 200 || second.status !== 200) throw new Error(`${t.name}: HTTP ${first.status}/${second.status}`);
+    if (first.status !== 200 || second.status !== 200)
+      throw new Error(`${t.name}: HTTP ${first.status}/${second.status}`);
     await svc.stop();
     state.service = undefined;
 
@@ -205,8 +242,17 @@ async function coldReads(mode, run, list) {
     await warm.stop();
     state.service = undefined;
 
-    cold[t.name] = { first_ms: first.ms, second_ms: second.ms, miss_ms: miss.ms, bytes: first.bytes, quiet_after_s: settled.seconds, sessions_kept_before: settled.record_cache_sessions };
-    log(`${mode} cold ${t.name}: ${first.ms} ms, then ${second.ms} ms (${first.bytes} B; quiet after ${settled.seconds} s, ${settled.record_cache_sessions} sessions kept before); a miss on a warm service ${miss.ms} ms`);
+    cold[t.name] = {
+      first_ms: first.ms,
+      second_ms: second.ms,
+      miss_ms: miss.ms,
+      bytes: first.bytes,
+      quiet_after_s: settled.seconds,
+      sessions_kept_before: settled.record_cache_sessions,
+    };
+    log(
+      `${mode} cold ${t.name}: ${first.ms} ms, then ${second.ms} ms (${first.bytes} B; quiet after ${settled.seconds} s, ${settled.record_cache_sessions} sessions kept before); a miss on a warm service ${miss.ms} ms`,
+    );
   }
   return cold;
 }
@@ -218,19 +264,43 @@ async function measureMode(mode, run) {
   state.service = undefined;
   const only = opts.targets?.split(',');
   const list = targets(cov.last_settled_tick).filter((t) => !only || only.includes(t.name));
-  const out = { mode, run, last_settled_tick: cov.last_settled_tick, cold: await coldReads(mode, run, list), load: {}, rss_after_mb: undefined };
+  const out = {
+    mode,
+    run,
+    last_settled_tick: cov.last_settled_tick,
+    cold: await coldReads(mode, run, list),
+    load: {},
+    rss_after_mb: undefined,
+  };
   const svc = await start(mode, run);
   await quiet(svc.base);
   for (const t of list) {
     const url = svc.base + t.path;
     if (WARMUP) {
-      await runWrk({ url, connections: CONNECTIONS, seconds: WARMUP, onStart: (s) => (state.stopWrk = s) });
+      await runWrk({
+        url,
+        connections: CONNECTIONS,
+        seconds: WARMUP,
+        onStart: (s) => (state.stopWrk = s),
+      });
       await drained(svc.base);
     }
-    const r = await runWrk({ url, connections: CONNECTIONS, seconds: DURATION, onStart: (s) => (state.stopWrk = s) });
+    const r = await runWrk({
+      url,
+      connections: CONNECTIONS,
+      seconds: DURATION,
+      onStart: (s) => (state.stopWrk = s),
+    });
     state.stopWrk = undefined;
-    out.load[t.name] = { path: t.path, sessions: t.sessions, ...r, drained_after_s: await drained(svc.base) };
-    log(`${mode} ${t.name}: ${round(r.requests_per_s)} req/s, p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms${r.non_2xx ? `, ${r.non_2xx} non-2xx` : ''}`);
+    out.load[t.name] = {
+      path: t.path,
+      sessions: t.sessions,
+      ...r,
+      drained_after_s: await drained(svc.base),
+    };
+    log(
+      `${mode} ${t.name}: ${round(r.requests_per_s)} req/s, p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms${r.non_2xx ? `, ${r.non_2xx} non-2xx` : ''}`,
+    );
   }
   out.rss_after_mb = rssOf(svc.pid).rss_mb;
   out.service_warnings = { count: svc.warnings.count, first: svc.warnings.first };
@@ -252,7 +322,10 @@ function machine() {
 /** The short commit of the checkout at `dir`, if it is one. */
 function commitOf(dir) {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: dir,
+      encoding: 'utf8',
+    }).trim();
   } catch {
     return undefined;
   }
@@ -262,7 +335,10 @@ async function main() {
   const started = new Date();
   const m = machine();
   log(`machine: ${m.nproc} CPUs, node ${m.node}, load average ${m.loadavg_at_start.join(' ')}`);
-  if (m.loadavg_at_start[0] > 0.5 * m.nproc) log(`WARNING: the machine is busy (1-min load ${m.loadavg_at_start[0]}); compare the ratios of one run only`);
+  if (m.loadavg_at_start[0] > 0.5 * m.nproc)
+    log(
+      `WARNING: the machine is busy (1-min load ${m.loadavg_at_start[0]}); compare the ratios of one run only`,
+    );
   const commit = commitOf(ROOT);
   state.db = `bench_record_${started.toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
   await pgAdmin(opts.pg, `CREATE DATABASE "${state.db}"`);
@@ -271,14 +347,19 @@ async function main() {
   // Record the history once (the cache plays no part in it).
   const first = await start('after', 0);
   const loaded = await backfilled(first.base);
-  log(`history of ${DAYS} days recorded: ${loaded.sessions} sessions in ${round(loaded.seconds)} s`);
+  log(
+    `history of ${DAYS} days recorded: ${loaded.sessions} sessions in ${round(loaded.seconds)} s`,
+  );
   await first.stop();
   state.service = undefined;
 
   const measured = [];
-  for (let run = 1; run <= RUNS; run++) for (const mode of MODES) measured.push(await measureMode(mode, run));
+  for (let run = 1; run <= RUNS; run++)
+    for (const mode of MODES) measured.push(await measureMode(mode, run));
 
-  const names = targets(0).map((t) => t.name).filter((n) => measured.some((x) => x.load[n]));
+  const names = targets(0)
+    .map((t) => t.name)
+    .filter((n) => measured.some((x) => x.load[n]));
   const summary = {};
   for (const name of names) {
     const per = (mode) => measured.filter((x) => x.mode === mode).map((x) => x.load[name]);
@@ -290,8 +371,12 @@ async function main() {
         p50_ms: med(mode, (x) => x.latency_ms.p50),
         p99_ms: med(mode, (x) => x.latency_ms.p99),
         non_2xx: per(mode).reduce((n, x) => n + x.non_2xx, 0),
-        cold_first_ms: median(measured.filter((x) => x.mode === mode && x.cold[name]).map((x) => x.cold[name].first_ms)),
-        cold_miss_ms: median(measured.filter((x) => x.mode === mode && x.cold[name]).map((x) => x.cold[name].miss_ms)),
+        cold_first_ms: median(
+          measured.filter((x) => x.mode === mode && x.cold[name]).map((x) => x.cold[name].first_ms),
+        ),
+        cold_miss_ms: median(
+          measured.filter((x) => x.mode === mode && x.cold[name]).map((x) => x.cold[name].miss_ms),
+        ),
       };
     }
     // Per run ratios (both modes measured back to back), then their median.
@@ -306,21 +391,57 @@ async function main() {
     summary[name] = s;
   }
 
-  console.log(`\nrecord reads, ${RUNS} run(s), wrk ${WRK} -t1 -c${CONNECTIONS} ${WARMUP}s + ${DURATION}s per target; medians`);
-  console.log('target        |  before req/s  p99 ms | after req/s  p99 ms | after/before | cold first ms before / after | miss on a warm service ms before / after');
+  console.log(
+    `\nrecord reads, ${RUNS} run(s), wrk ${WRK} -t1 -c${CONNECTIONS} ${WARMUP}s + ${DURATION}s per target; medians`,
+  );
+  console.log(
+    'target        |  before req/s  p99 ms | after req/s  p99 ms | after/before | cold first ms before / after | miss on a warm service ms before / after',
+  );
   for (const name of names) {
     const s = summary[name];
     const f = (x, w) => String(x ?? '-').padStart(w);
-    console.log(`${name.padEnd(13)} | ${f(s.before?.requests_per_s, 13)} ${f(s.before?.p99_ms, 7)} | ${f(s.after?.requests_per_s, 11)} ${f(s.after?.p99_ms, 7)} | ${f(s.ratio_after_before, 12)} | ${f(s.before?.cold_first_ms, 8)} / ${f(s.after?.cold_first_ms, 8)} | ${f(s.before?.cold_miss_ms, 8)} / ${f(s.after?.cold_miss_ms, 8)}`);
+    console.log(
+      `${name.padEnd(13)} | ${f(s.before?.requests_per_s, 13)} ${f(s.before?.p99_ms, 7)} | ${f(s.after?.requests_per_s, 11)} ${f(s.after?.p99_ms, 7)} | ${f(s.ratio_after_before, 12)} | ${f(s.before?.cold_first_ms, 8)} / ${f(s.after?.cold_first_ms, 8)} | ${f(s.before?.cold_miss_ms, 8)} / ${f(s.after?.cold_miss_ms, 8)}`,
+    );
   }
 
-  const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-record.json`);
+  const file = path.join(
+    BENCH_DIR,
+    'results',
+    `${started
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z')}-record.json`,
+  );
   const result = {
-    scenario: 'record reads (issue 14)', started: started.toISOString(), finished: new Date().toISOString(), commit,
-    before_service: opts['before-service'] ? { main: path.resolve(opts['before-service']), commit: commitOf(path.resolve(opts['before-service'], '../../..')) } : undefined,
+    scenario: 'record reads (issue 14)',
+    started: started.toISOString(),
+    finished: new Date().toISOString(),
+    commit,
+    before_service: opts['before-service']
+      ? {
+          main: path.resolve(opts['before-service']),
+          commit: commitOf(path.resolve(opts['before-service'], '../../..')),
+        }
+      : undefined,
     machine: { ...m, loadavg_at_end: os.loadavg().map((x) => round(x, 2)) },
-    generator: { name: 'wrk', version: WRK, threads: 1, connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP },
-    days: DAYS, history: loaded, summary, runs: measured.map((x) => ({ ...x, load: Object.fromEntries(Object.entries(x.load).map(([k, v]) => [k, { ...v, raw: undefined }])) })),
+    generator: {
+      name: 'wrk',
+      version: WRK,
+      threads: 1,
+      connections: CONNECTIONS,
+      duration_s: DURATION,
+      warmup_s: WARMUP,
+    },
+    days: DAYS,
+    history: loaded,
+    summary,
+    runs: measured.map((x) => ({
+      ...x,
+      load: Object.fromEntries(
+        Object.entries(x.load).map(([k, v]) => [k, { ...v, raw: undefined }]),
+      ),
+    })),
   };
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');

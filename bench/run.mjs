@@ -40,7 +40,14 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './lib/process.mjs';
+import {
+  followServiceLog,
+  freePort,
+  SERVICE_NODE_FLAGS,
+  sleep,
+  stopChild,
+  within,
+} from './lib/process.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -86,7 +93,9 @@ if (opts.help) {
 function seconds(name, raw, min, max) {
   const n = Number(String(raw).replace(/s$/, ''));
   if (!Number.isFinite(n) || n < min || n > max) {
-    console.error(`--${name} must be a number of seconds in ${min}..${max}, got ${JSON.stringify(raw)}`);
+    console.error(
+      `--${name} must be a number of seconds in ${min}..${max}, got ${JSON.stringify(raw)}`,
+    );
     process.exit(2);
   }
   return n;
@@ -106,7 +115,9 @@ const CONNECTIONS = integer('connections', opts.connections, 1, 10_000);
 const THREADS = integer('threads', opts.threads, 1, 64);
 // 'deals': the size of the deals answer, probed once the service is ready.
 const FIXED_BYTES_DEALS = opts['fixed-bytes'] === 'deals';
-let FIXED_BYTES = FIXED_BYTES_DEALS ? undefined : integer('fixed-bytes', opts['fixed-bytes'], 16, 64 * 1024 * 1024);
+let FIXED_BYTES = FIXED_BYTES_DEALS
+  ? undefined
+  : integer('fixed-bytes', opts['fixed-bytes'], 16, 64 * 1024 * 1024);
 // The service's history backfill runs in the background after /readyz; 0 keeps it off the
 // machine during the read measurements (the default; the record is not read here).
 const BACKFILL_DAYS = integer('backfill-days', opts['backfill-days'], 0, 3650);
@@ -130,10 +141,15 @@ const TARGET_PATHS = {
 };
 /** Targets that read the record: with --backfill-days N the run waits for the history load first. */
 const RECORD_TARGETS = ['explore-page', 'families', 'book', 'signals', 'pulse'];
-const TARGETS = String(opts.targets).split(',').map((x) => x.trim()).filter(Boolean);
+const TARGETS = String(opts.targets)
+  .split(',')
+  .map((x) => x.trim())
+  .filter(Boolean);
 const unknownTargets = TARGETS.filter((x) => !(x in TARGET_PATHS));
 if (!TARGETS.length || unknownTargets.length) {
-  console.error(`--targets takes a comma-separated list of ${Object.keys(TARGET_PATHS).join(', ')}; got ${JSON.stringify(opts.targets)}`);
+  console.error(
+    `--targets takes a comma-separated list of ${Object.keys(TARGET_PATHS).join(', ')}; got ${JSON.stringify(opts.targets)}`,
+  );
   process.exit(2);
 }
 if (THREADS > CONNECTIONS) {
@@ -141,11 +157,15 @@ if (THREADS > CONNECTIONS) {
   process.exit(2);
 }
 
-const SERVICE_MAIN = opts.service ? path.resolve(opts.service) : path.join(ROOT, 'dist', 'src', 'main.js');
+const SERVICE_MAIN = opts.service
+  ? path.resolve(opts.service)
+  : path.join(ROOT, 'dist', 'src', 'main.js');
 // The service's own checkout (dist/src/main.js three levels down): its cwd.
 const SERVICE_ROOT = path.resolve(path.dirname(SERVICE_MAIN), '..', '..');
 if (!fs.existsSync(SERVICE_MAIN)) {
-  console.error(`${path.relative(process.cwd(), SERVICE_MAIN)} is missing: run \`npm run build\` first (or \`npm run bench\`).`);
+  console.error(
+    `${path.relative(process.cwd(), SERVICE_MAIN)} is missing: run \`npm run build\` first (or \`npm run bench\`).`,
+  );
   process.exit(2);
 }
 
@@ -163,7 +183,9 @@ if (!['wrk', 'autocannon'].includes(GENERATOR)) {
   process.exit(2);
 }
 if (GENERATOR === 'wrk' && !WRK_VERSION) {
-  console.error('wrk is not installed (apt-get update && apt-get install -y wrk), or use --generator autocannon');
+  console.error(
+    'wrk is not installed (apt-get update && apt-get install -y wrk), or use --generator autocannon',
+  );
   process.exit(2);
 }
 
@@ -171,14 +193,17 @@ if (GENERATOR === 'wrk' && !WRK_VERSION) {
 
 const log = (msg) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-
 // ---------------------------------------------------------------- database
 
 async function pgAdmin(sql) {
   const { default: pg } = await import('pg');
   const url = new URL(PG_BASE);
   url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000, statement_timeout: 30_000 });
+  const client = new pg.Client({
+    connectionString: url.toString(),
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 30_000,
+  });
   await within(10_000, client.connect(), 'connect to PostgreSQL');
   try {
     await within(35_000, client.query(sql), sql);
@@ -210,8 +235,13 @@ function cleanup() {
     if (state.service && state.service.exitCode === null && state.service.signalCode === null) {
       await stopChild(state.service, 'service', 20_000, log);
       const { exitCode, signalCode } = state.service;
-      log(`service stopped (${exitCode !== null ? `exit code ${exitCode}` : `signal ${signalCode}`})`);
-      if (exitCode !== 0) console.error(`service did not exit cleanly on SIGTERM:\n${state.serviceLog.stderr.slice(-20).join('\n')}`);
+      log(
+        `service stopped (${exitCode !== null ? `exit code ${exitCode}` : `signal ${signalCode}`})`,
+      );
+      if (exitCode !== 0)
+        console.error(
+          `service did not exit cleanly on SIGTERM:\n${state.serviceLog.stderr.slice(-20).join('\n')}`,
+        );
     }
     if (state.dbName) {
       try {
@@ -244,7 +274,13 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 async function startService() {
   const port = await freePort(HOST);
-  const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'warn', BASE_URL: `http://${HOST}:${port}` };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST,
+    LOG_LEVEL: 'warn',
+    BASE_URL: `http://${HOST}:${port}`,
+  };
   delete env.DATA_DIR;
   delete env.DATABASE_URL;
   if (SHARDS !== undefined) env.SVC_SHARDS = String(SHARDS);
@@ -265,7 +301,11 @@ async function startService() {
     database = `postgresql ${url.host}/${name}`;
   }
   log(`starting service on ${HOST}:${port}, database ${database}`);
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, SERVICE_MAIN], { cwd: SERVICE_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, SERVICE_MAIN], {
+    cwd: SERVICE_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   state.service = child;
   // pino JSON lines at warn and above (LOG_LEVEL=warn): keep them for the report.
   followServiceLog(child, {
@@ -276,7 +316,8 @@ async function startService() {
     onStderr: (line) => state.serviceLog.stderr.length < 200 && state.serviceLog.stderr.push(line),
   });
   child.once('exit', (code, signal) => {
-    if (!state.stopping) console.error(`service exited unexpectedly (code ${code}, signal ${signal})`);
+    if (!state.stopping)
+      console.error(`service exited unexpectedly (code ${code}, signal ${signal})`);
   });
 
   const base = `http://${HOST}:${port}`;
@@ -284,12 +325,15 @@ async function startService() {
   let last = 'no answer';
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`service exited before ready (code ${child.exitCode}, signal ${child.signalCode}):\n${state.serviceLog.stderr.slice(-20).join('\n')}`);
+      throw new Error(
+        `service exited before ready (code ${child.exitCode}, signal ${child.signalCode}):\n${state.serviceLog.stderr.slice(-20).join('\n')}`,
+      );
     }
     try {
       const r = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
       await r.arrayBuffer();
-      if (r.status === 200) return { base, port, database: opts.embedded ? 'embedded' : 'postgresql' };
+      if (r.status === 200)
+        return { base, port, database: opts.embedded ? 'embedded' : 'postgresql' };
       last = `HTTP ${r.status}`;
     } catch (err) {
       last = err.cause?.code ?? err.message;
@@ -300,10 +344,22 @@ async function startService() {
 }
 
 async function startFixed() {
-  const child = spawn(process.execPath, [path.join(BENCH_DIR, 'fixed-server.mjs'), '--host', HOST, '--port', '0', '--bytes', String(FIXED_BYTES)], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(BENCH_DIR, 'fixed-server.mjs'),
+      '--host',
+      HOST,
+      '--port',
+      '0',
+      '--bytes',
+      String(FIXED_BYTES),
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   state.fixed = child;
   const listening = await within(
     15_000,
@@ -336,7 +392,10 @@ function parseWrk(out) {
     const m = new RegExp(`^\\s*${pct}%\\s+([\\d.]+)(us|ms|s|m|h)\\s*$`, 'm').exec(out);
     return m ? ms(m[1], m[2]) : undefined;
   };
-  const stats = /^\s*Latency\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)/m.exec(out);
+  const stats =
+    /^\s*Latency\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)/m.exec(
+      out,
+    );
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const total = /(\d+) requests in ([\d.]+)(us|ms|s|m|h)/.exec(out);
   const rps = num(/Requests\/sec:\s+([\d.]+)/);
@@ -355,7 +414,12 @@ function parseWrk(out) {
     },
     non2xx3xx: num(/Non-2xx or 3xx responses:\s+(\d+)/) ?? 0,
     socket_errors: sock
-      ? { connect: Number(sock[1]), read: Number(sock[2]), write: Number(sock[3]), timeout: Number(sock[4]) }
+      ? {
+          connect: Number(sock[1]),
+          read: Number(sock[2]),
+          write: Number(sock[3]),
+          timeout: Number(sock[4]),
+        }
       : { connect: 0, read: 0, write: 0, timeout: 0 },
   };
 }
@@ -374,7 +438,10 @@ function runWrk(url, durationS) {
     child.once('exit', (code, signal) => {
       clearTimeout(kill);
       state.generator = undefined;
-      if (code !== 0) return reject(new Error(`wrk ${args.join(' ')} failed (code ${code}, signal ${signal}): ${err || out}`));
+      if (code !== 0)
+        return reject(
+          new Error(`wrk ${args.join(' ')} failed (code ${code}, signal ${signal}): ${err || out}`),
+        );
       try {
         resolve({ ...parseWrk(out), raw: out });
       } catch (e) {
@@ -387,7 +454,13 @@ function runWrk(url, durationS) {
 let autocannonMod;
 async function runAutocannon(url, durationS) {
   autocannonMod ??= (await import('autocannon')).default;
-  const instance = autocannonMod({ url, connections: CONNECTIONS, duration: durationS, pipelining: 1, timeout: 2 });
+  const instance = autocannonMod({
+    url,
+    connections: CONNECTIONS,
+    duration: durationS,
+    pipelining: 1,
+    timeout: 2,
+  });
   state.generator = { stop: () => instance.stop() };
   try {
     const r = await within((durationS + 30) * 1000, instance, 'autocannon');
@@ -396,7 +469,14 @@ async function runAutocannon(url, durationS) {
       rps: total / r.duration,
       requests: total,
       elapsed_s: r.duration,
-      latency_ms: { avg: r.latency.average, p50: r.latency.p50, p75: r.latency.p75, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+      latency_ms: {
+        avg: r.latency.average,
+        p50: r.latency.p50,
+        p75: r.latency.p75,
+        p90: r.latency.p90,
+        p99: r.latency.p99,
+        max: r.latency.max,
+      },
       non2xx3xx: r.non2xx,
       socket_errors: { connect: 0, read: r.errors - r.timeouts, write: 0, timeout: r.timeouts },
     };
@@ -405,7 +485,8 @@ async function runAutocannon(url, durationS) {
   }
 }
 
-const load = (url, durationS) => (GENERATOR === 'wrk' ? runWrk(url, durationS) : runAutocannon(url, durationS));
+const load = (url, durationS) =>
+  GENERATOR === 'wrk' ? runWrk(url, durationS) : runAutocannon(url, durationS);
 
 // ---------------------------------------------------------------- service metrics (cross-check)
 
@@ -416,7 +497,9 @@ async function requestCounts(base) {
   const out = {};
   // Greedy to the last brace: route patterns carry braces of their own ({market_id}).
   for (const m of text.matchAll(/^http_requests_total\{(.*)\}\s+(\S+)$/gm)) {
-    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    const labels = Object.fromEntries(
+      [...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]),
+    );
     out[`${labels.method} ${labels.route} ${labels.status}`] = Number(m[2]);
   }
   return out;
@@ -438,15 +521,24 @@ async function historyLoaded(base) {
   const deadline = Date.now() + READY_TIMEOUT_S * 1000;
   const started = Date.now();
   for (;;) {
-    const loads = await Promise.all(['m15', 'm45', 'h2', 'h10'].map(async (m) => {
-      const r = await fetch(`${base}/api/v1/markets/${m}/coverage`, { signal: AbortSignal.timeout(5000) });
-      return (await r.json()).history_load;
-    }));
+    const loads = await Promise.all(
+      ['m15', 'm45', 'h2', 'h10'].map(async (m) => {
+        const r = await fetch(`${base}/api/v1/markets/${m}/coverage`, {
+          signal: AbortSignal.timeout(5000),
+        });
+        return (await r.json()).history_load;
+      }),
+    );
     if (loads.every((l) => l === null || l.complete)) {
-      log(`history of ${BACKFILL_DAYS} day(s) loaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      log(
+        `history of ${BACKFILL_DAYS} day(s) loaded in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       return;
     }
-    if (Date.now() > deadline) throw new Error(`history not loaded within ${READY_TIMEOUT_S} s: ${JSON.stringify(loads.map((l) => l?.fraction))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `history not loaded within ${READY_TIMEOUT_S} s: ${JSON.stringify(loads.map((l) => l?.fraction))}`,
+      );
     await sleep(1000);
   }
 }
@@ -456,13 +548,16 @@ async function historyLoaded(base) {
 async function probe(url) {
   const r = await fetch(url, { signal: AbortSignal.timeout(5000) });
   const body = Buffer.from(await r.arrayBuffer());
-  if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}: ${body.toString().slice(0, 200)}`);
+  if (r.status !== 200)
+    throw new Error(`GET ${url} answered ${r.status}: ${body.toString().slice(0, 200)}`);
   return { bytes: body.length, contentType: r.headers.get('content-type') };
 }
 
 async function measure(target) {
   const p = await probe(target.url);
-  log(`${target.name}: GET ${new URL(target.url).pathname} -> 200, ${p.bytes} bytes; warm-up ${WARMUP} s, then ${DURATION} s`);
+  log(
+    `${target.name}: GET ${new URL(target.url).pathname} -> 200, ${p.bytes} bytes; warm-up ${WARMUP} s, then ${DURATION} s`,
+  );
   let warmup;
   if (WARMUP > 0) {
     const w = await load(target.url, WARMUP);
@@ -470,17 +565,40 @@ async function measure(target) {
   }
   const before = target.metricsBase ? await requestCounts(target.metricsBase) : undefined;
   const r = await load(target.url, DURATION);
-  const statuses = before ? countsDelta(before, await requestCounts(target.metricsBase)) : undefined;
+  const statuses = before
+    ? countsDelta(before, await requestCounts(target.metricsBase))
+    : undefined;
   const { raw, ...result } = r;
   await sleep(500);
-  return { name: target.name, method: 'GET', path: new URL(target.url).pathname, bytes: p.bytes, ...result, warmup, service_statuses: statuses, ...(raw ? { wrk_output: raw } : {}) };
+  return {
+    name: target.name,
+    method: 'GET',
+    path: new URL(target.url).pathname,
+    bytes: p.bytes,
+    ...result,
+    warmup,
+    service_statuses: statuses,
+    ...(raw ? { wrk_output: raw } : {}),
+  };
 }
 
-const fmtMs = (v) => (v === undefined ? '-' : v < 1 ? `${(v * 1000).toFixed(0)} µs` : `${v.toFixed(2)} ms`);
+const fmtMs = (v) =>
+  v === undefined ? '-' : v < 1 ? `${(v * 1000).toFixed(0)} µs` : `${v.toFixed(2)} ms`;
 const fmtInt = (v) => Math.round(v).toLocaleString('en-US');
 
 function table(rows) {
-  const header = ['target', 'route', 'bytes', 'req/s', 'p50', 'p99', 'max', 'non-2xx', 'sock err', 'ratio'];
+  const header = [
+    'target',
+    'route',
+    'bytes',
+    'req/s',
+    'p50',
+    'p99',
+    'max',
+    'non-2xx',
+    'sock err',
+    'ratio',
+  ];
   const lines = rows.map((r) => [
     r.name,
     `${r.method} ${r.path}`,
@@ -494,7 +612,8 @@ function table(rows) {
     r.ratio_to_fixed === undefined ? '-' : `${(r.ratio_to_fixed * 100).toFixed(1)} %`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cells) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const fmt = (cells) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(fmt)].join('\n');
 }
 
@@ -518,8 +637,16 @@ function machine() {
 /** The checkout's commit (short hash, `+dirty` with uncommitted changes), or null outside git. */
 function commit() {
   try {
-    const hash = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', timeout: 5000 }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8', timeout: 5000 }).trim();
+    const hash = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 5000,
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 5000,
+    }).trim();
     return dirty ? `${hash}+dirty` : hash;
   } catch {
     return null;
@@ -529,11 +656,18 @@ function commit() {
 async function main() {
   const started = new Date();
   const m = machine();
-  const genLabel = GENERATOR === 'wrk' ? `wrk ${WRK_VERSION} (-t${THREADS} -c${CONNECTIONS} --latency)` : `autocannon (in-process, ${CONNECTIONS} connections)`;
+  const genLabel =
+    GENERATOR === 'wrk'
+      ? `wrk ${WRK_VERSION} (-t${THREADS} -c${CONNECTIONS} --latency)`
+      : `autocannon (in-process, ${CONNECTIONS} connections)`;
   log(`generator: ${genLabel}; duration ${DURATION} s, warm-up ${WARMUP} s per target`);
-  log(`machine: ${m.nproc} CPUs (${m.cpu}), node ${m.node}, load average ${m.loadavg_at_start.join(' ')}`);
+  log(
+    `machine: ${m.nproc} CPUs (${m.cpu}), node ${m.node}, load average ${m.loadavg_at_start.join(' ')}`,
+  );
   if (m.loadavg_at_start[0] > 0.5 * m.nproc) {
-    log(`WARNING: the machine is busy (1-min load ${m.loadavg_at_start[0]} on ${m.nproc} CPUs); other processes will distort the figures`);
+    log(
+      `WARNING: the machine is busy (1-min load ${m.loadavg_at_start[0]} on ${m.nproc} CPUs); other processes will distort the figures`,
+    );
   }
 
   const service = await startService();
@@ -541,15 +675,22 @@ async function main() {
   const dealsUrl = `${service.base}/api/v1/markets/m15/deals`;
   if (FIXED_BYTES_DEALS) {
     FIXED_BYTES = (await probe(dealsUrl)).bytes;
-    log(`--fixed-bytes deals: baseline of ${FIXED_BYTES} bytes, the size of the m15 deals answer now`);
+    log(
+      `--fixed-bytes deals: baseline of ${FIXED_BYTES} bytes, the size of the m15 deals answer now`,
+    );
   }
   const fixed = await startFixed();
   log(`fixed-server at ${fixed.base} (${FIXED_BYTES} bytes per GET)`);
 
-  if (BACKFILL_DAYS > 0 && TARGETS.some((x) => RECORD_TARGETS.includes(x))) await historyLoaded(service.base);
+  if (BACKFILL_DAYS > 0 && TARGETS.some((x) => RECORD_TARGETS.includes(x)))
+    await historyLoaded(service.base);
   const targets = [
     { name: 'fixed-bytes', url: `${fixed.base}/` },
-    ...TARGETS.map((name) => ({ name, url: `${service.base}${TARGET_PATHS[name]}`, metricsBase: service.base })),
+    ...TARGETS.map((name) => ({
+      name,
+      url: `${service.base}${TARGET_PATHS[name]}`,
+      metricsBase: service.base,
+    })),
   ];
   const results = [];
   for (const t of targets) {
@@ -561,12 +702,17 @@ async function main() {
   for (const r of results) r.ratio_to_fixed = r.rps / baseline;
 
   console.log('');
-  console.log(`HTTP scenario — ${started.toISOString()} — ${m.nproc} CPUs ${m.cpu}, node ${m.node}, ${genLabel}, ${DURATION} s per target, database ${service.database}`);
+  console.log(
+    `HTTP scenario — ${started.toISOString()} — ${m.nproc} CPUs ${m.cpu}, node ${m.node}, ${genLabel}, ${DURATION} s per target, database ${service.database}`,
+  );
   console.log(table(results));
   console.log('');
-  for (const r of results.slice(1)) console.log(`${r.name}: ${(r.ratio_to_fixed * 100).toFixed(1)} % of fixed-bytes requests/s`);
+  for (const r of results.slice(1))
+    console.log(`${r.name}: ${(r.ratio_to_fixed * 100).toFixed(1)} % of fixed-bytes requests/s`);
   if (GENERATOR === 'autocannon') {
-    console.log('note: autocannon runs in this Node process and takes a core of its own; ratios near or above 100 % mean the generator, not the server, is the limit. Install wrk for meaningful ratios.');
+    console.log(
+      'note: autocannon runs in this Node process and takes a core of its own; ratios near or above 100 % mean the generator, not the server, is the limit. Install wrk for meaningful ratios.',
+    );
   }
 
   // Problems seen during load.
@@ -576,15 +722,31 @@ async function main() {
     if (r.non2xx3xx) problems.push(`${r.name}: ${r.non2xx3xx} non-2xx/3xx answers`);
     if (sockErr) problems.push(`${r.name}: socket errors ${JSON.stringify(r.socket_errors)}`);
     if (r.service_statuses) {
-      const bad = Object.entries(r.service_statuses).filter(([k]) => !/ 2\d\d$/.test(k) && !k.includes(' /metrics '));
-      if (bad.length) problems.push(`${r.name}: service counted ${JSON.stringify(Object.fromEntries(bad))}`);
+      const bad = Object.entries(r.service_statuses).filter(
+        ([k]) => !/ 2\d\d$/.test(k) && !k.includes(' /metrics '),
+      );
+      if (bad.length)
+        problems.push(`${r.name}: service counted ${JSON.stringify(Object.fromEntries(bad))}`);
     }
-    if (r.latency_ms.max !== undefined && r.latency_ms.p99 !== undefined && r.latency_ms.max > 10 * r.latency_ms.p99) {
-      problems.push(`${r.name}: latency outlier, max ${fmtMs(r.latency_ms.max)} vs p99 ${fmtMs(r.latency_ms.p99)}`);
+    if (
+      r.latency_ms.max !== undefined &&
+      r.latency_ms.p99 !== undefined &&
+      r.latency_ms.max > 10 * r.latency_ms.p99
+    ) {
+      problems.push(
+        `${r.name}: latency outlier, max ${fmtMs(r.latency_ms.max)} vs p99 ${fmtMs(r.latency_ms.p99)}`,
+      );
     }
   }
-  if (state.serviceLog.warningCount) problems.push(`service logged ${state.serviceLog.warningCount} warn/error lines (first: ${JSON.stringify(state.serviceLog.warnings[0])})`);
-  console.log(problems.length ? `\nproblems:\n  ${problems.join('\n  ')}` : '\nno errors, non-2xx answers or service warnings seen');
+  if (state.serviceLog.warningCount)
+    problems.push(
+      `service logged ${state.serviceLog.warningCount} warn/error lines (first: ${JSON.stringify(state.serviceLog.warnings[0])})`,
+    );
+  console.log(
+    problems.length
+      ? `\nproblems:\n  ${problems.join('\n  ')}`
+      : '\nno errors, non-2xx answers or service warnings seen',
+  );
 
   const result = {
     scenario: 'http',
@@ -593,7 +755,15 @@ async function main() {
     machine: m,
     generator: {
       name: GENERATOR,
-      version: GENERATOR === 'wrk' ? WRK_VERSION : JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')).version,
+      version:
+        GENERATOR === 'wrk'
+          ? WRK_VERSION
+          : JSON.parse(
+              fs.readFileSync(
+                path.join(ROOT, 'node_modules', 'autocannon', 'package.json'),
+                'utf8',
+              ),
+            ).version,
       threads: GENERATOR === 'wrk' ? THREADS : undefined,
     },
     connections: CONNECTIONS,
@@ -609,14 +779,26 @@ async function main() {
     results,
     loadavg_at_end: os.loadavg().map((x) => Math.round(x * 100) / 100),
     problems,
-    service_log: { warn_or_error_lines: state.serviceLog.warningCount, first: state.serviceLog.warnings, stderr: state.serviceLog.stderr },
+    service_log: {
+      warn_or_error_lines: state.serviceLog.warningCount,
+      first: state.serviceLog.warnings,
+      stderr: state.serviceLog.stderr,
+    },
   };
   const dir = path.join(BENCH_DIR, 'results');
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-http.json`);
+  const file = path.join(
+    dir,
+    `${started
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z')}-http.json`,
+  );
   fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(ROOT, file)}`);
-  console.log('see every run as charts at /ops/bench of a running service (npm start, then http://127.0.0.1:8080/ops/bench)');
+  console.log(
+    'see every run as charts at /ops/bench of a running service (npm start, then http://127.0.0.1:8080/ops/bench)',
+  );
 }
 
 let exitCode = 0;

@@ -25,7 +25,8 @@ const pgIdx = process.argv.indexOf('--pg');
 const pgBase = pgIdx > 0 ? process.argv[pgIdx + 1] : 'postgres://postgres@127.0.0.1:5432';
 checkLocalPg(pgBase);
 const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
-const rssMb = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const rssMb = (pid) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
 /** A socket that sends `request` and never reads what comes back. */
 function silent(port, request) {
@@ -49,14 +50,27 @@ try {
   svc = await startService({ main: path.join(root, 'dist/src/main.js'), pgBase, dbName, env, log });
   const port = Number(new URL(svc.base).port);
   if (mode === 'streams') {
-    const agents = await registerMany(svc.base, 200, { tag: `slow readers ${process.pid}`, model: 'bench/slow-readers.mjs' });
+    const agents = await registerMany(svc.base, 200, {
+      tag: `slow readers ${process.pid}`,
+      model: 'bench/slow-readers.mjs',
+    });
     await sleep(2000);
     const before = rssMb(svc.pid);
     for (const a of agents) {
       const auth = `Authorization: Bearer ${a.key}\r\n`;
       for (let i = 0; i < 5; i++) {
-        sockets.push(await silent(port, `GET /api/v1/events/stream?after=0 HTTP/1.1\r\nHost: ${HOST}\r\nAccept: text/event-stream\r\n${auth}\r\n`));
-        sockets.push(await silent(port, `GET /api/v1/ws HTTP/1.1\r\nHost: ${HOST}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.from(`k${i}-${a.account_id}`.padEnd(16, '.')).toString('base64')}\r\n${auth}\r\n`));
+        sockets.push(
+          await silent(
+            port,
+            `GET /api/v1/events/stream?after=0 HTTP/1.1\r\nHost: ${HOST}\r\nAccept: text/event-stream\r\n${auth}\r\n`,
+          ),
+        );
+        sockets.push(
+          await silent(
+            port,
+            `GET /api/v1/ws HTTP/1.1\r\nHost: ${HOST}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.from(`k${i}-${a.account_id}`.padEnd(16, '.')).toString('base64')}\r\n${auth}\r\n`,
+          ),
+        );
       }
     }
     log(`${sockets.length} silent streams open; resident ${before.toFixed(0)} MB before`);
@@ -64,9 +78,14 @@ try {
     const frame = (text) => {
       const body = Buffer.from(text);
       const mask = Buffer.from([1, 2, 3, 4]);
-      return Buffer.concat([Buffer.from([0x81, 0x80 | body.length]), mask, Buffer.from(body.map((b, i) => b ^ mask[i % 4]))]);
+      return Buffer.concat([
+        Buffer.from([0x81, 0x80 | body.length]),
+        mask,
+        Buffer.from(body.map((b, i) => b ^ mask[i % 4])),
+      ]);
     };
-    for (let i = 1; i < sockets.length; i += 2) sockets[i].write(frame('{"op":"subscribe","channels":["account"],"after":0}'));
+    for (let i = 1; i < sockets.length; i += 2)
+      sockets[i].write(frame('{"op":"subscribe","channels":["account"],"after":0}'));
     // ~1 MB more in each account's log: 20 ledger events of 48 KB, appended as a posting would.
     const { openOrm } = await import(path.join(root, 'dist/orm/database.js'));
     const { appendEvents } = await import(path.join(root, 'dist/actors/events/log.js'));
@@ -74,7 +93,20 @@ try {
     const ref = 'x'.repeat(48 * 1024);
     try {
       for (let n = 0; n < 20; n++) {
-        const batch = agents.map((a) => ({ account_id: a.account_id, type: 'ledger.posted', data: { id: n + 1, account_id: a.account_id, kind: 'card_charge', amount: 1, currency: 'USD', balance_after: n + 1, ref, created_at: 0 } }));
+        const batch = agents.map((a) => ({
+          account_id: a.account_id,
+          type: 'ledger.posted',
+          data: {
+            id: n + 1,
+            account_id: a.account_id,
+            kind: 'card_charge',
+            amount: 1,
+            currency: 'USD',
+            balance_after: n + 1,
+            ref,
+            created_at: 0,
+          },
+        }));
         await appendEvents(orm.em.fork(), batch, Date.now() / 1000);
       }
     } finally {
@@ -85,8 +117,12 @@ try {
       await sleep(1000);
       peak = Math.max(peak, rssMb(svc.pid) - before);
     }
-    log(`peak growth ${peak.toFixed(0)} MB over 30 s after ~1 MB was appended to each account's log`);
-    console.log(`slow-readers streams: +${peak.toFixed(0)} MB for ${sockets.length} streams (target <= 300)`);
+    log(
+      `peak growth ${peak.toFixed(0)} MB over 30 s after ~1 MB was appended to each account's log`,
+    );
+    console.log(
+      `slow-readers streams: +${peak.toFixed(0)} MB for ${sockets.length} streams (target <= 300)`,
+    );
     process.exitCode = peak <= 300 ? 0 : 1;
   } else {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
@@ -95,7 +131,9 @@ try {
     let sent = 0;
     while (Date.now() < until) {
       // 100 sockets, each asking twice without reading; then fresh ones.
-      const round = await Promise.all(Array.from({ length: 100 }, () => silent(port, request + request).catch(() => null)));
+      const round = await Promise.all(
+        Array.from({ length: 100 }, () => silent(port, request + request).catch(() => null)),
+      );
       sent += round.filter(Boolean).length * 2;
       await sleep(1000);
       for (const s of round) s?.destroy();
@@ -104,19 +142,26 @@ try {
     // Cumulative buckets summed over the markets: { bound: closes at most that late }.
     const cumulative = new Map();
     let count = 0;
-    for (const [, labels, n] of metrics.matchAll(/^session_close_lateness_seconds_(?:bucket|count)\{([^}]*)\} (\S+)$/gm)) {
+    for (const [, labels, n] of metrics.matchAll(
+      /^session_close_lateness_seconds_(?:bucket|count)\{([^}]*)\} (\S+)$/gm,
+    )) {
       const le = /le="([^"]+)"/.exec(labels)?.[1];
       if (le === undefined) count += Number(n);
-      else if (le !== '+Inf') cumulative.set(Number(le), (cumulative.get(Number(le)) ?? 0) + Number(n));
+      else if (le !== '+Inf')
+        cumulative.set(Number(le), (cumulative.get(Number(le)) ?? 0) + Number(n));
     }
     const late = count - (cumulative.get(2) ?? 0);
     const bound = [...cumulative].sort((a, b) => a[0] - b[0]).find(([, n]) => n === count)?.[0];
     log(`${sent} MCP requests unread on 100 sockets at a time for 60 s; ${count} closes`);
-    console.log(`slow-readers mcp: ${late} of ${count} closes later than 2 s, every one within ${bound ?? 'more than 120'} s (target: none later than 2 s)`);
+    console.log(
+      `slow-readers mcp: ${late} of ${count} closes later than 2 s, every one within ${bound ?? 'more than 120'} s (target: none later than 2 s)`,
+    );
     process.exitCode = late === 0 ? 0 : 1;
   }
 } finally {
   for (const s of sockets) s.destroy();
   await svc?.stop();
-  await pgAdmin(pgBase, `drop database if exists ${dbName} with (force)`).catch((e) => log(`drop: ${e.message}`));
+  await pgAdmin(pgBase, `drop database if exists ${dbName} with (force)`).catch((e) =>
+    log(`drop: ${e.message}`),
+  );
 }

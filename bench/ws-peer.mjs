@@ -40,9 +40,12 @@ const { values } = parseArgs({
   },
 });
 if (values.host !== '127.0.0.1') throw new Error('ws-peer only listens on 127.0.0.1');
-if (!values.frames || !values.db || !values.channel) throw new Error('usage: node bench/ws-peer.mjs --frames FILE --db URL --channel NAME');
-if (!/^[a-z_][a-z0-9_]*$/.test(values.channel)) throw new Error(`not a channel name: ${values.channel}`);
-if (!['127.0.0.1', 'localhost'].includes(new URL(values.db).hostname)) throw new Error('--db must point at 127.0.0.1');
+if (!values.frames || !values.db || !values.channel)
+  throw new Error('usage: node bench/ws-peer.mjs --frames FILE --db URL --channel NAME');
+if (!/^[a-z_][a-z0-9_]*$/.test(values.channel))
+  throw new Error(`not a channel name: ${values.channel}`);
+if (!['127.0.0.1', 'localhost'].includes(new URL(values.db).hostname))
+  throw new Error('--db must point at 127.0.0.1');
 
 /** The service's WebSocket path and its options (src/events/websocket.ts), so a connection costs the same to hold. */
 const WS_PATH = '/api/v1/ws';
@@ -60,11 +63,21 @@ const READS_IN_FLIGHT = 3;
 const byKey = new Map();
 for (const s of JSON.parse(fs.readFileSync(values.frames, 'utf8')).subscribers) {
   const closes = {};
-  for (const [name, frames] of Object.entries(s.closes)) closes[name] = frames.map((f) => Buffer.from(f));
+  for (const [name, frames] of Object.entries(s.closes))
+    closes[name] = frames.map((f) => Buffer.from(f));
   byKey.set(s.key, { agentId: s.agent_id, accountId: s.account_id, reads: s.reads, closes });
 }
 /** --read: the service's read of many accounts' events (actors/events/reads.ts), and three connections for it. */
-const reader = values.read ? { eventsOfMany: (await import(pathToFileURL(values.read).href)).eventsOfMany, pool: new pg.Pool({ connectionString: values.db, max: READS_IN_FLIGHT, options: CONNECTION_SETTINGS }) } : undefined;
+const reader = values.read
+  ? {
+      eventsOfMany: (await import(pathToFileURL(values.read).href)).eventsOfMany,
+      pool: new pg.Pool({
+        connectionString: values.db,
+        max: READS_IN_FLIGHT,
+        options: CONNECTION_SETTINGS,
+      }),
+    }
+  : undefined;
 
 const uws = loadUws();
 const app = uws.App();
@@ -93,13 +106,21 @@ app.ws(WS_PATH, {
     });
   },
   open: (ws) => {
-    ws.send(JSON.stringify({ op: 'authenticated', agent_id: ws.getUserData().sub.agentId }), false, false);
+    ws.send(
+      JSON.stringify({ op: 'authenticated', agent_id: ws.getUserData().sub.agentId }),
+      false,
+      false,
+    );
   },
   message: (ws, message) => {
     const m = JSON.parse(Buffer.from(message).toString('utf8'));
     if (m.op !== 'subscribe') return;
     subscribed.add(ws);
-    ws.send(JSON.stringify({ op: 'subscribed', channels: m.channels, after: m.after ?? 0 }), false, false);
+    ws.send(
+      JSON.stringify({ op: 'subscribed', channels: m.channels, after: m.after ?? 0 }),
+      false,
+      false,
+    );
   },
   close: (ws) => {
     ws.getUserData().closed = true;
@@ -138,14 +159,22 @@ async function fanOutRead(name) {
   const readOne = async (conns) => {
     const client = await reader.pool.connect();
     try {
-      const em = { execute: async (sql, params) => (await client.query(placeholders(sql, params), params)).rows };
-      const accounts = conns.map((ws) => ({ accountId: ws.getUserData().sub.accountId, after: ws.getUserData().sub.reads[name].after }));
+      const em = {
+        execute: async (sql, params) =>
+          (await client.query(placeholders(sql, params), params)).rows,
+      };
+      const accounts = conns.map((ws) => ({
+        accountId: ws.getUserData().sub.accountId,
+        after: ws.getUserData().sub.reads[name].after,
+      }));
       const got = await reader.eventsOfMany(em, { accounts, limit: 200 });
       for (const ws of conns) {
         const { accountId, reads } = ws.getUserData().sub;
         const r = got[accountId];
         if (!r || !('events' in r)) continue;
-        for (const e of r.events) if (e.id <= reads[name].last) count(counts, ws.send(`{"channel":"account","event":${e.json}}`, false, false));
+        for (const e of r.events)
+          if (e.id <= reads[name].last)
+            count(counts, ws.send(`{"channel":"account","event":${e.json}}`, false, false));
       }
     } finally {
       client.release();
@@ -179,7 +208,9 @@ function count(counts, r) {
 
 function report(name, { sent, backpressure, dropped }, t0, cpu0) {
   const cpu = process.cpuUsage(cpu0);
-  process.stdout.write(`${JSON.stringify({ sent: { close: name, frames: sent, backpressure, dropped, loop_ms: performance.now() - t0, loop_cpu_ms: (cpu.user + cpu.system) / 1000 } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ sent: { close: name, frames: sent, backpressure, dropped, loop_ms: performance.now() - t0, loop_cpu_ms: (cpu.user + cpu.system) / 1000 } })}\n`,
+  );
 }
 
 const listener = new pg.Client({ connectionString: values.db });
@@ -187,7 +218,9 @@ await listener.connect();
 listener.on('notification', (n) => {
   if (n.channel !== values.channel) return;
   if (!reader) return fanOut(n.payload ?? '');
-  fanOutRead(n.payload ?? '').catch((err) => (console.error(`ws-peer: reading the log failed: ${err.message}`), process.exit(1)));
+  fanOutRead(n.payload ?? '').catch(
+    (err) => (console.error(`ws-peer: reading the log failed: ${err.message}`), process.exit(1)),
+  );
 });
 await listener.query(`listen ${values.channel}`);
 
@@ -198,7 +231,9 @@ app.listen(values.host, Number(values.port), (socket) => {
     process.exit(1);
   }
   listenSocket = socket;
-  process.stdout.write(`${JSON.stringify({ listening: { host: values.host, port: uws.us_socket_local_port(socket), path: WS_PATH, subscribers: byKey.size } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ listening: { host: values.host, port: uws.us_socket_local_port(socket), path: WS_PATH, subscribers: byKey.size } })}\n`,
+  );
 });
 
 exitWithParent(() => {

@@ -65,7 +65,10 @@ import vm from 'node:vm';
  * notices are stamped with it too (a process's performance.timeOrigin was several ms off it);
  * Node's subscribers and the notices share this process's finer monotonic clock.
  */
-const now = !isMainThread && workerData.wallClock ? () => Date.now() : () => performance.timeOrigin + performance.now();
+const now =
+  !isMainThread && workerData.wallClock
+    ? () => Date.now()
+    : () => performance.timeOrigin + performance.now();
 
 /** Every how many ms the worker reads the processes' CPU time (the kernel counts it in 10 ms ticks). */
 const CPU_SAMPLE_MS = 20;
@@ -77,7 +80,9 @@ if (!isMainThread) {
   const { default: pg } = await import('pg');
   const c = new pg.Client({ connectionString: workerData.url });
   await c.connect();
-  c.on('notification', (n) => parentPort.postMessage({ t: now(), channel: n.channel, payload: n.payload }));
+  c.on('notification', (n) =>
+    parentPort.postMessage({ t: now(), channel: n.channel, payload: n.payload }),
+  );
   await c.query('listen svc_events');
   await c.query('listen svc_sessions');
   if (workerData.peerChannel) await c.query(`listen ${workerData.peerChannel}`);
@@ -94,9 +99,15 @@ if (!isMainThread) {
   let pgPids = postgresPids();
   let lastList = Date.now();
   const sampler = setInterval(() => {
-    if (Date.now() - lastList > 1000) (pgPids = postgresPids()), (lastList = Date.now());
+    if (Date.now() - lastList > 1000) ((pgPids = postgresPids()), (lastList = Date.now()));
     if (cpu.length === CPU_SAMPLES_MAX) cpu.shift();
-    cpu.push([now(), cpuTicks(workerData.servicePid), pgPids.reduce((n, pid) => n + cpuTicks(pid), 0), cpuTicks(subscribersPid), peerPid ? cpuTicks(peerPid) : 0]);
+    cpu.push([
+      now(),
+      cpuTicks(workerData.servicePid),
+      pgPids.reduce((n, pid) => n + cpuTicks(pid), 0),
+      cpuTicks(subscribersPid),
+      peerPid ? cpuTicks(peerPid) : 0,
+    ]);
   }, CPU_SAMPLE_MS);
   parentPort.postMessage({ ready: true });
   parentPort.on('message', async (m) => {
@@ -116,7 +127,8 @@ if (!isMainThread) {
 
 async function runMain() {
   const { default: WebSocket } = await import('ws');
-  const { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } = await import('./lib/process.mjs');
+  const { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } =
+    await import('./lib/process.mjs');
   const { fundAgents, registerMany } = await import('./lib/agents.mjs');
   const { startGoSubscribers, scratchDir } = await import('./lib/go-subscribers.mjs');
   const { waitExit } = await import('./lib/process.mjs');
@@ -163,14 +175,17 @@ async function runMain() {
   const READY_TIMEOUT_S = int('ready-timeout', 1, 3600);
   const CLIENT = opts['subscriber-client'];
   if (CLIENT !== 'go' && CLIENT !== 'node') {
-    console.error('--subscriber-client must be go (bench/subscribers/main.go) or node (the ws package, in this process)');
+    console.error(
+      '--subscriber-client must be go (bench/subscribers/main.go) or node (the ws package, in this process)',
+    );
     process.exit(2);
   }
   const SCALE = Number(opts['time-scale']);
   if (!(SCALE > 0 && SCALE <= 900)) throw new Error('--time-scale must be in (0, 900]');
   const SESSION_S = 900 / SCALE;
   const PG_BASE = new URL(opts.pg);
-  if (!['127.0.0.1', 'localhost'].includes(PG_BASE.hostname)) throw new Error('--pg must point at 127.0.0.1');
+  if (!['127.0.0.1', 'localhost'].includes(PG_BASE.hostname))
+    throw new Error('--pg must point at 127.0.0.1');
   const SERVICE_MAIN = path.resolve(opts.service ?? path.join(ROOT, 'dist', 'src', 'main.js'));
   if (!fs.existsSync(SERVICE_MAIN)) {
     console.error(`${SERVICE_MAIN} is missing: run \`npm run build\` first.`);
@@ -184,12 +199,27 @@ async function runMain() {
   const PEER_RATIO_TARGET = 1.5;
   const dbUrl = (name) => Object.assign(new URL(PG_BASE), { pathname: `/${name}` }).toString();
   const log = (msg) => console.error(`[ws ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-  const round = (x, d = 1) => (x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d);
-  const state = { service: undefined, dbCreated: false, warnings: [], stderr: [], interrupted: false, listener: undefined, clients: [], gos: [], peer: undefined };
+  const round = (x, d = 1) =>
+    x === undefined || x === null || !Number.isFinite(x) ? x : Math.round(x * 10 ** d) / 10 ** d;
+  const state = {
+    service: undefined,
+    dbCreated: false,
+    warnings: [],
+    stderr: [],
+    interrupted: false,
+    listener: undefined,
+    clients: [],
+    gos: [],
+    peer: undefined,
+  };
 
   const { default: pg } = await import('pg');
   async function withDb(name, fn) {
-    const c = new pg.Client({ connectionString: dbUrl(name), connectionTimeoutMillis: 5000, statement_timeout: 120_000 });
+    const c = new pg.Client({
+      connectionString: dbUrl(name),
+      connectionTimeoutMillis: 5000,
+      statement_timeout: 120_000,
+    });
     await within(10_000, c.connect(), `connect to ${name}`);
     try {
       return await fn(c);
@@ -197,7 +227,8 @@ async function runMain() {
       await c.end().catch(() => {});
     }
   }
-  const rssKb = (pid) => Number(/^VmRSS:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+  const rssKb = (pid) =>
+    Number(/^VmRSS:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 
   async function getJson(url) {
     const r = await fetch(url, { signal: AbortSignal.timeout(30_000) });
@@ -208,10 +239,29 @@ async function runMain() {
 
   async function startService() {
     const port = await freePort(HOST);
-    const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: opts['service-log'] ? 'info' : 'warn', BASE_URL: `http://${HOST}:${port}`, SVC_BACKFILL_DAYS: '0', SVC_TIME_SCALE: String(SCALE), DATABASE_URL: dbUrl(DB) };
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      HOST,
+      LOG_LEVEL: opts['service-log'] ? 'info' : 'warn',
+      BASE_URL: `http://${HOST}:${port}`,
+      SVC_BACKFILL_DAYS: '0',
+      SVC_TIME_SCALE: String(SCALE),
+      DATABASE_URL: dbUrl(DB),
+    };
     delete env.DATA_DIR;
-    log(`starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (m15 sessions of ${round(SESSION_S)} s)`);
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), SERVICE_MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    log(
+      `starting ${path.relative(process.cwd(), SERVICE_MAIN)} on ${HOST}:${port}, database ${DB}, SVC_TIME_SCALE=${SCALE} (m15 sessions of ${round(SESSION_S)} s)`,
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        ...SERVICE_NODE_FLAGS,
+        ...(process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        SERVICE_MAIN,
+      ],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     state.service = child;
     const serviceLog = opts['service-log'] && fs.createWriteStream(opts['service-log']);
     followServiceLog(child, {
@@ -223,7 +273,10 @@ async function runMain() {
     const deadline = Date.now() + READY_TIMEOUT_S * 1000;
     while (Date.now() < deadline) {
       if (state.interrupted) throw new Error('interrupted');
-      if (child.exitCode !== null) throw new Error(`service exited (code ${child.exitCode}):\n${state.stderr.slice(-20).join('\n')}`);
+      if (child.exitCode !== null)
+        throw new Error(
+          `service exited (code ${child.exitCode}):\n${state.stderr.slice(-20).join('\n')}`,
+        );
       try {
         const r = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
         await r.arrayBuffer();
@@ -237,7 +290,14 @@ async function runMain() {
   /** The commit clock (a worker thread LISTENing): every notice with its arrival time. */
   async function startListener(servicePid) {
     const notices = [];
-    const w = new Worker(fileURLToPath(import.meta.url), { workerData: { url: dbUrl(DB), servicePid, wallClock: CLIENT === 'go', peerChannel: PEER_CHANNEL } });
+    const w = new Worker(fileURLToPath(import.meta.url), {
+      workerData: {
+        url: dbUrl(DB),
+        servicePid,
+        wallClock: CLIENT === 'go',
+        peerChannel: PEER_CHANNEL,
+      },
+    });
     state.listener = w;
     await new Promise((resolve, reject) => {
       w.on('message', (m) => (m.ready ? resolve() : m.cpu ? state.cpu?.(m.cpu) : notices.push(m)));
@@ -286,10 +346,24 @@ async function runMain() {
     let failed;
     const one = (i) =>
       new Promise((resolve, reject) => {
-        const ws = new WebSocket(url, { headers: { authorization: `Bearer ${agents[i].key}` }, perMessageDeflate: false });
+        const ws = new WebSocket(url, {
+          headers: { authorization: `Bearer ${agents[i].key}` },
+          perMessageDeflate: false,
+        });
         // `types`: the event types this subscriber has had (the waits below ask it, O(1) per subscriber).
-        const c = { i, ws, got: [], types: new Set(), ops: [], closed: undefined, frames: i % CHECKED === 0 ? [] : undefined };
-        const timer = setTimeout(() => (ws.terminate(), reject(new Error('no authenticated within 30 s'))), 30_000);
+        const c = {
+          i,
+          ws,
+          got: [],
+          types: new Set(),
+          ops: [],
+          closed: undefined,
+          frames: i % CHECKED === 0 ? [] : undefined,
+        };
+        const timer = setTimeout(
+          () => (ws.terminate(), reject(new Error('no authenticated within 30 s'))),
+          30_000,
+        );
         ws.on('message', (data) => {
           const t = now();
           const s = data.toString();
@@ -303,13 +377,18 @@ async function runMain() {
             c.got.push(t, head ? Number(head[1]) : NaN, head?.[2]);
             c.types.add(head?.[2]);
             if (c.frames) c.frames.push(s);
-          }
-          else {
+          } else {
             c.ops.push(JSON.parse(s));
             if (c.ops.at(-1).op === 'authenticated') (clearTimeout(timer), resolve(c));
           }
         });
-        ws.on('unexpected-response', (_q, res) => (clearTimeout(timer), reject(new Error(`upgrade answered ${res.statusCode}`))));
+        ws.on(
+          'unexpected-response',
+          (_q, res) => (
+            clearTimeout(timer),
+            reject(new Error(`upgrade answered ${res.statusCode}`))
+          ),
+        );
         ws.on('error', (err) => (clearTimeout(timer), reject(err)));
         ws.on('close', (code, reason) => (c.closed = { code, reason: reason.toString() }));
       });
@@ -334,14 +413,17 @@ async function runMain() {
     const deadline = Date.now() + ms;
     while (!cond()) {
       if (state.interrupted) throw new Error('interrupted');
-      if (Date.now() > deadline) throw new Error(`${typeof what === 'function' ? what() : what}: not within ${ms / 1000} s`);
+      if (Date.now() > deadline)
+        throw new Error(`${typeof what === 'function' ? what() : what}: not within ${ms / 1000} s`);
       await sleep(50);
     }
   }
 
   /** One pay_from_balance order per agent of `agents`, into the session open now. */
   async function placeOrders(base, agents) {
-    const deals = (await getJson(`${base}/api/v1/markets/${MARKET}/deals?limit=5000`)).deals.filter((d) => d.max_qty >= 1);
+    const deals = (await getJson(`${base}/api/v1/markets/${MARKET}/deals?limit=5000`)).deals.filter(
+      (d) => d.max_qty >= 1,
+    );
     const tick = deals[0].tick;
     const statuses = {};
     let next = 0;
@@ -354,34 +436,69 @@ async function runMain() {
         const r = await fetch(`${base}/api/v1/orders`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${agents[i].key}` },
-          body: JSON.stringify({ market: MARKET, offer_key: d.key, qty: 1, pay_from_balance: true }),
+          body: JSON.stringify({
+            market: MARKET,
+            offer_key: d.key,
+            qty: 1,
+            pay_from_balance: true,
+          }),
           signal: AbortSignal.timeout(60_000),
         });
         const text = await r.text();
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-        if (r.status !== 201) throw new Error(`POST /api/v1/orders answered ${r.status}: ${text.slice(0, 300)}`);
+        if (r.status !== 201)
+          throw new Error(`POST /api/v1/orders answered ${r.status}: ${text.slice(0, 300)}`);
       }
     };
     await Promise.all(Array.from({ length: ORDER_CONNECTIONS }, worker));
     const s = (Date.now() - t0) / 1000;
-    return { tick, placed: agents.length, seconds: round(s, 2), per_s: round(agents.length / s, 0), statuses };
+    return {
+      tick,
+      placed: agents.length,
+      seconds: round(s, 2),
+      per_s: round(agents.length / s, 0),
+      statuses,
+    };
   }
 
-  const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null);
+  const pct = (sorted, p) =>
+    sorted.length
+      ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+      : null;
   const stats = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
-    return { n: s.length, min_ms: round(s[0]), p50_ms: round(pct(s, 50)), p90_ms: round(pct(s, 90)), p99_ms: round(pct(s, 99)), max_ms: round(s.at(-1)) };
+    return {
+      n: s.length,
+      min_ms: round(s[0]),
+      p50_ms: round(pct(s, 50)),
+      p90_ms: round(pct(s, 90)),
+      p99_ms: round(pct(s, 99)),
+      max_ms: round(s.at(-1)),
+    };
   };
 
   const started = new Date();
   const summary = {
     scenario: 'ws',
     date: started.toISOString(),
-    machine: { nproc: os.availableParallelism(), cpu: os.cpus()[0]?.model, node: process.version, loadavg_at_start: os.loadavg().map((x) => round(x, 2)) },
-    config: { subscribers: N, time_scale: SCALE, session_s: round(SESSION_S, 1), connect_concurrency: CONNECT_CONCURRENCY, order_connections: ORDER_CONNECTIONS },
+    machine: {
+      nproc: os.availableParallelism(),
+      cpu: os.cpus()[0]?.model,
+      node: process.version,
+      loadavg_at_start: os.loadavg().map((x) => round(x, 2)),
+    },
+    config: {
+      subscribers: N,
+      time_scale: SCALE,
+      session_s: round(SESSION_S, 1),
+      connect_concurrency: CONNECT_CONCURRENCY,
+      order_connections: ORDER_CONNECTIONS,
+    },
   };
   try {
-    summary.code = execFileSync('git', ['-C', ROOT, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
+    summary.code = execFileSync('git', ['-C', ROOT, 'log', '-1', '--format=%h %s'], {
+      encoding: 'utf8',
+    }).trim();
   } catch {}
 
   /**
@@ -391,7 +508,14 @@ async function runMain() {
    */
   async function goSubscribers(server, agents, name = 'subscribers') {
     state.scratch ??= scratchDir();
-    const go = startGoSubscribers({ url: server.ws, keys: agents.map((a) => a.key), concurrency: CONNECT_CONCURRENCY, dir: state.scratch, name, bin: state.gos[0]?.bin });
+    const go = startGoSubscribers({
+      url: server.ws,
+      keys: agents.map((a) => a.key),
+      concurrency: CONNECT_CONCURRENCY,
+      dir: state.scratch,
+      name,
+      bin: state.gos[0]?.bin,
+    });
     state.gos.push(go);
     state.listener.postMessage({ subscribersPid: go.pid });
     const t0 = Date.now();
@@ -401,8 +525,14 @@ async function runMain() {
     const rss1 = rssKb(server.pid);
     const sub = await go.subscribe(150_000);
     return {
-      opened: o.open, failed: o.failed ? { error: o.error } : undefined, connectS, rss1, droppedEarly: o.open - sub.held.length,
-      closedCodes: Object.keys(sub.closed_reasons ?? {}).length ? JSON.stringify(sub.closed_reasons) : undefined,
+      opened: o.open,
+      failed: o.failed ? { error: o.error } : undefined,
+      connectS,
+      rss1,
+      droppedEarly: o.open - sub.held.length,
+      closedCodes: Object.keys(sub.closed_reasons ?? {}).length
+        ? JSON.stringify(sub.closed_reasons)
+        : undefined,
       held: sub.held.map((i) => agents[i]),
       wait: (type, ms) => go.wait(type, ms),
       arrivals: async () => {
@@ -422,22 +552,42 @@ async function runMain() {
     const connectS = (Date.now() - t0) / 1000;
     await sleep(3000);
     const rss1 = rssKb(server.pid);
-    for (const c of clients) c.ws.send(JSON.stringify({ op: 'subscribe', channels: ['account'], after: 0 }));
+    for (const c of clients)
+      c.ws.send(JSON.stringify({ op: 'subscribe', channels: ['account'], after: 0 }));
     const closedCodes = () => {
       const by = {};
-      for (const c of clients) if (c.closed) by[`${c.closed.code} ${c.closed.reason}`] = (by[`${c.closed.code} ${c.closed.reason}`] ?? 0) + 1;
+      for (const c of clients)
+        if (c.closed)
+          by[`${c.closed.code} ${c.closed.reason}`] =
+            (by[`${c.closed.code} ${c.closed.reason}`] ?? 0) + 1;
       return JSON.stringify(by);
     };
-    await until(() => clients.every((c) => c.closed || c.ops.some((m) => m.op === 'subscribed')), () => `every subscribe answered (${clients.filter((c) => c.ops.some((m) => m.op === 'subscribed')).length} so far; closed: ${closedCodes()})`, 120_000);
+    await until(
+      () => clients.every((c) => c.closed || c.ops.some((m) => m.op === 'subscribed')),
+      () =>
+        `every subscribe answered (${clients.filter((c) => c.ops.some((m) => m.op === 'subscribed')).length} so far; closed: ${closedCodes()})`,
+      120_000,
+    );
     const opened = clients.length;
     const droppedEarly = clients.filter((c) => c.closed).length;
     clients = clients.filter((c) => !c.closed);
     state.clients = clients;
     return {
-      opened, failed, connectS, rss1, droppedEarly, closedCodes: droppedEarly ? closedCodes() : undefined, held: clients.map((c) => agents[c.i]),
+      opened,
+      failed,
+      connectS,
+      rss1,
+      droppedEarly,
+      closedCodes: droppedEarly ? closedCodes() : undefined,
+      held: clients.map((c) => agents[c.i]),
       // Not a scan of every frame: that took ~30 ms per poll with 10k subscribers, every 50 ms, stalling
       // this thread (so stamping arrivals late) and taking CPU from the service during a close's fan-out.
-      wait: (type, ms) => until(() => clients.every((c) => c.types.has(type)), `every subscriber to get its ${type}`, ms),
+      wait: (type, ms) =>
+        until(
+          () => clients.every((c) => c.types.has(type)),
+          `every subscriber to get its ${type}`,
+          ms,
+        ),
       arrivals: async () => clients,
       stop: async () => {
         for (const c of clients) c.ws.terminate();
@@ -448,7 +598,6 @@ async function runMain() {
     };
   }
 
-
   /** The last time in `ts` at or before `t` (-Infinity: none). */
   const lastBefore = (ts, t) => {
     let best = -Infinity;
@@ -456,11 +605,19 @@ async function runMain() {
     return best;
   };
   /** Which part of the run an event belongs to, by its type: the orders, or one of the two closes. */
-  const phaseOf = (type) => (type === 'order.filled' ? 'fill' : type === 'position.advanced' ? 'advance' : type?.startsWith('order.') || type === 'ledger.posted' ? 'orders' : undefined);
+  const phaseOf = (type) =>
+    type === 'order.filled'
+      ? 'fill'
+      : type === 'position.advanced'
+        ? 'advance'
+        : type?.startsWith('order.') || type === 'ledger.posted'
+          ? 'orders'
+          : undefined;
   /** The two closes, and the event type each one delivers to every subscriber. */
   const CLOSES = { fill: 'order.filled', advance: 'position.advanced' };
   /** Each close's commit (its earliest), last delivery and events, filled in by track(). */
-  const newCloses = () => Object.fromEntries(Object.keys(CLOSES).map((k) => [k, { commit: Infinity, last: 0, n: 0 }]));
+  const newCloses = () =>
+    Object.fromEntries(Object.keys(CLOSES).map((k) => [k, { commit: Infinity, last: 0, n: 0 }]));
   const track = (cl, commit, t) => {
     cl.commit = Math.min(cl.commit, commit);
     cl.last = Math.max(cl.last, t);
@@ -474,18 +631,30 @@ async function runMain() {
     Object.fromEntries(
       Object.entries(closes).map(([k, v]) => {
         const cpu = cpuBetween(samples, v.commit, v.last);
-        return [k, {
-          events: v.n, commit_to_last_delivery_ms: round(v.last - v.commit, 0), events_per_s: round(v.n / ((v.last - v.commit) / 1000), 0),
-          // Where the machine's CPU went from the close's commit to its last delivery (whole samples).
-          cpu_ms: cpu,
-          cpu_ms_per_1000_events: Object.fromEntries(processes.map((p) => [p, round((cpu[`${p}_ms`] / v.n) * 1000, 0)])),
-        }];
+        return [
+          k,
+          {
+            events: v.n,
+            commit_to_last_delivery_ms: round(v.last - v.commit, 0),
+            events_per_s: round(v.n / ((v.last - v.commit) / 1000), 0),
+            // Where the machine's CPU went from the close's commit to its last delivery (whole samples).
+            cpu_ms: cpu,
+            cpu_ms_per_1000_events: Object.fromEntries(
+              processes.map((p) => [p, round((cpu[`${p}_ms`] / v.n) * 1000, 0)]),
+            ),
+          },
+        ];
       }),
     );
   /** One process's CPU per 1000 delivered events over both closes (their CPU summed over their events summed). */
   const cpuPer1000 = (closes, process) => {
     const all = Object.values(closes);
-    return round((all.reduce((n, c) => n + c.cpu_ms[`${process}_ms`], 0) / all.reduce((n, c) => n + c.events, 0)) * 1000, 1);
+    return round(
+      (all.reduce((n, c) => n + c.cpu_ms[`${process}_ms`], 0) /
+        all.reduce((n, c) => n + c.events, 0)) *
+        1000,
+      1,
+    );
   };
 
   /** An account event's frame as the service writes it (src/events/websocket.ts accountFrame); checked against the frames kept whole. */
@@ -510,14 +679,19 @@ async function runMain() {
         execute: async (sql, params) => {
           let n = 0;
           const text = sql.replace(/\?/g, () => `$${++n}`);
-          if (n !== params.length) throw new Error(`eventsOfMany: ${n} placeholders for ${params.length} values`);
+          if (n !== params.length)
+            throw new Error(`eventsOfMany: ${n} placeholders for ${params.length} values`);
           return (await c.query(text, params)).rows;
         },
       };
       const out = new Map();
       for (let k = 0; k < accountIds.length; k += 1000) {
-        const got = await eventsOfMany(em, { accounts: accountIds.slice(k, k + 1000).map((accountId) => ({ accountId, after: 0 })), limit: 1000 });
-        for (const [id, r] of Object.entries(got)) out.set(Number(id), new Map(('events' in r ? r.events : []).map((e) => [e.id, e.json])));
+        const got = await eventsOfMany(em, {
+          accounts: accountIds.slice(k, k + 1000).map((accountId) => ({ accountId, after: 0 })),
+          limit: 1000,
+        });
+        for (const [id, r] of Object.entries(got))
+          out.set(Number(id), new Map(('events' in r ? r.events : []).map((e) => [e.id, e.json])));
       }
       return out;
     });
@@ -525,7 +699,16 @@ async function runMain() {
 
   /** Starts bench/ws-peer.mjs on these frames; resolves once it listens (HTTP and LISTEN). */
   async function startPeer(framesFile, read) {
-    const args = [...(process.env.BENCH_PEER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), path.join(BENCH_DIR, 'ws-peer.mjs'), '--frames', framesFile, '--db', dbUrl(DB), '--channel', PEER_CHANNEL];
+    const args = [
+      ...(process.env.BENCH_PEER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      path.join(BENCH_DIR, 'ws-peer.mjs'),
+      '--frames',
+      framesFile,
+      '--db',
+      dbUrl(DB),
+      '--channel',
+      PEER_CHANNEL,
+    ];
     if (read) args.push('--read', builtReads());
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
     state.peer = child;
@@ -581,11 +764,23 @@ async function runMain() {
         ids[phase].push(c.got[k + 1]);
         built.frames++;
       }
-      const reads = Object.fromEntries(Object.entries(ids).filter(([, xs]) => xs.length).map(([k, xs]) => [k, { after: xs[0] - 1, last: xs.at(-1) }]));
-      subs.push({ key: agent.key, agent_id: agent.agent_id, account_id: agent.account_id, reads, closes: frames });
+      const reads = Object.fromEntries(
+        Object.entries(ids)
+          .filter(([, xs]) => xs.length)
+          .map(([k, xs]) => [k, { after: xs[0] - 1, last: xs.at(-1) }]),
+      );
+      subs.push({
+        key: agent.key,
+        agent_id: agent.agent_id,
+        account_id: agent.account_id,
+        reads,
+        closes: frames,
+      });
       expected.push({ agent, frames, ids });
     }
-    log(`peer: ${built.frames} frames of ${subs.length} subscribers built by the service's read; ${built.checked} checked against the frames kept whole, ${built.not_as_the_service_sent} not as the service sent them, ${built.missing} missing`);
+    log(
+      `peer: ${built.frames} frames of ${subs.length} subscribers built by the service's read; ${built.checked} checked against the frames kept whole, ${built.not_as_the_service_sent} not as the service sent them, ${built.missing} missing`,
+    );
 
     // What ran before stops (the service and its subscribers, or the first peer and its): this
     // peer's closes get the machine the service's closes had, without the service (its next closes
@@ -599,11 +794,18 @@ async function runMain() {
     log(`peer: bench/ws-peer.mjs (pid ${peer.pid}) at ${peer.ws}`);
     const peerAgents = expected.map((x) => x.agent);
     const rss0 = rssKb(peer.pid);
-    const set = CLIENT === 'go' ? await goSubscribers(peer, peerAgents, 'peer') : await nodeSubscribers(peer, peerAgents);
-    log(`peer: ${set.opened} connections open in ${round(set.connectS)} s, ${set.held.length} subscribed`);
+    const set =
+      CLIENT === 'go'
+        ? await goSubscribers(peer, peerAgents, 'peer')
+        : await nodeSubscribers(peer, peerAgents);
+    log(
+      `peer: ${set.opened} connections open in ${round(set.connectS)} s, ${set.held.length} subscribed`,
+    );
     await sleep(3000);
     const connections = {
-      opened: set.opened, held: set.held.length, open_s: round(set.connectS),
+      opened: set.opened,
+      held: set.held.length,
+      open_s: round(set.connectS),
       rss_kb: { before: rss0, authenticated: set.rss1, subscribed: rssKb(peer.pid) },
       rss_per_idle_connection_kb: round((set.rss1 - rss0) / set.opened, 2),
     };
@@ -622,12 +824,20 @@ async function runMain() {
     const peerClients = await set.arrivals();
 
     const toldAt = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
-    for (const n of allNotices.slice(noticesBefore)) if (n.channel === PEER_CHANNEL && n.payload in toldAt) toldAt[n.payload].push(n.t);
+    for (const n of allNotices.slice(noticesBefore))
+      if (n.channel === PEER_CHANNEL && n.payload in toldAt) toldAt[n.payload].push(n.t);
     const extra = Object.entries(toldAt).filter(([, ts]) => ts.length !== 1);
-    if (extra.length) throw new Error(`peer: each close is told once; heard ${JSON.stringify(extra)}`);
+    if (extra.length)
+      throw new Error(`peer: each close is told once; heard ${JSON.stringify(extra)}`);
     const lat = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
     const closes = newCloses();
-    const checks = { events_delivered: 0, subscribers_not_as_sent: 0, frames_compared: 0, frames_not_byte_identical: 0, arrivals_stamped_before_their_notice: 0 };
+    const checks = {
+      events_delivered: 0,
+      subscribers_not_as_sent: 0,
+      frames_compared: 0,
+      frames_not_byte_identical: 0,
+      arrivals_stamped_before_their_notice: 0,
+    };
     for (const c of peerClients) {
       const exp = expected[c.i];
       const got = Object.fromEntries(Object.keys(CLOSES).map((k) => [k, []]));
@@ -648,7 +858,8 @@ async function runMain() {
         lat[phase].push(t - commit);
         track(closes[phase], commit, Math.max(t, commit));
       }
-      if (Object.keys(CLOSES).some((k) => got[k].join() !== exp.ids[k].join())) checks.subscribers_not_as_sent++;
+      if (Object.keys(CLOSES).some((k) => got[k].join() !== exp.ids[k].join()))
+        checks.subscribers_not_as_sent++;
     }
     checks.closed_early = peerClients.filter((c) => c.closed).length;
     const figures = {
@@ -658,12 +869,19 @@ async function runMain() {
       told_by: `NOTIFY ${PEER_CHANNEL} (payload: the close), heard by the peer and by the commit clock`,
       frames: built,
       connections,
-      latency_ms: { close_fill: stats(lat.fill), close_advance: stats(lat.advance), closes: stats([...lat.fill, ...lat.advance]) },
+      latency_ms: {
+        close_fill: stats(lat.fill),
+        close_advance: stats(lat.advance),
+        closes: stats([...lat.fill, ...lat.advance]),
+      },
       closes: closeFigures(closes, await cpuSamples(), ['peer', 'postgres', 'subscribers']),
       send_loops: peer.sent,
       checks,
     };
-    return { figures, stop: async () => (await set.stop?.(), await stopChild(state.peer, 'ws-peer', 5000, log)) };
+    return {
+      figures,
+      stop: async () => (await set.stop?.(), await stopChild(state.peer, 'ws-peer', 5000, log)),
+    };
   }
 
   async function main() {
@@ -672,8 +890,18 @@ async function runMain() {
     const service = await startService();
     log(`service ready (pid ${service.pid})`);
     let t0 = Date.now();
-    const agents = await registerMany(service.base, N, { tag: `bench ws ${PID}`, model: 'bench/ws.mjs', stop: () => state.interrupted });
-    const fx = await withDb(DB, (c) => fundAgents(c, agents, { holders: Math.ceil(N / 1000), tag: `bench-ws-${PID}`, cents: 10n ** 9n }));
+    const agents = await registerMany(service.base, N, {
+      tag: `bench ws ${PID}`,
+      model: 'bench/ws.mjs',
+      stop: () => state.interrupted,
+    });
+    const fx = await withDb(DB, (c) =>
+      fundAgents(c, agents, {
+        holders: Math.ceil(N / 1000),
+        tag: `bench-ws-${PID}`,
+        cents: 10n ** 9n,
+      }),
+    );
     summary.setup = { agents: fx.agents, register_s: round((Date.now() - t0) / 1000) };
     log(`registered and funded ${fx.agents} agents in ${summary.setup.register_s} s`);
     const notices = await startListener(service.pid);
@@ -682,10 +910,18 @@ async function runMain() {
     await sleep(2000);
     const rss0 = rssKb(service.pid);
     t0 = Date.now();
-    const subscribers = CLIENT === 'go' ? await goSubscribers(service, agents) : await nodeSubscribers(service, agents);
+    const subscribers =
+      CLIENT === 'go'
+        ? await goSubscribers(service, agents)
+        : await nodeSubscribers(service, agents);
     const { opened, failed, connectS, rss1, droppedEarly, closedCodes } = subscribers;
-    log(`${opened} connections open in ${round(connectS)} s (${CLIENT} subscribers)${failed ? ` (the next one failed: ${failed.error})` : ''}`);
-    if (droppedEarly) log(`${droppedEarly} connections ended before their subscribe was answered${closedCodes ? `: ${closedCodes}` : ''}`);
+    log(
+      `${opened} connections open in ${round(connectS)} s (${CLIENT} subscribers)${failed ? ` (the next one failed: ${failed.error})` : ''}`,
+    );
+    if (droppedEarly)
+      log(
+        `${droppedEarly} connections ended before their subscribe was answered${closedCodes ? `: ${closedCodes}` : ''}`,
+      );
     await sleep(3000);
     const rss2 = rssKb(service.pid);
     summary.connections = {
@@ -701,7 +937,9 @@ async function runMain() {
       rss_per_idle_connection_kb: round((rss1 - rss0) / opened, 2),
       rss_per_subscribed_connection_kb: round((rss2 - rss0) / opened, 2),
     };
-    log(`RSS ${round(rss0 / 1024)} MB → ${round(rss1 / 1024)} MB with ${opened} idle connections (${summary.connections.rss_per_idle_connection_kb} KB each) → ${round(rss2 / 1024)} MB subscribed (${summary.connections.rss_per_subscribed_connection_kb} KB each)`);
+    log(
+      `RSS ${round(rss0 / 1024)} MB → ${round(rss1 / 1024)} MB with ${opened} idle connections (${summary.connections.rss_per_idle_connection_kb} KB each) → ${round(rss2 / 1024)} MB subscribed (${summary.connections.rss_per_subscribed_connection_kb} KB each)`,
+    );
     const held = subscribers.held;
 
     // Orders early in a session, so the next close fills them all.
@@ -712,7 +950,9 @@ async function runMain() {
       await sleep(m.seconds_to_close * 1000 + 1500);
     }
     const placing = await placeOrders(service.base, held);
-    log(`placed ${placing.placed} orders into session ${placing.tick} in ${placing.seconds} s (${placing.per_s}/s)`);
+    log(
+      `placed ${placing.placed} orders into session ${placing.tick} in ${placing.seconds} s (${placing.per_s}/s)`,
+    );
     summary.orders = placing;
     // The Node subscribers stand in for agents on other machines, but here they share the service's
     // two cores: their own collector's full collection, when it fell in a close's fan-out, took ~1/6
@@ -733,14 +973,26 @@ async function runMain() {
     for (const n of notices) {
       if (n.channel !== 'svc_events') continue;
       if (n.payload === '*') star.push(n.t);
-      else for (const id of n.payload.split(',')) (byAccount.get(Number(id)) ?? byAccount.set(Number(id), []).get(Number(id))).push(n.t);
+      else
+        for (const id of n.payload.split(','))
+          (byAccount.get(Number(id)) ?? byAccount.set(Number(id), []).get(Number(id))).push(n.t);
     }
     const phases = { orders: [], fill: [], advance: [] };
     const closes = newCloses();
     let unmatched = 0;
     let wrongOrder = 0;
     let total = 0;
-    const heads = await withDb(DB, async (c) => new Map((await c.query('select account_id::float8 as a, last_id::float8 as h from account_event_head')).rows.map((r) => [r.a, r.h])));
+    const heads = await withDb(
+      DB,
+      async (c) =>
+        new Map(
+          (
+            await c.query(
+              'select account_id::float8 as a, last_id::float8 as h from account_event_head',
+            )
+          ).rows.map((r) => [r.a, r.h]),
+        ),
+    );
     let headMismatch = 0;
     let badFrames = 0;
     let checkedFrames = 0;
@@ -763,19 +1015,34 @@ async function runMain() {
       }
       if (c.frames) {
         const parsed = c.frames.map((f) => JSON.parse(f));
-        if (parsed.some((f, k) => f.channel !== 'account' || f.event.id !== ids[k] || f.event.type !== c.got[k * 3 + 2] || typeof f.event.data !== 'object')) badFrames++;
+        if (
+          parsed.some(
+            (f, k) =>
+              f.channel !== 'account' ||
+              f.event.id !== ids[k] ||
+              f.event.type !== c.got[k * 3 + 2] ||
+              typeof f.event.data !== 'object',
+          )
+        )
+          badFrames++;
         checkedFrames += parsed.length;
       }
       if (ids.some((id, k) => id !== k + 1)) wrongOrder++;
       if (ids.length !== heads.get(account)) headMismatch++;
     }
     summary.latency_ms = {
-      orders: stats(phases.orders), close_fill: stats(phases.fill), close_advance: stats(phases.advance),
+      orders: stats(phases.orders),
+      close_fill: stats(phases.fill),
+      close_advance: stats(phases.advance),
       // Both closes' events: what --peer compares with the bare peer's.
       closes: stats([...phases.fill, ...phases.advance]),
       all: stats([...phases.orders, ...phases.fill, ...phases.advance]),
     };
-    summary.closes = closeFigures(closes, await cpuSamples(), ['service', 'postgres', 'subscribers']);
+    summary.closes = closeFigures(closes, await cpuSamples(), [
+      'service',
+      'postgres',
+      'subscribers',
+    ]);
     summary.checks = {
       events_delivered: total,
       subscribers_not_1_2_3: wrongOrder,
@@ -787,32 +1054,65 @@ async function runMain() {
       service_warnings: state.warnings.length,
     };
     summary.targets = {
-      p99_le_250_ms: { value: summary.latency_ms.all.p99_ms, met: summary.latency_ms.all.p99_ms <= 250 },
-      rss_per_idle_connection_le_10_kb: { value: summary.connections.rss_per_idle_connection_kb, met: summary.connections.rss_per_idle_connection_kb <= 10 },
+      p99_le_250_ms: {
+        value: summary.latency_ms.all.p99_ms,
+        met: summary.latency_ms.all.p99_ms <= 250,
+      },
+      rss_per_idle_connection_le_10_kb: {
+        value: summary.connections.rss_per_idle_connection_kb,
+        met: summary.connections.rss_per_idle_connection_kb <= 10,
+      },
       subscribers_10000: { value: clients.length, met: clients.length >= 10_000 },
     };
     summary.rss_kb_end = rssKb(service.pid);
     if (PEER_CHANNEL) {
-      const first = await peerPhase(async () => (await subscribers.stop(), await stopChild(state.service, 'service', 30_000, log)), clients, agents, notices);
+      const first = await peerPhase(
+        async () => (
+          await subscribers.stop(),
+          await stopChild(state.service, 'service', 30_000, log)
+        ),
+        clients,
+        agents,
+        notices,
+      );
       summary.peer = first.figures;
       // The floor of a fan-out that reads the log: the same peer reading each close's events first.
       const second = await peerPhase(first.stop, clients, agents, notices, true);
       summary.peer_read = second.figures;
       await second.stop();
-      const svc = { cpu_per_1000: cpuPer1000(summary.closes, 'service'), p99_ms: summary.latency_ms.closes.p99_ms };
-      const floorOf = (figures) => ({ cpu_per_1000: cpuPer1000(figures.closes, 'peer'), p99_ms: figures.latency_ms.closes.p99_ms });
+      const svc = {
+        cpu_per_1000: cpuPer1000(summary.closes, 'service'),
+        p99_ms: summary.latency_ms.closes.p99_ms,
+      };
+      const floorOf = (figures) => ({
+        cpu_per_1000: cpuPer1000(figures.closes, 'peer'),
+        p99_ms: figures.latency_ms.closes.p99_ms,
+      });
       const uws = floorOf(summary.peer);
       const uwsRead = floorOf(summary.peer_read);
-      const ratio = (a, b) => ({ cpu_per_1000: round(a.cpu_per_1000 / b.cpu_per_1000, 2), p99: round(a.p99_ms / b.p99_ms, 2) });
+      const ratio = (a, b) => ({
+        cpu_per_1000: round(a.cpu_per_1000 / b.cpu_per_1000, 2),
+        p99: round(a.p99_ms / b.p99_ms, 2),
+      });
       const ratios = ratio(svc, uws);
       const readRatios = ratio(svc, uwsRead);
       summary.ratios = {
         service_to_uws: { ...ratios, service: svc, uws, target: PEER_RATIO_TARGET },
-        service_to_uws_reading_the_log: { ...readRatios, service: svc, uws_reading_the_log: uwsRead },
+        service_to_uws_reading_the_log: {
+          ...readRatios,
+          service: svc,
+          uws_reading_the_log: uwsRead,
+        },
         uws_reading_the_log_to_uws: ratio(uwsRead, uws),
       };
-      summary.targets.cpu_per_1000_service_to_uws_le_1_5 = { value: ratios.cpu_per_1000, met: ratios.cpu_per_1000 <= PEER_RATIO_TARGET };
-      summary.targets.p99_service_to_uws_le_1_5 = { value: ratios.p99, met: ratios.p99 <= PEER_RATIO_TARGET };
+      summary.targets.cpu_per_1000_service_to_uws_le_1_5 = {
+        value: ratios.cpu_per_1000,
+        met: ratios.cpu_per_1000 <= PEER_RATIO_TARGET,
+      };
+      summary.targets.p99_service_to_uws_le_1_5 = {
+        value: ratios.p99,
+        met: ratios.p99 <= PEER_RATIO_TARGET,
+      };
       state.lastLines = [
         `ws: uws reading the log/uws cpu_per_1000 ${summary.ratios.uws_reading_the_log_to_uws.cpu_per_1000} p99 ${summary.ratios.uws_reading_the_log_to_uws.p99}`,
         `ws: service/uws reading the log cpu_per_1000 ${readRatios.cpu_per_1000} p99 ${readRatios.p99}`,
@@ -821,7 +1121,14 @@ async function runMain() {
     }
     if (state.warnings.length) summary.warnings = state.warnings.slice(0, 5);
 
-    const file = path.join(BENCH_DIR, 'results', `${started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-ws.json`);
+    const file = path.join(
+      BENCH_DIR,
+      'results',
+      `${started
+        .toISOString()
+        .replace(/:/g, '-')
+        .replace(/\.\d+Z$/, 'Z')}-ws.json`,
+    );
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, JSON.stringify(summary, null, 2) + '\n');
     console.log(JSON.stringify({ ...summary, result_file: path.relative(ROOT, file) }, null, 2));
@@ -833,8 +1140,12 @@ async function runMain() {
     if (state.scratch) fs.rmSync(state.scratch, { recursive: true, force: true });
     for (const c of state.clients) c?.ws.terminate();
     if (state.listener) await state.listener.terminate().catch(() => {});
-    if (state.service && state.service.exitCode === null) await stopChild(state.service, 'service', 30_000, log);
-    if (state.dbCreated) await withDb('postgres', (c) => c.query(`drop database if exists "${DB}" with (force)`)).catch((e) => console.error(`drop ${DB}: ${e.message}`));
+    if (state.service && state.service.exitCode === null)
+      await stopChild(state.service, 'service', 30_000, log);
+    if (state.dbCreated)
+      await withDb('postgres', (c) =>
+        c.query(`drop database if exists "${DB}" with (force)`),
+      ).catch((e) => console.error(`drop ${DB}: ${e.message}`));
   }
   for (const sig of ['SIGINT', 'SIGTERM']) {
     process.once(sig, () => {
@@ -847,7 +1158,8 @@ async function runMain() {
     await main();
   } catch (err) {
     console.error(`bench failed: ${err.stack ?? err}`);
-    for (const w of state.warnings) console.error(`service warning: ${JSON.stringify(w).slice(0, 500)}`);
+    for (const w of state.warnings)
+      console.error(`service warning: ${JSON.stringify(w).slice(0, 500)}`);
     if (state.stderr.length) console.error(state.stderr.slice(-20).join('\n'));
     code = 1;
   } finally {

@@ -49,10 +49,12 @@ function followQueries(orm: Orm): Running {
   const running: Running = new Map();
   const knex = orm.em.getConnection().getKnex();
   knex.on('query', (q: QueryEvent) => {
-    if (q.__knexUid && q.__knexQueryUid) running.set(q.__knexUid, { query: q.__knexQueryUid, at: Date.now() });
+    if (q.__knexUid && q.__knexQueryUid)
+      running.set(q.__knexUid, { query: q.__knexQueryUid, at: Date.now() });
   });
   knex.on('query-response', (_res: unknown, q: QueryEvent) => {
-    if (q.__knexUid && running.get(q.__knexUid)?.query === q.__knexQueryUid) running.delete(q.__knexUid);
+    if (q.__knexUid && running.get(q.__knexUid)?.query === q.__knexQueryUid)
+      running.delete(q.__knexUid);
   });
   return running;
 }
@@ -71,11 +73,15 @@ export function connectionBudget(shards: number): Budget {
  * room for the budget (orm/embedded.ts), a server of DATABASE_URL is as its operator set it.
  */
 export async function connectionLimit(orm: Orm): Promise<number> {
-  const rows = await orm.em.fork().execute<{ name: string; setting: string }[]>(
-    `select name, setting from pg_settings where name in ('max_connections', 'superuser_reserved_connections', 'reserved_connections')`,
-  );
+  const rows = await orm.em
+    .fork()
+    .execute<{ name: string; setting: string }[]>(
+      `select name, setting from pg_settings where name in ('max_connections', 'superuser_reserved_connections', 'reserved_connections')`,
+    );
   const get = (name: string) => Number(rows.find((r) => r.name === name)?.setting ?? 0);
-  return get('max_connections') - get('superuser_reserved_connections') - get('reserved_connections');
+  return (
+    get('max_connections') - get('superuser_reserved_connections') - get('reserved_connections')
+  );
 }
 
 /** Why `shards` cannot run on a database allowing `limit` connections, or undefined when it can. */
@@ -83,6 +89,8 @@ export function budgetProblem(shards: number, limit: number): string | undefined
   const b = connectionBudget(shards);
   if (b.total <= limit) return undefined;
   const fits = Math.max(0, Math.floor((limit - b.main) / b.perShard));
-  return `SVC_SHARDS=${shards} needs up to ${b.total} database connections (${shards} shards x ${b.perShard} + ${b.main}), ` +
-    `more than the ${limit} PostgreSQL allows (max_connections less reserved slots); set SVC_SHARDS to at most ${fits} or raise max_connections`;
+  return (
+    `SVC_SHARDS=${shards} needs up to ${b.total} database connections (${shards} shards x ${b.perShard} + ${b.main}), ` +
+    `more than the ${limit} PostgreSQL allows (max_connections less reserved slots); set SVC_SHARDS to at most ${fits} or raise max_connections`
+  );
 }

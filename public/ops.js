@@ -8,16 +8,48 @@
   if (!window.EventSource) return;
   var live = document.getElementById('ops-live');
   var dash = '\u2013';
-  var n = function (v, f) { return v === null || v === undefined ? dash : f(v); };
+  var n = function (v, f) {
+    return v === null || v === undefined ? dash : f(v);
+  };
   var FMT = {
-    int: function (v) { return n(v, function (x) { return Math.round(x).toLocaleString('en-US'); }); },
-    rate: function (v) { return n(v, function (x) { return x >= 100 ? x.toFixed(0) : x.toFixed(2); }); },
-    ms: function (v) { return n(v, function (x) { return (x >= 100 ? x.toFixed(0) : x.toFixed(2)) + ' ms'; }); },
-    pct: function (v) { return n(v, function (x) { return (x * 100).toFixed(1) + ' %'; }); },
-    mb: function (v) { return n(v, function (x) { return (x / 1048576).toFixed(1) + ' MB'; }); },
-    seconds: function (v) { return n(v, function (x) { return Math.round(x).toLocaleString('en-US') + ' s'; }); },
-    at: function (v) { return n(v, function (x) { return new Date(x * 1000).toISOString().slice(0, 19).replace('T', ' ') + ' UTC'; }); },
-    ready: function (v) { return v === null || v === undefined ? dash : v ? 'ready' : 'starting'; },
+    int: function (v) {
+      return n(v, function (x) {
+        return Math.round(x).toLocaleString('en-US');
+      });
+    },
+    rate: function (v) {
+      return n(v, function (x) {
+        return x >= 100 ? x.toFixed(0) : x.toFixed(2);
+      });
+    },
+    ms: function (v) {
+      return n(v, function (x) {
+        return (x >= 100 ? x.toFixed(0) : x.toFixed(2)) + ' ms';
+      });
+    },
+    pct: function (v) {
+      return n(v, function (x) {
+        return (x * 100).toFixed(1) + ' %';
+      });
+    },
+    mb: function (v) {
+      return n(v, function (x) {
+        return (x / 1048576).toFixed(1) + ' MB';
+      });
+    },
+    seconds: function (v) {
+      return n(v, function (x) {
+        return Math.round(x).toLocaleString('en-US') + ' s';
+      });
+    },
+    at: function (v) {
+      return n(v, function (x) {
+        return new Date(x * 1000).toISOString().slice(0, 19).replace('T', ' ') + ' UTC';
+      });
+    },
+    ready: function (v) {
+      return v === null || v === undefined ? dash : v ? 'ready' : 'starting';
+    },
   };
   function pick(obj, path) {
     var parts = path.split('.');
@@ -35,7 +67,10 @@
   }
 
   // Charts: the layout of src/web/charts.ts lineChart (its margins, its tick label room).
-  var W = 640, H = 220, M = { top: 12, right: 28, bottom: 36, left: 68 }, TICK_CHAR = 10.5;
+  var W = 640,
+    H = 220,
+    M = { top: 12, right: 28, bottom: 36, left: 68 },
+    TICK_CHAR = 10.5;
   var SVG = 'http://www.w3.org/2000/svg';
   var history = null;
   function svg(tag, attrs, text) {
@@ -54,43 +89,104 @@
   function niceScale(lo, hi) {
     for (var i = 0; i < 10; i++) {
       var s = tickStep(lo, hi, 10);
-      var nlo = Math.floor(lo / s) * s, nhi = Math.ceil(hi / s) * s;
+      var nlo = Math.floor(lo / s) * s,
+        nhi = Math.ceil(hi / s) * s;
       if (nlo === lo && nhi === hi) break;
       lo = nlo;
       hi = nhi;
     }
-    var step = tickStep(lo, hi, 5), ticks = [];
-    for (var t = Math.ceil(lo / step); t * step <= hi + step * 1e-9; t++) ticks.push(+(t * step).toPrecision(12));
+    var step = tickStep(lo, hi, 5),
+      ticks = [];
+    for (var t = Math.ceil(lo / step); t * step <= hi + step * 1e-9; t++)
+      ticks.push(+(t * step).toPrecision(12));
     return { lo: lo, hi: hi, ticks: ticks };
   }
   /** The x axis of the history: seconds before the newest point (src/ops/view.ts historyAxis). */
   function historyAxis(points, pointS) {
     var span = Math.max(1, points - 1) * pointS;
-    var steps = [5, 10, 15, 30, 60, 120, 180, 300], step = 600, ticks = [], x = [];
-    for (var i = 0; i < steps.length; i++) if (span / steps[i] <= 6) { step = steps[i]; break; }
+    var steps = [5, 10, 15, 30, 60, 120, 180, 300],
+      step = 600,
+      ticks = [],
+      x = [];
+    for (var i = 0; i < steps.length; i++)
+      if (span / steps[i] <= 6) {
+        step = steps[i];
+        break;
+      }
     for (var t = 0; t > -span; t -= step) ticks.unshift(t); // none at the left edge, under the y labels
     for (var j = 0; j < points; j++) x.push((j - points + 1) * pointS);
-    return { x: x, ticks: ticks, label: function (v) { return v === 0 ? 'now' : v % 60 === 0 ? -v / 60 + ' min' : -v + ' s'; } };
+    return {
+      x: x,
+      ticks: ticks,
+      label: function (v) {
+        return v === 0 ? 'now' : v % 60 === 0 ? -v / 60 + ' min' : -v + ' s';
+      },
+    };
   }
-  function known(v) { return typeof v === 'number' && isFinite(v); }
+  function known(v) {
+    return typeof v === 'number' && isFinite(v);
+  }
   function drawChart(box, spec) {
     var figure = box.querySelector('figure.chart');
     var old = figure && figure.querySelector('svg');
     if (!old) return;
     var fmt = FMT[spec.fmt] || FMT.rate;
     var axis = historyAxis(history.points.length, history.point_s);
-    var series = spec.series.map(function (s) { return { name: s.name, values: history.points.map(function (p) { var v = pick(p, s.key); return known(v) ? v : null; }) }; });
+    var series = spec.series.map(function (s) {
+      return {
+        name: s.name,
+        values: history.points.map(function (p) {
+          var v = pick(p, s.key);
+          return known(v) ? v : null;
+        }),
+      };
+    });
     var all = [];
-    series.forEach(function (s) { s.values.forEach(function (v) { if (v !== null) all.push(v); }); });
-    spec.levels.forEach(function (l) { all.push(l.y); });
+    series.forEach(function (s) {
+      s.values.forEach(function (v) {
+        if (v !== null) all.push(v);
+      });
+    });
+    spec.levels.forEach(function (l) {
+      all.push(l.y);
+    });
     if (all.length) all.push(0); // every figure here is 0 or more: the axis starts at 0 (view.ts yReach)
-    var id = box.id, out = svg('svg', { 'class': 'chart', role: 'img', 'aria-labelledby': id + '-t ' + id + '-d', viewBox: '0 0 ' + W + ' ' + H, width: W, height: H });
-    var summary = spec.title + ': ' + series.map(function (s) {
-      var k = s.values.filter(function (v) { return v !== null; });
-      if (!k.length) return s.name + ': no data';
-      return s.name + ' from ' + fmt(k[0]) + ' to ' + fmt(k[k.length - 1]) + ' (low ' + fmt(Math.min.apply(null, k)) + ', high ' + fmt(Math.max.apply(null, k)) + ')';
-    }).join('; ') + (axis.x.length ? ' over time before now ' + axis.label(axis.x[0]) + ' to now.' : '.');
-    spec.levels.forEach(function (l) { summary += ' ' + l.label + '.'; });
+    var id = box.id,
+      out = svg('svg', {
+        class: 'chart',
+        role: 'img',
+        'aria-labelledby': id + '-t ' + id + '-d',
+        viewBox: '0 0 ' + W + ' ' + H,
+        width: W,
+        height: H,
+      });
+    var summary =
+      spec.title +
+      ': ' +
+      series
+        .map(function (s) {
+          var k = s.values.filter(function (v) {
+            return v !== null;
+          });
+          if (!k.length) return s.name + ': no data';
+          return (
+            s.name +
+            ' from ' +
+            fmt(k[0]) +
+            ' to ' +
+            fmt(k[k.length - 1]) +
+            ' (low ' +
+            fmt(Math.min.apply(null, k)) +
+            ', high ' +
+            fmt(Math.max.apply(null, k)) +
+            ')'
+          );
+        })
+        .join('; ') +
+      (axis.x.length ? ' over time before now ' + axis.label(axis.x[0]) + ' to now.' : '.');
+    spec.levels.forEach(function (l) {
+      summary += ' ' + l.label + '.';
+    });
     out.appendChild(svg('title', { id: id + '-t' }, spec.title));
     out.appendChild(svg('desc', { id: id + '-d' }, summary));
     if (!all.length || !axis.x.length) {
@@ -98,54 +194,122 @@
       out.setAttribute('height', '40');
       out.appendChild(svg('text', { x: 8, y: 24 }, 'No data yet.'));
     } else {
-      var lo = Math.min.apply(null, all), hi = Math.max.apply(null, all);
+      var lo = Math.min.apply(null, all),
+        hi = Math.max.apply(null, all);
       var pad = lo === hi ? Math.max(Math.abs(lo) * 0.1, 1) : 0;
       var ys = niceScale(lo - pad, hi + pad);
       var widest = 0;
-      ys.ticks.forEach(function (t) { widest = Math.max(widest, fmt(t).length); });
+      ys.ticks.forEach(function (t) {
+        widest = Math.max(widest, fmt(t).length);
+      });
       var left = Math.max(M.left, Math.ceil(26 + widest * TICK_CHAR));
-      var x0 = axis.x[0], x1 = axis.x[axis.x.length - 1];
-      if (x0 === x1) { x0 -= 1; x1 += 1; }
-      var X = function (v) { return left + ((v - x0) / (x1 - x0)) * (W - M.right - left); };
-      var Y = function (v) { return H - M.bottom - ((v - ys.lo) / (ys.hi - ys.lo)) * (H - M.bottom - M.top); };
-      var gy = svg('g', { 'class': 'axis y' });
+      var x0 = axis.x[0],
+        x1 = axis.x[axis.x.length - 1];
+      if (x0 === x1) {
+        x0 -= 1;
+        x1 += 1;
+      }
+      var X = function (v) {
+        return left + ((v - x0) / (x1 - x0)) * (W - M.right - left);
+      };
+      var Y = function (v) {
+        return H - M.bottom - ((v - ys.lo) / (ys.hi - ys.lo)) * (H - M.bottom - M.top);
+      };
+      var gy = svg('g', { class: 'axis y' });
       ys.ticks.forEach(function (t) {
         var py = Y(t).toFixed(1);
-        gy.appendChild(svg('line', { x1: left, x2: W - M.right, y1: py, y2: py, 'stroke-opacity': '.25' }));
-        gy.appendChild(svg('text', { x: left - 6, y: py, dy: '.32em', 'text-anchor': 'end' }, fmt(t)));
+        gy.appendChild(
+          svg('line', { x1: left, x2: W - M.right, y1: py, y2: py, 'stroke-opacity': '.25' }),
+        );
+        gy.appendChild(
+          svg('text', { x: left - 6, y: py, dy: '.32em', 'text-anchor': 'end' }, fmt(t)),
+        );
       });
-      gy.appendChild(svg('text', { 'class': 'axis-title', transform: 'translate(12 ' + ((M.top + H - M.bottom) / 2).toFixed(1) + ') rotate(-90)', 'text-anchor': 'middle' }, spec.yLabel));
+      gy.appendChild(
+        svg(
+          'text',
+          {
+            class: 'axis-title',
+            transform: 'translate(12 ' + ((M.top + H - M.bottom) / 2).toFixed(1) + ') rotate(-90)',
+            'text-anchor': 'middle',
+          },
+          spec.yLabel,
+        ),
+      );
       out.appendChild(gy);
-      var gx = svg('g', { 'class': 'axis x' });
-      gx.appendChild(svg('line', { x1: left, x2: W - M.right, y1: H - M.bottom, y2: H - M.bottom }));
+      var gx = svg('g', { class: 'axis x' });
+      gx.appendChild(
+        svg('line', { x1: left, x2: W - M.right, y1: H - M.bottom, y2: H - M.bottom }),
+      );
       axis.ticks.forEach(function (t) {
-        if (t >= x0 && t <= x1) gx.appendChild(svg('text', { x: X(t).toFixed(1), y: H - M.bottom + 14, 'text-anchor': 'middle' }, axis.label(t)));
+        if (t >= x0 && t <= x1)
+          gx.appendChild(
+            svg(
+              'text',
+              { x: X(t).toFixed(1), y: H - M.bottom + 14, 'text-anchor': 'middle' },
+              axis.label(t),
+            ),
+          );
       });
-      gx.appendChild(svg('text', { 'class': 'axis-title', x: ((left + W - M.right) / 2).toFixed(1), y: H - 4, 'text-anchor': 'middle' }, 'time before now'));
+      gx.appendChild(
+        svg(
+          'text',
+          {
+            class: 'axis-title',
+            x: ((left + W - M.right) / 2).toFixed(1),
+            y: H - 4,
+            'text-anchor': 'middle',
+          },
+          'time before now',
+        ),
+      );
       out.appendChild(gx);
       series.forEach(function (s, k) {
-        var d = '', pen = 'M';
+        var d = '',
+          pen = 'M';
         s.values.forEach(function (v, i) {
-          if (v === null) { pen = 'M'; return; }
+          if (v === null) {
+            pen = 'M';
+            return;
+          }
           d += pen + X(axis.x[i]).toFixed(1) + ',' + Y(v).toFixed(1);
           pen = 'L';
         });
         if (d) {
-          var path = svg('path', { 'class': 'line series-' + (k % 4), d: d });
+          var path = svg('path', { class: 'line series-' + (k % 4), d: d });
           path.appendChild(svg('title', {}, s.name));
           out.appendChild(path);
         }
         s.values.forEach(function (v, i) {
           if (v === null || s.values[i - 1] != null || s.values[i + 1] != null) return;
-          var dot = svg('circle', { 'class': 'dot series-' + (k % 4), cx: X(axis.x[i]).toFixed(1), cy: Y(v).toFixed(1), r: 3 });
+          var dot = svg('circle', {
+            class: 'dot series-' + (k % 4),
+            cx: X(axis.x[i]).toFixed(1),
+            cy: Y(v).toFixed(1),
+            r: 3,
+          });
           dot.appendChild(svg('title', {}, s.name + ': ' + fmt(v)));
           out.appendChild(dot);
         });
       });
       spec.levels.forEach(function (l) {
-        var g = svg('g', { 'class': 'level' }), ly = Y(l.y);
-        g.appendChild(svg('line', { x1: left, x2: W - M.right, y1: ly.toFixed(1), y2: ly.toFixed(1) }));
-        g.appendChild(svg('text', { x: W - M.right - 4, y: ly.toFixed(1), dy: ly - M.top < 20 ? '1.2em' : '-.4em', 'text-anchor': 'end' }, l.label));
+        var g = svg('g', { class: 'level' }),
+          ly = Y(l.y);
+        g.appendChild(
+          svg('line', { x1: left, x2: W - M.right, y1: ly.toFixed(1), y2: ly.toFixed(1) }),
+        );
+        g.appendChild(
+          svg(
+            'text',
+            {
+              x: W - M.right - 4,
+              y: ly.toFixed(1),
+              dy: ly - M.top < 20 ? '1.2em' : '-.4em',
+              'text-anchor': 'end',
+            },
+            l.label,
+          ),
+        );
         out.appendChild(g);
       });
     }
@@ -154,13 +318,18 @@
   }
   function drawCharts() {
     var boxes = document.querySelectorAll('[data-chart]');
-    for (var i = 0; i < boxes.length; i++) drawChart(boxes[i], JSON.parse(boxes[i].getAttribute('data-chart')));
+    for (var i = 0; i < boxes.length; i++)
+      drawChart(boxes[i], JSON.parse(boxes[i].getAttribute('data-chart')));
   }
 
   var statusKey = null;
   function status(list) {
     var box = document.getElementById('ops-status');
-    var key = JSON.stringify(list.map(function (b) { return b.text; }));
+    var key = JSON.stringify(
+      list.map(function (b) {
+        return b.text;
+      }),
+    );
     if (!box || key === statusKey) return; // unchanged: nothing new for a screen reader to announce
     statusKey = key;
     box.className = list.length ? 'error' : 'success';
@@ -170,7 +339,9 @@
       var head = el('p');
       head.appendChild(el('strong', 'Past their thresholds:'));
       var ul = el('ul');
-      list.forEach(function (b) { ul.appendChild(el('li', b.text)); });
+      list.forEach(function (b) {
+        ul.appendChild(el('li', b.text));
+      });
       parts.appendChild(head);
       parts.appendChild(ul);
     }
@@ -183,7 +354,8 @@
     return th;
   }
   function emptyRow(text, cols) {
-    var tr = el('tr'), td = el('td', text);
+    var tr = el('tr'),
+      td = el('td', text);
     td.setAttribute('colspan', String(cols));
     tr.appendChild(td);
     return tr;
@@ -206,7 +378,10 @@
     var body = document.querySelector('#ops-routes tbody');
     var quiet = document.getElementById('ops-quiet');
     if (!body || !quiet) return;
-    var rows = document.createDocumentFragment(), names = document.createDocumentFragment(), busy = 0, idle = 0;
+    var rows = document.createDocumentFragment(),
+      names = document.createDocumentFragment(),
+      busy = 0,
+      idle = 0;
     list.forEach(function (r) {
       if (r.requests === 0) {
         idle++;
@@ -218,7 +393,16 @@
       busy++;
       var tr = el('tr');
       tr.appendChild(codeCell(r.method + ' ' + r.route));
-      [FMT.int(r.requests), FMT.rate(r.rate), FMT.ms(r.p50_ms), FMT.ms(r.p99_ms), FMT.int(r.errors_4xx), FMT.int(r.errors_5xx)].forEach(function (t) { tr.appendChild(el('td', t, 'num')); });
+      [
+        FMT.int(r.requests),
+        FMT.rate(r.rate),
+        FMT.ms(r.p50_ms),
+        FMT.ms(r.p99_ms),
+        FMT.int(r.errors_4xx),
+        FMT.int(r.errors_5xx),
+      ].forEach(function (t) {
+        tr.appendChild(el('td', t, 'num'));
+      });
       rows.appendChild(tr);
     });
     if (!busy) rows.appendChild(emptyRow('No request in this window.', 7));
@@ -237,19 +421,32 @@
     status(f.status || []);
     recent5xx(f.recent_5xx || []);
     routes(f.routes || []);
-    var basis = f.window_s > 0 ? 'over the last ' + f.window_s.toFixed(0) + ' s' : 'since the process started';
+    var basis =
+      f.window_s > 0
+        ? 'over the last ' + f.window_s.toFixed(0) + ' s'
+        : 'since the process started';
     var spans = document.querySelectorAll('#ops-basis, .ops-basis');
     for (var j = 0; j < spans.length; j++) setText(spans[j], basis);
-    setText(live, 'Live: updated every second from pid ' + f.process.pid + ' on ' + f.process.host + '.');
+    setText(
+      live,
+      'Live: updated every second from pid ' + f.process.pid + ' on ' + f.process.host + '.',
+    );
   }
   var feed = new EventSource('/ops/feed');
-  feed.addEventListener('history', function (e) { history = JSON.parse(e.data); drawCharts(); });
+  feed.addEventListener('history', function (e) {
+    history = JSON.parse(e.data);
+    drawCharts();
+  });
   feed.addEventListener('point', function (e) {
     if (!history) return;
     history.points.push(JSON.parse(e.data));
     while (history.points.length > history.max_points) history.points.shift();
     drawCharts();
   });
-  feed.addEventListener('figures', function (e) { show(JSON.parse(e.data)); });
-  feed.onerror = function () { setText(live, 'Live updates paused: reconnecting to the feed.'); };
+  feed.addEventListener('figures', function (e) {
+    show(JSON.parse(e.data));
+  });
+  feed.onerror = function () {
+    setText(live, 'Live updates paused: reconnecting to the feed.');
+  };
 })();

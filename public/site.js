@@ -22,7 +22,11 @@
   var tables = document.querySelectorAll('main table');
   for (var i = 0; i < tables.length; i++) {
     var t = tables[i];
-    if (t.closest('.api-docs') || (t.parentElement && t.parentElement.classList.contains('table-wrap'))) continue;
+    if (
+      t.closest('.api-docs') ||
+      (t.parentElement && t.parentElement.classList.contains('table-wrap'))
+    )
+      continue;
     var wrap = document.createElement('div');
     wrap.className = 'table-wrap';
     t.parentNode.insertBefore(wrap, t);
@@ -44,7 +48,10 @@
       } else if (b.hasAttribute('data-scrolls')) {
         b.removeAttribute('tabindex');
         b.removeAttribute('data-scrolls');
-        if (b.getAttribute('aria-label') && /\(scrolls sideways\)$/.test(b.getAttribute('aria-label'))) {
+        if (
+          b.getAttribute('aria-label') &&
+          /\(scrolls sideways\)$/.test(b.getAttribute('aria-label'))
+        ) {
           b.removeAttribute('role');
           b.removeAttribute('aria-label');
         }
@@ -54,15 +61,23 @@
   focusable();
   window.addEventListener('resize', focusable);
 
-  var pad = function (n) { return (n < 10 ? '0' : '') + n; };
+  var pad = function (n) {
+    return (n < 10 ? '0' : '') + n;
+  };
   var times = document.querySelectorAll('time.local[datetime]');
   for (var k = 0; k < times.length; k++) {
     var el = times[k];
     var d = new Date(el.getAttribute('datetime'));
     if (isNaN(d.getTime())) continue;
     var withDate = el.hasAttribute('data-date');
-    var text = (withDate ? d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' : '') +
-      pad(d.getHours()) + ':' + pad(d.getMinutes()) + (el.hasAttribute('data-seconds') ? ':' + pad(d.getSeconds()) : '');
+    var text =
+      (withDate
+        ? d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' '
+        : '') +
+      pad(d.getHours()) +
+      ':' +
+      pad(d.getMinutes()) +
+      (el.hasAttribute('data-seconds') ? ':' + pad(d.getSeconds()) : '');
     if (!el.title) el.title = el.textContent;
     el.textContent = text + ' your time';
   }

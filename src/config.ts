@@ -52,7 +52,9 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(`${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
+    throw new ConfigError(
+      `${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`,
+    );
   }
   return n;
 }
@@ -72,7 +74,10 @@ function num(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
 function nodeName(env: NodeJS.ProcessEnv): string | undefined {
   const v = env.SVC_NODE_NAME;
   if (v === undefined || v === '') return undefined;
-  if (!/^[\x21-\x7e]{1,64}$/.test(v)) throw new ConfigError(`SVC_NODE_NAME must be 1..64 printable characters without spaces, got ${JSON.stringify(v.slice(0, 80))}`);
+  if (!/^[\x21-\x7e]{1,64}$/.test(v))
+    throw new ConfigError(
+      `SVC_NODE_NAME must be 1..64 printable characters without spaces, got ${JSON.stringify(v.slice(0, 80))}`,
+    );
   return v;
 }
 
@@ -80,7 +85,9 @@ function trustedProxies(env: NodeJS.ProcessEnv): TrustedProxies {
   try {
     return parseTrustedProxies(env.SVC_TRUSTED_PROXIES);
   } catch (err) {
-    throw new ConfigError(`SVC_TRUSTED_PROXIES: ${(err as Error).message} (comma-separated addresses or networks, e.g. 127.0.0.1,10.0.0.0/8)`);
+    throw new ConfigError(
+      `SVC_TRUSTED_PROXIES: ${(err as Error).message} (comma-separated addresses or networks, e.g. 127.0.0.1,10.0.0.0/8)`,
+    );
   }
 }
 
@@ -88,16 +95,25 @@ function trustedProxies(env: NodeJS.ProcessEnv): TrustedProxies {
 function replicaUrls(env: NodeJS.ProcessEnv): string[] {
   const raw = env.SVC_REPLICA_URLS;
   if (raw === undefined || raw.trim() === '') return [];
-  const urls = raw.split(',').map((u) => u.trim()).filter(Boolean);
-  if (urls.length > 8) throw new ConfigError(`SVC_REPLICA_URLS names ${urls.length} replicas; at most 8`);
+  const urls = raw
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  if (urls.length > 8)
+    throw new ConfigError(`SVC_REPLICA_URLS names ${urls.length} replicas; at most 8`);
   for (const u of urls) {
     let url: URL;
     try {
       url = new URL(u);
     } catch {
-      throw new ConfigError(`SVC_REPLICA_URLS: ${JSON.stringify(u.slice(0, 80))} is not a URL (comma-separated postgres://user@host:port/db)`);
+      throw new ConfigError(
+        `SVC_REPLICA_URLS: ${JSON.stringify(u.slice(0, 80))} is not a URL (comma-separated postgres://user@host:port/db)`,
+      );
     }
-    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new ConfigError(`SVC_REPLICA_URLS: ${url.protocol} is not postgres: (comma-separated postgres://user@host:port/db)`);
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+      throw new ConfigError(
+        `SVC_REPLICA_URLS: ${url.protocol} is not postgres: (comma-separated postgres://user@host:port/db)`,
+      );
   }
   return urls;
 }
@@ -105,7 +121,10 @@ function replicaUrls(env: NodeJS.ProcessEnv): string[] {
 function opsToken(env: NodeJS.ProcessEnv): string | undefined {
   const raw = env.SVC_OPS_TOKEN;
   if (raw === undefined || raw === '') return undefined;
-  if (!/^[\x21-\x7e]{1,512}$/.test(raw)) throw new ConfigError('SVC_OPS_TOKEN must be 1 to 512 printable ASCII characters without spaces');
+  if (!/^[\x21-\x7e]{1,512}$/.test(raw))
+    throw new ConfigError(
+      'SVC_OPS_TOKEN must be 1 to 512 printable ASCII characters without spaces',
+    );
   return raw;
 }
 
@@ -119,9 +138,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`BASE_URL must be an absolute URL, got ${JSON.stringify(baseUrl)}`);
   }
   const oracle = env.SVC_ORACLE ?? '0';
-  if (oracle !== '0' && oracle !== '1') throw new ConfigError(`SVC_ORACLE must be 0 or 1, got ${JSON.stringify(oracle)}`);
+  if (oracle !== '0' && oracle !== '1')
+    throw new ConfigError(`SVC_ORACLE must be 0 or 1, got ${JSON.stringify(oracle)}`);
   const allowPrivate = env.SVC_WEBHOOK_ALLOW_PRIVATE || '0';
-  if (allowPrivate !== '0' && allowPrivate !== '1') throw new ConfigError(`SVC_WEBHOOK_ALLOW_PRIVATE must be 0 or 1, got ${JSON.stringify(allowPrivate)}`);
+  if (allowPrivate !== '0' && allowPrivate !== '1')
+    throw new ConfigError(
+      `SVC_WEBHOOK_ALLOW_PRIVATE must be 0 or 1, got ${JSON.stringify(allowPrivate)}`,
+    );
   return {
     port,
     host,

@@ -13,12 +13,19 @@ function startRetry(env: NodeJS.ProcessEnv): BoundedBackoff {
     const raw = env[name];
     if (raw === undefined || raw === '') return dflt;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new ConfigError(
+        `${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`,
+      );
     return n;
   };
   // Defaults: 5 attempts 1, 2, 4, 8 s apart, about a minute with the default ask timeout.
   const baseMs = int('SVC_START_RETRY_MS', 1000, 1, 60_000);
-  return { attempts: int('SVC_START_ATTEMPTS', 5, 1, 100), baseMs, capMs: Math.max(baseMs, 60_000) };
+  return {
+    attempts: int('SVC_START_ATTEMPTS', 5, 1, 100),
+    baseMs,
+    capMs: Math.max(baseMs, 60_000),
+  };
 }
 
 async function main(): Promise<void> {
@@ -45,9 +52,15 @@ async function main(): Promise<void> {
       },
     );
   service.ready.catch((err) => {
-    log.fatal({ err, attempts: retry.attempts }, 'supervisor could not start; exiting so a process manager restarts the service');
+    log.fatal(
+      { err, attempts: retry.attempts },
+      'supervisor could not start; exiting so a process manager restarts the service',
+    );
     // Bounded: a runtime that could not start its markets may not stop cleanly either.
-    stopThenExit(Promise.race([service.stop(), new Promise((r) => setTimeout(r, EXIT_GRACE_MS))]), 1);
+    stopThenExit(
+      Promise.race([service.stop(), new Promise((r) => setTimeout(r, EXIT_GRACE_MS))]),
+      1,
+    );
   });
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');

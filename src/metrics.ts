@@ -7,7 +7,16 @@ import type { ActorRuntime } from '../actors/runtime/client.js';
 import type { DeliverReport } from '../actors/webhooks/messages.js';
 
 export type PoolStats = () => { used: number; free: number; pending: number; max: number };
-export type RecordCacheStats = { bytes: number; capBytes: number; entries: number; hits: number; misses: number; evicted: number; built: number; warmed: number };
+export type RecordCacheStats = {
+  bytes: number;
+  capBytes: number;
+  entries: number;
+  hits: number;
+  misses: number;
+  evicted: number;
+  built: number;
+  warmed: number;
+};
 /** Why the event hub closed a stream (http/event-hub.ts). */
 export type StreamCloseReason = 'behind' | 'gone' | 'stopping';
 /** What the event hub reports (http/event-hub.ts): each drain of the log into the streams, each stream it closes. */
@@ -17,7 +26,12 @@ export type EventHubObserver = {
   closed(reason: StreamCloseReason): void;
 };
 /** What the alert rules compare with: readiness, the mailbox bound, each market's session length in real seconds. */
-export type ServiceFacts = { ready: () => boolean; holdsCloses: () => boolean; mailboxLimit: number; intervals: Record<string, number> };
+export type ServiceFacts = {
+  ready: () => boolean;
+  holdsCloses: () => boolean;
+  mailboxLimit: number;
+  intervals: Record<string, number>;
+};
 /** A shard worker's waits for a database connection (actors/runtime/pool-waits.ts), as the runtime reports them. */
 type PoolWaits = ReturnType<ActorRuntime['stats']>[number]['poolWaits'];
 /** A close this process performed: its exact duration and lateness (the histograms keep only buckets). */
@@ -116,7 +130,10 @@ export class Metrics {
     registers: [this.registry],
   });
   // The webhook delivery pass's view (set from its report, src/supervisor/supervisor.ts).
-  private readonly webhookInFlight = this.gauge('webhook_attempts_in_flight', 'Webhook delivery attempts this process has started and not yet seen end (at its last pass)');
+  private readonly webhookInFlight = this.gauge(
+    'webhook_attempts_in_flight',
+    'Webhook delivery attempts this process has started and not yet seen end (at its last pass)',
+  );
   private readonly webhookBacklog = this.gauge(
     'webhook_backlog_deliveries',
     "Webhook deliveries due and not yet sent, on every process (at most 10000 counted; at this process's last pass)",
@@ -204,15 +221,30 @@ export class Metrics {
     // The shards' waits for a database connection (actors/runtime/pool-waits.ts), cumulative since start.
     const poolCounter = (name: string, help: string, value: (w: PoolWaits) => number) =>
       new client.Counter({
-        name, help, labelNames: ['shard'] as const, registers,
+        name,
+        help,
+        labelNames: ['shard'] as const,
+        registers,
         collect() {
           this.reset();
           for (const s of shards()) this.inc({ shard: String(s.shard) }, value(s.poolWaits));
         },
       });
-    poolCounter('db_pool_acquires_total', "Database connections a shard worker's turns and read tasks asked its pool for", (w) => w.acquires);
-    poolCounter('db_pool_waits_total', 'Connections asked for when none of the pool was idle (the ask waited for one to be released or opened)', (w) => w.waited);
-    poolCounter('db_pool_wait_seconds_total', 'Seconds the asks for a connection waited, all of them together', (w) => w.wait_seconds);
+    poolCounter(
+      'db_pool_acquires_total',
+      "Database connections a shard worker's turns and read tasks asked its pool for",
+      (w) => w.acquires,
+    );
+    poolCounter(
+      'db_pool_waits_total',
+      'Connections asked for when none of the pool was idle (the ask waited for one to be released or opened)',
+      (w) => w.waited,
+    );
+    poolCounter(
+      'db_pool_wait_seconds_total',
+      'Seconds the asks for a connection waited, all of them together',
+      (w) => w.wait_seconds,
+    );
     new client.Gauge({
       name: 'db_pool_waiting',
       help: "Asks for a connection a shard worker's pool has not served yet",
@@ -242,7 +274,15 @@ export class Metrics {
       collect() {
         const s = self.recordStats?.();
         if (!s) return;
-        for (const [event, n] of [['kept', s.entries], ['hit', s.hits], ['miss', s.misses], ['evicted', s.evicted], ['built', s.built], ['warmed', s.warmed]] as const) this.set({ event }, n);
+        for (const [event, n] of [
+          ['kept', s.entries],
+          ['hit', s.hits],
+          ['miss', s.misses],
+          ['evicted', s.evicted],
+          ['built', s.built],
+          ['warmed', s.warmed],
+        ] as const)
+          this.set({ event }, n);
       },
     });
     new client.Gauge({
@@ -255,7 +295,7 @@ export class Metrics {
     });
     new client.Gauge({
       name: 'closes_held',
-      help: "1 while this process runs the market closes (it holds the closes' lease; CONTRACT.md \"Several front ends\"), else 0",
+      help: '1 while this process runs the market closes (it holds the closes\' lease; CONTRACT.md "Several front ends"), else 0',
       registers,
       collect() {
         if (self.service) this.set(self.service.holdsCloses() ? 1 : 0);
@@ -267,7 +307,8 @@ export class Metrics {
       labelNames: ['market'] as const,
       registers,
       collect() {
-        for (const [market, seconds] of Object.entries(self.service?.intervals ?? {})) this.set({ market }, seconds);
+        for (const [market, seconds] of Object.entries(self.service?.intervals ?? {}))
+          this.set({ market }, seconds);
       },
     });
     new client.Gauge({
@@ -311,7 +352,13 @@ export class Metrics {
     this.answersCut.inc({ route });
   };
 
-  observeTurn = (actor: string, message: string, seconds: number, ok: boolean, shard: number): void => {
+  observeTurn = (
+    actor: string,
+    message: string,
+    seconds: number,
+    ok: boolean,
+    shard: number,
+  ): void => {
     this.turns.observe({ actor, message, ok: String(ok), shard: String(shard) }, seconds);
   };
 
@@ -319,12 +366,24 @@ export class Metrics {
    * A close of `market` finished (`tick`: the session it closed), at real unix time `atSeconds`,
    * `lateSeconds` after the session ended.
    */
-  observeClose(market: string, performed: boolean, seconds: number, tick: number, atSeconds: number, lateSeconds: number): void {
+  observeClose(
+    market: string,
+    performed: boolean,
+    seconds: number,
+    tick: number,
+    atSeconds: number,
+    lateSeconds: number,
+  ): void {
     this.closesTotal.inc({ market, performed: String(performed) });
     if (performed) {
       this.closes.observe({ market }, seconds);
       this.closeLateness.observe({ market }, Math.max(0, lateSeconds));
-      this.recentCloses.push({ seq: ++this.closeSeq, market, seconds, late_seconds: Math.max(0, lateSeconds) });
+      this.recentCloses.push({
+        seq: ++this.closeSeq,
+        market,
+        seconds,
+        late_seconds: Math.max(0, lateSeconds),
+      });
       if (this.recentCloses.length > RECENT_CLOSES) this.recentCloses.shift();
     }
     const last = this.lastClose.get(market);
@@ -405,7 +464,10 @@ export class Metrics {
    */
   async snapshot(): Promise<MetricJson[]> {
     // prom-client types `type` as its enum; its values are the strings of the text format.
-    return [...((await this.registry.getMetricsAsJSON()) as unknown as MetricJson[]), ...this.http.json()];
+    return [
+      ...((await this.registry.getMetricsAsJSON()) as unknown as MetricJson[]),
+      ...this.http.json(),
+    ];
   }
 
   async text(): Promise<string> {
@@ -415,7 +477,14 @@ export class Metrics {
 
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
-type RouteStats = { route: string; method: string; byStatus: Map<number, number>; buckets: Float64Array; sum: number; count: number };
+type RouteStats = {
+  route: string;
+  method: string;
+  byStatus: Map<number, number>;
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+};
 
 /** http_requests_total and http_request_duration_seconds, kept cheaply and rendered on demand. */
 export class RequestStats {
@@ -434,7 +503,17 @@ export class RequestStats {
     if (!methods) this.byRoute.set(route, (methods = new Map()));
     let r = methods.get(method);
     if (!r) {
-      methods.set(method, (r = { route, method, byStatus: new Map(), buckets: new Float64Array(this.bounds.length), sum: 0, count: 0 }));
+      methods.set(
+        method,
+        (r = {
+          route,
+          method,
+          byStatus: new Map(),
+          buckets: new Float64Array(this.bounds.length),
+          sum: 0,
+          count: 0,
+        }),
+      );
       this.routes.push(r);
     }
     r.byStatus.set(status, (r.byStatus.get(status) ?? 0) + 1);
@@ -448,15 +527,39 @@ export class RequestStats {
     const counts: MetricJson['values'] = [];
     const hist: MetricJson['values'] = [];
     for (const r of this.routes) {
-      for (const [status, n] of r.byStatus) counts.push({ value: n, labels: { route: r.route, method: r.method, status } });
+      for (const [status, n] of r.byStatus)
+        counts.push({ value: n, labels: { route: r.route, method: r.method, status } });
       const l = { route: r.route, method: r.method };
-      this.bounds.forEach((b, i) => hist.push({ value: r.buckets[i], labels: { ...l, le: b }, metricName: 'http_request_duration_seconds_bucket' }));
-      hist.push({ value: r.count, labels: { ...l, le: '+Inf' }, metricName: 'http_request_duration_seconds_bucket' });
-      hist.push({ value: r.sum, labels: l, metricName: 'http_request_duration_seconds_sum' }, { value: r.count, labels: l, metricName: 'http_request_duration_seconds_count' });
+      this.bounds.forEach((b, i) =>
+        hist.push({
+          value: r.buckets[i],
+          labels: { ...l, le: b },
+          metricName: 'http_request_duration_seconds_bucket',
+        }),
+      );
+      hist.push({
+        value: r.count,
+        labels: { ...l, le: '+Inf' },
+        metricName: 'http_request_duration_seconds_bucket',
+      });
+      hist.push(
+        { value: r.sum, labels: l, metricName: 'http_request_duration_seconds_sum' },
+        { value: r.count, labels: l, metricName: 'http_request_duration_seconds_count' },
+      );
     }
     return [
-      { name: 'http_requests_total', help: 'HTTP requests by route pattern, method and status', type: 'counter', values: counts },
-      { name: 'http_request_duration_seconds', help: 'HTTP request latency by route pattern', type: 'histogram', values: hist },
+      {
+        name: 'http_requests_total',
+        help: 'HTTP requests by route pattern, method and status',
+        type: 'counter',
+        values: counts,
+      },
+      {
+        name: 'http_request_duration_seconds',
+        help: 'HTTP request latency by route pattern',
+        type: 'histogram',
+        values: hist,
+      },
     ];
   }
 
@@ -467,14 +570,25 @@ export class RequestStats {
       '# TYPE http_requests_total counter',
     ];
     for (const r of this.routes) {
-      for (const [status, n] of r.byStatus) out.push(`http_requests_total{route="${esc(r.route)}",method="${r.method}",status="${status}"} ${n}`);
+      for (const [status, n] of r.byStatus)
+        out.push(
+          `http_requests_total{route="${esc(r.route)}",method="${r.method}",status="${status}"} ${n}`,
+        );
     }
-    out.push('# HELP http_request_duration_seconds HTTP request latency by route pattern', '# TYPE http_request_duration_seconds histogram');
+    out.push(
+      '# HELP http_request_duration_seconds HTTP request latency by route pattern',
+      '# TYPE http_request_duration_seconds histogram',
+    );
     for (const r of this.routes) {
       const l = `route="${esc(r.route)}",method="${r.method}"`;
-      this.bounds.forEach((b, i) => out.push(`http_request_duration_seconds_bucket{${l},le="${b}"} ${r.buckets[i]}`));
+      this.bounds.forEach((b, i) =>
+        out.push(`http_request_duration_seconds_bucket{${l},le="${b}"} ${r.buckets[i]}`),
+      );
       out.push(`http_request_duration_seconds_bucket{${l},le="+Inf"} ${r.count}`);
-      out.push(`http_request_duration_seconds_sum{${l}} ${r.sum}`, `http_request_duration_seconds_count{${l}} ${r.count}`);
+      out.push(
+        `http_request_duration_seconds_sum{${l}} ${r.sum}`,
+        `http_request_duration_seconds_count{${l}} ${r.count}`,
+      );
     }
     return out.join('\n') + '\n';
   }

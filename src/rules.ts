@@ -22,13 +22,19 @@ export type OrderAmounts = {
 
 /** The amounts of an order (also the house's outlay and a trade's cost basis). Integer cents in, integer cents out. */
 export function orderAmounts(qty: number, unitCostCents: number, feeCents: number): OrderAmounts {
-  for (const [name, v] of [['qty', qty], ['unitCostCents', unitCostCents], ['feeCents', feeCents]] as const) {
-    if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
+  for (const [name, v] of [
+    ['qty', qty],
+    ['unitCostCents', unitCostCents],
+    ['feeCents', feeCents],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
   }
   const grossCents = qty * unitCostCents;
   const feeAmountCents = qty * feeCents;
   const totalCents = grossCents + feeAmountCents;
-  if (!Number.isSafeInteger(totalCents)) throw new RangeError('order amount too large for exact cents');
+  if (!Number.isSafeInteger(totalCents))
+    throw new RangeError('order amount too large for exact cents');
   return { grossCents, feeAmountCents, totalCents };
 }
 
@@ -63,9 +69,16 @@ export function menuUrl(baseUrl: string, market: string): string {
  * The 404 detail of a deal that is not (or no longer) on the menu, with `why` saying how (its
  * session closed, ...): one text for GET /markets/{m}/deals/{key}, POST /orders and the order batch.
  */
-export function dealNotOnMenu(baseUrl: string, market: string, offerKey: string, why: string): string {
-  return `deal ${JSON.stringify(offerKey)} ${why}; deal keys are valid only during the session that published them: ` +
-    `the current menu is ${menuUrl(baseUrl, market)}`;
+export function dealNotOnMenu(
+  baseUrl: string,
+  market: string,
+  offerKey: string,
+  why: string,
+): string {
+  return (
+    `deal ${JSON.stringify(offerKey)} ${why}; deal keys are valid only during the session that published them: ` +
+    `the current menu is ${menuUrl(baseUrl, market)}`
+  );
 }
 
 /**
@@ -75,7 +88,12 @@ export function dealNotOnMenu(baseUrl: string, market: string, offerKey: string,
  * a market covers sessions w·N … w·N+N-1), so every process derives the same windows and ids.
  * m15 (15 min): 96 sessions = 1 day; m45: 64 = 2 days; h2: 36 = 3 days; h10: 21 ≈ 8.75 days.
  */
-export const COMPETITION_WINDOW_SESSIONS: Readonly<Record<string, number>> = { m15: 96, m45: 64, h2: 36, h10: 21 };
+export const COMPETITION_WINDOW_SESSIONS: Readonly<Record<string, number>> = {
+  m15: 96,
+  m45: 64,
+  h2: 36,
+  h10: 21,
+};
 
 export const COMPETITION = {
   /** Simulated USD every entrant's competition account starts with. */

@@ -6,9 +6,23 @@ import { MARKETS, MARKET_IDS, type MarketId } from './engine/index.js';
 import { Clock, resolveAnchor, type Anchor } from './supervisor/clock.js';
 import { Supervisor } from './supervisor/supervisor.js';
 import type { BoundedBackoff } from './supervisor/backoff.js';
-import { ActorRuntime, CloseLease, NotifyListener, read, withSafeErrors } from '../actors/runtime/client.js';
+import {
+  ActorRuntime,
+  CloseLease,
+  NotifyListener,
+  read,
+  withSafeErrors,
+} from '../actors/runtime/client.js';
 import { answersRef } from '../actors/answers/messages.js';
-import { budgetProblem, connectionBudget, connectionLimit, MAIN_POOL, poolStats, REPLICA_POOL, WORKER_POOL } from '../orm/connections.js';
+import {
+  budgetProblem,
+  connectionBudget,
+  connectionLimit,
+  MAIN_POOL,
+  poolStats,
+  REPLICA_POOL,
+  WORKER_POOL,
+} from '../orm/connections.js';
 import { ConfigError } from './config.js';
 import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
 import { EmbeddedDatabaseError, startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
@@ -82,10 +96,21 @@ const EMBEDDED_SPARE_CONNECTIONS = 10;
 /** The embedded server under DATA_DIR, sized for the shards; what it cannot use is a configuration error. */
 async function startEmbeddedServer(config: Config, log: Logger): Promise<EmbeddedDatabase> {
   try {
-    const db = await startEmbedded(config.dataDir, { maxConnections: connectionBudget(config.shards).total + EMBEDDED_SPARE_CONNECTIONS });
+    const db = await startEmbedded(config.dataDir, {
+      maxConnections: connectionBudget(config.shards).total + EMBEDDED_SPARE_CONNECTIONS,
+    });
     for (const note of db.notes) log.info({ dataDir: config.dataDir }, note);
     // Where to point pg_dump or psql (README "Your data"); never the password itself.
-    log.info({ dataDir: config.dataDir, host: db.host, port: db.port, user: 'postgres', passwordFile: db.passwordFile }, 'embedded PostgreSQL started');
+    log.info(
+      {
+        dataDir: config.dataDir,
+        host: db.host,
+        port: db.port,
+        user: 'postgres',
+        passwordFile: db.passwordFile,
+      },
+      'embedded PostgreSQL started',
+    );
     return db;
   } catch (err) {
     if (err instanceof EmbeddedDatabaseError) throw new ConfigError(err.message);
@@ -93,7 +118,10 @@ async function startEmbeddedServer(config: Config, log: Logger): Promise<Embedde
   }
 }
 
-export async function startService(config: Config, opts: StartOptions = {}): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  opts: StartOptions = {},
+): Promise<RunningService> {
   // Every error log of this process goes through the secret-free `err` serializer (actors/runtime/log.ts).
   const log = withSafeErrors(opts.log ?? pino({ level: config.logLevel }));
   const embedded = config.databaseUrl ? undefined : await startEmbeddedServer(config, log);
@@ -106,7 +134,13 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
   }
 }
 
-async function serve(config: Config, opts: StartOptions, log: Logger, databaseUrl: string, embedded: EmbeddedDatabase | undefined): Promise<RunningService> {
+async function serve(
+  config: Config,
+  opts: StartOptions,
+  log: Logger,
+  databaseUrl: string,
+  embedded: EmbeddedDatabase | undefined,
+): Promise<RunningService> {
   const orm = await openOrm(databaseUrl, MAIN_POOL);
   // Every shard's pools must fit in what the database accepts: refuse to start rather than fail under load.
   const problem = budgetProblem(config.shards, await connectionLimit(orm));
@@ -134,13 +168,33 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   ]);
   metrics.watchRecord(() => record.stats());
 
-  const listener = new NotifyListener(databaseUrl, (err) => log.warn({ err }, 'event notices: the listening connection failed; reconnecting'));
-  const events = new EventHub(runtime, listener, log, (market, tick) => sessionClosedEvent(runtime, clock, market, tick), metrics.events);
+  const listener = new NotifyListener(databaseUrl, (err) =>
+    log.warn({ err }, 'event notices: the listening connection failed; reconnecting'),
+  );
+  const events = new EventHub(
+    runtime,
+    listener,
+    log,
+    (market, tick) => sessionClosedEvent(runtime, clock, market, tick),
+    metrics.events,
+  );
   metrics.watchEvents(() => events.size());
   let node = config.nodeName ?? `${config.host}:${config.port}`;
   // One process of those on this database runs the closes; its lease names it by this node's name.
-  const lease = new CloseLease(databaseUrl, () => node, (err) => log.error({ err }, "the closes' lease connection ended"));
-  const supervisor = newSupervisor(config, opts, log, { runtime, clock, lease, metrics, events, record, services: () => services });
+  const lease = new CloseLease(
+    databaseUrl,
+    () => node,
+    (err) => log.error({ err }, "the closes' lease connection ended"),
+  );
+  const supervisor = newSupervisor(config, opts, log, {
+    runtime,
+    clock,
+    lease,
+    metrics,
+    events,
+    record,
+    services: () => services,
+  });
 
   readMark = () => supervisor.readMark();
   await events.start();
@@ -153,7 +207,9 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     ready: () => supervisor.ready && !draining,
     holdsCloses: () => supervisor.holdsCloses,
     mailboxLimit: config.mailboxLimit,
-    intervals: Object.fromEntries(MARKET_IDS.map((id) => [id, MARKETS[id].interval_seconds / config.timeScale])),
+    intervals: Object.fromEntries(
+      MARKET_IDS.map((id) => [id, MARKETS[id].interval_seconds / config.timeScale]),
+    ),
   });
   const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000, opts.ops);
   opsFeed.start();
@@ -165,8 +221,21 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
   const unauthenticated = new Places(UNAUTHENTICATED_PER_ADDRESS);
   const streams = new StreamPlaces(opts.streamsPerKey);
   const services: Services = {
-    config, log, clock, runtime, metrics, supervisor, schema, record, events, opsFeed, unauthenticated, streams, node: () => node,
-    draining: () => draining, closesHolder: () => lease.holder(),
+    config,
+    log,
+    clock,
+    runtime,
+    metrics,
+    supervisor,
+    schema,
+    record,
+    events,
+    opsFeed,
+    unauthenticated,
+    streams,
+    node: () => node,
+    draining: () => draining,
+    closesHolder: () => lease.holder(),
   };
   const keyAuth = keyAuthenticator(services);
   const front = createApp({
@@ -174,23 +243,46 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
     log,
     bodyLimitBytes: config.bodyLimitBytes,
     trustedProxies: config.trustedProxies,
-    authenticators: { key: keyAuth, holder: holderAuthenticator(services), ops: opsAuthenticator(config) },
+    authenticators: {
+      key: keyAuth,
+      holder: holderAuthenticator(services),
+      ops: opsAuthenticator(config),
+    },
     siteOrigin: new URL(config.baseUrl).origin,
     answers: {
       keyBusy: (k) => runtime.keyBusy(k),
       holdKey: (k) => runtime.holdKey(k),
-      find: async (scope, key) => (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
+      find: async (scope, key) =>
+        (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
     },
     onRequest,
     onCut: metrics.observeCut,
     errorPage,
   });
   // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).
-  attachWebSocket(front.app, { hub: events, authenticate: keyAuth, log, onRequest, unauthenticated, keyStreams: streams.byKey, trustedProxies: config.trustedProxies, authTimeoutMs: opts.wsAuthTimeoutMs });
+  attachWebSocket(front.app, {
+    hub: events,
+    authenticate: keyAuth,
+    log,
+    onRequest,
+    unauthenticated,
+    keyStreams: streams.byKey,
+    trustedProxies: config.trustedProxies,
+    authTimeoutMs: opts.wsAuthTimeoutMs,
+  });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
   node = config.nodeName ?? `${config.host}:${listening.port}`;
-  log.info({ url, node, shards: config.shards, timeScale: config.timeScale, database: embedded ? 'embedded' : 'postgresql' }, 'listening');
+  log.info(
+    {
+      url,
+      node,
+      shards: config.shards,
+      timeScale: config.timeScale,
+      database: embedded ? 'embedded' : 'postgresql',
+    },
+    'listening',
+  );
 
   const ready = supervisor.start();
   // The supervisor logged each failed attempt; on the last one main.ts exits (tests see `ready` reject).
@@ -198,7 +290,9 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
 
   // Stored Idempotency-Key answers are forgotten after 24 h and events after 7 days (CONTRACT.md), bounded batches an hour.
   const sweep = setInterval(() => {
-    runtime.ask(answersRef, { kind: 'sweep', at: clock.realNow() }).catch((err) => log.warn({ err }, 'retention sweep failed; the next one retries'));
+    runtime
+      .ask(answersRef, { kind: 'sweep', at: clock.realNow() })
+      .catch((err) => log.warn({ err }, 'retention sweep failed; the next one retries'));
   }, ANSWER_SWEEP_MS);
   sweep.unref();
 
@@ -208,7 +302,10 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       // Behind a balancer: /readyz answers 503 until its health checks have taken this node out, then it stops.
       draining = true;
       if (config.drainMs > 0 && supervisor.ready) {
-        log.info({ drainMs: config.drainMs }, 'draining: /readyz answers 503 before the node stops');
+        log.info(
+          { drainMs: config.drainMs },
+          'draining: /readyz answers 503 before the node stops',
+        );
         await new Promise((r) => setTimeout(r, config.drainMs));
       }
       clearInterval(sweep);
@@ -219,8 +316,10 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
       // After the closes under way: another process takes them at its next try.
       await lease.release();
       // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.
-      for (let i = 0; i < 100 && front.inflight() > 0; i++) await new Promise((r) => setTimeout(r, 50));
-      if (front.inflight() > 0) log.warn({ inflight: front.inflight() }, 'stopping with requests still unanswered');
+      for (let i = 0; i < 100 && front.inflight() > 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      if (front.inflight() > 0)
+        log.warn({ inflight: front.inflight() }, 'stopping with requests still unanswered');
       await runtime.close();
       await listener.close();
       await orm.close();
@@ -232,7 +331,14 @@ async function serve(config: Config, opts: StartOptions, log: Logger, databaseUr
 }
 
 /** The actors' shards, with the settings of this process. */
-function newRuntime(config: Config, opts: StartOptions, databaseUrl: string, metrics: Metrics, clock: Clock, readMark: () => unknown): ActorRuntime {
+function newRuntime(
+  config: Config,
+  opts: StartOptions,
+  databaseUrl: string,
+  metrics: Metrics,
+  clock: Clock,
+  readMark: () => unknown,
+): ActorRuntime {
   return new ActorRuntime({
     shards: config.shards,
     databaseUrl,
@@ -255,8 +361,18 @@ function newRuntime(config: Config, opts: StartOptions, databaseUrl: string, met
 
 /** The supervisor of this process: the clock's closes, warming what a close changes, each close counted and logged. */
 function newSupervisor(
-  config: Config, opts: StartOptions, log: Logger,
-  p: { runtime: ActorRuntime; clock: Clock; lease: CloseLease; metrics: Metrics; events: EventHub; record: RecordFragments; services: () => Services },
+  config: Config,
+  opts: StartOptions,
+  log: Logger,
+  p: {
+    runtime: ActorRuntime;
+    clock: Clock;
+    lease: CloseLease;
+    metrics: Metrics;
+    events: EventHub;
+    record: RecordFragments;
+    services: () => Services;
+  },
 ): Supervisor {
   const { runtime, clock, lease, metrics, events, record } = p;
   return new Supervisor(
@@ -276,12 +392,25 @@ function newSupervisor(
       // once the close's events have reached this process's streams (at most WARM_WAITS_FOR_FANOUT_MS).
       warm: async (market, prevOpen, open) => {
         await events.idle(WARM_WAITS_FOR_FANOUT_MS);
-        await Promise.all([record.warm(market as MarketId, prevOpen, open), warmCloseAnswers(p.services(), market as MarketId, open)]);
+        await Promise.all([
+          record.warm(market as MarketId, prevOpen, open),
+          warmCloseAnswers(p.services(), market as MarketId, open),
+        ]);
       },
       onClose: (market, tick, reply) => {
         const now = clock.realNow();
-        metrics.observeClose(market, reply.closed, reply.ms / 1000, tick, now, now - clock.closesAt(tick, MARKETS[market as MarketId].interval_seconds));
-        log.info({ market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps }, 'session closed');
+        metrics.observeClose(
+          market,
+          reply.closed,
+          reply.ms / 1000,
+          tick,
+          now,
+          now - clock.closesAt(tick, MARKETS[market as MarketId].interval_seconds),
+        );
+        log.info(
+          { market, tick, performed: reply.closed, ms: reply.ms, steps: reply.steps },
+          'session closed',
+        );
       },
     },
   );

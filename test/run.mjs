@@ -53,11 +53,17 @@ fs.mkdirSync(timingDir);
 // started the run's files with the old plugins' loaders (a fresh `npm ci` ran the whole first pass
 // under ts-node): it is built here first, once per install (the stamp is in node_modules).
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
-const tapVersion = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/tap/package.json'), 'utf8')).version;
+const tapVersion = JSON.parse(
+  fs.readFileSync(path.join(root, 'node_modules/tap/package.json'), 'utf8'),
+).version;
 const stamp = path.join(root, 'node_modules/.cache/svc-tap-plugins.json');
 const wanted = JSON.stringify({ tap: tapVersion, plugin: pkg.tap?.plugin ?? [] });
 if ((fs.existsSync(stamp) ? fs.readFileSync(stamp, 'utf8') : '') !== wanted) {
-  const built = spawnSync(process.execPath, [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), 'build'], { cwd: root, stdio: 'inherit' });
+  const built = spawnSync(
+    process.execPath,
+    [path.join(root, 'node_modules/tap/dist/esm/run.mjs'), 'build'],
+    { cwd: root, stdio: 'inherit' },
+  );
   if (built.status !== 0) {
     console.error('tap build failed: the tests cannot run with the configured plugins');
     process.exit(1);
@@ -91,8 +97,13 @@ async function admin(sql) {
 }
 
 async function cleanUp() {
-  for (const db of [dayTemplate, template]) await admin(`drop database if exists ${db} with (force)`).catch((err) => console.error(`could not drop ${db}: ${err.message}`));
-  await embedded?.stop().catch((err) => console.error(`the embedded server did not stop: ${err.message}`));
+  for (const db of [dayTemplate, template])
+    await admin(`drop database if exists ${db} with (force)`).catch((err) =>
+      console.error(`could not drop ${db}: ${err.message}`),
+    );
+  await embedded
+    ?.stop()
+    .catch((err) => console.error(`the embedded server did not stop: ${err.message}`));
   fs.rmSync(temp, { recursive: true, force: true });
 }
 
@@ -105,7 +116,16 @@ try {
   await orm.close(); // a template must have no connection while it is copied
   // The recorded day: the service itself records it, on a copy of the migrated template, at dayMs.
   await admin(`create database ${dayTemplate} template ${template}`);
-  const recorder = await startService(loadConfig({ PORT: '0', SVC_SHARDS: '2', LOG_LEVEL: 'silent', SVC_BACKFILL_DAYS: '1', DATABASE_URL: urlOf(dayTemplate) }), { realMs: () => dayMs });
+  const recorder = await startService(
+    loadConfig({
+      PORT: '0',
+      SVC_SHARDS: '2',
+      LOG_LEVEL: 'silent',
+      SVC_BACKFILL_DAYS: '1',
+      DATABASE_URL: urlOf(dayTemplate),
+    }),
+    { realMs: () => dayMs },
+  );
   try {
     await recorder.ready;
     await recorder.services.supervisor.backfilled();
@@ -113,14 +133,36 @@ try {
     await recorder.stop();
   }
 
-  const env = { ...process.env, SVC_TEST_FIRST: JSON.stringify(SLOWEST_FIRST), DATABASE_URL: adminUrl, SVC_TEST_TEMPLATE: template, SVC_TEST_DAY_TEMPLATE: dayTemplate, SVC_TEST_DAY_MS: String(dayMs), SVC_TEST_TIMINGS: timingDir, SVC_TEST_PASS: passName };
-  const tap = spawn(process.execPath, ['--import', path.join(root, 'test/loader/order.mjs'), path.join(root, 'node_modules/tap/dist/esm/run.mjs'), ...process.argv.slice(2)], { env, stdio: 'inherit' });
+  const env = {
+    ...process.env,
+    SVC_TEST_FIRST: JSON.stringify(SLOWEST_FIRST),
+    DATABASE_URL: adminUrl,
+    SVC_TEST_TEMPLATE: template,
+    SVC_TEST_DAY_TEMPLATE: dayTemplate,
+    SVC_TEST_DAY_MS: String(dayMs),
+    SVC_TEST_TIMINGS: timingDir,
+    SVC_TEST_PASS: passName,
+  };
+  const tap = spawn(
+    process.execPath,
+    [
+      '--import',
+      path.join(root, 'test/loader/order.mjs'),
+      path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
+      ...process.argv.slice(2),
+    ],
+    { env, stdio: 'inherit' },
+  );
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => tap.kill(signal));
   code = await new Promise((resolve) => tap.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
 
   const records = readRecords(timingDir, passName);
   records.push({ pass: passName, run: true, wallMs: performance.now() - started }); // wall-clock: reported, not asserted
-  if (process.env.SVC_TEST_TIMINGS_FILE) fs.appendFileSync(process.env.SVC_TEST_TIMINGS_FILE, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  if (process.env.SVC_TEST_TIMINGS_FILE)
+    fs.appendFileSync(
+      process.env.SVC_TEST_TIMINGS_FILE,
+      records.map((r) => `${JSON.stringify(r)}\n`).join(''),
+    );
   console.log(summary(records, 10));
 } catch (err) {
   console.error(`test run could not start: ${err.stack ?? err}`);

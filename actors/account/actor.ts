@@ -15,17 +15,34 @@ import type { Payment } from '../money/messages.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { OrderBatcher, type Placed } from './order-batch.js';
 import { payOrders } from './order-write.js';
-import type { AccountMessage, AccountReplies, Connected, FundingSet, LimitsSet, Paid, PayoutScheduled, ToppedUp } from './messages.js';
+import type {
+  AccountMessage,
+  AccountReplies,
+  Connected,
+  FundingSet,
+  LimitsSet,
+  Paid,
+  PayoutScheduled,
+  ToppedUp,
+} from './messages.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { schedulePayout, topup } from './holder-money.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
 import { fundingNotYetAllowed, profitableSettledTradesSql } from './funding.js';
 
-
 type AccountState = { accountId: number };
 let batcher: OrderBatcher | undefined;
 type OrderRow = {
-  id: number; round_id: number; market: string; tick: number; offer_key: string; qty: number; status: string; total_cents: number; agent_id: number; closes_at: number;
+  id: number;
+  round_id: number;
+  market: string;
+  tick: number;
+  offer_key: string;
+  qty: number;
+  status: string;
+  total_cents: number;
+  agent_id: number;
+  closes_at: number;
 };
 
 export const accountActor = defineActor<AccountState, AccountMessage, AccountReplies>({
@@ -35,7 +52,8 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
 
   async activate(ctx) {
     const id = Number(ctx.id);
-    if (!Number.isSafeInteger(id) || !(await ctx.em.count(AccountSchema, { id }))) throw new ActorError(404, `no account ${ctx.id}`);
+    if (!Number.isSafeInteger(id) || !(await ctx.em.count(AccountSchema, { id })))
+      throw new ActorError(404, `no account ${ctx.id}`);
     return { accountId: id };
   },
 
@@ -65,7 +83,8 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
           await connectAgent(em, msg.agentId, msg.holderId, ctx.at, state.accountId);
           return { agent_id: msg.agentId, connected: true };
         } catch (err) {
-          if (err instanceof ActorError && err.status === 403) return { agent_id: msg.agentId, connected: false };
+          if (err instanceof ActorError && err.status === 403)
+            return { agent_id: msg.agentId, connected: false };
           throw err;
         }
       });
@@ -74,11 +93,31 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
     async limits(state, msg, ctx): Promise<LimitsSet> {
       return ctx.em.transactional(async (em) => {
         const agent = await lockAgent(em, msg.agentId, state.accountId);
-        if (!agent || (agent.holder?.id ?? null) !== msg.holderId) throw new ActorError(404, `no agent ${msg.agentId} of yours`);
-        await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { limitMaxOrderCents: msg.maxOrderCents, limitMaxDayCents: msg.maxDayCents, limitMarkets: msg.markets });
+        if (!agent || (agent.holder?.id ?? null) !== msg.holderId)
+          throw new ActorError(404, `no agent ${msg.agentId} of yours`);
+        await em.nativeUpdate(
+          AgentSchema,
+          { id: msg.agentId },
+          {
+            limitMaxOrderCents: msg.maxOrderCents,
+            limitMaxDayCents: msg.maxDayCents,
+            limitMarkets: msg.markets,
+          },
+        );
         const usd = (c: number | null) => (c === null ? null : centsToNumber(c));
-        const set = { agent_id: msg.agentId, limits: { max_order: usd(msg.maxOrderCents), max_day: usd(msg.maxDayCents), markets: msg.markets } };
-        await appendEvents(em, [{ account_id: state.accountId, type: 'limits.changed', data: set }], ctx.at);
+        const set = {
+          agent_id: msg.agentId,
+          limits: {
+            max_order: usd(msg.maxOrderCents),
+            max_day: usd(msg.maxDayCents),
+            markets: msg.markets,
+          },
+        };
+        await appendEvents(
+          em,
+          [{ account_id: state.accountId, type: 'limits.changed', data: set }],
+          ctx.at,
+        );
         return set;
       });
     },
@@ -86,14 +125,26 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
     async funding(state, msg, ctx): Promise<FundingSet> {
       return ctx.em.transactional(async (em) => {
         const agent = await lockAgent(em, msg.agentId, state.accountId);
-        if (!agent || (agent.holder?.id ?? null) !== msg.holderId) throw new ActorError(404, `no agent ${msg.agentId} of yours`);
+        if (!agent || (agent.holder?.id ?? null) !== msg.holderId)
+          throw new ActorError(404, `no agent ${msg.agentId} of yours`);
         if (msg.enabled) {
-          const [won] = await em.execute(`select ${profitableSettledTradesSql('?')} as n`, [state.accountId]);
-          if (won.n < FUNDING_PROFITABLE_TRADES) throw new ActorError(403, fundingNotYetAllowed(won.n));
+          const [won] = await em.execute(`select ${profitableSettledTradesSql('?')} as n`, [
+            state.accountId,
+          ]);
+          if (won.n < FUNDING_PROFITABLE_TRADES)
+            throw new ActorError(403, fundingNotYetAllowed(won.n));
         }
-        await em.nativeUpdate(AgentSchema, { id: msg.agentId }, { autonomousFunding: msg.enabled, fundingChangedAt: instantDate(ctx.at) });
+        await em.nativeUpdate(
+          AgentSchema,
+          { id: msg.agentId },
+          { autonomousFunding: msg.enabled, fundingChangedAt: instantDate(ctx.at) },
+        );
         const set = { agent_id: msg.agentId, autonomous_funding: msg.enabled };
-        await appendEvents(em, [{ account_id: state.accountId, type: 'funding.changed', data: set }], ctx.at);
+        await appendEvents(
+          em,
+          [{ account_id: state.accountId, type: 'funding.changed', data: set }],
+          ctx.at,
+        );
         return set;
       });
     },
@@ -101,15 +152,27 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
 });
 
 /** Holds the session lock shared (a close waits for this turn) and refuses a closed session. */
-async function sessionOpen(em: EntityManager, market: string, tick: number, detail: string, status: number): Promise<void> {
+async function sessionOpen(
+  em: EntityManager,
+  market: string,
+  tick: number,
+  detail: string,
+  status: number,
+): Promise<void> {
   await shareSessionLock(em, [market]);
-  if (!(await em.count(MarketSessionSchema, { market, tick, closedAt: null }))) throw new ActorError(status, detail);
+  if (!(await em.count(MarketSessionSchema, { market, tick, closedAt: null })))
+    throw new ActorError(status, detail);
 }
 
 type PayMessage = Extract<AccountMessage, { kind: 'pay' }>;
 
 /** One payment of a purchase link, in the turn's transaction (with its `order.paid` event). */
-async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUrl: string): Promise<Paid> {
+async function pay(
+  em: EntityManager,
+  accountId: number,
+  msg: PayMessage,
+  baseUrl: string,
+): Promise<Paid> {
   const [order] = await em.execute<OrderRow[]>(
     `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, offer_key, qty, status, total_cents::float8 as total_cents,
             agent_id::float8 as agent_id, closes_at
@@ -117,18 +180,48 @@ async function pay(em: EntityManager, accountId: number, msg: PayMessage, baseUr
     [msg.orderId, accountId],
   );
   if (!order) throw new ActorError(404, `no order ${msg.orderId}`);
-  if (order.status === 'refunded') throw new ActorError(409, 'this order was refunded at its session\'s close and cannot be paid again; nothing was charged');
+  if (order.status === 'refunded')
+    throw new ActorError(
+      409,
+      "this order was refunded at its session's close and cannot be paid again; nothing was charged",
+    );
   if (order.status === 'paid' || order.status === 'filled') {
-    return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: true, charged_cents: 0, fee_cents: 0, receipt: null };
+    return {
+      order_id: order.id,
+      round_id: order.round_id,
+      status: 'paid',
+      already_paid: true,
+      charged_cents: 0,
+      fee_cents: 0,
+      receipt: null,
+    };
   }
-  const expired = 'this purchase link expired: the order\'s session closed before it was paid; nothing was charged';
+  const expired =
+    "this purchase link expired: the order's session closed before it was paid; nothing was charged";
   // CONTRACT.md "Session boundary": the clock decides, whether or not the record's close has run.
-  if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at) throw new ActorError(409, expired);
+  if (order.status !== 'awaiting_payment' || msg.at >= order.closes_at)
+    throw new ActorError(409, expired);
   await sessionOpen(em, order.market, order.tick, expired, 409);
   await connectAgent(em, order.agent_id, msg.holderId, msg.at, accountId);
   const paid = await fund(em, accountId, order, msg.holderId, msg.payment, msg.at, baseUrl);
-  await appendEvents(em, [{ account_id: accountId, type: 'order.paid', data: await orderOf(em, [accountId], order.id, baseUrl, msg.at) }], msg.at);
-  return { order_id: order.id, round_id: order.round_id, status: 'paid', already_paid: false, ...paid };
+  await appendEvents(
+    em,
+    [
+      {
+        account_id: accountId,
+        type: 'order.paid',
+        data: await orderOf(em, [accountId], order.id, baseUrl, msg.at),
+      },
+    ],
+    msg.at,
+  );
+  return {
+    order_id: order.id,
+    round_id: order.round_id,
+    status: 'paid',
+    already_paid: false,
+    ...paid,
+  };
 }
 
 /**
@@ -147,13 +240,26 @@ async function fund(
 ): Promise<{ charged_cents: number; fee_cents: number; receipt: string | null }> {
   const ref = `order:${order.id}`;
   const c = await chargeHolder(em, {
-    holderId, payer: accountId, payment, at, debits: [{ ref, cents: order.total_cents }], ref, roundId: order.round_id,
+    holderId,
+    payer: accountId,
+    payment,
+    at,
+    debits: [{ ref, cents: order.total_cents }],
+    ref,
+    roundId: order.round_id,
     // The holder's own hand on the purchase link: a signed approval receipt.
     receipt: { issuer, at, approval: 'holder', agentId: order.agent_id, orders: [order] },
   });
   // The order paid and its round funded (order-write.ts: what a payment writes, the batch's and a cart's too).
   await payOrders(em, {
-    roundId: order.round_id, orderIds: [order.id], source: c.method, holderId, at, receipt: c.receipt, feeCents: c.feeCents, chargedCents: c.chargedCents,
+    roundId: order.round_id,
+    orderIds: [order.id],
+    source: c.method,
+    holderId,
+    at,
+    receipt: c.receipt,
+    feeCents: c.feeCents,
+    chargedCents: c.chargedCents,
   });
   return { charged_cents: c.chargedCents, fee_cents: c.feeCents, receipt: c.receipt };
 }

@@ -5,7 +5,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema } from '../../orm/entities/index.js';
 
 export async function manualDesk(em: EntityManager, holderId: number): Promise<number> {
-  const d = await em.findOne(AccountSchema, { holder: holderId, kind: 'manual' }, { fields: ['id'] });
+  const d = await em.findOne(
+    AccountSchema,
+    { holder: holderId, kind: 'manual' },
+    { fields: ['id'] },
+  );
   if (!d) throw new Error(`holder ${holderId} has no Manual desk`);
   return d.id;
 }

@@ -21,11 +21,19 @@ export function fundingNotYetAllowed(has: number): string {
  * threshold), or the holder switched it off at `changedAt` (then the agent should ask them, or
  * order for the holder's payment instead).
  */
-export function payFromBalanceRefusal(agent: { on: boolean; holder: number | null; changed_at: string | null }): string {
+export function payFromBalanceRefusal(agent: {
+  on: boolean;
+  holder: number | null;
+  changed_at: string | null;
+}): string {
   if (agent.holder !== null && !agent.on && agent.changed_at !== null) {
-    return `pay_from_balance needs autonomous funding, and your holder switched autonomous funding off at ${new Date(agent.changed_at).toISOString()}; ` +
-      'ask them to switch it on again, or order without pay_from_balance and hand them purchase_url';
+    return (
+      `pay_from_balance needs autonomous funding, and your holder switched autonomous funding off at ${new Date(agent.changed_at).toISOString()}; ` +
+      'ask them to switch it on again, or order without pay_from_balance and hand them purchase_url'
+    );
   }
-  return `pay_from_balance needs autonomous funding, which the account holder switches on after ${FUNDING_PROFITABLE_TRADES} settled trades of this agent in profit; ` +
-    'until then order without pay_from_balance and hand them purchase_url';
+  return (
+    `pay_from_balance needs autonomous funding, which the account holder switches on after ${FUNDING_PROFITABLE_TRADES} settled trades of this agent in profit; ` +
+    'until then order without pay_from_balance and hand them purchase_url'
+  );
 }

@@ -41,7 +41,14 @@ export type AccountMessage =
   /** The holder's autonomous-funding switch for the agent of this account. */
   | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean }
   /** The holder's spending limits for the agent of this account (null: no limit); a limits.changed event. */
-  | { kind: 'limits'; agentId: number; holderId: number; maxOrderCents: number | null; maxDayCents: number | null; markets: string[] | null }
+  | {
+      kind: 'limits';
+      agentId: number;
+      holderId: number;
+      maxOrderCents: number | null;
+      maxDayCents: number | null;
+      markets: string[] | null;
+    }
   /**
    * A top-up of this account (one the holder owns) by card: a new card the front end checked, or a
    * stored one. Ledger `card_charge` (+); never a monthly fee. `at`: service clock (real unix seconds).
@@ -50,21 +57,44 @@ export type AccountMessage =
   /** A payout from this account: at least the minimum, at most the balance; it leaves the balance now and is paid at `payAt`. */
   | { kind: 'payout'; holderId: number; amountCents: number; payAt: number };
 
-export type Paid = { order_id: number; round_id: number; status: 'paid'; already_paid: boolean; charged_cents: number; fee_cents: number; receipt: string | null };
+export type Paid = {
+  order_id: number;
+  round_id: number;
+  status: 'paid';
+  already_paid: boolean;
+  charged_cents: number;
+  fee_cents: number;
+  receipt: string | null;
+};
 export type FundingSet = { agent_id: number; autonomous_funding: boolean };
 export type ToppedUp = { account_id: number; amount_cents: number; balance_cents: number };
 export type PayoutScheduled = {
-  payout_id: number; account_id: number; amount_cents: number; commission_cents: number; net_cents: number; pay_at: number; status: 'scheduled';
+  payout_id: number;
+  account_id: number;
+  amount_cents: number;
+  commission_cents: number;
+  net_cents: number;
+  pay_at: number;
+  status: 'scheduled';
 };
 /** `connected`: the agent is this holder's (now or before); false when another holder has it. */
 export type Connected = { agent_id: number; connected: boolean };
 
 /** The reply to each message kind (actor.ts's handlers answer these). */
 export type AccountReplies = {
-  order: OrderPlaced; pay: Paid; connect: Connected; funding: FundingSet; topup: ToppedUp; payout: PayoutScheduled; limits: LimitsSet;
+  order: OrderPlaced;
+  pay: Paid;
+  connect: Connected;
+  funding: FundingSet;
+  topup: ToppedUp;
+  payout: PayoutScheduled;
+  limits: LimitsSet;
 };
 /** The limits as set, in USD (CONTRACT.md "Spending limits"). */
-export type LimitsSet = { agent_id: number; limits: { max_order: number | null; max_day: number | null; markets: string[] | null } };
+export type LimitsSet = {
+  agent_id: number;
+  limits: { max_order: number | null; max_day: number | null; markets: string[] | null };
+};
 /** The address of trading account `id`'s actor. */
 export const accountRef = (id: number) => actorRef<AccountMessage, AccountReplies>('account', id);
 
@@ -81,7 +111,12 @@ export type PositionArgs = { accountIds: number[]; positionId: number };
 export type ListArgs = { accountIds: number[]; limit: number };
 export type LedgerArgs = AccountScope & { limit: number };
 /** `at`: now on the service clock, for the monthly fee's month. */
-export type SummaryArgs = { accountIds: number[]; ledgerLimit: number; baseUrl: string; at: number };
+export type SummaryArgs = {
+  accountIds: number[];
+  ledgerLimit: number;
+  baseUrl: string;
+  at: number;
+};
 /** The agent's account balance offered on a checkout page: only once that account is the holder's. */
 export type CheckoutBalanceArgs = { accountId: number; holderId: number };
 
@@ -89,8 +124,14 @@ export type CheckoutBalanceArgs = { accountId: number; holderId: number };
 export type ServedOrder = Static<typeof schemas.Order>;
 /** The agent that placed an order, as its checkout page shows it. */
 export type OrderAgent = {
-  id: number; name: string; key_id: string; identity: Record<string, unknown> | null; operator: Record<string, unknown> | null;
-  purpose: string | null; contact: string | null; holder_id: number | null;
+  id: number;
+  name: string;
+  key_id: string;
+  identity: Record<string, unknown> | null;
+  operator: Record<string, unknown> | null;
+  purpose: string | null;
+  contact: string | null;
+  holder_id: number | null;
 };
 export type OrderByTokenReply = { order: ServedOrder; agent: OrderAgent } | null;
 // The served objects' types derive from their schemas (src/schemas), the one definition.

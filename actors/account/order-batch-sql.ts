@@ -7,7 +7,13 @@
 import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
 import { arrayLiteral, instantSql } from '../runtime/sql.js';
 import { sessionLockKey } from '../market/session-lock.js';
-import { entriesArraysCte, entriesArrays, postconditionSql, postingCtes, type Entry } from '../money/ledger.js';
+import {
+  entriesArraysCte,
+  entriesArrays,
+  postconditionSql,
+  postingCtes,
+  type Entry,
+} from '../money/ledger.js';
 import { appendCtes } from '../events/log.js';
 import { orderJsonSql } from './views.js';
 import { chargedFeesSql, feeRowsInsertSql } from '../money/charge.js';
@@ -22,7 +28,8 @@ type Column = readonly (string | number | boolean | null)[];
  * reads every order the agent funded that day, a cost that grew through the day for every batch
  * while no limit needed it: bench/README.md "Issue 27").
  */
-const DAY_LIMITED = 'array(select id from agent where id = any($2) and autonomous_funding and limit_max_day_cents is not null)';
+const DAY_LIMITED =
+  'array(select id from agent where id = any($2) and autonomous_funding and limit_max_day_cents is not null)';
 
 /**
  * The accounts of the batch (`accounts`) whose rows the batch locks: those paying now (`funded`)
@@ -32,7 +39,8 @@ const DAY_LIMITED = 'array(select id from agent where id = any($2) and autonomou
  * waited, a day's spending was summed from a snapshot older than the lock (only the locked row
  * itself is re-read after the wait), and two processes' batches together passed max_day (issue 41).
  */
-const LOCKED_ACCOUNTS = (accounts: string, funded: string) => `id = any(${accounts}) and (id = any(${funded}) or kind = 'competition')`;
+const LOCKED_ACCOUNTS = (accounts: string, funded: string) =>
+  `id = any(${accounts}) and (id = any(${funded}) or kind = 'competition')`;
 
 /**
  * What the decisions need, in one statement (its snapshot taken after the session and account
@@ -72,8 +80,14 @@ function readSql(): string {
 
 /** The read's values, in its parameters' order. */
 export type ReadArgs = {
-  markets: string[]; agents: number[]; accounts: number[]; funded: number[]; months: string[];
-  menu: { market: string; tick: number; idx: number }[]; keys: { scope: string; key: string }[]; n: number;
+  markets: string[];
+  agents: number[];
+  accounts: number[];
+  funded: number[];
+  months: string[];
+  menu: { market: string; tick: number; idx: number }[];
+  keys: { scope: string; key: string }[];
+  n: number;
   /** The UTC days (their first unix second) of the paying orders: what their agents spent on each. */
   days: number[];
   /** The batch's instant (its latest order's, real unix seconds from the service clock): answers older than the retention before it are gone. */
@@ -87,10 +101,21 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
   return [
     ...a.markets.map((m) => `execute order_batch_lock(${lit(sessionLockKey(m))})`),
     `execute order_batch_lock_accounts(${arr(a.accounts)}, ${arr(a.funded)})`,
-    ...(a.keys.length ? [`execute order_batch_expire(${keys.join(', ')}, ${lit(String(a.at))})`] : []),
+    ...(a.keys.length
+      ? [`execute order_batch_expire(${keys.join(', ')}, ${lit(String(a.at))})`]
+      : []),
     `execute order_batch_read(${[
-      arr(a.markets), arr(a.agents), arr(a.accounts), arr(a.funded), arr(a.months),
-      arr(a.menu.map((m) => m.market)), arr(a.menu.map((m) => m.tick)), arr(a.menu.map((m) => m.idx)), ...keys, String(a.n), arr(a.days),
+      arr(a.markets),
+      arr(a.agents),
+      arr(a.accounts),
+      arr(a.funded),
+      arr(a.months),
+      arr(a.menu.map((m) => m.market)),
+      arr(a.menu.map((m) => m.tick)),
+      arr(a.menu.map((m) => m.idx)),
+      ...keys,
+      String(a.n),
+      arr(a.days),
     ].join(', ')})`,
   ].join(';\n');
 }
@@ -103,12 +128,37 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
  */
 const ORDER_COLUMNS = [...PLACED_COLUMNS, ['month', 'text'], ['participation', 'bigint']] as const;
 export type OrderColumn = (typeof ORDER_COLUMNS)[number][0];
-const ANSWER_COLUMNS = [['scope', 'text'], ['key', 'text'], ['request_hash', 'text'], ['status', 'int'], ['reply', 'text'], ['at', 'float8']] as const;
+const ANSWER_COLUMNS = [
+  ['scope', 'text'],
+  ['key', 'text'],
+  ['request_hash', 'text'],
+  ['status', 'int'],
+  ['reply', 'text'],
+  ['at', 'float8'],
+] as const;
 /** A stored answer, kept from `at` (its order's instant). */
-export type Answer = { scope: string; key: string; request_hash: string; status: number; reply: unknown; at: number };
+export type Answer = {
+  scope: string;
+  key: string;
+  request_hash: string;
+  status: number;
+  reply: unknown;
+  at: number;
+};
 
 function WRITE_TYPES(): string[] {
-  return [...ORDER_COLUMNS.map(([, t]) => `${t}[]`), ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`), 'bigint[]', 'text[]', 'bigint[]', 'text[]', 'bigint[]', 'int', 'text', 'float8'];
+  return [
+    ...ORDER_COLUMNS.map(([, t]) => `${t}[]`),
+    ...ANSWER_COLUMNS.map(([, t]) => `${t}[]`),
+    'bigint[]',
+    'text[]',
+    'bigint[]',
+    'text[]',
+    'bigint[]',
+    'int',
+    'text',
+    'float8',
+  ];
 }
 
 /**
@@ -123,7 +173,8 @@ function WRITE_TYPES(): string[] {
  */
 function writeSql(): string {
   const o = ORDER_COLUMNS.length;
-  const p = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(', ');
+  const p = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => `$${from + i}`).join(', ');
   const entries = Array.from({ length: 5 }, (_, i) => `$${o + ANSWER_COLUMNS.length + 1 + i}`);
   const base = `$${o + ANSWER_COLUMNS.length + 7}`;
   const at = instantSql(`$${o + ANSWER_COLUMNS.length + 8}`);
@@ -147,12 +198,19 @@ function writeSql(): string {
 
 /** The write's EXECUTE: the orders (one value per column each), the answers to store, the ledger entries, the service's base URL (the orders' events) and the batch's instant. */
 export function writeStatement(
-  orders: Record<OrderColumn, string | number | boolean | null>[], answers: Answer[], entries: Entry[], baseUrl: string | null, at: number, lit: (s: string) => string,
+  orders: Record<OrderColumn, string | number | boolean | null>[],
+  answers: Answer[],
+  entries: Entry[],
+  baseUrl: string | null,
+  at: number,
+  lit: (s: string) => string,
 ): string {
   const arr = (c: Column) => arrayLiteral(c, lit);
   return `execute order_batch_write(${[
     ...ORDER_COLUMNS.map(([c]) => arr(orders.map((r) => r[c]))),
-    ...ANSWER_COLUMNS.map(([c]) => arr(answers.map((a) => (c === 'reply' ? JSON.stringify(a.reply ?? null) : a[c])))),
+    ...ANSWER_COLUMNS.map(([c]) =>
+      arr(answers.map((a) => (c === 'reply' ? JSON.stringify(a.reply ?? null) : a[c]))),
+    ),
     ...entriesArrays(entries).map(arr),
     String(entries.length),
     baseUrl === null ? 'NULL' : lit(baseUrl),

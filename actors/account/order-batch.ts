@@ -24,7 +24,13 @@ import { payFromBalanceRefusal } from './funding.js';
 import { batchFeeDue, chargeBatch } from '../money/charge.js';
 import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
 import { CONNECTION_SETTINGS } from '../../orm/config.js';
-import { PREPARE_BATCH, readStatements, writeStatement, type Answer, type OrderColumn } from './order-batch-sql.js';
+import {
+  PREPARE_BATCH,
+  readStatements,
+  writeStatement,
+  type Answer,
+  type OrderColumn,
+} from './order-batch-sql.js';
 import { placedValues } from './order-write.js';
 
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
@@ -53,7 +59,10 @@ type Exec = (text: string) => Promise<any[][]>;
  */
 export class BatchConnection {
   private client?: pg.Client;
-  constructor(private readonly options: () => pg.ClientConfig, private readonly log?: Pick<Logger, 'warn'>) {}
+  constructor(
+    private readonly options: () => pg.ClientConfig,
+    private readonly log?: Pick<Logger, 'warn'>,
+  ) {}
 
   /**
    * Sends the notices of the events a batch just committed (events/log.ts Announce: after the
@@ -65,7 +74,11 @@ export class BatchConnection {
   announce(client: pg.Client): Promise<void> {
     return client.query(NOTIFY_KEPT_SQL).then(
       () => {},
-      (err) => void this.log?.warn({ err }, "the order batch's event notices were not sent; the streams' safety net will find its events"),
+      (err) =>
+        void this.log?.warn(
+          { err },
+          "the order batch's event notices were not sent; the streams' safety net will find its events",
+        ),
     );
   }
 
@@ -101,7 +114,13 @@ export class BatchConnection {
 
 /** A batch connection of `em`'s database (the ORM's connection options, type parsers included). */
 export const batchConnectionOf = (em: EntityManager, log?: Pick<Logger, 'warn'>) =>
-  new BatchConnection(() => ({ ...(em.getConnection().getConnectionOptions() as pg.ClientConfig), options: CONNECTION_SETTINGS }), log);
+  new BatchConnection(
+    () => ({
+      ...(em.getConnection().getConnectionOptions() as pg.ClientConfig),
+      options: CONNECTION_SETTINGS,
+    }),
+    log,
+  );
 
 /**
  * Places `batch` in one transaction and returns one outcome per request, in order. Two round trips:
@@ -111,7 +130,11 @@ export const batchConnectionOf = (em: EntityManager, log?: Pick<Logger, 'warn'>)
  * Idempotency-Key, a moment earlier) rolls back and re-decides the whole batch, which then sees the
  * fee charged or the answer stored. Without `via` (tests), a connection is opened for this batch.
  */
-export async function placeOrders(em: EntityManager, batch: OrderRequest[], via?: BatchConnection): Promise<Outcome[]> {
+export async function placeOrders(
+  em: EntityManager,
+  batch: OrderRequest[],
+  via?: BatchConnection,
+): Promise<Outcome[]> {
   const conn = via ?? batchConnectionOf(em);
   let announced: Promise<void> | undefined;
   try {
@@ -125,7 +148,8 @@ export async function placeOrders(em: EntityManager, batch: OrderRequest[], via?
       };
       try {
         const out = await placeOnce(exec, (v) => client.escapeLiteral(v), batch);
-        if (step < 2) await client.query('commit'); // nothing to write: the read's transaction ends here
+        if (step < 2)
+          await client.query('commit'); // nothing to write: the read's transaction ends here
         else announced = conn.announce(client);
         return out;
       } catch (err) {
@@ -143,13 +167,26 @@ export async function placeOrders(em: EntityManager, batch: OrderRequest[], via?
 }
 
 type MenuRow = {
-  market: string; tick: number; idx: number; offer_key: string; unit_cost_cents: number; list_price_cents: number; max_qty: number;
-  title: string | null; items: unknown[] | null; sales_velocity: number | null;
+  market: string;
+  tick: number;
+  idx: number;
+  offer_key: string;
+  unit_cost_cents: number;
+  list_price_cents: number;
+  max_qty: number;
+  title: string | null;
+  items: unknown[] | null;
+  sales_velocity: number | null;
 };
 type StoredRow = { scope: string; key: string; hash: string; status: number; reply: OrderPlaced };
 type BatchState = {
   sessions: { market: string; tick: number }[];
-  agents: ({ id: number; on: boolean; holder: number | null; changed_at: string | null } & Parameters<typeof limitsOf>[0])[];
+  agents: ({
+    id: number;
+    on: boolean;
+    holder: number | null;
+    changed_at: string | null;
+  } & Parameters<typeof limitsOf>[0])[];
   /** What each paying agent funded without its holder on each UTC day (`day`: its first unix second). */
   spent: { agent: number; day: number; cents: number }[];
   accounts: { id: number; balance: number }[];
@@ -161,14 +198,25 @@ type BatchState = {
   answers: StoredRow[];
   ids: { o: number; r: number }[];
 };
-type Competing = { account: number; id: string; market: string; starts_at: number; ends_at: number; status: string };
+type Competing = {
+  account: number;
+  id: string;
+  market: string;
+  starts_at: number;
+  ends_at: number;
+  status: string;
+};
 /**
  * What an accepted order's decision fixed: its terms and amounts, whether it is funded at once from
  * the balance (pay_from_balance, or any order of a competition account), the monthly fee it
  * carries, and the holder paying that fee.
  */
 type Decision = {
-  terms: Terms; amounts: OrderAmounts; funded: boolean; fee: number; holder: number | null;
+  terms: Terms;
+  amounts: OrderAmounts;
+  funded: boolean;
+  fee: number;
+  holder: number | null;
   /** The agent that funds it without its holder present (pay_from_balance): its spending limits count it. */
   standing: number | null;
 };
@@ -178,7 +226,8 @@ const monthOf = (r: OrderRequest) => feeMonthAt(r.at);
 /** An accepted order: its decision and its row (order-row.ts). */
 type Accepted = Decision & { req: OrderRequest; row: PlacedOrder; participation: number | null };
 
-const menuKey = (m: { market: string; tick: number; idx: number }) => `${m.market}/${m.tick}/${m.idx}`;
+const menuKey = (m: { market: string; tick: number; idx: number }) =>
+  `${m.market}/${m.tick}/${m.idx}`;
 /** The batch's instant (its postings and events; its expiry of stored answers): its latest request's, on the service clock. */
 const batchInstant = (batch: readonly OrderRequest[]) => Math.max(...batch.map((r) => r.at));
 const spentKey = (agent: number, day: number) => `${agent}/${day}`;
@@ -188,18 +237,33 @@ const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
 function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
   const funded = batch.filter((r) => r.payFromBalance);
   const distinct = <T>(xs: T[]) => [...new Set(xs)];
-  const menu = new Map(batch.map((r) => [menuKey(r), { market: r.market, tick: r.tick, idx: r.idx }]));
-  return readStatements({
-    // sorted: concurrent batches take the session locks in the same order
-    // Every agent's holder and month: a paying order's fee, and an unpaid one's holder_pays.
-    markets: distinct(batch.map((r) => r.market)).sort(), agents: distinct(batch.map((r) => r.agentId)), accounts: distinct(batch.map((r) => r.accountId)),
-    funded: distinct(funded.map((r) => r.accountId)), months: distinct(batch.map((r) => monthOf(r))), menu: [...menu.values()],
-    keys: batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key })), n: batch.length,
-    days: distinct(funded.map((r) => dayStart(r.at))), at: batchInstant(batch),
-  }, lit);
+  const menu = new Map(
+    batch.map((r) => [menuKey(r), { market: r.market, tick: r.tick, idx: r.idx }]),
+  );
+  return readStatements(
+    {
+      // sorted: concurrent batches take the session locks in the same order
+      // Every agent's holder and month: a paying order's fee, and an unpaid one's holder_pays.
+      markets: distinct(batch.map((r) => r.market)).sort(),
+      agents: distinct(batch.map((r) => r.agentId)),
+      accounts: distinct(batch.map((r) => r.accountId)),
+      funded: distinct(funded.map((r) => r.accountId)),
+      months: distinct(batch.map((r) => monthOf(r))),
+      menu: [...menu.values()],
+      keys: batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key })),
+      n: batch.length,
+      days: distinct(funded.map((r) => dayStart(r.at))),
+      at: batchInstant(batch),
+    },
+    lit,
+  );
 }
 
-async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderRequest[]): Promise<Outcome[]> {
+async function placeOnce(
+  exec: Exec,
+  lit: (s: string) => string,
+  batch: OrderRequest[],
+): Promise<Outcome[]> {
   const state = (await exec(readSql(batch, lit))).at(-1)![0] as BatchState;
   const isOpen = new Set(state.sessions.map((x) => `${x.market}/${x.tick}`));
   const agents = new Map(state.agents.map((a) => [a.id, a]));
@@ -216,14 +280,35 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
   batch.forEach((req, i) => {
     const prior = req.idem && stored.get(answerKey(req.idem));
     if (prior) return void (outcomes[i] = replay(prior, req.idem!));
-    const decided = decide(req, isOpen, menu.get(menuKey(req)), agents, balances, feePaid, spent, competing.get(req.accountId));
+    const decided = decide(
+      req,
+      isOpen,
+      menu.get(menuKey(req)),
+      agents,
+      balances,
+      feePaid,
+      spent,
+      competing.get(req.accountId),
+    );
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
     const token = tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url');
-    const row = rowOf(req, decided, { orderId: state.ids[i].o, roundId: state.ids[i].r, token }, menu.get(menuKey(req))!);
+    const row = rowOf(
+      req,
+      decided,
+      { orderId: state.ids[i].o, roundId: state.ids[i].r, token },
+      menu.get(menuKey(req))!,
+    );
     // An order left awaiting payment: whether its holder's fee is charged, as a payment made now would find it.
     const holder = agents.get(req.agentId)?.holder ?? null;
-    const feeCharged = decided.funded ? undefined : holder !== null && feePaid.has(feeKey(holder, req.at));
-    accepted.push({ ...decided, req, row, participation: feeCharged === undefined ? null : feeDue(feeCharged) });
+    const feeCharged = decided.funded
+      ? undefined
+      : holder !== null && feePaid.has(feeKey(holder, req.at));
+    accepted.push({
+      ...decided,
+      req,
+      row,
+      participation: feeCharged === undefined ? null : feeDue(feeCharged),
+    });
     outcomes[i] = orderReply(row, req.baseUrl, decided.fee, feeCharged);
   });
   const answers = batch.flatMap((req, i) => {
@@ -231,7 +316,16 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
     // A key answered before keeps its first answer (a reused key's 400 is not stored).
     if (!req.idem || stored.has(answerKey(req.idem))) return [];
     const [status, body] = o instanceof ActorError ? [o.status, { detail: o.detail }] : [200, o];
-    return [{ scope: req.idem.scope, key: req.idem.key, request_hash: req.idem.hash, status, reply: body, at: req.at } satisfies Answer];
+    return [
+      {
+        scope: req.idem.scope,
+        key: req.idem.key,
+        request_hash: req.idem.hash,
+        status,
+        reply: body,
+        at: req.at,
+      } satisfies Answer,
+    ];
   });
   if (!accepted.length && !answers.length) return outcomes;
   await exec(writeSql(accepted, answers, batchInstant(batch), lit));
@@ -240,22 +334,51 @@ async function placeOnce(exec: Exec, lit: (s: string) => string, batch: OrderReq
 
 /** One order's decision under the batch's locks: its terms from the recorded menu row, or the refusal. */
 function decide(
-  req: OrderRequest, isOpen: Set<string>, row: MenuRow | undefined,
-  agents: Map<number, BatchState['agents'][number]>, balances: Map<number, number>, feePaid: Set<string>, spent: Map<string, number>, competition?: Competing,
+  req: OrderRequest,
+  isOpen: Set<string>,
+  row: MenuRow | undefined,
+  agents: Map<number, BatchState['agents'][number]>,
+  balances: Map<number, number>,
+  feePaid: Set<string>,
+  spent: Map<string, number>,
+  competition?: Competing,
 ): Decision | ActorError {
-  if (!isOpen.has(`${req.market}/${req.tick}`)) return new ActorError(404, dealNotOnMenu(req.baseUrl, req.market, req.offerKey, 'is no longer on the menu: its session closed'));
+  if (!isOpen.has(`${req.market}/${req.tick}`))
+    return new ActorError(
+      404,
+      dealNotOnMenu(
+        req.baseUrl,
+        req.market,
+        req.offerKey,
+        'is no longer on the menu: its session closed',
+      ),
+    );
   // The recorded row is what the close fills: an order that does not match it is refused now,
   // never discovered at the close.
-  if (!row || row.offer_key !== req.offerKey) return new ActorError(404, dealNotOnMenu(req.baseUrl, req.market, req.offerKey, `is not on the recorded menu of ${req.market} session ${req.tick}`));
-  if (req.qty > row.max_qty) return new ActorError(409, `deal ${req.offerKey} takes at most ${row.max_qty} units`);
+  if (!row || row.offer_key !== req.offerKey)
+    return new ActorError(
+      404,
+      dealNotOnMenu(
+        req.baseUrl,
+        req.market,
+        req.offerKey,
+        `is not on the recorded menu of ${req.market} session ${req.tick}`,
+      ),
+    );
+  if (req.qty > row.max_qty)
+    return new ActorError(409, `deal ${req.offerKey} takes at most ${row.max_qty} units`);
   const terms = positionTerms(req.market as MarketId, row as never, req.qty);
   const amounts = orderAmounts(req.qty, terms.unitCostCents, terms.feeCents);
   const total = amounts.totalCents;
   if (competition) return competitionOrder(req, competition, balances, { amounts, terms });
-  if (!req.payFromBalance) return { amounts, funded: false, fee: 0, holder: null, standing: null, terms };
+  if (!req.payFromBalance)
+    return { amounts, funded: false, fee: 0, holder: null, standing: null, terms };
   const agent = agents.get(req.agentId);
   if (!agent?.on || agent.holder === null) {
-    return new ActorError(403, payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }));
+    return new ActorError(
+      403,
+      payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }),
+    );
   }
   // The holder's standing instructions bound what the agent funds without them (the money kernel's decision).
   const day = spentKey(req.agentId, dayStart(req.at));
@@ -265,7 +388,10 @@ function decide(
   const fee = batchFeeDue(feePaid, agent.holder, req.at);
   const balance = balances.get(req.accountId) ?? 0;
   if (balance < total + fee) {
-    return new ActorError(400, `insufficient balance: this order needs ${centsToNumber(total + fee)} USD, the account holds ${centsToNumber(balance)} USD`);
+    return new ActorError(
+      400,
+      `insufficient balance: this order needs ${centsToNumber(total + fee)} USD, the account holds ${centsToNumber(balance)} USD`,
+    );
   }
   balances.set(req.accountId, balance - total - fee);
   feePaid.add(feeKey(agent.holder, req.at));
@@ -279,16 +405,29 @@ function decide(
  * competition runs (its window on the service clock) and only on the competition's market (403).
  */
 function competitionOrder(
-  req: OrderRequest, c: Competing, balances: Map<number, number>, d: Pick<Decision, 'amounts' | 'terms'>,
+  req: OrderRequest,
+  c: Competing,
+  balances: Map<number, number>,
+  d: Pick<Decision, 'amounts' | 'terms'>,
 ): Decision | ActorError {
   if (c.status !== 'running' || req.at < c.starts_at || req.at >= c.ends_at) {
-    return new ActorError(403, `competition ${c.id} is not running (it runs from ${new Date(c.starts_at * 1000).toISOString()} to ${new Date(c.ends_at * 1000).toISOString()}): its account places no orders now`);
+    return new ActorError(
+      403,
+      `competition ${c.id} is not running (it runs from ${new Date(c.starts_at * 1000).toISOString()} to ${new Date(c.ends_at * 1000).toISOString()}): its account places no orders now`,
+    );
   }
-  if (req.market !== c.market) return new ActorError(403, `competition ${c.id} trades market ${c.market} only, not ${req.market}`);
+  if (req.market !== c.market)
+    return new ActorError(
+      403,
+      `competition ${c.id} trades market ${c.market} only, not ${req.market}`,
+    );
   const total = d.amounts.totalCents;
   const balance = balances.get(req.accountId) ?? 0;
   if (balance < total) {
-    return new ActorError(400, `insufficient balance: this order needs ${centsToNumber(total)} USD, the competition account holds ${centsToNumber(balance)} simulated USD`);
+    return new ActorError(
+      400,
+      `insufficient balance: this order needs ${centsToNumber(total)} USD, the competition account holds ${centsToNumber(balance)} simulated USD`,
+    );
   }
   balances.set(req.accountId, balance - total);
   return { ...d, funded: true, fee: 0, holder: null, standing: null };
@@ -304,12 +443,33 @@ function replay(prior: StoredRow, idem: IdemRequest): Outcome {
 }
 
 /** The accepted order's row (the one builder: order-row.ts), as placed on the service clock when the request was accepted. */
-function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: number; token: string }, row: MenuRow): PlacedOrder {
+function rowOf(
+  req: OrderRequest,
+  d: Decision,
+  a: { orderId: number; roundId: number; token: string },
+  row: MenuRow,
+): PlacedOrder {
   return placedOrder({
-    id: a.orderId, roundId: a.roundId, accountId: req.accountId, agentId: req.agentId, market: req.market, tick: req.tick, idx: req.idx,
-    offerKey: req.offerKey, qty: req.qty, closesAt: req.closesAt, terms: d.terms, amounts: d.amounts, token: a.token,
-    paid: d.funded ? { source: 'balance', holderId: d.holder } : null, standingAgentId: d.standing, at: req.at,
-    deal: { bundle: { title: row.title ?? '', items: row.items ?? [] }, sales_velocity: row.sales_velocity ?? undefined },
+    id: a.orderId,
+    roundId: a.roundId,
+    accountId: req.accountId,
+    agentId: req.agentId,
+    market: req.market,
+    tick: req.tick,
+    idx: req.idx,
+    offerKey: req.offerKey,
+    qty: req.qty,
+    closesAt: req.closesAt,
+    terms: d.terms,
+    amounts: d.amounts,
+    token: a.token,
+    paid: d.funded ? { source: 'balance', holderId: d.holder } : null,
+    standingAgentId: d.standing,
+    at: req.at,
+    deal: {
+      bundle: { title: row.title ?? '', items: row.items ?? [] },
+      sales_velocity: row.sales_velocity ?? undefined,
+    },
   });
 }
 
@@ -318,11 +478,29 @@ function rowOf(req: OrderRequest, d: Decision, a: { orderId: number; roundId: nu
  * postings of the funded ones (the money kernel's chargeBatch) and the stored answers; the
  * transaction's COMMIT follows.
  */
-function writeSql(accepted: Accepted[], answers: Answer[], at: number, lit: (s: string) => string): string {
-  const rows = accepted.map(({ row, req, fee, participation }): Record<OrderColumn, string | number | boolean | null> => ({
-    ...placedValues(row, req.at, fee), month: monthOf(req), participation,
-  }));
-  const entries = chargeBatch(accepted.filter((a) => a.funded).map((a) => ({ accountId: a.row.account_id, orderId: a.row.id, totalCents: a.row.total_cents, feeCents: a.fee })));
+function writeSql(
+  accepted: Accepted[],
+  answers: Answer[],
+  at: number,
+  lit: (s: string) => string,
+): string {
+  const rows = accepted.map(
+    ({ row, req, fee, participation }): Record<OrderColumn, string | number | boolean | null> => ({
+      ...placedValues(row, req.at, fee),
+      month: monthOf(req),
+      participation,
+    }),
+  );
+  const entries = chargeBatch(
+    accepted
+      .filter((a) => a.funded)
+      .map((a) => ({
+        accountId: a.row.account_id,
+        orderId: a.row.id,
+        totalCents: a.row.total_cents,
+        feeCents: a.fee,
+      })),
+  );
   // CONTRACT.md "Events": the statement appends each order's order.created (and order.paid when funded at once).
   return writeStatement(rows, answers, entries, accepted[0]?.req.baseUrl ?? null, at, lit);
 }
@@ -333,12 +511,19 @@ function writeSql(accepted: Accepted[], answers: Answer[], at: number, lit: (s: 
  * 2 cores, two batches in flight were slower than one (more, smaller commits): bench/README.md.
  */
 export class OrderBatcher {
-  private queue: { req: OrderRequest; resolve: (v: Placed) => void; reject: (e: unknown) => void }[] = [];
+  private queue: {
+    req: OrderRequest;
+    resolve: (v: Placed) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
   private running = false;
 
   private connection?: BatchConnection;
 
-  constructor(private readonly em: () => EntityManager, private readonly log?: Pick<Logger, 'warn'>) {}
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly log?: Pick<Logger, 'warn'>,
+  ) {}
 
   submit(req: OrderRequest): Promise<Placed> {
     return new Promise((resolve, reject) => {
@@ -357,7 +542,11 @@ export class OrderBatcher {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {
         this.connection ??= batchConnectionOf(this.em(), this.log);
-        const outcomes = await placeOrders(this.em(), batch.map((b) => b.req), this.connection);
+        const outcomes = await placeOrders(
+          this.em(),
+          batch.map((b) => b.req),
+          this.connection,
+        );
         batch.forEach((b, i) => {
           const o = outcomes[i];
           if (o instanceof ActorError) b.reject(o);

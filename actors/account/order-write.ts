@@ -15,12 +15,31 @@ import type { PlacedOrder } from './order-row.js';
 
 /** The columns of placed orders as the builder reads them (the source `x`), with their types: one array parameter each. */
 export const PLACED_COLUMNS = [
-  ['order_id', 'bigint'], ['round_id', 'bigint'], ['account_id', 'bigint'], ['agent_id', 'bigint'], ['market', 'text'], ['tick', 'bigint'],
-  ['idx', 'int'], ['offer_key', 'text'], ['qty', 'int'], ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'],
-  ['holding_cents', 'int'], ['token', 'text'], ['closes_at', 'float8'], ['paid', 'boolean'], ['source', 'text'], ['holder', 'bigint'], ['standing', 'bigint'],
-  ['gross', 'bigint'], ['fee_amount', 'bigint'], ['total', 'bigint'],
+  ['order_id', 'bigint'],
+  ['round_id', 'bigint'],
+  ['account_id', 'bigint'],
+  ['agent_id', 'bigint'],
+  ['market', 'text'],
+  ['tick', 'bigint'],
+  ['idx', 'int'],
+  ['offer_key', 'text'],
+  ['qty', 'int'],
+  ['unit_cost_cents', 'int'],
+  ['list_price_cents', 'int'],
+  ['fee_cents', 'int'],
+  ['holding_cents', 'int'],
+  ['token', 'text'],
+  ['closes_at', 'float8'],
+  ['paid', 'boolean'],
+  ['source', 'text'],
+  ['holder', 'bigint'],
+  ['standing', 'bigint'],
+  ['gross', 'bigint'],
+  ['fee_amount', 'bigint'],
+  ['total', 'bigint'],
   // The month's fee this order's round carries (0 unless the order is paid at once and carries it), and when it was placed.
-  ['fee', 'bigint'], ['at', 'float8'],
+  ['fee', 'bigint'],
+  ['at', 'float8'],
 ] as const;
 export type PlacedColumn = (typeof PLACED_COLUMNS)[number][0];
 export type PlacedValues = Record<PlacedColumn, string | number | boolean | null>;
@@ -28,19 +47,48 @@ export type PlacedValues = Record<PlacedColumn, string | number | boolean | null
 /** A placed order's row (order-row.ts placedOrder) as the builder's values; `feeCents`: the month's fee its round carries. */
 export function placedValues(r: PlacedOrder, at: number, feeCents: number): PlacedValues {
   return {
-    order_id: r.id, round_id: r.round_id, account_id: r.account_id, agent_id: r.agent_id, market: r.market, tick: r.tick, idx: r.idx,
-    offer_key: r.offer_key, qty: r.qty, unit_cost_cents: r.unit_cost_cents, list_price_cents: r.list_price_cents, fee_cents: r.fee_cents,
-    holding_cents: r.holding_cents, token: r.token, closes_at: r.closes_at, paid: r.status === 'paid', source: r.payment_source, holder: r.paid_by_holder,
-    standing: r.standing_agent_id, gross: r.gross_cents, fee_amount: r.fee_amount_cents, total: r.total_cents, fee: feeCents, at,
+    order_id: r.id,
+    round_id: r.round_id,
+    account_id: r.account_id,
+    agent_id: r.agent_id,
+    market: r.market,
+    tick: r.tick,
+    idx: r.idx,
+    offer_key: r.offer_key,
+    qty: r.qty,
+    unit_cost_cents: r.unit_cost_cents,
+    list_price_cents: r.list_price_cents,
+    fee_cents: r.fee_cents,
+    holding_cents: r.holding_cents,
+    token: r.token,
+    closes_at: r.closes_at,
+    paid: r.status === 'paid',
+    source: r.payment_source,
+    holder: r.paid_by_holder,
+    standing: r.standing_agent_id,
+    gross: r.gross_cents,
+    fee_amount: r.fee_amount_cents,
+    total: r.total_cents,
+    fee: feeCents,
+    at,
   };
 }
 
 /** What paying an order writes on it: SQL of the payment's source, instant (unix seconds) and the holder who paid. */
-const PAID_ORDER = (p: { source: string; at: string; holder: string }) =>
-  ({ status: `'paid'`, payment_source: p.source, paid_at: instantSql(p.at), paid_by_holder: p.holder });
+const PAID_ORDER = (p: { source: string; at: string; holder: string }) => ({
+  status: `'paid'`,
+  payment_source: p.source,
+  paid_at: instantSql(p.at),
+  paid_by_holder: p.holder,
+});
 /** What funding a round writes on it: SQL of the payment's source and instant, the round's fee and what was charged for it. */
-const FUNDED_ROUND = (p: { source: string; at: string; fee: string; charged: string }) =>
-  ({ status: `'funded'`, source: p.source, fee_amount_cents: p.fee, charged_cents: p.charged, funded_at: instantSql(p.at) });
+const FUNDED_ROUND = (p: { source: string; at: string; fee: string; charged: string }) => ({
+  status: `'funded'`,
+  source: p.source,
+  fee_amount_cents: p.fee,
+  charged_cents: p.charged,
+  funded_at: instantSql(p.at),
+});
 
 /**
  * The CTEs `rounds` and `placed` (the orders inserted, `returning *`) of a statement whose CTE
@@ -87,7 +135,16 @@ export async function placeOrders(em: EntityManager, rows: PlacedValues[]): Prom
  */
 export async function payOrders(
   em: EntityManager,
-  p: { roundId: number; orderIds: number[]; source: 'card' | 'balance'; holderId: number; at: number; receipt: string | null; feeCents: number; chargedCents: number },
+  p: {
+    roundId: number;
+    orderIds: number[];
+    source: 'card' | 'balance';
+    holderId: number;
+    at: number;
+    receipt: string | null;
+    feeCents: number;
+    chargedCents: number;
+  },
 ): Promise<void> {
   const order = PAID_ORDER({ source: '?', at: '?', holder: '?' });
   await em.execute(
@@ -95,7 +152,12 @@ export async function payOrders(
       where id = any(?::bigint[])`,
     [p.source, p.at, p.holderId, p.receipt, intArrayParam(p.orderIds)],
   );
-  const round = FUNDED_ROUND({ source: '?', at: '?', fee: 'fee_amount_cents + ?', charged: 'charged_cents + ?' });
+  const round = FUNDED_ROUND({
+    source: '?',
+    at: '?',
+    fee: 'fee_amount_cents + ?',
+    charged: 'charged_cents + ?',
+  });
   await em.execute(
     `update trade_round set status = ${round.status}, source = ${round.source}, fee_amount_cents = ${round.fee_amount_cents}, charged_cents = ${round.charged_cents},
             funded_at = ${round.funded_at} where id = ?`,

@@ -15,7 +15,10 @@ import { instantDate, instantSql, unixSql } from '../runtime/sql.js';
  */
 export function lockAgent(em: EntityManager, agentId: number, accountId?: number) {
   const where = accountId === undefined ? { id: agentId } : { id: agentId, account: accountId };
-  return em.findOne(AgentSchema, where, { fields: ['holder', 'account'], lockMode: LockMode.PESSIMISTIC_WRITE });
+  return em.findOne(AgentSchema, where, {
+    fields: ['holder', 'account'],
+    lockMode: LockMode.PESSIMISTIC_WRITE,
+  });
 }
 
 /**
@@ -23,13 +26,28 @@ export function lockAgent(em: EntityManager, agentId: number, accountId?: number
  * holder's already. 403 when another holder has it; 404 when there is no such agent (on the account).
  * Returns whether this call connected it. `at`: the turn's instant (TurnContext.at).
  */
-export async function connectAgent(em: EntityManager, agentId: number, holderId: number, at: number, accountId?: number): Promise<boolean> {
+export async function connectAgent(
+  em: EntityManager,
+  agentId: number,
+  holderId: number,
+  at: number,
+  accountId?: number,
+): Promise<boolean> {
   const agent = await lockAgent(em, agentId, accountId);
-  if (!agent) throw new ActorError(404, `no agent ${agentId}${accountId === undefined ? '' : ` on account ${accountId}`}`);
+  if (!agent)
+    throw new ActorError(
+      404,
+      `no agent ${agentId}${accountId === undefined ? '' : ` on account ${accountId}`}`,
+    );
   const current = agent.holder?.id ?? null;
   if (current === holderId) return false;
-  if (current !== null) throw new ActorError(403, 'this agent is connected to another account holder');
-  await em.nativeUpdate(AgentSchema, { id: agentId }, { holder: holderId, pairedAt: instantDate(at) });
+  if (current !== null)
+    throw new ActorError(403, 'this agent is connected to another account holder');
+  await em.nativeUpdate(
+    AgentSchema,
+    { id: agentId },
+    { holder: holderId, pairedAt: instantDate(at) },
+  );
   await em.nativeUpdate(AccountSchema, { id: agent.account.id }, { holder: holderId });
   const carts = await em.execute<{ id: number; since: number }[]>(
     `update cart set holder_id = ?, updated_at = ${instantSql()} where agent_id = ? and holder_id is null
@@ -37,6 +55,14 @@ export async function connectAgent(em: EntityManager, agentId: number, holderId:
     [holderId, at, agentId],
   );
   // CONTRACT.md "Events": each of the agent's carts is connected to the holder now.
-  await appendEvents(em, carts.map((c) => ({ account_id: agent.account.id, type: 'cart.connected', data: { cart_id: c.id, holder: { connected: true, since: c.since } } })), at);
+  await appendEvents(
+    em,
+    carts.map((c) => ({
+      account_id: agent.account.id,
+      type: 'cart.connected',
+      data: { cart_id: c.id, holder: { connected: true, since: c.since } },
+    })),
+    at,
+  );
   return true;
 }

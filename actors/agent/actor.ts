@@ -11,7 +11,6 @@ import type { AgentMessage, AgentReplies, AgentProfile, CartMade, Registered } f
 /** Carts one agent may own (a bound; SPEC.md leaves it open). */
 export const MAX_CARTS_PER_AGENT = 50;
 
-
 export const agentActor = defineActor<{ keyId: string }, AgentMessage, AgentReplies>({
   kind: 'agent',
 
@@ -25,11 +24,22 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage, AgentRepl
         const agent = await em.findOne(AgentSchema, { keyId: state.keyId }, { fields: ['holder'] });
         if (!agent) throw new ActorError(404, 'no agent has this key');
         if ((await em.count(CartSchema, { agent: agent.id })) >= MAX_CARTS_PER_AGENT) {
-          throw new ActorError(409, `you have ${MAX_CARTS_PER_AGENT} carts, the most an agent can: use one of them`);
+          throw new ActorError(
+            409,
+            `you have ${MAX_CARTS_PER_AGENT} carts, the most an agent can: use one of them`,
+          );
         }
         const token = randomBytes(24).toString('base64url');
         const at = instantDate(ctx.at);
-        const cart = em.create(CartSchema, { agent: agent.id, holder: agent.holder?.id ?? null, name: msg.name, kind: 'trade', token, createdAt: at, updatedAt: at });
+        const cart = em.create(CartSchema, {
+          agent: agent.id,
+          holder: agent.holder?.id ?? null,
+          name: msg.name,
+          kind: 'trade',
+          token,
+          createdAt: at,
+          updatedAt: at,
+        });
         await em.flush();
         return { id: cart.id, name: msg.name, kind: 'trade', token };
       });
@@ -40,14 +50,25 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage, AgentRepl
     },
 
     async registerForHolder(state, msg, ctx): Promise<Registered> {
-      return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, { holderId: msg.holderId, accountId: msg.accountId }, ctx.at);
+      return registerAgent(
+        ctx.em,
+        state.keyId,
+        msg.keyHash,
+        msg.profile,
+        { holderId: msg.holderId, accountId: msg.accountId },
+        ctx.at,
+      );
     },
   },
 });
 
 /** The unique index that keeps one agent per account (orm/entities/trading.ts). */
 const AGENT_ACCOUNT_UNIQUE = 'agent_account_id_key';
-const accountTaken = (id: number) => new ActorError(409, `account ${id} already has an agent: one key = one agent = one trading account`);
+const accountTaken = (id: number) =>
+  new ActorError(
+    409,
+    `account ${id} already has an agent: one key = one agent = one trading account`,
+  );
 
 /**
  * One aggregate, one flush: the account (new, or the holder's own one given), the agent on it, its
@@ -55,26 +76,63 @@ const accountTaken = (id: number) => new ActorError(409, `account ${id} already 
  * All made at `at` (the turn's instant).
  */
 async function registerAgent(
-  em0: EntityManager, keyId: string, keyHash: string, p: AgentProfile, holder: { holderId: number; accountId: number | null } | null, at: number,
+  em0: EntityManager,
+  keyId: string,
+  keyHash: string,
+  p: AgentProfile,
+  holder: { holderId: number; accountId: number | null } | null,
+  at: number,
 ): Promise<Registered> {
   const createdAt = instantDate(at);
-  const taken = () => new ActorError(409, 'this key is already registered; use it, or register another key');
+  const taken = () =>
+    new ActorError(409, 'this key is already registered; use it, or register another key');
   try {
     return await em0.transactional(async (em) => {
       if (await em.count(AgentSchema, { keyId })) throw taken();
-      const account = holder?.accountId ? await holderAccount(em, holder.holderId, holder.accountId) : em.create(AccountSchema, { holder: holder?.holderId ?? null, createdAt });
+      const account = holder?.accountId
+        ? await holderAccount(em, holder.holderId, holder.accountId)
+        : em.create(AccountSchema, { holder: holder?.holderId ?? null, createdAt });
       const agent = em.create(AgentSchema, {
-        keyId, keyHash, name: p.name, recallPhrase: p.recall_phrase, identity: p.agent ?? null, operator: p.operator ?? null,
-        purpose: p.purpose ?? null, contact: p.contact ?? null, account, holder: holder?.holderId ?? null, pairedAt: holder ? createdAt : null, createdAt,
+        keyId,
+        keyHash,
+        name: p.name,
+        recallPhrase: p.recall_phrase,
+        identity: p.agent ?? null,
+        operator: p.operator ?? null,
+        purpose: p.purpose ?? null,
+        contact: p.contact ?? null,
+        account,
+        holder: holder?.holderId ?? null,
+        pairedAt: holder ? createdAt : null,
+        createdAt,
       });
       const token = randomBytes(24).toString('base64url');
-      const cart = em.create(CartSchema, { agent, holder: holder?.holderId ?? null, name: `${p.name}'s cart`, kind: 'trade', token, createdAt, updatedAt: createdAt });
+      const cart = em.create(CartSchema, {
+        agent,
+        holder: holder?.holderId ?? null,
+        name: `${p.name}'s cart`,
+        kind: 'trade',
+        token,
+        createdAt,
+        updatedAt: createdAt,
+      });
       await em.flush();
-      return { agent_id: agent.id, account_id: account.id, cart_id: cart.id, cart_token: token, cart_kind: 'trade' as const };
+      return {
+        agent_id: agent.id,
+        account_id: account.id,
+        cart_id: cart.id,
+        cart_token: token,
+        cart_kind: 'trade' as const,
+      };
     });
   } catch (err) {
     // Another registration (another key) took the holder's account between our check and insert.
-    if (holder?.accountId && isUniqueViolation(err) && (err as { constraint?: string }).constraint === AGENT_ACCOUNT_UNIQUE) throw accountTaken(holder.accountId);
+    if (
+      holder?.accountId &&
+      isUniqueViolation(err) &&
+      (err as { constraint?: string }).constraint === AGENT_ACCOUNT_UNIQUE
+    )
+      throw accountTaken(holder.accountId);
     // Another process registered the same key between our check and insert.
     if (isUniqueViolation(err)) throw taken();
     throw err;
@@ -86,7 +144,11 @@ async function holderAccount(em: EntityManager, holderId: number, accountId: num
   const account = await em.findOne(AccountSchema, { id: accountId, holder: holderId });
   if (!account) throw new ActorError(404, `no account ${accountId} of yours`);
   // The Manual desk takes the holder's own picks; an agent trades an account of its own.
-  if (account.kind === 'manual') throw new ActorError(400, `account ${accountId} is your Manual desk, which takes your own picks: leave account_id empty to give the agent a new account`);
+  if (account.kind === 'manual')
+    throw new ActorError(
+      400,
+      `account ${accountId} is your Manual desk, which takes your own picks: leave account_id empty to give the agent a new account`,
+    );
   if (await em.count(AgentSchema, { account: accountId })) throw accountTaken(accountId);
   return account;
 }

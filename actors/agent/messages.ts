@@ -20,14 +20,30 @@ export type AgentMessage =
    * the start, on a new trading account (`accountId` null) or on an account the holder owns that has
    * no agent yet.
    */
-  | { kind: 'registerForHolder'; keyHash: string; profile: AgentProfile; holderId: number; accountId: number | null };
+  | {
+      kind: 'registerForHolder';
+      keyHash: string;
+      profile: AgentProfile;
+      holderId: number;
+      accountId: number | null;
+    };
 
 export type CartMade = { id: number; name: string; kind: 'trade'; token: string };
 
-export type Registered = { agent_id: number; account_id: number; cart_id: number; cart_token: string; cart_kind: 'trade' };
+export type Registered = {
+  agent_id: number;
+  account_id: number;
+  cart_id: number;
+  cart_token: string;
+  cart_kind: 'trade';
+};
 
 /** The reply to each message kind (actor.ts's handlers answer these). */
-export type AgentReplies = { register: Registered; newCart: CartMade; registerForHolder: Registered };
+export type AgentReplies = {
+  register: Registered;
+  newCart: CartMade;
+  registerForHolder: Registered;
+};
 /** The address of the agent whose API key has id `keyId`. */
 export const agentRef = (keyId: string) => actorRef<AgentMessage, AgentReplies>('agent', keyId);
 
@@ -36,16 +52,43 @@ export const agentRef = (keyId: string) => actorRef<AgentMessage, AgentReplies>(
 /** An agent found by its key id (the key authenticator's look-up on a cache miss). */
 export type AgentKey = { id: number; account_id: number; key_hash: string };
 /** What POST /agents/recall tells about a key id. */
-export type AgentRecall = { name: string; recall_phrase: string; connected: boolean; carts: number };
+export type AgentRecall = {
+  name: string;
+  recall_phrase: string;
+  connected: boolean;
+  carts: number;
+};
 /** `agent_id` is null on a holder's own cart. */
-export type CartView = { id: number; name: string; kind: string; token: string; agent_id: number | null };
+export type CartView = {
+  id: number;
+  name: string;
+  kind: string;
+  token: string;
+  agent_id: number | null;
+};
 /** An agent's own state (GET /agents/me): its row, its account's balance and the carts it sees. */
 export type AgentState = {
-  id: number; key_id: string; name: string; recall_phrase: string; identity: unknown; operator: unknown; purpose: string | null;
-  contact: string | null; account_id: number; holder_id: number | null; paired_at: number | null; autonomous_funding: boolean;
-  balance_cents: number; carts: CartView[];
+  id: number;
+  key_id: string;
+  name: string;
+  recall_phrase: string;
+  identity: unknown;
+  operator: unknown;
+  purpose: string | null;
+  contact: string | null;
+  account_id: number;
+  holder_id: number | null;
+  paired_at: number | null;
+  autonomous_funding: boolean;
+  balance_cents: number;
+  carts: CartView[];
   /** The holder's spending limits, and what the agent funded without the holder today (UTC, service clock; `at` of the read). */
   limits: SpendingLimits;
 };
 /** CONTRACT.md "Spending limits": USD or null (no limit), markets as ids or null. */
-export type SpendingLimits = { max_order: number | null; max_day: number | null; markets: string[] | null; spent_today: number };
+export type SpendingLimits = {
+  max_order: number | null;
+  max_day: number | null;
+  markets: string[] | null;
+  spent_today: number;
+};

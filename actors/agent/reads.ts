@@ -23,7 +23,11 @@ const cartsSeenBy = (agentId: number, holderId: number | null): FilterQuery<Cart
   holderId === null ? { agent: agentId } : { $or: [{ agent: agentId }, { holder: holderId }] };
 
 async function recallOf(em: EntityManager, keyId: string): Promise<AgentRecall | null> {
-  const g = await em.findOne(AgentSchema, { keyId }, { fields: ['name', 'recallPhrase', 'holder'] });
+  const g = await em.findOne(
+    AgentSchema,
+    { keyId },
+    { fields: ['name', 'recallPhrase', 'holder'] },
+  );
   if (!g) return null;
   const holderId = g.holder?.id ?? null;
   const carts = await em.count(CartSchema, cartsSeenBy(g.id, holderId));
@@ -32,24 +36,73 @@ async function recallOf(em: EntityManager, keyId: string): Promise<AgentRecall |
 
 /** The agent's row, its balance, and the carts it sees (up to LIST_CAPS.carts). */
 /** `at`: now on the service clock (real unix seconds), for the day of `limits.spent_today`. */
-async function agentState(em: EntityManager, agentId: number, at: number): Promise<AgentState | null> {
-  const g = await em.findOne(AgentSchema, { id: agentId }, {
-    fields: [
-      'keyId', 'name', 'recallPhrase', 'identity', 'operator', 'purpose', 'contact', 'account.balanceCents', 'holder', 'pairedAt', 'autonomousFunding',
-      'limitMaxOrderCents', 'limitMaxDayCents', 'limitMarkets',
-    ],
-  });
+async function agentState(
+  em: EntityManager,
+  agentId: number,
+  at: number,
+): Promise<AgentState | null> {
+  const g = await em.findOne(
+    AgentSchema,
+    { id: agentId },
+    {
+      fields: [
+        'keyId',
+        'name',
+        'recallPhrase',
+        'identity',
+        'operator',
+        'purpose',
+        'contact',
+        'account.balanceCents',
+        'holder',
+        'pairedAt',
+        'autonomousFunding',
+        'limitMaxOrderCents',
+        'limitMaxDayCents',
+        'limitMarkets',
+      ],
+    },
+  );
   if (!g) return null;
-  const [spent] = await em.execute<{ cents: number }[]>(`select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`, [dayStart(at), agentId]);
-  const usd = (c: number | null | undefined) => (c === null || c === undefined ? null : centsToNumber(c));
+  const [spent] = await em.execute<{ cents: number }[]>(
+    `select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`,
+    [dayStart(at), agentId],
+  );
+  const usd = (c: number | null | undefined) =>
+    c === null || c === undefined ? null : centsToNumber(c);
   const holderId = g.holder?.id ?? null;
-  const carts = await em.find(CartSchema, cartsSeenBy(g.id, holderId), { fields: ['name', 'kind', 'token', 'agent'], orderBy: { id: 'asc' }, limit: LIST_CAPS.carts });
+  const carts = await em.find(CartSchema, cartsSeenBy(g.id, holderId), {
+    fields: ['name', 'kind', 'token', 'agent'],
+    orderBy: { id: 'asc' },
+    limit: LIST_CAPS.carts,
+  });
   return {
-    id: g.id, key_id: g.keyId, name: g.name, recall_phrase: g.recallPhrase, identity: g.identity ?? null, operator: g.operator ?? null,
-    purpose: g.purpose ?? null, contact: g.contact ?? null, account_id: g.account.id, holder_id: holderId, paired_at: unix(g.pairedAt ?? null),
-    autonomous_funding: g.autonomousFunding, balance_cents: g.account.$.balanceCents,
-    carts: carts.map((c) => ({ id: c.id, name: c.name, kind: c.kind, token: c.token, agent_id: c.agent?.id ?? null })),
-    limits: { max_order: usd(g.limitMaxOrderCents), max_day: usd(g.limitMaxDayCents), markets: g.limitMarkets ?? null, spent_today: centsToNumber(spent.cents) },
+    id: g.id,
+    key_id: g.keyId,
+    name: g.name,
+    recall_phrase: g.recallPhrase,
+    identity: g.identity ?? null,
+    operator: g.operator ?? null,
+    purpose: g.purpose ?? null,
+    contact: g.contact ?? null,
+    account_id: g.account.id,
+    holder_id: holderId,
+    paired_at: unix(g.pairedAt ?? null),
+    autonomous_funding: g.autonomousFunding,
+    balance_cents: g.account.$.balanceCents,
+    carts: carts.map((c) => ({
+      id: c.id,
+      name: c.name,
+      kind: c.kind,
+      token: c.token,
+      agent_id: c.agent?.id ?? null,
+    })),
+    limits: {
+      max_order: usd(g.limitMaxOrderCents),
+      max_day: usd(g.limitMaxDayCents),
+      markets: g.limitMarkets ?? null,
+      spent_today: centsToNumber(spent.cents),
+    },
   };
 }
 

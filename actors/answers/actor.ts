@@ -6,7 +6,6 @@ import { SWEEP_BATCH, sweepAnswers } from '../runtime/idempotency.js';
 import { EVENT_SWEEP_BATCH, sweepEvents } from '../events/reads.js';
 import type { AnswersMessage, AnswersReplies, Swept } from './messages.js';
 
-
 /** Batches one sweep turn deletes at most (the next sweep takes the rest). */
 const MAX_BATCHES = 20;
 

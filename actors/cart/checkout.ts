@@ -25,7 +25,16 @@ import { manualDesk } from '../account/desk.js';
 import { shareSessionLock } from '../market/session-lock.js';
 import { familyTapes } from '../market/holder-orders.js';
 import { mintPurchase } from '../market/goods.js';
-import { callerFacts, cartFacts, isCheckedOut, isStale, lineAmounts, linesOf, type CartRow, type LineRow } from './lines.js';
+import {
+  callerFacts,
+  cartFacts,
+  isCheckedOut,
+  isStale,
+  lineAmounts,
+  linesOf,
+  type CartRow,
+  type LineRow,
+} from './lines.js';
 import { grantsFor, permissionsOf } from './permissions.js';
 import type { CartMessage, CheckedOut } from './messages.js';
 
@@ -48,39 +57,74 @@ export async function lockCart(em: EntityManager, cartId: number): Promise<CartR
   return c;
 }
 
-export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout): Promise<CheckedOut> {
+export async function checkout(
+  em: EntityManager,
+  cart: CartRow,
+  msg: Checkout,
+): Promise<CheckedOut> {
   const funding = await fundingOf(em, cart, msg);
   const all = await linesOf(em, [cart.id]);
   const picked = pickLines(all, msg.itemIds);
-  await shareSessionLock(em, picked.map((l) => l.market));
+  await shareSessionLock(
+    em,
+    picked.map((l) => l.market),
+  );
   const open = await openSessions(em, picked);
   const current = picked.filter((l) => !isStale(l, msg.at) && open.has(`${l.market}/${l.tick}`));
   const skipped = picked.filter((l) => !current.includes(l));
   if (!current.length) {
-    throw new ActorError(409, `nothing to pay: the session of every line closed (${skipped.length} stale line(s)); nothing was charged. Refresh the cart on the web or propose deals of the current menu`);
+    throw new ActorError(
+      409,
+      `nothing to pay: the session of every line closed (${skipped.length} stale line(s)); nothing was charged. Refresh the cart on the web or propose deals of the current menu`,
+    );
   }
   if (funding.onlyAgent !== undefined) {
     const others = current.filter((l) => l.agent_id !== funding.onlyAgent);
     if (others.length) {
-      throw new ActorError(403, `lines ${others.map((l) => l.id).join(', ')} were not proposed by you: paying them from balances needs an execute grant from your holder; nothing was charged`);
+      throw new ActorError(
+        403,
+        `lines ${others.map((l) => l.id).join(', ')} were not proposed by you: paying them from balances needs an execute grant from your holder; nothing was charged`,
+      );
     }
   }
-  if (funding.standingAgentId !== undefined) await withinLimits(em, funding.standingAgentId, current, msg.at);
+  if (funding.standingAgentId !== undefined)
+    await withinLimits(em, funding.standingAgentId, current, msg.at);
   const deals = await dealsOf(em, current);
-  const done = cart.kind === 'own'
-    ? await buyOutright(em, cart, current, deals, funding, msg.at)
-    : await placeAndFund(em, cart, current, deals, funding, msg.baseUrl, msg.at);
-  await em.nativeUpdate(CartSchema, { id: cart.id }, { paid: true, updatedAt: instantDate(msg.at) });
-  await appendLineEventsOf(em, cart, 'cart.line_ordered', current.map((l) => l.id), msg.at);
+  const done =
+    cart.kind === 'own'
+      ? await buyOutright(em, cart, current, deals, funding, msg.at)
+      : await placeAndFund(em, cart, current, deals, funding, msg.baseUrl, msg.at);
+  await em.nativeUpdate(
+    CartSchema,
+    { id: cart.id },
+    { paid: true, updatedAt: instantDate(msg.at) },
+  );
+  await appendLineEventsOf(
+    em,
+    cart,
+    'cart.line_ordered',
+    current.map((l) => l.id),
+    msg.at,
+  );
   const total = current.reduce((s, l) => s + lineAmounts(l).amounts.totalCents, 0);
   return {
-    cart_id: cart.id, kind: cart.kind, paid_with: done.charged.method,
-    total: centsToNumber(total), fee: centsToNumber(done.charged.feeCents), charged: centsToNumber(done.charged.chargedCents),
-    skipped_stale: skipped.length, skipped_item_ids: skipped.map((l) => l.id), ordered_item_ids: current.map((l) => l.id),
-    orders: done.orders, bought_outright: cart.kind === 'own', inventory_item_ids: done.items, receipt: done.charged.receipt,
-    note: cart.kind === 'own'
-      ? `Bought outright: ${done.items.length} lot(s) of goods are in the holder's inventory. No order, position or trade was opened.`
-      : `${done.orders.length} order(s) placed and funded; they fill at their session's close and sell through as positions.`,
+    cart_id: cart.id,
+    kind: cart.kind,
+    paid_with: done.charged.method,
+    total: centsToNumber(total),
+    fee: centsToNumber(done.charged.feeCents),
+    charged: centsToNumber(done.charged.chargedCents),
+    skipped_stale: skipped.length,
+    skipped_item_ids: skipped.map((l) => l.id),
+    ordered_item_ids: current.map((l) => l.id),
+    orders: done.orders,
+    bought_outright: cart.kind === 'own',
+    inventory_item_ids: done.items,
+    receipt: done.charged.receipt,
+    note:
+      cart.kind === 'own'
+        ? `Bought outright: ${done.items.length} lot(s) of goods are in the holder's inventory. No order, position or trade was opened.`
+        : `${done.orders.length} order(s) placed and funded; they fill at their session's close and sell through as positions.`,
   };
 }
 
@@ -92,12 +136,14 @@ export async function checkout(em: EntityManager, cart: CartRow, msg: Checkout):
 async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promise<Funding> {
   const caller = msg.caller;
   if (caller.kind === 'holder') {
-    if (cart.holder_id !== caller.holderId) throw new ActorError(404, `no cart ${cart.id} of yours`);
+    if (cart.holder_id !== caller.holderId)
+      throw new ActorError(404, `no cart ${cart.id} of yours`);
     const p = msg.payment;
     if (p.method !== 'grant') return { holderId: caller.holderId, payment: p };
     throw new ActorError(400, 'a holder pays by card or from a balance');
   }
-  if (msg.payment.method !== 'grant') throw new ActorError(400, 'an agent\'s checkout pays as its grant allows');
+  if (msg.payment.method !== 'grant')
+    throw new ActorError(400, "an agent's checkout pays as its grant allows");
   const { agent, grants } = await callerFacts(em, caller);
   const perms = permissionsOf(cartFacts(cart), caller, agent, grants);
   if (!perms.read) throw new ActorError(404, `no cart ${cart.id} you can see`);
@@ -110,10 +156,19 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
     throw new ActorError(403, `this checkout may not pay with ${payWith}: ${perms.execute_note}`);
   }
   const holderId = cart.holder_id!;
-  if (payWith === 'card') return { holderId, payment: { method: 'stored_card', cardId: grant!.cardId! }, standingAgentId: caller.agentId };
-  return { holderId, payment: { method: 'balance' }, onlyAgent: grant ? undefined : caller.agentId, standingAgentId: caller.agentId };
+  if (payWith === 'card')
+    return {
+      holderId,
+      payment: { method: 'stored_card', cardId: grant!.cardId! },
+      standingAgentId: caller.agentId,
+    };
+  return {
+    holderId,
+    payment: { method: 'balance' },
+    onlyAgent: grant ? undefined : caller.agentId,
+    standingAgentId: caller.agentId,
+  };
 }
-
 
 /**
  * An execute checkout pays without the holder present: its lines, each an order, must be within the
@@ -121,7 +176,12 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
  * funded that day. The agent's account row is locked first, as the order batch locks it: a
  * concurrent burst of orders and checkouts is decided one at a time.
  */
-async function withinLimits(em: EntityManager, agentId: number, lines: LineRow[], at: number): Promise<void> {
+async function withinLimits(
+  em: EntityManager,
+  agentId: number,
+  lines: LineRow[],
+  at: number,
+): Promise<void> {
   const [agent] = await em.execute<(Parameters<typeof limitsOf>[0] & { account_id: number })[]>(
     `select a.account_id::float8 as account_id, a.limit_max_order_cents::float8 as limit_max_order_cents,
             a.limit_max_day_cents::float8 as limit_max_day_cents, a.limit_markets
@@ -129,7 +189,10 @@ async function withinLimits(em: EntityManager, agentId: number, lines: LineRow[]
     [agentId],
   );
   await em.execute('select id from account where id = ? for update', [agent.account_id]);
-  const [row] = await em.execute<{ cents: number }[]>(`select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`, [dayStart(at), agentId]);
+  const [row] = await em.execute<{ cents: number }[]>(
+    `select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`,
+    [dayStart(at), agentId],
+  );
   let spent = row.cents;
   for (const l of lines) {
     const total = lineAmounts(l).amounts.totalCents;
@@ -143,12 +206,20 @@ async function withinLimits(em: EntityManager, agentId: number, lines: LineRow[]
 function pickLines(all: LineRow[], itemIds?: number[]): LineRow[] {
   const open = all.filter((l) => !isCheckedOut(l));
   if (!itemIds) {
-    if (!open.length) throw new ActorError(409, 'nothing to pay: the cart has no lines waiting (every line is ordered, or none was proposed); nothing was charged');
+    if (!open.length)
+      throw new ActorError(
+        409,
+        'nothing to pay: the cart has no lines waiting (every line is ordered, or none was proposed); nothing was charged',
+      );
     return open;
   }
   const byId = new Map(open.map((l) => [l.id, l]));
   const missing = [...new Set(itemIds)].filter((id) => !byId.has(id));
-  if (missing.length) throw new ActorError(409, `line(s) ${missing.join(', ')} are not waiting in this cart (already ordered, removed, or never here); nothing was charged`);
+  if (missing.length)
+    throw new ActorError(
+      409,
+      `line(s) ${missing.join(', ')} are not waiting in this cart (already ordered, removed, or never here); nothing was charged`,
+    );
   return [...new Set(itemIds)].map((id) => byId.get(id)!);
 }
 
@@ -172,16 +243,22 @@ async function dealsOf(em: EntityManager, lines: LineRow[]): Promise<Map<number,
 }
 
 /** Each line's order lands on the proposing agent's account; the holder's picks on the holder's Manual desk. */
-async function accountsOf(em: EntityManager, lines: LineRow[], holderId: number): Promise<Map<number, number>> {
-  const agentIds = [...new Set(lines.map((l) => l.agent_id).filter((a): a is number => a !== null))];
+async function accountsOf(
+  em: EntityManager,
+  lines: LineRow[],
+  holderId: number,
+): Promise<Map<number, number>> {
+  const agentIds = [
+    ...new Set(lines.map((l) => l.agent_id).filter((a): a is number => a !== null)),
+  ];
   const rows = await em.execute<{ agent_id: number; account_id: number }[]>(
-    'select id::float8 as agent_id, account_id::float8 as account_id from agent where id = any(?::bigint[])', [intArrayParam(agentIds)],
+    'select id::float8 as agent_id, account_id::float8 as account_id from agent where id = any(?::bigint[])',
+    [intArrayParam(agentIds)],
   );
   const byAgent = new Map(rows.map((r) => [r.agent_id, r.account_id]));
   const desk = lines.some((l) => l.agent_id === null) ? await manualDesk(em, holderId) : 0;
   return new Map(lines.map((l) => [l.id, l.agent_id === null ? desk : byAgent.get(l.agent_id)!]));
 }
-
 
 /** What a checkout did: the orders placed or the goods bought, and what the holder was charged. */
 type Done = { orders: CheckedOut['orders']; items: number[]; charged: Charged };
@@ -194,7 +271,13 @@ type Done = { orders: CheckedOut['orders']; items: number[]; charged: Charged };
  * each round and its orders as the pay turn writes a purchase link's payment.
  */
 async function placeAndFund(
-  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, baseUrl: string, at: number,
+  em: EntityManager,
+  cart: CartRow,
+  lines: LineRow[],
+  deals: Map<number, DealRow>,
+  f: Funding,
+  baseUrl: string,
+  at: number,
 ): Promise<Done> {
   const accountOf = await accountsOf(em, lines, f.holderId);
   const source = sourceOf(f.payment);
@@ -207,22 +290,59 @@ async function placeAndFund(
     const { terms, amounts } = lineAmounts(l);
     const deal = deals.get(l.id)!.deal;
     return placedOrder({
-      id: ids[i], roundId: roundOf.get(accountOf.get(l.id)!)!, accountId: accountOf.get(l.id)!, agentId: l.agent_id, market: l.market, tick: l.tick,
-      idx: l.idx, offerKey: l.offer_key, qty: l.qty, closesAt: l.closes_at, terms, amounts, token: tokens[i],
-      paid, standingAgentId: f.standingAgentId ?? null, at,
-      deal: { bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] }, sales_velocity: (deal as { sales_velocity?: number }).sales_velocity },
+      id: ids[i],
+      roundId: roundOf.get(accountOf.get(l.id)!)!,
+      accountId: accountOf.get(l.id)!,
+      agentId: l.agent_id,
+      market: l.market,
+      tick: l.tick,
+      idx: l.idx,
+      offerKey: l.offer_key,
+      qty: l.qty,
+      closesAt: l.closes_at,
+      terms,
+      amounts,
+      token: tokens[i],
+      paid,
+      standingAgentId: f.standingAgentId ?? null,
+      at,
+      deal: {
+        bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] },
+        sales_velocity: (deal as { sales_velocity?: number }).sales_velocity,
+      },
     });
   };
-  await placeOrders(em, lines.map((l, i) => placedValues(orderOf(l, i, null), at, 0)));
+  await placeOrders(
+    em,
+    lines.map((l, i) => placedValues(orderOf(l, i, null), at, 0)),
+  );
   const placed = lines.map((l, i) => orderOf(l, i, { source, holderId: f.holderId }));
-  for (const [i, o] of placed.entries()) await em.nativeUpdate(CartItemSchema, { id: lines[i].id, order: null, item: null }, { order: o.id });
+  for (const [i, o] of placed.entries())
+    await em.nativeUpdate(
+      CartItemSchema,
+      { id: lines[i].id, order: null, item: null },
+      { order: o.id },
+    );
   const payer = groups[0];
   const charged = await chargeHolder(em, {
-    holderId: f.holderId, payer, payment: f.payment, at, ref: `cart:${cart.id}`, roundId: roundOf.get(payer)!,
-    debits: placed.map((o): Debit => ({ account: o.account_id, ref: `order:${o.id}`, cents: o.total_cents })),
+    holderId: f.holderId,
+    payer,
+    payment: f.payment,
+    at,
+    ref: `cart:${cart.id}`,
+    roundId: roundOf.get(payer)!,
+    debits: placed.map((o): Debit => ({
+      account: o.account_id,
+      ref: `order:${o.id}`,
+      cents: o.total_cents,
+    })),
     // The holder's hand on the cart, or their standing grant (an execute checkout): a signed approval receipt.
     receipt: {
-      issuer: baseUrl, at, approval: f.standingAgentId === undefined ? 'holder' : 'standing', agentId: f.standingAgentId ?? cart.agent_id, orders: placed,
+      issuer: baseUrl,
+      at,
+      approval: f.standingAgentId === undefined ? 'holder' : 'standing',
+      agentId: f.standingAgentId ?? cart.agent_id,
+      orders: placed,
     },
   });
   for (const o of placed) o.receipt = charged.receipt;
@@ -230,24 +350,52 @@ async function placeAndFund(
     const mine = placed.filter((o) => o.account_id === accountId);
     const fee = accountId === payer ? charged.feeCents : 0;
     await payOrders(em, {
-      roundId: roundOf.get(accountId)!, orderIds: mine.map((o) => o.id), source, holderId: f.holderId, at, receipt: charged.receipt,
-      feeCents: fee, chargedCents: mine.reduce((s, o) => s + o.total_cents, 0) + fee,
+      roundId: roundOf.get(accountId)!,
+      orderIds: mine.map((o) => o.id),
+      source,
+      holderId: f.holderId,
+      at,
+      receipt: charged.receipt,
+      feeCents: fee,
+      chargedCents: mine.reduce((s, o) => s + o.total_cents, 0) + fee,
     });
   }
   const orders = placed.map((o) => orderJson(o, baseUrl));
   // CONTRACT.md "Events": an order funded at once is created and paid, on the account it is placed on.
-  await appendEvents(em, orders.flatMap((data, i) => (['order.created', 'order.paid'] as const).map((type) => ({ account_id: placed[i].account_id, type, data }))), at);
+  await appendEvents(
+    em,
+    orders.flatMap((data, i) =>
+      (['order.created', 'order.paid'] as const).map((type) => ({
+        account_id: placed[i].account_id,
+        type,
+        data,
+      })),
+    ),
+    at,
+  );
   return { orders, items: [], charged };
 }
 
 /** The next `n` ids of a sequence (the batch reads its own the same way, in its read). */
-async function nextIds(em: EntityManager, sequence: 'orders_id_seq' | 'trade_round_id_seq', n: number): Promise<number[]> {
-  const rows = await em.execute<{ id: number }[]>(`select nextval('${sequence}')::float8 as id from generate_series(1, ?)`, [n]);
+async function nextIds(
+  em: EntityManager,
+  sequence: 'orders_id_seq' | 'trade_round_id_seq',
+  n: number,
+): Promise<number[]> {
+  const rows = await em.execute<{ id: number }[]>(
+    `select nextval('${sequence}')::float8 as id from generate_series(1, ?)`,
+    [n],
+  );
   return rows.map((r) => r.id);
 }
 
 async function buyOutright(
-  em: EntityManager, cart: CartRow, lines: LineRow[], deals: Map<number, DealRow>, f: Funding, at: number,
+  em: EntityManager,
+  cart: CartRow,
+  lines: LineRow[],
+  deals: Map<number, DealRow>,
+  f: Funding,
+  at: number,
 ): Promise<Done> {
   const desk = await manualDesk(em, f.holderId);
   const items: number[] = [];
@@ -256,25 +404,66 @@ async function buyOutright(
     const here = lines.filter((l) => l.market === market);
     const window = MARKETS[market as MarketId].settlement_horizon_ticks;
     const tick = Math.min(...here.map((l) => l.tick));
-    const tapes = await familyTapes(em, market, here.map((l) => deals.get(l.id)!.cluster), tick - window, tick - 1);
+    const tapes = await familyTapes(
+      em,
+      market,
+      here.map((l) => deals.get(l.id)!.cluster),
+      tick - window,
+      tick - 1,
+    );
     for (const l of here) {
       const { terms, amounts } = lineAmounts(l);
       const d = deals.get(l.id)!;
-      const goods = mintPurchase({
-        market: market as MarketId, tick: l.tick, cluster: d.cluster, deal: d.deal, qty: l.qty, unitCostCents: terms.unitCostCents,
-        listPriceCents: terms.listPriceCents, cartId: cart.id, cartItemId: l.id,
-      }, tapes.get(d.cluster) ?? [], window);
+      const goods = mintPurchase(
+        {
+          market: market as MarketId,
+          tick: l.tick,
+          cluster: d.cluster,
+          deal: d.deal,
+          qty: l.qty,
+          unitCostCents: terms.unitCostCents,
+          listPriceCents: terms.listPriceCents,
+          cartId: cart.id,
+          cartItemId: l.id,
+        },
+        tapes.get(d.cluster) ?? [],
+        window,
+      );
       const item = em.create(InventoryItemSchema, {
-        account: desk, holder: f.holderId, position: null, market, cluster: d.cluster, title: goods.title, qty: goods.qty, story: goods.story,
-        rarity: goods.rarity, rarityScore: goods.rarity_score, history: goods.history, economy: goods.economy, source: goods.source, simulated: goods.simulated,
-        provenance: goods.provenance, createdAt: instantDate(at),
+        account: desk,
+        holder: f.holderId,
+        position: null,
+        market,
+        cluster: d.cluster,
+        title: goods.title,
+        qty: goods.qty,
+        story: goods.story,
+        rarity: goods.rarity,
+        rarityScore: goods.rarity_score,
+        history: goods.history,
+        economy: goods.economy,
+        source: goods.source,
+        simulated: goods.simulated,
+        provenance: goods.provenance,
+        createdAt: instantDate(at),
       });
       await em.flush();
-      await em.nativeUpdate(CartItemSchema, { id: l.id, order: null, item: null }, { item: item.id });
+      await em.nativeUpdate(
+        CartItemSchema,
+        { id: l.id, order: null, item: null },
+        { item: item.id },
+      );
       items.push(item.id);
       debits.push({ ref: `cart_item:${l.id}`, cents: amounts.totalCents });
     }
   }
-  const charged = await chargeHolder(em, { holderId: f.holderId, payer: desk, payment: f.payment, at, ref: `cart:${cart.id}`, debits });
+  const charged = await chargeHolder(em, {
+    holderId: f.holderId,
+    payer: desk,
+    payment: f.payment,
+    at,
+    ref: `cart:${cart.id}`,
+    debits,
+  });
   return { orders: [], items, charged };
 }

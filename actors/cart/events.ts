@@ -7,22 +7,48 @@ import type { EventType } from '../events/messages.js';
 import { lineJson, linesByIds, type CartRow, type LineRow } from './lines.js';
 
 /** The account whose log a cart's events join: its agent's, or none. */
-async function accountOf(em: EntityManager, cart: Pick<CartRow, 'agent_id'>): Promise<number | null> {
+async function accountOf(
+  em: EntityManager,
+  cart: Pick<CartRow, 'agent_id'>,
+): Promise<number | null> {
   if (cart.agent_id === null) return null;
-  const [a] = await em.execute<{ account_id: number }[]>('select account_id::float8 as account_id from agent where id = ?', [cart.agent_id]);
+  const [a] = await em.execute<{ account_id: number }[]>(
+    'select account_id::float8 as account_id from agent where id = ?',
+    [cart.agent_id],
+  );
   return a?.account_id ?? null;
 }
 
 /** `lines` as cart events of `type`, each the line as the cart's GET serves it (at `at`, the service clock), with its cart. */
-export async function appendLineEvents(em: EntityManager, cart: CartRow, type: Extract<EventType, `cart.line_${string}`>, lines: LineRow[], at: number): Promise<void> {
+export async function appendLineEvents(
+  em: EntityManager,
+  cart: CartRow,
+  type: Extract<EventType, `cart.line_${string}`>,
+  lines: LineRow[],
+  at: number,
+): Promise<void> {
   if (!lines.length) return;
   const account = await accountOf(em, cart);
   if (account === null) return;
-  await appendEvents(em, lines.map((l) => ({ account_id: account, type, data: { ...lineJson(l, cart, at), cart_id: cart.id } })), at);
+  await appendEvents(
+    em,
+    lines.map((l) => ({
+      account_id: account,
+      type,
+      data: { ...lineJson(l, cart, at), cart_id: cart.id },
+    })),
+    at,
+  );
 }
 
 /** The same for lines named by id, read as they are now (after the change). */
-export async function appendLineEventsOf(em: EntityManager, cart: CartRow, type: Extract<EventType, `cart.line_${string}`>, itemIds: number[], at: number): Promise<void> {
+export async function appendLineEventsOf(
+  em: EntityManager,
+  cart: CartRow,
+  type: Extract<EventType, `cart.line_${string}`>,
+  itemIds: number[],
+  at: number,
+): Promise<void> {
   if (cart.agent_id === null || !itemIds.length) return;
   await appendLineEvents(em, cart, type, await linesByIds(em, cart.id, itemIds), at);
 }

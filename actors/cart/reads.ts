@@ -5,7 +5,13 @@ import { feeCharged } from '../money/charge.js';
 import { CartSchema } from '../../orm/entities/index.js';
 import { defineReads } from '../runtime/read.js';
 import { cartByToken, cartDetail, cartEntries, cartFacts, detailJson, linesOf } from './lines.js';
-import type { CartAgent, CartArgs, CartByToken, CartByTokenArgs, CartListArgs } from './messages.js';
+import type {
+  CartAgent,
+  CartArgs,
+  CartByToken,
+  CartByTokenArgs,
+  CartListArgs,
+} from './messages.js';
 import { permissionsOf } from './permissions.js';
 
 /** The cart behind a link: its lines as the holder sees them (a visitor sees them too: the link is the secret). */
@@ -13,10 +19,26 @@ async function byToken(em: EntityManager, a: CartByTokenArgs): Promise<CartByTok
   const c = await cartByToken(em, a.token);
   if (!c) return null;
   const [lines, agent, charged] = await Promise.all([
-    linesOf(em, [c.id], { ordered: true }), c.agent_id === null ? null : agentOf(em, c.agent_id), feeCharged(em, c.holder_id, a.at),
+    linesOf(em, [c.id], { ordered: true }),
+    c.agent_id === null ? null : agentOf(em, c.agent_id),
+    feeCharged(em, c.holder_id, a.at),
   ]);
   const caller = { kind: 'holder', holderId: a.holderId ?? 0 } as const;
-  return { cart: detailJson(c, lines, permissionsOf(cartFacts(c), caller, null, []), caller, a.baseUrl, a.at, charged), agent, holder_id: c.holder_id, token: c.token, paid: c.paid };
+  return {
+    cart: detailJson(
+      c,
+      lines,
+      permissionsOf(cartFacts(c), caller, null, []),
+      caller,
+      a.baseUrl,
+      a.at,
+      charged,
+    ),
+    agent,
+    holder_id: c.holder_id,
+    token: c.token,
+    paid: c.paid,
+  };
 }
 
 async function agentOf(em: EntityManager, agentId: number): Promise<CartAgent> {
@@ -29,7 +51,10 @@ async function agentOf(em: EntityManager, agentId: number): Promise<CartAgent> {
 }
 
 /** A default cart: the holder's own (one per holder), or the agent's first (made at registration). */
-async function defaultCart(em: EntityManager, where: { holder: number; agent: null } | { agent: number }): Promise<{ id: number; token: string }> {
+async function defaultCart(
+  em: EntityManager,
+  where: { holder: number; agent: null } | { agent: number },
+): Promise<{ id: number; token: string }> {
   const c = await em.findOne(CartSchema, where, { fields: ['token'], orderBy: { id: 'asc' } });
   if (!c) throw new Error(`no default cart for ${JSON.stringify(where)}`);
   return { id: c.id, token: c.token };
@@ -39,6 +64,8 @@ export const cartReads = defineReads({
   'cart.list': async ({ em }, a: CartListArgs) => cartEntries(em, a.caller, a),
   'cart.detail': async ({ em }, a: CartArgs) => cartDetail(em, a.caller, a.cartId, a),
   'cart.byToken': async ({ em }, a: CartByTokenArgs) => byToken(em, a),
-  'cart.holderCart': async ({ em }, a: { holderId: number }) => defaultCart(em, { holder: a.holderId, agent: null }),
-  'cart.agentDefault': async ({ em }, a: { agentId: number }) => defaultCart(em, { agent: a.agentId }),
+  'cart.holderCart': async ({ em }, a: { holderId: number }) =>
+    defaultCart(em, { holder: a.holderId, agent: null }),
+  'cart.agentDefault': async ({ em }, a: { agentId: number }) =>
+    defaultCart(em, { agent: a.agentId }),
 });

@@ -10,10 +10,24 @@ import { competitionStartEntries, postEntries, prizeEntries } from '../money/led
 import { manualDesk } from '../account/desk.js';
 import { COMPETITION, prizeSplit } from '../../src/rules.js';
 import { ranking } from './leaderboard.js';
-import type { CompetitionMessage, CompetitionReplies, Finished, Joined, Opened } from './messages.js';
+import type {
+  CompetitionMessage,
+  CompetitionReplies,
+  Finished,
+  Joined,
+  Opened,
+} from './messages.js';
 
 type State = { id: string };
-type Row = { id: string; market: string; status: string; starts_at: number; ends_at: number; starting_balance_cents: number; prize_pool_cents: number };
+type Row = {
+  id: string;
+  market: string;
+  status: string;
+  starts_at: number;
+  ends_at: number;
+  starting_balance_cents: number;
+  prize_pool_cents: number;
+};
 
 async function competition(em: EntityManager, id: string, lock = false): Promise<Row | undefined> {
   const [row] = await em.execute<Row[]>(
@@ -32,10 +46,21 @@ export const competitionActor = defineActor<State, CompetitionMessage, Competiti
       await ctx.em.execute(
         `insert into competition (id, market, name, starts_at, ends_at, starting_balance_cents, prize_pool_cents, sponsor, created_at)
          values (?, ?, ?, ?, ?, ?, ?, ?, ${instantSql()}) on conflict (id) do nothing`,
-        [state.id, msg.market, msg.name, msg.startsAt, msg.endsAt, COMPETITION.startingBalanceCents, COMPETITION.prizePoolCents, COMPETITION.sponsor, msg.at],
+        [
+          state.id,
+          msg.market,
+          msg.name,
+          msg.startsAt,
+          msg.endsAt,
+          COMPETITION.startingBalanceCents,
+          COMPETITION.prizePoolCents,
+          COMPETITION.sponsor,
+          msg.at,
+        ],
       );
       const due = await ctx.em.execute<{ id: string }[]>(
-        `select id from competition where market = ? and status = 'running' and ends_at <= ? order by ends_at limit 100`, [msg.market, msg.at],
+        `select id from competition where market = ? and status = 'running' and ends_at <= ? order by ends_at limit 100`,
+        [msg.market, msg.at],
       );
       return { id: state.id, due: due.map((d) => d.id) };
     },
@@ -61,11 +86,29 @@ export const competitionActor = defineActor<State, CompetitionMessage, Competiti
         const c = (await competition(em, state.id))!;
         const split = prizeSplit(c.prize_pool_cents);
         // Only entrants who settled at least one trade are ranked for prizes: entering alone wins nothing.
-        const top = (await ranking(em, state.id, COMPETITION.leaderboardMax)).filter((r) => r.settled > 0).slice(0, split.length);
-        const prizes = top.map((r, i) => ({ rank: i + 1, account_id: r.account_id, holder_id: r.holder_id, amount_cents: split[i] }));
+        const top = (await ranking(em, state.id, COMPETITION.leaderboardMax))
+          .filter((r) => r.settled > 0)
+          .slice(0, split.length);
+        const prizes = top.map((r, i) => ({
+          rank: i + 1,
+          account_id: r.account_id,
+          holder_id: r.holder_id,
+          amount_cents: split[i],
+        }));
         const desks = await Promise.all(prizes.map((p) => manualDesk(em, p.holder_id)));
-        await postEntries(em, prizeEntries(state.id, prizes.map((p, i) => ({ deskId: desks[i], cents: p.amount_cents }))), msg.at);
-        for (const p of prizes) await em.execute(`update competition_entry set prize_cents = ? where account_id = ?`, [p.amount_cents, p.account_id]);
+        await postEntries(
+          em,
+          prizeEntries(
+            state.id,
+            prizes.map((p, i) => ({ deskId: desks[i], cents: p.amount_cents })),
+          ),
+          msg.at,
+        );
+        for (const p of prizes)
+          await em.execute(`update competition_entry set prize_cents = ? where account_id = ?`, [
+            p.amount_cents,
+            p.account_id,
+          ]);
         return { id: state.id, finished: true, prizes };
       });
     },
@@ -77,14 +120,23 @@ async function join(em: EntityManager, id: string, holderId: number, at: number)
   const c = await competition(em, id);
   if (!c) throw new ActorError(404, `no competition ${id}`);
   const [had] = await em.execute<{ account_id: number }[]>(
-    `select account_id::float8 as account_id from competition_entry where competition_id = ? and holder_id = ?`, [id, holderId],
+    `select account_id::float8 as account_id from competition_entry where competition_id = ? and holder_id = ?`,
+    [id, holderId],
   );
   if (had) return { ok: true, account_id: had.account_id, competition_id: id, joined: false };
-  if (c.status !== 'running' || at >= c.ends_at) throw new ActorError(409, `competition ${id} has ended; join the running competition of market ${c.market}`);
+  if (c.status !== 'running' || at >= c.ends_at)
+    throw new ActorError(
+      409,
+      `competition ${id} has ended; join the running competition of market ${c.market}`,
+    );
   const [acc] = await em.execute<{ id: number }[]>(
-    `insert into account (holder_id, kind, created_at) values (?, 'competition', ${instantSql()}) returning id::float8 as id`, [holderId, at],
+    `insert into account (holder_id, kind, created_at) values (?, 'competition', ${instantSql()}) returning id::float8 as id`,
+    [holderId, at],
   );
-  await em.execute(`insert into competition_entry (account_id, competition_id, holder_id, created_at) values (?, ?, ?, ${instantSql()})`, [acc.id, id, holderId, at]);
+  await em.execute(
+    `insert into competition_entry (account_id, competition_id, holder_id, created_at) values (?, ?, ?, ${instantSql()})`,
+    [acc.id, id, holderId, at],
+  );
   await postEntries(em, competitionStartEntries(acc.id, id, c.starting_balance_cents), at);
   return { ok: true, account_id: acc.id, competition_id: id, joined: true };
 }

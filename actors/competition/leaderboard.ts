@@ -3,10 +3,20 @@
 // the served leaderboard and the prizes read it, so what is shown is what is paid.
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-export type Ranked = { account_id: number; holder_id: number; name: string; pnl_cents: number; settled: number };
+export type Ranked = {
+  account_id: number;
+  holder_id: number;
+  name: string;
+  pnl_cents: number;
+  settled: number;
+};
 
 /** Entrants of `competitionId` in rank order, at most `limit`. */
-export async function ranking(em: EntityManager, competitionId: string, limit: number): Promise<Ranked[]> {
+export async function ranking(
+  em: EntityManager,
+  competitionId: string,
+  limit: number,
+): Promise<Ranked[]> {
   return em.execute<Ranked[]>(
     `select e.account_id::float8 as account_id, e.holder_id::float8 as holder_id,
             coalesce((select g.name from agent g where g.account_id = e.account_id), 'entrant ' || e.account_id) as name,

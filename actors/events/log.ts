@@ -73,7 +73,12 @@ export const NOTIFY_KEPT_SQL = `select pg_notify('${EVENTS_CHANNEL}', payload)
  * (sent as `announce` says). `ev` is read once, so PostgreSQL builds each event's data straight into
  * the insert: no sort and no materialised copy of the events.
  */
-export function insertCtes(at: string, ev = 'ev', columns: readonly string[] = [], announce: Announce = 'in transaction'): string {
+export function insertCtes(
+  at: string,
+  ev = 'ev',
+  columns: readonly string[] = [],
+  announce: Announce = 'in transaction',
+): string {
   const cols = ['account_id', 'id', 'type', 'data', ...columns].join(', ');
   return `appended as (insert into account_event (${cols}, created_at) select ${cols}, ${at} from ${ev} returning account_id),
      ${NOTIFIED_CTE[announce]}`;
@@ -101,7 +106,10 @@ export function appendCtes(at: string, announce: Announce = 'in transaction'): s
  * inserted carrying their ids (insertCtes), with no join of every event back to its account's head
  * and count in the insert (~15 % of the close's 10k position events: bench/README.md "Issue 27").
  */
-export async function reserveIds(em: EntityManager, counts: Map<number, number>): Promise<Map<number, number>> {
+export async function reserveIds(
+  em: EntityManager,
+  counts: Map<number, number>,
+): Promise<Map<number, number>> {
   const rows = await em.execute<{ account_id: number; last_id: number }[]>(
     `with ev_count as (select * from unnest(?::bigint[], ?::int[]) as c(account_id, n)), ${HEADS_CTE}
      select account_id::float8 as account_id, last_id::float8 as last_id from ev_heads`,
@@ -109,12 +117,18 @@ export async function reserveIds(em: EntityManager, counts: Map<number, number>)
   );
   const first = new Map(rows.map((r) => [r.account_id, r.last_id - counts.get(r.account_id)! + 1]));
   // Postcondition: every account's head moved (an unknown account has no head row to take).
-  if (first.size !== counts.size) throw new Error(`event log: ${counts.size} heads to move, ${first.size} moved (an unknown account?)`);
+  if (first.size !== counts.size)
+    throw new Error(
+      `event log: ${counts.size} heads to move, ${first.size} moved (an unknown account?)`,
+    );
   return first;
 }
 
 /** Each event's number within its account (1, 2, ... in the order given) and each account's count. */
-export function numbered(accounts: readonly number[]): { seq: number[]; counts: Map<number, number> } {
+export function numbered(accounts: readonly number[]): {
+  seq: number[];
+  counts: Map<number, number>;
+} {
   const counts = new Map<number, number>();
   const seq = accounts.map((a) => {
     const n = (counts.get(a) ?? 0) + 1;
@@ -137,11 +151,19 @@ const eventArraysCte = (params: [string, string, string], phase: number) =>
 
 /** The events as the three array columns `eventArraysCte` reads. */
 function eventArrays(events: NewEvent[]): [number[], string[], string[]] {
-  return [events.map((e) => e.account_id), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+  return [
+    events.map((e) => e.account_id),
+    events.map((e) => e.type),
+    events.map((e) => JSON.stringify(e.data)),
+  ];
 }
 
 /** Appends `events` in order (one statement) in the caller's transaction, stamped `at` (unix seconds: the turn's TurnContext.at). */
-export async function appendEvents(em: EntityManager, events: NewEvent[], at: number): Promise<void> {
+export async function appendEvents(
+  em: EntityManager,
+  events: NewEvent[],
+  at: number,
+): Promise<void> {
   if (!events.length) return;
   const [accounts, types, data] = eventArrays(events);
   const [r] = await em.execute<{ n: number }[]>(
@@ -149,5 +171,8 @@ export async function appendEvents(em: EntityManager, events: NewEvent[], at: nu
      select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
     [intArrayParam(accounts), arrayParam(types), arrayParam(data), at],
   );
-  if (r.n !== events.length) throw new Error(`event log: ${events.length} events to append, ${r.n} appended (an unknown account?)`);
+  if (r.n !== events.length)
+    throw new Error(
+      `event log: ${events.length} events to append, ${r.n} appended (an unknown account?)`,
+    );
 }

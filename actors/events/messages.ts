@@ -9,7 +9,8 @@ export type EventsArgs = { accountId: number; after: number; limit: number; type
  * The events after `after`, oldest first; `gone`: `after` is older than what is kept (the
  * events from `from` on exist: CONTRACT.md answers 410), with nothing served.
  */
-export type EventsReply = { events: ServedEvent[]; next_after: number } | { gone: true; from: number };
+export type EventsReply =
+  { events: ServedEvent[]; next_after: number } | { gone: true; from: number };
 /** Many accounts' events at once (the front ends' streams): each account's after its own `after`, at most `limit` each. */
 export type ManyArgs = { accounts: { accountId: number; after: number }[]; limit: number };
 /** An event as the streams send it: its id and type, and the event (as GET serves it) as JSON text. */

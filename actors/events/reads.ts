@@ -6,7 +6,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineReads } from '../runtime/read.js';
 import { EVENT_DATA_SQL } from './position-events.js';
 import { arrayParam, intArrayParam, unixSql } from '../runtime/sql.js';
-import type { EventType, EventsArgs, EventsReply, Heads, HeadsArgs, ManyArgs, ManyReply, ServedEvent } from './messages.js';
+import type {
+  EventType,
+  EventsArgs,
+  EventsReply,
+  Heads,
+  HeadsArgs,
+  ManyArgs,
+  ManyReply,
+  ServedEvent,
+} from './messages.js';
 
 /** How long events are kept (CONTRACT.md "Events": 7 days). */
 export const EVENT_RETENTION_DAYS = 7;
@@ -64,13 +73,26 @@ export async function eventsAfter(em: EntityManager, a: EventsArgs): Promise<Eve
 export async function eventsOfMany(em: EntityManager, a: ManyArgs): Promise<ManyReply> {
   // One statement, never JIT-compiled (orm/config.ts CONNECTION_SETTINGS): its estimate can be large
   // (up to `limit` rows per account) while it runs in a few milliseconds of index lookups.
-  const rows = await em.execute<{ account_id: number; id: number | null; type: EventType; json: string; head: number; oldest: number | null }[]>(
+  const rows = await em.execute<
+    {
+      account_id: number;
+      id: number | null;
+      type: EventType;
+      json: string;
+      head: number;
+      oldest: number | null;
+    }[]
+  >(
     `select x.account_id::float8 as account_id, e.id::float8 as id, e.type, ${EVENT_JSON} as json, h.head, h.oldest
        from unnest(?::bigint[], ?::bigint[]) as x(account_id, after)
        cross join lateral (select ${HEAD_COLUMNS('x.account_id')}) h
        left join lateral (select * from account_event e where e.account_id = x.account_id and e.id > x.after order by e.id limit ?) e on true
       order by x.account_id, e.id`,
-    [intArrayParam(a.accounts.map((x) => x.accountId)), intArrayParam(a.accounts.map((x) => x.after)), a.limit],
+    [
+      intArrayParam(a.accounts.map((x) => x.accountId)),
+      intArrayParam(a.accounts.map((x) => x.after)),
+      a.limit,
+    ],
   );
   const out: ManyReply = {};
   const afterOf = new Map(a.accounts.map((x) => [x.accountId, x.after]));
@@ -90,14 +112,18 @@ export const eventReads = defineReads({
   'events.many': async ({ em }, a: ManyArgs) => eventsOfMany(em, a),
   'events.heads': async ({ em }, a: HeadsArgs): Promise<Heads> => {
     const rows = await em.execute<{ id: number; head: number }[]>(
-      'select account_id::float8 as id, last_id::float8 as head from account_event_head where account_id = any(?::bigint[])', [intArrayParam(a.accountIds)],
+      'select account_id::float8 as id, last_id::float8 as head from account_event_head where account_id = any(?::bigint[])',
+      [intArrayParam(a.accountIds)],
     );
     const heads: Heads = Object.fromEntries(a.accountIds.map((id) => [id, 0]));
     for (const r of rows) heads[r.id] = r.head;
     return heads;
   },
   /** A market's sessions closed after `afterTick` (oldest first, at most `limit`), each with the session opened after it. */
-  'events.sessionsClosed': async ({ em }, a: { market: string; afterTick: number; limit: number }) =>
+  'events.sessionsClosed': async (
+    { em },
+    a: { market: string; afterTick: number; limit: number },
+  ) =>
     em.execute<{ tick: number; next_tick: number | null }[]>(
       `select s.tick::float8 as tick, (select min(n.tick)::float8 from market_session n where n.market = s.market and n.tick > s.tick) as next_tick
          from market_session s where s.market = ? and s.tick > ? and s.closed_at is not null order by s.tick limit ?`,

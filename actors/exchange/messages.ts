@@ -18,15 +18,27 @@ export type ExchangeMessage =
 export type Listed = { listing_id: number };
 export type Cancelled = { listing_id: number };
 /** What the buyer paid in the book's units, and the participation fee (USD cents) it carried. */
-export type Bought = { listing_id: number; item_id: number; currency: Book; paid_units: number; fee_cents: number };
+export type Bought = {
+  listing_id: number;
+  item_id: number;
+  currency: Book;
+  paid_units: number;
+  fee_cents: number;
+};
 
 /** The reply to each message kind (actor.ts's handlers answer these). */
 export type ExchangeReplies = { list: Listed; cancel: Cancelled; buy: Bought };
 /** The address of the actor of `book`. */
-export const exchangeRef = (book: Book) => actorRef<ExchangeMessage, ExchangeReplies>('exchange', book);
+export const exchangeRef = (book: Book) =>
+  actorRef<ExchangeMessage, ExchangeReplies>('exchange', book);
 
 // Read tasks (reads.ts).
 
 /** Open listings, newest first; `holderId`: only that holder's own. */
-export type ListingsArgs = { currency: Book | null; family: string | null; holderId: number | null; limit: number };
+export type ListingsArgs = {
+  currency: Book | null;
+  family: string | null;
+  holderId: number | null;
+  limit: number;
+};
 export type ListingView = Static<typeof schemas.Listing>;

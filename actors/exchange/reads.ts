@@ -20,7 +20,12 @@ export async function listingsOf(em: EntityManager, a: ListingsArgs): Promise<Li
     [a.currency, a.currency, a.family, a.family, a.holderId, a.holderId, a.limit],
   );
   return rows.map((r) => ({
-    id: r.listing_id, currency: r.currency, price: unitsToPrice(r.price_units), listed_at: unix(r.listed_at)!, seller: r.seller, item: itemJson(r),
+    id: r.listing_id,
+    currency: r.currency,
+    price: unitsToPrice(r.price_units),
+    listed_at: unix(r.listed_at)!,
+    seller: r.seller,
+    item: itemJson(r),
   }));
 }
 
@@ -28,7 +33,10 @@ export const exchangeReads = defineReads({
   'exchange.listings': async ({ em }, a: ListingsArgs) => listingsOf(em, a),
   /** The book a listing is in, or null when there is no such listing. */
   'exchange.book': async ({ em }, a: { listingId: number }): Promise<Book | null> => {
-    const [r] = await em.execute<{ currency: Book }[]>(`select currency from exchange_listing where id = ?`, [a.listingId]);
+    const [r] = await em.execute<{ currency: Book }[]>(
+      `select currency from exchange_listing where id = ?`,
+      [a.listingId],
+    );
     return r?.currency ?? null;
   },
 });

@@ -19,9 +19,15 @@ export type CoinEntry = { kind: GcKind; hundredths: number; ref: string };
  * Moves the holder's Gold Coin balance by `entries` in order, booked at `at` (the turn's instant);
  * returns the balance after. 400 when a debit is not covered.
  */
-export async function postCoins(em: EntityManager, holderId: number, entries: CoinEntry[], at: number): Promise<number> {
+export async function postCoins(
+  em: EntityManager,
+  holderId: number,
+  entries: CoinEntry[],
+  at: number,
+): Promise<number> {
   for (const e of entries) {
-    if (!Number.isSafeInteger(e.hundredths) || e.hundredths === 0) throw new Error(`a Gold Coin entry is non-zero integer hundredths, got ${e.hundredths}`);
+    if (!Number.isSafeInteger(e.hundredths) || e.hundredths === 0)
+      throw new Error(`a Gold Coin entry is non-zero integer hundredths, got ${e.hundredths}`);
   }
   const net = entries.reduce((s, e) => s + e.hundredths, 0);
   const [row] = await em.execute<{ after: number | null; written: number }[]>(
@@ -34,12 +40,15 @@ export async function postCoins(em: EntityManager, holderId: number, entries: Co
     [jsonParam(entries.map((e, seq) => ({ ...e, seq }))), net, holderId, net, net, holderId, at],
   );
   if (row.after === null) throw new ActorError(400, 'not enough Gold Coins');
-  if (row.written !== entries.length) throw new Error('gold coin ledger rows written differ from the entries posted');
+  if (row.written !== entries.length)
+    throw new Error('gold coin ledger rows written differ from the entries posted');
   return row.after;
 }
 
 /** The 5.0 free coins of a new holder. */
-export const registrationGrant = (grant: number): CoinEntry[] => [{ kind: 'gc_grant', hundredths: grant, ref: 'registration' }];
+export const registrationGrant = (grant: number): CoinEntry[] => [
+  { kind: 'gc_grant', hundredths: grant, ref: 'registration' },
+];
 
 type BuyCoins = Extract<CoinsMessage, { kind: 'buyCoins' }>;
 
@@ -49,22 +58,56 @@ type BuyCoins = Extract<CoinsMessage, { kind: 'buyCoins' }>;
  * the coins on the Gold Coin ledger; one transaction.
  */
 export async function buyCoins(em: EntityManager, msg: BuyCoins): Promise<CoinsBought> {
-  if (!isPack(msg.pack)) throw new ActorError(400, `a pack is 5, 10, 25, 50 or 100 coins, not ${msg.pack}`);
+  if (!isPack(msg.pack))
+    throw new ActorError(400, `a pack is 5, 10, 25, 50 or 100 coins, not ${msg.pack}`);
   const desk = await manualDesk(em, msg.holderId);
   const ref = `coins:${msg.pack}`;
-  const c = await chargeHolder(em, { holderId: msg.holderId, payer: desk, payment: msg.payment, at: msg.at, debits: [{ ref, cents: packPriceCents(msg.pack) }], ref });
-  const after = await postCoins(em, msg.holderId, [{ kind: 'gc_purchase', hundredths: msg.pack * GC_HUNDREDTHS, ref: `pack:${msg.pack}` }], msg.at);
-  return { coins: msg.pack, gc_balance_hundredths: after, charged_cents: c.chargedCents, fee_cents: c.feeCents };
+  const c = await chargeHolder(em, {
+    holderId: msg.holderId,
+    payer: desk,
+    payment: msg.payment,
+    at: msg.at,
+    debits: [{ ref, cents: packPriceCents(msg.pack) }],
+    ref,
+  });
+  const after = await postCoins(
+    em,
+    msg.holderId,
+    [{ kind: 'gc_purchase', hundredths: msg.pack * GC_HUNDREDTHS, ref: `pack:${msg.pack}` }],
+    msg.at,
+  );
+  return {
+    coins: msg.pack,
+    gc_balance_hundredths: after,
+    charged_cents: c.chargedCents,
+    fee_cents: c.feeCents,
+  };
 }
 
 /** Forgets a stored card at `at`; the live grants that charge it are revoked with it (their history stays). */
-export async function removeCard(em: EntityManager, holderId: number, cardId: number, at: number): Promise<CardRemoved> {
-  const card = await em.findOne(CardSchema, { id: cardId, holder: holderId }, { fields: ['brand', 'last4'] });
+export async function removeCard(
+  em: EntityManager,
+  holderId: number,
+  cardId: number,
+  at: number,
+): Promise<CardRemoved> {
+  const card = await em.findOne(
+    CardSchema,
+    { id: cardId, holder: holderId },
+    { fields: ['brand', 'last4'] },
+  );
   if (!card) throw new ActorError(404, `no stored card ${cardId} of yours`);
   const revoked = await em.execute<{ id: number }[]>(
-    `update cart_grant set revoked_at = ${instantSql()} where card_id = ? and holder_id = ? and revoked_at is null returning id::float8 as id`, [at, cardId, holderId],
+    `update cart_grant set revoked_at = ${instantSql()} where card_id = ? and holder_id = ? and revoked_at is null returning id::float8 as id`,
+    [at, cardId, holderId],
   );
-  await appendGrantEvents(em, holderId, revoked.map((r) => r.id), 'revoked', at);
+  await appendGrantEvents(
+    em,
+    holderId,
+    revoked.map((r) => r.id),
+    'revoked',
+    at,
+  );
   const removed = await em.nativeDelete(CardSchema, { id: cardId, holder: holderId });
   return { card_id: cardId, removed: removed > 0, brand: card.brand, last4: card.last4 };
 }

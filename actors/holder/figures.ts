@@ -19,7 +19,11 @@ export const FIGURES_WINDOW_MAX = 500;
  * entries in id order are its balance's order: ledger.ts books under the account's row lock), so a
  * point's balance is the sum of every entry up to it: the sum of each account's balance_after then.
  */
-export async function figuresOf(em: EntityManager, holderId: number, window: number): Promise<HolderFigures> {
+export async function figuresOf(
+  em: EntityManager,
+  holderId: number,
+  window: number,
+): Promise<HolderFigures> {
   const accounts = intArrayParam(await accountsOfHolder(em, holderId));
   const size = Math.max(1, Math.min(FIGURES_WINDOW_MAX, Math.trunc(window)));
   const moved = arrayParam([...MOVED_KINDS]);

@@ -22,18 +22,35 @@ export type HolderMessage =
 export type CoinsMessage =
   | { kind: 'buyCoins'; holderId: number; pack: number; payment: CardPayment; at: number }
   | { kind: 'removeCard'; holderId: number; cardId: number };
-export type CoinsBought = { coins: number; gc_balance_hundredths: number; charged_cents: number; fee_cents: number };
+export type CoinsBought = {
+  coins: number;
+  gc_balance_hundredths: number;
+  charged_cents: number;
+  fee_cents: number;
+};
 /** `brand` and `last4`: the card removed, for the console's words (absent in an answer stored before they were added). */
 export type CardRemoved = { card_id: number; removed: boolean; brand?: string; last4?: string };
 
 /** A new web session: `token` goes into the cookie, its hash into holder_session. */
-export type HolderSession = { holder_id: number; email: string; display_name: string; token: string; expires_at: number };
+export type HolderSession = {
+  holder_id: number;
+  email: string;
+  display_name: string;
+  token: string;
+  expires_at: number;
+};
 export type LoggedOut = { ended: boolean };
 
 /** The reply to each message kind (actor.ts's handlers answer these). */
 export type HolderReplies = {
-  register: HolderSession; login: HolderSession; logout: LoggedOut; resume: HolderSession;
-  grant: Granted; revoke: Revoked; buyCoins: CoinsBought; removeCard: CardRemoved;
+  register: HolderSession;
+  login: HolderSession;
+  logout: LoggedOut;
+  resume: HolderSession;
+  grant: Granted;
+  revoke: Revoked;
+  buyCoins: CoinsBought;
+  removeCard: CardRemoved;
 };
 /** The address of the actor of the holder with (lowercased) e-mail `email`. */
 export const holderRef = (email: string) => actorRef<HolderMessage, HolderReplies>('holder', email);
@@ -43,27 +60,60 @@ export const holderRef = (email: string) => actorRef<HolderMessage, HolderReplie
 /** The holder a live session token hash belongs to. */
 export type SessionHolder = { id: number; email: string; display_name: string };
 /** A stored card as a checkout page lists it. */
-export type CardRow = { id: number; brand: string; last4: string; exp_month: number; exp_year: number };
+export type CardRow = {
+  id: number;
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+};
 /** One of the holder's agents on the console, with its settled trades in profit (`wins`). */
 export type ConsoleAgent = {
-  id: number; name: string; key_id: string; model: string | null; account_id: number; autonomous_funding: boolean; wins: number;
+  id: number;
+  name: string;
+  key_id: string;
+  model: string | null;
+  account_id: number;
+  autonomous_funding: boolean;
+  wins: number;
   /** Its spending limits (USD; null: none), the markets comma-separated (null: every market). */
-  max_order: number | null; max_day: number | null; markets: string | null;
+  max_order: number | null;
+  max_day: number | null;
+  markets: string | null;
 };
 
 // The console's money (money-reads.ts) and timeline (timeline.ts).
 
 /** One account of the holder as the console's overview shows it (money in integer cents). */
 export type HolderAccount = {
-  account_id: number; kind: 'manual' | 'agent'; agent_id: number | null; agent_name: string | null; key_id: string | null; balance_cents: number;
-  open_positions: number; settled_positions: number; pending_orders: number; realized_cents: number;
+  account_id: number;
+  kind: 'manual' | 'agent';
+  agent_id: number | null;
+  agent_name: string | null;
+  key_id: string | null;
+  balance_cents: number;
+  open_positions: number;
+  settled_positions: number;
+  pending_orders: number;
+  realized_cents: number;
 };
 export type HolderPayout = {
-  id: number; account_id: number; amount_cents: number; commission_cents: number; net_cents: number;
-  status: 'scheduled' | 'paid'; pay_at: number; created_at: number; paid_at: number | null;
+  id: number;
+  account_id: number;
+  amount_cents: number;
+  commission_cents: number;
+  net_cents: number;
+  status: 'scheduled' | 'paid';
+  pay_at: number;
+  created_at: number;
+  paid_at: number | null;
 };
 /** What the overview shows of the holder's money, read at once. */
-export type HolderMoney = { accounts: HolderAccount[]; gc_balance_hundredths: number; payouts: HolderPayout[] };
+export type HolderMoney = {
+  accounts: HolderAccount[];
+  gc_balance_hundredths: number;
+  payouts: HolderPayout[];
+};
 
 /**
  * Ledger kinds of money the holder moved in or out (card payments in, top-ups, payouts): not
@@ -97,7 +147,16 @@ export type TimelinePage = Static<typeof schemas.TimelineAnswer>;
 // Grants (grants.ts): the holder lets an agent (or every agent of theirs) write to, or execute, a
 // cart (or every cart of theirs). Turns of the holder's actor.
 export type GrantMessage =
-  | { kind: 'grant'; holderId: number; agentId: number | null; cartId: number | null; level: 'write' | 'execute'; payWith: 'balance' | 'card'; cardId: number | null; note: string }
+  | {
+      kind: 'grant';
+      holderId: number;
+      agentId: number | null;
+      cartId: number | null;
+      level: 'write' | 'execute';
+      payWith: 'balance' | 'card';
+      cardId: number | null;
+      note: string;
+    }
   | { kind: 'revoke'; holderId: number; grantId: number };
 export type Granted = { grant_id: number };
 export type Revoked = { grant_id: number; revoked: boolean };

@@ -42,16 +42,25 @@ async function payoutsOf(em: EntityManager, holderId: number): Promise<HolderPay
        from payout where holder_id = ? order by id desc limit ?`,
     [holderId, PAYOUTS_LISTED],
   );
-  return rows.map((r) => ({ ...r, created_at: unix(r.created_at)!, paid_at: unix(r.paid_at) }) as HolderPayout);
+  return rows.map(
+    (r) => ({ ...r, created_at: unix(r.created_at)!, paid_at: unix(r.paid_at) }) as HolderPayout,
+  );
 }
 
 async function gcBalanceOf(em: EntityManager, holderId: number): Promise<number> {
-  const [h] = await em.execute('select gc_balance_hundredths::float8 as gc from holder where id = ?', [holderId]);
+  const [h] = await em.execute(
+    'select gc_balance_hundredths::float8 as gc from holder where id = ?',
+    [holderId],
+  );
   return h ? (h.gc as number) : 0;
 }
 
 async function moneyOf(em: EntityManager, holderId: number): Promise<HolderMoney> {
-  const [accounts, gc, payouts] = await Promise.all([accountsOf(em.fork(), holderId), gcBalanceOf(em.fork(), holderId), payoutsOf(em.fork(), holderId)]);
+  const [accounts, gc, payouts] = await Promise.all([
+    accountsOf(em.fork(), holderId),
+    gcBalanceOf(em.fork(), holderId),
+    payoutsOf(em.fork(), holderId),
+  ]);
   return { accounts, gc_balance_hundredths: gc, payouts };
 }
 

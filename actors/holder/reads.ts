@@ -11,7 +11,11 @@ import { grantsOf } from './grants.js';
 import { instantDate } from '../runtime/sql.js';
 
 /** The holder of a session live at `at` (the read's instant). */
-async function sessionHolder(em: EntityManager, tokenHash: string, at: number): Promise<SessionHolder | null> {
+async function sessionHolder(
+  em: EntityManager,
+  tokenHash: string,
+  at: number,
+): Promise<SessionHolder | null> {
   const hs = await em.findOne(
     HolderSessionSchema,
     { tokenHash, expiresAt: { $gt: instantDate(at) } },
@@ -23,19 +27,43 @@ async function sessionHolder(em: EntityManager, tokenHash: string, at: number): 
 
 /** The holder's stored cards, newest first, up to LIST_CAPS.cards. */
 async function cardsOf(em: EntityManager, holderId: number): Promise<CardRow[]> {
-  const cards = await em.find(CardSchema, { holder: holderId }, {
-    fields: ['brand', 'last4', 'expMonth', 'expYear'], orderBy: { id: 'desc' }, limit: LIST_CAPS.cards,
-  });
-  return cards.map((c) => ({ id: c.id, brand: c.brand, last4: c.last4, exp_month: c.expMonth, exp_year: c.expYear }));
+  const cards = await em.find(
+    CardSchema,
+    { holder: holderId },
+    {
+      fields: ['brand', 'last4', 'expMonth', 'expYear'],
+      orderBy: { id: 'desc' },
+      limit: LIST_CAPS.cards,
+    },
+  );
+  return cards.map((c) => ({
+    id: c.id,
+    brand: c.brand,
+    last4: c.last4,
+    exp_month: c.expMonth,
+    exp_year: c.expYear,
+  }));
 }
 
-async function cardOf(em: EntityManager, holderId: number, cardId: number): Promise<StoredCard | null> {
-  const c = await em.findOne(CardSchema, { id: cardId, holder: holderId }, { fields: ['brand', 'last4', 'expMonth', 'expYear'] });
+async function cardOf(
+  em: EntityManager,
+  holderId: number,
+  cardId: number,
+): Promise<StoredCard | null> {
+  const c = await em.findOne(
+    CardSchema,
+    { id: cardId, holder: holderId },
+    { fields: ['brand', 'last4', 'expMonth', 'expYear'] },
+  );
   return c && { brand: c.brand, last4: c.last4, expMonth: c.expMonth, expYear: c.expYear };
 }
 
 /** The holder's agents (up to LIST_CAPS.agents), or just `agentId` if it is one of them. */
-function agentsOf(em: EntityManager, holderId: number, agentId: number | null): Promise<ConsoleAgent[]> {
+function agentsOf(
+  em: EntityManager,
+  holderId: number,
+  agentId: number | null,
+): Promise<ConsoleAgent[]> {
   return em.execute<ConsoleAgent[]>(
     `select g.id::float8 as id, g.name, g.key_id, g.identity->>'model' as model, g.account_id::float8 as account_id, g.autonomous_funding,
             ${profitableSettledTradesSql('g.account_id')} as wins,
@@ -51,9 +79,12 @@ function agentsOf(em: EntityManager, holderId: number, agentId: number | null): 
 export const holderReads = defineReads({
   'holder.grants': async ({ em }, a: { holderId: number }) => grantsOf(em, a.holderId),
   /** The holder of a live session (by the sha256 of its token), or null. */
-  'holder.session': async ({ em, at }, a: { tokenHash: string }) => sessionHolder(em, a.tokenHash, at),
+  'holder.session': async ({ em, at }, a: { tokenHash: string }) =>
+    sessionHolder(em, a.tokenHash, at),
   'holder.cards': async ({ em }, a: { holderId: number }) => cardsOf(em, a.holderId),
   /** One stored card of the holder, as the payment charges it, or null. */
-  'holder.card': async ({ em }, a: { holderId: number; cardId: number }) => cardOf(em, a.holderId, a.cardId),
-  'holder.agents': async ({ em }, a: { holderId: number; agentId?: number }) => agentsOf(em, a.holderId, a.agentId ?? null),
+  'holder.card': async ({ em }, a: { holderId: number; cardId: number }) =>
+    cardOf(em, a.holderId, a.cardId),
+  'holder.agents': async ({ em }, a: { holderId: number; agentId?: number }) =>
+    agentsOf(em, a.holderId, a.agentId ?? null),
 });

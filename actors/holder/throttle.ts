@@ -51,13 +51,18 @@ export function addressKey(address: string): string {
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join('.');
   }
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The 8 groups of an IPv6 address ("::" expanded, a dotted IPv4 tail converted). */
 function expandIPv6(a: string): number[] {
   const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a);
-  const hex = v4 ? `${a.slice(0, v4.index)}${((+v4[1] << 8) | +v4[2]).toString(16)}:${((+v4[3] << 8) | +v4[4]).toString(16)}` : a;
+  const hex = v4
+    ? `${a.slice(0, v4.index)}${((+v4[1] << 8) | +v4[2]).toString(16)}:${((+v4[3] << 8) | +v4[4]).toString(16)}`
+    : a;
   const [head, tail] = hex.split('::');
   const groups = (s?: string) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
   if (tail === undefined) return groups(head);
@@ -70,7 +75,11 @@ function expandIPv6(a: string): number[] {
 const pairKey = (email: string, address: string) => `${addressKey(address)} ${email}`;
 
 const later = (seconds: number) =>
-  seconds <= 60 ? 'a minute' : seconds <= 2 * 60 * 60 ? `${Math.ceil(seconds / 60)} minutes` : `${Math.ceil(seconds / 3600)} hours`;
+  seconds <= 60
+    ? 'a minute'
+    : seconds <= 2 * 60 * 60
+      ? `${Math.ceil(seconds / 60)} minutes`
+      : `${Math.ceil(seconds / 3600)} hours`;
 
 function tooMany(what: string, msBeforeNext: number): ActorError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
@@ -84,7 +93,12 @@ type Count = { points: number; expire: number };
  * Counts one against `key` at `atMs`: a window of `seconds` starts at the first count and a count
  * after its end starts a new one (one statement: concurrent counts of one key from any process add up).
  */
-async function countOne(em: EntityManager, key: string, seconds: number, atMs: number): Promise<Count> {
+async function countOne(
+  em: EntityManager,
+  key: string,
+  seconds: number,
+  atMs: number,
+): Promise<Count> {
   const [row] = await em.execute<Count[]>(
     `insert into rate_limit as r (key, points, expire) values (?, 1, ?)
      on conflict (key) do update set
@@ -98,13 +112,19 @@ async function countOne(em: EntityManager, key: string, seconds: number, atMs: n
 
 /** The count of `key` in its window at `atMs`; none once the window has ended. */
 async function countOf(em: EntityManager, key: string, atMs: number): Promise<Count | undefined> {
-  const [row] = await em.execute<Count[]>('select points, expire::float8 as expire from rate_limit where key = ? and expire > ?', [key, atMs]);
+  const [row] = await em.execute<Count[]>(
+    'select points, expire::float8 as expire from rate_limit where key = ? and expire > ?',
+    [key, atMs],
+  );
   return row;
 }
 
 /** Ended windows, a bounded batch at a time: the table keeps only live counts. */
 async function sweepEnded(em: EntityManager, atMs: number): Promise<void> {
-  await em.execute('delete from rate_limit where key in (select key from rate_limit where expire <= ? limit ?)', [atMs, SWEEP_BATCH]);
+  await em.execute(
+    'delete from rate_limit where key in (select key from rate_limit where expire <= ? limit ?)',
+    [atMs, SWEEP_BATCH],
+  );
 }
 const SWEEP_BATCH = 1000;
 /** A worker sweeps ended windows at most this often (service time), on a failed login or a registration. */
@@ -116,7 +136,8 @@ const SWEEP_EVERY_MS = 5 * 60_000;
  */
 export function holderThrottle(em: EntityManager): HolderThrottle {
   const key = (name: Name, k: string) => `${name}:${k}`;
-  const usedUp = (c: Count | undefined, name: Name) => c !== undefined && c.points >= HOLDER_LIMITS[name].points;
+  const usedUp = (c: Count | undefined, name: Name) =>
+    c !== undefined && c.points >= HOLDER_LIMITS[name].points;
   const count = async (name: Name, k: string, at: number) => {
     const atMs = Math.round(at * 1000);
     if (atMs - lastSweepMs >= SWEEP_EVERY_MS || atMs < lastSweepMs) {
@@ -133,20 +154,28 @@ export function holderThrottle(em: EntityManager): HolderThrottle {
         countOf(em, key('loginFailsPerAddressPerDay', addressKey(address)), atMs),
         countOf(em, key('loginFailsPerEmailAndAddress', pairKey(email, address)), atMs),
       ]);
-      if (usedUp(a, 'loginFailsPerAddressPerDay')) throw tooMany('too many failed logins from your address', a!.expire - atMs);
-      if (usedUp(p, 'loginFailsPerEmailAndAddress')) throw tooMany('too many failed logins for this account from your address', p!.expire - atMs);
+      if (usedUp(a, 'loginFailsPerAddressPerDay'))
+        throw tooMany('too many failed logins from your address', a!.expire - atMs);
+      if (usedUp(p, 'loginFailsPerEmailAndAddress'))
+        throw tooMany(
+          'too many failed logins for this account from your address',
+          p!.expire - atMs,
+        );
     },
     async loginFailed(email, address, at) {
       await count('loginFailsPerEmailAndAddress', pairKey(email, address), at);
       await count('loginFailsPerAddressPerDay', addressKey(address), at);
     },
     async loginSucceeded(email, address) {
-      await em.execute('delete from rate_limit where key = ?', [key('loginFailsPerEmailAndAddress', pairKey(email, address))]);
+      await em.execute('delete from rate_limit where key = ?', [
+        key('loginFailsPerEmailAndAddress', pairKey(email, address)),
+      ]);
     },
     async register(address, at) {
       const c = await count('registerPerAddress', addressKey(address), at);
       // The bound's own attempt passes; the one after it is refused (and still counted).
-      if (c.points > HOLDER_LIMITS.registerPerAddress.points) throw tooMany('too many registrations from your address', c.expire - Math.round(at * 1000));
+      if (c.points > HOLDER_LIMITS.registerPerAddress.points)
+        throw tooMany('too many registrations from your address', c.expire - Math.round(at * 1000));
     },
   };
 }

@@ -3,24 +3,57 @@
 // past sessions (the history backfill). Close and backfill take the same advisory lock, so they
 // never interleave across processes either.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MARKETS, engineIdentity, menu, outcomeInputsMemo, sessionRows, type Deal, type MarketId } from '../../src/engine/index.js';
+import {
+  MARKETS,
+  engineIdentity,
+  menu,
+  outcomeInputsMemo,
+  sessionRows,
+  type Deal,
+  type MarketId,
+} from '../../src/engine/index.js';
 import { ActorError, defineActor, type TurnContext } from '../runtime/actor.js';
 import { safeError, type SafeError } from '../runtime/log.js';
 import { Laps } from '../runtime/laps.js';
 import { instantSql, intArrayParam, jsonParam } from '../runtime/sql.js';
-import { advanceTrade, houseTrade, menuRecords, tapeRows, type Fill, type Sale, type TradeRecord } from './rows.js';
+import {
+  advanceTrade,
+  houseTrade,
+  menuRecords,
+  tapeRows,
+  type Fill,
+  type Sale,
+  type TradeRecord,
+} from './rows.js';
 import { insertHouseTrades, insertMenu, insertTape, openTrades, updateTrades } from './store.js';
 import { exclusiveSessionLock } from './session-lock.js';
 import { SESSIONS_CHANNEL } from '../events/messages.js';
-import { appendCloseEvents, bookHolderSessions, expireUnpaidOrders, fillPaidOrders, type Quarantined } from './holder-orders.js';
-import type { BackfillReply, CloseReply, MarketMessage, MarketReplies, StartReply, StatusReply } from './messages.js';
+import {
+  appendCloseEvents,
+  bookHolderSessions,
+  expireUnpaidOrders,
+  fillPaidOrders,
+  type Quarantined,
+} from './holder-orders.js';
+import type {
+  BackfillReply,
+  CloseReply,
+  MarketMessage,
+  MarketReplies,
+  StartReply,
+  StatusReply,
+} from './messages.js';
 
 export type MarketState = { market: MarketId; openTick: number | null };
 
-const lock = (em: EntityManager, market: string) => em.execute('select pg_advisory_xact_lock(hashtext(?))', [`record:${market}`]);
+const lock = (em: EntityManager, market: string) =>
+  em.execute('select pg_advisory_xact_lock(hashtext(?))', [`record:${market}`]);
 
 async function openSession(em: EntityManager, market: string): Promise<number | null> {
-  const rows = await em.execute('select max(tick)::float8 as tick from market_session where market = ? and closed_at is null', [market]);
+  const rows = await em.execute(
+    'select max(tick)::float8 as tick from market_session where market = ? and closed_at is null',
+    [market],
+  );
   return rows[0]?.tick ?? null;
 }
 
@@ -32,9 +65,18 @@ async function openSession(em: EntityManager, market: string): Promise<number | 
 export function failureCause(err: unknown): string {
   const e = safeError(err) as Partial<SafeError> | string;
   if (typeof e !== 'object' || e === null) return String(e);
-  const what = [e.type ?? 'Error', e.code, e.statement && `in ${e.statement}`].filter(Boolean).join(' ');
-  const at = e.statement ? undefined : String(e.stack ?? '').split('\n').find((l) => /^\s+at /.test(l))?.trim();
-  return `${what}: ${String(e.message ?? '').split('\n')[0].slice(0, 300)}${at ? ` (${at})` : ''}`;
+  const what = [e.type ?? 'Error', e.code, e.statement && `in ${e.statement}`]
+    .filter(Boolean)
+    .join(' ');
+  const at = e.statement
+    ? undefined
+    : String(e.stack ?? '')
+        .split('\n')
+        .find((l) => /^\s+at /.test(l))
+        ?.trim();
+  return `${what}: ${String(e.message ?? '')
+    .split('\n')[0]
+    .slice(0, 300)}${at ? ` (${at})` : ''}`;
 }
 
 /** Runs a close or backfill; a failure other than a refusal comes back with its cause named. */
@@ -76,11 +118,23 @@ export const marketActor = defineActor<MarketState, MarketMessage, MarketReplies
           `insert into history_load (market, live_start, from_tick, sessions_total, engine, finished_at, started_at)
            values (?, ?, ?, ?, ?::jsonb, case when ? = 0 then ${instantSql()} end, ${instantSql()})
            on conflict (market) do nothing`,
-          [market, open, open - total, total, jsonParam(engineIdentity(ctx.seed)), total, ctx.at, ctx.at],
+          [
+            market,
+            open,
+            open - total,
+            total,
+            jsonParam(engineIdentity(ctx.seed)),
+            total,
+            ctx.at,
+            ctx.at,
+          ],
         );
         state.openTick = open;
       });
-      const rec = await ctx.em.execute('select live_start::float8 as live_start, from_tick::float8 as from_tick from history_load where market = ?', [market]);
+      const rec = await ctx.em.execute(
+        'select live_start::float8 as live_start, from_tick::float8 as from_tick from history_load where market = ?',
+        [market],
+      );
       return { open: state.openTick!, liveStart: rec[0].live_start, fromTick: rec[0].from_tick };
     },
 
@@ -100,22 +154,37 @@ export const marketActor = defineActor<MarketState, MarketMessage, MarketReplies
     async status(state, _msg, ctx): Promise<StatusReply> {
       // Read afresh: another process may have closed since this actor last looked.
       state.openTick = await openSession(ctx.em, state.market);
-      const rec = await ctx.em.execute('select finished_at is not null as done from history_load where market = ?', [state.market]);
+      const rec = await ctx.em.execute(
+        'select finished_at is not null as done from history_load where market = ?',
+        [state.market],
+      );
       return { open: state.openTick, historyLoaded: rec[0]?.done === true };
     },
   },
 });
 
 /** Opens session `tick` of `market` at `at` (once: a replay is a no-op). */
-async function openNext(em: EntityManager, market: string, tick: number, at: number): Promise<void> {
-  await em.execute(`insert into market_session (market, tick, opened_at) values (?, ?, ${instantSql()}) on conflict do nothing`, [market, tick, at]);
+async function openNext(
+  em: EntityManager,
+  market: string,
+  tick: number,
+  at: number,
+): Promise<void> {
+  await em.execute(
+    `insert into market_session (market, tick, opened_at) values (?, ?, ${instantSql()}) on conflict do nothing`,
+    [market, tick, at],
+  );
 }
 
 /** PostgreSQL's sort and hash memory for a close's transaction. */
 const CLOSE_WORK_MEM = '64MB';
 
 /** Closes session `msg.tick` and opens the next one, once (the exactly-once gate is closed_at). */
-async function closeSession(state: MarketState, msg: { tick: number; next?: number }, ctx: TurnContext): Promise<CloseReply> {
+async function closeSession(
+  state: MarketState,
+  msg: { tick: number; next?: number },
+  ctx: TurnContext,
+): Promise<CloseReply> {
   const t0 = Date.now();
   const { market } = state;
   let quarantined: Quarantined[] = [];
@@ -140,14 +209,19 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
     await openNext(em, market, next, ctx.at);
     await insertMenu(em, menuRecords(market, menu(ctx.seed, market, next)));
     laps.mark('next_menu');
-    await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [Date.now() - t0, market, msg.tick]);
+    await em.execute('update market_session set close_ms = ? where market = ? and tick = ?', [
+      Date.now() - t0,
+      market,
+      msg.tick,
+    ]);
     // The public market streams hear of it at commit (CONTRACT.md "Events": session.closed).
     await em.execute('select pg_notify(?, ?)', [SESSIONS_CHANNEL, `${market}/${msg.tick}`]);
     return true;
   });
   laps.mark('commit');
   state.openTick = await openSession(ctx.em, market);
-  if (state.openTick === null) throw new ActorError(500, `market ${market} has no open session after close`);
+  if (state.openTick === null)
+    throw new ActorError(500, `market ${market} has no open session after close`);
   return { closed, open: state.openTick, ms: Date.now() - t0, quarantined, steps: laps.ms };
 }
 
@@ -158,7 +232,13 @@ async function closeSession(state: MarketState, msg: { tick: number; next?: numb
  * written.
  */
 async function recordLiveClose(
-  em: EntityManager, seed: number, baseUrl: string, market: MarketId, tick: number, laps: Laps, at: number,
+  em: EntityManager,
+  seed: number,
+  baseUrl: string,
+  market: MarketId,
+  tick: number,
+  laps: Laps,
+  at: number,
 ): Promise<Quarantined[]> {
   const deals = menu(seed, market, tick);
   await insertMenu(em, menuRecords(market, deals));
@@ -172,7 +252,9 @@ async function recordLiveClose(
   await updateTrades(em, advanced, at);
   laps.mark('trades_update');
   const booked = await bookHolderSessions(em, market, tick, open, advanced, laps, at);
-  const house = deals.flatMap((d, idx) => (d.house_accepted ? [houseTrade(seed, market, d, idx, inputs(tick, idx), 0)] : []));
+  const house = deals.flatMap((d, idx) =>
+    d.house_accepted ? [houseTrade(seed, market, d, idx, inputs(tick, idx), 0)] : [],
+  );
   await insertHouseTrades(em, house, at);
   laps.mark('house_trades');
   const holders = await fillPaidOrders(em, seed, market, tick, deals, inputs, laps, at);
@@ -185,20 +267,46 @@ async function recordLiveClose(
     held_after: advanced[i].qty_left,
     list_price_cents: t.list_price_cents,
   }));
-  await insertTape(em, market, tapeOf(seed, market, tick, deals, fillsOf([...house, ...holders.trades], deals), sales));
+  await insertTape(
+    em,
+    market,
+    tapeOf(seed, market, tick, deals, fillsOf([...house, ...holders.trades], deals), sales),
+  );
   laps.mark('tape');
-  await appendCloseEvents(em, baseUrl, { booked, filled: holders.filled, refunded: holders.quarantined, expired }, at);
+  await appendCloseEvents(
+    em,
+    baseUrl,
+    { booked, filled: holders.filled, refunded: holders.quarantined, expired },
+    at,
+  );
   laps.mark('events');
   return holders.quarantined;
 }
 
 /** The session's executions, each at the listed_at of the menu row it executed. */
 function fillsOf(trades: TradeRecord[], deals: Deal[]): Fill[] {
-  return trades.map((t) => ({ cluster: t.cluster, qty: t.qty, unit_cost_cents: t.unit_cost_cents, listed_at: deals[t.idx].listed_at, actor: t.actor }));
+  return trades.map((t) => ({
+    cluster: t.cluster,
+    qty: t.qty,
+    unit_cost_cents: t.unit_cost_cents,
+    listed_at: deals[t.idx].listed_at,
+    actor: t.actor,
+  }));
 }
 
-function tapeOf(seed: number, market: MarketId, tick: number, deals: Deal[], fills: Fill[], sales: Sale[]) {
-  return [...tapeRows(seed, market, tick, deals, fills, sales)].map(([cluster, row]) => ({ tick, cluster, row }));
+function tapeOf(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  deals: Deal[],
+  fills: Fill[],
+  sales: Sale[],
+) {
+  return [...tapeRows(seed, market, tick, deals, fills, sales)].map(([cluster, row]) => ({
+    tick,
+    cluster,
+    row,
+  }));
 }
 
 /**
@@ -206,24 +314,39 @@ function tapeOf(seed: number, market: MarketId, tick: number, deals: Deal[], fil
  * revealed as far as the market's open session allows. Sales of the 8 sessions before `from` are
  * computed too, so every session's tape sees the positions it carried.
  */
-async function recordPast(em: EntityManager, seed: number, market: MarketId, from: number, to: number, at: number): Promise<number> {
+async function recordPast(
+  em: EntityManager,
+  seed: number,
+  market: MarketId,
+  from: number,
+  to: number,
+  at: number,
+): Promise<number> {
   const open = await openSession(em, market);
   if (open === null) throw new ActorError(409, `market ${market} has not started`);
   const last = Math.min(to, open - 1);
   if (last < from) return 0;
   const done = new Set(
-    (await em.execute('select tick::float8 as tick from market_session where market = ? and tick between ? and ? and recorded', [market, from, last])).map(
-      (r) => r.tick as number,
-    ),
+    (
+      await em.execute(
+        'select tick::float8 as tick from market_session where market = ? and tick between ? and ? and recorded',
+        [market, from, last],
+      )
+    ).map((r) => r.tick as number),
   );
   const horizon = MARKETS[market].settlement_horizon_ticks;
   // Each session's house trades fully played out (for the tape's sales), computed once.
-  const played = new Map<number, { rows: ReturnType<typeof sessionRows>; trades: TradeRecord[]; deals: Deal[] }>();
+  const played = new Map<
+    number,
+    { rows: ReturnType<typeof sessionRows>; trades: TradeRecord[]; deals: Deal[] }
+  >();
   const session = (tick: number) => {
     let s = played.get(tick);
     if (!s) {
       const rows = sessionRows(seed, market, tick);
-      const trades = rows.flatMap((r, idx) => (r.deal.house_accepted ? [houseTrade(seed, market, r.deal, idx, r.inputs, horizon)] : []));
+      const trades = rows.flatMap((r, idx) =>
+        r.deal.house_accepted ? [houseTrade(seed, market, r.deal, idx, r.inputs, horizon)] : [],
+      );
       played.set(tick, (s = { rows, trades, deals: rows.map((r) => r.deal) }));
     }
     return s;
@@ -237,13 +360,23 @@ async function recordPast(em: EntityManager, seed: number, market: MarketId, fro
     const { rows, deals, trades: full } = session(tick);
     const revealed = Math.min(horizon, open - 1 - tick);
     menus.push(...menuRecords(market, deals));
-    trades.push(...rows.flatMap((r, idx) => (r.deal.house_accepted ? [houseTrade(seed, market, r.deal, idx, r.inputs, revealed)] : [])));
+    trades.push(
+      ...rows.flatMap((r, idx) =>
+        r.deal.house_accepted ? [houseTrade(seed, market, r.deal, idx, r.inputs, revealed)] : [],
+      ),
+    );
     const sales: Sale[] = [];
     for (let k = 1; k <= horizon; k++) {
       for (const t of session(tick - k).trades) {
         const sold = t.sales_by_tick[k - 1];
         const soldBefore = t.sales_by_tick.slice(0, k).reduce((a, b) => a + b, 0);
-        sales.push({ cluster: t.cluster, sold, revenue_cents: sold * t.list_price_cents, held_after: t.qty - soldBefore, list_price_cents: t.list_price_cents });
+        sales.push({
+          cluster: t.cluster,
+          sold,
+          revenue_cents: sold * t.list_price_cents,
+          held_after: t.qty - soldBefore,
+          list_price_cents: t.list_price_cents,
+        });
       }
     }
     tape.push(...tapeOf(seed, market, tick, deals, fillsOf(full, deals), sales));

@@ -23,12 +23,34 @@ export type SettledHolding = {
 
 /** The first entry of an item's provenance: the settled trade it was minted from. */
 export type SettlementEntry = {
-  kind: 'settlement'; market: string; tick: number; offer_key: string; order_id: number; position_id: number; round_id: number; settled_tick: number;
+  kind: 'settlement';
+  market: string;
+  tick: number;
+  offer_key: string;
+  order_id: number;
+  position_id: number;
+  round_id: number;
+  settled_tick: number;
 };
 /** The first entry of an item bought outright from an own cart. */
-export type PurchaseEntry = { kind: 'purchase'; market: string; tick: number; offer_key: string; cart_id: number; cart_item_id: number };
+export type PurchaseEntry = {
+  kind: 'purchase';
+  market: string;
+  tick: number;
+  offer_key: string;
+  cart_id: number;
+  cart_item_id: number;
+};
 /** Each later entry: a sale on the exchange (actors/exchange), appended when the item changes owner. */
-export type SaleEntry = { kind: 'exchange'; at: number; from_holder: number; to_holder: number; price: number; currency: 'USD' | 'GC'; listing_id: number };
+export type SaleEntry = {
+  kind: 'exchange';
+  at: number;
+  from_holder: number;
+  to_holder: number;
+  price: number;
+  currency: 'USD' | 'GC';
+  listing_id: number;
+};
 export type ProvenanceEntry = SettlementEntry | PurchaseEntry | SaleEntry;
 /**
  * How an item came to its owner; the latest change of owner decides (`exchange` once it was sold).
@@ -65,7 +87,11 @@ const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
  * over the sessions before minting, half from its resale price (a 100-dollar unit or dearer counts
  * fully). Scarce, dear goods are rare; everyday cheap ones are common.
  */
-export function rarityOf(sessions: number, listedSessions: number, listPriceCents: number): { rarity: string; rarity_score: number } {
+export function rarityOf(
+  sessions: number,
+  listedSessions: number,
+  listPriceCents: number,
+): { rarity: string; rarity_score: number } {
   const absence = sessions > 0 ? 1 - listedSessions / sessions : 1;
   const dear = Math.min(1, listPriceCents / 10_000);
   const score = r4(0.5 * absence + 0.5 * dear);
@@ -74,7 +100,14 @@ export function rarityOf(sessions: number, listedSessions: number, listPriceCent
 
 /** What goods of a family carry whatever made them: rarity, the family's history and the economy. */
 function familyGoods(
-  g: { market: MarketId; cluster: number; deal: ServedDeal; qty: number; unitCostCents: number; listPriceCents: number },
+  g: {
+    market: MarketId;
+    cluster: number;
+    deal: ServedDeal;
+    qty: number;
+    unitCostCents: number;
+    listPriceCents: number;
+  },
   tape: { tick: number; row: TapeRow }[],
   window: number,
 ) {
@@ -107,36 +140,51 @@ function familyGoods(
 const price = (c: number) => centsToNumber(c).toFixed(2);
 
 /** `tape`: the family's tape rows of the sessions before minting (oldest first). */
-export function mintItem(h: SettledHolding, tape: { tick: number; row: TapeRow }[], window: number): MintedItem {
+export function mintItem(
+  h: SettledHolding,
+  tape: { tick: number; row: TapeRow }[],
+  window: number,
+): MintedItem {
   const m = MARKETS[h.market];
   const bundle = h.deal.bundle;
   const story =
     `${h.qty} × ${bundle.title} from ${bundle.origin}, bought on the ${m.label} in session ${h.tick} at ${price(h.unitCostCents)} USD a unit. ` +
     `${h.regime ? 'A downside event hit its family while it was on sale, and these' : 'These'} units were still unsold when the position settled ` +
     `${m.settlement_horizon_ticks} sessions later (session ${h.settledTick}), and became the holder's own goods.` +
-    (h.competition ? ' They were bought in a competition with simulated USD, so they cannot be sold on the exchange.' : '');
+    (h.competition
+      ? ' They were bought in a competition with simulated USD, so they cannot be sold on the exchange.'
+      : '');
   return {
     ...familyGoods(h, tape, window),
     story,
     source: h.competition ? 'competition' : 'settlement',
     simulated: h.competition,
-    provenance: [{
-      kind: 'settlement',
-      market: h.market,
-      tick: h.tick,
-      offer_key: h.deal.key,
-      order_id: h.orderId,
-      position_id: h.positionId,
-      round_id: h.roundId,
-      settled_tick: h.settledTick,
-    }],
+    provenance: [
+      {
+        kind: 'settlement',
+        market: h.market,
+        tick: h.tick,
+        offer_key: h.deal.key,
+        order_id: h.orderId,
+        position_id: h.positionId,
+        round_id: h.roundId,
+        settled_tick: h.settledTick,
+      },
+    ],
   };
 }
 
 /** Goods bought outright from an own cart (CONTRACT.md "Carts"): no order, position or trade. */
 export type Purchase = {
-  market: MarketId; tick: number; cluster: number; deal: ServedDeal; qty: number; unitCostCents: number; listPriceCents: number;
-  cartId: number; cartItemId: number;
+  market: MarketId;
+  tick: number;
+  cluster: number;
+  deal: ServedDeal;
+  qty: number;
+  unitCostCents: number;
+  listPriceCents: number;
+  cartId: number;
+  cartItemId: number;
 };
 
 export type PurchasedItem = Omit<MintedItem, 'source' | 'simulated' | 'provenance'> & {
@@ -145,17 +193,30 @@ export type PurchasedItem = Omit<MintedItem, 'source' | 'simulated' | 'provenanc
   provenance: [PurchaseEntry];
 };
 
-export function mintPurchase(p: Purchase, tape: { tick: number; row: TapeRow }[], window: number): PurchasedItem {
+export function mintPurchase(
+  p: Purchase,
+  tape: { tick: number; row: TapeRow }[],
+  window: number,
+): PurchasedItem {
   const m = MARKETS[p.market];
   const bundle = p.deal.bundle;
   const story =
     `${p.qty} × ${bundle.title} from ${bundle.origin}, bought outright on the ${m.label} in session ${p.tick} at ${price(p.unitCostCents)} USD a unit. ` +
-    'They went straight into the holder\'s inventory: no order, position or trade was opened for them.';
+    "They went straight into the holder's inventory: no order, position or trade was opened for them.";
   return {
     ...familyGoods(p, tape, window),
     story,
     source: 'purchase',
     simulated: false,
-    provenance: [{ kind: 'purchase', market: p.market, tick: p.tick, offer_key: p.deal.key, cart_id: p.cartId, cart_item_id: p.cartItemId }],
+    provenance: [
+      {
+        kind: 'purchase',
+        market: p.market,
+        tick: p.tick,
+        offer_key: p.deal.key,
+        cart_id: p.cartId,
+        cart_item_id: p.cartItemId,
+      },
+    ],
   };
 }

@@ -5,7 +5,13 @@
 // at settlement the surcharge and the owned goods of what is left. Set-based SQL; the close's
 // exactly-once gate (market_session.closed_at) makes each step happen once.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MARKETS, type Deal, type MarketId, type OutcomeInputs, type ServedDeal } from '../../src/engine/index.js';
+import {
+  MARKETS,
+  type Deal,
+  type MarketId,
+  type OutcomeInputs,
+  type ServedDeal,
+} from '../../src/engine/index.js';
 import { postEntries, refundEntries, sessionEntries, type Entry } from '../money/ledger.js';
 import { mintItem } from './goods.js';
 import { executedTrade, type TradeRecord, type TradeState } from './rows.js';
@@ -30,7 +36,13 @@ type PaidOrder = {
 };
 
 /** A paid order the close could not fill: refunded instead, so one bad row never stops a market. */
-export type Quarantined = { order_id: number; account_id: number; reason: string; total_cents: number; refunded_cents: number };
+export type Quarantined = {
+  order_id: number;
+  account_id: number;
+  reason: string;
+  total_cents: number;
+  refunded_cents: number;
+};
 
 /** An order the close moved, on its account. */
 export type MovedOrder = { order_id: number; account_id: number };
@@ -49,11 +61,18 @@ const TERMS = [
  * The trade a paid order fills as, or why it cannot: the order copied its menu row's terms when it
  * was placed, and the fill must be on exactly those. `trade` is the menu row's trade of a quantity.
  */
-function fillOf(market: MarketId, tick: number, deals: Deal[], o: PaidOrder, trade: (idx: number, qty: number) => TradeRecord | Error): TradeRecord | string {
+function fillOf(
+  market: MarketId,
+  tick: number,
+  deals: Deal[],
+  o: PaidOrder,
+  trade: (idx: number, qty: number) => TradeRecord | Error,
+): TradeRecord | string {
   const row = `menu row ${market}/${tick}/${o.idx}`;
   const deal = deals[o.idx];
   if (!deal || deal.key !== o.offer_key) return `its deal ${o.offer_key} is not ${row}`;
-  if (o.qty < 1 || o.qty > deal.max_qty) return `its qty ${o.qty} is outside 1..${deal.max_qty} of ${row}`;
+  if (o.qty < 1 || o.qty > deal.max_qty)
+    return `its qty ${o.qty} is outside 1..${deal.max_qty} of ${row}`;
   const t = trade(o.idx, o.qty);
   if (t instanceof Error) return `${row} could not be executed (${t.message})`;
   const differs = TERMS.filter(([k]) => t[k] !== o[k]).map(([, name]) => name);
@@ -66,7 +85,13 @@ function fillOf(market: MarketId, tick: number, deals: Deal[], o: PaidOrder, tra
  * of them (terms, the deal's ranking path, nothing revealed yet), and its ranking path is the costly
  * part, so 10k paid orders of a few dozen rows cost a few dozen computations, not 10k.
  */
-function tradesMemo(seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf) {
+function tradesMemo(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  deals: Deal[],
+  inputs: OutcomeInputsOf,
+) {
   const memo = new Map<string, TradeRecord | Error>();
   return (idx: number, qty: number): TradeRecord | Error => {
     const key = `${idx}/${qty}`;
@@ -92,7 +117,14 @@ type OutcomeInputsOf = (tick: number, idx: number) => OutcomeInputs;
  * the trades (for the session's tape) and the refunded orders. Marks its five steps in `laps`.
  */
 export async function fillPaidOrders(
-  em: EntityManager, seed: number, market: MarketId, tick: number, deals: Deal[], inputs: OutcomeInputsOf, laps: Laps, at: number,
+  em: EntityManager,
+  seed: number,
+  market: MarketId,
+  tick: number,
+  deals: Deal[],
+  inputs: OutcomeInputsOf,
+  laps: Laps,
+  at: number,
 ): Promise<Filled> {
   const paid = await em.execute<PaidOrder[]>(
     `select id::float8 as id, account_id::float8 as account_id, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
@@ -105,7 +137,11 @@ export async function fillPaidOrders(
   const trade = tradesMemo(seed, market, tick, deals, inputs);
   for (const o of paid) {
     const fill = fillOf(market, tick, deals, o, trade);
-    if (typeof fill === 'string') bad.push({ id: o.id, reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account` });
+    if (typeof fill === 'string')
+      bad.push({
+        id: o.id,
+        reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account`,
+      });
     else good.push({ o, trade: fill });
   }
   const quarantined = await refundOrders(em, tick, bad, at);
@@ -113,26 +149,44 @@ export async function fillPaidOrders(
   // Every step is marked, also with nothing to fill, so that the close names the same steps each time.
   const positions = good.length
     ? await em.execute<{ id: number; order_id: number }[]>(
-      `insert into position (order_id, account_id, market, tick, created_at)
+        `insert into position (order_id, account_id, market, tick, created_at)
        select id, account_id, ?, ?, ${instantSql()} from unnest(?::bigint[], ?::bigint[]) as x(id, account_id)
        returning id::float8 as id, order_id::float8 as order_id`,
-      [market, tick, at, intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => o.account_id))],
-    )
+        [
+          market,
+          tick,
+          at,
+          intArrayParam(good.map(({ o }) => o.id)),
+          intArrayParam(good.map(({ o }) => o.account_id)),
+        ],
+      )
     : [];
   laps.mark('fills_positions');
   const positionOf = new Map(positions.map((p) => [p.order_id, p.id]));
-  const trades = good.map(({ o, trade }) => ({ ...trade, account_id: o.account_id, position_id: positionOf.get(o.id)! }));
+  const trades = good.map(({ o, trade }) => ({
+    ...trade,
+    account_id: o.account_id,
+    position_id: positionOf.get(o.id)!,
+  }));
   await insertHolderTrades(em, trades, at);
   laps.mark('fills_trades');
   if (good.length) {
     await em.execute(
       `update orders o set status = 'filled', filled_at = ${instantSql()}, position_id = x.position_id
          from unnest(?::bigint[], ?::bigint[]) as x(id, position_id) where o.id = x.id and o.status = 'paid'`,
-      [at, intArrayParam(good.map(({ o }) => o.id)), intArrayParam(good.map(({ o }) => positionOf.get(o.id)!))],
+      [
+        at,
+        intArrayParam(good.map(({ o }) => o.id)),
+        intArrayParam(good.map(({ o }) => positionOf.get(o.id)!)),
+      ],
     );
   }
   laps.mark('fills_orders');
-  return { trades, quarantined, filled: good.map(({ o }) => ({ order_id: o.id, account_id: o.account_id })) };
+  return {
+    trades,
+    quarantined,
+    filled: good.map(({ o }) => ({ order_id: o.id, account_id: o.account_id })),
+  };
 }
 
 /**
@@ -140,10 +194,23 @@ export async function fillPaidOrders(
  * debited is credited back (ledger `refund`, ref `order:<id>`, the close's tick: booked once), and
  * its round counts the refund; a round none of whose orders remain to fill is `refunded`.
  */
-async function refundOrders(em: EntityManager, tick: number, bad: { id: number; reason: string }[], at: number): Promise<Quarantined[]> {
+async function refundOrders(
+  em: EntityManager,
+  tick: number,
+  bad: { id: number; reason: string }[],
+  at: number,
+): Promise<Quarantined[]> {
   if (!bad.length) return [];
   // What goes back is what the order's funding debited, at most its total (normally exactly it).
-  const rows = await em.execute<{ id: number; account_id: number; round_id: number; total_cents: number; debited_cents: number }[]>(
+  const rows = await em.execute<
+    {
+      id: number;
+      account_id: number;
+      round_id: number;
+      total_cents: number;
+      debited_cents: number;
+    }[]
+  >(
     `update orders o set status = 'refunded', refund_reason = x.reason, refunded_at = ${instantSql()}
        from jsonb_to_recordset(?::jsonb) as x(id bigint, reason text) where o.id = x.id and o.status = 'paid'
      returning o.id::float8 as id, o.account_id::float8 as account_id, o.round_id::float8 as round_id, o.total_cents::float8 as total_cents,
@@ -151,7 +218,8 @@ async function refundOrders(em: EntityManager, tick: number, bad: { id: number; 
          where l.account_id = o.account_id and l.ref = 'order:' || o.id and l.kind = 'order_debit'))::float8 as debited_cents`,
     [at, json(bad)],
   );
-  if (rows.length !== bad.length) throw new Error(`refund: ${bad.length} paid orders locked, ${rows.length} refunded`);
+  if (rows.length !== bad.length)
+    throw new Error(`refund: ${bad.length} paid orders locked, ${rows.length} refunded`);
   const entries = rows.flatMap((r) => refundEntries(r.account_id, r.id, tick, r.debited_cents));
   await postEntries(em, entries, at);
   await em.execute(
@@ -163,11 +231,21 @@ async function refundOrders(em: EntityManager, tick: number, bad: { id: number; 
     [json(rows.map((r) => ({ round_id: r.round_id, cents: r.debited_cents })))],
   );
   const reasonOf = new Map(bad.map((b) => [b.id, b.reason]));
-  return rows.map((r) => ({ order_id: r.id, account_id: r.account_id, reason: reasonOf.get(r.id)!, total_cents: r.total_cents, refunded_cents: r.debited_cents }));
+  return rows.map((r) => ({
+    order_id: r.id,
+    account_id: r.account_id,
+    reason: reasonOf.get(r.id)!,
+    total_cents: r.total_cents,
+    refunded_cents: r.debited_cents,
+  }));
 }
 
 /** Orders of session `tick` nobody paid expire with their rounds; nothing was charged. Returns them. */
-export async function expireUnpaidOrders(em: EntityManager, market: string, tick: number): Promise<MovedOrder[]> {
+export async function expireUnpaidOrders(
+  em: EntityManager,
+  market: string,
+  tick: number,
+): Promise<MovedOrder[]> {
   return em.execute<MovedOrder[]>(
     `with x as (update orders set status = 'expired' where market = ? and tick = ? and status = 'awaiting_payment'
                 returning id, account_id, round_id),
@@ -183,7 +261,13 @@ export async function expireUnpaidOrders(em: EntityManager, market: string, tick
  * unsold units to the holder as owned goods and complete their rounds.
  */
 export async function bookHolderSessions(
-  em: EntityManager, market: MarketId, tick: number, before: OpenTrade[], after: TradeState[], laps: Laps, at: number,
+  em: EntityManager,
+  market: MarketId,
+  tick: number,
+  before: OpenTrade[],
+  after: TradeState[],
+  laps: Laps,
+  at: number,
 ): Promise<BookedSession[]> {
   const entries: Entry[] = [];
   const settled: number[] = [];
@@ -198,9 +282,18 @@ export async function bookHolderSessions(
     };
     entries.push(...sessionEntries(t.account_id, t.position_id, tick, moved));
     booked.push({
-      position_id: t.position_id, account_id: t.account_id, settled: a.settled, session_tick: tick, session_sold: a.units_sold - t.units_sold,
-      session_revenue_cents: moved.soldCents, session_holding_cents: moved.holdingCents, revealed_ticks: a.revealed_ticks, qty_left: a.qty_left,
-      units_sold: a.units_sold, revenue_cents: a.revenue_cents, holding_cost_cents: a.holding_cost_cents,
+      position_id: t.position_id,
+      account_id: t.account_id,
+      settled: a.settled,
+      session_tick: tick,
+      session_sold: a.units_sold - t.units_sold,
+      session_revenue_cents: moved.soldCents,
+      session_holding_cents: moved.holdingCents,
+      revealed_ticks: a.revealed_ticks,
+      qty_left: a.qty_left,
+      units_sold: a.units_sold,
+      revenue_cents: a.revenue_cents,
+      holding_cost_cents: a.holding_cost_cents,
     });
     if (a.settled) settled.push(t.position_id);
   });
@@ -221,16 +314,28 @@ export async function bookHolderSessions(
  * own `ledger.posted`; the sessions' postings travel inside the position events.
  */
 export async function appendCloseEvents(
-  em: EntityManager, baseUrl: string, c: { booked: BookedSession[]; filled: MovedOrder[]; refunded: MovedOrder[]; expired: MovedOrder[] }, at: number,
+  em: EntityManager,
+  baseUrl: string,
+  c: {
+    booked: BookedSession[];
+    filled: MovedOrder[];
+    refunded: MovedOrder[];
+    expired: MovedOrder[];
+  },
+  at: number,
 ): Promise<void> {
   const moved: (MovedOrder & { type: EventType })[] = [
-    ...c.filled.map((o) => ({ ...o, type: 'order.filled' as const })), ...c.refunded.map((o) => ({ ...o, type: 'order.refunded' as const })),
+    ...c.filled.map((o) => ({ ...o, type: 'order.filled' as const })),
+    ...c.refunded.map((o) => ({ ...o, type: 'order.refunded' as const })),
     ...c.expired.map((o) => ({ ...o, type: 'order.expired' as const })),
   ];
   if (!c.booked.length && !moved.length) return;
   const b = c.booked;
   // In order (positions, then orders): each account's events take its next ids.
-  const ids = await eventIds(em, [...b.map((x) => x.account_id), ...moved.map((o) => o.account_id)]);
+  const ids = await eventIds(em, [
+    ...b.map((x) => x.account_id),
+    ...moved.map((o) => o.account_id),
+  ]);
   const figures = FIGURE_COLUMNS.map(([name]) => name);
   const [r] = await em.execute<{ n: number }[]>(
     `with ev as (
@@ -244,9 +349,16 @@ export async function appendCloseEvents(
      ${insertCtes(instantSql(), 'ev', figures)}
      select (select count(*)::int from appended) as n, (select count(*) from notified) as notified`,
     [
-      intArrayParam(b.map((x) => x.account_id)), intArrayParam(ids.slice(0, b.length)), arrayParam(b.map((x) => x.settled)), ...figureArrays(b),
-      baseUrl, intArrayParam(moved.map((o) => o.order_id)), intArrayParam(moved.map((o) => o.account_id)), intArrayParam(ids.slice(b.length)),
-      arrayParam(moved.map((o) => o.type)), at,
+      intArrayParam(b.map((x) => x.account_id)),
+      intArrayParam(ids.slice(0, b.length)),
+      arrayParam(b.map((x) => x.settled)),
+      ...figureArrays(b),
+      baseUrl,
+      intArrayParam(moved.map((o) => o.order_id)),
+      intArrayParam(moved.map((o) => o.account_id)),
+      intArrayParam(ids.slice(b.length)),
+      arrayParam(moved.map((o) => o.type)),
+      at,
     ],
   );
   // Postcondition: every position booked and every order moved has its event.
@@ -273,18 +385,33 @@ type SettledRow = {
 export type FamilyTape = { tick: number; row: Record<string, number | null> }[];
 
 /** The tape rows of these families (clusters) over sessions `from..to`, oldest first: what goods carry as their history. */
-export async function familyTapes(em: EntityManager, market: string, clusters: number[], from: number, to: number): Promise<Map<number, FamilyTape>> {
+export async function familyTapes(
+  em: EntityManager,
+  market: string,
+  clusters: number[],
+  from: number,
+  to: number,
+): Promise<Map<number, FamilyTape>> {
   const tape = new Map<number, FamilyTape>();
   if (!clusters.length) return tape;
-  const history = await em.execute<{ cluster: number; tick: number; row: Record<string, number | null> }[]>(
+  const history = await em.execute<
+    { cluster: number; tick: number; row: Record<string, number | null> }[]
+  >(
     `select cluster, tick::float8 as tick, row from tape where market = ? and cluster = any(?::int[]) and tick between ? and ? order by tick`,
     [market, intArrayParam([...new Set(clusters)]), from, to],
   );
-  for (const h of history) tape.set(h.cluster, [...(tape.get(h.cluster) ?? []), { tick: h.tick, row: h.row }]);
+  for (const h of history)
+    tape.set(h.cluster, [...(tape.get(h.cluster) ?? []), { tick: h.tick, row: h.row }]);
   return tape;
 }
 
-async function settlePositions(em: EntityManager, market: MarketId, tick: number, positionIds: number[], at: number): Promise<void> {
+async function settlePositions(
+  em: EntityManager,
+  market: MarketId,
+  tick: number,
+  positionIds: number[],
+  at: number,
+): Promise<void> {
   const rows = await em.execute<SettledRow[]>(
     `select p.id::float8 as position_id, p.order_id::float8 as order_id, o.round_id::float8 as round_id, p.account_id::float8 as account_id,
             a.holder_id::float8 as holder_id, t.tick::float8 as tick, t.cluster, t.qty_left, t.unit_cost_cents, t.list_price_cents, t.regime,
@@ -296,7 +423,13 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
   );
   const window = MARKETS[market].settlement_horizon_ticks;
   const left = rows.filter((r) => r.qty_left > 0);
-  const tape = await familyTapes(em, market, left.map((r) => r.cluster), tick - window, tick - 1);
+  const tape = await familyTapes(
+    em,
+    market,
+    left.map((r) => r.cluster),
+    tick - window,
+    tick - 1,
+  );
   const items = left.map((r) => ({
     account_id: r.account_id,
     holder_id: r.holder_id,
@@ -305,8 +438,18 @@ async function settlePositions(em: EntityManager, market: MarketId, tick: number
     cluster: r.cluster,
     ...mintItem(
       {
-        market, tick: r.tick, settledTick: tick, cluster: r.cluster, deal: r.deal, qty: r.qty_left, unitCostCents: r.unit_cost_cents,
-        listPriceCents: r.list_price_cents, regime: r.regime, positionId: r.position_id, orderId: r.order_id, roundId: r.round_id,
+        market,
+        tick: r.tick,
+        settledTick: tick,
+        cluster: r.cluster,
+        deal: r.deal,
+        qty: r.qty_left,
+        unitCostCents: r.unit_cost_cents,
+        listPriceCents: r.list_price_cents,
+        regime: r.regime,
+        positionId: r.position_id,
+        orderId: r.order_id,
+        roundId: r.round_id,
         competition: r.competition,
       },
       tape.get(r.cluster) ?? [],

@@ -21,12 +21,23 @@ export type MarketMessage =
 export type StartReply = { open: number; liveStart: number; fromTick: number };
 /** `quarantined`: paid orders this close refunded instead of filling (empty when it closed nothing). */
 /** `steps`: milliseconds by step of the close (actors/runtime/laps.ts), for its log line. */
-export type CloseReply = { closed: boolean; open: number; ms: number; quarantined: Quarantined[]; steps?: LapTimes };
+export type CloseReply = {
+  closed: boolean;
+  open: number;
+  ms: number;
+  quarantined: Quarantined[];
+  steps?: LapTimes;
+};
 export type BackfillReply = { recorded: number; ms: number };
 /** `historyLoaded`: every past session the first start planned is recorded. */
 export type StatusReply = { open: number | null; historyLoaded: boolean };
 
 /** The reply to each message kind (actor.ts's handlers answer these). */
-export type MarketReplies = { start: StartReply; close: CloseReply; backfill: BackfillReply; status: StatusReply };
+export type MarketReplies = {
+  start: StartReply;
+  close: CloseReply;
+  backfill: BackfillReply;
+  status: StatusReply;
+};
 /** The address of market `id`'s actor. */
 export const marketRef = (id: string) => actorRef<MarketMessage, MarketReplies>('market', id);

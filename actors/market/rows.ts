@@ -104,7 +104,13 @@ function stateOf(p: PositionState): TradeState {
   };
 }
 
-function positionOf(t: Pick<TradeRecord, 'qty' | 'unit_cost_cents' | 'list_price_cents' | 'fee_cents' | 'holding_cents'>, s: TradeState): PositionState {
+function positionOf(
+  t: Pick<
+    TradeRecord,
+    'qty' | 'unit_cost_cents' | 'list_price_cents' | 'fee_cents' | 'holding_cents'
+  >,
+  s: TradeState,
+): PositionState {
   return {
     qty: t.qty,
     unitCostCents: t.unit_cost_cents,
@@ -126,7 +132,10 @@ function positionOf(t: Pick<TradeRecord, 'qty' | 'unit_cost_cents' | 'list_price
  * the horizon's last session. This is the only place a trade's state moves.
  */
 export function advanceTrade(
-  t: Pick<TradeRecord, 'qty' | 'unit_cost_cents' | 'list_price_cents' | 'fee_cents' | 'holding_cents' | 'horizon'>,
+  t: Pick<
+    TradeRecord,
+    'qty' | 'unit_cost_cents' | 'list_price_cents' | 'fee_cents' | 'holding_cents' | 'horizon'
+  >,
   s: TradeState,
   inputs: OutcomeInputs,
 ): TradeState {
@@ -146,7 +155,14 @@ export function advanceTrade(
 }
 
 /** The house's trade of a menu row, as revealed after `revealed` closes since its fill. */
-export function houseTrade(seed: number, market: MarketId, deal: Deal, idx: number, inputs: OutcomeInputs, revealed: number): TradeRecord {
+export function houseTrade(
+  seed: number,
+  market: MarketId,
+  deal: Deal,
+  idx: number,
+  inputs: OutcomeInputs,
+  revealed: number,
+): TradeRecord {
   return executedTrade(seed, market, deal, idx, inputs, revealed, 'house', deal.house_qty);
 }
 
@@ -198,15 +214,36 @@ function rankingPath(seed: number, market: MarketId, deal: Deal) {
 // ---------------------------------------------------------------------------------------------
 
 /** An execution of the session (a trade filled at its close). */
-export type Fill = { cluster: number; qty: number; unit_cost_cents: number; listed_at: number; actor: 'house' | 'user' };
+export type Fill = {
+  cluster: number;
+  qty: number;
+  unit_cost_cents: number;
+  listed_at: number;
+  actor: 'house' | 'user';
+};
 /** What one earlier position did in the session: its sales and what it still holds. */
-export type Sale = { cluster: number; sold: number; revenue_cents: number; held_after: number; list_price_cents: number };
+export type Sale = {
+  cluster: number;
+  sold: number;
+  revenue_cents: number;
+  held_after: number;
+  list_price_cents: number;
+};
 
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 export type TapeRow = Record<string, number | null>;
 
-function tapeRow(market: MarketId, deals: readonly Deal[], fills: readonly Fill[], sales: readonly Sale[], quoted: number | null, index: number | null, adv: number, dec: number): TapeRow {
+function tapeRow(
+  market: MarketId,
+  deals: readonly Deal[],
+  fills: readonly Fill[],
+  sales: readonly Sale[],
+  quoted: number | null,
+  index: number | null,
+  adv: number,
+  dec: number,
+): TapeRow {
   const prices = deals.map((d) => d.list_price_cents);
   const costs = deals.map((d) => d.unit_cost_cents);
   const ordered = [...fills].sort((a, b) => a.listed_at - b.listed_at);
@@ -250,18 +287,30 @@ function tapeRow(market: MarketId, deals: readonly Deal[], fills: readonly Fill[
 }
 
 /** Tape rows of session `tick` keyed by cluster (-1 = the whole market). */
-export function tapeRows(seed: number, market: MarketId, tick: number, deals: readonly Deal[], fills: readonly Fill[], sales: readonly Sale[]): Map<number, TapeRow> {
+export function tapeRows(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  deals: readonly Deal[],
+  fills: readonly Fill[],
+  sales: readonly Sale[],
+): Map<number, TapeRow> {
   const now = familyTicks(seed, market, tick);
   const before = familyTicks(seed, market, tick - 1);
   // Every family the session touched: listed on its menu, or carried by earlier positions.
-  const clusters = [...new Set([...deals.map((d) => d.cluster), ...sales.map((s) => s.cluster)])].sort((a, b) => a - b);
+  const clusters = [
+    ...new Set([...deals.map((d) => d.cluster), ...sales.map((s) => s.cluster)]),
+  ].sort((a, b) => a - b);
   const moved = (c: number) => Math.sign(now[c].priceLevel - before[c].priceLevel);
   const out = new Map<number, TapeRow>();
   const mean = (xs: number[]) => (xs.length ? r4(xs.reduce((s, x) => s + x, 0) / xs.length) : null);
   out.set(
     -1,
     tapeRow(
-      market, deals, fills, sales,
+      market,
+      deals,
+      fills,
+      sales,
       mean(clusters.map((c) => now[c].quoted)),
       mean(clusters.map((c) => now[c].index)),
       clusters.filter((c) => moved(c) > 0).length,

@@ -10,7 +10,8 @@ export const sessionLockKey = (market: string) => `session:${market}`;
 
 /** Held by order placement and payment, to the end of their transaction. */
 export async function shareSessionLock(em: EntityManager, markets: string[]): Promise<void> {
-  for (const m of [...new Set(markets)].sort()) await em.execute('select pg_advisory_xact_lock_shared(hashtext(?))', [sessionLockKey(m)]);
+  for (const m of [...new Set(markets)].sort())
+    await em.execute('select pg_advisory_xact_lock_shared(hashtext(?))', [sessionLockKey(m)]);
 }
 
 /** Held by the close, to the end of its transaction. */

@@ -19,15 +19,39 @@ export async function insertMenu(em: EntityManager, rows: MenuRecord[]): Promise
 
 /** A trade row's columns and their types, in insert order; `int[]` ones travel as the text of each array. */
 const TRADE_FIELDS = [
-  ['market', 'text'], ['tick', 'bigint'], ['idx', 'int'], ['offer_key', 'text'], ['cluster', 'int'], ['actor', 'text'], ['qty', 'int'],
-  ['unit_cost_cents', 'int'], ['list_price_cents', 'int'], ['fee_cents', 'int'], ['holding_cents', 'int'], ['cost_basis_cents', 'bigint'],
-  ['horizon', 'int'], ['revealed_ticks', 'int'], ['sales_by_tick', 'int[]'], ['units_sold', 'int'], ['qty_left', 'int'],
-  ['revenue_cents', 'bigint'], ['holding_cost_cents', 'bigint'], ['settled', 'boolean'], ['sold_out', 'boolean'], ['regime', 'boolean'],
-  ['surcharge_cents', 'bigint'], ['writeoff_cents', 'bigint'], ['realized_pnl_cents', 'bigint'], ['price_by_tick_cents', 'int[]'],
+  ['market', 'text'],
+  ['tick', 'bigint'],
+  ['idx', 'int'],
+  ['offer_key', 'text'],
+  ['cluster', 'int'],
+  ['actor', 'text'],
+  ['qty', 'int'],
+  ['unit_cost_cents', 'int'],
+  ['list_price_cents', 'int'],
+  ['fee_cents', 'int'],
+  ['holding_cents', 'int'],
+  ['cost_basis_cents', 'bigint'],
+  ['horizon', 'int'],
+  ['revealed_ticks', 'int'],
+  ['sales_by_tick', 'int[]'],
+  ['units_sold', 'int'],
+  ['qty_left', 'int'],
+  ['revenue_cents', 'bigint'],
+  ['holding_cost_cents', 'bigint'],
+  ['settled', 'boolean'],
+  ['sold_out', 'boolean'],
+  ['regime', 'boolean'],
+  ['surcharge_cents', 'bigint'],
+  ['writeoff_cents', 'bigint'],
+  ['realized_pnl_cents', 'bigint'],
+  ['price_by_tick_cents', 'int[]'],
   ['nsellers_by_tick', 'int[]'],
 ] as const satisfies readonly (readonly [keyof TradeRecord, string])[];
 type Holder = { account_id: number; position_id: number };
-const HOLDER_FIELDS = [['account_id', 'bigint'], ['position_id', 'bigint']] as const satisfies readonly (readonly [keyof Holder, string])[];
+const HOLDER_FIELDS = [
+  ['account_id', 'bigint'],
+  ['position_id', 'bigint'],
+] as const satisfies readonly (readonly [keyof Holder, string])[];
 
 /**
  * `insert into trade` of `rows` as column arrays (one `unnest`, as the open trades' update): a
@@ -37,19 +61,27 @@ const HOLDER_FIELDS = [['account_id', 'bigint'], ['position_id', 'bigint']] as c
  * session), as in `updateTrades`.
  */
 async function insertTrades<R extends TradeRecord>(
-  em: EntityManager, rows: R[], fields: readonly (readonly [keyof R & string, string])[], conflict: string, at: number,
+  em: EntityManager,
+  rows: R[],
+  fields: readonly (readonly [keyof R & string, string])[],
+  conflict: string,
+  at: number,
 ): Promise<void> {
   if (!rows.length) return;
   const names = fields.map(([c]) => c);
   const values = fields.map(([c, type]) =>
-    arrayParam(rows.map((r) => {
-      const v = r[c] as unknown;
-      if (type !== 'int[]') return v as string | number | boolean | null;
-      return v === null ? null : intArrayParam(v as number[]);
-    })),
+    arrayParam(
+      rows.map((r) => {
+        const v = r[c] as unknown;
+        if (type !== 'int[]') return v as string | number | boolean | null;
+        return v === null ? null : intArrayParam(v as number[]);
+      }),
+    ),
   );
   const unnest = fields.map(([, type]) => `?::${type === 'int[]' ? 'text' : type}[]`).join(', ');
-  const select = fields.map(([c, type]) => (type === 'int[]' ? `x.${c}::int[]` : `x.${c}`)).join(', ');
+  const select = fields
+    .map(([c, type]) => (type === 'int[]' ? `x.${c}::int[]` : `x.${c}`))
+    .join(', ');
   await em.execute(
     `insert into trade (${names.join(', ')}, settled_at, created_at)
      select ${select}, case when x.settled then ${instantSql()} end, ${instantSql()} from unnest(${unnest}) as x(${names.join(', ')})
@@ -59,17 +91,49 @@ async function insertTrades<R extends TradeRecord>(
 }
 
 /** The house's trades; a row the house already executed is skipped (trade_house_once). */
-export async function insertHouseTrades(em: EntityManager, rows: TradeRecord[], at: number): Promise<void> {
-  await insertTrades(em, rows, TRADE_FIELDS, `on conflict (market, tick, idx) where actor = 'house' do nothing`, at);
+export async function insertHouseTrades(
+  em: EntityManager,
+  rows: TradeRecord[],
+  at: number,
+): Promise<void> {
+  await insertTrades(
+    em,
+    rows,
+    TRADE_FIELDS,
+    `on conflict (market, tick, idx) where actor = 'house' do nothing`,
+    at,
+  );
 }
 
 /** Holders' fills: the position they belong to makes each insert happen once (trade_position). */
-export async function insertHolderTrades(em: EntityManager, rows: (TradeRecord & Holder)[], at: number): Promise<void> {
-  await insertTrades(em, rows, [...TRADE_FIELDS, ...HOLDER_FIELDS], 'on conflict (position_id) where position_id is not null do nothing', at);
+export async function insertHolderTrades(
+  em: EntityManager,
+  rows: (TradeRecord & Holder)[],
+  at: number,
+): Promise<void> {
+  await insertTrades(
+    em,
+    rows,
+    [...TRADE_FIELDS, ...HOLDER_FIELDS],
+    'on conflict (position_id) where position_id is not null do nothing',
+    at,
+  );
 }
 
 export type OpenTrade = TradeState &
-  Pick<TradeRecord, 'tick' | 'idx' | 'cluster' | 'actor' | 'qty' | 'unit_cost_cents' | 'list_price_cents' | 'fee_cents' | 'holding_cents' | 'horizon'> & {
+  Pick<
+    TradeRecord,
+    | 'tick'
+    | 'idx'
+    | 'cluster'
+    | 'actor'
+    | 'qty'
+    | 'unit_cost_cents'
+    | 'list_price_cents'
+    | 'fee_cents'
+    | 'holding_cents'
+    | 'horizon'
+  > & {
     id: number;
     /** Holders' trades only. */
     account_id: number | null;
@@ -81,7 +145,11 @@ export type OpenTrade = TradeState &
  * only the close writes trade rows of a market after they are inserted, under the market's record
  * lock (and the update checks the revealed count it advances from).
  */
-export async function openTrades(em: EntityManager, market: string, tick: number): Promise<OpenTrade[]> {
+export async function openTrades(
+  em: EntityManager,
+  market: string,
+  tick: number,
+): Promise<OpenTrade[]> {
   const rows = await em.execute(
     `select id::float8 as id, tick::float8 as tick, idx, cluster, actor, qty, unit_cost_cents, list_price_cents, fee_cents,
             holding_cents, horizon, revealed_ticks, sales_by_tick, units_sold, qty_left, revenue_cents::float8 as revenue_cents,
@@ -94,7 +162,11 @@ export async function openTrades(em: EntityManager, market: string, tick: number
 }
 
 /** Every open trade advanced one session at `at`, as column arrays (one statement, no JSON to build or parse). */
-export async function updateTrades(em: EntityManager, rows: (TradeState & { id: number })[], at: number): Promise<void> {
+export async function updateTrades(
+  em: EntityManager,
+  rows: (TradeState & { id: number })[],
+  at: number,
+): Promise<void> {
   if (!rows.length) return;
   const col = (k: Exclude<keyof TradeState, 'sales_by_tick'>) => arrayParam(rows.map((r) => r[k]));
   await em.execute(
@@ -109,14 +181,29 @@ export async function updateTrades(em: EntityManager, rows: (TradeState & { id: 
                  surcharge_cents, writeoff_cents, realized_pnl_cents)
       where t.id = x.id and t.revealed_ticks = x.revealed_ticks - 1`,
     [
-      at, intArrayParam(rows.map((r) => r.id)), col('revealed_ticks'), arrayParam(rows.map((r) => intArrayParam(r.sales_by_tick))),
-      col('units_sold'), col('qty_left'), col('revenue_cents'), col('holding_cost_cents'), col('settled'), col('sold_out'), col('regime'),
-      col('surcharge_cents'), col('writeoff_cents'), col('realized_pnl_cents'),
+      at,
+      intArrayParam(rows.map((r) => r.id)),
+      col('revealed_ticks'),
+      arrayParam(rows.map((r) => intArrayParam(r.sales_by_tick))),
+      col('units_sold'),
+      col('qty_left'),
+      col('revenue_cents'),
+      col('holding_cost_cents'),
+      col('settled'),
+      col('sold_out'),
+      col('regime'),
+      col('surcharge_cents'),
+      col('writeoff_cents'),
+      col('realized_pnl_cents'),
     ],
   );
 }
 
-export async function insertTape(em: EntityManager, market: string, rows: { tick: number; cluster: number; row: TapeRow }[]): Promise<void> {
+export async function insertTape(
+  em: EntityManager,
+  market: string,
+  rows: { tick: number; cluster: number; row: TapeRow }[],
+): Promise<void> {
   if (!rows.length) return;
   await em.execute(
     `insert into tape (market, tick, cluster, row)

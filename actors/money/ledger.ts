@@ -6,13 +6,26 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LEDGER_KINDS } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
-import { arrayParam, instantSql, intArrayParam, jsonObjectSql, unixSql, usdSql } from '../runtime/sql.js';
+import {
+  arrayParam,
+  instantSql,
+  intArrayParam,
+  jsonObjectSql,
+  unixSql,
+  usdSql,
+} from '../runtime/sql.js';
 import { appendCtes } from '../events/log.js';
 
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 /** A signed amount: + credits, - debits. `tick` marks entries of a session close (booked once). */
-export type Entry = { account_id: number; kind: LedgerKind; amount_cents: number; ref: string; tick?: number | null };
+export type Entry = {
+  account_id: number;
+  kind: LedgerKind;
+  amount_cents: number;
+  ref: string;
+  tick?: number | null;
+};
 
 /**
  * Postcondition checks that cost a query per posting (balance = Σ ledger of every touched account):
@@ -23,7 +36,8 @@ export const LEDGER_CHECKS = process.env.SVC_LEDGER_CHECKS === '1';
 
 function assertCents(entries: Entry[]): void {
   for (const e of entries) {
-    if (!Number.isSafeInteger(e.amount_cents) || e.amount_cents === 0) throw new Error(`ledger amount must be non-zero integer cents, got ${e.amount_cents}`);
+    if (!Number.isSafeInteger(e.amount_cents) || e.amount_cents === 0)
+      throw new Error(`ledger amount must be non-zero integer cents, got ${e.amount_cents}`);
   }
 }
 
@@ -36,9 +50,17 @@ export const entriesArraysCte = (params: string[]) =>
   `e as (select * from unnest(${params.join(', ')}) with ordinality as x(account_id, kind, amount_cents, ref, tick, seq))`;
 
 /** Entries as the five columns `entriesArraysCte` reads, each asserted to be integer cents. */
-export function entriesArrays(entries: Entry[]): [number[], string[], number[], string[], (number | null)[]] {
+export function entriesArrays(
+  entries: Entry[],
+): [number[], string[], number[], string[], (number | null)[]] {
   assertCents(entries);
-  return [entries.map((e) => e.account_id), entries.map((e) => e.kind), entries.map((e) => e.amount_cents), entries.map((e) => e.ref), entries.map((e) => e.tick ?? null)];
+  return [
+    entries.map((e) => e.account_id),
+    entries.map((e) => e.kind),
+    entries.map((e) => e.amount_cents),
+    entries.map((e) => e.ref),
+    entries.map((e) => e.tick ?? null),
+  ];
 }
 
 /**
@@ -48,8 +70,14 @@ export function entriesArrays(entries: Entry[]): [number[], string[], number[], 
  */
 export const ledgerEntryJsonSql = (t: string) =>
   jsonObjectSql([
-    ['id', `${t}.id`], ['account_id', `${t}.account_id`], ['kind', `${t}.kind`], ['amount', usdSql(`${t}.amount_cents`)], ['currency', "'USD'"],
-    ['balance_after', usdSql(`${t}.balance_after_cents`)], ['ref', `${t}.ref`], ['created_at', unixSql(`${t}.created_at`)],
+    ['id', `${t}.id`],
+    ['account_id', `${t}.account_id`],
+    ['kind', `${t}.kind`],
+    ['amount', usdSql(`${t}.amount_cents`)],
+    ['currency', "'USD'"],
+    ['balance_after', usdSql(`${t}.balance_after_cents`)],
+    ['ref', `${t}.ref`],
+    ['created_at', unixSql(`${t}.created_at`)],
   ]);
 
 /**
@@ -102,7 +130,12 @@ export const ledgerEventsCte = (when: string) =>
  * travel inside the position events). With `requireFunds`, the statement moves nothing unless each
  * account's balance covers its debits, and the caller gets a 400.
  */
-export async function postEntries(em: EntityManager, entries: Entry[], at: number, opts: { requireFunds?: boolean; events?: boolean } = {}): Promise<void> {
+export async function postEntries(
+  em: EntityManager,
+  entries: Entry[],
+  at: number,
+  opts: { requireFunds?: boolean; events?: boolean } = {},
+): Promise<void> {
   if (!entries.length) return;
   const accounts = new Set(entries.map((e) => e.account_id)).size;
   const [ids, kinds, amounts, refs, ticks] = entriesArrays(entries);
@@ -112,7 +145,17 @@ export async function postEntries(em: EntityManager, entries: Entry[], at: numbe
           ${ledgerEventsCte('?::boolean')}, ${appendCtes(instantSql())}
      select count(distinct account_id)::int as accounts, (select count(*) from notified) as notified, (select count(*) from appended) as appended from posted
       where (select count(*) from upd) = 0 or ${postconditionSql('(select count(*) from e join upd on upd.id = e.account_id)')}`,
-    [intArrayParam(ids), arrayParam(kinds), intArrayParam(amounts), arrayParam(refs), arrayParam(ticks), opts.requireFunds ?? false, at, events, at],
+    [
+      intArrayParam(ids),
+      arrayParam(kinds),
+      intArrayParam(amounts),
+      arrayParam(refs),
+      arrayParam(ticks),
+      opts.requireFunds ?? false,
+      at,
+      events,
+      at,
+    ],
   );
   if (r.accounts !== accounts) {
     // Only a funds check (or an unknown account) leaves an account unmoved: nothing was written for it.
@@ -123,7 +166,9 @@ export async function postEntries(em: EntityManager, entries: Entry[], at: numbe
 
 /** A payout leaves the balance whole when it is scheduled (the commission is taken from what is paid out). */
 export function payoutEntries(accountId: number, payoutId: number, cents: number): Entry[] {
-  return [{ account_id: accountId, kind: 'payout', amount_cents: -cents, ref: `payout:${payoutId}` }];
+  return [
+    { account_id: accountId, kind: 'payout', amount_cents: -cents, ref: `payout:${payoutId}` },
+  ];
 }
 
 /**
@@ -132,12 +177,15 @@ export function payoutEntries(accountId: number, payoutId: number, cents: number
  * of zero book nothing.
  */
 export function sessionEntries(
-  accountId: number, positionId: number, tick: number,
+  accountId: number,
+  positionId: number,
+  tick: number,
   moved: { soldCents: number; holdingCents: number; surchargeCents: number },
 ): Entry[] {
   const ref = `position:${positionId}`;
   const entries: Entry[] = [];
-  const book = (kind: LedgerKind, amount: number) => amount && entries.push({ account_id: accountId, kind, amount_cents: amount, ref, tick });
+  const book = (kind: LedgerKind, amount: number) =>
+    amount && entries.push({ account_id: accountId, kind, amount_cents: amount, ref, tick });
   book('sale_credit', moved.soldCents);
   book('holding_fee', -moved.holdingCents);
   book('surcharge', -moved.surchargeCents);
@@ -145,8 +193,23 @@ export function sessionEntries(
 }
 
 /** A paid order the close could not fill gets back what its funding debited (ref `order:<id>`, the close's tick). */
-export function refundEntries(accountId: number, orderId: number, tick: number, debitedCents: number): Entry[] {
-  return debitedCents > 0 ? [{ account_id: accountId, kind: 'refund', amount_cents: debitedCents, ref: `order:${orderId}`, tick }] : [];
+export function refundEntries(
+  accountId: number,
+  orderId: number,
+  tick: number,
+  debitedCents: number,
+): Entry[] {
+  return debitedCents > 0
+    ? [
+        {
+          account_id: accountId,
+          kind: 'refund',
+          amount_cents: debitedCents,
+          ref: `order:${orderId}`,
+          tick,
+        },
+      ]
+    : [];
 }
 
 /**
@@ -154,11 +217,32 @@ export function refundEntries(accountId: number, orderId: number, tick: number, 
  * (kind `topup`, ref `competition:<id>`); it never came from a card and can never leave as money
  * (holder-money.ts refuses top-ups and payouts on competition accounts).
  */
-export function competitionStartEntries(accountId: number, competitionId: string, cents: number): Entry[] {
-  return [{ account_id: accountId, kind: 'topup', amount_cents: cents, ref: `competition:${competitionId}` }];
+export function competitionStartEntries(
+  accountId: number,
+  competitionId: string,
+  cents: number,
+): Entry[] {
+  return [
+    {
+      account_id: accountId,
+      kind: 'topup',
+      amount_cents: cents,
+      ref: `competition:${competitionId}`,
+    },
+  ];
 }
 
 /** A competition's prizes: each winner's share credited to their holder's Manual desk (ref `competition:<id>`). */
-export function prizeEntries(competitionId: string, prizes: { deskId: number; cents: number }[]): Entry[] {
-  return prizes.filter((p) => p.cents > 0).map((p) => ({ account_id: p.deskId, kind: 'prize' as const, amount_cents: p.cents, ref: `competition:${competitionId}` }));
+export function prizeEntries(
+  competitionId: string,
+  prizes: { deskId: number; cents: number }[],
+): Entry[] {
+  return prizes
+    .filter((p) => p.cents > 0)
+    .map((p) => ({
+      account_id: p.deskId,
+      kind: 'prize' as const,
+      amount_cents: p.cents,
+      ref: `competition:${competitionId}`,
+    }));
 }

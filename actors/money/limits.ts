@@ -5,7 +5,11 @@
 import { centsToNumber } from '../../src/engine/money.js';
 
 /** Null: no limit. Cents; markets as ids. */
-export type Limits = { maxOrderCents: number | null; maxDayCents: number | null; markets: string[] | null };
+export type Limits = {
+  maxOrderCents: number | null;
+  maxDayCents: number | null;
+  markets: string[] | null;
+};
 
 export const NO_LIMITS: Limits = { maxOrderCents: null, maxDayCents: null, markets: null };
 
@@ -21,9 +25,15 @@ const usd = (cents: number) => `${centsToNumber(cents).toFixed(2)} USD`;
  * without the holder earlier that day (`spentCents`), or null when it is within them. The month's
  * fee counts in neither limit.
  */
-export function limitRefusal(l: Limits, spentCents: number, market: string, totalCents: number): string | null {
+export function limitRefusal(
+  l: Limits,
+  spentCents: number,
+  market: string,
+  totalCents: number,
+): string | null {
   const over = 'over the spending limits your holder set';
-  if (l.markets && !l.markets.includes(market)) return `${over}: markets is ${l.markets.join(', ')}, not ${market}; nothing was charged`;
+  if (l.markets && !l.markets.includes(market))
+    return `${over}: markets is ${l.markets.join(', ')}, not ${market}; nothing was charged`;
   if (l.maxOrderCents !== null && totalCents > l.maxOrderCents) {
     return `${over}: max_order is ${usd(l.maxOrderCents)} and this order is ${usd(totalCents)}; nothing was charged`;
   }
@@ -45,5 +55,12 @@ export const spentSql = (agentIds: string, day: string) =>
     group by o.standing_agent_id`;
 
 /** An agent row's limits columns as Limits. */
-export const limitsOf = (r: { limit_max_order_cents: number | null; limit_max_day_cents: number | null; limit_markets: string[] | null }): Limits =>
-  ({ maxOrderCents: r.limit_max_order_cents, maxDayCents: r.limit_max_day_cents, markets: r.limit_markets });
+export const limitsOf = (r: {
+  limit_max_order_cents: number | null;
+  limit_max_day_cents: number | null;
+  limit_markets: string[] | null;
+}): Limits => ({
+  maxOrderCents: r.limit_max_order_cents,
+  maxDayCents: r.limit_max_day_cents,
+  markets: r.limit_markets,
+});

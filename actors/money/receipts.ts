@@ -24,15 +24,25 @@ let signer: Signer | undefined;
 export async function makeKey(em: EntityManager, rotate: boolean, at: number): Promise<KeyReady> {
   await em.execute('select pg_advisory_xact_lock(hashtext(?))', [LOCK]);
   if (!rotate) {
-    const [have] = await em.execute<{ kid: string }[]>('select kid from signing_key order by created_at desc, kid desc limit 1');
+    const [have] = await em.execute<{ kid: string }[]>(
+      'select kid from signing_key order by created_at desc, kid desc limit 1',
+    );
     if (have) return { kid: have.kid, created: false };
   }
-  const { publicKey, privateKey } = await generateKeyPair(ALG, { crv: 'Ed25519', extractable: true });
+  const { publicKey, privateKey } = await generateKeyPair(ALG, {
+    crv: 'Ed25519',
+    extractable: true,
+  });
   const kid = randomUUID();
   await em.execute(
     `insert into signing_key (kid, public_jwk, private_jwk, created_at)
      select ?, ?::jsonb, ?::jsonb, greatest(${instantSql()}, max(created_at) + interval '1 millisecond') from signing_key`,
-    [kid, JSON.stringify(await exportJWK(publicKey)), JSON.stringify(await exportJWK(privateKey)), at],
+    [
+      kid,
+      JSON.stringify(await exportJWK(publicKey)),
+      JSON.stringify(await exportJWK(privateKey)),
+      at,
+    ],
   );
   signer = undefined;
   return { kid, created: true };
@@ -40,8 +50,22 @@ export async function makeKey(em: EntityManager, rotate: boolean, at: number): P
 
 /** Every key's public half, newest first. */
 export async function jwks(em: EntityManager): Promise<Jwks> {
-  const rows = await em.execute<{ kid: string; public_jwk: JWK }[]>('select kid, public_jwk from signing_key order by created_at desc, kid desc limit 100');
-  return { keys: rows.map((r) => ({ kty: 'OKP', crv: 'Ed25519', x: r.public_jwk.x!, kid: r.kid, alg: ALG, use: 'sig' }) satisfies PublicJwk) };
+  const rows = await em.execute<{ kid: string; public_jwk: JWK }[]>(
+    'select kid, public_jwk from signing_key order by created_at desc, kid desc limit 100',
+  );
+  return {
+    keys: rows.map(
+      (r) =>
+        ({
+          kty: 'OKP',
+          crv: 'Ed25519',
+          x: r.public_jwk.x!,
+          kid: r.kid,
+          alg: ALG,
+          use: 'sig',
+        }) satisfies PublicJwk,
+    ),
+  };
 }
 
 /**
@@ -50,11 +74,15 @@ export async function jwks(em: EntityManager): Promise<Jwks> {
  * from the next receipt on, in every worker); the key is imported only when it changed.
  */
 async function currentSigner(em: EntityManager): Promise<Signer> {
-  const [newest] = await em.execute<{ kid: string }[]>('select kid from signing_key order by created_at desc, kid desc limit 1');
-  if (!newest) throw new Error('no signing key: the service makes one at start (receipts:keys ensureKey)');
+  const [newest] = await em.execute<{ kid: string }[]>(
+    'select kid from signing_key order by created_at desc, kid desc limit 1',
+  );
+  if (!newest)
+    throw new Error('no signing key: the service makes one at start (receipts:keys ensureKey)');
   if (signer?.kid === newest.kid) return signer;
   const [row] = await em.execute<{ private_jwk: JWK; salt: string }[]>(
-    `select private_jwk, (select private_jwk->>'d' from signing_key order by created_at, kid limit 1) as salt from signing_key where kid = ?`, [newest.kid],
+    `select private_jwk, (select private_jwk->>'d' from signing_key order by created_at, kid limit 1) as salt from signing_key where kid = ?`,
+    [newest.kid],
   );
   signer = { kid: newest.kid, key: await importJWK(row.private_jwk, ALG), salt: row.salt };
   return signer;
@@ -80,10 +108,22 @@ export async function signReceipt(em: EntityManager, f: ReceiptFacts): Promise<s
   const s = await currentSigner(em);
   const holder = `h_${createHmac('sha256', s.salt).update(`holder:${f.holderId}`).digest('base64url').slice(0, 22)}`;
   return new SignJWT({
-    orders: f.orders.map((o) => ({ id: o.id, market: o.market, offer_key: o.offer_key, qty: o.qty, total_amount: centsToNumber(o.total_cents) })),
+    orders: f.orders.map((o) => ({
+      id: o.id,
+      market: o.market,
+      offer_key: o.offer_key,
+      qty: o.qty,
+      total_amount: centsToNumber(o.total_cents),
+    })),
     // `fee` is the month's participation fee this payment carried; `participation_fee` says so by name (CONTRACT.md).
-    charged: centsToNumber(f.chargedCents), fee: centsToNumber(f.feeCents), participation_fee: centsToNumber(f.feeCents), currency: 'USD', method: f.method,
-    approval: f.approval, agent_id: f.agentId, holder,
+    charged: centsToNumber(f.chargedCents),
+    fee: centsToNumber(f.feeCents),
+    participation_fee: centsToNumber(f.feeCents),
+    currency: 'USD',
+    method: f.method,
+    approval: f.approval,
+    agent_id: f.agentId,
+    holder,
   })
     .setProtectedHeader({ alg: ALG, kid: s.kid, typ: 'JWT' })
     .setIssuer(f.issuer)

@@ -14,7 +14,14 @@ export type ReceiptsReplies = { ensureKey: KeyReady; rotate: KeyReady };
 export const receiptsRef = actorRef<ReceiptsMessage, ReceiptsReplies>('receipts', 'keys');
 
 /** A public key as the JWKS serves it (RFC 7517; OKP Ed25519). */
-export type PublicJwk = { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; alg: 'EdDSA'; use: 'sig' };
+export type PublicJwk = {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  x: string;
+  kid: string;
+  alg: 'EdDSA';
+  use: 'sig';
+};
 export type Jwks = { keys: PublicJwk[] };
 
 /** The approval a receipt records: the holder present (purchase link, cart link, the console), or a standing grant (an execute checkout). */

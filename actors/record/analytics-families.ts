@@ -1,6 +1,11 @@
 // Read tasks: the families of the current menu with their recorded outcomes, and a ranking
 // family's signals per session (from the engine: rank and sellers are public at session open).
-import { familyQuotes, familyRow, type FamilyOutcomes, type MenuFamily } from '../../src/analytics/families.js';
+import {
+  familyQuotes,
+  familyRow,
+  type FamilyOutcomes,
+  type MenuFamily,
+} from '../../src/analytics/families.js';
 import { MARKETS, familyTicks, type MarketId } from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
 
@@ -34,11 +39,21 @@ export const familiesReads = defineReads({
         where market = ? and tick between ? and ? group by cluster`,
       [a.market, from, to],
     );
-    const sessions = await em.execute('select count(*)::int as n from tape where market = ? and cluster = -1 and tick between ? and ?', [a.market, from, to]);
+    const sessions = await em.execute(
+      'select count(*)::int as n from tape where market = ? and cluster = -1 and tick between ? and ?',
+      [a.market, from, to],
+    );
     const out = new Map<number, FamilyOutcomes>(
       outcomes.map((o) => [
         o.cluster,
-        { executed: o.executed, settled: o.settled, pnlSumCents: o.pnl, profitable: o.profitable, downside: o.downside, soldOut: o.sold_out },
+        {
+          executed: o.executed,
+          settled: o.settled,
+          pnlSumCents: o.pnl,
+          profitable: o.profitable,
+          downside: o.downside,
+          soldOut: o.sold_out,
+        },
       ]),
     );
     const soldBy = new Map<number, number>(sold.map((s) => [s.cluster, s.sold]));
@@ -65,7 +80,12 @@ export const familiesReads = defineReads({
     let prev = a.from <= a.to ? familyTicks(seed, a.market, a.from - 1)[a.cluster] : undefined;
     for (let tick = a.from; tick <= a.to; tick++) {
       const now = familyTicks(seed, a.market, tick)[a.cluster];
-      rows.push({ tick, sales_rank: now.rank, rank_drops_prev: prev!.drops, nsellers: now.nsellers });
+      rows.push({
+        tick,
+        sales_rank: now.rank,
+        rank_drops_prev: prev!.drops,
+        nsellers: now.nsellers,
+      });
       prev = now;
     }
     return rows;

@@ -2,7 +2,14 @@
 // switch, the engine's outcomes of every menu row, rejected ones included).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { rate } from '../../src/analytics/tape.js';
-import { FAMILIES, MARKETS, centsToNumber as money, dealProfitCurve, sessionRows, type MarketId } from '../../src/engine/index.js';
+import {
+  FAMILIES,
+  MARKETS,
+  centsToNumber as money,
+  dealProfitCurve,
+  sessionRows,
+  type MarketId,
+} from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
 
 export type StatsArgs = { market: MarketId; from: number; to: number; oracle: boolean };
@@ -11,9 +18,22 @@ const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 /** Aggregates of a session's executed trades per family (all settled: the session is settled). */
 type Agg = {
-  tick: number; cluster: number; observed: number; trades: number; units: number;
-  house_n: number; house_pnl: number; house_cost: number; user_n: number; user_pnl: number;
-  profitable: number; regime: number; censored: number; margin_sum: number; cost_sum: number; sv_sum: number | null;
+  tick: number;
+  cluster: number;
+  observed: number;
+  trades: number;
+  units: number;
+  house_n: number;
+  house_pnl: number;
+  house_cost: number;
+  user_n: number;
+  user_pnl: number;
+  profitable: number;
+  regime: number;
+  censored: number;
+  margin_sum: number;
+  cost_sum: number;
+  sv_sum: number | null;
 };
 
 // `largest`: the row's largest trade (its censoring is binding: "censored" = it sold out).
@@ -64,8 +84,22 @@ function family(a: Agg) {
 
 function statsRow(tick: number, menuN: number, aggs: Agg[], velocity: boolean) {
   const zero: Agg = {
-    tick, cluster: -1, observed: 0, trades: 0, units: 0, house_n: 0, house_pnl: 0, house_cost: 0, user_n: 0, user_pnl: 0,
-    profitable: 0, regime: 0, censored: 0, margin_sum: 0, cost_sum: 0, sv_sum: 0,
+    tick,
+    cluster: -1,
+    observed: 0,
+    trades: 0,
+    units: 0,
+    house_n: 0,
+    house_pnl: 0,
+    house_cost: 0,
+    user_n: 0,
+    user_pnl: 0,
+    profitable: 0,
+    regime: 0,
+    censored: 0,
+    margin_sum: 0,
+    cost_sum: 0,
+    sv_sum: 0,
   };
   const t = aggs.reduce(add, zero);
   const meanCents = (s: number) => (t.observed ? money(s / t.observed) : null);
@@ -132,8 +166,16 @@ export function oracleRow(seed: number, market: MarketId, tick: number, executed
   };
 }
 
-async function executedRows(em: EntityManager, market: string, from: number, to: number): Promise<Map<number, Set<number>>> {
-  const rows = await em.execute('select distinct tick::float8 as tick, idx from trade where market = ? and tick between ? and ?', [market, from, to]);
+async function executedRows(
+  em: EntityManager,
+  market: string,
+  from: number,
+  to: number,
+): Promise<Map<number, Set<number>>> {
+  const rows = await em.execute(
+    'select distinct tick::float8 as tick, idx from trade where market = ? and tick between ? and ?',
+    [market, from, to],
+  );
   const out = new Map<number, Set<number>>();
   for (const r of rows) {
     if (!out.has(r.tick)) out.set(r.tick, new Set());
@@ -158,7 +200,9 @@ export async function statsRows(em: EntityManager, seed: number, a: StatsArgs) {
   const velocity = MARKETS[a.market].quotes_velocity;
   return sessions.map((s) => {
     const row = statsRow(s.tick, s.menu_n, byTick.get(s.tick) ?? [], velocity);
-    return executed ? { ...row, oracle: oracleRow(seed, a.market, s.tick, executed.get(s.tick) ?? new Set()) } : row;
+    return executed
+      ? { ...row, oracle: oracleRow(seed, a.market, s.tick, executed.get(s.tick) ?? new Set()) }
+      : row;
   });
 }
 

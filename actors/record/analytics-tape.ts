@@ -1,11 +1,30 @@
 // Read tasks over the tape: tape rows (with the settled-only figures from trade and menu_row) and
 // the synthetic book of the last sessions.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { bookFromTape, orderedTapeRow, settledTapeFields, type BookTapeRow } from '../../src/analytics/tape.js';
+import {
+  bookFromTape,
+  orderedTapeRow,
+  settledTapeFields,
+  type BookTapeRow,
+} from '../../src/analytics/tape.js';
 import { defineReads } from '../runtime/read.js';
 
-export type TapeArgs = { market: string; from: number; to: number; cluster: number; open: number; lastSettled: number };
-export type BookArgs = { market: string; cluster: number; window: number; step: number; levels: number; open: number };
+export type TapeArgs = {
+  market: string;
+  from: number;
+  to: number;
+  cluster: number;
+  open: number;
+  lastSettled: number;
+};
+export type BookArgs = {
+  market: string;
+  cluster: number;
+  window: number;
+  step: number;
+  levels: number;
+  open: number;
+};
 
 /** Smallest spread the book quotes, as a fraction of mid. */
 export const BOOK_FLOOR_FRAC = 0.005;
@@ -14,7 +33,13 @@ export const BOOK_FLOOR_FRAC = 0.005;
 const CLUSTER = '(?::int < 0 or cluster = ?)';
 
 /** Settled-only figures of sessions from..to, per tick (restricted to a family when cluster >= 0). */
-async function settledFigures(em: EntityManager, market: string, from: number, to: number, cluster: number) {
+async function settledFigures(
+  em: EntityManager,
+  market: string,
+  from: number,
+  to: number,
+  cluster: number,
+) {
   const trades = await em.execute(
     `select tick::float8 as tick,
             coalesce(sum(realized_pnl_cents) filter (where actor = 'house'), 0)::float8 as house,
@@ -54,17 +79,35 @@ async function settledFigures(em: EntityManager, market: string, from: number, t
 }
 
 /** Tape rows of closed recorded sessions from..to; settled sessions carry the settled-only figures. */
-export async function tapeRows(em: EntityManager, a: TapeArgs): Promise<({ tick: number } & Record<string, unknown>)[]> {
+export async function tapeRows(
+  em: EntityManager,
+  a: TapeArgs,
+): Promise<({ tick: number } & Record<string, unknown>)[]> {
   const rows = await em.execute(
     `select tick::float8 as tick, row from tape
       where market = ? and cluster = ? and tick between ? and ? and tick < ? order by tick`,
     [a.market, a.cluster, a.from, a.to, a.open],
   );
   const lastSettled = Math.min(a.to, a.lastSettled);
-  const settled = lastSettled >= a.from ? await settledFigures(em, a.market, a.from, lastSettled, a.cluster) : new Map();
+  const settled =
+    lastSettled >= a.from
+      ? await settledFigures(em, a.market, a.from, lastSettled, a.cluster)
+      : new Map();
   // A family carried by earlier positions but not listed that session executed nothing: sums 0, rates null.
-  const none = settledTapeFields({ housePnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 0, executedRows: 0 });
-  return rows.map((r) => ({ tick: r.tick as number, ...orderedTapeRow(r.row), ...(r.tick <= a.lastSettled ? settled.get(r.tick) ?? none : {}) }));
+  const none = settledTapeFields({
+    housePnlCents: 0,
+    holderPnlCents: 0,
+    settled: 0,
+    profitable: 0,
+    downside: 0,
+    menuRows: 0,
+    executedRows: 0,
+  });
+  return rows.map((r) => ({
+    tick: r.tick as number,
+    ...orderedTapeRow(r.row),
+    ...(r.tick <= a.lastSettled ? (settled.get(r.tick) ?? none) : {}),
+  }));
 }
 
 export const tapeReads = defineReads({
@@ -96,7 +139,11 @@ export const tapeReads = defineReads({
       levels: a.levels,
       floorFrac: BOOK_FLOOR_FRAC,
       tick: a.open,
-      listed: { n: listed.n, low: listed.lo === null ? null : listed.lo / 100, high: listed.hi === null ? null : listed.hi / 100 },
+      listed: {
+        n: listed.n,
+        low: listed.lo === null ? null : listed.lo / 100,
+        high: listed.hi === null ? null : listed.hi / 100,
+      },
     });
     return book && { sessions: rows.length, book };
   },

@@ -33,31 +33,81 @@ function jsonItems(rows: readonly unknown[]): string {
 }
 
 /** Every fragment of sessions a.from..a.to of a series. */
-export async function buildFragments({ em, seed }: ReadContext, a: FragmentsArgs): Promise<FragmentsReply> {
+export async function buildFragments(
+  { em, seed }: ReadContext,
+  a: FragmentsArgs,
+): Promise<FragmentsReply> {
   const { spec, from, to } = a;
   if (to < from) return [];
-  const ticks = (f: (tick: number, i: number) => SessionFragment) => Array.from({ length: to - from + 1 }, (_, i) => f(from + i, i));
+  const ticks = (f: (tick: number, i: number) => SessionFragment) =>
+    Array.from({ length: to - from + 1 }, (_, i) => f(from + i, i));
   switch (spec.kind) {
     case 'history': {
-      const sessions = await historySessions(em, seed, { market: spec.market, from, to, lastSettled: a.lastSettled, includeBundle: spec.includeBundle, oracle: spec.oracle });
+      const sessions = await historySessions(em, seed, {
+        market: spec.market,
+        from,
+        to,
+        lastSettled: a.lastSettled,
+        includeBundle: spec.includeBundle,
+        oracle: spec.oracle,
+      });
       return sessions.map((s) => fragment(s.tick, s.recorded, jsonItems(s.rows), s.rows.length));
     }
     case 'stats': {
       // A row per recorded session: the rows say which sessions are recorded.
-      const rows = await statsRows(em, seed, { market: spec.market, from, to, oracle: spec.oracle });
+      const rows = await statsRows(em, seed, {
+        market: spec.market,
+        from,
+        to,
+        oracle: spec.oracle,
+      });
       const byTick = perTick(from, to, rows, (r) => r.tick);
-      return ticks((tick, i) => fragment(tick, byTick[i].length > 0, jsonItems(byTick[i]), byTick[i].length));
+      return ticks((tick, i) =>
+        fragment(tick, byTick[i].length > 0, jsonItems(byTick[i]), byTick[i].length),
+      );
     }
     case 'tape': {
       // First: a session seen recorded here has all its rows committed for the queries below.
       const recorded = await recordedTicks(em, spec.market, from, to);
-      const byTick = perTick(from, to, await tapeRows(em, { market: spec.market, cluster: spec.cluster, from, to, open: a.open, lastSettled: a.lastSettled }), (r) => r.tick);
-      return ticks((tick, i) => fragment(tick, recorded.has(tick), jsonItems(byTick[i]), byTick[i].length));
+      const byTick = perTick(
+        from,
+        to,
+        await tapeRows(em, {
+          market: spec.market,
+          cluster: spec.cluster,
+          from,
+          to,
+          open: a.open,
+          lastSettled: a.lastSettled,
+        }),
+        (r) => r.tick,
+      );
+      return ticks((tick, i) =>
+        fragment(tick, recorded.has(tick), jsonItems(byTick[i]), byTick[i].length),
+      );
     }
     case 'dataset': {
       const recorded = await recordedTicks(em, spec.market, from, to);
-      const byTick = perTick(from, to, await datasetRows(em, seed, { market: spec.market, from, to, split: spec.split, expandQty: spec.expandQty }), (r) => r.tick);
-      return ticks((tick, i) => fragment(tick, recorded.has(tick), byTick[i].map((r) => csvLine(r.cells)).join(''), byTick[i].length));
+      const byTick = perTick(
+        from,
+        to,
+        await datasetRows(em, seed, {
+          market: spec.market,
+          from,
+          to,
+          split: spec.split,
+          expandQty: spec.expandQty,
+        }),
+        (r) => r.tick,
+      );
+      return ticks((tick, i) =>
+        fragment(
+          tick,
+          recorded.has(tick),
+          byTick[i].map((r) => csvLine(r.cells)).join(''),
+          byTick[i].length,
+        ),
+      );
     }
     case 'trades': {
       const recorded = await recordedTicks(em, spec.market, from, to);
@@ -66,7 +116,11 @@ export async function buildFragments({ em, seed }: ReadContext, a: FragmentsArgs
         const texts = byTick[i].map((t) => JSON.stringify(tradeJson(t)));
         const starts: number[] = [0];
         for (const t of texts) starts.push(starts[starts.length - 1] + Buffer.byteLength(t) + 1);
-        return { ...fragment(tick, recorded.has(tick), texts.join(','), texts.length), actors: byTick[i].map((t) => (t.actor === 'house' ? 'h' : 'u')).join(''), starts };
+        return {
+          ...fragment(tick, recorded.has(tick), texts.join(','), texts.length),
+          actors: byTick[i].map((t) => (t.actor === 'house' ? 'h' : 'u')).join(''),
+          starts,
+        };
       });
     }
   }

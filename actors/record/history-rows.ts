@@ -1,14 +1,38 @@
 // Pure builders of history rows (SPEC "History row"): a served deal plus what the record knows of
 // it. Outcomes come only from trades that executed the row, revealed by settlement; the profit
 // curve is the engine's, censored at the largest executed volume when that position sold out.
-import { dealProfitCurve, centsToNumber, menuSize, sessionRow, type MarketId, type ProfitCurve, type SessionRow } from '../../src/engine/index.js';
+import {
+  dealProfitCurve,
+  centsToNumber,
+  menuSize,
+  sessionRow,
+  type MarketId,
+  type ProfitCurve,
+  type SessionRow,
+} from '../../src/engine/index.js';
 import { tradeJson, type TradeRow } from './trade-json.js';
 
 /** SPEC field order of a Deal object (jsonb does not keep key order). */
 const DEAL_ORDER = [
-  'key', 'tick', 'sku_family', 'cluster', 'bundle', 'unit_cost', 'list_price', 'margin', 'listed_at',
-  'sales_velocity', 'inverse_sv', 'sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers',
-  'max_qty', 'house_accepted', 'house_qty',
+  'key',
+  'tick',
+  'sku_family',
+  'cluster',
+  'bundle',
+  'unit_cost',
+  'list_price',
+  'margin',
+  'listed_at',
+  'sales_velocity',
+  'inverse_sv',
+  'sales_rank',
+  'sales_rank_avg',
+  'rank_drops',
+  'rank_drops_long',
+  'nsellers',
+  'max_qty',
+  'house_accepted',
+  'house_qty',
 ] as const;
 
 export type DealJson = Record<string, any> & { bundle: { title: string } };
@@ -43,7 +67,8 @@ export class Outcomes {
     if (!row) {
       let n = this.sizes.get(tick);
       if (n === undefined) this.sizes.set(tick, (n = menuSize(this.seed, this.market, tick)));
-      if (!Number.isInteger(idx) || idx < 0 || idx >= n) throw new Error(`no menu row ${idx} in ${this.market} session ${tick}`);
+      if (!Number.isInteger(idx) || idx < 0 || idx >= n)
+        throw new Error(`no menu row ${idx} in ${this.market} session ${tick}`);
       this.rows.set(key, (row = sessionRow(this.seed, this.market, tick, idx, n)));
     }
     return row;
@@ -56,7 +81,8 @@ export class Outcomes {
   }
 }
 
-export const curveJson = (c: ProfitCurve) => c.profit_curve_cents.map((x) => (x === null ? null : centsToNumber(x)));
+export const curveJson = (c: ProfitCurve) =>
+  c.profit_curve_cents.map((x) => (x === null ? null : centsToNumber(x)));
 
 export type RowContext = {
   recorded: boolean;
@@ -69,7 +95,12 @@ export type RowContext = {
 };
 
 /** A history row of menu row `idx` of session `deal.tick`, with the trades that executed it. */
-export function historyRow(deal: DealJson, idx: number, trades: TradeRow[], ctx: RowContext): Record<string, unknown> {
+export function historyRow(
+  deal: DealJson,
+  idx: number,
+  trades: TradeRow[],
+  ctx: RowContext,
+): Record<string, unknown> {
   const status = !ctx.recorded ? 'unrecorded' : trades.length ? 'observed' : 'rejected';
   const row: Record<string, unknown> = {
     ...servedDeal(deal, ctx.includeBundle),

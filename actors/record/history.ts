@@ -7,7 +7,12 @@ import { historyRow, Outcomes, tradesByRow, type DealJson } from './history-rows
 import { TRADE_FROM, TRADE_SELECT, type TradeRow } from './trade-json.js';
 
 /** Recorded sessions of a range. */
-export async function recordedTicks(em: EntityManager, market: string, from: number, to: number): Promise<Set<number>> {
+export async function recordedTicks(
+  em: EntityManager,
+  market: string,
+  from: number,
+  to: number,
+): Promise<Set<number>> {
   const rows = await em.execute(
     'select tick::float8 as tick from market_session where market = ? and tick between ? and ? and recorded',
     [market, from, to],
@@ -16,7 +21,13 @@ export async function recordedTicks(em: EntityManager, market: string, from: num
 }
 
 /** Trades of a range in (tick, id) order, optionally only settled ones. */
-export async function rangeTrades(em: EntityManager, market: string, from: number, to: number, settledOnly = false): Promise<TradeRow[]> {
+export async function rangeTrades(
+  em: EntityManager,
+  market: string,
+  from: number,
+  to: number,
+  settledOnly = false,
+): Promise<TradeRow[]> {
   return (await em.execute(
     `select ${TRADE_SELECT} from ${TRADE_FROM}
       where t.market = ? and t.tick between ? and ? ${settledOnly ? 'and t.settled' : ''} order by t.tick, t.id`,
@@ -28,7 +39,11 @@ export async function rangeTrades(em: EntityManager, market: string, from: numbe
 export type HistorySession = { tick: number; recorded: boolean; rows: Record<string, unknown>[] };
 
 /** History rows of sessions a.from..a.to (closed ones: the route clips `to`), session by session. */
-export async function historySessions(em: EntityManager, seed: number, a: HistoryArgs): Promise<HistorySession[]> {
+export async function historySessions(
+  em: EntityManager,
+  seed: number,
+  a: HistoryArgs,
+): Promise<HistorySession[]> {
   if (a.to < a.from) return [];
   // First: a session seen recorded here has all its rows committed for the queries below.
   const recorded = await recordedTicks(em, a.market, a.from, a.to);
@@ -38,15 +53,33 @@ export async function historySessions(em: EntityManager, seed: number, a: Histor
   )) as { tick: number; idx: number; deal: DealJson }[];
   const trades = tradesByRow(await rangeTrades(em, a.market, a.from, a.to));
   const byTick = new Map<number, { idx: number; deal: DealJson }[]>();
-  for (const r of menuRows) if (recorded.has(r.tick)) (byTick.get(r.tick) ?? byTick.set(r.tick, []).get(r.tick)!).push(r);
+  for (const r of menuRows)
+    if (recorded.has(r.tick)) (byTick.get(r.tick) ?? byTick.set(r.tick, []).get(r.tick)!).push(r);
   const outcomes = new Outcomes(seed, a.market);
   const out: HistorySession[] = [];
   for (let tick = a.from; tick <= a.to; tick++) {
     const isRecorded = recorded.has(tick);
     // A session not recorded yet: its menu from the engine, with no outcomes.
-    const deals = isRecorded ? byTick.get(tick) ?? [] : menu(seed, a.market, tick).map((d, idx) => ({ idx, deal: dealToJson(d) as unknown as DealJson }));
-    const ctx = { recorded: isRecorded, settled: tick <= a.lastSettled, includeBundle: a.includeBundle, oracle: a.oracle, outcomes };
-    out.push({ tick, recorded: isRecorded, rows: deals.map(({ idx, deal }) => historyRow(deal, idx, isRecorded ? trades.get(`${tick}:${idx}`) ?? [] : [], ctx)) });
+    const deals = isRecorded
+      ? (byTick.get(tick) ?? [])
+      : menu(seed, a.market, tick).map((d, idx) => ({
+          idx,
+          deal: dealToJson(d) as unknown as DealJson,
+        }));
+    const ctx = {
+      recorded: isRecorded,
+      settled: tick <= a.lastSettled,
+      includeBundle: a.includeBundle,
+      oracle: a.oracle,
+      outcomes,
+    };
+    out.push({
+      tick,
+      recorded: isRecorded,
+      rows: deals.map(({ idx, deal }) =>
+        historyRow(deal, idx, isRecorded ? (trades.get(`${tick}:${idx}`) ?? []) : [], ctx),
+      ),
+    });
   }
   return out;
 }
@@ -55,7 +88,11 @@ export const historyReads = defineReads({
   'history.rows': async ({ em, seed }, a: HistoryArgs): Promise<HistoryReply> => {
     if (a.to < a.from) return { sessions: 0, recorded_sessions: 0, rows: [] };
     const sessions = await historySessions(em, seed, a);
-    return { sessions: a.to - a.from + 1, recorded_sessions: sessions.filter((x) => x.recorded).length, rows: sessions.flatMap((x) => x.rows) };
+    return {
+      sessions: a.to - a.from + 1,
+      recorded_sessions: sessions.filter((x) => x.recorded).length,
+      rows: sessions.flatMap((x) => x.rows),
+    };
   },
 
   'history.coverage': async ({ em }, a: { market: MarketId }): Promise<CoverageReply> => {

@@ -5,4 +5,10 @@ import { historyReads } from './history.js';
 import { projectionReads } from './projection.js';
 import { tradesReads } from './trades.js';
 
-export const readTasks = { ...historyReads, ...tradesReads, ...analyticsReads, ...projectionReads, ...fragmentReads };
+export const readTasks = {
+  ...historyReads,
+  ...tradesReads,
+  ...analyticsReads,
+  ...projectionReads,
+  ...fragmentReads,
+};

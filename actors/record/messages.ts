@@ -15,7 +15,11 @@ export type HistoryArgs = {
   oracle: boolean;
 };
 
-export type HistoryReply = { sessions: number; recorded_sessions: number; rows: Record<string, unknown>[] };
+export type HistoryReply = {
+  sessions: number;
+  recorded_sessions: number;
+  rows: Record<string, unknown>[];
+};
 
 export type CoverageReply = {
   recorded: { first_tick: number | null; last_tick: number | null; sessions: number };
@@ -31,11 +35,24 @@ export type CoverageReply = {
   trades: { total: number; house: number; user: number };
 };
 
-export type TradesArgs = { market: MarketId; from: number; to: number; actor?: 'house' | 'user'; limit: number; offset: number };
+export type TradesArgs = {
+  market: MarketId;
+  from: number;
+  to: number;
+  actor?: 'house' | 'user';
+  limit: number;
+  offset: number;
+};
 export type TradesReply = { total: number; trades: Record<string, unknown>[] };
 
 /** labeled: `to` clipped to the last settled session; unlabeled: to the last closed one. */
-export type DatasetArgs = { market: MarketId; from: number; to: number; split: 'labeled' | 'unlabeled'; expandQty: boolean };
+export type DatasetArgs = {
+  market: MarketId;
+  from: number;
+  to: number;
+  split: 'labeled' | 'unlabeled';
+  expandQty: boolean;
+};
 
 export type DealProjectionArgs = {
   market: MarketId;
@@ -53,7 +70,13 @@ export type DealProjectionArgs = {
 };
 
 /** A day's figures in integer cents. */
-export type DayCents = { executions: number; units: number; turnover_cents: number; units_sold: number; pnl_cents: number };
+export type DayCents = {
+  executions: number;
+  units: number;
+  turnover_cents: number;
+  units_sold: number;
+  pnl_cents: number;
+};
 export type TickerArgs = { markets: { market: MarketId; hi: number }[] };
 /** Per market and UTC day: executions filled that day, results settled that day (cents). */
 export type DayRow = { day: number; market: MarketId } & DayCents;
@@ -76,7 +99,13 @@ export type FragmentSpec =
   | { kind: 'dataset'; market: MarketId; split: 'labeled' | 'unlabeled'; expandQty: boolean };
 
 /** Sessions from..to of a series, as the record stands at `open` (its last settled session given). */
-export type FragmentsArgs = { spec: FragmentSpec; from: number; to: number; open: number; lastSettled: number };
+export type FragmentsArgs = {
+  spec: FragmentSpec;
+  from: number;
+  to: number;
+  open: number;
+  lastSettled: number;
+};
 
 /**
  * A session's part of an answer: its items (history rows, trades, tape or stats row, CSV lines)

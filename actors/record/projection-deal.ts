@@ -18,15 +18,31 @@
 //   (src/analytics/similar-deals.ts): it reads the tape and trades of twice the lookback.
 import { FAMILIES, MARKETS, centsToNumber, simulatePosition } from '../../src/engine/index.js';
 import { project, scenariosFrom } from '../../src/analytics/projection.js';
-import { belowLowScenario, settledResults, type SettledDeal } from '../../src/analytics/similar-deals.js';
+import {
+  belowLowScenario,
+  settledResults,
+  type SettledDeal,
+} from '../../src/analytics/similar-deals.js';
 import { ActorError } from '../runtime/actor.js';
 import { defineReads } from '../runtime/read.js';
 import type { DealProjectionArgs } from './messages.js';
 
 type TradeRow = {
-  tick: number; actor: string; qty: number; unit_cost_cents: number; list_price_cents: number; fee_cents: number;
-  holding_cents: number; horizon: number; sales_by_tick: number[]; units_sold: number; settled: boolean;
-  sold_out: boolean | null; regime: boolean | null; surcharge_cents: number | null; pnl_cents: number | null;
+  tick: number;
+  actor: string;
+  qty: number;
+  unit_cost_cents: number;
+  list_price_cents: number;
+  fee_cents: number;
+  holding_cents: number;
+  horizon: number;
+  sales_by_tick: number[];
+  units_sold: number;
+  settled: boolean;
+  sold_out: boolean | null;
+  regime: boolean | null;
+  surcharge_cents: number | null;
+  pnl_cents: number | null;
 };
 
 const LEAD = 1;
@@ -35,8 +51,15 @@ const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 const settledDeal = (t: TradeRow): SettledDeal => ({
-  tick: t.tick, horizon: t.horizon, qty: t.qty, unitsSold: t.units_sold, unitCostCents: t.unit_cost_cents, listPriceCents: t.list_price_cents,
-  feeCents: t.fee_cents, holdingCents: t.holding_cents, pnlCents: t.pnl_cents!,
+  tick: t.tick,
+  horizon: t.horizon,
+  qty: t.qty,
+  unitsSold: t.units_sold,
+  unitCostCents: t.unit_cost_cents,
+  listPriceCents: t.list_price_cents,
+  feeCents: t.fee_cents,
+  holdingCents: t.holding_cents,
+  pnlCents: t.pnl_cents!,
 });
 
 export const dealProjectionReads = defineReads({
@@ -58,7 +81,8 @@ export const dealProjectionReads = defineReads({
           where market = ? and cluster = ? and tick = (select max(tick) from menu_row where market = ? and cluster = ? and tick <= ?)`,
         [a.market, a.cluster, a.market, a.cluster, a.open],
       );
-      if (row?.p === null || row?.p === undefined) throw new ActorError(404, `family ${a.cluster} was never listed on ${a.market}`);
+      if (row?.p === null || row?.p === undefined)
+        throw new ActorError(404, `family ${a.cluster} was never listed on ${a.market}`);
       listPriceCents = row.p as number;
       basis = 'record_mean';
     }
@@ -82,33 +106,61 @@ export const dealProjectionReads = defineReads({
     )) as TradeRow[];
     const trades = reachedTrades.filter((t) => t.tick >= from);
     const settled = trades.filter((t) => t.settled);
-    const { scenarios, p10, p50, p90 } = scenariosFrom(settled.map((t) => t.units_sold / t.horizon));
+    const { scenarios, p10, p50, p90 } = scenariosFrom(
+      settled.map((t) => t.units_sold / t.horizon),
+    );
     const fee = spec.fees.fulfilment_per_unit_cents;
     const holding = spec.fees.holding_per_unit_session_cents;
     const p = project({
-      history, fit: a.fit, horizon, lastTick: last, lead: LEAD, pathDigits: PATH_DIGITS,
-      unitCost: centsToNumber(a.unitCostCents), listPrice: centsToNumber(listPriceCents),
-      feePerUnit: centsToNumber(fee), holdingPerUnit: centsToNumber(holding),
-      maxQty: a.maxQty, scenarios: { low_mult: scenarios.low_mult, high_mult: scenarios.high_mult },
+      history,
+      fit: a.fit,
+      horizon,
+      lastTick: last,
+      lead: LEAD,
+      pathDigits: PATH_DIGITS,
+      unitCost: centsToNumber(a.unitCostCents),
+      listPrice: centsToNumber(listPriceCents),
+      feePerUnit: centsToNumber(fee),
+      holdingPerUnit: centsToNumber(holding),
+      maxQty: a.maxQty,
+      scenarios: { low_mult: scenarios.low_mult, high_mult: scenarios.high_mult },
     });
 
     const realised = settled.map((t) => {
       const replay = simulatePosition({
-        qty: t.qty, unitCostCents: a.unitCostCents, listPriceCents: listPriceCents!, feeCents: t.fee_cents, holdingCents: t.holding_cents,
-        demand: t.sales_by_tick, regime: false, extraCostFrac: 0, flatExtraCostCents: 0,
+        qty: t.qty,
+        unitCostCents: a.unitCostCents,
+        listPriceCents: listPriceCents!,
+        feeCents: t.fee_cents,
+        holdingCents: t.holding_cents,
+        demand: t.sales_by_tick,
+        regime: false,
+        extraCostFrac: 0,
+        flatExtraCostCents: 0,
       });
       return {
-        tick: t.tick, actor: t.actor, qty: t.qty, unit_cost: centsToNumber(t.unit_cost_cents), list_price: centsToNumber(t.list_price_cents),
-        units_sold: t.units_sold, pnl: centsToNumber(t.pnl_cents!),
+        tick: t.tick,
+        actor: t.actor,
+        qty: t.qty,
+        unit_cost: centsToNumber(t.unit_cost_cents),
+        list_price: centsToNumber(t.list_price_cents),
+        units_sold: t.units_sold,
+        pnl: centsToNumber(t.pnl_cents!),
         pnl_repriced: centsToNumber(replay.realized_pnl_cents - (t.surcharge_cents ?? 0)),
-        sold_out: t.sold_out, downside_event: t.regime,
+        sold_out: t.sold_out,
+        downside_event: t.regime,
       };
     });
 
     const results = settledResults(settled.map(settledDeal));
     const calibration = belowLowScenario({
-      history: reached, settled: reachedTrades.filter((t) => t.settled).map(settledDeal), from,
-      lookback: a.lookback, fit: a.fit, lead: LEAD, pathDigits: PATH_DIGITS,
+      history: reached,
+      settled: reachedTrades.filter((t) => t.settled).map(settledDeal),
+      from,
+      lookback: a.lookback,
+      fit: a.fit,
+      lead: LEAD,
+      pathDigits: PATH_DIGITS,
     });
 
     return {
@@ -116,8 +168,19 @@ export const dealProjectionReads = defineReads({
       tick: a.open,
       cluster: a.cluster,
       sku_family: family.sku_family,
-      history: history.map((r) => ({ tick: r.tick, velocity: r4(r.velocity), sold: r.sold, active: r.active })),
-      fit: { kind: p.fit.kind, intercept: r6(p.fit.intercept), slope: r6(p.fit.slope), r2: r6(p.fit.r2), points: p.fit.points },
+      history: history.map((r) => ({
+        tick: r.tick,
+        velocity: r4(r.velocity),
+        sold: r.sold,
+        active: r.active,
+      })),
+      fit: {
+        kind: p.fit.kind,
+        intercept: r6(p.fit.intercept),
+        slope: r6(p.fit.slope),
+        r2: r6(p.fit.r2),
+        points: p.fit.points,
+      },
       projection: p.projection,
       scenarios,
       qty: p.qty,
@@ -138,10 +201,19 @@ export const dealProjectionReads = defineReads({
         per_deal_velocity_p90: p90 === null ? null : r4(p90),
       },
       params: {
-        lookback: a.lookback, fit: a.fit, horizon, lead: LEAD, from_tick: from, to_tick: last,
-        fee: centsToNumber(fee), holding: centsToNumber(holding),
-        unit_cost: centsToNumber(a.unitCostCents), list_price: centsToNumber(listPriceCents), list_price_basis: basis,
-        cluster: a.cluster, max_qty: a.maxQty,
+        lookback: a.lookback,
+        fit: a.fit,
+        horizon,
+        lead: LEAD,
+        from_tick: from,
+        to_tick: last,
+        fee: centsToNumber(fee),
+        holding: centsToNumber(holding),
+        unit_cost: centsToNumber(a.unitCostCents),
+        list_price: centsToNumber(listPriceCents),
+        list_price_basis: basis,
+        cluster: a.cluster,
+        max_qty: a.maxQty,
       },
       quoted_velocity: spec.quotes_velocity ? a.quotedVelocity : null,
       calibration,

@@ -7,33 +7,75 @@
 // it settles at the close of session tick + horizon, at (tick + horizon + 1) * interval, and its
 // result counts on that day. Days are UTC days of service time. `as_of` is the latest close of any
 // market ((open tick) * interval, service seconds).
-import { MARKETS, MARKET_IDS, centsToNumber, familyByCluster, type MarketId } from '../../src/engine/index.js';
+import {
+  MARKETS,
+  MARKET_IDS,
+  centsToNumber,
+  familyByCluster,
+  type MarketId,
+} from '../../src/engine/index.js';
 import { defineReads } from '../runtime/read.js';
 import { jsonParam } from '../runtime/sql.js';
-import type { DayCents, DayRow, FinalDays, PulseAnswer, PulseArgs, PulseReply, TickerArgs } from './messages.js';
+import type {
+  DayCents,
+  DayRow,
+  FinalDays,
+  PulseAnswer,
+  PulseArgs,
+  PulseReply,
+  TickerArgs,
+} from './messages.js';
 
 const DAY = 86_400;
 const TAPE_SESSIONS = 48;
 const RECENT = 20;
 const WINDOW_DAYS = 30;
 
-type Figures = { executions: number; units: number; turnover: number; units_sold: number; pnl: number };
+type Figures = {
+  executions: number;
+  units: number;
+  turnover: number;
+  units_sold: number;
+  pnl: number;
+};
 type Cents = DayCents;
 type Group = { market: MarketId; fday: string; sday: string; open_interest: number } & Cents;
-type Recent = { market: MarketId; tick: number; settled_at: number; cluster: number; actor: 'house' | 'user'; qty: number; units_sold: number; pnl_cents: number; sold_out: boolean; regime: boolean };
+type Recent = {
+  market: MarketId;
+  tick: number;
+  settled_at: number;
+  cluster: number;
+  actor: 'house' | 'user';
+  qty: number;
+  units_sold: number;
+  pnl_cents: number;
+  sold_out: boolean;
+  regime: boolean;
+};
 
-const zero = (): Cents => ({ executions: 0, units: 0, turnover_cents: 0, units_sold: 0, pnl_cents: 0 });
+const zero = (): Cents => ({
+  executions: 0,
+  units: 0,
+  turnover_cents: 0,
+  units_sold: 0,
+  pnl_cents: 0,
+});
 const KEYS = ['executions', 'units', 'turnover_cents', 'units_sold', 'pnl_cents'] as const;
 const add = (a: Cents, b: Partial<Cents>) => {
   for (const k of KEYS) a[k] += b[k] ?? 0;
 };
 const served = (c: Cents): Figures => ({
-  executions: c.executions, units: c.units, turnover: centsToNumber(c.turnover_cents), units_sold: c.units_sold, pnl: centsToNumber(c.pnl_cents),
+  executions: c.executions,
+  units: c.units,
+  turnover: centsToNumber(c.turnover_cents),
+  units_sold: c.units_sold,
+  pnl: centsToNumber(c.pnl_cents),
 });
 const dayLabel = (day: number) => new Date(day * DAY * 1000).toISOString().slice(0, 10);
 const perMarket = MARKET_IDS.map(() => '(t.market = ? and t.tick >= ?)').join(' or ');
 const boundsOf = (lo: Record<MarketId, number>) => MARKET_IDS.flatMap((m) => [m, lo[m]]);
-const intervals = () => jsonParam(MARKET_IDS.map((m) => ({ market: m, iv: MARKETS[m].interval_seconds })));
+const intervals = () =>
+  jsonParam(MARKET_IDS.map((m) => ({ market: m, iv: MARKETS[m].interval_seconds })));
 
 export const pulseReads = defineReads({
   'projection.ticker': async ({ em }, a: TickerArgs) => {
@@ -54,10 +96,12 @@ export const pulseReads = defineReads({
     // One scan of the trades not in final days, grouped by market, fill day and settle day. The
     // per-market lower ticks are bound values, so the planner sees them and uses the (market, tick)
     // index when they cut the record short.
-    const lows = Object.fromEntries(MARKET_IDS.map((m) => {
-      const { interval_seconds: iv, settlement_horizon_ticks: h } = MARKETS[m];
-      return [m, before === null ? 0 : Math.floor((before * DAY) / iv) - 1 - h];
-    })) as Record<MarketId, number>;
+    const lows = Object.fromEntries(
+      MARKET_IDS.map((m) => {
+        const { interval_seconds: iv, settlement_horizon_ticks: h } = MARKETS[m];
+        return [m, before === null ? 0 : Math.floor((before * DAY) / iv) - 1 - h];
+      }),
+    ) as Record<MarketId, number>;
     const groups = (await em.execute(
       `select t.market, ((t.tick + 1) * m.iv) / ${DAY} as fday, ((t.tick + 1 + t.horizon) * m.iv) / ${DAY} as sday,
               count(*)::float8 as executions, sum(t.qty)::float8 as units, sum(t.qty::bigint * t.unit_cost_cents)::float8 as turnover_cents,
@@ -72,7 +116,12 @@ export const pulseReads = defineReads({
 
     // The last 24 hours at session precision (fills, and settlements, after as_of - 1 day).
     const since = asOf - DAY;
-    const lo24 = Object.fromEntries(MARKET_IDS.map((m) => [m, Math.floor(since / MARKETS[m].interval_seconds) - 1 - MARKETS[m].settlement_horizon_ticks])) as Record<MarketId, number>;
+    const lo24 = Object.fromEntries(
+      MARKET_IDS.map((m) => [
+        m,
+        Math.floor(since / MARKETS[m].interval_seconds) - 1 - MARKETS[m].settlement_horizon_ticks,
+      ]),
+    ) as Record<MarketId, number>;
     const last24 = (await em.execute(
       `select t.market,
               count(*) filter (where (t.tick + 1) * m.iv > ?)::float8 as executions,
@@ -96,7 +145,11 @@ export const pulseReads = defineReads({
     const tape = (await em.execute(
       `select x.market, t.tick::float8 as tick, t.row from jsonb_to_recordset(?::jsonb) as x(market text, lo bigint, hi bigint)
          join tape t on t.market = x.market and t.cluster = -1 and t.tick between x.lo and x.hi order by x.market, t.tick`,
-      [jsonParam(MARKET_IDS.map((m) => ({ market: m, lo: a.open[m] - TAPE_SESSIONS, hi: a.open[m] - 1 })))],
+      [
+        jsonParam(
+          MARKET_IDS.map((m) => ({ market: m, lo: a.open[m] - TAPE_SESSIONS, hi: a.open[m] - 1 })),
+        ),
+      ],
     )) as { market: MarketId; tick: number; row: Record<string, unknown> }[];
 
     const recent = (await em.execute(
@@ -109,7 +162,8 @@ export const pulseReads = defineReads({
 
     const rows = dayRows(groups, a.final);
     const openInterest = new Map<MarketId, number>();
-    for (const g of groups) openInterest.set(g.market, (openInterest.get(g.market) ?? 0) + g.open_interest);
+    for (const g of groups)
+      openInterest.set(g.market, (openInterest.get(g.market) ?? 0) + g.open_interest);
     const finalBefore = Math.floor(Math.min(...closes) / DAY);
     return {
       answer: assemble(asOf, rows, openInterest, last24, sessions, tape, recent),
@@ -131,8 +185,14 @@ function dayRows(groups: Group[], final: FinalDays | null): DayRow[] {
   const fresh = (day: number) => final === null || day >= final.before;
   for (const g of groups) {
     const [fday, sday] = [Number(g.fday), Number(g.sday)];
-    if (fresh(fday)) add(at(g.market, fday), { executions: g.executions, units: g.units, turnover_cents: g.turnover_cents });
-    if (fresh(sday) && (g.units_sold || g.pnl_cents)) add(at(g.market, sday), { units_sold: g.units_sold, pnl_cents: g.pnl_cents });
+    if (fresh(fday))
+      add(at(g.market, fday), {
+        executions: g.executions,
+        units: g.units,
+        turnover_cents: g.turnover_cents,
+      });
+    if (fresh(sday) && (g.units_sold || g.pnl_cents))
+      add(at(g.market, sday), { units_sold: g.units_sold, pnl_cents: g.pnl_cents });
   }
   return [...out.values()];
 }
@@ -155,7 +215,10 @@ function assemble(
     if (!e) days.set(d, (e = { all: zero(), by: new Map() }));
     return e;
   };
-  const totals = new Map<MarketId | 'all', Cents & { open_interest: number; sessions: number; days: Set<number> }>();
+  const totals = new Map<
+    MarketId | 'all',
+    Cents & { open_interest: number; sessions: number; days: Set<number> }
+  >();
   const tot = (k: MarketId | 'all') => {
     let e = totals.get(k);
     if (!e) totals.set(k, (e = { ...zero(), open_interest: 0, sessions: 0, days: new Set() }));
@@ -163,7 +226,13 @@ function assemble(
   };
   for (const r of rows) {
     const { day, market } = r;
-    const c: Cents = { executions: r.executions, units: r.units, turnover_cents: r.turnover_cents, units_sold: r.units_sold, pnl_cents: r.pnl_cents };
+    const c: Cents = {
+      executions: r.executions,
+      units: r.units,
+      turnover_cents: r.turnover_cents,
+      units_sold: r.units_sold,
+      pnl_cents: r.pnl_cents,
+    };
     const e = dayOf(day);
     add(e.all, c);
     if (!e.by.has(market)) e.by.set(market, zero());
@@ -195,19 +264,38 @@ function assemble(
     }
     const n = inWindow.length || 1;
     return {
-      days: inWindow.length, from_day: inWindow.length ? dayLabel(inWindow[0]) : null, to_day: dayLabel(asOfDay),
+      days: inWindow.length,
+      from_day: inWindow.length ? dayLabel(inWindow[0]) : null,
+      to_day: dayLabel(asOfDay),
       ...served(sum),
-      per_day: { executions: Math.round((sum.executions / n) * 100) / 100, units: Math.round((sum.units / n) * 100) / 100, turnover: centsToNumber(sum.turnover_cents / n) },
+      per_day: {
+        executions: Math.round((sum.executions / n) * 100) / 100,
+        units: Math.round((sum.units / n) * 100) / 100,
+        turnover: centsToNumber(sum.turnover_cents / n),
+      },
       best_day: best === null ? null : { day: dayLabel(best.day), ...served(best.c) },
     };
   };
   const figures = (k: MarketId | 'all') => {
     const t = tot(k);
-    return { ...served(t), sessions_recorded: t.sessions, days_on_record: t.days.size, open_interest: t.open_interest };
+    return {
+      ...served(t),
+      sessions_recorded: t.sessions,
+      days_on_record: t.days.size,
+      open_interest: t.open_interest,
+    };
   };
   const last24Of = (k: MarketId | 'all') => {
     const c = zero();
-    for (const r of last24) if (k === 'all' || r.market === k) add(c, { executions: r.executions, units: r.units, turnover_cents: r.turnover_cents, units_sold: r.units_sold, pnl_cents: r.pnl_cents });
+    for (const r of last24)
+      if (k === 'all' || r.market === k)
+        add(c, {
+          executions: r.executions,
+          units: r.units,
+          turnover_cents: r.turnover_cents,
+          units_sold: r.units_sold,
+          pnl_cents: r.pnl_cents,
+        });
     return served(c);
   };
 
@@ -218,7 +306,11 @@ function assemble(
     last_24h: last24Of('all'),
     days: sorted.map((d) => {
       const e = days.get(d)!;
-      return { day: dayLabel(d), ...served(e.all), by_market: Object.fromEntries(MARKET_IDS.map((m) => [m, served(e.by.get(m) ?? zero())])) };
+      return {
+        day: dayLabel(d),
+        ...served(e.all),
+        by_market: Object.fromEntries(MARKET_IDS.map((m) => [m, served(e.by.get(m) ?? zero())])),
+      };
     }),
     markets: MARKET_IDS.map((m) => ({
       market: m,
@@ -231,8 +323,17 @@ function assemble(
       .sort((x, y) => y.settled_at - x.settled_at || y.tick - x.tick)
       .slice(0, RECENT)
       .map((r) => ({
-        market: r.market, tick: r.tick, settled_at: r.settled_at, cluster: r.cluster, sku_family: familyByCluster(r.cluster).sku_family,
-        actor: r.actor, qty: r.qty, units_sold: r.units_sold, realized_pnl: centsToNumber(r.pnl_cents), sold_out: r.sold_out, regime: r.regime,
+        market: r.market,
+        tick: r.tick,
+        settled_at: r.settled_at,
+        cluster: r.cluster,
+        sku_family: familyByCluster(r.cluster).sku_family,
+        actor: r.actor,
+        qty: r.qty,
+        units_sold: r.units_sold,
+        realized_pnl: centsToNumber(r.pnl_cents),
+        sold_out: r.sold_out,
+        regime: r.regime,
       })),
   };
 }

@@ -18,7 +18,9 @@ async function position(em: EntityManager): Promise<RecordPosition> {
        from market_session s left join history_load h on h.market = s.market
       where s.closed_at is null group by s.market`,
   );
-  return Object.fromEntries(rows.map((r) => [r.market, { open: r.open, loaded: r.loaded === true }]));
+  return Object.fromEntries(
+    rows.map((r) => [r.market, { open: r.open, loaded: r.loaded === true }]),
+  );
 }
 
 export function covers(p: RecordPosition, mark: RecordMark): boolean {
@@ -30,4 +32,8 @@ export function covers(p: RecordPosition, mark: RecordMark): boolean {
 }
 
 // 'record.warm' builds the fragments the front end caches: they too are closed sessions only.
-export const replicaReads: ReplicaReads<RecordPosition, RecordMark> = { names: Object.keys(readTasks), position, covers };
+export const replicaReads: ReplicaReads<RecordPosition, RecordMark> = {
+  names: Object.keys(readTasks),
+  position,
+  covers,
+};

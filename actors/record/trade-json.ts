@@ -5,7 +5,13 @@
 import type { TradeRecord } from '../market/rows.js';
 import { MARKETS, centsToNumber, type MarketId } from '../../src/engine/index.js';
 
-const RANKING_FIELDS = ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers'] as const;
+const RANKING_FIELDS = [
+  'sales_rank',
+  'sales_rank_avg',
+  'rank_drops',
+  'rank_drops_long',
+  'nsellers',
+] as const;
 
 /**
  * Select list for `trade t join menu_row m on (m.market, m.tick, m.idx) = (t.market, t.tick, t.idx)`:

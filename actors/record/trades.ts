@@ -11,8 +11,24 @@ import { TRADE_FROM, TRADE_SELECT, tradeJson, type TradeRow } from './trade-json
 
 /** The listing's own columns, quote fields by market kind. */
 function dealCells(market: MarketId, d: DealJson): Cell[] {
-  const head: Cell[] = [market, d.tick, d.key, d.cluster, d.sku_family, d.bundle.title, d.listed_at, d.unit_cost, d.list_price, d.margin, d.max_qty, d.house_accepted, d.house_qty];
-  return MARKETS[market].quotes_velocity ? [...head, d.sales_velocity, d.inverse_sv] : [...head, ...RANKING_HEAD.map((f) => d[f])];
+  const head: Cell[] = [
+    market,
+    d.tick,
+    d.key,
+    d.cluster,
+    d.sku_family,
+    d.bundle.title,
+    d.listed_at,
+    d.unit_cost,
+    d.list_price,
+    d.margin,
+    d.max_qty,
+    d.house_accepted,
+    d.house_qty,
+  ];
+  return MARKETS[market].quotes_velocity
+    ? [...head, d.sales_velocity, d.inverse_sv]
+    : [...head, ...RANKING_HEAD.map((f) => d[f])];
 }
 
 type LabeledRow = TradeRow & { deal: DealJson };
@@ -23,8 +39,19 @@ const money = (c: number | null) => (c === null ? null : centsToNumber(c));
 
 function labelCells(t: TradeRow): Cell[] {
   return [
-    t.id, t.actor, t.qty, centsToNumber(t.cost_basis_cents), t.sales_by_tick.join(';'), t.units_sold, t.sold_out, t.regime,
-    centsToNumber(t.revenue_cents), centsToNumber(t.holding_cost_cents), money(t.surcharge_cents), money(t.writeoff_cents), money(t.realized_pnl_cents),
+    t.id,
+    t.actor,
+    t.qty,
+    centsToNumber(t.cost_basis_cents),
+    t.sales_by_tick.join(';'),
+    t.units_sold,
+    t.sold_out,
+    t.regime,
+    centsToNumber(t.revenue_cents),
+    centsToNumber(t.holding_cost_cents),
+    money(t.surcharge_cents),
+    money(t.writeoff_cents),
+    money(t.realized_pnl_cents),
   ];
 }
 
@@ -32,20 +59,33 @@ function labelCells(t: TradeRow): Cell[] {
 function expandedRows(seed: number, market: MarketId, trades: LabeledRow[]): DatasetRow[] {
   const outcomes = new Outcomes(seed, market);
   const out: DatasetRow[] = [];
-  const groups = [...tradesByRow(trades).values()].sort((x, y) => x[0].tick - y[0].tick || x[0].idx - y[0].idx);
+  const groups = [...tradesByRow(trades).values()].sort(
+    (x, y) => x[0].tick - y[0].tick || x[0].idx - y[0].idx,
+  );
   for (const group of groups) {
     const first = group[0];
     const executed = Math.max(...group.map((t) => t.qty));
     const c = outcomes.curve(first.tick, first.idx, executed);
     const deal = dealCells(market, first.deal);
-    const flags = [executed, group.some((t) => t.actor === 'house'), group.some((t) => t.actor === 'user'), c.known_up_to_qty];
-    c.profit_curve_cents.forEach((p, i) => out.push({ tick: first.tick, cells: [...deal, ...flags, i + 1, money(p)] }));
+    const flags = [
+      executed,
+      group.some((t) => t.actor === 'house'),
+      group.some((t) => t.actor === 'user'),
+      c.known_up_to_qty,
+    ];
+    c.profit_curve_cents.forEach((p, i) =>
+      out.push({ tick: first.tick, cells: [...deal, ...flags, i + 1, money(p)] }),
+    );
   }
   return out;
 }
 
 /** The rows of a dataset frame over sessions a.from..a.to (the route clips `to`), in served order. */
-export async function datasetRows(em: EntityManager, seed: number, a: DatasetArgs): Promise<DatasetRow[]> {
+export async function datasetRows(
+  em: EntityManager,
+  seed: number,
+  a: DatasetArgs,
+): Promise<DatasetRow[]> {
   if (a.to < a.from) return [];
   if (a.split === 'unlabeled') {
     const recorded = [...(await recordedTicks(em, a.market, a.from, a.to))];
@@ -56,13 +96,26 @@ export async function datasetRows(em: EntityManager, seed: number, a: DatasetArg
          from menu_row m where m.market = ? and m.tick = any(?::bigint[]) order by m.tick, m.idx`,
       [a.market, intArrayParam(recorded)],
     )) as { deal: DealJson; house_executed: boolean; user_executed: boolean }[];
-    return menuRows.map((r) => ({ tick: r.deal.tick, cells: [...dealCells(a.market, r.deal), r.house_executed || r.user_executed, r.house_executed, r.user_executed] }));
+    return menuRows.map((r) => ({
+      tick: r.deal.tick,
+      cells: [
+        ...dealCells(a.market, r.deal),
+        r.house_executed || r.user_executed,
+        r.house_executed,
+        r.user_executed,
+      ],
+    }));
   }
   const trades = (await em.execute(
     `select ${TRADE_SELECT}, m.deal from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? and t.settled order by t.tick, t.id`,
     [a.market, a.from, a.to],
   )) as LabeledRow[];
-  return a.expandQty ? expandedRows(seed, a.market, trades) : trades.map((t) => ({ tick: t.tick, cells: [...dealCells(a.market, t.deal), ...labelCells(t)] }));
+  return a.expandQty
+    ? expandedRows(seed, a.market, trades)
+    : trades.map((t) => ({
+        tick: t.tick,
+        cells: [...dealCells(a.market, t.deal), ...labelCells(t)],
+      }));
 }
 
 export const tradesReads = defineReads({
@@ -71,7 +124,10 @@ export const tradesReads = defineReads({
     const actor = a.actor ? 'and t.actor = ?' : '';
     const params = a.actor ? [a.market, a.from, a.to, a.actor] : [a.market, a.from, a.to];
     // Counted over the rows the page lists (a trade is served with its session's menu row).
-    const [{ total }] = await em.execute(`select count(*)::int as total from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? ${actor}`, params);
+    const [{ total }] = await em.execute(
+      `select count(*)::int as total from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? ${actor}`,
+      params,
+    );
     const rows = (await em.execute(
       `select ${TRADE_SELECT} from ${TRADE_FROM} where t.market = ? and t.tick between ? and ? ${actor}
         order by t.tick, t.id limit ? offset ?`,
@@ -80,8 +136,17 @@ export const tradesReads = defineReads({
     return { total, trades: rows.map(tradeJson) };
   },
 
-  'trades.dataset': async ({ em, seed }, a: DatasetArgs): Promise<{ csv: string; rows: number }> => {
+  'trades.dataset': async (
+    { em, seed },
+    a: DatasetArgs,
+  ): Promise<{ csv: string; rows: number }> => {
     const rows = await datasetRows(em, seed, a);
-    return { csv: csv(datasetHeader(a.market, a), rows.map((r) => r.cells)), rows: rows.length };
+    return {
+      csv: csv(
+        datasetHeader(a.market, a),
+        rows.map((r) => r.cells),
+      ),
+      rows: rows.length,
+    };
   },
 });

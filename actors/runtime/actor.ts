@@ -34,7 +34,11 @@ export type Replay = { replayed: true; reply: unknown };
 
 /** One handler per message kind, answering that kind's reply of `R` (the kind's messages.ts declares `R`). */
 type Handlers<S, M extends { kind: string }, R extends Replies<M>> = {
-  [K in M['kind']]: (state: S, msg: Extract<M, { kind: K }>, ctx: TurnContext) => Promise<R[K] | Replay>;
+  [K in M['kind']]: (
+    state: S,
+    msg: Extract<M, { kind: K }>,
+    ctx: TurnContext,
+  ) => Promise<R[K] | Replay>;
 };
 
 export type ActorKind<S = any, M extends { kind: string } = any, R extends Replies<M> = any> = {
@@ -54,7 +58,9 @@ export type ActorKind<S = any, M extends { kind: string } = any, R extends Repli
  * An actor kind: state `S`, messages `M`, replies `R` (messages.ts declares `M` and `R`; every
  * handler's answer must be its kind's reply, so the replies `ask` promises cannot drift from them).
  */
-export function defineActor<S, M extends { kind: string }, R extends Replies<M>>(def: ActorKind<S, M, R>): ActorKind<S, M, R> {
+export function defineActor<S, M extends { kind: string }, R extends Replies<M>>(
+  def: ActorKind<S, M, R>,
+): ActorKind<S, M, R> {
   return def;
 }
 

@@ -21,6 +21,10 @@ export type ReadArgs<N extends ReadName> = Parameters<ReadTasks[N]>[1];
 export type ReadReply<N extends ReadName> = Awaited<ReturnType<ReadTasks[N]>>;
 
 /** Runs read task `name` on the pool, its arguments and reply typed by the task's own signature. */
-export function read<N extends ReadName>(runtime: ActorRuntime, name: N, args: ReadArgs<N>): Promise<ReadReply<N>> {
+export function read<N extends ReadName>(
+  runtime: ActorRuntime,
+  name: N,
+  args: ReadArgs<N>,
+): Promise<ReadReply<N>> {
   return runtime.read<ReadReply<N>>(name, args);
 }

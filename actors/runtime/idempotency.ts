@@ -22,10 +22,15 @@ export const SWEEP_BATCH = 5000;
 /** Stored answers older than this are gone: `at` (the turn's instant, unix seconds) less the retention. */
 const retentionCutoff = (at: number) => instantDate(at - ANSWER_RETENTION_HOURS * 3600);
 
-export const REUSED_KEY = 'this Idempotency-Key was already used with a different request body: use a new key for a new request';
+export const REUSED_KEY =
+  'this Idempotency-Key was already used with a different request body: use a new key for a new request';
 
 /** The answer stored under the key and still kept at `at` (the turn's instant, unix seconds). */
-export async function findAnswer(em: EntityManager, idem: Pick<IdemRequest, 'scope' | 'key'>, at: number): Promise<StoredAnswer | undefined> {
+export async function findAnswer(
+  em: EntityManager,
+  idem: Pick<IdemRequest, 'scope' | 'key'>,
+  at: number,
+): Promise<StoredAnswer | undefined> {
   // Never from the turn's identity map: a twin process may have stored the key since.
   const row = await em.findOne(
     IdempotencySchema,
@@ -41,20 +46,40 @@ export async function findAnswer(em: EntityManager, idem: Pick<IdemRequest, 'sco
  * 23505, rolling this effect back. An answer past retention is deleted first: the key is free again.
  * Stored at `at` (the turn's instant, unix seconds).
  */
-export async function storeAnswer(em: EntityManager, idem: IdemRequest, status: number, reply: unknown, at: number): Promise<void> {
-  await em.nativeDelete(IdempotencySchema, { scope: idem.scope, key: idem.key, createdAt: { $lte: retentionCutoff(at) } });
+export async function storeAnswer(
+  em: EntityManager,
+  idem: IdemRequest,
+  status: number,
+  reply: unknown,
+  at: number,
+): Promise<void> {
+  await em.nativeDelete(IdempotencySchema, {
+    scope: idem.scope,
+    key: idem.key,
+    createdAt: { $lte: retentionCutoff(at) },
+  });
   await em.insert(IdempotencySchema, {
-    scope: idem.scope, key: idem.key, requestHash: idem.hash, status, createdAt: instantDate(at),
+    scope: idem.scope,
+    key: idem.key,
+    requestHash: idem.hash,
+    status,
+    createdAt: instantDate(at),
     // The column is `jsonb not null`: an empty reply is JSON null (the json type would send SQL NULL).
     reply: reply === undefined || reply === null ? raw(`'null'::jsonb`) : reply,
   });
 }
 
 /** The stored answer as a turn's outcome: its reply, or the refusal it was. */
-export function replayOf(stored: StoredAnswer, idem: IdemRequest): { replayed: true; reply: unknown } {
+export function replayOf(
+  stored: StoredAnswer,
+  idem: IdemRequest,
+): { replayed: true; reply: unknown } {
   if (stored.hash !== idem.hash) throw new ActorError(400, REUSED_KEY);
   if (stored.status >= 400) {
-    const refusal = new ActorError(stored.status, String((stored.reply as { detail?: unknown })?.detail ?? 'refused'));
+    const refusal = new ActorError(
+      stored.status,
+      String((stored.reply as { detail?: unknown })?.detail ?? 'refused'),
+    );
     refusal.replayed = true;
     throw refusal;
   }
@@ -67,7 +92,11 @@ export function replayOf(stored: StoredAnswer, idem: IdemRequest): { replayed: t
  * stores the refusal.
  */
 export async function withIdempotency(
-  em: EntityManager, idem: IdemRequest, at: number, effect: (em: EntityManager) => Promise<unknown>, stored: (reply: unknown) => unknown = (r) => r,
+  em: EntityManager,
+  idem: IdemRequest,
+  at: number,
+  effect: (em: EntityManager) => Promise<unknown>,
+  stored: (reply: unknown) => unknown = (r) => r,
 ): Promise<{ replayed: boolean; reply: unknown }> {
   let outcome: { replayed: boolean; reply: unknown } | { refused: ActorError };
   try {
@@ -102,17 +131,31 @@ export async function withIdempotency(
  * outside any transaction (a throttle's counts, which a refused attempt must keep): the
  * stored answer of this key, as a replay, before anything else happens.
  */
-export async function priorAnswer(em: EntityManager, idem: IdemRequest | undefined, at: number): Promise<{ replayed: true; reply: unknown } | undefined> {
+export async function priorAnswer(
+  em: EntityManager,
+  idem: IdemRequest | undefined,
+  at: number,
+): Promise<{ replayed: true; reply: unknown } | undefined> {
   const prior = idem && (await findAnswer(em, idem, at));
   return prior ? replayOf(prior, idem!) : undefined;
 }
 
 /** The effect in one transaction, its answer stored with it under the key (`stored` picks what of it). */
 export async function effectOnce<T>(
-  em: EntityManager, idem: IdemRequest | undefined, at: number, effect: (em: EntityManager) => Promise<T>, stored?: (reply: T) => unknown,
+  em: EntityManager,
+  idem: IdemRequest | undefined,
+  at: number,
+  effect: (em: EntityManager) => Promise<T>,
+  stored?: (reply: T) => unknown,
 ): Promise<T | { replayed: true; reply: unknown }> {
   if (!idem) return em.transactional(effect);
-  const out = await withIdempotency(em, idem, at, effect as (em: EntityManager) => Promise<unknown>, stored as ((r: unknown) => unknown) | undefined);
+  const out = await withIdempotency(
+    em,
+    idem,
+    at,
+    effect as (em: EntityManager) => Promise<unknown>,
+    stored as ((r: unknown) => unknown) | undefined,
+  );
   return out.replayed ? { replayed: true, reply: out.reply } : (out.reply as T);
 }
 
@@ -120,7 +163,12 @@ export async function effectOnce<T>(
  * A refusal decided outside the effect's transaction: stored as the key's answer and thrown. If a
  * twin (another process) answered the key meanwhile, its answer is the answer, a success too.
  */
-export async function refused(em: EntityManager, idem: IdemRequest | undefined, at: number, err: ActorError): Promise<{ replayed: true; reply: unknown }> {
+export async function refused(
+  em: EntityManager,
+  idem: IdemRequest | undefined,
+  at: number,
+  err: ActorError,
+): Promise<{ replayed: true; reply: unknown }> {
   if (!idem || err.status === 429 || err.status >= 500) throw err;
   try {
     await storeAnswer(em, idem, err.status, { detail: err.detail }, at);
@@ -146,5 +194,6 @@ export async function sweepAnswers(em: EntityManager, at: number): Promise<numbe
 
 /** The front end looks a key up before running a route (a retry after its session closed still replays). */
 export const idempotencyReads = defineReads({
-  'idempotency.find': async ({ em, at }, a: { scope: string; key: string }) => (await findAnswer(em, a, at)) ?? null,
+  'idempotency.find': async ({ em, at }, a: { scope: string; key: string }) =>
+    (await findAnswer(em, a, at)) ?? null,
 });

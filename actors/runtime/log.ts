@@ -8,10 +8,19 @@ import type { Logger } from 'pino';
 export type SafeError = Record<string, unknown> & { type: string; message: string };
 
 /** PostgreSQL error fields that name things, never hold values. */
-const PG_NAMES = ['severity', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine'] as const;
+const PG_NAMES = [
+  'severity',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+  'routine',
+] as const;
 /** Other fields worth keeping: statuses, and system errors' (ECONNREFUSED ...) names and numbers. */
 const PLAIN = ['code', 'status', 'errno', 'syscall', 'address', 'port'] as const;
-const SQL_START = /^\s*(select|insert|update|delete|with|values|create|alter|drop|truncate|begin|commit|rollback|set|lock|copy|call|do)\b/i;
+const SQL_START =
+  /^\s*(select|insert|update|delete|with|values|create|alter|drop|truncate|begin|commit|rollback|set|lock|copy|call|do)\b/i;
 const LITERAL = /E?'(?:[^'\\]|''|\\.)*'/g;
 const MAX_DEPTH = 5;
 
@@ -19,7 +28,10 @@ const isRecord = (v: unknown): v is Record<string, any> => typeof v === 'object'
 
 /** A PostgreSQL error (pg, or MikroORM's wrapper of one), or any error whose message starts with SQL. */
 function isDatabaseError(e: Record<string, any>, message: string): boolean {
-  const sqlState = typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && ('severity' in e || 'routine' in e);
+  const sqlState =
+    typeof e.code === 'string' &&
+    /^[0-9A-Z]{5}$/.test(e.code) &&
+    ('severity' in e || 'routine' in e);
   return sqlState || (SQL_START.test(message) && message.includes(' - '));
 }
 
@@ -52,24 +64,37 @@ export function statementOf(sql: string): string | undefined {
 function maskValues(server: string, sql: string, e: Record<string, any>): string {
   const names = new Set<string>(sql.replace(LITERAL, ' ').match(/[A-Za-z_][\w$]*/g) ?? []);
   for (const k of PG_NAMES) if (typeof e[k] === 'string') names.add(e[k]);
-  return server.replace(LITERAL, "'?'").replace(/"((?:[^"]|"")*)"/g, (m, inner: string) => (names.has(inner) ? m : '"?"'));
+  return server
+    .replace(LITERAL, "'?'")
+    .replace(/"((?:[^"]|"")*)"/g, (m, inner: string) => (names.has(inner) ? m : '"?"'));
 }
 
 /** Stack frames only: the first lines of a stack repeat the message. */
-const framesOf = (stack: unknown) => (typeof stack === 'string' ? stack.split('\n').filter((l) => /^\s+at /.test(l)).join('\n') : '');
+const framesOf = (stack: unknown) =>
+  typeof stack === 'string'
+    ? stack
+        .split('\n')
+        .filter((l) => /^\s+at /.test(l))
+        .join('\n')
+    : '';
 
 /** Objects this module produced: serializing one again (a call site and the logger both) keeps it. */
 const produced = new WeakSet<object>();
 
 function serialize(value: unknown, depth: number, seen: Set<unknown>): unknown {
-  if (!isRecord(value) || produced.has(value) || !(value instanceof Error || 'message' in value)) return value;
+  if (!isRecord(value) || produced.has(value) || !(value instanceof Error || 'message' in value))
+    return value;
   const err: Record<string, any> = value;
   if (seen.has(err) || depth > MAX_DEPTH) return { type: 'Error', message: '[cause omitted]' };
   seen.add(err);
-  const type = (err.constructor?.name && err.constructor.name !== 'Object' ? err.constructor.name : err.name) ?? 'Error';
+  const type =
+    (err.constructor?.name && err.constructor.name !== 'Object'
+      ? err.constructor.name
+      : err.name) ?? 'Error';
   const raw = String(err.message ?? '');
   const out: SafeError = { type, message: raw };
-  for (const k of PLAIN) if (typeof err[k] === 'string' || typeof err[k] === 'number') out[k] = err[k];
+  for (const k of PLAIN)
+    if (typeof err[k] === 'string' || typeof err[k] === 'number') out[k] = err[k];
   if (isDatabaseError(err, raw)) {
     const { sql, server } = splitMessage(raw);
     out.message = maskValues(server, sql, err);
@@ -81,7 +106,8 @@ function serialize(value: unknown, depth: number, seen: Set<unknown>): unknown {
     out.stack = err.stack;
   }
   if (err.cause !== undefined) out.cause = serialize(err.cause, depth + 1, seen);
-  if (Array.isArray(err.errors)) out.errors = err.errors.slice(0, 10).map((e: unknown) => serialize(e, depth + 1, seen));
+  if (Array.isArray(err.errors))
+    out.errors = err.errors.slice(0, 10).map((e: unknown) => serialize(e, depth + 1, seen));
   produced.add(out);
   return out;
 }

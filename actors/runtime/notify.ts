@@ -18,7 +18,10 @@ export class NotifyListener {
   private connecting?: Promise<void>;
   private retry?: NodeJS.Timeout;
 
-  constructor(private readonly databaseUrl: string, private readonly onError: (err: unknown) => void = () => {}) {}
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
 
   /** Calls `handler` with each payload NOTIFYed on `channel` (and `*` after a reconnection); returns what stops it. */
   async listen(channel: string, handler: Notified): Promise<() => void> {

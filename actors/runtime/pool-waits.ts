@@ -21,7 +21,12 @@ export const poolWaitsBuffer = () => new SharedArrayBuffer(SLOTS * Float64Array.
 
 export function readPoolWaits(buf: SharedArrayBuffer): PoolWaits {
   const a = new Float64Array(buf);
-  return { acquires: a[ACQUIRES], waited: a[WAITED], wait_seconds: a[WAIT_SECONDS], waiting: a[WAITING] };
+  return {
+    acquires: a[ACQUIRES],
+    waited: a[WAITED],
+    wait_seconds: a[WAIT_SECONDS],
+    waiting: a[WAITING],
+  };
 }
 
 /** What of a tarn.js Pool is used. */
@@ -31,7 +36,11 @@ type TarnPool = { numFree(): number; on(event: string, listener: (eventId: numbe
  * In the worker: counts the acquires of `knex`'s pool into `buf` from now on. False (nothing
  * counted, the figures stay unknown) when the pool is not a tarn.js Pool.
  */
-export function countPoolWaits(knex: unknown, buf: SharedArrayBuffer, monotonicSeconds: () => number): boolean {
+export function countPoolWaits(
+  knex: unknown,
+  buf: SharedArrayBuffer,
+  monotonicSeconds: () => number,
+): boolean {
   const pool = (knex as { client?: { pool?: Partial<TarnPool> } } | undefined)?.client?.pool;
   if (typeof pool?.on !== 'function' || typeof pool.numFree !== 'function') return false;
   const a = new Float64Array(buf);

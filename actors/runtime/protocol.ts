@@ -7,7 +7,12 @@ export type IdemRequest = { scope: string; key: string; hash: string };
  * it, in real unix seconds from the service's one Clock (ARCHITECTURE rule 7): the instant a turn
  * stores or compares, never the database server's own clock.
  */
-export type Envelope = { to: string; msg: { kind: string; [field: string]: unknown }; idem?: IdemRequest; at: number };
+export type Envelope = {
+  to: string;
+  msg: { kind: string; [field: string]: unknown };
+  idem?: IdemRequest;
+  at: number;
+};
 
 /** Several asks for one shard in one message (AskOptions.grouped); the reply is their results, in order. */
 export type BatchEnvelope = { batch: Envelope[] };
@@ -24,7 +29,14 @@ export type ReadSource = 'replica' | 'primary';
 
 export type TurnResult =
   | { ok: true; reply: unknown; turnMs: number; replayed?: boolean; from?: ReadSource }
-  | { ok: false; status: number; detail: string; turnMs: number; retryAfter?: number; replayed?: boolean };
+  | {
+      ok: false;
+      status: number;
+      detail: string;
+      turnMs: number;
+      retryAfter?: number;
+      replayed?: boolean;
+    };
 
 /** Stable FNV-1a hash of an actor id: the same id lands on the same shard in every process. */
 export function shardOf(actorId: string, shards: number): number {
@@ -47,10 +59,15 @@ declare const speaks: unique symbol;
  * and answers the reply of the message's kind. Made only by `actorRef`, through each kind's one
  * helper in its messages.ts (`accountRef(42)`): no address is written by hand.
  */
-export type ActorRef<M extends { kind: string }, R extends Replies<M>> = string & { readonly [speaks]: { msg: M; replies: R } };
+export type ActorRef<M extends { kind: string }, R extends Replies<M>> = string & {
+  readonly [speaks]: { msg: M; replies: R };
+};
 
 /** Builds the address of actor `id` of `kind`; each kind's messages.ts has the one helper that calls it. */
-export function actorRef<M extends { kind: string }, R extends Replies<M>>(kind: string, id: string | number): ActorRef<M, R> {
+export function actorRef<M extends { kind: string }, R extends Replies<M>>(
+  kind: string,
+  id: string | number,
+): ActorRef<M, R> {
   return `${kind}:${id}` as ActorRef<M, R>;
 }
 

@@ -76,9 +76,18 @@ export class ReplicaGate {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the replica did not answer its position within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(`the replica did not answer its position within ${CHECK_TIMEOUT_MS} ms`),
+            ),
+          CHECK_TIMEOUT_MS,
+        );
       });
-      this.position = await Promise.race([this.open().then((orm) => this.reads.position(orm.em.fork())), timeout]);
+      this.position = await Promise.race([
+        this.open().then((orm) => this.reads.position(orm.em.fork())),
+        timeout,
+      ]);
     } catch (err) {
       this.rest(err);
     } finally {

@@ -5,7 +5,17 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { ActorError, AskTimedOut } from './actor.js';
-import { shardOf, type ActorRef, type BatchEnvelope, type Envelope, type IdemRequest, type ReadEnvelope, type ReadSource, type Replies, type TurnResult } from './protocol.js';
+import {
+  shardOf,
+  type ActorRef,
+  type BatchEnvelope,
+  type Envelope,
+  type IdemRequest,
+  type ReadEnvelope,
+  type ReadSource,
+  type Replies,
+  type TurnResult,
+} from './protocol.js';
 import type { WorkerOptions } from './worker.js';
 import { poolWaitsBuffer, readPoolWaits, type PoolWaits } from './pool-waits.js';
 
@@ -56,7 +66,13 @@ export type RuntimeOptions = Omit<WorkerOptions, 'actorModules' | 'replicaUrl'> 
    */
   clock: () => number;
   /** A turn or read task ended on shard `shard` (metrics). */
-  onTurn?: (actorKind: string, msgKind: string, seconds: number, ok: boolean, shard: number) => void;
+  onTurn?: (
+    actorKind: string,
+    msgKind: string,
+    seconds: number,
+    ok: boolean,
+    shard: number,
+  ) => void;
 };
 
 // Workers load JavaScript: the runtime always starts the compiled worker under dist/, also when
@@ -86,8 +102,18 @@ export function workerExecArgv(parent: readonly string[]): string[] {
 
 const SERVICE_ACTORS = pathToFileURL(path.resolve(distRuntime, '..', 'index.js')).href;
 
-type Waiter = { envelope: Envelope; resolve: (r: TurnResult) => void; reject: (e: unknown) => void };
-type Shard = { pool: Piscina; pending: number; restarts: number; poolWaits: SharedArrayBuffer; group?: Waiter[] };
+type Waiter = {
+  envelope: Envelope;
+  resolve: (r: TurnResult) => void;
+  reject: (e: unknown) => void;
+};
+type Shard = {
+  pool: Piscina;
+  pending: number;
+  restarts: number;
+  poolWaits: SharedArrayBuffer;
+  group?: Waiter[];
+};
 
 export class ActorRuntime {
   private readonly shards: Shard[];
@@ -112,7 +138,9 @@ export class ActorRuntime {
       replicaPoolMax: opts.replicaPoolMax,
     };
     this.shards = Array.from({ length: opts.shards }, (_, i) => {
-      const workerData: WorkerOptions = replicas.length ? { ...common, replicaUrl: replicas[i % replicas.length] } : common;
+      const workerData: WorkerOptions = replicas.length
+        ? { ...common, replicaUrl: replicas[i % replicas.length] }
+        : common;
       const poolWaits = poolWaitsBuffer();
       const shard: Shard = {
         pool: new Piscina({
@@ -124,7 +152,9 @@ export class ActorRuntime {
           concurrentTasksPerWorker: 256,
           idleTimeout: Number.POSITIVE_INFINITY,
           maxQueue: opts.mailboxLimit,
-          ...(opts.workerHeapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.workerHeapMb } } : {}),
+          ...(opts.workerHeapMb
+            ? { resourceLimits: { maxOldGenerationSizeMb: opts.workerHeapMb } }
+            : {}),
           workerData: { ...workerData, poolWaits },
           execArgv: workerExecArgv(process.execArgv),
         }),
@@ -146,13 +176,29 @@ export class ActorRuntime {
    * types both: `msg` is one of its kind's messages, the answer that message kind's reply.
    */
   ask<M extends { kind: string }, R extends Replies<M>, K extends M['kind']>(
-    to: ActorRef<M, R>, msg: NoInfer<M> & { kind: K }, opts: number | AskOptions = {},
+    to: ActorRef<M, R>,
+    msg: NoInfer<M> & { kind: K },
+    opts: number | AskOptions = {},
   ): Promise<R[K]> {
-    const { timeoutMs = this.opts.askTimeoutMs, idem, grouped = false } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
+    const {
+      timeoutMs = this.opts.askTimeoutMs,
+      idem,
+      grouped = false,
+    } = typeof opts === 'number' ? { timeoutMs: opts } : opts;
     const sent = msg as Envelope['msg'];
     const at = this.opts.clock();
-    const envelope: Envelope = idem ? { to, msg: sent, idem: { scope: idem.scope, key: idem.key, hash: idem.hash }, at } : { to, msg: sent, at };
-    return this.run<R[K]>(shardOf(to, this.shards.length), envelope, to, msg.kind, timeoutMs, idem, grouped);
+    const envelope: Envelope = idem
+      ? { to, msg: sent, idem: { scope: idem.scope, key: idem.key, hash: idem.hash }, at }
+      : { to, msg: sent, at };
+    return this.run<R[K]>(
+      shardOf(to, this.shards.length),
+      envelope,
+      to,
+      msg.kind,
+      timeoutMs,
+      idem,
+      grouped,
+    );
   }
 
   /** Joins the shard's group of this event-loop turn; the first member schedules the group's one message. */
@@ -171,9 +217,14 @@ export class ActorRuntime {
 
   private sendGroup(shard: Shard, group: Waiter[]): void {
     const one = group.length === 1;
-    const task: Envelope | BatchEnvelope = one ? group[0].envelope : { batch: group.map((w) => w.envelope) };
+    const task: Envelope | BatchEnvelope = one
+      ? group[0].envelope
+      : { batch: group.map((w) => w.envelope) };
     (shard.pool.run(task) as Promise<TurnResult | TurnResult[]>).then(
-      (r) => (one ? group[0].resolve(r as TurnResult) : group.forEach((w, i) => w.resolve((r as TurnResult[])[i]))),
+      (r) =>
+        one
+          ? group[0].resolve(r as TurnResult)
+          : group.forEach((w, i) => w.resolve((r as TurnResult[])[i])),
       (err) => group.forEach((w) => w.reject(err)),
     );
   }
@@ -205,38 +256,71 @@ export class ActorRuntime {
   read<T = unknown>(name: string, args: unknown, timeoutMs = this.opts.askTimeoutMs): Promise<T> {
     this.nextReader = (this.nextReader + 1) % this.shards.length;
     const mark = this.opts.replicaUrls?.length ? this.opts.readMark?.() : undefined;
-    const envelope: ReadEnvelope = mark === undefined ? { read: name, args, at: this.opts.clock() } : { read: name, args, at: this.opts.clock(), mark };
+    const envelope: ReadEnvelope =
+      mark === undefined
+        ? { read: name, args, at: this.opts.clock() }
+        : { read: name, args, at: this.opts.clock(), mark };
     return this.run<T>(this.nextReader, envelope, 'read:', name, timeoutMs);
   }
 
   private async run<T>(
-    index: number, envelope: Envelope | ReadEnvelope, to: string, kind: string, timeoutMs: number, idem?: IdemTicket, grouped = false,
+    index: number,
+    envelope: Envelope | ReadEnvelope,
+    to: string,
+    kind: string,
+    timeoutMs: number,
+    idem?: IdemTicket,
+    grouped = false,
   ): Promise<T> {
-    if (this.closing) throw new ActorError(503, 'service is shutting down; nothing was done: retry shortly', 5);
+    if (this.closing)
+      throw new ActorError(503, 'service is shutting down; nothing was done: retry shortly', 5);
     const shard = this.shards[index];
     if (shard.pending >= this.opts.mailboxLimit) {
-      throw new ActorError(503, `too many pending requests for ${to}; nothing was done: retry shortly`, 1);
+      throw new ActorError(
+        503,
+        `too many pending requests for ${to}; nothing was done: retry shortly`,
+        1,
+      );
     }
     shard.pending++;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new AskTimedOut(503, `${to} did not answer within ${timeoutMs} ms; ${mayHaveHappened(idem)}`, 1)),
+        () =>
+          reject(
+            new AskTimedOut(
+              503,
+              `${to} did not answer within ${timeoutMs} ms; ${mayHaveHappened(idem)}`,
+              1,
+            ),
+          ),
         timeoutMs,
       );
     });
-    const run = grouped && 'to' in envelope ? this.grouped(shard, envelope) : (shard.pool.run(envelope) as Promise<TurnResult>);
+    const run =
+      grouped && 'to' in envelope
+        ? this.grouped(shard, envelope)
+        : (shard.pool.run(envelope) as Promise<TurnResult>);
     // A late answer after the timeout is dropped; the turn itself still completes (and commits),
     // so its key stays busy (a retry answers 409) until the turn really ends.
     const release = idem ? this.holdKey(`${idem.scope}\n${idem.key}`) : undefined;
-    run.then(() => release?.(), () => release?.());
+    run.then(
+      () => release?.(),
+      () => release?.(),
+    );
     try {
       const result = await Promise.race([run, timeout]).catch((err: unknown) => {
         if (err instanceof ActorError) throw err;
         // The worker died mid-turn (it is being replaced) or the queue was full.
         throw new ActorError(503, `${to} is restarting; ${mayHaveHappened(idem)}`, 1);
       });
-      this.opts.onTurn?.(to.slice(0, to.indexOf(':')), kind, result.turnMs / 1000, result.ok, index);
+      this.opts.onTurn?.(
+        to.slice(0, to.indexOf(':')),
+        kind,
+        result.turnMs / 1000,
+        result.ok,
+        index,
+      );
       if (idem && result.replayed) idem.replayed = true;
       if (result.ok && result.from) this.readsFrom[result.from]++;
       if (!result.ok) throw new ActorError(result.status, result.detail, result.retryAfter);
@@ -252,8 +336,20 @@ export class ActorRuntime {
     return this.readsFrom;
   }
 
-  stats(): { shard: number; pending: number; utilization: number; restarts: number; poolWaits: PoolWaits }[] {
-    return this.shards.map((s, shard) => ({ shard, pending: s.pending, utilization: s.pool.utilization, restarts: s.restarts, poolWaits: readPoolWaits(s.poolWaits) }));
+  stats(): {
+    shard: number;
+    pending: number;
+    utilization: number;
+    restarts: number;
+    poolWaits: PoolWaits;
+  }[] {
+    return this.shards.map((s, shard) => ({
+      shard,
+      pending: s.pending,
+      utilization: s.pool.utilization,
+      restarts: s.restarts,
+      poolWaits: readPoolWaits(s.poolWaits),
+    }));
   }
 
   /** Terminates a shard's worker thread as a crash would (tests and drills); Piscina replaces it. */

@@ -38,7 +38,10 @@ export function bigintArrayLiteral(xs: readonly number[]): string {
  * escapeLiteral), for statements sent without parameters (the order batch's EXECUTEs): every
  * element is double-quoted with its `"` and `\` escaped; numbers must be finite.
  */
-export function arrayLiteral(values: readonly (string | number | boolean | null)[], lit: (s: string) => string): string {
+export function arrayLiteral(
+  values: readonly (string | number | boolean | null)[],
+  lit: (s: string) => string,
+): string {
   const items = values.map((v) => {
     if (v === null) return 'NULL';
     if (typeof v === 'number') {
@@ -95,7 +98,10 @@ export type JsonPairs = readonly (readonly [key: string, sql: string])[];
  * argument's type again on every call (and jsonb_build_object twice that again). Keys are
  * literals of the code, never input.
  */
-export function jsonObjectSql(pairs: JsonPairs, optional?: { when: string; pairs: JsonPairs }): string {
+export function jsonObjectSql(
+  pairs: JsonPairs,
+  optional?: { when: string; pairs: JsonPairs },
+): string {
   const build = (ps: JsonPairs) => {
     for (const [k] of ps) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a plain key: ${k}`);
     return `(select row_to_json(j) from (select ${ps.map(([k, v]) => `${v} as "${k}"`).join(', ')}) j)`;

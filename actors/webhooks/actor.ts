@@ -21,9 +21,24 @@ import { WebhookSchema } from '../../orm/entities/index.js';
 import { instantDate, instantSql } from '../runtime/sql.js';
 import {
   MAX_WEBHOOKS_PER_AGENT,
-  type DeliverReport, type WebhookCreated, type WebhookRemoved, type WebhooksMessage, type WebhooksReplies,
+  type DeliverReport,
+  type WebhookCreated,
+  type WebhookRemoved,
+  type WebhooksMessage,
+  type WebhooksReplies,
 } from './messages.js';
-import { backlog, claim, enqueue, expireDeliveries, failPending, record, retryDelaySeconds, sweepDeliveries, type Claimed, type Result } from './queue.js';
+import {
+  backlog,
+  claim,
+  enqueue,
+  expireDeliveries,
+  failPending,
+  record,
+  retryDelaySeconds,
+  sweepDeliveries,
+  type Claimed,
+  type Result,
+} from './queue.js';
 import { InFlight } from './flight.js';
 import { send, type Outcome } from './send.js';
 
@@ -46,19 +61,43 @@ type State = { lastSweep: number; backlogAt: number; backlog: DeliverReport['bac
 
 export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies>({
   kind: 'webhooks',
-  activate: async () => ({ lastSweep: 0, backlogAt: Number.NEGATIVE_INFINITY, backlog: { due: 0, oldestSeconds: 0 } }),
+  activate: async () => ({
+    lastSweep: 0,
+    backlogAt: Number.NEGATIVE_INFINITY,
+    backlog: { due: 0, oldestSeconds: 0 },
+  }),
   handlers: {
     async register(_state, msg, ctx): Promise<WebhookCreated> {
       return ctx.em.transactional(async (em) => {
         // The agent's row lock serialises its registrations across processes: the bound holds.
-        const [agent] = await em.execute<{ account_id: number }[]>('select account_id::float8 as account_id from agent where id = ? for update', [msg.agentId]);
+        const [agent] = await em.execute<{ account_id: number }[]>(
+          'select account_id::float8 as account_id from agent where id = ? for update',
+          [msg.agentId],
+        );
         if (!agent) throw new ActorError(404, 'no such agent');
-        if ((await em.count(WebhookSchema, { agent: msg.agentId, deletedAt: null })) >= MAX_WEBHOOKS_PER_AGENT) {
-          throw new ActorError(409, `you have ${MAX_WEBHOOKS_PER_AGENT} webhooks, the most an agent can: delete one first`);
+        if (
+          (await em.count(WebhookSchema, { agent: msg.agentId, deletedAt: null })) >=
+          MAX_WEBHOOKS_PER_AGENT
+        ) {
+          throw new ActorError(
+            409,
+            `you have ${MAX_WEBHOOKS_PER_AGENT} webhooks, the most an agent can: delete one first`,
+          );
         }
-        const [head] = await em.execute<{ last_id: number }[]>('select last_id::float8 as last_id from account_event_head where account_id = ?', [agent.account_id]);
+        const [head] = await em.execute<{ last_id: number }[]>(
+          'select last_id::float8 as last_id from account_event_head where account_id = ?',
+          [agent.account_id],
+        );
         const secret = newSecret();
-        const w = em.create(WebhookSchema, { agent: msg.agentId, account: agent.account_id, url: msg.url, types: msg.types, secret, lastEventId: head?.last_id ?? 0, createdAt: instantDate(ctx.at) });
+        const w = em.create(WebhookSchema, {
+          agent: msg.agentId,
+          account: agent.account_id,
+          url: msg.url,
+          types: msg.types,
+          secret,
+          lastEventId: head?.last_id ?? 0,
+          createdAt: instantDate(ctx.at),
+        });
         await em.flush();
         return { id: w.id, url: msg.url, types: msg.types, secret };
       });
@@ -103,8 +142,15 @@ export const webhooksActor = defineActor<State, WebhooksMessage, WebhooksReplies
       const delivered = results.filter((r) => r.ok).length;
       const failed = results.filter((r) => !r.ok && r.next === null).length;
       return {
-        enqueued, sent: claimed.length, delivered, retried: results.length - delivered - failed, failed: failed + expired,
-        inFlight: inFlight.size, more, live, backlog: state.backlog,
+        enqueued,
+        sent: claimed.length,
+        delivered,
+        retried: results.length - delivered - failed,
+        failed: failed + expired,
+        inFlight: inFlight.size,
+        more,
+        live,
+        backlog: state.backlog,
       };
     },
   },
@@ -121,21 +167,50 @@ async function recordEnded(em: EntityManager, at: number, results: Result[]): Pr
 }
 
 /** One claimed delivery's attempt and its result (never throws). */
-async function attempt(c: Claimed, at: number, opts: { allowPrivate: boolean; timeoutMs: number }): Promise<Result> {
+async function attempt(
+  c: Claimed,
+  at: number,
+  opts: { allowPrivate: boolean; timeoutMs: number },
+): Promise<Result> {
   const base = { id: c.id, attempts: c.attempts };
-  const none = (error: string): Result => ({ ...base, ok: false, code: null, error, next: null, endpoint: null });
+  const none = (error: string): Result => ({
+    ...base,
+    ok: false,
+    code: null,
+    error,
+    next: null,
+    endpoint: null,
+  });
   if (c.deleted) return none('the webhook was deleted');
   if (!c.event) return none('the event is no longer kept');
   if (at >= c.expires_at) return none('no 2xx answer within 24 hours of the event');
   let out: Outcome;
   try {
     const body = JSON.stringify(c.event);
-    out = await send({ url: c.url, secret: c.secret, msgId: messageId(c.account_id, c.event_id), body, at, allowPrivate: opts.allowPrivate, timeoutMs: opts.timeoutMs });
+    out = await send({
+      url: c.url,
+      secret: c.secret,
+      msgId: messageId(c.account_id, c.event_id),
+      body,
+      at,
+      allowPrivate: opts.allowPrivate,
+      timeoutMs: opts.timeoutMs,
+    });
   } catch (err) {
-    out = { status: null, error: `not sent: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300) };
+    out = {
+      status: null,
+      error: `not sent: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300),
+    };
   }
   const ok = out.status !== null && out.status >= 200 && out.status < 300;
   const error = ok ? null : (out.error ?? `HTTP ${out.status}`);
   const next = at + retryDelaySeconds(c.attempts);
-  return { ...base, ok, code: out.status, error, next: ok ? null : next < c.expires_at ? next : null, endpoint: c.webhook_id };
+  return {
+    ...base,
+    ok,
+    code: out.status,
+    error,
+    next: ok ? null : next < c.expires_at ? next : null,
+    endpoint: c.webhook_id,
+  };
 }

@@ -5,7 +5,14 @@
 // it: its result waits here for the next turn to record it. The set is the worker's (module state
 // of actor.ts), not an activation's: an activation dropped after a failed turn must not forget what
 // is still in flight, or the caps would be exceeded.
-import { ACCOUNT_IN_FLIGHT, ENDPOINT_IN_FLIGHT, IN_FLIGHT_MAX, type Busy, type Claimed, type Result } from './queue.js';
+import {
+  ACCOUNT_IN_FLIGHT,
+  ENDPOINT_IN_FLIGHT,
+  IN_FLIGHT_MAX,
+  type Busy,
+  type Claimed,
+  type Result,
+} from './queue.js';
 
 type Running = { webhookId: number; accountId: number; endpointCap: number };
 
@@ -33,7 +40,11 @@ export class InFlight {
 
   /** Tracks `attempt` (which never rejects) of claimed delivery `c` until it ends; its result then waits for take(). */
   start(c: Claimed, attempt: Promise<Result>): void {
-    this.running.set(c.id, { webhookId: c.webhook_id, accountId: c.account_id, endpointCap: c.failing ? 1 : ENDPOINT_IN_FLIGHT });
+    this.running.set(c.id, {
+      webhookId: c.webhook_id,
+      accountId: c.account_id,
+      endpointCap: c.failing ? 1 : ENDPOINT_IN_FLIGHT,
+    });
     void attempt.then((r) => {
       this.running.delete(c.id);
       this.finished.push(r);

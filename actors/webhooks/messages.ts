@@ -33,7 +33,11 @@ export type WebhookMade = { id: number; url: string; types: EventType[] | null }
  * health: failed attempts in a row, until when nothing is sent to it (null: not slowed), the last
  * failure's reason.
  */
-export type WebhookView = WebhookMade & { consecutive_failures: number; slowed_until: number | null; last_error: string | null };
+export type WebhookView = WebhookMade & {
+  consecutive_failures: number;
+  slowed_until: number | null;
+  last_error: string | null;
+};
 export type WebhookCreated = WebhookMade & { secret: string };
 export type WebhookRemoved = { id: number; deleted: true };
 
@@ -74,8 +78,13 @@ export type WebhookListArgs = { agentId: number };
 /** Null when the agent has no live webhook `webhookId` (a 404). */
 export type DeliveriesArgs = { agentId: number; webhookId: number; limit: number };
 
-export type WebhooksReplies = { register: WebhookCreated; remove: WebhookRemoved; deliver: DeliverReport };
+export type WebhooksReplies = {
+  register: WebhookCreated;
+  remove: WebhookRemoved;
+  deliver: DeliverReport;
+};
 /** The actor that registers and deletes agent `agentId`'s webhooks. */
-export const webhooksRef = (agentId: number) => actorRef<WebhooksMessage, WebhooksReplies>('webhooks', agentId);
+export const webhooksRef = (agentId: number) =>
+  actorRef<WebhooksMessage, WebhooksReplies>('webhooks', agentId);
 /** The actor that delivers (one per process; processes share the work through row locks). */
 export const delivererRef = actorRef<WebhooksMessage, WebhooksReplies>('webhooks', 'deliver');

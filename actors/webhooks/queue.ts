@@ -47,7 +47,10 @@ const SWEEP_BATCH = 5000;
 
 /** The delay before the attempt after failed attempt `attempts` (1-based). */
 export function retryDelaySeconds(attempts: number): number {
-  return Math.min(RETRY_CAP_SECONDS, RETRY_FIRST_SECONDS * 2 ** Math.min(Math.max(attempts - 1, 0), 30));
+  return Math.min(
+    RETRY_CAP_SECONDS,
+    RETRY_FIRST_SECONDS * 2 ** Math.min(Math.max(attempts - 1, 0), 30),
+  );
 }
 
 /** How long an endpoint with `failures` failed attempts in a row (at least SLOW_AFTER_FAILURES) gets nothing: the retry delays again, from the first. */
@@ -65,8 +68,13 @@ export function endpointDelaySeconds(failures: number): number {
  * happens. Returns the deliveries made, whether a bound was reached, and whether any webhook is
  * live at all (the supervisor wakes a pass on NOTIFY only then).
  */
-export async function enqueue(em: EntityManager, at: number): Promise<{ enqueued: number; more: boolean; live: boolean }> {
-  const [r] = await em.execute<{ enqueued: number; webhooks: number; full: number; live: boolean }[]>(
+export async function enqueue(
+  em: EntityManager,
+  at: number,
+): Promise<{ enqueued: number; more: boolean; live: boolean }> {
+  const [r] = await em.execute<
+    { enqueued: number; webhooks: number; full: number; live: boolean }[]
+  >(
     `with w as (
        select w.id, w.account_id, w.types, w.last_event_id, w.slowed_until, h.last_id as head, least(?, ? - p.n) as room
          from webhook w join account_event_head h on h.account_id = w.account_id
@@ -94,7 +102,17 @@ export async function enqueue(em: EntityManager, at: number): Promise<{ enqueued
      select (select count(*) from ins)::int as enqueued, (select count(*) from cur)::int as webhooks,
             (select count(*) from seen where n >= ?)::int as full,
             exists (select 1 from webhook where deleted_at is null) as live`,
-    [ENQUEUE_EVENTS, PENDING_PER_WEBHOOK, PENDING_PER_WEBHOOK, PENDING_PER_WEBHOOK, ENQUEUE_WEBHOOKS, at, RETRY_WINDOW_SECONDS, at, ENQUEUE_EVENTS],
+    [
+      ENQUEUE_EVENTS,
+      PENDING_PER_WEBHOOK,
+      PENDING_PER_WEBHOOK,
+      PENDING_PER_WEBHOOK,
+      ENQUEUE_WEBHOOKS,
+      at,
+      RETRY_WINDOW_SECONDS,
+      at,
+      ENQUEUE_EVENTS,
+    ],
   );
   return { enqueued: r.enqueued, more: r.webhooks >= ENQUEUE_WEBHOOKS || r.full > 0, live: r.live };
 }
@@ -132,7 +150,12 @@ export type Busy = {
  * with the fewest in flight, then to the earliest due. Each claimed delivery gets one more attempt
  * counted and its next_attempt_at moved a lease ahead, committed before anything is sent.
  */
-export async function claim(em: EntityManager, at: number, places: number, busy: Busy): Promise<Claimed[]> {
+export async function claim(
+  em: EntityManager,
+  at: number,
+  places: number,
+  busy: Busy,
+): Promise<Claimed[]> {
   if (places <= 0) return [];
   const rows = await em.execute<(Omit<Claimed, 'event'> & { event: ServedEvent | null })[]>(
     `with busy_w as (select * from jsonb_to_recordset(?::jsonb) as b(id bigint, n int)),
@@ -163,13 +186,31 @@ export async function claim(em: EntityManager, at: number, places: number, busy:
        left join lateral (select ${EVENT_COLUMNS} from account_event e where e.account_id = u.account_id and e.id = u.event_id) e on true
       order by u.id`,
     [
-      jsonParam(busy.webhooks), jsonParam(busy.accounts), at, intArrayParam(busy.fullWebhooks), intArrayParam(busy.fullAccounts),
-      Math.min(CLAIM_LOOKS_MAX, places * CLAIM_LOOKS_PER_PLACE), SLOW_AFTER_FAILURES, ENDPOINT_IN_FLIGHT, at, ACCOUNT_IN_FLIGHT, places,
-      at + LEASE_SECONDS, SLOW_AFTER_FAILURES,
+      jsonParam(busy.webhooks),
+      jsonParam(busy.accounts),
+      at,
+      intArrayParam(busy.fullWebhooks),
+      intArrayParam(busy.fullAccounts),
+      Math.min(CLAIM_LOOKS_MAX, places * CLAIM_LOOKS_PER_PLACE),
+      SLOW_AFTER_FAILURES,
+      ENDPOINT_IN_FLIGHT,
+      at,
+      ACCOUNT_IN_FLIGHT,
+      places,
+      at + LEASE_SECONDS,
+      SLOW_AFTER_FAILURES,
     ],
   );
   // The event in the key order GET /events serves (jsonb orders keys its own way).
-  return rows.map((r) => ({ ...r, event: r.event && { id: r.event.id, type: r.event.type, created_at: r.event.created_at, data: r.event.data } }));
+  return rows.map((r) => ({
+    ...r,
+    event: r.event && {
+      id: r.event.id,
+      type: r.event.type,
+      created_at: r.event.created_at,
+      data: r.event.data,
+    },
+  }));
 }
 
 /**
@@ -177,7 +218,15 @@ export async function claim(em: EntityManager, at: number, places: number, busy:
  * the delivery failed). `endpoint`: the webhook whose health it tells (null when nothing was tried:
  * the webhook deleted, the event or the retry window gone).
  */
-export type Result = { id: number; attempts: number; ok: boolean; code: number | null; error: string | null; next: number | null; endpoint: number | null };
+export type Result = {
+  id: number;
+  attempts: number;
+  ok: boolean;
+  code: number | null;
+  error: string | null;
+  next: number | null;
+  endpoint: number | null;
+};
 
 /**
  * Records the attempts' results, then the endpoints' health, in one transaction. A 2xx marks the
@@ -209,7 +258,10 @@ export async function record(em: EntityManager, at: number, results: Result[]): 
  * not looked at, before it).
  */
 async function recordHealth(em: EntityManager, at: number, results: Result[]): Promise<void> {
-  const byEndpoint = new Map<number, { id: number; ok: boolean; fails: number; error: string | null }>();
+  const byEndpoint = new Map<
+    number,
+    { id: number; ok: boolean; fails: number; error: string | null }
+  >();
   for (const r of results) {
     if (r.endpoint === null) continue;
     const h = byEndpoint.get(r.endpoint) ?? { id: r.endpoint, ok: false, fails: 0, error: null };
@@ -227,7 +279,9 @@ async function recordHealth(em: EntityManager, at: number, results: Result[]): P
      returning x.id::float8 as id, x.consecutive_failures as failures`,
     [jsonParam([...byEndpoint.values()])],
   );
-  const slowed = counted.filter((w) => w.failures >= SLOW_AFTER_FAILURES).map((w) => ({ id: w.id, until: at + endpointDelaySeconds(w.failures) }));
+  const slowed = counted
+    .filter((w) => w.failures >= SLOW_AFTER_FAILURES)
+    .map((w) => ({ id: w.id, until: at + endpointDelaySeconds(w.failures) }));
   if (!slowed.length) return;
   await em.execute(
     `with s as (select * from jsonb_to_recordset(?::jsonb) as s(id bigint, until float8)),
@@ -243,7 +297,10 @@ async function recordHealth(em: EntityManager, at: number, results: Result[]): P
  * long ago the earliest of them fell due, in seconds (0 when none). Those in flight (leased) and
  * those of a slowed endpoint (moved to its slowed_until) are not due.
  */
-export async function backlog(em: EntityManager, at: number): Promise<{ due: number; oldestSeconds: number }> {
+export async function backlog(
+  em: EntityManager,
+  at: number,
+): Promise<{ due: number; oldestSeconds: number }> {
   const [r] = await em.execute<{ due: number; oldest: number | null }[]>(
     `select count(*)::int as due, min(next_attempt_at) as oldest
        from (select next_attempt_at from webhook_delivery where status = 'pending' and next_attempt_at <= ? order by next_attempt_at limit ?) d`,
@@ -253,8 +310,15 @@ export async function backlog(em: EntityManager, at: number): Promise<{ due: num
 }
 
 /** Fails the pending deliveries of webhook `id` (deleted), in the caller's transaction. */
-export async function failPending(em: EntityManager, webhookId: number, why: string): Promise<void> {
-  await em.execute(`update webhook_delivery set status = 'failed', last_error = ? where webhook_id = ? and status = 'pending'`, [why, webhookId]);
+export async function failPending(
+  em: EntityManager,
+  webhookId: number,
+  why: string,
+): Promise<void> {
+  await em.execute(
+    `update webhook_delivery set status = 'failed', last_error = ? where webhook_id = ? and status = 'pending'`,
+    [why, webhookId],
+  );
 }
 
 /**
@@ -262,7 +326,11 @@ export async function failPending(em: EntityManager, webhookId: number, why: str
  * before `at`, those in flight here (`inFlight`) left to their attempt's result; returns how many.
  * (A slowed endpoint's deliveries may wait past their window without another attempt.)
  */
-export async function expireDeliveries(em: EntityManager, at: number, inFlight: readonly number[]): Promise<number> {
+export async function expireDeliveries(
+  em: EntityManager,
+  at: number,
+  inFlight: readonly number[],
+): Promise<number> {
   const [r] = await em.execute<{ n: number }[]>(
     `with gone as (update webhook_delivery set status = 'failed', last_error = 'no 2xx answer within 24 hours of the event'
         where id = any(array(select id from webhook_delivery where status = 'pending' and expires_at <= ? and id <> all(?::bigint[]) limit ?))

@@ -9,7 +9,12 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { SEND_TIMEOUT_MS } from './messages.js';
-import { checkWebhookUrl, type ResolvedAddress, type Resolver, systemResolver } from '../../src/net/webhook-address.js';
+import {
+  checkWebhookUrl,
+  type ResolvedAddress,
+  type Resolver,
+  systemResolver,
+} from '../../src/net/webhook-address.js';
 
 /** Bytes of an answer read at most; the rest is dropped with the connection. */
 export const ANSWER_BYTES_READ = 4096;
@@ -32,7 +37,12 @@ export type Attempt = {
 export type Outcome = { status: number | null; error: string | null };
 
 /** The headers of one attempt: content type and the Standard Webhooks three, signed by the library. */
-export function signedHeaders(secret: string, msgId: string, at: number, body: string): Record<string, string> {
+export function signedHeaders(
+  secret: string,
+  msgId: string,
+  at: number,
+  body: string,
+): Record<string, string> {
   const seconds = Math.floor(at);
   return {
     'content-type': 'application/json',
@@ -56,7 +66,10 @@ export async function send(a: Attempt, resolve: Resolver = systemResolver): Prom
   const verdict = await checkWebhookUrl(a.url, a.allowPrivate, resolve);
   if (!verdict.ok) return { status: null, error: `not sent: ${verdict.refused}` };
   const url = verdict.url;
-  const headers = { ...signedHeaders(a.secret, a.msgId, a.at, a.body), 'content-length': String(Buffer.byteLength(a.body)) };
+  const headers = {
+    ...signedHeaders(a.secret, a.msgId, a.at, a.body),
+    'content-length': String(Buffer.byteLength(a.body)),
+  };
   const mod = url.protocol === 'https:' ? https : http;
   const timeoutMs = a.timeoutMs ?? SEND_TIMEOUT_MS;
   return new Promise<Outcome>((resolveOutcome) => {
@@ -67,25 +80,35 @@ export async function send(a: Attempt, resolve: Resolver = systemResolver): Prom
       req.destroy();
       resolveOutcome(o);
     };
-    const req = mod.request(url, {
-      method: 'POST',
-      headers,
-      agent: false,
-      signal: AbortSignal.timeout(timeoutMs),
-      ...(verdict.address ? { lookup: pinned(verdict.address) } : {}),
-    }, (res) => {
-      const status = res.statusCode ?? null;
-      let read = 0;
-      res.on('data', (chunk: Buffer) => {
-        read += chunk.length;
-        if (read >= ANSWER_BYTES_READ) finish({ status, error: null });
-      });
-      res.on('end', () => finish({ status, error: null }));
-      res.on('error', () => finish({ status, error: null }));
-    });
+    const req = mod.request(
+      url,
+      {
+        method: 'POST',
+        headers,
+        agent: false,
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(verdict.address ? { lookup: pinned(verdict.address) } : {}),
+      },
+      (res) => {
+        const status = res.statusCode ?? null;
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read >= ANSWER_BYTES_READ) finish({ status, error: null });
+        });
+        res.on('end', () => finish({ status, error: null }));
+        res.on('error', () => finish({ status, error: null }));
+      },
+    );
     req.on('error', (err: Error & { code?: string }) => {
-      const timedOut = err.name === 'AbortError' || err.name === 'TimeoutError' || err.code === 'ABORT_ERR';
-      finish({ status: null, error: timedOut ? `no answer within ${timeoutMs} ms` : `${err.code ?? err.name}: ${err.message}`.slice(0, 300) });
+      const timedOut =
+        err.name === 'AbortError' || err.name === 'TimeoutError' || err.code === 'ABORT_ERR';
+      finish({
+        status: null,
+        error: timedOut
+          ? `no answer within ${timeoutMs} ms`
+          : `${err.code ?? err.name}: ${err.message}`.slice(0, 300),
+      });
     });
     req.end(a.body);
   });

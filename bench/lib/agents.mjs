@@ -44,7 +44,8 @@ export async function registerMany(base, n, { tag, model, stop = () => false }) 
         signal: AbortSignal.timeout(30_000),
       });
       const text = await r.text();
-      if (r.status !== 201) throw new Error(`POST /api/v1/agents/register answered ${r.status}: ${text.slice(0, 300)}`);
+      if (r.status !== 201)
+        throw new Error(`POST /api/v1/agents/register answered ${r.status}: ${text.slice(0, 300)}`);
       const j = JSON.parse(text);
       agents[i] = { key, agent_id: j.agent_id, account_id: j.account_id };
     }
@@ -60,7 +61,11 @@ export async function registerMany(base, n, { tag, model, stop = () => false }) 
  * by default the machine's clock, which the services under bench run on (real time, whatever
  * SVC_TIME_SCALE does to service time).
  */
-export async function fundAgents(c, agents, { holders: holderCount, tag, cents, at = Date.now() / 1000 }) {
+export async function fundAgents(
+  c,
+  agents,
+  { holders: holderCount, tag, cents, at = Date.now() / 1000 },
+) {
   await c.query('begin');
   try {
     const holders = [];
@@ -88,7 +93,9 @@ export async function fundAgents(c, agents, { holders: holderCount, tag, cents, 
       [accountIds, holderOf, cents.toString(), at],
     );
     if (a.rowCount !== agents.length || l.rowCount !== agents.length) {
-      throw new Error(`fixture touched ${a.rowCount} agents and ${l.rowCount} accounts, expected ${agents.length}`);
+      throw new Error(
+        `fixture touched ${a.rowCount} agents and ${l.rowCount} accounts, expected ${agents.length}`,
+      );
     }
     await c.query('commit');
     return { holders: holders.length, agents: a.rowCount, accounts_topped_up: l.rowCount };

@@ -5,7 +5,10 @@ import fs from 'node:fs';
 
 export const CLK_TCK = (() => {
   try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 5000 }).trim()) || 100;
+    return (
+      Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 5000 }).trim()) ||
+      100
+    );
   } catch {
     return 100;
   }

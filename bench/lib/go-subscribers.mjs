@@ -9,7 +9,12 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-const SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'subscribers', 'main.go');
+const SOURCE = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'subscribers',
+  'main.go',
+);
 /** Where Debian's golang-github-gorilla-websocket-dev puts the library's source. */
 const GOPATH = '/usr/share/gocode';
 const INSTALL = 'apt-get install -y golang-go golang-github-gorilla-websocket-dev';
@@ -23,7 +28,9 @@ export function buildGoSubscribers(dir) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   } catch (err) {
-    throw new Error(`building bench/subscribers/main.go failed (${INSTALL}; or --subscriber-client node): ${err.stderr?.toString() || err.message}`);
+    throw new Error(
+      `building bench/subscribers/main.go failed (${INSTALL}; or --subscriber-client node): ${err.stderr?.toString() || err.message}`,
+    );
   }
   return bin;
 }
@@ -32,10 +39,19 @@ export function buildGoSubscribers(dir) {
  * Starts the subscribers for these keys; every command answers one JSON line. `bin`: a build from
  * buildGoSubscribers (built now when absent); `name` keeps a second set's files apart in `dir`.
  */
-export function startGoSubscribers({ url, keys, concurrency, dir, bin = buildGoSubscribers(dir), name = 'subscribers' }) {
+export function startGoSubscribers({
+  url,
+  keys,
+  concurrency,
+  dir,
+  bin = buildGoSubscribers(dir),
+  name = 'subscribers',
+}) {
   const keysFile = path.join(dir, `${name}-keys.txt`);
   fs.writeFileSync(keysFile, keys.join('\n') + '\n', { mode: 0o600 });
-  const child = spawn(bin, ['-url', url, '-keys', keysFile, '-concurrency', String(concurrency)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(bin, ['-url', url, '-keys', keysFile, '-concurrency', String(concurrency)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const answers = [];
   const waiting = [];
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
@@ -48,8 +64,17 @@ export function startGoSubscribers({ url, keys, concurrency, dir, bin = buildGoS
     new Promise((resolve, reject) => {
       const early = answers.findIndex(match);
       if (early >= 0) return resolve(answers.splice(early, 1)[0]);
-      const timer = setTimeout(() => reject(new Error(`subscribers: no answer to "${command}" within ${ms / 1000} s`)), ms);
-      waiting.push({ match, resolve: (a) => (clearTimeout(timer), a.error ? reject(new Error(`subscribers: ${a.error}`)) : resolve(a)) });
+      const timer = setTimeout(
+        () => reject(new Error(`subscribers: no answer to "${command}" within ${ms / 1000} s`)),
+        ms,
+      );
+      waiting.push({
+        match,
+        resolve: (a) => (
+          clearTimeout(timer),
+          a.error ? reject(new Error(`subscribers: ${a.error}`)) : resolve(a)
+        ),
+      });
       child.stdin.write(`${command}\n`);
     });
   return {
@@ -63,10 +88,20 @@ export function startGoSubscribers({ url, keys, concurrency, dir, bin = buildGoS
     async report(ms) {
       const file = path.join(dir, `${name}-report.jsonl`);
       await ask(`report ${file}`, (a) => 'reported' in a, ms);
-      return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => {
-        const r = JSON.parse(l);
-        return { i: r.i, got: r.got, frames: r.frames ?? undefined, closed: r.closed ? { code: 0, reason: r.closed } : undefined };
-      });
+      return fs
+        .readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => {
+          const r = JSON.parse(l);
+          return {
+            i: r.i,
+            got: r.got,
+            frames: r.frames ?? undefined,
+            closed: r.closed ? { code: 0, reason: r.closed } : undefined,
+          };
+        });
     },
     stop() {
       if (child.exitCode === null) {

@@ -8,9 +8,12 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Races `p` against a timer; rejects with `what` when the timer wins. */
 export function within(ms, p, what) {
   let t;
-  return Promise.race([p, new Promise((_, rej) => (t = setTimeout(() => rej(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(t),
-  );
+  return Promise.race([
+    p,
+    new Promise(
+      (_, rej) => (t = setTimeout(() => rej(new Error(`${what}: no answer within ${ms} ms`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(t));
 }
 
 /** A TCP port free on `host` right now. */
@@ -70,4 +73,6 @@ export function followServiceLog(child, { onWarning, onRecord = () => {}, onStde
  * The service's Node.js flags (src/node-flags.ts, as built): every bench starts the service as `npm
  * start` does, whichever build `--service` names.
  */
-export const { SERVICE_NODE_FLAGS } = await import(new URL('../../dist/src/node-flags.js', import.meta.url).href);
+export const { SERVICE_NODE_FLAGS } = await import(
+  new URL('../../dist/src/node-flags.js', import.meta.url).href
+);

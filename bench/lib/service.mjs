@@ -4,7 +4,14 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { followServiceLog, freePort, SERVICE_NODE_FLAGS, sleep, stopChild, within } from './process.mjs';
+import {
+  followServiceLog,
+  freePort,
+  SERVICE_NODE_FLAGS,
+  sleep,
+  stopChild,
+  within,
+} from './process.mjs';
 
 export const HOST = '127.0.0.1';
 
@@ -13,7 +20,11 @@ export async function pgAdmin(pgBase, sql) {
   const { default: pg } = await import('pg');
   const url = new URL(pgBase);
   url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000, statement_timeout: 60_000 });
+  const client = new pg.Client({
+    connectionString: url.toString(),
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 60_000,
+  });
   await within(10_000, client.connect(), 'connect to PostgreSQL');
   try {
     return await within(65_000, client.query(sql), sql);
@@ -24,23 +35,43 @@ export async function pgAdmin(pgBase, sql) {
 
 export function checkLocalPg(pgBase) {
   const u = new URL(pgBase);
-  if (!['127.0.0.1', 'localhost'].includes(u.hostname)) throw new Error(`--pg must point at 127.0.0.1, got ${u.hostname}`);
+  if (!['127.0.0.1', 'localhost'].includes(u.hostname))
+    throw new Error(`--pg must point at 127.0.0.1, got ${u.hostname}`);
 }
 
 /**
  * Starts `main` (dist/src/main.js) on database `dbName` with `env` added, waits for GET /readyz = 200.
  * Returns { base, pid, child, warnings, stop }.
  */
-export async function startService({ main, pgBase, dbName, env: extra = {}, nodeArgs = [], readyTimeoutS = 300, log }) {
+export async function startService({
+  main,
+  pgBase,
+  dbName,
+  env: extra = {},
+  nodeArgs = [],
+  readyTimeoutS = 300,
+  log,
+}) {
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
   const port = await freePort(HOST);
-  const env = { ...process.env, PORT: String(port), HOST, LOG_LEVEL: 'warn', BASE_URL: `http://${HOST}:${port}`, ...extra };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST,
+    LOG_LEVEL: 'warn',
+    BASE_URL: `http://${HOST}:${port}`,
+    ...extra,
+  };
   delete env.DATA_DIR;
   if (!('SVC_TIME_SCALE' in extra)) delete env.SVC_TIME_SCALE; // the caller's own scale only, never the shell's
   const url = new URL(pgBase);
   url.pathname = `/${dbName}`;
   env.DATABASE_URL = url.toString();
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, main], { cwd: path.resolve(path.dirname(main), '..', '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, main], {
+    cwd: path.resolve(path.dirname(main), '..', '..'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const warnings = { count: 0, first: [], stderr: [] };
   followServiceLog(child, {
     onWarning: (rec) => {
@@ -55,7 +86,9 @@ export async function startService({ main, pgBase, dbName, env: extra = {}, node
   let last = 'no answer';
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`service exited before ready (code ${child.exitCode}, signal ${child.signalCode}):\n${warnings.stderr.slice(-20).join('\n')}`);
+      throw new Error(
+        `service exited before ready (code ${child.exitCode}, signal ${child.signalCode}):\n${warnings.stderr.slice(-20).join('\n')}`,
+      );
     }
     try {
       const r = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
@@ -82,7 +115,11 @@ export async function getJson(url) {
 export function rssOf(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const n = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss_mb: Math.round(n('VmRSS') / 1024), peak_mb: Math.round(n('VmHWM') / 1024), threads: n('Threads') };
+  return {
+    rss_mb: Math.round(n('VmRSS') / 1024),
+    peak_mb: Math.round(n('VmHWM') / 1024),
+    threads: n('Threads'),
+  };
 }
 
 /** Resets the process's peak RSS (VmHWM) to its current RSS (Linux: clear_refs 5); false if not allowed. */

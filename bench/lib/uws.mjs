@@ -8,7 +8,11 @@ const require = createRequire(import.meta.url);
 
 export function loadUws() {
   const pkgDir = path.dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = path.join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  const binary = path.join(
+    pkgDir,
+    'binaries',
+    `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`,
+  );
   try {
     return require(binary);
   } catch (err) {

@@ -19,7 +19,10 @@ export function parseWrk(out) {
     const m = new RegExp(`^\\s*${pct}%\\s+([\\d.]+)(us|ms|s|m|h)\\s*$`, 'm').exec(out);
     return m ? round(ms(m[1], m[2])) : undefined;
   };
-  const stats = /^\s*Latency\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)/m.exec(out);
+  const stats =
+    /^\s*Latency\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)\s+([\d.]+)(us|ms|s|m|h)/m.exec(
+      out,
+    );
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const total = /(\d+) requests in ([\d.]+)(us|ms|s|m|h)/.exec(out);
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
@@ -37,7 +40,9 @@ export function parseWrk(out) {
       max: stats ? round(ms(stats[5], stats[6])) : undefined,
     },
     non_2xx: non2xx ? Number(non2xx[1]) : 0,
-    socket_errors: sock ? { connect: +sock[1], read: +sock[2], write: +sock[3], timeout: +sock[4] } : { connect: 0, read: 0, write: 0, timeout: 0 },
+    socket_errors: sock
+      ? { connect: +sock[1], read: +sock[2], write: +sock[3], timeout: +sock[4] }
+      : { connect: 0, read: 0, write: 0, timeout: 0 },
   };
 }
 
@@ -46,7 +51,15 @@ export function parseWrk(out) {
  * overruns by 30 s. `onStart` gets a stop function (for Ctrl-C).
  */
 export function runWrk({ url, threads = 1, connections, seconds, timeoutS = 10, onStart }) {
-  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', `${timeoutS}s`, url];
+  const args = [
+    `-t${threads}`,
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    '--timeout',
+    `${timeoutS}s`,
+    url,
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     onStart?.(() => child.kill('SIGKILL'));
@@ -58,7 +71,10 @@ export function runWrk({ url, threads = 1, connections, seconds, timeoutS = 10, 
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       clearTimeout(kill);
-      if (code !== 0) return reject(new Error(`wrk ${args.join(' ')} failed (code ${code}, signal ${signal}): ${err || out}`));
+      if (code !== 0)
+        return reject(
+          new Error(`wrk ${args.join(' ')} failed (code ${code}, signal ${signal}): ${err || out}`),
+        );
       try {
         resolve({ ...parseWrk(out), command: `wrk ${args.join(' ')}`, raw: out });
       } catch (e) {

@@ -3,7 +3,19 @@
 // cart actor (actors/cart), except the registration's first cart (actors/agent/actor.ts).
 import { EntitySchema, type Opt, type Ref } from '@mikro-orm/core';
 import { bigint, createdAt, instant, serialId, timestampNull } from './columns.js';
-import { AgentSchema, CardSchema, HolderSchema, InventoryItemSchema, OrderSchema, ref, type Agent, type Card, type Holder, type InventoryItem, type Order } from './trading.js';
+import {
+  AgentSchema,
+  CardSchema,
+  HolderSchema,
+  InventoryItemSchema,
+  OrderSchema,
+  ref,
+  type Agent,
+  type Card,
+  type Holder,
+  type InventoryItem,
+  type Order,
+} from './trading.js';
 
 export const CART_KINDS = ['trade', 'own'] as const;
 export const GRANT_LEVELS = ['write', 'execute'] as const;
@@ -37,9 +49,18 @@ export const CartSchema = new EntitySchema<Cart>({
     updatedAt: instant('updated_at'),
   },
   indexes: [
-    { name: 'cart_agent', expression: 'create index cart_agent on cart (agent_id) where agent_id is not null' },
-    { name: 'cart_holder', expression: 'create index cart_holder on cart (holder_id) where holder_id is not null' },
-    { name: 'cart_holder_own', expression: 'create unique index cart_holder_own on cart (holder_id) where agent_id is null' },
+    {
+      name: 'cart_agent',
+      expression: 'create index cart_agent on cart (agent_id) where agent_id is not null',
+    },
+    {
+      name: 'cart_holder',
+      expression: 'create index cart_holder on cart (holder_id) where holder_id is not null',
+    },
+    {
+      name: 'cart_holder_own',
+      expression: 'create unique index cart_holder_own on cart (holder_id) where agent_id is null',
+    },
   ],
 });
 
@@ -75,8 +96,14 @@ export const CartItemSchema = new EntitySchema<CartItem>({
     qty: { type: 'integer' },
     note: { type: 'text', default: '' },
     closesAt: { type: 'double', runtimeType: 'number', fieldName: 'closes_at' },
-    order: ref(() => OrderSchema, 'order_id', 'cart_item', { nullable: true, unique: 'cart_item_order_id_key' }),
-    item: ref(() => InventoryItemSchema, 'item_id', 'cart_item', { nullable: true, unique: 'cart_item_item_id_key' }),
+    order: ref(() => OrderSchema, 'order_id', 'cart_item', {
+      nullable: true,
+      unique: 'cart_item_order_id_key',
+    }),
+    item: ref(() => InventoryItemSchema, 'item_id', 'cart_item', {
+      nullable: true,
+      unique: 'cart_item_item_id_key',
+    }),
     createdAt: createdAt(),
   },
   checks: [
@@ -110,17 +137,34 @@ export const CartGrantSchema = new EntitySchema<CartGrant>({
     agent: ref(() => AgentSchema, 'agent_id', 'cart_grant', { nullable: true }),
     cart: ref(() => CartSchema, 'cart_id', 'cart_grant', { nullable: true, deleteRule: 'cascade' }),
     level: { enum: true, items: [...GRANT_LEVELS], columnType: 'text' },
-    payWith: { enum: true, items: [...GRANT_PAY_WITH], columnType: 'text', fieldName: 'pay_with', default: 'balance' },
-    card: ref(() => CardSchema, 'card_id', 'cart_grant', { nullable: true, deleteRule: 'set null' }),
+    payWith: {
+      enum: true,
+      items: [...GRANT_PAY_WITH],
+      columnType: 'text',
+      fieldName: 'pay_with',
+      default: 'balance',
+    },
+    card: ref(() => CardSchema, 'card_id', 'cart_grant', {
+      nullable: true,
+      deleteRule: 'set null',
+    }),
     note: { type: 'text', default: '' },
     createdAt: createdAt(),
     revokedAt: timestampNull('revoked_at'),
   },
   checks: [
     { name: 'cart_grant_note_check', expression: 'length(note) <= 255' },
-    { name: 'cart_grant_card', expression: `pay_with = 'balance' or card_id is not null or revoked_at is not null` },
+    {
+      name: 'cart_grant_card',
+      expression: `pay_with = 'balance' or card_id is not null or revoked_at is not null`,
+    },
   ],
-  indexes: [{ name: 'cart_grant_live', expression: 'create index cart_grant_live on cart_grant (holder_id) where revoked_at is null' }],
+  indexes: [
+    {
+      name: 'cart_grant_live',
+      expression: 'create index cart_grant_live on cart_grant (holder_id) where revoked_at is null',
+    },
+  ],
 });
 
 export const cartEntities = [CartSchema, CartItemSchema, CartGrantSchema];

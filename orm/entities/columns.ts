@@ -15,10 +15,12 @@ export const serialId = () => ({ type: bigint(), primary: true, autoincrement: t
 export const createdAt = () => instant('created_at');
 
 /** A `timestamptz not null` column named `fieldName` with no default: the writer gives the service clock's instant. */
-export const instant = (fieldName: string) => ({ type: 'Date', columnType: 'timestamptz', fieldName }) as const;
+export const instant = (fieldName: string) =>
+  ({ type: 'Date', columnType: 'timestamptz', fieldName }) as const;
 
 /** A nullable `timestamptz` column named `fieldName`. */
-export const timestampNull = (fieldName: string) => ({ type: 'Date', columnType: 'timestamptz', fieldName, nullable: true }) as const;
+export const timestampNull = (fieldName: string) =>
+  ({ type: 'Date', columnType: 'timestamptz', fieldName, nullable: true }) as const;
 
 /** `integer[]`, read as numbers. */
 export const intArray = () => new ArrayType<number>((i) => Number(i));

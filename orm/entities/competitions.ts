@@ -33,7 +33,12 @@ export const CompetitionSchema = new EntitySchema<Competition>({
     startingBalanceCents: { type: bigint(), fieldName: 'starting_balance_cents' },
     prizePoolCents: { type: bigint(), fieldName: 'prize_pool_cents' },
     sponsor: { type: 'text' },
-    status: { enum: true, items: [...COMPETITION_STATUSES], columnType: 'text', default: 'running' },
+    status: {
+      enum: true,
+      items: [...COMPETITION_STATUSES],
+      columnType: 'text',
+      default: 'running',
+    },
     finishedAt: timestampNull('finished_at'),
     createdAt: createdAt(),
   },
@@ -64,7 +69,13 @@ export const CompetitionEntrySchema = new EntitySchema<CompetitionEntry>({
     prizeCents: { type: bigint(), fieldName: 'prize_cents', nullable: true },
     createdAt: createdAt(),
   },
-  indexes: [{ name: 'competition_entry_holder', expression: 'create unique index competition_entry_holder on competition_entry (competition_id, holder_id)' }],
+  indexes: [
+    {
+      name: 'competition_entry_holder',
+      expression:
+        'create unique index competition_entry_holder on competition_entry (competition_id, holder_id)',
+    },
+  ],
 });
 
 export const competitionEntities = [CompetitionSchema, CompetitionEntrySchema];

@@ -9,9 +9,20 @@ import { AccountSchema, ref, type Account } from './trading.js';
  * actors/events/position-events.ts).
  */
 export type AccountEvent = {
-  account: Ref<Account>; id: number; type: string; data: Opt<unknown> | null; createdAt: Date;
-  positionId: number | null; sessionTick: number | null; sessionSold: number | null; sessionRevenueCents: number | null;
-  sessionHoldingCents: number | null; revealedTicks: number | null; qtyLeft: number | null; unitsSold: number | null; revenueCents: number | null;
+  account: Ref<Account>;
+  id: number;
+  type: string;
+  data: Opt<unknown> | null;
+  createdAt: Date;
+  positionId: number | null;
+  sessionTick: number | null;
+  sessionSold: number | null;
+  sessionRevenueCents: number | null;
+  sessionHoldingCents: number | null;
+  revealedTicks: number | null;
+  qtyLeft: number | null;
+  unitsSold: number | null;
+  revenueCents: number | null;
   holdingCostCents: number | null;
 };
 // Owner: whichever turn makes the change (actors/events/log.ts appends in that turn's transaction:
@@ -23,7 +34,10 @@ export const AccountEventSchema = new EntitySchema<AccountEvent>({
   properties: {
     // No foreign key (migration 18): the append inserts events only joined to the head rows its own
     // statement upserted (the head keeps its key to `account`); the per-row check was half the insert.
-    account: ref(() => AccountSchema, 'account_id', 'account_event', { primary: true, foreignKey: false }),
+    account: ref(() => AccountSchema, 'account_id', 'account_event', {
+      primary: true,
+      foreignKey: false,
+    }),
     id: { type: bigint(), primary: true },
     type: { type: 'text' },
     // json, not jsonb: served whole, never queried inside; stored as built (migration 18).
@@ -54,7 +68,10 @@ export const AccountEventHeadSchema = new EntitySchema<AccountEventHead>({
   name: 'AccountEventHead',
   tableName: 'account_event_head',
   properties: {
-    account: ref(() => AccountSchema, 'account_id', 'account_event_head', { primary: true, deleteRule: 'cascade' }),
+    account: ref(() => AccountSchema, 'account_id', 'account_event_head', {
+      primary: true,
+      deleteRule: 'cascade',
+    }),
     lastId: { type: bigint(), fieldName: 'last_id' },
   },
   checks: [{ name: 'account_event_head_last_id_check', expression: 'last_id > 0' }],

@@ -2,7 +2,13 @@
 // books, USD (price in cents) and GC (price in hundredths of a coin), never mixed.
 import { EntitySchema, type Opt, type Ref } from '@mikro-orm/core';
 import { bigint, createdAt, serialId, timestampNull } from './columns.js';
-import { HolderSchema, InventoryItemSchema, ref, type Holder, type InventoryItem } from './trading.js';
+import {
+  HolderSchema,
+  InventoryItemSchema,
+  ref,
+  type Holder,
+  type InventoryItem,
+} from './trading.js';
 
 export const LISTING_CURRENCIES = ['USD', 'GC'] as const;
 export const LISTING_STATUSES = ['open', 'sold', 'cancelled'] as const;
@@ -34,11 +40,12 @@ export const ExchangeListingSchema = new EntitySchema<ExchangeListing>({
     createdAt: createdAt(),
     closedAt: timestampNull('closed_at'),
   },
-  checks: [
-    { name: 'exchange_listing_price_units_check', expression: 'price_units > 0' },
-  ],
+  checks: [{ name: 'exchange_listing_price_units_check', expression: 'price_units > 0' }],
   indexes: [
-    { name: 'exchange_listing_open_item', expression: `create unique index exchange_listing_open_item on exchange_listing (item_id) where status = 'open'` },
+    {
+      name: 'exchange_listing_open_item',
+      expression: `create unique index exchange_listing_open_item on exchange_listing (item_id) where status = 'open'`,
+    },
     { name: 'exchange_listing_book', properties: ['currency', 'status', 'id'] },
   ],
 });

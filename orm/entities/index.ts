@@ -21,4 +21,14 @@ export * from './exchange.js';
 export * from './events.js';
 export * from './webhooks.js';
 
-export const entities = [...serviceEntities, ...recordEntities, ...tradingEntities, ...cartEntities, ...moneyEntities, ...exchangeEntities, ...competitionEntities, ...eventEntities, ...webhookEntities];
+export const entities = [
+  ...serviceEntities,
+  ...recordEntities,
+  ...tradingEntities,
+  ...cartEntities,
+  ...moneyEntities,
+  ...exchangeEntities,
+  ...competitionEntities,
+  ...eventEntities,
+  ...webhookEntities,
+];

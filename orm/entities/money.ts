@@ -45,7 +45,10 @@ export const PayoutSchema = new EntitySchema<Payout>({
     { name: 'payout_paid', expression: `(status = 'paid') = (paid_at is not null)` },
   ],
   indexes: [
-    { name: 'payout_due', expression: `create index payout_due on payout (pay_at) where status = 'scheduled'` },
+    {
+      name: 'payout_due',
+      expression: `create index payout_due on payout (pay_at) where status = 'scheduled'`,
+    },
     { name: 'payout_holder', properties: ['holder', 'id'] },
   ],
 });
@@ -75,7 +78,10 @@ export const GcLedgerSchema = new EntitySchema<GcLedgerEntry>({
   },
   checks: [
     { name: 'gc_ledger_amount_hundredths_check', expression: 'amount_hundredths <> 0' },
-    { name: 'gc_ledger_balance_after_hundredths_check', expression: 'balance_after_hundredths >= 0' },
+    {
+      name: 'gc_ledger_balance_after_hundredths_check',
+      expression: 'balance_after_hundredths >= 0',
+    },
   ],
   indexes: [{ name: 'gc_ledger_holder', properties: ['holder', 'id'] }],
 });

@@ -31,7 +31,13 @@ export const MarketSessionSchema = new EntitySchema<MarketSession>({
     source: { enum: true, items: [...SESSION_SOURCES], columnType: 'text', default: 'live' },
     recorded: { type: 'boolean', default: false },
   },
-  indexes: [{ name: 'market_session_open', expression: 'create index market_session_open on market_session (market) where closed_at is null' }],
+  indexes: [
+    {
+      name: 'market_session_open',
+      expression:
+        'create index market_session_open on market_session (market) where closed_at is null',
+    },
+  ],
 });
 
 /** A menu row of a recorded session: the deal the house offered at `idx`. */
@@ -130,7 +136,12 @@ export const TradeSchema = new EntitySchema<Trade>({
     costBasisCents: { type: bigint(), fieldName: 'cost_basis_cents' },
     horizon: { type: 'integer', default: 8 },
     revealedTicks: { type: 'integer', fieldName: 'revealed_ticks', default: 0 },
-    salesByTick: { type: intArray(), columnType: 'integer[]', fieldName: 'sales_by_tick', defaultRaw: `'{}'` },
+    salesByTick: {
+      type: intArray(),
+      columnType: 'integer[]',
+      fieldName: 'sales_by_tick',
+      defaultRaw: `'{}'`,
+    },
     unitsSold: { type: 'integer', fieldName: 'units_sold', default: 0 },
     qtyLeft: { type: 'integer', fieldName: 'qty_left' },
     revenueCents: { type: bigint(), fieldName: 'revenue_cents', default: 0 },
@@ -141,8 +152,18 @@ export const TradeSchema = new EntitySchema<Trade>({
     surchargeCents: { type: bigint(), fieldName: 'surcharge_cents', nullable: true },
     writeoffCents: { type: bigint(), fieldName: 'writeoff_cents', nullable: true },
     realizedPnlCents: { type: bigint(), fieldName: 'realized_pnl_cents', nullable: true },
-    priceByTickCents: { type: intArray(), columnType: 'integer[]', fieldName: 'price_by_tick_cents', nullable: true },
-    nsellersByTick: { type: intArray(), columnType: 'integer[]', fieldName: 'nsellers_by_tick', nullable: true },
+    priceByTickCents: {
+      type: intArray(),
+      columnType: 'integer[]',
+      fieldName: 'price_by_tick_cents',
+      nullable: true,
+    },
+    nsellersByTick: {
+      type: intArray(),
+      columnType: 'integer[]',
+      fieldName: 'nsellers_by_tick',
+      nullable: true,
+    },
     createdAt: createdAt(),
     settledAt: timestampNull('settled_at'),
   },
@@ -152,13 +173,26 @@ export const TradeSchema = new EntitySchema<Trade>({
   ],
   indexes: [
     { name: 'trade_market_tick', properties: ['market', 'tick'] },
-    { name: 'trade_open', expression: 'create index trade_open on trade (market, tick) where not settled' },
-    { name: 'trade_account', expression: 'create index trade_account on trade (account_id) where account_id is not null' },
+    {
+      name: 'trade_open',
+      expression: 'create index trade_open on trade (market, tick) where not settled',
+    },
+    {
+      name: 'trade_account',
+      expression: 'create index trade_account on trade (account_id) where account_id is not null',
+    },
   ],
   uniques: [
     // The house executes a menu row at most once, whatever replays or processes run the close.
-    { name: 'trade_house_once', expression: `create unique index trade_house_once on trade (market, tick, idx) where actor = 'house'` },
-    { name: 'trade_position', expression: 'create unique index trade_position on trade (position_id) where position_id is not null' },
+    {
+      name: 'trade_house_once',
+      expression: `create unique index trade_house_once on trade (market, tick, idx) where actor = 'house'`,
+    },
+    {
+      name: 'trade_position',
+      expression:
+        'create unique index trade_position on trade (position_id) where position_id is not null',
+    },
   ],
 });
 
@@ -203,4 +237,10 @@ export const HistoryLoadSchema = new EntitySchema<HistoryLoad>({
   },
 });
 
-export const recordEntities = [MarketSessionSchema, MenuRowSchema, TradeSchema, TapeSchema, HistoryLoadSchema];
+export const recordEntities = [
+  MarketSessionSchema,
+  MenuRowSchema,
+  TradeSchema,
+  TapeSchema,
+  HistoryLoadSchema,
+];

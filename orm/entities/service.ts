@@ -59,7 +59,6 @@ export const RateLimitSchema = new EntitySchema<RateLimit>({
   indexes: [{ name: 'rate_limit_expire', properties: ['expire'] }],
 });
 
-
 /** A receipts signing key (Ed25519, JWK): the newest signs; every public key stays in the JWKS. */
 export type SigningKey = { kid: string; publicJwk: unknown; privateJwk: unknown; createdAt: Date };
 // Owner: the money kernel (actors/money/receipts.ts: made once at first start under a lock, rotated by a new row).
@@ -74,4 +73,9 @@ export const SigningKeySchema = new EntitySchema<SigningKey>({
   },
 });
 
-export const serviceEntities = [ServiceMetaSchema, IdempotencySchema, RateLimitSchema, SigningKeySchema];
+export const serviceEntities = [
+  ServiceMetaSchema,
+  IdempotencySchema,
+  RateLimitSchema,
+  SigningKeySchema,
+];

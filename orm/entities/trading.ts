@@ -7,17 +7,48 @@ import { EntitySchema, type Opt, type Ref } from '@mikro-orm/core';
 import { bigint, createdAt, serialId, timestampNull } from './columns.js';
 
 export const PAYMENT_SOURCES = ['card', 'balance'] as const;
-export const ROUND_STATUSES = ['awaiting_payment', 'funded', 'expired', 'completed', 'refunded'] as const;
-export const ORDER_STATUSES = ['awaiting_payment', 'paid', 'filled', 'expired', 'refunded'] as const;
+export const ROUND_STATUSES = [
+  'awaiting_payment',
+  'funded',
+  'expired',
+  'completed',
+  'refunded',
+] as const;
+export const ORDER_STATUSES = [
+  'awaiting_payment',
+  'paid',
+  'filled',
+  'expired',
+  'refunded',
+] as const;
 export const LEDGER_KINDS = [
-  'card_charge', 'crypto_payment', 'order_debit', 'monthly_fee', 'sale_credit', 'holding_fee', 'surcharge', 'payout', 'topup', 'refund',
-  'exchange_purchase', 'exchange_sale', 'prize',
+  'card_charge',
+  'crypto_payment',
+  'order_debit',
+  'monthly_fee',
+  'sale_credit',
+  'holding_fee',
+  'surcharge',
+  'payout',
+  'topup',
+  'refund',
+  'exchange_purchase',
+  'exchange_sale',
+  'prize',
 ] as const;
 
 /** A foreign key as the migrations declare it: `on update/delete no action` unless `deleteRule` says otherwise. */
 export function ref<T>(
-  entity: () => EntitySchema<T, never>, fieldName: string, table: string,
-  opts: { nullable?: boolean; deleteRule?: 'cascade' | 'set null'; primary?: boolean; unique?: string; foreignKey?: false } = {},
+  entity: () => EntitySchema<T, never>,
+  fieldName: string,
+  table: string,
+  opts: {
+    nullable?: boolean;
+    deleteRule?: 'cascade' | 'set null';
+    primary?: boolean;
+    unique?: string;
+    foreignKey?: false;
+  } = {},
 ) {
   return {
     kind: 'm:1',
@@ -35,7 +66,14 @@ export function ref<T>(
 }
 
 /** A person with a web login who pairs agents and funds them. */
-export type Holder = { id: number; email: string; passwordHash: string; displayName: Opt<string>; gcBalanceHundredths: Opt<number>; createdAt: Date };
+export type Holder = {
+  id: number;
+  email: string;
+  passwordHash: string;
+  displayName: Opt<string>;
+  gcBalanceHundredths: Opt<number>;
+  createdAt: Date;
+};
 // Owner: holder (actors/holder/actor.ts registers holders).
 export const HolderSchema = new EntitySchema<Holder>({
   name: 'Holder',
@@ -56,7 +94,12 @@ export const HolderSchema = new EntitySchema<Holder>({
 });
 
 /** A web session: only a hash of the cookie's token is stored. */
-export type HolderSession = { tokenHash: string; holder: Ref<Holder>; createdAt: Date; expiresAt: Date };
+export type HolderSession = {
+  tokenHash: string;
+  holder: Ref<Holder>;
+  createdAt: Date;
+  expiresAt: Date;
+};
 // Owner: holder (actors/holder/actor.ts signs in and out).
 export const HolderSessionSchema = new EntitySchema<HolderSession>({
   name: 'HolderSession',
@@ -73,7 +116,13 @@ export const HolderSessionSchema = new EntitySchema<HolderSession>({
 export const ACCOUNT_KINDS = ['agent', 'manual', 'competition'] as const;
 
 /** A trading account: an agent's (one per agent), or a holder's Manual desk (`manual`, one per holder). */
-export type Account = { id: number; balanceCents: Opt<number>; holder?: Ref<Holder> | null; kind: Opt<(typeof ACCOUNT_KINDS)[number]>; createdAt: Date };
+export type Account = {
+  id: number;
+  balanceCents: Opt<number>;
+  holder?: Ref<Holder> | null;
+  kind: Opt<(typeof ACCOUNT_KINDS)[number]>;
+  createdAt: Date;
+};
 // Owner: account (actors/account: pairing sets holder_id, ledger.ts moves the balance); the agent
 // actor inserts the row when it registers the agent.
 export const AccountSchema = new EntitySchema<Account>({
@@ -87,8 +136,14 @@ export const AccountSchema = new EntitySchema<Account>({
     createdAt: createdAt(),
   },
   indexes: [
-    { name: 'account_holder', expression: 'create index account_holder on account (holder_id) where holder_id is not null' },
-    { name: 'account_manual_desk', expression: `create unique index account_manual_desk on account (holder_id) where kind = 'manual'` },
+    {
+      name: 'account_holder',
+      expression: 'create index account_holder on account (holder_id) where holder_id is not null',
+    },
+    {
+      name: 'account_manual_desk',
+      expression: `create unique index account_manual_desk on account (holder_id) where kind = 'manual'`,
+    },
   ],
 });
 
@@ -141,13 +196,30 @@ export const AgentSchema = new EntitySchema<Agent>({
   },
   checks: [
     { name: 'agent_key_id_check', expression: 'length(key_id) = 20' },
-    { name: 'agent_limits_check', expression: 'coalesce(limit_max_order_cents, 0) >= 0 and coalesce(limit_max_day_cents, 0) >= 0' },
+    {
+      name: 'agent_limits_check',
+      expression:
+        'coalesce(limit_max_order_cents, 0) >= 0 and coalesce(limit_max_day_cents, 0) >= 0',
+    },
   ],
-  indexes: [{ name: 'agent_holder', expression: 'create index agent_holder on agent (holder_id) where holder_id is not null' }],
+  indexes: [
+    {
+      name: 'agent_holder',
+      expression: 'create index agent_holder on agent (holder_id) where holder_id is not null',
+    },
+  ],
 });
 
 /** A stored card: brand, last 4 digits and expiry only (CONTRACT.md "Test cards"). */
-export type Card = { id: number; holder: Ref<Holder>; brand: string; last4: string; expMonth: number; expYear: number; createdAt: Date };
+export type Card = {
+  id: number;
+  holder: Ref<Holder>;
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+  createdAt: Date;
+};
 // Owner: account (actors/account/actor.ts stores the card a holder pays an order with).
 export const CardSchema = new EntitySchema<Card>({
   name: 'Card',
@@ -161,7 +233,12 @@ export const CardSchema = new EntitySchema<Card>({
     expYear: { type: 'integer', fieldName: 'exp_year' },
     createdAt: createdAt(),
   },
-  uniques: [{ name: 'card_holder_id_brand_last4_exp_month_exp_year_key', properties: ['holder', 'brand', 'last4', 'expMonth', 'expYear'] }],
+  uniques: [
+    {
+      name: 'card_holder_id_brand_last4_exp_month_exp_year_key',
+      properties: ['holder', 'brand', 'last4', 'expMonth', 'expYear'],
+    },
+  ],
 });
 
 /** A trade round: the funding of one order (amount, fee, what was charged, transferred, refunded). */
@@ -187,7 +264,12 @@ export const TradeRoundSchema = new EntitySchema<TradeRound>({
   properties: {
     id: serialId(),
     account: ref(() => AccountSchema, 'account_id', 'trade_round'),
-    status: { enum: true, items: [...ROUND_STATUSES], columnType: 'text', default: 'awaiting_payment' },
+    status: {
+      enum: true,
+      items: [...ROUND_STATUSES],
+      columnType: 'text',
+      default: 'awaiting_payment',
+    },
     source: { enum: true, items: [...PAYMENT_SOURCES], columnType: 'text', nullable: true },
     amountCents: { type: bigint(), fieldName: 'amount_cents' },
     feeAmountCents: { type: bigint(), fieldName: 'fee_amount_cents', default: 0 },
@@ -258,8 +340,19 @@ export const OrderSchema = new EntitySchema<Order>({
     grossCents: { type: bigint(), fieldName: 'gross_cents' },
     feeAmountCents: { type: bigint(), fieldName: 'fee_amount_cents' },
     totalCents: { type: bigint(), fieldName: 'total_cents' },
-    status: { enum: true, items: [...ORDER_STATUSES], columnType: 'text', default: 'awaiting_payment' },
-    paymentSource: { enum: true, items: [...PAYMENT_SOURCES], columnType: 'text', fieldName: 'payment_source', nullable: true },
+    status: {
+      enum: true,
+      items: [...ORDER_STATUSES],
+      columnType: 'text',
+      default: 'awaiting_payment',
+    },
+    paymentSource: {
+      enum: true,
+      items: [...PAYMENT_SOURCES],
+      columnType: 'text',
+      fieldName: 'payment_source',
+      nullable: true,
+    },
     // No foreign key: a holder funding a fleet would have every order key-share-lock one holder row.
     paidByHolder: { type: bigint(), fieldName: 'paid_by_holder', nullable: true },
     token: { type: 'text', unique: 'orders_token_key' },
@@ -276,12 +369,22 @@ export const OrderSchema = new EntitySchema<Order>({
   checks: [
     { name: 'orders_qty_check', expression: 'qty > 0' },
     { name: 'orders_check', expression: 'total_cents = gross_cents + fee_amount_cents' },
-    { name: 'orders_refund_reason', expression: `(status = 'refunded') = (refund_reason is not null and refunded_at is not null)` },
+    {
+      name: 'orders_refund_reason',
+      expression: `(status = 'refunded') = (refund_reason is not null and refunded_at is not null)`,
+    },
   ],
   indexes: [
     { name: 'orders_account', properties: ['account', 'id'] },
-    { name: 'orders_session', expression: `create index orders_session on orders (market, tick) where status in ('awaiting_payment', 'paid')` },
-    { name: 'orders_standing', expression: 'create index orders_standing on orders (standing_agent_id, paid_at) where standing_agent_id is not null' },
+    {
+      name: 'orders_session',
+      expression: `create index orders_session on orders (market, tick) where status in ('awaiting_payment', 'paid')`,
+    },
+    {
+      name: 'orders_standing',
+      expression:
+        'create index orders_standing on orders (standing_agent_id, paid_at) where standing_agent_id is not null',
+    },
   ],
 });
 
@@ -345,7 +448,13 @@ export const LedgerEntrySchema = new EntitySchema<LedgerEntry>({
   },
   indexes: [{ name: 'ledger_account', properties: ['account', 'id'] }],
   // Entries of a session close carry its tick: a close books a position's session once, whatever replays it.
-  uniques: [{ name: 'ledger_close_once', expression: 'create unique index ledger_close_once on ledger (ref, kind, tick) where tick is not null' }],
+  uniques: [
+    {
+      name: 'ledger_close_once',
+      expression:
+        'create unique index ledger_close_once on ledger (ref, kind, tick) where tick is not null',
+    },
+  ],
 });
 
 /** The participation fee: the primary key makes "once per holder and calendar month" a fact. */
@@ -401,7 +510,10 @@ export const InventoryItemSchema = new EntitySchema<InventoryItem>({
     id: serialId(),
     account: ref(() => AccountSchema, 'account_id', 'inventory_item'),
     holder: ref(() => HolderSchema, 'holder_id', 'inventory_item', { nullable: true }),
-    position: ref(() => PositionSchema, 'position_id', 'inventory_item', { nullable: true, unique: 'inventory_item_position_id_key' }),
+    position: ref(() => PositionSchema, 'position_id', 'inventory_item', {
+      nullable: true,
+      unique: 'inventory_item_position_id_key',
+    }),
     market: { type: 'text' },
     cluster: { type: 'integer' },
     title: { type: 'text' },
@@ -425,6 +537,15 @@ export const InventoryItemSchema = new EntitySchema<InventoryItem>({
 });
 
 export const tradingEntities = [
-  HolderSchema, HolderSessionSchema, AccountSchema, AgentSchema, CardSchema, TradeRoundSchema,
-  OrderSchema, PositionSchema, LedgerEntrySchema, MonthlyFeeSchema, InventoryItemSchema,
+  HolderSchema,
+  HolderSessionSchema,
+  AccountSchema,
+  AgentSchema,
+  CardSchema,
+  TradeRoundSchema,
+  OrderSchema,
+  PositionSchema,
+  LedgerEntrySchema,
+  MonthlyFeeSchema,
+  InventoryItemSchema,
 ];

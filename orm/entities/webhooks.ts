@@ -41,7 +41,12 @@ export const WebhookSchema = new EntitySchema<Webhook>({
     createdAt: createdAt(),
     deletedAt: timestampNull('deleted_at'),
     consecutiveFailures: { type: 'integer', fieldName: 'consecutive_failures', default: 0 },
-    slowedUntil: { type: 'double', runtimeType: 'number', fieldName: 'slowed_until', nullable: true },
+    slowedUntil: {
+      type: 'double',
+      runtimeType: 'number',
+      fieldName: 'slowed_until',
+      nullable: true,
+    },
     lastError: { type: 'text', fieldName: 'last_error', nullable: true },
   },
   checks: [
@@ -50,8 +55,14 @@ export const WebhookSchema = new EntitySchema<Webhook>({
     { name: 'webhook_consecutive_failures_check', expression: 'consecutive_failures >= 0' },
   ],
   indexes: [
-    { name: 'webhook_agent', expression: 'create index webhook_agent on webhook (agent_id, id) where deleted_at is null' },
-    { name: 'webhook_live', expression: 'create index webhook_live on webhook (account_id) where deleted_at is null' },
+    {
+      name: 'webhook_agent',
+      expression: 'create index webhook_agent on webhook (agent_id, id) where deleted_at is null',
+    },
+    {
+      name: 'webhook_live',
+      expression: 'create index webhook_live on webhook (account_id) where deleted_at is null',
+    },
   ],
 });
 
@@ -94,11 +105,20 @@ export const WebhookDeliverySchema = new EntitySchema<WebhookDelivery>({
   uniques: [{ name: 'webhook_delivery_once', properties: ['webhook', 'eventId'] }],
   checks: [
     { name: 'webhook_delivery_attempts_check', expression: 'attempts >= 0' },
-    { name: 'webhook_delivery_delivered', expression: `(status = 'delivered') = (delivered_at is not null)` },
+    {
+      name: 'webhook_delivery_delivered',
+      expression: `(status = 'delivered') = (delivered_at is not null)`,
+    },
   ],
   indexes: [
-    { name: 'webhook_delivery_due', expression: `create index webhook_delivery_due on webhook_delivery (next_attempt_at) where status = 'pending'` },
-    { name: 'webhook_delivery_pending', expression: `create index webhook_delivery_pending on webhook_delivery (webhook_id) where status = 'pending'` },
+    {
+      name: 'webhook_delivery_due',
+      expression: `create index webhook_delivery_due on webhook_delivery (next_attempt_at) where status = 'pending'`,
+    },
+    {
+      name: 'webhook_delivery_pending',
+      expression: `create index webhook_delivery_pending on webhook_delivery (webhook_id) where status = 'pending'`,
+    },
     { name: 'webhook_delivery_created', properties: ['createdAt'] },
   ],
 });

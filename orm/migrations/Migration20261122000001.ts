@@ -16,6 +16,8 @@ export class Migration20261122000001 extends Migration {
       closed_at timestamptz null,
       close_ms integer null,
       primary key (market, tick))`);
-    this.addSql(`create index market_session_open on market_session (market) where closed_at is null`);
+    this.addSql(
+      `create index market_session_open on market_session (market) where closed_at is null`,
+    );
   }
 }

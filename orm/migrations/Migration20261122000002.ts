@@ -65,7 +65,9 @@ export class Migration20261122000002 extends Migration {
       settled_at timestamptz null,
       check (units_sold + qty_left = qty))`);
     // The house executes a menu row at most once, whatever replays or processes run the close.
-    this.addSql(`create unique index trade_house_once on trade (market, tick, idx) where actor = 'house'`);
+    this.addSql(
+      `create unique index trade_house_once on trade (market, tick, idx) where actor = 'house'`,
+    );
     this.addSql(`create index trade_market_tick on trade (market, tick)`);
     this.addSql(`create index trade_open on trade (market, tick) where not settled`);
     this.addSql(`create index trade_account on trade (account_id) where account_id is not null`);

@@ -113,7 +113,9 @@ export class Migration20261122000003 extends Migration {
       filled_at timestamptz null,
       position_id bigint null)`);
     this.addSql(`create index orders_account on orders (account_id, id)`);
-    this.addSql(`create index orders_session on orders (market, tick) where status in ('awaiting_payment', 'paid')`);
+    this.addSql(
+      `create index orders_session on orders (market, tick) where status in ('awaiting_payment', 'paid')`,
+    );
 
     // A position is a filled order; its moving state is the user trade of the market record
     // (trade.position_id), so the position and the record can never disagree.
@@ -128,7 +130,9 @@ export class Migration20261122000003 extends Migration {
       item_id bigint null,
       transferred_at timestamptz null)`);
     this.addSql(`create index position_account on position (account_id, id)`);
-    this.addSql(`create unique index trade_position on trade (position_id) where position_id is not null`);
+    this.addSql(
+      `create unique index trade_position on trade (position_id) where position_id is not null`,
+    );
 
     this.addSql(`create table ledger (
       id bigserial primary key,
@@ -142,7 +146,9 @@ export class Migration20261122000003 extends Migration {
       created_at timestamptz not null default now())`);
     this.addSql(`create index ledger_account on ledger (account_id, id)`);
     // Entries of a session close carry its tick: a close books a position's session once, whatever replays it.
-    this.addSql(`create unique index ledger_close_once on ledger (ref, kind, tick) where tick is not null`);
+    this.addSql(
+      `create unique index ledger_close_once on ledger (ref, kind, tick) where tick is not null`,
+    );
 
     // The participation fee: the primary key makes "once per holder and calendar month" a fact.
     this.addSql(`create table monthly_fee (

@@ -20,7 +20,8 @@ export class Migration20261122000004 extends Migration {
     // Retention sweeps by age (bounded batches).
     this.addSql(`create index idempotency_created_at on idempotency (created_at)`);
     // Postconditions inside a statement (ledger postings): a false one raises and rolls back.
-    this.addSql(`create or replace function svc_assert(ok boolean, what text) returns boolean language plpgsql as $$
+    this
+      .addSql(`create or replace function svc_assert(ok boolean, what text) returns boolean language plpgsql as $$
       begin
         if ok is not true then raise exception 'postcondition failed: %', what using errcode = 'P0001'; end if;
         return true;

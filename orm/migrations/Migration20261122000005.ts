@@ -8,7 +8,9 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261122000005 extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table orders add column refund_reason text null, add column refunded_at timestamptz null`);
+    this.addSql(
+      `alter table orders add column refund_reason text null, add column refunded_at timestamptz null`,
+    );
     this.addSql(`alter table orders drop constraint orders_status_check`);
     this.addSql(`alter table orders add constraint orders_status_check
       check (status in ('awaiting_payment', 'paid', 'filled', 'expired', 'refunded'))`);
@@ -21,7 +23,8 @@ export class Migration20261122000005 extends Migration {
       check (status in ('awaiting_payment', 'funded', 'expired', 'completed', 'refunded'))`);
 
     this.addSql(`alter table ledger drop constraint ledger_kind_check`);
-    this.addSql(`alter table ledger add constraint ledger_kind_check check (kind in ('card_charge', 'crypto_payment', 'order_debit',
+    this
+      .addSql(`alter table ledger add constraint ledger_kind_check check (kind in ('card_charge', 'crypto_payment', 'order_debit',
       'monthly_fee', 'sale_credit', 'holding_fee', 'surcharge', 'payout', 'topup', 'refund'))`);
   }
 }

@@ -19,9 +19,15 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261122000008 extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table account add column kind text not null default 'agent'`);
-    this.addSql(`alter table account add constraint account_kind_check check (kind in ('agent', 'manual'))`);
-    this.addSql(`create unique index account_manual_desk on account (holder_id) where kind = 'manual'`);
-    this.addSql(`insert into account (holder_id, kind) select id, 'manual' from holder order by id`);
+    this.addSql(
+      `alter table account add constraint account_kind_check check (kind in ('agent', 'manual'))`,
+    );
+    this.addSql(
+      `create unique index account_manual_desk on account (holder_id) where kind = 'manual'`,
+    );
+    this.addSql(
+      `insert into account (holder_id, kind) select id, 'manual' from holder order by id`,
+    );
 
     this.addSql(`alter table orders alter column agent_id drop not null`);
 
@@ -29,7 +35,9 @@ export class Migration20261122000008 extends Migration {
     this.addSql(`create index cart_agent on cart (agent_id) where agent_id is not null`);
     this.addSql(`create index cart_holder on cart (holder_id) where holder_id is not null`);
     // A connected agent's carts are its holder's (every agent of the holder sees them).
-    this.addSql(`update cart c set holder_id = g.holder_id from agent g where g.id = c.agent_id and c.holder_id is null and g.holder_id is not null`);
+    this.addSql(
+      `update cart c set holder_id = g.holder_id from agent g where g.id = c.agent_id and c.holder_id is null and g.holder_id is not null`,
+    );
     // Every holder has one cart of their own (the lines they pick), made at registration.
     this.addSql(`create unique index cart_holder_own on cart (holder_id) where agent_id is null`);
     this.addSql(`insert into cart (holder_id, name, kind, token)

@@ -28,7 +28,9 @@ export class Migration20261122000009 extends Migration {
     this.addSql(`create index payout_holder on payout (holder_id, id)`);
 
     this.addSql(`alter table holder add column gc_balance_hundredths bigint not null default 0`);
-    this.addSql(`alter table holder add constraint holder_gc_balance_check check (gc_balance_hundredths >= 0)`);
+    this.addSql(
+      `alter table holder add constraint holder_gc_balance_check check (gc_balance_hundredths >= 0)`,
+    );
     this.addSql(`create table gc_ledger (
       id bigserial primary key,
       holder_id bigint not null references holder(id),
@@ -38,7 +40,8 @@ export class Migration20261122000009 extends Migration {
       ref text not null,
       created_at timestamptz not null default now())`);
     this.addSql(`create index gc_ledger_holder on gc_ledger (holder_id, id)`);
-    this.addSql(`insert into gc_ledger (holder_id, kind, amount_hundredths, balance_after_hundredths, ref)
+    this
+      .addSql(`insert into gc_ledger (holder_id, kind, amount_hundredths, balance_after_hundredths, ref)
       select id, 'gc_grant', 500, gc_balance_hundredths + 500, 'registration' from holder order by id`);
     this.addSql(`update holder set gc_balance_hundredths = gc_balance_hundredths + 500`);
   }

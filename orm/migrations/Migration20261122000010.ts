@@ -10,9 +10,12 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261122000010 extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table ledger drop constraint ledger_kind_check`);
-    this.addSql(`alter table ledger add constraint ledger_kind_check check (kind in ('card_charge', 'crypto_payment', 'order_debit',
+    this
+      .addSql(`alter table ledger add constraint ledger_kind_check check (kind in ('card_charge', 'crypto_payment', 'order_debit',
       'monthly_fee', 'sale_credit', 'holding_fee', 'surcharge', 'payout', 'topup', 'refund', 'exchange_purchase', 'exchange_sale', 'prize'))`);
     this.addSql(`alter table account drop constraint account_kind_check`);
-    this.addSql(`alter table account add constraint account_kind_check check (kind in ('agent', 'manual', 'competition'))`);
+    this.addSql(
+      `alter table account add constraint account_kind_check check (kind in ('agent', 'manual', 'competition'))`,
+    );
   }
 }

@@ -11,7 +11,8 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261122000011 extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`update inventory_item set provenance = jsonb_build_array(provenance || jsonb_build_object('kind',
+    this
+      .addSql(`update inventory_item set provenance = jsonb_build_array(provenance || jsonb_build_object('kind',
       case when source = 'purchase' then 'purchase' else 'settlement' end)) where jsonb_typeof(provenance) = 'object'`);
     this.addSql(`update inventory_item set source = 'settlement' where source = 'trade_round'`);
     this.addSql(`create table exchange_listing (
@@ -27,7 +28,9 @@ export class Migration20261122000011 extends Migration {
       constraint exchange_listing_currency_check check (currency in ('USD', 'GC')),
       constraint exchange_listing_status_check check (status in ('open', 'sold', 'cancelled')),
       constraint exchange_listing_price_units_check check (price_units > 0))`);
-    this.addSql(`create unique index exchange_listing_open_item on exchange_listing (item_id) where status = 'open'`);
+    this.addSql(
+      `create unique index exchange_listing_open_item on exchange_listing (item_id) where status = 'open'`,
+    );
     this.addSql(`create index exchange_listing_book on exchange_listing (currency, status, id)`);
   }
 }

@@ -30,6 +30,8 @@ export class Migration20261122000012 extends Migration {
       holder_id bigint not null references holder(id),
       prize_cents bigint null,
       created_at timestamptz not null default now())`);
-    this.addSql(`create unique index competition_entry_holder on competition_entry (competition_id, holder_id)`);
+    this.addSql(
+      `create unique index competition_entry_holder on competition_entry (competition_id, holder_id)`,
+    );
   }
 }

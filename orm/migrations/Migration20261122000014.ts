@@ -12,8 +12,14 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261122000014 extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table inventory_item add column simulated boolean not null default false`);
-    this.addSql(`update inventory_item i set source = 'competition', simulated = true from account a where a.id = i.account_id and a.kind = 'competition'`);
-    this.addSql(`update exchange_listing l set status = 'cancelled', closed_at = now() from inventory_item i where i.id = l.item_id and i.simulated and l.status = 'open'`);
-    this.addSql(`alter table inventory_item add constraint inventory_item_simulated_check check ((source = 'competition') = simulated)`);
+    this.addSql(
+      `update inventory_item i set source = 'competition', simulated = true from account a where a.id = i.account_id and a.kind = 'competition'`,
+    );
+    this.addSql(
+      `update exchange_listing l set status = 'cancelled', closed_at = now() from inventory_item i where i.id = l.item_id and i.simulated and l.status = 'open'`,
+    );
+    this.addSql(
+      `alter table inventory_item add constraint inventory_item_simulated_check check ((source = 'competition') = simulated)`,
+    );
   }
 }

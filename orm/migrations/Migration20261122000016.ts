@@ -45,7 +45,9 @@ export class Migration20261122000016 extends Migration {
       constraint webhook_delivery_status_check check (status in ('pending', 'delivered', 'failed')),
       constraint webhook_delivery_attempts_check check (attempts >= 0),
       constraint webhook_delivery_delivered check ((status = 'delivered') = (delivered_at is not null)))`);
-    this.addSql(`create index webhook_delivery_due on webhook_delivery (next_attempt_at) where status = 'pending'`);
+    this.addSql(
+      `create index webhook_delivery_due on webhook_delivery (next_attempt_at) where status = 'pending'`,
+    );
     this.addSql(`create index webhook_delivery_created on webhook_delivery (created_at)`);
   }
 }

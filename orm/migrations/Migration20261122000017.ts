@@ -13,10 +13,16 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261122000017 extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table agent add column limit_max_order_cents bigint, add column limit_max_day_cents bigint, add column limit_markets text[]`);
-    this.addSql(`alter table agent add constraint agent_limits_check check (coalesce(limit_max_order_cents, 0) >= 0 and coalesce(limit_max_day_cents, 0) >= 0)`);
+    this.addSql(
+      `alter table agent add column limit_max_order_cents bigint, add column limit_max_day_cents bigint, add column limit_markets text[]`,
+    );
+    this.addSql(
+      `alter table agent add constraint agent_limits_check check (coalesce(limit_max_order_cents, 0) >= 0 and coalesce(limit_max_day_cents, 0) >= 0)`,
+    );
     this.addSql(`alter table orders add column standing_agent_id bigint, add column receipt text`);
-    this.addSql(`create index orders_standing on orders (standing_agent_id, paid_at) where standing_agent_id is not null`);
+    this.addSql(
+      `create index orders_standing on orders (standing_agent_id, paid_at) where standing_agent_id is not null`,
+    );
     this.addSql(`create table signing_key (
       kid text primary key,
       public_jwk jsonb not null,

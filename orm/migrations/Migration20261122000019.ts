@@ -14,6 +14,8 @@ export class Migration20261122000019 extends Migration {
       add column position_id bigint null, add column session_tick bigint null, add column session_sold int null,
       add column session_revenue_cents bigint null, add column session_holding_cents bigint null, add column revealed_ticks int null,
       add column qty_left int null, add column units_sold int null, add column revenue_cents bigint null, add column holding_cost_cents bigint null`);
-    this.addSql('alter table account_event add constraint account_event_data_check check (data is not null or position_id is not null)');
+    this.addSql(
+      'alter table account_event add constraint account_event_data_check check (data is not null or position_id is not null)',
+    );
   }
 }

@@ -16,6 +16,8 @@ export class Migration20261122000021 extends Migration {
     this.addSql(`alter table webhook add column consecutive_failures integer not null default 0,
       add column slowed_until float8 null, add column last_error text null,
       add constraint webhook_consecutive_failures_check check (consecutive_failures >= 0)`);
-    this.addSql(`create index webhook_delivery_pending on webhook_delivery (webhook_id) where status = 'pending'`);
+    this.addSql(
+      `create index webhook_delivery_pending on webhook_delivery (webhook_id) where status = 'pending'`,
+    );
   }
 }

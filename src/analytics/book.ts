@@ -18,7 +18,11 @@
  */
 import { round2 } from './money.js';
 
-export interface BookLevel { price: number; size: number; cum: number }
+export interface BookLevel {
+  price: number;
+  size: number;
+  cum: number;
+}
 
 export interface BookInput {
   mid: number;
@@ -59,7 +63,14 @@ export interface Book {
 
 export const DEFAULT_DECAY = 0.8;
 
-function side(best: number, dir: 1 | -1, step: number, levels: number, size0: number, decay: number): BookLevel[] {
+function side(
+  best: number,
+  dir: 1 | -1,
+  step: number,
+  levels: number,
+  size0: number,
+  decay: number,
+): BookLevel[] {
   const out: BookLevel[] = [];
   let cum = 0;
   for (let i = 0; i < levels; i++) {
@@ -80,7 +91,8 @@ export function syntheticBook(input: BookInput): Book {
 
   const positive = input.depthUnits.map((u) => (Number.isFinite(u) && u > 0 ? u : 0));
   const base = positive.length ? positive.reduce((a, b) => a + b, 0) / positive.length : 0;
-  const buy = Math.max(0, input.buyVolume), sell = Math.max(0, input.sellVolume);
+  const buy = Math.max(0, input.buyVolume),
+    sell = Math.max(0, input.sellVolume);
   const bidShare = buy + sell > 0 ? buy / (buy + sell) : 0.5;
   const decay = input.decay ?? DEFAULT_DECAY;
   const levels = Math.max(0, Math.floor(input.levels));

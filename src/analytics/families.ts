@@ -31,12 +31,28 @@ export interface FamilyOutcomes {
 }
 
 export const VELOCITY_QUOTES = ['sales_velocity', 'inverse_sv'] as const;
-export const RANKING_QUOTES = ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers'] as const;
+export const RANKING_QUOTES = [
+  'sales_rank',
+  'sales_rank_avg',
+  'rank_drops',
+  'rank_drops_long',
+  'nsellers',
+] as const;
 
-const NO_OUTCOMES: FamilyOutcomes = { executed: 0, settled: 0, pnlSumCents: 0, profitable: 0, downside: 0, soldOut: 0 };
+const NO_OUTCOMES: FamilyOutcomes = {
+  executed: 0,
+  settled: 0,
+  pnlSumCents: 0,
+  profitable: 0,
+  downside: 0,
+  soldOut: 0,
+};
 
 /** The quote fields a family row carries on a market (the other kind is absent, not null). */
-export function familyQuotes(deal: Record<string, unknown>, quotesVelocity: boolean): Record<string, number> {
+export function familyQuotes(
+  deal: Record<string, unknown>,
+  quotesVelocity: boolean,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const f of quotesVelocity ? VELOCITY_QUOTES : RANKING_QUOTES) out[f] = Number(deal[f]);
   return out;
@@ -46,7 +62,12 @@ export function familyQuotes(deal: Record<string, unknown>, quotesVelocity: bool
  * One served family row. `unitsSold` is what the family's positions sold over the window's
  * `sessions` recorded sessions (units_sold_per_session = unitsSold / sessions).
  */
-export function familyRow(menu: MenuFamily, outcomes: FamilyOutcomes | undefined, unitsSold: number, sessions: number) {
+export function familyRow(
+  menu: MenuFamily,
+  outcomes: FamilyOutcomes | undefined,
+  unitsSold: number,
+  sessions: number,
+) {
   const o = outcomes ?? NO_OUTCOMES;
   return {
     cluster: menu.cluster,

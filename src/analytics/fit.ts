@@ -6,12 +6,24 @@
  */
 import { moments } from './stats.js';
 
-export interface Point { x: number; y: number }
-export interface Fit { kind: 'trend' | 'mean'; intercept: number; slope: number; r2: number; points: number }
+export interface Point {
+  x: number;
+  y: number;
+}
+export interface Fit {
+  kind: 'trend' | 'mean';
+  intercept: number;
+  slope: number;
+  r2: number;
+  points: number;
+}
 
 /** Ordinary least squares y = intercept + slope·x. */
 export function leastSquares(points: readonly Point[]): Fit & { kind: 'trend' } {
-  const { n, mx, my, sxx, syy, sxy } = moments(points.map((p) => p.x), points.map((p) => p.y));
+  const { n, mx, my, sxx, syy, sxy } = moments(
+    points.map((p) => p.x),
+    points.map((p) => p.y),
+  );
   if (n === 0) return { kind: 'trend', intercept: 0, slope: 0, r2: 0, points: 0 };
   if (sxx === 0) return { kind: 'trend', intercept: my, slope: 0, r2: 0, points: n };
   const slope = sxy / sxx;

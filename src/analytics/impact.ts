@@ -9,7 +9,10 @@
  */
 import { moments } from './stats.js';
 
-export function kyleLambda(priceChanges: readonly number[], signedVolumes: readonly number[]): number | null {
+export function kyleLambda(
+  priceChanges: readonly number[],
+  signedVolumes: readonly number[],
+): number | null {
   const { n, sxx, sxy } = moments(signedVolumes, priceChanges);
   if (n < 3 || sxx === 0) return null;
   return sxy / sxx;

@@ -22,8 +22,16 @@ import { round2, toCents } from './money.js';
 import { orderAmounts } from '../rules.js';
 import { quantile } from './stats.js';
 
-export interface HistoryRow { tick: number; velocity: number; sold: number; active: number }
-export interface Scenarios { low_mult: number; high_mult: number }
+export interface HistoryRow {
+  tick: number;
+  velocity: number;
+  sold: number;
+  active: number;
+}
+export interface Scenarios {
+  low_mult: number;
+  high_mult: number;
+}
 
 export interface ProjectionInput {
   history: readonly HistoryRow[];
@@ -57,9 +65,18 @@ export interface Projection {
  * Cash P&L of q units along a demand path, per SPEC.md cash accounting (no surcharge), with the
  * engine's holding convention: each session charges h on the units held when it starts.
  */
-export function cashPnl(q: number, demand: readonly number[], c: number, p: number, f: number, h: number): number {
+export function cashPnl(
+  q: number,
+  demand: readonly number[],
+  c: number,
+  p: number,
+  f: number,
+  h: number,
+): number {
   const [cc, pc, fc, hc] = [toCents(c), toCents(p), toCents(f), toCents(h)];
-  let left = q, revenue = 0, holding = 0;
+  let left = q,
+    revenue = 0,
+    holding = 0;
   for (const d of demand) {
     const sold = Math.min(Math.max(0, d), left);
     revenue += sold * pc;
@@ -70,7 +87,9 @@ export function cashPnl(q: number, demand: readonly number[], c: number, p: numb
 }
 
 /** Steps 1 and 2: the fit through the history and the projected path it gives. */
-export function projectedPath(input: Pick<ProjectionInput, 'history' | 'fit' | 'horizon' | 'lastTick' | 'lead' | 'pathDigits'>): { fit: Fit; projection: number[] } {
+export function projectedPath(
+  input: Pick<ProjectionInput, 'history' | 'fit' | 'horizon' | 'lastTick' | 'lead' | 'pathDigits'>,
+): { fit: Fit; projection: number[] } {
   const last = input.lastTick ?? input.history.reduce((m, r) => Math.max(m, r.tick), -Infinity);
   const points = input.history.map((r) => ({ x: last - r.tick, y: r.velocity }));
   const fit: Fit = input.fit === 'mean' ? meanFit(points) : leastSquares(points);
@@ -100,9 +119,18 @@ const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x
 export function scenariosFrom(velocities: readonly number[]) {
   const sorted = [...velocities].sort((x, y) => x - y);
   const [p10, p50, p90] = [0.1, 0.5, 0.9].map((q) => quantile(sorted, q));
-  const scenarios = sorted.length < MIN_SETTLED_FOR_SCENARIOS || p50 === null || p10 === null || p90 === null || p50 <= 0
-    ? { ...DEFAULT_SCENARIOS, basis: 'default' as const }
-    : { low_mult: r4(clamp(p10 / p50, 0, 1)), high_mult: r4(clamp(p90 / p50, 1, 5)), basis: 'per_deal_velocity' as const };
+  const scenarios =
+    sorted.length < MIN_SETTLED_FOR_SCENARIOS ||
+    p50 === null ||
+    p10 === null ||
+    p90 === null ||
+    p50 <= 0
+      ? { ...DEFAULT_SCENARIOS, basis: 'default' as const }
+      : {
+          low_mult: r4(clamp(p10 / p50, 0, 1)),
+          high_mult: r4(clamp(p90 / p50, 1, 5)),
+          basis: 'per_deal_velocity' as const,
+        };
   return { scenarios, p10, p50, p90 };
 }
 
@@ -114,12 +142,20 @@ export function project(input: ProjectionInput): Projection {
   const path = (m: number) => projection.map((v) => v * m);
   const curveFor = (m: number) => {
     const d = path(m);
-    return qty.map((q) => cashPnl(q, d, input.unitCost, input.listPrice, input.feePerUnit, input.holdingPerUnit));
+    return qty.map((q) =>
+      cashPnl(q, d, input.unitCost, input.listPrice, input.feePerUnit, input.holdingPerUnit),
+    );
   };
-  const curve = { low: curveFor(input.scenarios.low_mult), mid: curveFor(1), high: curveFor(input.scenarios.high_mult) };
+  const curve = {
+    low: curveFor(input.scenarios.low_mult),
+    mid: curveFor(1),
+    high: curveFor(input.scenarios.high_mult),
+  };
 
   let best: number | null = null;
-  curve.mid.forEach((v, i) => { if (best === null || v > curve.mid[best - 1]) best = i + 1; });
+  curve.mid.forEach((v, i) => {
+    if (best === null || v > curve.mid[best - 1]) best = i + 1;
+  });
 
   return { fit, projection, scenarios: { ...input.scenarios }, qty, curve, best_qty: best };
 }

@@ -50,7 +50,11 @@ export function settledResults(deals: readonly Pick<SettledDeal, 'qty' | 'pnlCen
  * projection of `open`'s menu draws its scenarios from (a deal filled at t settles at the close of
  * t + horizon).
  */
-export function settledBy<D extends Pick<SettledDeal, 'tick' | 'horizon'>>(deals: readonly D[], open: number, lookback: number): D[] {
+export function settledBy<D extends Pick<SettledDeal, 'tick' | 'horizon'>>(
+  deals: readonly D[],
+  open: number,
+  lookback: number,
+): D[] {
   return deals.filter((d) => d.tick >= open - lookback && d.tick + d.horizon <= open - 1);
 }
 
@@ -69,16 +73,40 @@ export interface CalibrationInput {
 }
 
 /** The low scenario's sales path the projection would have given a deal of session `open`'s menu. */
-export function lowPathAt(input: Omit<CalibrationInput, 'from'>, open: number, horizon: number): number[] {
-  const history = input.history.filter((r) => r.tick >= open - input.lookback && r.tick <= open - 1);
-  const { projection } = projectedPath({ history, fit: input.fit, horizon, lastTick: open - 1, lead: input.lead, pathDigits: input.pathDigits });
-  const { scenarios } = scenariosFrom(settledBy(input.settled, open, input.lookback).map((d) => d.unitsSold / d.horizon));
+export function lowPathAt(
+  input: Omit<CalibrationInput, 'from'>,
+  open: number,
+  horizon: number,
+): number[] {
+  const history = input.history.filter(
+    (r) => r.tick >= open - input.lookback && r.tick <= open - 1,
+  );
+  const { projection } = projectedPath({
+    history,
+    fit: input.fit,
+    horizon,
+    lastTick: open - 1,
+    lead: input.lead,
+    pathDigits: input.pathDigits,
+  });
+  const { scenarios } = scenariosFrom(
+    settledBy(input.settled, open, input.lookback).map((d) => d.unitsSold / d.horizon),
+  );
   return projection.map((v) => v * scenarios.low_mult);
 }
 
 /** A deal's P&L (cents) on a sales path, by the projection's cash rule. */
 const pnlOnPath = (d: SettledDeal, path: number[]) =>
-  toCents(cashPnl(d.qty, path, d.unitCostCents / 100, d.listPriceCents / 100, d.feeCents / 100, d.holdingCents / 100));
+  toCents(
+    cashPnl(
+      d.qty,
+      path,
+      d.unitCostCents / 100,
+      d.listPriceCents / 100,
+      d.feeCents / 100,
+      d.holdingCents / 100,
+    ),
+  );
 
 /** Of the settled deals filled at `from` or later, how many ended below the low scenario they would have been given. */
 export function belowLowScenario(input: CalibrationInput) {

@@ -39,9 +39,12 @@ const K = 3 - 2 * Math.SQRT2;
  * Null with fewer than 2 periods or no usable pair. Throws on unequal lengths (caller bug).
  */
 export function corwinSchultz(highs: readonly number[], lows: readonly number[]): number | null {
-  if (highs.length !== lows.length) throw new RangeError(`length mismatch: ${highs.length} vs ${lows.length}`);
-  const ok = (i: number) => Number.isFinite(highs[i]) && Number.isFinite(lows[i]) && lows[i] > 0 && highs[i] >= lows[i];
-  let total = 0, pairs = 0;
+  if (highs.length !== lows.length)
+    throw new RangeError(`length mismatch: ${highs.length} vs ${lows.length}`);
+  const ok = (i: number) =>
+    Number.isFinite(highs[i]) && Number.isFinite(lows[i]) && lows[i] > 0 && highs[i] >= lows[i];
+  let total = 0,
+    pairs = 0;
   for (let t = 0; t + 1 < highs.length; t++) {
     if (!ok(t) || !ok(t + 1)) continue;
     const b = Math.log(highs[t] / lows[t]) ** 2 + Math.log(highs[t + 1] / lows[t + 1]) ** 2;
@@ -76,6 +79,7 @@ export function chooseSpread(input: SpreadInput): { spread: number; method: Spre
   const roll = rollSpread(input.prices);
   if (roll !== null && roll > floor) return { spread: roll, method: 'roll' };
   const cs = corwinSchultz(input.highs, input.lows);
-  if (cs !== null && cs * input.mid > floor) return { spread: cs * input.mid, method: 'corwin_schultz' };
+  if (cs !== null && cs * input.mid > floor)
+    return { spread: cs * input.mid, method: 'corwin_schultz' };
   return { spread: floor, method: 'floor' };
 }

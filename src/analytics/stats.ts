@@ -16,7 +16,10 @@ export function mean(xs: readonly number[]): number | null {
 
 /** Median (mean of the two middle values for even n); null for an empty list. Input need not be sorted. */
 export function median(xs: readonly number[]): number | null {
-  return quantile([...xs].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 /**
@@ -38,14 +41,20 @@ export function quantile(sorted: readonly number[], q: number): number | null {
  * Centring first keeps the sums accurate when values are large relative to their spread.
  */
 export function moments(xs: readonly number[], ys: readonly number[]) {
-  if (xs.length !== ys.length) throw new RangeError(`length mismatch: ${xs.length} vs ${ys.length}`);
+  if (xs.length !== ys.length)
+    throw new RangeError(`length mismatch: ${xs.length} vs ${ys.length}`);
   const n = xs.length;
   const mx = n ? sum(xs) / n : 0;
   const my = n ? sum(ys) / n : 0;
-  let sxx = 0, syy = 0, sxy = 0;
+  let sxx = 0,
+    syy = 0,
+    sxy = 0;
   for (let i = 0; i < n; i++) {
-    const dx = xs[i] - mx, dy = ys[i] - my;
-    sxx += dx * dx; syy += dy * dy; sxy += dx * dy;
+    const dx = xs[i] - mx,
+      dy = ys[i] - my;
+    sxx += dx * dx;
+    syy += dy * dy;
+    sxy += dx * dy;
   }
   return { n, mx, my, sxx, syy, sxy };
 }
@@ -60,8 +69,13 @@ export function pearson(xs: readonly number[], ys: readonly number[]): number | 
 
 /** Volume-weighted average price Σp·v / Σv; null when total volume is not positive. */
 export function vwap(prices: readonly number[], volumes: readonly number[]): number | null {
-  if (prices.length !== volumes.length) throw new RangeError(`length mismatch: ${prices.length} vs ${volumes.length}`);
-  let pv = 0, v = 0;
-  for (let i = 0; i < prices.length; i++) { pv += prices[i] * volumes[i]; v += volumes[i]; }
+  if (prices.length !== volumes.length)
+    throw new RangeError(`length mismatch: ${prices.length} vs ${volumes.length}`);
+  let pv = 0,
+    v = 0;
+  for (let i = 0; i < prices.length; i++) {
+    pv += prices[i] * volumes[i];
+    v += volumes[i];
+  }
   return v > 0 ? pv / v : null;
 }

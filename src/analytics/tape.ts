@@ -11,14 +11,46 @@ import { chooseSpread } from './spread.js';
 
 /** Every tape field of SPEC.md in its order (jsonb does not keep the stored key order). */
 export const TAPE_FIELDS = [
-  'price_open', 'price_high', 'price_low', 'price_close',
-  'exec_n', 'units', 'desk_units', 'holder_units', 'notional', 'open', 'high', 'low', 'close', 'vwap',
-  'sold', 'revenue', 'active', 'inventory', 'inventory_value', 'quoted', 'velocity', 'demand_index', 'sell_through',
-  'menu_n', 'cost_floor', 'cost_mean', 'supply_units', 'supply_value', 'advancers', 'decliners',
+  'price_open',
+  'price_high',
+  'price_low',
+  'price_close',
+  'exec_n',
+  'units',
+  'desk_units',
+  'holder_units',
+  'notional',
+  'open',
+  'high',
+  'low',
+  'close',
+  'vwap',
+  'sold',
+  'revenue',
+  'active',
+  'inventory',
+  'inventory_value',
+  'quoted',
+  'velocity',
+  'demand_index',
+  'sell_through',
+  'menu_n',
+  'cost_floor',
+  'cost_mean',
+  'supply_units',
+  'supply_value',
+  'advancers',
+  'decliners',
 ] as const;
 
 /** Fields a tape row carries only once its session has settled. */
-export const SETTLED_TAPE_FIELDS = ['desk_pnl', 'holder_pnl', 'profitable_rate', 'downside_rate', 'exec_rate'] as const;
+export const SETTLED_TAPE_FIELDS = [
+  'desk_pnl',
+  'holder_pnl',
+  'profitable_rate',
+  'downside_rate',
+  'exec_rate',
+] as const;
 
 export type TapeValues = Record<string, number | null>;
 
@@ -50,7 +82,9 @@ export interface SettledCounts {
   executedRows: number;
 }
 
-export function settledTapeFields(c: SettledCounts): Record<(typeof SETTLED_TAPE_FIELDS)[number], number | null> {
+export function settledTapeFields(
+  c: SettledCounts,
+): Record<(typeof SETTLED_TAPE_FIELDS)[number], number | null> {
   return {
     desk_pnl: centsToNumber(c.housePnlCents),
     holder_pnl: centsToNumber(c.holderPnlCents),
@@ -81,7 +115,10 @@ export interface BookOptions {
   listed: { n: number; low: number | null; high: number | null };
 }
 
-export type ServedBook = Omit<Book, 'listed_low' | 'listed_high'> & { listed_low: number | null; listed_high: number | null };
+export type ServedBook = Omit<Book, 'listed_low' | 'listed_high'> & {
+  listed_low: number | null;
+  listed_high: number | null;
+};
 
 const sig6 = (x: number | null) => (x === null ? null : Number(x.toPrecision(6)));
 

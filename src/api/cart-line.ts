@@ -11,12 +11,33 @@ import { marketOr404 } from './market-params.js';
  * A deal of the current menu as a cart line (the in-memory snapshot the order route uses too): 404
  * when the market is unknown or the deal is not on its current menu (CONTRACT.md "Session boundary").
  */
-export function currentLine(s: Services, snapshots: MenuSnapshots, want: { market: string; offer_key: string; qty: number; note?: string }): NewLine {
+export function currentLine(
+  s: Services,
+  snapshots: MenuSnapshots,
+  want: { market: string; offer_key: string; qty: number; note?: string },
+): NewLine {
   const market = marketOr404(want.market);
   const snap = snapshots.get(market);
   const row = snap.rows.get(want.offer_key);
   if (!row || s.clock.realNow() >= snap.closesAt) {
-    throw new HttpError(404, dealNotOnMenu(s.config.baseUrl, market, want.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
+    throw new HttpError(
+      404,
+      dealNotOnMenu(
+        s.config.baseUrl,
+        market,
+        want.offer_key,
+        `is not on the current menu of ${market} (session ${snap.tick})`,
+      ),
+    );
   }
-  return { market, tick: snap.tick, idx: row.idx, offerKey: row.deal.key, qty: want.qty, maxQty: row.deal.max_qty, note: want.note ?? '', closesAt: snap.closesAt };
+  return {
+    market,
+    tick: snap.tick,
+    idx: row.idx,
+    offerKey: row.deal.key,
+    qty: want.qty,
+    maxQty: row.deal.max_qty,
+    note: want.note ?? '',
+    closesAt: snap.closesAt,
+  };
 }

@@ -6,7 +6,12 @@ import { Media, type Route } from '../http/route.js';
 import { NAMED_SCHEMAS, Problem } from '../schemas/index.js';
 import { SERVICE_NAME } from '../docs/manifest.js';
 
-export type OpenApiInfo = { title: string; version: string; description?: string; serverUrl: string };
+export type OpenApiInfo = {
+  title: string;
+  version: string;
+  description?: string;
+  serverUrl: string;
+};
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const jsonContent = (schema: unknown) => ({ 'application/json': { schema } });
@@ -27,7 +32,11 @@ export function isApiRoute(r: Route): boolean {
  * The document of the API routes. A schema of `named` met anywhere (by identity) is written once
  * under components/schemas and referred to; the others are written inline where they occur.
  */
-export function buildOpenApi(routes: Route[], info: OpenApiInfo, named: Record<string, TSchema> = NAMED_SCHEMAS): object {
+export function buildOpenApi(
+  routes: Route[],
+  info: OpenApiInfo,
+  named: Record<string, TSchema> = NAMED_SCHEMAS,
+): object {
   const paths: Record<string, Record<string, unknown>> = {};
   checkOperationIds(routes);
   for (const r of routes.filter(isApiRoute)) {
@@ -41,10 +50,18 @@ export function buildOpenApi(routes: Route[], info: OpenApiInfo, named: Record<s
   for (let todo = [...used]; todo.length; todo = [...used].filter((n) => !(n in schemas))) {
     for (const n of todo) schemas[n] = plain(named[n], names, used, named[n]);
   }
-  const sorted = Object.fromEntries(Object.keys(schemas).sort().map((n) => [n, schemas[n]]));
+  const sorted = Object.fromEntries(
+    Object.keys(schemas)
+      .sort()
+      .map((n) => [n, schemas[n]]),
+  );
   return {
     openapi: '3.1.0',
-    info: { title: info.title, version: info.version, ...(info.description ? { description: info.description } : {}) },
+    info: {
+      title: info.title,
+      version: info.version,
+      ...(info.description ? { description: info.description } : {}),
+    },
     servers: [{ url: info.serverUrl }],
     tags: [{ name: 'v1', description: 'version 1 of the API' }],
     paths: plainPaths,
@@ -57,20 +74,27 @@ const IDEMPOTENCY_PARAM = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  description: 'Retry safely: a repeat with the same key and body gets the first answer again (Idempotent-Replayed: true) for 24 hours',
+  description:
+    'Retry safely: a repeat with the same key and body gets the first answer again (Idempotent-Replayed: true) for 24 hours',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
 };
 
 function operation(r: Route, operationId: string): Record<string, unknown> {
   const op: Record<string, unknown> = { tags: ['v1'], operationId, summary: r.summary };
-  const parameters = [...params('path', r.params), ...undeclaredPathParams(r), ...params('query', r.query), ...(r.replay ? [IDEMPOTENCY_PARAM] : [])];
+  const parameters = [
+    ...params('path', r.params),
+    ...undeclaredPathParams(r),
+    ...params('query', r.query),
+    ...(r.replay ? [IDEMPOTENCY_PARAM] : []),
+  ];
   if (parameters.length) op.parameters = parameters;
   if (r.body) op.requestBody = { required: !r.optionalBody, content: jsonContent(r.body) };
 
   const responses: Record<string, unknown> = {};
   for (const [status, body] of Object.entries(r.response ?? {})) responses[status] = success(body);
   for (const [status, doc] of Object.entries(r.responses ?? {})) {
-    responses[status] = Number(status) >= 400 ? problem(doc.description) : { description: doc.description };
+    responses[status] =
+      Number(status) >= 400 ? problem(doc.description) : { description: doc.description };
   }
   if (r.auth === 'key') {
     responses['401'] ??= problem('Missing or invalid API token');
@@ -92,10 +116,15 @@ function operation(r: Route, operationId: string): Record<string, unknown> {
 /** A success answer: JSON of a schema, or the media types of a Media. */
 function success(body: TSchema | Media): object {
   if (body instanceof Media) {
-    const content = Object.fromEntries(Object.entries(body.content).map(([type, schema]) => [type, schema ? { schema } : {}]));
+    const content = Object.fromEntries(
+      Object.entries(body.content).map(([type, schema]) => [type, schema ? { schema } : {}]),
+    );
     return { description: body.description, content };
   }
-  return { description: (body as { description?: string }).description ?? 'OK', content: jsonContent(body) };
+  return {
+    description: (body as { description?: string }).description ?? 'OK',
+    content: jsonContent(body),
+  };
 }
 
 function params(where: 'path' | 'query', schema: TSchema | undefined): object[] {
@@ -133,12 +162,19 @@ export function checkOperationIds(routes: Route[]): void {
   for (const r of routes) {
     const at = `${r.method} ${r.path}`;
     if (r.operationId === undefined) {
-      if (isApiRoute(r)) throw new Error(`route ${at} has no operationId: declare one (snake_case, verb first, e.g. list_deals) in its route({...})`);
+      if (isApiRoute(r))
+        throw new Error(
+          `route ${at} has no operationId: declare one (snake_case, verb first, e.g. list_deals) in its route({...})`,
+        );
       continue;
     }
-    if (!OPERATION_ID.test(r.operationId)) throw new Error(`route ${at}: operationId ${JSON.stringify(r.operationId)} is not snake_case (verb_noun, e.g. get_order)`);
+    if (!OPERATION_ID.test(r.operationId))
+      throw new Error(
+        `route ${at}: operationId ${JSON.stringify(r.operationId)} is not snake_case (verb_noun, e.g. get_order)`,
+      );
     const other = seen.get(r.operationId);
-    if (other) throw new Error(`operationId ${r.operationId} is declared twice: ${other} and ${at}`);
+    if (other)
+      throw new Error(`operationId ${r.operationId} is declared twice: ${other} and ${at}`);
     seen.set(r.operationId, at);
   }
 }
@@ -147,7 +183,10 @@ export function checkOperationIds(routes: Route[]): void {
  * A TypeBox schema as plain JSON Schema standing alone (an MCP tool's input or output schema): the
  * schemas of `named` met inside are written once under `$defs` and referred to.
  */
-export function standaloneSchema(schema: TSchema | object, named: Record<string, TSchema> = NAMED_SCHEMAS): Record<string, unknown> {
+export function standaloneSchema(
+  schema: TSchema | object,
+  named: Record<string, TSchema> = NAMED_SCHEMAS,
+): Record<string, unknown> {
   const names = new Map<unknown, string>(Object.entries(named).map(([n, s]) => [s, n]));
   const used = new Set<string>();
   const out = plain(schema, names, used, schema, defRef) as Record<string, unknown>;
@@ -155,7 +194,16 @@ export function standaloneSchema(schema: TSchema | object, named: Record<string,
   for (let todo = [...used]; todo.length; todo = [...used].filter((n) => !(n in defs))) {
     for (const n of todo) defs[n] = plain(named[n], names, used, named[n], defRef);
   }
-  return Object.keys(defs).length ? { ...out, $defs: Object.fromEntries(Object.keys(defs).sort().map((n) => [n, defs[n]])) } : out;
+  return Object.keys(defs).length
+    ? {
+        ...out,
+        $defs: Object.fromEntries(
+          Object.keys(defs)
+            .sort()
+            .map((n) => [n, defs[n]]),
+        ),
+      }
+    : out;
 }
 const defRef = (name: string) => ({ $ref: `#/$defs/${name}` });
 
@@ -164,7 +212,13 @@ const defRef = (name: string) => ({ $ref: `#/$defs/${name}` });
  * enumerable), symbol keys, functions (e.g. a function `default`) and undefined values; a named
  * schema other than `root` becomes a $ref (its name noted in `used`).
  */
-function plain(v: unknown, names: Map<unknown, string>, used: Set<string>, root?: unknown, refer: (name: string) => object = ref): unknown {
+function plain(
+  v: unknown,
+  names: Map<unknown, string>,
+  used: Set<string>,
+  root?: unknown,
+  refer: (name: string) => object = ref,
+): unknown {
   if (v !== root && names.has(v)) {
     const n = names.get(v)!;
     used.add(n);
@@ -186,7 +240,8 @@ export function openApiDocument(routes: Route[], baseUrl: string): object {
   return buildOpenApi(routes, {
     title: SERVICE_NAME,
     version: '1.0.0',
-    description: 'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...} (the Problem schema).',
+    description:
+      'Markets, the public record, agents, orders and accounts. Errors are {"detail": ...} (the Problem schema).',
     serverUrl: baseUrl,
   });
 }

@@ -25,8 +25,32 @@ export function inventKey(): string {
   return key;
 }
 
-const WORDS = ['amber', 'birch', 'cobalt', 'delta', 'ember', 'fjord', 'granite', 'harbor', 'indigo', 'juniper', 'kestrel', 'lantern',
-  'meadow', 'nimbus', 'orchid', 'pepper', 'quartz', 'raven', 'saffron', 'tundra', 'umber', 'velvet', 'willow', 'zephyr'];
+const WORDS = [
+  'amber',
+  'birch',
+  'cobalt',
+  'delta',
+  'ember',
+  'fjord',
+  'granite',
+  'harbor',
+  'indigo',
+  'juniper',
+  'kestrel',
+  'lantern',
+  'meadow',
+  'nimbus',
+  'orchid',
+  'pepper',
+  'quartz',
+  'raven',
+  'saffron',
+  'tundra',
+  'umber',
+  'velvet',
+  'willow',
+  'zephyr',
+];
 
 /** Four random words: easy to store beside the key, and to check on /agents/recall. */
 export function recallSuggestion(): string {

@@ -20,10 +20,18 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
  * A client of the service at `baseUrl` speaking as the agent whose API key is `key` (sent as
  * `Authorization: Bearer`); without a key only the public operations answer.
  */
-export function createClient(baseUrl: string = DEFAULT_BASE_URL, key?: string, init: { fetch?: typeof fetch; headers?: Record<string, string> } = {}): ApiClient {
+export function createClient(
+  baseUrl: string = DEFAULT_BASE_URL,
+  key?: string,
+  init: { fetch?: typeof fetch; headers?: Record<string, string> } = {},
+): ApiClient {
   return createFetchClient<paths>({
     baseUrl: baseUrl.replace(/\/+$/, ''),
-    headers: { accept: 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...init.headers },
+    headers: {
+      accept: 'application/json',
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...init.headers,
+    },
     ...(init.fetch ? { fetch: init.fetch } : {}),
   });
 }

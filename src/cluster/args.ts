@@ -4,7 +4,10 @@
 export type ClusterArgs = { nodes: number; port: number; replicas: number };
 
 export class UsageError extends Error {
-  constructor(message: string, readonly help = false) {
+  constructor(
+    message: string,
+    readonly help = false,
+  ) {
     super(message);
   }
 }
@@ -29,10 +32,20 @@ export function parseClusterArgs(argv: string[], env: NodeJS.ProcessEnv): Cluste
     if (raw === undefined) throw new UsageError(`--${key} needs a value`);
     const n = Number(raw);
     const [lo, hi] = LIMITS[key];
-    if (!/^\d+$/.test(raw) || n < lo || n > hi) throw new UsageError(`--${key} must be an integer in ${lo}..${hi}, got ${JSON.stringify(raw)}`);
+    if (!/^\d+$/.test(raw) || n < lo || n > hi)
+      throw new UsageError(
+        `--${key} must be an integer in ${lo}..${hi}, got ${JSON.stringify(raw)}`,
+      );
     given[key] = n;
   }
   const external = Boolean(env.DATABASE_URL);
-  if (external && given.replicas) throw new UsageError('--replicas needs the embedded primary: unset DATABASE_URL, or use --replicas 0');
-  return { nodes: given.nodes ?? 3, port: given.port ?? 8080, replicas: given.replicas ?? (external ? 0 : 1) };
+  if (external && given.replicas)
+    throw new UsageError(
+      '--replicas needs the embedded primary: unset DATABASE_URL, or use --replicas 0',
+    );
+  return {
+    nodes: given.nodes ?? 3,
+    port: given.port ?? 8080,
+    replicas: given.replicas ?? (external ? 0 : 1),
+  };
 }

@@ -28,7 +28,8 @@ const RISE = 2;
 export const NODE_DRAIN_MS = 2 * CHECK_INTERVAL_MS * FALL;
 
 const name = (s: string) => {
-  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(s)) throw new Error(`not a node name HAProxy accepts: ${JSON.stringify(s)}`);
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(s))
+    throw new Error(`not a node name HAProxy accepts: ${JSON.stringify(s)}`);
   return s;
 };
 

@@ -10,7 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { connectionBudget } from '../../orm/connections.js';
-import { EmbeddedDatabaseError, freePort, startEmbedded, type EmbeddedDatabase } from '../../orm/embedded.js';
+import {
+  EmbeddedDatabaseError,
+  freePort,
+  startEmbedded,
+  type EmbeddedDatabase,
+} from '../../orm/embedded.js';
 import { startReplica, type Replica } from '../../orm/replica.js';
 import { haproxyConfig, NODE_DRAIN_MS } from './haproxy.js';
 import { parseClusterArgs, UsageError, USAGE, type ClusterArgs } from './args.js';
@@ -56,7 +61,10 @@ async function stopChild(child: ChildProcess, ms: number): Promise<void> {
 
 async function readyAt(url: string, until: number, alive: () => boolean): Promise<boolean> {
   while (Date.now() < until && alive()) {
-    const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return true;
     await new Promise((r) => setTimeout(r, READY_POLL_MS));
   }
@@ -78,24 +86,36 @@ class Cluster {
   private balancer?: ChildProcess;
   private stopping = false;
 
-  constructor(private readonly args: ClusterArgs, private readonly config: Config, private readonly dir: string) {}
+  constructor(
+    private readonly args: ClusterArgs,
+    private readonly config: Config,
+    private readonly dir: string,
+  ) {}
 
   async start(): Promise<string> {
     const { args, config } = this;
     const budget = connectionBudget(config.shards).total;
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
-      this.primary = await startEmbedded(config.dataDir, { maxConnections: args.nodes * budget + SPARE_CONNECTIONS });
+      this.primary = await startEmbedded(config.dataDir, {
+        maxConnections: args.nodes * budget + SPARE_CONNECTIONS,
+      });
       databaseUrl = this.primary.url;
-      say(`primary: embedded PostgreSQL on 127.0.0.1:${this.primary.port} (${this.primary.clusterDir})`);
+      say(
+        `primary: embedded PostgreSQL on 127.0.0.1:${this.primary.port} (${this.primary.clusterDir})`,
+      );
       for (let i = 1; i <= args.replicas; i++) {
         const dir = path.join(path.dirname(this.primary.clusterDir), `replica-${i}`);
-        const r = await startReplica(this.primary, dir, `replica-${i}`, { maxConnections: args.nodes * budget + SPARE_CONNECTIONS });
+        const r = await startReplica(this.primary, dir, `replica-${i}`, {
+          maxConnections: args.nodes * budget + SPARE_CONNECTIONS,
+        });
         this.replicas.push(r);
         say(`replica-${i}: streaming from the primary on 127.0.0.1:${r.port} (${dir})`);
       }
     } else {
-      say('primary: the server of DATABASE_URL (no replicas: they are made of the embedded primary)');
+      say(
+        'primary: the server of DATABASE_URL (no replicas: they are made of the embedded primary)',
+      );
     }
     const base = process.env.BASE_URL ? config.baseUrl : `http://${config.host}:${args.port}`;
     const logs = path.join(this.dir, 'logs');
@@ -106,41 +126,68 @@ class Cluster {
     await Promise.all(names.slice(1).map((n) => this.startNode(n, databaseUrl, base, logs)));
 
     const cfgFile = path.join(this.dir, 'haproxy.cfg');
-    fs.writeFileSync(cfgFile, haproxyConfig({
-      bind: { host: config.host, port: args.port },
-      nodes: this.nodes.map((n) => ({ name: n.name, host: '127.0.0.1', port: n.port })),
-      adminSocket: path.join(this.dir, 'haproxy.sock'),
-    }));
+    fs.writeFileSync(
+      cfgFile,
+      haproxyConfig({
+        bind: { host: config.host, port: args.port },
+        nodes: this.nodes.map((n) => ({ name: n.name, host: '127.0.0.1', port: n.port })),
+        adminSocket: path.join(this.dir, 'haproxy.sock'),
+      }),
+    );
     const check = spawnSync('haproxy', ['-c', '-q', '-f', cfgFile], { encoding: 'utf8' });
-    if (check.status !== 0) throw new Error(`HAProxy refused ${cfgFile}:\n${check.stdout}${check.stderr}`);
+    if (check.status !== 0)
+      throw new Error(`HAProxy refused ${cfgFile}:\n${check.stdout}${check.stderr}`);
     const hlog = fs.openSync(path.join(logs, 'haproxy.log'), 'a');
-    this.balancer = spawn('haproxy', ['-db', '-f', cfgFile], { stdio: ['ignore', hlog, hlog], detached: true });
+    this.balancer = spawn('haproxy', ['-db', '-f', cfgFile], {
+      stdio: ['ignore', hlog, hlog],
+      detached: true,
+    });
     fs.closeSync(hlog);
     this.balancer.once('exit', (code, signal) => {
-      if (!this.stopping) say(`the balancer exited (${signal ?? `code ${code}`}): see ${path.join(logs, 'haproxy.log')}`);
+      if (!this.stopping)
+        say(
+          `the balancer exited (${signal ?? `code ${code}`}): see ${path.join(logs, 'haproxy.log')}`,
+        );
     });
     const local = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${args.port}`;
     if (!(await readyAt(local, Date.now() + 30_000, () => this.balancer!.exitCode === null))) {
-      throw new Error(`the balancer did not answer /readyz 200 on ${local}: ${tail(path.join(logs, 'haproxy.log'))}`);
+      throw new Error(
+        `the balancer did not answer /readyz 200 on ${local}: ${tail(path.join(logs, 'haproxy.log'))}`,
+      );
     }
     const file: ClusterFile = {
       base_url: base,
       nodes: this.nodes.map((n) => ({ name: n.name, pid: n.child.pid!, port: n.port })),
       balancer: { pid: this.balancer.pid!, port: args.port, config: cfgFile },
-      primary: { pid: this.primary ? serverPidOf(this.primary.clusterDir) : null, port: this.primary?.port ?? Number(new URL(databaseUrl).port || 5432) },
+      primary: {
+        pid: this.primary ? serverPidOf(this.primary.clusterDir) : null,
+        port: this.primary?.port ?? Number(new URL(databaseUrl).port || 5432),
+      },
       replicas: this.replicas.map((r) => ({ pid: r.pid ?? null, port: r.port })),
     };
-    fs.writeFileSync(path.join(this.config.dataDir, 'cluster.json'), `${JSON.stringify(file, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(this.config.dataDir, 'cluster.json'),
+      `${JSON.stringify(file, null, 2)}\n`,
+    );
     return base;
   }
 
-  private async startNode(name: string, databaseUrl: string, base: string, logs: string): Promise<void> {
+  private async startNode(
+    name: string,
+    databaseUrl: string,
+    base: string,
+    logs: string,
+  ): Promise<void> {
     const port = await freePort();
     const log = path.join(logs, `${name}.log`);
     const fd = fs.openSync(log, 'a');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, BASE_URL: base, SVC_NODE_NAME: name,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      BASE_URL: base,
+      SVC_NODE_NAME: name,
       // The balancer is the only peer whose X-Forwarded-For names the client.
       SVC_TRUSTED_PROXIES: '127.0.0.1',
       SVC_DRAIN_MS: process.env.SVC_DRAIN_MS ?? String(NODE_DRAIN_MS),
@@ -148,15 +195,24 @@ class Cluster {
       SVC_REPLICA_URLS: process.env.SVC_REPLICA_URLS || this.replicas.map((r) => r.url).join(','),
     };
     // Its own process group: a terminal's Ctrl-C reaches this command, which stops the nodes in order.
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], { env, stdio: ['ignore', fd, fd], detached: true });
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN], {
+      env,
+      stdio: ['ignore', fd, fd],
+      detached: true,
+    });
     fs.closeSync(fd);
     const node: Node = { name, port, child, log, exited: false };
     this.nodes.push(node);
     child.once('exit', (code, signal) => {
       node.exited = true;
-      if (!this.stopping) say(`${name} (pid ${child.pid}) exited (${signal ?? `code ${code}`}); not restarted: see ${log}`);
+      if (!this.stopping)
+        say(
+          `${name} (pid ${child.pid}) exited (${signal ?? `code ${code}`}); not restarted: see ${log}`,
+        );
     });
-    if (!(await readyAt(`http://127.0.0.1:${port}`, Date.now() + NODE_START_MS, () => !node.exited))) {
+    if (
+      !(await readyAt(`http://127.0.0.1:${port}`, Date.now() + NODE_START_MS, () => !node.exited))
+    ) {
       throw new Error(`${name} did not become ready (see ${log}):\n${tail(log)}`);
     }
     say(`${name} ready on 127.0.0.1:${port} (pid ${child.pid})`);
@@ -167,7 +223,8 @@ class Cluster {
     this.stopping = true;
     await Promise.all(this.nodes.map((n) => stopChild(n.child, NODE_STOP_MS)));
     if (this.balancer) await stopChild(this.balancer, 5000);
-    for (const r of this.replicas) await r.stop().catch((err) => say(`${r.name} did not stop: ${(err as Error).message}`));
+    for (const r of this.replicas)
+      await r.stop().catch((err) => say(`${r.name} did not stop: ${(err as Error).message}`));
     await this.primary?.stop();
   }
 
@@ -181,7 +238,10 @@ class Cluster {
 
 function serverPidOf(clusterDir: string): number | null {
   try {
-    return Number(fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]) || null;
+    return (
+      Number(fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]) ||
+      null
+    );
   } catch {
     return null;
   }
@@ -205,7 +265,9 @@ async function main(): Promise<void> {
     throw err;
   }
   if (spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).status !== 0) {
-    console.error('cluster: HAProxy is not installed: apt-get install haproxy (Debian), then run this again');
+    console.error(
+      'cluster: HAProxy is not installed: apt-get install haproxy (Debian), then run this again',
+    );
     process.exit(2);
   }
   const dir = path.join(config.dataDir, 'cluster');
@@ -216,7 +278,9 @@ async function main(): Promise<void> {
   const stop = (why: string, code: number) => {
     stopping ??= (async () => {
       say(`${why}: draining the nodes, then stopping everything`);
-      await cluster.stop().catch((err) => console.error(`cluster: an unclean stop: ${(err as Error).message}`));
+      await cluster
+        .stop()
+        .catch((err) => console.error(`cluster: an unclean stop: ${(err as Error).message}`));
       say('stopped');
       process.exit(code);
     })();

@@ -3,7 +3,13 @@
 // validates with. Pure functions over the document.
 
 type Schema = Record<string, any>;
-type Parameter = { name: string; in: string; required?: boolean; description?: string; schema?: Schema };
+type Parameter = {
+  name: string;
+  in: string;
+  required?: boolean;
+  description?: string;
+  schema?: Schema;
+};
 type Operation = {
   tags?: string[];
   operationId: string;
@@ -19,7 +25,14 @@ export type OpenApiDoc = {
   components?: { schemas?: Record<string, Schema> };
 };
 
-export type ParamView = { name: string; where: string; required: boolean; type: string; default: string; description: string };
+export type ParamView = {
+  name: string;
+  where: string;
+  required: boolean;
+  type: string;
+  default: string;
+  description: string;
+};
 export type OperationView = {
   anchor: string;
   method: string;
@@ -40,7 +53,8 @@ const METHODS = ['get', 'post', 'put', 'delete'];
 
 /** The schema a `$ref` names, else the schema itself. */
 function resolve(doc: OpenApiDoc, s: Schema | undefined): Schema {
-  if (s && typeof s.$ref === 'string') return doc.components?.schemas?.[s.$ref.split('/').pop()!] ?? {};
+  if (s && typeof s.$ref === 'string')
+    return doc.components?.schemas?.[s.$ref.split('/').pop()!] ?? {};
   return s ?? {};
 }
 
@@ -50,12 +64,14 @@ export function typeWords(doc: OpenApiDoc, raw: Schema | undefined): string {
   const ref = raw && typeof raw.$ref === 'string' ? raw.$ref.split('/').pop() : undefined;
   const alts = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
   if (alts) {
-    if (alts.every((a) => 'const' in a)) return alts.map((a) => JSON.stringify(a.const)).join(' | ');
+    if (alts.every((a) => 'const' in a))
+      return alts.map((a) => JSON.stringify(a.const)).join(' | ');
     return alts.map((a) => typeWords(doc, a)).join(' | ');
   }
   if ('const' in s) return JSON.stringify(s.const);
   if (Array.isArray(s.enum)) return s.enum.map((v: unknown) => JSON.stringify(v)).join(' | ');
-  let t = ref ?? (Array.isArray(s.type) ? s.type.join(' | ') : (s.type as string | undefined) ?? 'any');
+  let t =
+    ref ?? (Array.isArray(s.type) ? s.type.join(' | ') : ((s.type as string | undefined) ?? 'any'));
   if (s.type === 'array') t = `array of ${typeWords(doc, s.items)}`;
   const bounds: string[] = [];
   const lo = s.minimum ?? s.minLength ?? s.minItems;
@@ -120,7 +136,10 @@ export function operations(doc: OpenApiDoc): (Operation & { method: string; path
   );
 }
 
-function operationView(doc: OpenApiDoc, op: Operation & { method: string; path: string }): OperationView {
+function operationView(
+  doc: OpenApiDoc,
+  op: Operation & { method: string; path: string },
+): OperationView {
   const all = op.parameters ?? [];
   const params = all.filter((p) => p.in !== 'header').map((p) => paramView(doc, p));
   const body = op.requestBody?.content?.['application/json'];
@@ -132,8 +151,13 @@ function operationView(doc: OpenApiDoc, op: Operation & { method: string; path: 
     auth: authWords(op),
     params,
     has_params: params.length > 0,
-    body: body ? { required: !!op.requestBody!.required, fields: bodyFields(doc, body.schema) } : null,
-    responses: Object.entries(op.responses ?? {}).map(([status, r]) => ({ status, description: r.description ?? '' })),
+    body: body
+      ? { required: !!op.requestBody!.required, fields: bodyFields(doc, body.schema) }
+      : null,
+    responses: Object.entries(op.responses ?? {}).map(([status, r]) => ({
+      status,
+      description: r.description ?? '',
+    })),
     idempotent: all.some((p) => p.in === 'header' && p.name === IDEMPOTENCY_HEADER_NAME),
   };
 }
@@ -141,36 +165,56 @@ function operationView(doc: OpenApiDoc, op: Operation & { method: string; path: 
 /** The document's operations grouped by tag, then by resource, in the document's order. */
 export function referenceByTag(doc: OpenApiDoc): TagView[] {
   const ops = operations(doc);
-  const tagNames = [...new Set([...(doc.tags ?? []).map((t) => t.name), ...ops.flatMap((o) => o.tags ?? [])])];
+  const tagNames = [
+    ...new Set([...(doc.tags ?? []).map((t) => t.name), ...ops.flatMap((o) => o.tags ?? [])]),
+  ];
   return tagNames
     .map((name) => {
       const groups = new Map<string, GroupView>();
       for (const op of ops.filter((o) => (o.tags ?? []).includes(name))) {
         const id = resourceOf(op.path);
         let g = groups.get(id);
-        if (!g) groups.set(id, (g = { id: `${name}-${id}`.replace(/[^A-Za-z0-9-]/g, '-'), title: id, operations: [] }));
+        if (!g)
+          groups.set(
+            id,
+            (g = { id: `${name}-${id}`.replace(/[^A-Za-z0-9-]/g, '-'), title: id, operations: [] }),
+          );
         g.operations.push(operationView(doc, op));
       }
       const list = [...groups.values()];
-      return { name, description: doc.tags?.find((t) => t.name === name)?.description ?? '', groups: list, count: list.reduce((n, g) => n + g.operations.length, 0) };
+      return {
+        name,
+        description: doc.tags?.find((t) => t.name === name)?.description ?? '',
+        groups: list,
+        count: list.reduce((n, g) => n + g.operations.length, 0),
+      };
     })
     .filter((t) => t.count > 0);
 }
 
 /** The operations that take an Idempotency-Key, and the header's own description. */
-export function idempotentOperations(doc: OpenApiDoc): { description: string; operations: { method: string; path: string; anchor: string }[] } {
+export function idempotentOperations(doc: OpenApiDoc): {
+  description: string;
+  operations: { method: string; path: string; anchor: string }[];
+} {
   const ops = operations(doc);
-  const header = ops.flatMap((o) => o.parameters ?? []).find((p) => p.in === 'header' && p.name === IDEMPOTENCY_HEADER_NAME);
+  const header = ops
+    .flatMap((o) => o.parameters ?? [])
+    .find((p) => p.in === 'header' && p.name === IDEMPOTENCY_HEADER_NAME);
   return {
     description: header?.description ?? '',
     operations: ops
-      .filter((o) => (o.parameters ?? []).some((p) => p.in === 'header' && p.name === IDEMPOTENCY_HEADER_NAME))
+      .filter((o) =>
+        (o.parameters ?? []).some((p) => p.in === 'header' && p.name === IDEMPOTENCY_HEADER_NAME),
+      )
       .map((o) => ({ method: o.method, path: o.path, anchor: o.operationId })),
   };
 }
 
 /** Every status the document declares, with how many operations declare it and one of their words. */
-export function statusesDeclared(doc: OpenApiDoc): { status: string; count: number; example: string }[] {
+export function statusesDeclared(
+  doc: OpenApiDoc,
+): { status: string; count: number; example: string }[] {
   const by = new Map<string, { count: number; example: string }>();
   for (const op of operations(doc)) {
     for (const [status, r] of Object.entries(op.responses ?? {})) {
@@ -180,5 +224,7 @@ export function statusesDeclared(doc: OpenApiDoc): { status: string; count: numb
       by.set(status, e);
     }
   }
-  return [...by.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([status, e]) => ({ status, ...e }));
+  return [...by.entries()]
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([status, e]) => ({ status, ...e }));
 }

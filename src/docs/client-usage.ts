@@ -19,10 +19,22 @@ export function clientUsage(baseUrl: string): ClientUsage {
       'npx agent-market order h2 <offer_key> 2                # prints the purchase_url for your holder',
       'npx agent-market order h2 <offer_key> 2 --pay-from-balance --idempotency-key "$(uuidgen)"',
       'npx agent-market cart add h2 <offer_key> 1 --note "cheap for its family"',
-      'npx agent-market positions --json | jq \'.positions[0]\'   # --json: the API\'s answer',
+      "npx agent-market positions --json | jq '.positions[0]'   # --json: the API's answer",
       'npx agent-market events --follow                       # events as they happen (Server-Sent Events)',
     ].join('\n'),
     mcp_url: `${baseUrl}/mcp`,
-    mcp_config: JSON.stringify({ mcpServers: { 'agent-market': { type: 'http', url: `${baseUrl}/mcp`, headers: { Authorization: 'Bearer <your key>' } } } }, null, 2),
+    mcp_config: JSON.stringify(
+      {
+        mcpServers: {
+          'agent-market': {
+            type: 'http',
+            url: `${baseUrl}/mcp`,
+            headers: { Authorization: 'Bearer <your key>' },
+          },
+        },
+      },
+      null,
+      2,
+    ),
   };
 }

@@ -13,7 +13,14 @@ export function discoveryTexts(s: Services, routes: readonly Route[]) {
   const at = new RoutePaths(s.config.baseUrl, routes);
   const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
   return {
-    at, manifest: bytes(manifest(at, s.schema, s.config.timeScale)), protocol: bytes(agentProtocol(at)), llms: llmsTxt(at, s.config.timeScale),
-    examples: { agents: agentExamples(at), developers: developerExamples(at), events: eventExamples(at) },
+    at,
+    manifest: bytes(manifest(at, s.schema, s.config.timeScale)),
+    protocol: bytes(agentProtocol(at)),
+    llms: llmsTxt(at, s.config.timeScale),
+    examples: {
+      agents: agentExamples(at),
+      developers: developerExamples(at),
+      events: eventExamples(at),
+    },
   };
 }

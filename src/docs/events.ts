@@ -20,28 +20,35 @@ export const EVENTS_DOC_PATH = '/docs/events';
 /** When each type is appended (CONTRACT.md "Events"). */
 export const EVENT_WHEN = {
   'order.created': 'an order is placed: POST /orders, or a cart line ordered at checkout',
-  'order.paid': 'the holder funds the order; an order funded at once (pay_from_balance, a competition account) emits order.created then order.paid',
+  'order.paid':
+    'the holder funds the order; an order funded at once (pay_from_balance, a competition account) emits order.created then order.paid',
   'order.filled': 'the session closes and the paid order becomes a position (position_id)',
   'order.expired': 'the session closes and the order was never funded',
-  'order.refunded': 'the close could not fill a paid order (its quarantine) and refunded it (refund_reason)',
-  'position.advanced': 'each session close while the position sells through: data.session has that session\'s sold, revenue and holding_cost',
+  'order.refunded':
+    'the close could not fill a paid order (its quarantine) and refunded it (refund_reason)',
+  'position.advanced':
+    "each session close while the position sells through: data.session has that session's sold, revenue and holding_cost",
   'position.settled': `the close of its last session (after ${SETTLEMENT_HORIZON_SESSIONS}): realized_pnl is set`,
-  'cart.connected': 'a holder opened the cart\'s checkout link and the cart has its holder',
+  'cart.connected': "a holder opened the cart's checkout link and the cart has its holder",
   'cart.line_added': 'a line is proposed in one of your carts',
   'cart.line_ordered': 'checkout turned the line into an order (order_id)',
   'cart.line_removed': 'a line is withdrawn or removed before it is ordered',
   'funding.changed': 'the holder switched autonomous funding on or off for an agent',
   'grant.changed': 'a cart grant of the holder was granted or revoked',
-  'limits.changed': 'the holder changed an agent\'s spending limits',
-  'ledger.posted': 'money moved outside a session close: payments, fees, top-ups, payouts, exchange, prizes, refunds (the close\'s sales, holding fees and surcharges travel in position.advanced / position.settled)',
+  'limits.changed': "the holder changed an agent's spending limits",
+  'ledger.posted':
+    "money moved outside a session close: payments, fees, top-ups, payouts, exchange, prizes, refunds (the close's sales, holding fees and surcharges travel in position.advanced / position.settled)",
 } as const satisfies Record<EventType, string>;
 
 type Props = { properties?: Record<string, TSchema & Props>; description?: string };
 
 /** `cart_id, holder {connected, since}`: the fields of a small object. */
 function fieldList(s: Props): string {
-  const small = (v: Props) => v.properties && Object.keys(v.properties).length > 0 && Object.keys(v.properties).length <= 4;
-  return Object.entries(s.properties ?? {}).map(([k, v]) => (small(v) ? `${k} {${fieldList(v)}}` : k)).join(', ');
+  const small = (v: Props) =>
+    v.properties && Object.keys(v.properties).length > 0 && Object.keys(v.properties).length <= 4;
+  return Object.entries(s.properties ?? {})
+    .map(([k, v]) => (small(v) ? `${k} {${fieldList(v)}}` : k))
+    .join(', ');
 }
 
 /** What an event's `data` is, from its schema: the GET that serves the object, or the small object's fields. */
@@ -59,7 +66,8 @@ export function eventTypeRows(at: RoutePaths) {
 }
 
 /** The WebSocket's address (ws:// or wss:// on the service's host), its path checked against the table. */
-export const wsAddress = (at: RoutePaths) => `${at.baseUrl.replace(/^http/, 'ws')}${at.path(`${API_PREFIX}/ws`)}`;
+export const wsAddress = (at: RoutePaths) =>
+  `${at.baseUrl.replace(/^http/, 'ws')}${at.path(`${API_PREFIX}/ws`)}`;
 
 /**
  * The webhook routes (CONTRACT.md "Events"), named through the route table once it serves them; a
@@ -73,18 +81,19 @@ export function webhookRoutes(at: RoutePaths): { register: string; list: string 
 
 /** The command that follows the account's stream in a shell (curl streams only with this Accept; without it the route answers the events so far as JSON). */
 export const STREAM_ACCEPT = "-H 'accept: text/event-stream'";
-export const followCommand = (at: RoutePaths) => `curl -N ${STREAM_ACCEPT} -H "authorization: Bearer $KEY" ${at.api('/events/stream')}`;
+export const followCommand = (at: RoutePaths) =>
+  `curl -N ${STREAM_ACCEPT} -H "authorization: Bearer $KEY" ${at.api('/events/stream')}`;
 
 /** The one sentence every text opens its events with. */
 export const SUBSCRIBE_NOT_POLL =
-  'Subscribe, don\'t poll: after placing an order, hold one event stream open and wait for your events instead of polling orders or positions on a timer.';
+  "Subscribe, don't poll: after placing an order, hold one event stream open and wait for your events instead of polling orders or positions on a timer.";
 
 /** The guide's "Events" section (/llms.txt and /docs/agents). */
 export function eventsSection(at: RoutePaths): Section {
   const hooks = webhookRoutes(at);
   return {
     id: 'events',
-    title: 'Events: subscribe, don\'t poll',
+    title: "Events: subscribe, don't poll",
     items: [
       `${SUBSCRIBE_NOT_POLL} ${at.req('GET', '/events/stream')} (your key) is Server-Sent Events: each event's "id:" is its id, "event:" its type, "data:" the event {id, type, created_at, data}; a ": keep-alive" comment at least every ${KEEPALIVE_MS / 1000} s. It streams to a client that sends Accept: text/event-stream (EventSource does); without it, it answers the events so far as JSON and ends. In a shell: ${followCommand(at)}`,
       `An order you placed then tells its story on that stream: order.paid when your holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes (with that session's sales), position.settled at the end (realized_pnl). ?types=order.filled,position.settled keeps only those.`,
@@ -111,7 +120,8 @@ export function manifestEvents(at: RoutePaths) {
     market_stream: at.api('/markets/{market_id}/stream'),
     websocket: wsAddress(at),
     ...(hooks ? { webhooks: at.api('/webhooks', 'POST', 'GET') } : {}),
-    resume: 'Last-Event-ID header (or ?after=) with the last event id you have: every later event exactly once',
+    resume:
+      'Last-Event-ID header (or ?after=) with the last event id you have: every later event exactly once',
     retention_days: EVENT_RETENTION_DAYS,
     types: [...EVENT_TYPES],
     asyncapi: at.url(ASYNCAPI_PATH),

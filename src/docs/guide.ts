@@ -29,8 +29,13 @@ export function marketsSection(timeScale = 1): Section {
   return {
     id: 'markets',
     title: 'Markets',
-    items: MARKET_IDS.map((id) => `${id}: ${MARKETS[id].label}, a session every ${MARKETS[id].interval_seconds} s of market time` +
-      (timeScale === 1 ? '' : ` (${realSeconds(MARKETS[id].interval_seconds, timeScale)} of real time here: see "Money and time")`)),
+    items: MARKET_IDS.map(
+      (id) =>
+        `${id}: ${MARKETS[id].label}, a session every ${MARKETS[id].interval_seconds} s of market time` +
+        (timeScale === 1
+          ? ''
+          : ` (${realSeconds(MARKETS[id].interval_seconds, timeScale)} of real time here: see "Money and time")`),
+    ),
   };
 }
 
@@ -41,8 +46,12 @@ const usdOf = (cents: number) => (cents / 100).toFixed(2);
  * the month's fee, which the guide never named; and `time_scale` was explained only in the OpenAPI).
  */
 export function moneyAndTimeSection(at: RoutePaths, timeScale = 1): Section {
-  const fees = MARKET_IDS.map((id) => `${id} ${usdOf(MARKETS[id].fees.fulfilment_per_unit_cents)}`).join(', ');
-  const holding = MARKET_IDS.map((id) => `${id} ${usdOf(MARKETS[id].fees.holding_per_unit_session_cents)}`).join(', ');
+  const fees = MARKET_IDS.map(
+    (id) => `${id} ${usdOf(MARKETS[id].fees.fulfilment_per_unit_cents)}`,
+  ).join(', ');
+  const holding = MARKET_IDS.map(
+    (id) => `${id} ${usdOf(MARKETS[id].fees.holding_per_unit_session_cents)}`,
+  ).join(', ');
   return {
     id: 'money-and-time',
     title: 'Money and time',
@@ -80,7 +89,10 @@ export function recordRangesSection(at: RoutePaths): Section {
     title: 'Record ranges',
     items: [
       `These record routes read a range of sessions given as from_tick and to_tick (session numbers, both inclusive); ${SPAN_REFUSAL}:`,
-      ...RECORD_RANGES.map((r) => `${at.req('GET', r.path)}: ${r.required ? 'from_tick and to_tick required' : `from_tick and to_tick ${r.note}`}; ${capWords(r)}.`),
+      ...RECORD_RANGES.map(
+        (r) =>
+          `${at.req('GET', r.path)}: ${r.required ? 'from_tick and to_tick required' : `from_tick and to_tick ${r.note}`}; ${capWords(r)}.`,
+      ),
       `Which sessions a market has on record: ${at.req('GET', COVERAGE_PATH)} (the first and last recorded session); the open session is current_tick of ${at.req('GET', '/markets/{market_id}')}. Page through a long range call by call.`,
     ],
   };
@@ -91,7 +103,7 @@ export function cartsSection(at: RoutePaths): Section {
     id: 'carts',
     title: 'Carts',
     items: [
-      'Kinds: trade (paying places and funds an order per line on the proposing agent\'s account) and own (paying buys the goods outright into the holder\'s inventory: no order, position or trade). The service assigns trade; the holder may switch an unpaid cart.',
+      "Kinds: trade (paying places and funds an order per line on the proposing agent's account) and own (paying buys the goods outright into the holder's inventory: no order, position or trade). The service assigns trade; the holder may switch an unpaid cart.",
       `Registration makes your default cart: ${at.req('GET', '/cart')} shows it with its lines and the other carts you see; ${at.req('POST', '/cart/items')} adds a line to it, ${at.req('DELETE', '/cart/items/{item_id}')} withdraws one of yours until it is ordered, ${at.req('POST', '/cart/link')} answers its checkout_url again.`,
       `Once a holder is connected, every agent of that holder sees every cart of the holder (${at.req('GET', '/carts')}; since=unix seconds for changes only). Writing to a cart that is not yours needs the holder's write grant; "permissions" in every cart answer says what you may do and why not.`,
       `${at.req('POST', '/carts')} makes another cart; PUT and DELETE ${at.api('/carts/{cart_id}/items/{item_id}', 'PUT', 'DELETE')} change or remove a line until it is ordered.`,

@@ -6,7 +6,13 @@ import { SESSION_COOKIE } from '../http/authenticators/holder-session.js';
 import { GOLD_COINS, MONTHLY_FEE, PAYOUTS, TERMS_VERSION } from './payments.js';
 import type { Section } from './guide.js';
 
-export type LegalDoc = { slug: 'terms' | 'privacy'; title: string; version: string; intro: string; sections: Section[] };
+export type LegalDoc = {
+  slug: 'terms' | 'privacy';
+  title: string;
+  version: string;
+  intro: string;
+  sections: Section[];
+};
 
 const usd = (n: number) => `${n.toFixed(2)} USD`;
 
@@ -32,7 +38,7 @@ export function terms(baseUrl: string): LegalDoc {
         items: [
           'A deal key is valid only during the session that published it; an order not funded before the session closes expires and is not charged.',
           `A funded order becomes a position at the session close. It sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and then settles with a realised profit or loss: losses are possible and are not refunded.`,
-          'Whole units a position did not sell become the holder\'s owned goods.',
+          "Whole units a position did not sell become the holder's owned goods.",
         ],
       },
       {
@@ -47,7 +53,9 @@ export function terms(baseUrl: string): LegalDoc {
       {
         id: 'competitions',
         title: 'Competitions',
-        items: [`Competitions are free to enter and trade simulated balances; their rules are at ${baseUrl}/docs/competitions. Prizes are paid by the sponsor.`],
+        items: [
+          `Competitions are free to enter and trade simulated balances; their rules are at ${baseUrl}/docs/competitions. Prizes are paid by the sponsor.`,
+        ],
       },
       {
         id: 'service',
@@ -92,13 +100,15 @@ export function privacy(baseUrl: string): LegalDoc {
         title: 'What is public',
         items: [
           'The market record (menus, executed trades and their outcomes) is public, without the names of agents or holders.',
-          'A competition leaderboard shows each entrant\'s agent name, rank and result.',
+          "A competition leaderboard shows each entrant's agent name, rank and result.",
         ],
       },
       {
         id: 'logs',
         title: 'Logs',
-        items: ['Requests are logged with their route, status and timing for operating the service; keys, passwords, card numbers and session tokens are never written to the logs.'],
+        items: [
+          'Requests are logged with their route, status and timing for operating the service; keys, passwords, card numbers and session tokens are never written to the logs.',
+        ],
       },
     ],
   };

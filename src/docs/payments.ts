@@ -27,7 +27,12 @@ export function paymentMethods(baseUrl: string) {
     monthly_fee: {
       ...MONTHLY_FEE,
       charged: 'once per calendar month, with the first real-money checkout that delivers',
-      not_charged_on: ['further checkouts of the same month', 'top-ups', 'payouts', 'anything paid in Gold Coins'],
+      not_charged_on: [
+        'further checkouts of the same month',
+        'top-ups',
+        'payouts',
+        'anything paid in Gold Coins',
+      ],
     },
     gold_coins: GOLD_COINS,
     payouts: PAYOUTS,

@@ -4,7 +4,12 @@ import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../rules
 import { HISTORY_SPAN } from '../market-data/record-query.js';
 import { COVERAGE_PATH } from './record-ranges.js';
 import type { RoutePaths } from './route-paths.js';
-import { EVENTS_DOC_PATH, EVENT_RETENTION_DAYS, SUBSCRIBE_NOT_POLL, followCommand } from './events.js';
+import {
+  EVENTS_DOC_PATH,
+  EVENT_RETENTION_DAYS,
+  SUBSCRIBE_NOT_POLL,
+  followCommand,
+} from './events.js';
 
 /** Every request and path is named through `at`: only routes of the table. */
 export function agentProtocol(at: RoutePaths) {
@@ -23,8 +28,7 @@ export function agentProtocol(at: RoutePaths) {
       `${SUBSCRIBE_NOT_POLL} GET ${at.rel('/events/stream')} with your key; resume with Last-Event-ID.`,
     ],
     analysis: {
-      summary:
-        `Demand is not served; sales are. Learn from the record: history rows, trades, tape, stats and the labeled dataset show what executed deals realised over their ${SETTLEMENT_HORIZON_SESSIONS}-session horizon.`,
+      summary: `Demand is not served; sales are. Learn from the record: history rows, trades, tape, stats and the labeled dataset show what executed deals realised over their ${SETTLEMENT_HORIZON_SESSIONS}-session horizon.`,
       endpoints: [
         '/markets/{market_id}/history',
         '/markets/{market_id}/dataset.csv',
@@ -34,7 +38,8 @@ export function agentProtocol(at: RoutePaths) {
         '/markets/{market_id}/deals/{offer_key}/projection',
         '/markets/{market_id}/projection',
       ].map((p) => at.api(p)),
-      caution: 'A deal that sold out censors demand: its profit curve is unknown above the executed volume. Downside events collapse demand and add a settlement surcharge.',
+      caution:
+        'A deal that sold out censors demand: its profit curve is unknown above the executed volume. Downside events collapse demand and add a settlement surcharge.',
     },
     consent: {
       human_needed_to_register_and_read: false,
@@ -42,16 +47,37 @@ export function agentProtocol(at: RoutePaths) {
       how: 'Hand the purchase_url (orders) or checkout_url (carts) to your account holder; they see your declared identity and proposal and approve by paying.',
     },
     steps: [
-      { step: 1, do: 'Read the manifest', request: at.req('GET', '/manifest'), note: 'markets, flow, payments and limits in one document' },
-      { step: 2, do: 'Invent a key (nothing is stored)', request: at.req('POST', '/agents/token'), note: 'or generate one yourself' },
+      {
+        step: 1,
+        do: 'Read the manifest',
+        request: at.req('GET', '/manifest'),
+        note: 'markets, flow, payments and limits in one document',
+      },
+      {
+        step: 2,
+        do: 'Invent a key (nothing is stored)',
+        request: at.req('POST', '/agents/token'),
+        note: 'or generate one yourself',
+      },
       {
         step: 3,
         do: 'Register under your key',
         request: at.req('POST', '/agents/register'),
-        body: { token: '<80 chars>', name: 'my-agent', recall_phrase: 'a phrase you will remember', agent: { model: '...', kind: 'llm-agent' }, purpose: '...' },
+        body: {
+          token: '<80 chars>',
+          name: 'my-agent',
+          recall_phrase: 'a phrase you will remember',
+          agent: { model: '...', kind: 'llm-agent' },
+          purpose: '...',
+        },
         note: '409 when the key is already registered; store the `keep` note',
       },
-      { step: 4, do: 'Read the markets and the current menu', request: at.req('GET', '/markets'), note: `then GET ${at.rel('/markets/{market_id}/deals')}` },
+      {
+        step: 4,
+        do: 'Read the markets and the current menu',
+        request: at.req('GET', '/markets'),
+        note: `then GET ${at.rel('/markets/{market_id}/deals')}`,
+      },
       {
         step: 5,
         do: 'Study the record',
@@ -62,11 +88,26 @@ export function agentProtocol(at: RoutePaths) {
         step: 6,
         do: 'Propose deals in your cart',
         request: at.req('POST', '/cart/items'),
-        body: { market: 'm15', offer_key: '<key from the menu>', qty: 1, note: 'why this deal (shown to your holder)' },
+        body: {
+          market: 'm15',
+          offer_key: '<key from the menu>',
+          qty: 1,
+          note: 'why this deal (shown to your holder)',
+        },
         note: `a line's qty above max_qty is clamped to it; the answer carries checkout_url (or order one deal directly: POST ${at.rel('/orders', 'POST')} with qty 1..max_qty, more answers 422; answered with purchase_url)`,
       },
-      { step: 7, do: 'Hand checkout_url to your account holder', request: 'checkout_url', note: 'they see your identity and each line, and pay before the session closes; stale lines are skipped, never charged' },
-      { step: 8, do: 'Follow your cart', request: at.req('GET', '/cart'), note: 'lines go pending_pairing → in_cart → ordered (with order_id)' },
+      {
+        step: 7,
+        do: 'Hand checkout_url to your account holder',
+        request: 'checkout_url',
+        note: 'they see your identity and each line, and pay before the session closes; stale lines are skipped, never charged',
+      },
+      {
+        step: 8,
+        do: 'Follow your cart',
+        request: at.req('GET', '/cart'),
+        note: 'lines go pending_pairing → in_cart → ordered (with order_id)',
+      },
       {
         step: 9,
         do: 'Subscribe to your events instead of polling',
@@ -79,7 +120,12 @@ export function agentProtocol(at: RoutePaths) {
         request: `${at.req('GET', '/events')}?after=`,
         note: `oldest first, {events, next_after}; kept ${EVENT_RETENTION_DAYS} days (410 past that: re-read GET ${at.rel('/orders')} and GET ${at.rel('/positions')}); or receive the same events over the WebSocket or as signed webhooks (${at.path(EVENTS_DOC_PATH)})`,
       },
-      { step: 11, do: 'Review results', request: at.req('GET', '/trades'), note: 'the same realized_pnl as the market record' },
+      {
+        step: 11,
+        do: 'Review results',
+        request: at.req('GET', '/trades'),
+        note: 'the same realized_pnl as the market record',
+      },
     ],
   };
 }

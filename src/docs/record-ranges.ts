@@ -1,7 +1,15 @@
 // Which record routes take a from_tick/to_tick range and how many sessions one call may span: the
 // caps are the routes' own constants (src/market-data/record-query.ts, imported, never restated), so
 // /llms.txt, the docs pages and the 422 an over-wide call gets all say the same number.
-import { DATASET_SPAN, HISTORY_SPAN, SIGNALS_CAP, SIGNALS_DEFAULT, STATS_CAP, TAPE_CAP, TRADES_SPAN } from '../market-data/record-query.js';
+import {
+  DATASET_SPAN,
+  HISTORY_SPAN,
+  SIGNALS_CAP,
+  SIGNALS_DEFAULT,
+  STATS_CAP,
+  TAPE_CAP,
+  TRADES_SPAN,
+} from '../market-data/record-query.js';
 
 export type RecordRange = {
   /** The route under the API base, OpenAPI style. */
@@ -40,8 +48,15 @@ export const COVERAGE_PATH = '/markets/{market_id}/coverage';
 
 /** "at most 400 sessions with split=labeled (the default), 50 with ...": one line per route. */
 export function capWords(r: RecordRange): string {
-  return r.caps.map((c, i) => `${i === 0 ? 'at most ' : ''}${c.cap} sessions${c.when ? ` with ${c.when}` : ''}`).join(', ') + ' per call';
+  return (
+    r.caps
+      .map(
+        (c, i) => `${i === 0 ? 'at most ' : ''}${c.cap} sessions${c.when ? ` with ${c.when}` : ''}`,
+      )
+      .join(', ') + ' per call'
+  );
 }
 
 /** What happens beyond the cap, in the words of the 422 (CONTRACT.md "Span caps"). */
-export const SPAN_REFUSAL = 'a wider range answers 422 with a detail entry at loc ["query","to_tick"] (type span_too_large, ctx.max_span the cap)';
+export const SPAN_REFUSAL =
+  'a wider range answers 422 with a detail entry at loc ["query","to_tick"] (type span_too_large, ctx.max_span the cap)';

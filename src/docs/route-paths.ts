@@ -12,7 +12,10 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
 
 export class RoutePaths {
   /** `routes` may still grow: it is read when a path is named. */
-  constructor(readonly baseUrl: string, private readonly routes: readonly RouteRef[]) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly routes: readonly RouteRef[],
+  ) {}
 
   /**
    * Whether a route of `method` serves `path` (a route's own path, or one with its `{params}` filled,
@@ -26,7 +29,8 @@ export class RoutePaths {
   /** A site path (`/docs/agents`) checked against the table: a route of each method (GET when none given) serves it. */
   path(path: string, ...methods: string[]): string {
     for (const method of methods.length ? methods : ['GET']) {
-      if (!this.has(path, method)) throw new Error(`a discovery text names ${method} ${path}, which no route serves`);
+      if (!this.has(path, method))
+        throw new Error(`a discovery text names ${method} ${path}, which no route serves`);
     }
     return path;
   }
@@ -62,7 +66,12 @@ const cache = new Map<string, RegExp>();
 function pattern(routePath: string): RegExp {
   let re = cache.get(routePath);
   if (!re) {
-    re = new RegExp(`^${routePath.split(/\{[^}]+\}/).map(escapeRegExp).join('[^/]+')}$`);
+    re = new RegExp(
+      `^${routePath
+        .split(/\{[^}]+\}/)
+        .map(escapeRegExp)
+        .join('[^/]+')}$`,
+    );
     cache.set(routePath, re);
   }
   return re;

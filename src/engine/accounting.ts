@@ -53,7 +53,8 @@ export interface SimulateInput extends PositionTerms, RegimeTerms {
 }
 
 function assertCount(name: string, v: number): void {
-  if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
 }
 
 /** What funding the position's order debited (src/rules.ts orderAmounts). */
@@ -137,7 +138,8 @@ export function settlePosition(state: PositionState, r: RegimeTerms): SettledPos
     cost_basis_cents,
     writeoff_cents: state.qty_left * state.unitCostCents,
     surcharge_cents,
-    realized_pnl_cents: state.revenue_cents - cost_basis_cents - state.holding_cost_cents - surcharge_cents,
+    realized_pnl_cents:
+      state.revenue_cents - cost_basis_cents - state.holding_cost_cents - surcharge_cents,
   };
 }
 
@@ -188,7 +190,11 @@ export interface ProfitCurve {
  *    ones are not: known_up_to_qty = executedQty and the curve is null above it.
  * With several executors of one deal pass the largest executed volume: its censoring is binding.
  */
-export function profitCurve(input: Omit<SimulateInput, 'qty'>, executedQty: number, maxQty: number): ProfitCurve {
+export function profitCurve(
+  input: Omit<SimulateInput, 'qty'>,
+  executedQty: number,
+  maxQty: number,
+): ProfitCurve {
   assertCount('executedQty', executedQty);
   const executed = simulatePosition({ ...input, qty: executedQty });
   const known = executed.censored ? Math.min(executedQty, maxQty) : maxQty;

@@ -109,7 +109,10 @@ export function calibrate(seed: number, endUnix: number, days = 30): Calibration
     for (const k of Object.keys(all) as Array<keyof Tally>) all[k] += t[k];
     if (spec.quotes_velocity) {
       const fs = [...fam.values()].filter((f) => f.n >= 5);
-      velocity_corr_family_means[market] = pearson(fs.map((f) => f.sv / f.n), fs.map((f) => f.sold / f.n));
+      velocity_corr_family_means[market] = pearson(
+        fs.map((f) => f.sv / f.n),
+        fs.map((f) => f.sold / f.n),
+      );
       velocity_corr[market] = pearson(xs, ys);
     }
   }

@@ -73,10 +73,21 @@ const NEWISH: readonly Grade[] = ['new', 'like-new', 'grade-A'];
 const GRADED: readonly Grade[] = ['grade-A', 'grade-B', 'grade-C'];
 
 type Row = [
-  sku: string, title: string, unit: string, origin: string,
-  items: Array<[string, number, readonly Grade[]]>, addons: string[],
-  cost: number, markup: number, velocity: number, vol: number, downside: number,
-  dispersion: number, bias: number, sellers: number, supply: number,
+  sku: string,
+  title: string,
+  unit: string,
+  origin: string,
+  items: Array<[string, number, readonly Grade[]]>,
+  addons: string[],
+  cost: number,
+  markup: number,
+  velocity: number,
+  vol: number,
+  downside: number,
+  dispersion: number,
+  bias: number,
+  sellers: number,
+  supply: number,
 ];
 
 // prettier-ignore

@@ -17,12 +17,18 @@ import { keyedStream } from './rng.js';
 import type { DealLatent, OutcomeInputs } from './types.js';
 
 /** The deal's demand path, regime and surcharge parameters. `ref` is the menu index or the key. */
-export function dealOutcomeInputs(seed: number, market: MarketId, tick: number, ref: number | string): OutcomeInputs {
+export function dealOutcomeInputs(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  ref: number | string,
+): OutcomeInputs {
   let index: number;
   if (typeof ref === 'number') index = ref;
   else {
     const parsed = parseDealKey(seed, ref);
-    if (!parsed || parsed.market !== market || parsed.tick !== tick) throw new RangeError(`unknown deal key ${ref}`);
+    if (!parsed || parsed.market !== market || parsed.tick !== tick)
+      throw new RangeError(`unknown deal key ${ref}`);
     index = parsed.index;
   }
   return outcomeInputsFor(seed, market, tick, dealWithLatent(seed, market, tick, index).latent);
@@ -33,7 +39,10 @@ export function dealOutcomeInputs(seed: number, market: MarketId, tick: number, 
  * sessions (a close advances every open trade: 10k trades come from a few hundred menu rows, and
  * each draw recomputes its deal, ~0.1 ms). Drop it after the pass: it holds every row asked for.
  */
-export function outcomeInputsMemo(seed: number, market: MarketId): (tick: number, index: number) => OutcomeInputs {
+export function outcomeInputsMemo(
+  seed: number,
+  market: MarketId,
+): (tick: number, index: number) => OutcomeInputs {
   const known = new Map<string, OutcomeInputs>();
   return (tick, index) => {
     const k = `${tick}/${index}`;
@@ -44,7 +53,12 @@ export function outcomeInputsMemo(seed: number, market: MarketId): (tick: number
 }
 
 /** Same as dealOutcomeInputs for a deal whose latent facts are already at hand (menu walks). */
-export function outcomeInputsFor(seed: number, market: MarketId, tick: number, latent: DealLatent): OutcomeInputs {
+export function outcomeInputsFor(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  latent: DealLatent,
+): OutcomeInputs {
   const fam = familyByCluster(latent.cluster);
   const horizon = MARKETS[market].settlement_horizon_ticks;
   const s = keyedStream(seed, market, tick, 'outcome', latent.menuIndex);

@@ -16,7 +16,10 @@ function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
@@ -40,6 +43,11 @@ export const ENGINE_IDENTITY = Object.freeze({
 });
 
 /** The identity plus the seed, as coverage reports it frozen. */
-export function engineIdentity(seed: number): { name: string; version: string; params_hash: string; seed: number } {
+export function engineIdentity(seed: number): {
+  name: string;
+  version: string;
+  params_hash: string;
+  seed: number;
+} {
   return { ...ENGINE_IDENTITY, seed };
 }

@@ -1,10 +1,33 @@
 // Public API of the core_v1 market engine: pure, deterministic functions of (seed, market, tick).
 
-export { catalog, FAMILIES, familyByCluster, GRADES, ADDONS, type CatalogResponse, type Family } from './catalog.js';
-export { MARKETS, MARKET_IDS, PRICING_MODEL, isMarketId, marketSpec, type MarketId, type MarketSpec } from './markets.js';
+export {
+  catalog,
+  FAMILIES,
+  familyByCluster,
+  GRADES,
+  ADDONS,
+  type CatalogResponse,
+  type Family,
+} from './catalog.js';
+export {
+  MARKETS,
+  MARKET_IDS,
+  PRICING_MODEL,
+  isMarketId,
+  marketSpec,
+  type MarketId,
+  type MarketSpec,
+} from './markets.js';
 export { menu, menuSize, dealAt, dealKey, parseDealKey, type ParsedKey } from './menu.js';
 export { dealOutcomeInputs, outcomeInputsMemo } from './demand.js';
-export { familyTicks, familyTick, rankingFields, rateFromRank, type FamilyTick, type RankingFields } from './latent.js';
+export {
+  familyTicks,
+  familyTick,
+  rankingFields,
+  rateFromRank,
+  type FamilyTick,
+  type RankingFields,
+} from './latent.js';
 export {
   openPosition,
   stepPosition,
@@ -32,10 +55,23 @@ export {
   type MarketPath,
   type SessionRow,
 } from './outcome.js';
-export { calibrate, pearson, type CalibrationFigures, type CalibrationReport } from './calibration.js';
+export {
+  calibrate,
+  pearson,
+  type CalibrationFigures,
+  type CalibrationReport,
+} from './calibration.js';
 export { houseDecision, type HouseDecision, type HouseInput } from './policy.js';
 export { ENGINE_IDENTITY, ENGINE_NAME, ENGINE_VERSION, engineIdentity } from './identity.js';
 export { centsToNumber, numberToCents, fractionOfCents } from './money.js';
 export { dealToJson, type ServedDeal } from './json.js';
 export { keyedStream, Stream, type Key } from './rng.js';
-export { isVelocityDeal, type Deal, type VelocityDeal, type RankingDeal, type Bundle, type BundleItem, type OutcomeInputs } from './types.js';
+export {
+  isVelocityDeal,
+  type Deal,
+  type VelocityDeal,
+  type RankingDeal,
+  type Bundle,
+  type BundleItem,
+  type OutcomeInputs,
+} from './types.js';

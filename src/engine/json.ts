@@ -25,7 +25,8 @@ export function dealToJson(d: Deal): ServedDeal {
     listed_at: d.listed_at,
   };
   const tail = { max_qty: d.max_qty, house_accepted: d.house_accepted, house_qty: d.house_qty };
-  if (isVelocityDeal(d)) return { ...head, sales_velocity: d.sales_velocity, inverse_sv: d.inverse_sv, ...tail };
+  if (isVelocityDeal(d))
+    return { ...head, sales_velocity: d.sales_velocity, inverse_sv: d.inverse_sv, ...tail };
   return {
     ...head,
     sales_rank: d.sales_rank,

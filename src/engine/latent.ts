@@ -66,7 +66,12 @@ export function familyTicks(seed: number, market: MarketId, tick: number): reado
   return stateMemo.get(seed, market, tick, () => computeTick(seed, market, tick));
 }
 
-export function familyTick(seed: number, market: MarketId, tick: number, cluster: number): FamilyTick {
+export function familyTick(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  cluster: number,
+): FamilyTick {
   return familyTicks(seed, market, tick)[cluster];
 }
 
@@ -101,8 +106,12 @@ function computeTick(seed: number, market: MarketId, tick: number): readonly Fam
     const index = Math.exp(vol * ki * acc[o] - (vol * vol) / 2);
     const logCost = kp * acc[o + 1];
     const costLevel = fam.cost_cents * Math.exp(logCost);
-    const priceLevel = fam.cost_cents * fam.markup * Math.exp(0.8 * logCost + dyn.margin_sd * kp * acc[o + 2]);
-    const nsellers = Math.max(1, Math.round(fam.sellers * Math.exp(dyn.sellers_sd * ks * acc[o + 3])));
+    const priceLevel =
+      fam.cost_cents * fam.markup * Math.exp(0.8 * logCost + dyn.margin_sd * kp * acc[o + 2]);
+    const nsellers = Math.max(
+      1,
+      Math.round(fam.sellers * Math.exp(dyn.sellers_sd * ks * acc[o + 3])),
+    );
     const units = fam.velocity * dyn.velocity_mult * fam.sellers * index;
     const rate = units / nsellers;
     // Draw order is fixed per family so every tick consumes the stream identically.
@@ -111,8 +120,15 @@ function computeTick(seed: number, market: MarketId, tick: number): readonly Fam
     const drops = noise.poisson(units * dyn.drops_frac);
     const qs = LISTING.quote_sd;
     const quoted = Math.max(0.01, Math.round(100 * rate * Math.exp(qs * zq - (qs * qs) / 2)) / 100);
-    const rank = Math.max(1, Math.round(dyn.rank_scale * Math.pow(units, -dyn.rank_slope) * Math.exp(LISTING.rank_sd * zr)));
-    out.push(Object.freeze({ index, costLevel, priceLevel, nsellers, units, rate, quoted, rank, drops }));
+    const rank = Math.max(
+      1,
+      Math.round(
+        dyn.rank_scale * Math.pow(units, -dyn.rank_slope) * Math.exp(LISTING.rank_sd * zr),
+      ),
+    );
+    out.push(
+      Object.freeze({ index, costLevel, priceLevel, nsellers, units, rate, quoted, rank, drops }),
+    );
   }
   return Object.freeze(out);
 }
@@ -129,7 +145,11 @@ const rankingMemo = new TickMemo<readonly RankingFields[]>(512);
 
 /** Ranking fields of every family at a tick (signals at session open): rank and sellers now,
  *  rank averaged over the last sessions, drops of the session before and of a longer window. */
-export function rankingFields(seed: number, market: MarketId, tick: number): readonly RankingFields[] {
+export function rankingFields(
+  seed: number,
+  market: MarketId,
+  tick: number,
+): readonly RankingFields[] {
   return rankingMemo.get(seed, market, tick, () => {
     const now = familyTicks(seed, market, tick);
     const rankSum = new Float64Array(F);
@@ -166,7 +186,13 @@ export function rateFromRank(market: MarketId, salesRank: number, nsellers: numb
 
 /** Family level at a point inside a session: log-linear between the levels at tick and tick+1,
  *  so the price path through the session runs in listed_at order. */
-export function levelsAt(seed: number, market: MarketId, tick: number, cluster: number, at: number): { cost: number; price: number } {
+export function levelsAt(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  cluster: number,
+  at: number,
+): { cost: number; price: number } {
   const a = familyTick(seed, market, tick, cluster);
   const b = familyTick(seed, market, tick + 1, cluster);
   return {

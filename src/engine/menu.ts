@@ -42,7 +42,8 @@ export function parseDealKey(seed: number, key: string): ParsedKey | null {
   const market = m[1] as MarketId;
   const tick = Number(m[2]);
   const index = Number(m[3]);
-  if (index >= menuSize(seed, market, tick) || dealKey(seed, market, tick, index) !== key) return null;
+  if (index >= menuSize(seed, market, tick) || dealKey(seed, market, tick, index) !== key)
+    return null;
   return { market, tick, index };
 }
 
@@ -55,14 +56,17 @@ export function dealWithLatent(
   n = menuSize(seed, market, tick),
 ): { deal: Deal; latent: DealLatent } {
   const spec = marketSpec(market);
-  if (!Number.isInteger(index) || index < 0 || index >= n) throw new RangeError(`no deal ${index} on ${market} tick ${tick}`);
+  if (!Number.isInteger(index) || index < 0 || index >= n)
+    throw new RangeError(`no deal ${index} on ${market} tick ${tick}`);
   const s = keyedStream(seed, market, tick, 'deal', index);
 
   const cluster = s.weighted(SUPPLY_CUM);
   const fam = FAMILIES[cluster];
   const listedAt = Math.round(((index + s.uniform()) / n) * 1e6) / 1e6;
   const { items, content } = drawItems(s, fam);
-  const addon = s.bernoulli(LISTING.addon_prob) ? ADDONS.find((a) => a.name === fam.addons[s.int(0, fam.addons.length - 1)]) : undefined;
+  const addon = s.bernoulli(LISTING.addon_prob)
+    ? ADDONS.find((a) => a.name === fam.addons[s.int(0, fam.addons.length - 1)])
+    : undefined;
   const zCost = s.normal();
   const zPrice = s.normal();
   const minQty = Math.max(1, Math.ceil(LISTING.min_qty_frac * spec.max_qty));
@@ -71,7 +75,10 @@ export function dealWithLatent(
   const level = levelsAt(seed, market, tick, cluster, listedAt);
   const costMult = addon?.cost_mult ?? 1;
   const priceMult = addon?.price_mult ?? 1;
-  const unitCost = Math.max(1, Math.round(level.cost * content * costMult * Math.exp(LISTING.cost_sd * zCost)));
+  const unitCost = Math.max(
+    1,
+    Math.round(level.cost * content * costMult * Math.exp(LISTING.cost_sd * zCost)),
+  );
   const refPrice = level.price * content * priceMult;
   const listPrice = Math.max(1, Math.round(refPrice * Math.exp(LISTING.price_sd * zPrice)));
 
@@ -87,23 +94,50 @@ export function dealWithLatent(
     const quoted = familyTicks(seed, market, tick)[cluster].quoted;
     houseRate = quoted;
     deal = {
-      key, tick, sku_family: sku, cluster, bundle,
-      unit_cost_cents: unitCost, list_price_cents: listPrice, margin_cents: margin, listed_at: listedAt,
-      sales_velocity: quoted, inverse_sv: Math.round(1e4 / quoted) / 1e4,
-      max_qty: maxQty, house_accepted: false, house_qty: 0,
+      key,
+      tick,
+      sku_family: sku,
+      cluster,
+      bundle,
+      unit_cost_cents: unitCost,
+      list_price_cents: listPrice,
+      margin_cents: margin,
+      listed_at: listedAt,
+      sales_velocity: quoted,
+      inverse_sv: Math.round(1e4 / quoted) / 1e4,
+      max_qty: maxQty,
+      house_accepted: false,
+      house_qty: 0,
     };
   } else {
     const r = rankingFields(seed, market, tick)[cluster];
     houseRate = rateFromRank(market, r.sales_rank, r.nsellers);
     deal = {
-      key, tick, sku_family: sku, cluster, bundle,
-      unit_cost_cents: unitCost, list_price_cents: listPrice, margin_cents: margin, listed_at: listedAt,
-      sales_rank: r.sales_rank, sales_rank_avg: r.sales_rank_avg, rank_drops: r.rank_drops,
-      rank_drops_long: r.rank_drops_long, nsellers: r.nsellers,
-      max_qty: maxQty, house_accepted: false, house_qty: 0,
+      key,
+      tick,
+      sku_family: sku,
+      cluster,
+      bundle,
+      unit_cost_cents: unitCost,
+      list_price_cents: listPrice,
+      margin_cents: margin,
+      listed_at: listedAt,
+      sales_rank: r.sales_rank,
+      sales_rank_avg: r.sales_rank_avg,
+      rank_drops: r.rank_drops,
+      rank_drops_long: r.rank_drops_long,
+      nsellers: r.nsellers,
+      max_qty: maxQty,
+      house_accepted: false,
+      house_qty: 0,
     };
   }
-  const house = houseDecision(spec, { rate: houseRate, unitCostCents: unitCost, listPriceCents: listPrice, maxQty });
+  const house = houseDecision(spec, {
+    rate: houseRate,
+    unitCostCents: unitCost,
+    listPriceCents: listPrice,
+    maxQty,
+  });
   deal.house_accepted = house.accepted;
   deal.house_qty = house.qty;
   return { deal, latent: { cluster, relativePrice: listPrice / refPrice, menuIndex: index } };

@@ -27,11 +27,20 @@ export function positionTerms(market: MarketId, deal: Deal, qty: number): Positi
 }
 
 export function regimeTerms(o: OutcomeInputs): RegimeTerms {
-  return { regime: o.regime, extraCostFrac: o.extra_cost_frac, flatExtraCostCents: o.flat_extra_cost_cents };
+  return {
+    regime: o.regime,
+    extraCostFrac: o.extra_cost_frac,
+    flatExtraCostCents: o.flat_extra_cost_cents,
+  };
 }
 
 /** Settled result of holding `qty` units of `deal` through its whole horizon. */
-export function settleDeal(market: MarketId, deal: Deal, inputs: OutcomeInputs, qty: number): SettledPosition {
+export function settleDeal(
+  market: MarketId,
+  deal: Deal,
+  inputs: OutcomeInputs,
+  qty: number,
+): SettledPosition {
   const fees = MARKETS[market].fees;
   return simulatePosition({
     qty,
@@ -47,9 +56,18 @@ export function settleDeal(market: MarketId, deal: Deal, inputs: OutcomeInputs, 
 }
 
 /** Profit curve of a deal executed at `executedQty` (largest executor; 0 = oracle, all known). */
-export function dealProfitCurve(market: MarketId, deal: Deal, inputs: OutcomeInputs, executedQty: number): ProfitCurve {
+export function dealProfitCurve(
+  market: MarketId,
+  deal: Deal,
+  inputs: OutcomeInputs,
+  executedQty: number,
+): ProfitCurve {
   const { qty: _q, ...terms } = positionTerms(market, deal, 0);
-  return profitCurve({ ...terms, ...regimeTerms(inputs), demand: inputs.demand }, executedQty, deal.max_qty);
+  return profitCurve(
+    { ...terms, ...regimeTerms(inputs), demand: inputs.demand },
+    executedQty,
+    deal.max_qty,
+  );
 }
 
 export interface SessionRow {
@@ -66,7 +84,13 @@ export function sessionRows(seed: number, market: MarketId, tick: number): Sessi
 
 /** Row `index` of a session's menu with its outcome inputs: what sessionRows holds at `index`,
  *  without drawing the session's other rows (a record read needs only the rows it reveals). */
-export function sessionRow(seed: number, market: MarketId, tick: number, index: number, n = menuSize(seed, market, tick)): SessionRow {
+export function sessionRow(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  index: number,
+  n = menuSize(seed, market, tick),
+): SessionRow {
   const { deal, latent } = dealWithLatent(seed, market, tick, index, n);
   return { deal, inputs: outcomeInputsFor(seed, market, tick, latent) };
 }

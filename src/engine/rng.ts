@@ -183,7 +183,10 @@ export class Stream {
       const k = Math.floor(((2 * a) / us + b) * u + lambda + 0.43);
       if (us >= 0.07 && v <= vr) return k;
       if (k < 0 || (us < 0.013 && v > us)) continue;
-      if (Math.log(v) + Math.log(invAlpha) - Math.log(a / (us * us) + b) <= -lambda + k * loglam - logFactorial(k)) {
+      if (
+        Math.log(v) + Math.log(invAlpha) - Math.log(a / (us * us) + b) <=
+        -lambda + k * loglam - logFactorial(k)
+      ) {
         return k;
       }
     }

@@ -12,7 +12,13 @@
 // stopped reading) is closed as behind, and resumes from its id when the client comes back.
 import type { Logger } from 'pino';
 import { read, type ActorRuntime, type NotifyListener } from '../../actors/runtime/client.js';
-import { EVENTS_CHANNEL, SESSIONS_CHANNEL, type EventText, type EventType, type ManyReply } from '../../actors/events/messages.js';
+import {
+  EVENTS_CHANNEL,
+  SESSIONS_CHANNEL,
+  type EventText,
+  type EventType,
+  type ManyReply,
+} from '../../actors/events/messages.js';
 import type { Static } from 'typebox';
 import type { SessionClosed } from '../schemas/index.js';
 import type { EventHubObserver, StreamCloseReason } from '../metrics.js';
@@ -59,7 +65,12 @@ export type AccountStream = {
 };
 
 /** A consumer of one market's session closes. */
-export type MarketStream = { market: string; send: (e: SessionEvent) => boolean; close: (why: { reason: 'behind' | 'stopping' }) => void; ping: () => boolean };
+export type MarketStream = {
+  market: string;
+  send: (e: SessionEvent) => boolean;
+  close: (why: { reason: 'behind' | 'stopping' }) => void;
+  ping: () => boolean;
+};
 
 /**
  * `held`: the stream travels on a connection that already holds its place (`hold`, a WebSocket
@@ -110,12 +121,15 @@ export class EventHub {
     for (const set of this.accounts.values()) {
       for (const s of [...set]) {
         const waited = this.waiting.get(s);
-        if (waited !== undefined && waited + 1 < STALLED_KEEPALIVES) this.waiting.set(s, waited + 1);
-        else if (waited !== undefined || !s.ping()) (this.remove(s), this.close(s, { reason: 'behind' }));
+        if (waited !== undefined && waited + 1 < STALLED_KEEPALIVES)
+          this.waiting.set(s, waited + 1);
+        else if (waited !== undefined || !s.ping())
+          (this.remove(s), this.close(s, { reason: 'behind' }));
       }
     }
     for (const set of this.markets.values()) {
-      for (const s of [...set]) if (!s.ping() && this.unwatch(set, s)) this.close(s, { reason: 'behind' });
+      for (const s of [...set])
+        if (!s.ping() && this.unwatch(set, s)) this.close(s, { reason: 'behind' });
     }
   }
 
@@ -123,8 +137,10 @@ export class EventHub {
     clearInterval(this.timer);
     clearInterval(this.keepAlive);
     for (const s of this.stops) s();
-    for (const set of this.accounts.values()) for (const s of set) this.close(s, { reason: 'stopping' });
-    for (const set of this.markets.values()) for (const s of set) this.close(s, { reason: 'stopping' });
+    for (const set of this.accounts.values())
+      for (const s of set) this.close(s, { reason: 'stopping' });
+    for (const set of this.markets.values())
+      for (const s of set) this.close(s, { reason: 'stopping' });
     this.accounts.clear();
     this.markets.clear();
     const holders = [...this.holders];
@@ -223,7 +239,14 @@ export class EventHub {
   }
 
   private notified(payload: string): void {
-    this.wake(payload === '*' ? [...this.accounts.keys()] : payload.split(',').map(Number).filter((id) => this.accounts.has(id)));
+    this.wake(
+      payload === '*'
+        ? [...this.accounts.keys()]
+        : payload
+            .split(',')
+            .map(Number)
+            .filter((id) => this.accounts.has(id)),
+    );
   }
 
   /** Marks accounts to read and starts the one drain (a wake during it is read by it). */
@@ -240,7 +263,10 @@ export class EventHub {
   }
 
   /** Ends a stream with its reason, counted. */
-  private close<W extends { reason: StreamCloseReason }>(s: { close: (why: W) => void }, why: W): void {
+  private close<W extends { reason: StreamCloseReason }>(
+    s: { close: (why: W) => void },
+    why: W,
+  ): void {
     this.observer?.closed(why.reason);
     s.close(why);
   }
@@ -273,10 +299,16 @@ export class EventHub {
     if (!wanted.length) return;
     let got;
     try {
-      got = await read(this.runtime, 'events.many', { accounts: wanted, limit: EVENTS_PER_ACCOUNT });
+      got = await read(this.runtime, 'events.many', {
+        accounts: wanted,
+        limit: EVENTS_PER_ACCOUNT,
+      });
     } catch (err) {
       // The safety net reads them again.
-      this.log.warn({ err }, 'event streams: reading the log failed; the next notice or the safety net retries');
+      this.log.warn(
+        { err },
+        'event streams: reading the log failed; the next notice or the safety net retries',
+      );
       return;
     }
     for (const { accountId, after } of wanted) this.hand(accountId, after, got[accountId]);
@@ -317,7 +349,8 @@ export class EventHub {
       this.waiting.set(s, 0);
     }
     // Streams that were not behind the swept part are read again from their own ids.
-    if ('gone' in got) return void (this.accounts.get(accountId)?.size && this.dirty.add(accountId));
+    if ('gone' in got)
+      return void (this.accounts.get(accountId)?.size && this.dirty.add(accountId));
     if (!got.events.length) return;
     this.seen.set(accountId, Math.max(this.seen.get(accountId) ?? 0, got.events.at(-1)!.id));
     if (got.events.length >= EVENTS_PER_ACCOUNT) this.dirty.add(accountId);
@@ -339,7 +372,9 @@ export class EventHub {
     const [market, tick] = payload.split('/');
     const set = this.markets.get(market);
     if (!set?.size || !Number.isSafeInteger(Number(tick))) return;
-    const e = await this.sessionEvent(market, Number(tick)).catch((err) => (this.log.warn({ err }, 'session.closed event failed'), null));
+    const e = await this.sessionEvent(market, Number(tick)).catch(
+      (err) => (this.log.warn({ err }, 'session.closed event failed'), null),
+    );
     if (!e) return;
     for (const s of [...set]) {
       if (!s.send(e) && this.unwatch(set, s)) this.close(s, { reason: 'behind' });
@@ -367,9 +402,14 @@ export function sendWhile(events: EventText[], send: (e: EventText) => boolean):
 }
 
 /** The least `after` of an account's streams that are not waiting for room (its log is read from there); undefined: none to read for. */
-function leastAfter(set: Set<AccountStream> | undefined, waiting: Map<AccountStream, number>): number | undefined {
+function leastAfter(
+  set: Set<AccountStream> | undefined,
+  waiting: Map<AccountStream, number>,
+): number | undefined {
   let least: number | undefined;
-  if (set) for (const s of set) if (!waiting.has(s) && (least === undefined || s.after < least)) least = s.after;
+  if (set)
+    for (const s of set)
+      if (!waiting.has(s) && (least === undefined || s.after < least)) least = s.after;
   return least;
 }
 

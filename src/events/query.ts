@@ -4,12 +4,28 @@ import { EVENT_TYPES, type EventType } from '../schemas/index.js';
 import { HttpError } from '../http/route.js';
 
 /** `types=a,b` as event types (undefined: every type); an unknown one is a 422 at `types`. */
-export function eventTypes(types: string | undefined, loc: string[] = ['query', 'types']): EventType[] | undefined {
+export function eventTypes(
+  types: string | undefined,
+  loc: string[] = ['query', 'types'],
+): EventType[] | undefined {
   if (types === undefined || types.trim() === '') return undefined;
-  const names = [...new Set(types.split(',').map((t) => t.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      types
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = names.filter((n) => !(EVENT_TYPES as string[]).includes(n));
   if (unknown.length) {
-    throw new HttpError(422, [{ loc, msg: `unknown event type(s) ${unknown.join(', ')}; the types are ${EVENT_TYPES.join(', ')}`, type: 'value_error' }]);
+    throw new HttpError(422, [
+      {
+        loc,
+        msg: `unknown event type(s) ${unknown.join(', ')}; the types are ${EVENT_TYPES.join(', ')}`,
+        type: 'value_error',
+      },
+    ]);
   }
   return names as EventType[];
 }

@@ -16,7 +16,8 @@ const RETRY_MS = 2000;
  */
 export const sseText = (id: number | string, event: string, json: string) =>
   `id: ${id}\nevent: ${event}\ndata: ${/[\r\n]/.test(json) ? json.replace(/\r\n|\r|\n/g, '\ndata: ') : json}\n\n`;
-export const sseMessage = (id: number | string, event: string, data: unknown) => sseText(id, event, JSON.stringify(data));
+export const sseMessage = (id: number | string, event: string, data: unknown) =>
+  sseText(id, event, JSON.stringify(data));
 /** A comment line: ignored by clients, keeps proxies from timing the stream out. */
 export const sseComment = (text: string) => `: ${text.replace(/\n/g, ' ')}\n\n`;
 
@@ -24,7 +25,9 @@ export const sseComment = (text: string) => `: ${text.replace(/\n/g, ' ')}\n\n`;
 const FILLER = ':\n\n';
 
 /** Why a stream that fell behind ends (its last words: the client resumes from its last id). */
-export const BEHIND = sseComment('closing: this stream fell too far behind; reconnect with Last-Event-ID to resume');
+export const BEHIND = sseComment(
+  'closing: this stream fell too far behind; reconnect with Last-Event-ID to resume',
+);
 
 /** The first chunk of a stream: the reconnection delay. */
 export const SSE_FIRST = `retry: ${RETRY_MS}\n\n`;

@@ -36,13 +36,26 @@ import { MARKET_IDS } from '../engine/index.js';
 import { EVENT_TYPES, type EventType } from '../schemas/index.js';
 import { keyFromHeaders } from '../auth/api-keys.js';
 import type { AgentPrincipal } from '../http/authenticators/agent-key.js';
-import { perEvent, sendWhile, type AccountStream, type EventHub, type SessionEvent } from './hub.js';
+import {
+  perEvent,
+  sendWhile,
+  type AccountStream,
+  type EventHub,
+  type SessionEvent,
+} from './hub.js';
 import type { EventText } from '../../actors/events/messages.js';
 import { HttpError, type RequestInfo } from '../http/route.js';
 import { goneDetail } from './query.js';
 import { clientAddress, type TrustedProxies } from '../http/client-address.js';
 import {
-  AUTH_TIMEOUT_MS, KEY_STREAMS_DETAIL, STREAM_BUFFER_BYTES, STREAM_LIMIT_RETRY_AFTER_S, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places,
+  AUTH_TIMEOUT_MS,
+  KEY_STREAMS_DETAIL,
+  STREAM_BUFFER_BYTES,
+  STREAM_LIMIT_RETRY_AFTER_S,
+  UNAUTHENTICATED_RETRY_AFTER_S,
+  addressKey,
+  unauthenticatedDetail,
+  type Places,
 } from '../http/limits.js';
 
 export const WS_PATH = '/api/v1/ws';
@@ -137,7 +150,12 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
   const hub = o.hub;
   const authTimeoutMs = o.authTimeoutMs ?? AUTH_TIMEOUT_MS;
 
-  const refuse = (res: HttpResponse, status: 401 | 429 | 503, detail: string, headers: Record<string, string> = {}) => {
+  const refuse = (
+    res: HttpResponse,
+    status: 401 | 429 | 503,
+    detail: string,
+    headers: Record<string, string> = {},
+  ) => {
     res.cork(() => {
       res.writeStatus(`${status} ${STATUS_CODES[status]}`);
       res.writeHeader('content-type', 'application/json');
@@ -151,7 +169,12 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     if (c.closed) return false;
     const ws = c.ws!;
     const waiting = ws.getBufferedAmount();
-    if (waiting > 0 && waiting + (typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength) > SEND_BUFFER_BYTES) return false;
+    if (
+      waiting > 0 &&
+      waiting + (typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength) >
+        SEND_BUFFER_BYTES
+    )
+      return false;
     return ws.send(text, false, false) !== 2;
   };
   const sendOp = (c: Conn, msg: Record<string, unknown>) => sendText(c, JSON.stringify(msg));
@@ -160,7 +183,10 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     if (c.closed) return;
     c.ws!.end(code, reasonText(reason));
   };
-  const resumeHint = (c: Conn) => (c.account ? `; reconnect and subscribe with after=${c.account.last}` : '; reconnect and subscribe again');
+  const resumeHint = (c: Conn) =>
+    c.account
+      ? `; reconnect and subscribe with after=${c.account.last}`
+      : '; reconnect and subscribe again';
   const behind = (c: Conn) => end(c, WS_CLOSE.behind, `behind: too slow to read${resumeHint(c)}`);
 
   const error = (c: Conn, status: number, detail: string) => {
@@ -177,10 +203,22 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
   }
 
   function authFromMessage(c: Conn, m: Record<string, unknown>): void {
-    if (m.op !== 'auth') return end(c, WS_CLOSE.unauthorized, `authenticate first: send {"op":"auth","key":"..."} (or the key in Authorization on the upgrade)`);
-    if (typeof m.key !== 'string' || Object.keys(m).some((k) => k !== 'op' && k !== 'key')) return end(c, WS_CLOSE.unauthorized, 'auth takes {"op":"auth","key":"<your API key>"}');
+    if (m.op !== 'auth')
+      return end(
+        c,
+        WS_CLOSE.unauthorized,
+        `authenticate first: send {"op":"auth","key":"..."} (or the key in Authorization on the upgrade)`,
+      );
+    if (typeof m.key !== 'string' || Object.keys(m).some((k) => k !== 'op' && k !== 'key'))
+      return end(c, WS_CLOSE.unauthorized, 'auth takes {"op":"auth","key":"<your API key>"}');
     c.authing = true;
-    o.authenticate({ method: 'GET', url: WS_PATH, query: '', headers: { authorization: `Bearer ${m.key}` }, remoteAddress: () => '' }).then(
+    o.authenticate({
+      method: 'GET',
+      url: WS_PATH,
+      query: '',
+      headers: { authorization: `Bearer ${m.key}` },
+      remoteAddress: () => '',
+    }).then(
       (p) => {
         c.authing = false;
         if (c.closed) return;
@@ -193,7 +231,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       },
       (err) => {
         c.authing = false;
-        if (err instanceof HttpError && err.status === 401) return end(c, WS_CLOSE.unauthorized, `unauthorized: ${String(err.detail)}`);
+        if (err instanceof HttpError && err.status === 401)
+          return end(c, WS_CLOSE.unauthorized, `unauthorized: ${String(err.detail)}`);
         o.log.warn({ err }, 'websocket: checking a key failed');
         end(c, WS_CLOSE.full, 'the key could not be checked now: retry in a few seconds');
       },
@@ -205,9 +244,18 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     try {
       m = JSON.parse(text);
     } catch {
-      return end(c, WS_CLOSE.badFrame, 'bad frame: not JSON (messages are JSON objects with an "op")');
+      return end(
+        c,
+        WS_CLOSE.badFrame,
+        'bad frame: not JSON (messages are JSON objects with an "op")',
+      );
     }
-    if (typeof m !== 'object' || m === null || Array.isArray(m) || typeof (m as { op?: unknown }).op !== 'string') {
+    if (
+      typeof m !== 'object' ||
+      m === null ||
+      Array.isArray(m) ||
+      typeof (m as { op?: unknown }).op !== 'string'
+    ) {
       return end(c, WS_CLOSE.badFrame, 'bad frame: a message is a JSON object with an "op"');
     }
     const msg = m as Record<string, unknown>;
@@ -223,32 +271,42 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
         if (!sendOp(c, { op: 'pong' })) behind(c);
         return;
       default:
-        return end(c, WS_CLOSE.badFrame, `bad frame: unknown op ${quote(msg.op)}; the ops are ${OPS}`);
+        return end(
+          c,
+          WS_CLOSE.badFrame,
+          `bad frame: unknown op ${quote(msg.op)}; the ops are ${OPS}`,
+        );
     }
   }
 
   /** The channels a subscribe or unsubscribe names, or the error's detail. */
   function channelsOf(msg: Record<string, unknown>): string[] | string {
     const list = msg.channels;
-    if (!Array.isArray(list) || list.length === 0 || list.length > 16) return `"channels" is a list of 1 to ${CHANNELS.length} of ${CHANNELS.join(', ')}`;
+    if (!Array.isArray(list) || list.length === 0 || list.length > 16)
+      return `"channels" is a list of 1 to ${CHANNELS.length} of ${CHANNELS.join(', ')}`;
     const unknown = list.filter((x) => typeof x !== 'string' || !CHANNELS.includes(x));
-    if (unknown.length) return `unknown channel ${quote(unknown[0])}: the channels are ${CHANNELS.join(', ')}`;
+    if (unknown.length)
+      return `unknown channel ${quote(unknown[0])}: the channels are ${CHANNELS.join(', ')}`;
     return [...new Set(list as string[])];
   }
 
   function subscribe(c: Conn, msg: Record<string, unknown>): void {
     const extra = Object.keys(msg).filter((k) => !['op', 'channels', 'after', 'types'].includes(k));
-    if (extra.length) return error(c, 422, `subscribe takes op, channels, after and types; not ${quote(extra[0])}`);
+    if (extra.length)
+      return error(c, 422, `subscribe takes op, channels, after and types; not ${quote(extra[0])}`);
     const channels = channelsOf(msg);
     if (typeof channels === 'string') return error(c, 422, channels);
     const wantsAccount = channels.includes('account');
     const after = msg.after ?? 0;
-    if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) return error(c, 422, '"after" is the last event id you have: a whole number, 0 or more');
-    if (msg.after !== undefined && !wantsAccount) return error(c, 422, '"after" applies to the account channel');
+    if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0)
+      return error(c, 422, '"after" is the last event id you have: a whole number, 0 or more');
+    if (msg.after !== undefined && !wantsAccount)
+      return error(c, 422, '"after" applies to the account channel');
     let types: EventType[] | undefined;
     if (msg.types !== undefined) {
       if (!wantsAccount) return error(c, 422, '"types" applies to the account channel');
-      if (!Array.isArray(msg.types) || msg.types.length > EVENT_TYPES.length * 2) return error(c, 422, `"types" is a list of event types: ${EVENT_TYPES.join(', ')}`);
+      if (!Array.isArray(msg.types) || msg.types.length > EVENT_TYPES.length * 2)
+        return error(c, 422, `"types" is a list of event types: ${EVENT_TYPES.join(', ')}`);
       const bad = msg.types.find((x) => !(EVENT_TYPES as unknown[]).includes(x));
       if (bad !== undefined) return error(c, 422, `unknown event type ${quote(bad)}`);
       types = msg.types.length ? [...new Set(msg.types as EventType[])] : undefined;
@@ -256,7 +314,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     const again = channels.find((ch) => (ch === 'account' ? c.account : c.markets?.has(ch)));
     if (again) return error(c, 409, `already subscribed to ${again}: unsubscribe first`);
 
-    if (!sendOp(c, { op: 'subscribed', channels, ...(wantsAccount ? { after } : {}) })) return behind(c);
+    if (!sendOp(c, { op: 'subscribed', channels, ...(wantsAccount ? { after } : {}) }))
+      return behind(c);
     for (const ch of channels) {
       if (ch === 'account') subscribeAccount(c, after, types);
       else watch(c, ch);
@@ -281,7 +340,11 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       close: (why) => {
         if (why.reason === 'gone') {
           sendOp(c, { op: 'error', status: 410, detail: goneDetail(why.from) });
-          return end(c, WS_CLOSE.gone, `gone: events before id ${why.from} are no longer kept; re-read orders and positions, then after=${why.from - 1}`);
+          return end(
+            c,
+            WS_CLOSE.gone,
+            `gone: events before id ${why.from} are no longer kept; re-read orders and positions, then after=${why.from - 1}`,
+          );
         }
         if (why.reason === 'behind') return behind(c);
         end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`);
@@ -296,9 +359,13 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     const stop = hub.watchMarket(
       {
         market,
-        send: (e: SessionEvent) => sendText(c, `${prefix}${JSON.stringify({ type: 'session.closed', ...e })}}`),
+        send: (e: SessionEvent) =>
+          sendText(c, `${prefix}${JSON.stringify({ type: 'session.closed', ...e })}}`),
         ping: () => !c.closed,
-        close: (why) => (why.reason === 'behind' ? behind(c) : end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`)),
+        close: (why) =>
+          why.reason === 'behind'
+            ? behind(c)
+            : end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`),
       },
       { held: true },
     );
@@ -307,7 +374,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
 
   function unsubscribe(c: Conn, msg: Record<string, unknown>): void {
     const extra = Object.keys(msg).filter((k) => !['op', 'channels'].includes(k));
-    if (extra.length) return error(c, 422, `unsubscribe takes op and channels; not ${quote(extra[0])}`);
+    if (extra.length)
+      return error(c, 422, `unsubscribe takes op and channels; not ${quote(extra[0])}`);
     const channels = channelsOf(msg);
     if (typeof channels === 'string') return error(c, 422, channels);
     for (const ch of channels) {
@@ -347,33 +415,62 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       const extensions = req.getHeader('sec-websocket-extensions');
       const headers: Record<string, string> = {};
       req.forEach((k, v) => (headers[k] = v));
-      const done = (status: number) => o.onRequest?.(WS_PATH, 'GET', status, (performance.now() - started) / 1000);
+      const done = (status: number) =>
+        o.onRequest?.(WS_PATH, 'GET', status, (performance.now() - started) / 1000);
       if (!hub.hasRoom()) {
         done(503);
-        return refuse(res, 503, 'this process holds as many streams as it may: retry in a few seconds', { 'retry-after': '5' });
+        return refuse(
+          res,
+          503,
+          'this process holds as many streams as it may: retry in a few seconds',
+          { 'retry-after': '5' },
+        );
       }
-      const upgrade = (principal: AgentPrincipal | undefined, places: Pick<Conn, 'anonymous' | 'keyPlace'>) => {
+      const upgrade = (
+        principal: AgentPrincipal | undefined,
+        places: Pick<Conn, 'anonymous' | 'keyPlace'>,
+      ) => {
         done(101);
         // No subprotocol is offered (an empty Sec-WebSocket-Protocol answer).
-        res.cork(() => res.upgrade<Conn>({ principal, closed: false, authing: false, ...places }, secKey, '', extensions, context));
+        res.cork(() =>
+          res.upgrade<Conn>(
+            { principal, closed: false, authing: false, ...places },
+            secKey,
+            '',
+            extensions,
+            context,
+          ),
+        );
       };
       // No key on the upgrade: the first message authenticates; until then the connection holds a place of its address.
       if (keyFromHeaders(headers) === null && headers['authorization'] === undefined) {
         const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
-        const anonymous = o.unauthenticated.take(addressKey(clientAddress(peer, headers['x-forwarded-for'], o.trustedProxies ?? [])));
+        const anonymous = o.unauthenticated.take(
+          addressKey(clientAddress(peer, headers['x-forwarded-for'], o.trustedProxies ?? [])),
+        );
         if (anonymous) return upgrade(undefined, { anonymous });
         done(429);
-        return refuse(res, 429, unauthenticatedDetail('this WebSocket'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
+        return refuse(res, 429, unauthenticatedDetail('this WebSocket'), {
+          'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S),
+        });
       }
       let aborted = false;
       res.onAborted(() => (aborted = true));
-      o.authenticate({ method: 'GET', url: WS_PATH, query: req.getQuery() ?? '', headers, remoteAddress: () => '' }).then(
+      o.authenticate({
+        method: 'GET',
+        url: WS_PATH,
+        query: req.getQuery() ?? '',
+        headers,
+        remoteAddress: () => '',
+      }).then(
         (p) => {
           if (aborted) return;
           const keyPlace = o.keyStreams.take(p.keyId);
           if (keyPlace) return upgrade(p, { keyPlace });
           done(429);
-          refuse(res, 429, KEY_STREAMS_DETAIL, { 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_S) });
+          refuse(res, 429, KEY_STREAMS_DETAIL, {
+            'retry-after': String(STREAM_LIMIT_RETRY_AFTER_S),
+          });
         },
         (err) => {
           if (aborted) return;
@@ -383,7 +480,9 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
           }
           o.log.warn({ err }, 'websocket: checking a key failed');
           done(503);
-          refuse(res, 503, 'the key could not be checked now: retry in a few seconds', { 'retry-after': '5' });
+          refuse(res, 503, 'the key could not be checked now: retry in a few seconds', {
+            'retry-after': '5',
+          });
         },
       );
     },
@@ -392,21 +491,37 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
       const c = ws.getUserData();
       c.ws = ws;
       c.release = hub.hold(() => end(c, WS_CLOSE.stopping, `stopping${resumeHint(c)}`));
-      if (!c.release) return end(c, WS_CLOSE.full, 'this process holds as many streams as it may: retry in a few seconds');
+      if (!c.release)
+        return end(
+          c,
+          WS_CLOSE.full,
+          'this process holds as many streams as it may: retry in a few seconds',
+        );
       if (c.principal) authenticated(c, c.principal);
-      else c.authTimer = setTimeout(() => end(c, WS_CLOSE.unauthorized, `no auth message within ${authTimeoutMs / 1000} s`), authTimeoutMs);
+      else
+        c.authTimer = setTimeout(
+          () => end(c, WS_CLOSE.unauthorized, `no auth message within ${authTimeoutMs / 1000} s`),
+          authTimeoutMs,
+        );
     },
 
     message: (ws, message, isBinary) => {
       const c = ws.getUserData();
       if (c.closed) return;
-      if (isBinary) return end(c, WS_CLOSE.binary, 'binary frames are not accepted: send JSON text');
-      if (message.byteLength > MAX_PAYLOAD_BYTES) return end(c, WS_CLOSE.tooBig, `too big: a message is at most ${MAX_PAYLOAD_BYTES} bytes`);
+      if (isBinary)
+        return end(c, WS_CLOSE.binary, 'binary frames are not accepted: send JSON text');
+      if (message.byteLength > MAX_PAYLOAD_BYTES)
+        return end(c, WS_CLOSE.tooBig, `too big: a message is at most ${MAX_PAYLOAD_BYTES} bytes`);
       // The buffer is uWS's until this callback returns: decode it now.
       const text = Buffer.from(message).toString('utf8');
       if (c.authing) {
         (c.pending ??= []).push(text);
-        if (c.pending.length > MAX_PENDING) end(c, WS_CLOSE.badFrame, `bad frame: more than ${MAX_PENDING} messages before the auth was answered`);
+        if (c.pending.length > MAX_PENDING)
+          end(
+            c,
+            WS_CLOSE.badFrame,
+            `bad frame: more than ${MAX_PENDING} messages before the auth was answered`,
+          );
         return;
       }
       handle(c, text);
@@ -415,7 +530,8 @@ export function attachWebSocket(app: TemplatedApp, o: WsOptions): void {
     drain: (ws) => {
       // Half the bound free again: the account channel (if it waits for room) reads on from its last id.
       const c = ws.getUserData();
-      if (!c.closed && c.account?.stream && ws.getBufferedAmount() <= SEND_BUFFER_BYTES / 2) hub.resume(c.account.stream);
+      if (!c.closed && c.account?.stream && ws.getBufferedAmount() <= SEND_BUFFER_BYTES / 2)
+        hub.resume(c.account.stream);
     },
 
     close: (ws) => cleanUp(ws.getUserData()),

@@ -20,12 +20,20 @@ function parse(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
 /** SVC_TRUSTED_PROXIES: comma-separated addresses or networks; throws on one that is neither. */
 export function parseTrustedProxies(list: string | undefined): TrustedProxies {
   const out: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
-  for (const item of (list ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of (list ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (item.includes('/')) {
-      if (!ipaddr.isValidCIDR(item)) throw new Error(`not an address or network: ${JSON.stringify(item)}`);
+      if (!ipaddr.isValidCIDR(item))
+        throw new Error(`not an address or network: ${JSON.stringify(item)}`);
       const [addr, bits] = ipaddr.parseCIDR(item);
       // An IPv4-mapped network is its IPv4 network (peers are compared in their canonical form).
-      out.push(addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96 ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96] : [addr, bits]);
+      out.push(
+        addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96
+          ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96]
+          : [addr, bits],
+      );
     } else {
       const addr = parse(item);
       if (!addr) throw new Error(`not an address or network: ${JSON.stringify(item)}`);
@@ -35,13 +43,18 @@ export function parseTrustedProxies(list: string | undefined): TrustedProxies {
   return out;
 }
 
-const isTrusted = (addr: ipaddr.IPv4 | ipaddr.IPv6, trusted: TrustedProxies) => trusted.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
+const isTrusted = (addr: ipaddr.IPv4 | ipaddr.IPv6, trusted: TrustedProxies) =>
+  trusted.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
 
 /**
  * The client's address: `peer` (the socket's, as uWS writes it), or behind trusted proxies the
  * address X-Forwarded-For (`forwardedFor`, every such header joined by commas) names for it.
  */
-export function clientAddress(peer: string, forwardedFor: string | undefined, trusted: TrustedProxies): string {
+export function clientAddress(
+  peer: string,
+  forwardedFor: string | undefined,
+  trusted: TrustedProxies,
+): string {
   if (!trusted.length || forwardedFor === undefined) return peer;
   let current = parse(peer);
   if (!current || !isTrusted(current, trusted)) return peer;
@@ -53,5 +66,7 @@ export function clientAddress(peer: string, forwardedFor: string | undefined, tr
     if (!isTrusted(hop, trusted)) break;
   }
   // IPv6 as eight groups (limits.ts addressKey counts its first four: the /64).
-  return current.kind() === 'ipv6' ? (current as ipaddr.IPv6).toNormalizedString() : current.toString();
+  return current.kind() === 'ipv6'
+    ? (current as ipaddr.IPv6).toNormalizedString()
+    : current.toString();
 }

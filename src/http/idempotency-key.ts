@@ -4,7 +4,12 @@
 // first is still running with 409. The answer itself is stored by the turn that has the effect, in
 // the effect's transaction (actors/runtime/idempotency.ts): this module only asks.
 import { createHash } from 'node:crypto';
-import { ActorError, REUSED_KEY, type IdemTicket, type StoredAnswer } from '../../actors/runtime/client.js';
+import {
+  ActorError,
+  REUSED_KEY,
+  type IdemTicket,
+  type StoredAnswer,
+} from '../../actors/runtime/client.js';
 import { HttpError, json, type Auth, type Context, type Reply, type AnyRoute } from './route.js';
 import type { Principals } from './principal.js';
 import { parseJson } from './validation.js';
@@ -29,11 +34,23 @@ function callerOf(p: Principals[Auth]): string {
 }
 
 /** The request's ticket, or undefined without the header; a malformed key is a 400. */
-export function ticketOf(headers: Record<string, string>, method: string, path: string, principal: Principals[Auth], body: Buffer | null): IdemTicket | undefined {
+export function ticketOf(
+  headers: Record<string, string>,
+  method: string,
+  path: string,
+  principal: Principals[Auth],
+  body: Buffer | null,
+): IdemTicket | undefined {
   const key = headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
-  if (!KEY_RE.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters (0x21..0x7E)');
-  const hash = createHash('sha256').update(comparableBody(body ?? Buffer.alloc(0), headers['content-type'] ?? '')).digest('base64url');
+  if (!KEY_RE.test(key))
+    throw new HttpError(
+      400,
+      'Idempotency-Key must be 1 to 255 printable ASCII characters (0x21..0x7E)',
+    );
+  const hash = createHash('sha256')
+    .update(comparableBody(body ?? Buffer.alloc(0), headers['content-type'] ?? ''))
+    .digest('base64url');
   return { scope: `${callerOf(principal)} ${method} ${path}`, key, hash };
 }
 
@@ -63,21 +80,36 @@ function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
 
-const replayed = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' } });
+const replayed = (reply: Reply): Reply => ({
+  ...reply,
+  headers: { ...reply.headers, [REPLAYED_HEADER]: 'true' },
+});
 
 /**
  * Runs a state-changing route once per key: a stored answer is answered again (rendered by the
  * route's `replay`), otherwise the handler runs with `ctx.idem` for its effectful turn to store.
  */
-export async function answerOnce(route: AnyRoute, ctx: Context, ticket: IdemTicket, store: AnswerStore): Promise<Reply> {
+export async function answerOnce(
+  route: AnyRoute,
+  ctx: Context,
+  ticket: IdemTicket,
+  store: AnswerStore,
+): Promise<Reply> {
   const busy = `${ticket.scope}\n${ticket.key}`;
   if (store.keyBusy(busy)) {
-    throw new HttpError(409, 'a request with this Idempotency-Key is still in progress: retry with the same key once it has finished', { 'retry-after': '1' });
+    throw new HttpError(
+      409,
+      'a request with this Idempotency-Key is still in progress: retry with the same key once it has finished',
+      { 'retry-after': '1' },
+    );
   }
   const release = store.holdKey(busy);
   try {
@@ -85,14 +117,17 @@ export async function answerOnce(route: AnyRoute, ctx: Context, ticket: IdemTick
     if (stored) {
       if (stored.hash !== ticket.hash) throw new HttpError(400, REUSED_KEY);
       if (stored.status >= 400) return replayed({ status: stored.status, json: stored.reply });
-      return replayed(route.replay ? await route.replay(stored.reply, ctx) : json(stored.reply, stored.status));
+      return replayed(
+        route.replay ? await route.replay(stored.reply, ctx) : json(stored.reply, stored.status),
+      );
     }
     try {
       const reply = await route.handler({ ...ctx, idem: ticket });
       return ticket.replayed ? replayed(reply) : reply;
     } catch (err) {
       // A refusal the turn found stored (another process answered this key first).
-      if (ticket.replayed && err instanceof ActorError && err.status < 500) return replayed({ status: err.status, json: { detail: err.detail } });
+      if (ticket.replayed && err instanceof ActorError && err.status < 500)
+        return replayed({ status: err.status, json: { detail: err.detail } });
       throw err;
     }
   } finally {

@@ -137,6 +137,7 @@ export class StreamPlaces {
 /** A place of `key` under `places`' cap (what gives it back), or the 429 that names the limit. */
 export function placeOr429(places: Places, key: string, detail: string): () => void {
   const release = places.take(key);
-  if (!release) throw new HttpError(429, detail, { 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_S) });
+  if (!release)
+    throw new HttpError(429, detail, { 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_S) });
   return release;
 }

@@ -14,4 +14,9 @@ export type OpsAccess = 'open' | 'token' | 'hidden';
 export type OpsPrincipal = { via: OpsAccess };
 
 /** The principal of each auth kind; `none` routes have none. */
-export type Principals = { none: undefined; key: AgentPrincipal; holder: HolderPrincipal; ops: OpsPrincipal };
+export type Principals = {
+  none: undefined;
+  key: AgentPrincipal;
+  holder: HolderPrincipal;
+  ops: OpsPrincipal;
+};

@@ -14,7 +14,13 @@ import { STREAM_BUFFER_BYTES } from './limits.js';
  * `sending`: a body is being sent at the pace the client reads it (sendBody), not all out yet.
  */
 export type Exchange = {
-  aborted: boolean; done: boolean; started: boolean; onAbort?: () => void; holds?: (() => void)[]; settled?: boolean; sending?: boolean;
+  aborted: boolean;
+  done: boolean;
+  started: boolean;
+  onAbort?: () => void;
+  holds?: (() => void)[];
+  settled?: boolean;
+  sending?: boolean;
 };
 
 /** Ends what the exchange's handler held (Context.hold): once, when its answer is all sent or its client gone. */
@@ -82,7 +88,12 @@ export function sendBody(res: HttpResponse, x: Exchange, payload: string | Uint8
  * drained to onWritable instead of flushing it itself: the stream's `filler` (a chunk that says
  * nothing) flushes what waits, and once nothing does, a stream refused a chunk hears it has room.
  */
-export function openStream(res: HttpResponse, x: Exchange, reply: Reply, stream: NonNullable<Reply['stream']>): void {
+export function openStream(
+  res: HttpResponse,
+  x: Exchange,
+  reply: Reply,
+  stream: NonNullable<Reply['stream']>,
+): void {
   let ended = false;
   let held = 0;
   let refused = false;
@@ -105,7 +116,8 @@ export function openStream(res: HttpResponse, x: Exchange, reply: Reply, stream:
   };
   const write = (chunk: string | Uint8Array): boolean => {
     if (ended || x.aborted) return false;
-    const size = (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength) + CHUNK_FRAMING;
+    const size =
+      (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength) + CHUNK_FRAMING;
     if (held > 0 && held + size > STREAM_BUFFER_BYTES) {
       refused = true;
       return false;

@@ -52,7 +52,11 @@ export function routeTable(s: Services): Route[] {
     ...opsRoutes(s),
     ...opsPageRoutes(s),
   ];
-  routes.push(...webDocsRoutes(s, routes, () => texts!), openApiRoute(routes, s), mcpRoute(routes, s));
+  routes.push(
+    ...webDocsRoutes(s, routes, () => texts!),
+    openApiRoute(routes, s),
+    mcpRoute(routes, s),
+  );
   // Built now over the finished table: a text naming a path that no route serves stops the start.
   texts = discoveryTexts(s, routes);
   // Every operation of /api/openapi.json has its declared, unique operationId, or nothing starts.

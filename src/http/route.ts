@@ -33,7 +33,11 @@ export type Reply = {
  * sent.
  */
 export type ReplyStream = {
-  open: (write: (chunk: string | Uint8Array) => boolean, end: (last?: string) => void, onRoom: (listener: () => void) => void) => () => void;
+  open: (
+    write: (chunk: string | Uint8Array) => boolean,
+    end: (last?: string) => void,
+    onRoom: (listener: () => void) => void,
+  ) => () => void;
   filler?: string;
 };
 
@@ -84,8 +88,18 @@ export type Context<P = any, Q = any, B = any, W = unknown> = {
  * their route table (the table then only routes): `async function getOrder(s: Services, ctx:
  * AgentContext<OrderParams>)`, bound in the table as `handler: (c) => getOrder(s, c)`.
  */
-export type AgentContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, Principals['key']>;
-export type HolderContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, Principals['holder']>;
+export type AgentContext<P = unknown, Q = unknown, B = unknown> = Context<
+  P,
+  Q,
+  B,
+  Principals['key']
+>;
+export type HolderContext<P = unknown, Q = unknown, B = unknown> = Context<
+  P,
+  Q,
+  B,
+  Principals['holder']
+>;
 export type OpsContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, Principals['ops']>;
 export type PublicContext<P = unknown, Q = unknown, B = unknown> = Context<P, Q, B, undefined>;
 
@@ -123,10 +137,13 @@ export type Body = TSchema | Media;
 
 export const HTML = 'text/html; charset=utf-8';
 export const htmlPage = (description: string) => new Media(description, { [HTML]: undefined });
-export const media = (contentType: string, description: string) => new Media(description, { [contentType]: undefined });
+export const media = (contentType: string, description: string) =>
+  new Media(description, { [contentType]: undefined });
 /** A web form post: a page or 303 for browsers, `schema` as JSON for clients that ask for JSON. */
-export const formAnswer = (schema: TSchema, description = (schema as { description?: string }).description ?? 'done') =>
-  new Media(description, { 'application/json': schema, [HTML]: undefined });
+export const formAnswer = (
+  schema: TSchema,
+  description = (schema as { description?: string }).description ?? 'done',
+) => new Media(description, { 'application/json': schema, [HTML]: undefined });
 
 /** A route of one auth kind: its handler's principal is that kind's (Principals). */
 type RouteOf<P, Q, B, A extends Auth> = {
@@ -167,7 +184,12 @@ type RouteOf<P, Q, B, A extends Auth> = {
    * Undefined, or a result of undefined, keeps the standard 422 JSON answer. `input` holds the raw
    * (uncoerced) path, query and body values, for refilling the form.
    */
-  onInvalid?: (req: RequestInfo, issues: ValidationIssue[], input: RawInput, principal: Principals[A]) => Reply | undefined | Promise<Reply | undefined>;
+  onInvalid?: (
+    req: RequestInfo,
+    issues: ValidationIssue[],
+    input: RawInput,
+    principal: Principals[A],
+  ) => Reply | undefined | Promise<Reply | undefined>;
 };
 
 /**
@@ -183,10 +205,19 @@ export type Route<P = any, Q = any, B = any> = { [A in Auth]: RouteOf<P, Q, B, A
 export type AnyRoute = Omit<Route, 'handler' | 'replay' | 'onInvalid'> & {
   handler: (ctx: Context) => Reply | Promise<Reply>;
   replay?: (reply: any, ctx: Context) => Reply | Promise<Reply>;
-  onInvalid?: (req: RequestInfo, issues: ValidationIssue[], input: RawInput, principal: unknown) => Reply | undefined | Promise<Reply | undefined>;
+  onInvalid?: (
+    req: RequestInfo,
+    issues: ValidationIssue[],
+    input: RawInput,
+    principal: unknown,
+  ) => Reply | undefined | Promise<Reply | undefined>;
 };
 
-export type RawInput = { params: Record<string, string>; query: Record<string, unknown>; body: Record<string, unknown> };
+export type RawInput = {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+};
 
 /** The route as the server runs it (the one place a route's principal type is widened). */
 export const runnable = (route: Route): AnyRoute => route as AnyRoute;
@@ -207,5 +238,13 @@ export class HttpError extends Error {
   }
 }
 
-export const json = (value: unknown, status = 200, headers?: Record<string, string>): Reply => ({ status, json: value, headers });
-export const text = (body: string, contentType = 'text/plain; charset=utf-8', status = 200): Reply => ({ status, body, contentType });
+export const json = (value: unknown, status = 200, headers?: Record<string, string>): Reply => ({
+  status,
+  json: value,
+  headers,
+});
+export const text = (
+  body: string,
+  contentType = 'text/plain; charset=utf-8',
+  status = 200,
+): Reply => ({ status, body, contentType });

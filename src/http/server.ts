@@ -6,17 +6,43 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError, safeError } from '../../actors/runtime/client.js';
 import { Compile } from 'typebox/compile';
-import { HttpError, Media, type Auth, type InternalRequest, type Method, type Reply, type RequestInfo, type Route, type AnyRoute, runnable } from './route.js';
+import {
+  HttpError,
+  Media,
+  type Auth,
+  type InternalRequest,
+  type Method,
+  type Reply,
+  type RequestInfo,
+  type Route,
+  type AnyRoute,
+  runnable,
+} from './route.js';
 import type { Principals } from './principal.js';
 import { Problem } from '../schemas/common.js';
-import { compileFormValidator, compileValidator, parseJson, validationError, type ValidationIssue } from './validation.js';
+import {
+  compileFormValidator,
+  compileValidator,
+  parseJson,
+  validationError,
+  type ValidationIssue,
+} from './validation.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from './uws.js';
 import { prefersJson } from '../web/answers.js';
 import { answerOnce, ticketOf, type AnswerStore } from './idempotency-key.js';
-import { holdFor, openStream, sendBody, settle, statusLine, type Exchange } from './reply-writer.js';
+import {
+  holdFor,
+  openStream,
+  sendBody,
+  settle,
+  statusLine,
+  type Exchange,
+} from './reply-writer.js';
 import { clientAddress, type TrustedProxies } from './client-address.js';
 
-export type Authenticator<A extends Exclude<Auth, 'none'> = Exclude<Auth, 'none'>> = (req: RequestInfo) => Promise<Principals[A]>;
+export type Authenticator<A extends Exclude<Auth, 'none'> = Exclude<Auth, 'none'>> = (
+  req: RequestInfo,
+) => Promise<Principals[A]>;
 
 export type ServerOptions = {
   routes: Route[];
@@ -81,7 +107,10 @@ const INTERNAL = JSON.stringify({ detail: 'internal error' });
  * `Origin: null` on the site's own form posts (refused as cross-site).
  */
 const PAGE_HEADERS: [string, string][] = [
-  ['content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"],
+  [
+    'content-security-policy',
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  ],
   ['x-frame-options', 'DENY'],
   ['referrer-policy', 'same-origin'],
 ];
@@ -91,11 +120,16 @@ const PAGE_HEADERS: [string, string][] = [
  * one call. Content type (when the answer has a body), nosniff, the page headers of HTML (unless
  * the reply sets its own), then the reply's headers in their order.
  */
-function headText(status: number, type: string | undefined, headers: Readonly<Record<string, string>> | undefined): string {
+function headText(
+  status: number,
+  type: string | undefined,
+  headers: Readonly<Record<string, string>> | undefined,
+): string {
   const lines = [statusLine(status)];
   if (type !== undefined) lines.push(`content-type: ${type}`);
   lines.push('x-content-type-options: nosniff');
-  if (type?.startsWith('text/html')) for (const [k, v] of PAGE_HEADERS) if (headers?.[k] === undefined) lines.push(`${k}: ${v}`);
+  if (type?.startsWith('text/html'))
+    for (const [k, v] of PAGE_HEADERS) if (headers?.[k] === undefined) lines.push(`${k}: ${v}`);
   if (headers) for (const k in headers) lines.push(`${k}: ${headers[k]}`);
   return lines.join('\r\n');
 }
@@ -109,7 +143,11 @@ const HEADS_KEPT = 16;
  * every answer of its session), content type and status; other replies' are built per answer.
  */
 const heads = new WeakMap<object, Map<string | undefined, Map<number, string>>>();
-function head(status: number, type: string | undefined, headers: Readonly<Record<string, string>> | undefined): string {
+function head(
+  status: number,
+  type: string | undefined,
+  headers: Readonly<Record<string, string>> | undefined,
+): string {
   const h = headers ?? NO_HEADERS;
   if (!Object.isFrozen(h)) return headText(status, type, h);
   let byType = heads.get(h);
@@ -139,7 +177,9 @@ function toUwsPath(path: string): { uwsPath: string; names: string[] } {
 
 /** A path's pattern; `capture`: each parameter's segment is a group, in order. */
 function patternRegex(path: string, capture = false): RegExp {
-  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, capture ? '([^/]+)' : '[^/]+');
+  const escaped = path
+    .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+    .replace(/\{[^}]+\}/g, capture ? '([^/]+)' : '[^/]+');
   return new RegExp(`^${escaped}/?$`);
 }
 
@@ -148,7 +188,8 @@ function parseQuery(qs: string): Record<string, string | string[]> | undefined {
   const out: Record<string, string | string[]> = {};
   if (!qs) return out;
   let fields = 1;
-  for (let i = qs.indexOf('&'); i !== -1; i = qs.indexOf('&', i + 1)) if (++fields > MAX_FIELDS) return undefined;
+  for (let i = qs.indexOf('&'); i !== -1; i = qs.indexOf('&', i + 1))
+    if (++fields > MAX_FIELDS) return undefined;
   for (const [k, v] of new URLSearchParams(qs)) {
     const prev = out[k];
     if (prev === undefined) out[k] = v;
@@ -159,7 +200,9 @@ function parseQuery(qs: string): Record<string, string | string[]> | undefined {
 }
 
 const tooManyFields = (where: 'query' | 'body'): ValidationIssue => ({
-  loc: [where], msg: `At most ${MAX_FIELDS} fields are accepted`, type: 'too_many_fields',
+  loc: [where],
+  msg: `At most ${MAX_FIELDS} fields are accepted`,
+  type: 'too_many_fields',
 });
 
 function safeDecode(s: string): string {
@@ -220,7 +263,11 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const method = req.getMethod().toUpperCase();
     const other = known.some((k) => k.method !== method && k.re.test(url));
     const status = other ? 405 : 404;
-    const reply = asPage({ status, json: { detail: other ? 'Method Not Allowed' : 'Not Found' } }, url, req.getHeader('accept'));
+    const reply = asPage(
+      { status, json: { detail: other ? 'Method Not Allowed' : 'Not Found' } },
+      url,
+      req.getHeader('accept'),
+    );
     finish(res, x, reply, '(unmatched)', method, started);
   });
 
@@ -244,20 +291,47 @@ export function createApp(opts: ServerOptions): FrontEnd {
       url: req.getUrl(),
       query: req.getQuery() ?? '',
       headers,
-      remoteAddress: () => (x.aborted || x.done ? '' : clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], opts.trustedProxies ?? [])),
+      remoteAddress: () =>
+        x.aborted || x.done
+          ? ''
+          : clientAddress(
+              Buffer.from(res.getRemoteAddressAsText()).toString(),
+              headers['x-forwarded-for'],
+              opts.trustedProxies ?? [],
+            ),
     };
     const rawParams: Record<string, string> = {};
-    for (let i = 0; i < c.paramNames.length; i++) rawParams[c.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
+    for (let i = 0; i < c.paramNames.length; i++)
+      rawParams[c.paramNames[i]] = safeDecode(req.getParameter(i) ?? '');
     const rawQuery = info.query;
 
     if (c.guardOrigin && crossSite(headers, opts.siteOrigin)) {
-      finish(res, x, asPage({ status: 403, json: { detail: 'cross-site request refused' } }, info.url, headers['accept']), c.route.path, c.route.method, started, HAS_BODY.has(c.route.method));
+      finish(
+        res,
+        x,
+        asPage(
+          { status: 403, json: { detail: 'cross-site request refused' } },
+          info.url,
+          headers['accept'],
+        ),
+        c.route.path,
+        c.route.method,
+        started,
+        HAS_BODY.has(c.route.method),
+      );
       return;
     }
 
     const answer = (reply: Reply) => {
       try {
-        finish(res, x, asPage(c.checkReply ? checked(c, reply) : reply, info.url, headers['accept']), c.route.path, c.route.method, started);
+        finish(
+          res,
+          x,
+          asPage(c.checkReply ? checked(c, reply) : reply, info.url, headers['accept']),
+          c.route.path,
+          c.route.method,
+          started,
+        );
       } catch (err) {
         opts.log.error({ err }, 'answer failed');
       }
@@ -273,7 +347,10 @@ export function createApp(opts: ServerOptions): FrontEnd {
       } catch (err) {
         reply = errorReply(err);
       }
-      if (isThenable(reply)) void Promise.resolve(reply).catch((err) => errorReply(err)).then(answer);
+      if (isThenable(reply))
+        void Promise.resolve(reply)
+          .catch((err) => errorReply(err))
+          .then(answer);
       else answer(reply);
     };
 
@@ -306,27 +383,41 @@ export function createApp(opts: ServerOptions): FrontEnd {
    * error is thrown (or rejects the promise), and the caller answers it (errorReply).
    */
   function handle(
-    c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null, hold: (release: () => void) => void,
+    c: Compiled,
+    req: RequestInfo,
+    rawParams: Record<string, string>,
+    rawQuery: string,
+    body: Buffer | null,
+    hold: (release: () => void) => void,
   ): Reply | PromiseLike<Reply> {
     // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
     if (c.route.auth === 'none') return proceed(c, req, rawParams, rawQuery, body, hold, undefined);
-    return authenticate(c.route.auth, req).then((principal) => proceed(c, req, rawParams, rawQuery, body, hold, principal));
+    return authenticate(c.route.auth, req).then((principal) =>
+      proceed(c, req, rawParams, rawQuery, body, hold, principal),
+    );
   }
 
   function proceed(
-    c: Compiled, req: RequestInfo, rawParams: Record<string, string>, rawQuery: string, body: Buffer | null, hold: (release: () => void) => void,
+    c: Compiled,
+    req: RequestInfo,
+    rawParams: Record<string, string>,
+    rawQuery: string,
+    body: Buffer | null,
+    hold: (release: () => void) => void,
     principal: Principals[Auth] | undefined,
   ): Reply | PromiseLike<Reply> {
     const contentType = req.headers['content-type'] ?? '';
     const leftOut = !!c.route.optionalBody && (!body || body.length === 0);
-    if (c.jsonOnly && !leftOut && !JSON_TYPE.test(contentType)) throw new HttpError(415, 'request body must be JSON (Content-Type: application/json)');
+    if (c.jsonOnly && !leftOut && !JSON_TYPE.test(contentType))
+      throw new HttpError(415, 'request body must be JSON (Content-Type: application/json)');
     const issues: ValidationIssue[] = [];
     const rawQueryValues = parseQuery(rawQuery) ?? (issues.push(tooManyFields('query')), {});
     const params = check(c.params, rawParams, issues);
     const unknown = issues.length ? unknownId(issues, rawParams) : undefined;
     if (unknown) throw unknown;
     // No query string (what pollers send): the validated defaults, worked out once, in a fresh object.
-    const query = rawQuery === '' && c.noQuery ? { ...c.noQuery } : check(c.query, rawQueryValues, issues);
+    const query =
+      rawQuery === '' && c.noQuery ? { ...c.noQuery } : check(c.query, rawQueryValues, issues);
     let parsed: unknown;
     let rawBody: unknown;
     if (c.body) {
@@ -339,13 +430,30 @@ export function createApp(opts: ServerOptions): FrontEnd {
       }
     }
     if (issues.length) {
-      const raw = { params: rawParams, query: rawQueryValues, body: isRecord(rawBody) ? rawBody : {} };
-      const invalid = (page: Reply | undefined): Reply => page ?? { status: 422, json: validationError(issues) };
+      const raw = {
+        params: rawParams,
+        query: rawQueryValues,
+        body: isRecord(rawBody) ? rawBody : {},
+      };
+      const invalid = (page: Reply | undefined): Reply =>
+        page ?? { status: 422, json: validationError(issues) };
       const page = c.route.onInvalid?.(req, issues, raw, principal);
       return isThenable(page) ? Promise.resolve(page).then(invalid) : invalid(page);
     }
-    const ctx = { params, query, body: parsed, req, principal, bytes: c.body ? undefined : body, dispatch, hold };
-    const ticket = c.route.method !== 'GET' && opts.answers ? ticketOf(req.headers, c.route.method, req.url, principal, body) : undefined;
+    const ctx = {
+      params,
+      query,
+      body: parsed,
+      req,
+      principal,
+      bytes: c.body ? undefined : body,
+      dispatch,
+      hold,
+    };
+    const ticket =
+      c.route.method !== 'GET' && opts.answers
+        ? ticketOf(req.headers, c.route.method, req.url, principal, body)
+        : undefined;
     return ticket ? answerOnce(c.route, ctx, ticket, opts.answers!) : c.route.handler(ctx);
   }
 
@@ -357,13 +465,21 @@ export function createApp(opts: ServerOptions): FrontEnd {
   async function dispatch(r: InternalRequest): Promise<Reply> {
     const started = performance.now();
     // A static segment wins over a parameter, as uWS routes it.
-    const hit = internal.filter((x) => x.c.route.method === r.method && x.re.test(r.path)).sort((a, b) => a.c.paramNames.length - b.c.paramNames.length)[0];
+    const hit = internal
+      .filter((x) => x.c.route.method === r.method && x.re.test(r.path))
+      .sort((a, b) => a.c.paramNames.length - b.c.paramNames.length)[0];
     if (!hit) return { status: 404, json: { detail: 'Not Found' } };
     const { c } = hit;
     const m = hit.re.exec(r.path)!;
     const rawParams: Record<string, string> = {};
     c.paramNames.forEach((n, i) => (rawParams[n] = safeDecode(m[i + 1] ?? '')));
-    const info: RequestInfo = { method: r.method, url: r.path, query: r.query ?? '', headers: r.headers, remoteAddress: r.remoteAddress ?? (() => '') };
+    const info: RequestInfo = {
+      method: r.method,
+      url: r.path,
+      query: r.query ?? '',
+      headers: r.headers,
+      remoteAddress: r.remoteAddress ?? (() => ''),
+    };
     // An answer inside the process is in memory once it is returned: what its handler held ends then.
     const x: Exchange = { aborted: false, done: true, started: true };
     let reply: Reply;
@@ -376,7 +492,17 @@ export function createApp(opts: ServerOptions): FrontEnd {
     const answer = c.checkReply ? checked(c, reply) : reply;
     const seconds = (performance.now() - started) / 1000;
     opts.onRequest?.(c.route.path, c.route.method, answer.status ?? 200, seconds);
-    if (logRequests) opts.log.info({ method: c.route.method, route: c.route.path, status: answer.status ?? 200, ms: Math.round(seconds * 1e4) / 10, internal: true }, 'request');
+    if (logRequests)
+      opts.log.info(
+        {
+          method: c.route.method,
+          route: c.route.path,
+          status: answer.status ?? 200,
+          ms: Math.round(seconds * 1e4) / 10,
+          internal: true,
+        },
+        'request',
+      );
     return answer;
   }
 
@@ -386,7 +512,15 @@ export function createApp(opts: ServerOptions): FrontEnd {
     return a(req);
   }
 
-  function finish(res: HttpResponse, x: Exchange, reply: Reply, route: string, method: string, started: number, close = false): void {
+  function finish(
+    res: HttpResponse,
+    x: Exchange,
+    reply: Reply,
+    route: string,
+    method: string,
+    started: number,
+    close = false,
+  ): void {
     if (x.done) return;
     x.done = true;
     if (route !== '(unmatched)') inflight--;
@@ -409,11 +543,14 @@ export function createApp(opts: ServerOptions): FrontEnd {
     }
     const seconds = (performance.now() - started) / 1000;
     opts.onRequest?.(route, method, status, seconds);
-    if (logRequests) opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+    if (logRequests)
+      opts.log.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     if (x.aborted) return settle(x);
     if (reply.stream && status === 200) return openStream(res, x, reply, reply.stream);
     res.cork(() => {
-      res.writeStatus(head(status, payload.length || reply.json !== undefined ? type : undefined, reply.headers));
+      res.writeStatus(
+        head(status, payload.length || reply.json !== undefined ? type : undefined, reply.headers),
+      );
       // A refused oversized upload: answer and drop the connection rather than read the rest (a short body).
       if (close) res.writeHeader('connection', 'close');
       // 304 and 204 carry no body (and no Content-Length: 0).
@@ -439,7 +576,10 @@ export function createApp(opts: ServerOptions): FrontEnd {
       wrong = `unreadable answer: ${(err as Error).message}`;
     }
     if (wrong === undefined) return reply;
-    opts.log.error({ route: `${c.route.method} ${c.route.path}`, status: reply.status ?? 200, mismatch: wrong }, 'answer does not match its declared schema');
+    opts.log.error(
+      { route: `${c.route.method} ${c.route.path}`, status: reply.status ?? 200, mismatch: wrong },
+      'answer does not match its declared schema',
+    );
     return { status: 500, json: { detail: 'internal error' } };
   }
 
@@ -449,18 +589,32 @@ export function createApp(opts: ServerOptions): FrontEnd {
    */
   function asPage(reply: Reply, url: string, accept: string | undefined): Reply {
     const status = reply.status ?? 200;
-    if (!opts.errorPage || status < 400 || url.startsWith('/api/') || !accept?.includes('text/html') || prefersJson(accept)) return reply;
+    if (
+      !opts.errorPage ||
+      status < 400 ||
+      url.startsWith('/api/') ||
+      !accept?.includes('text/html') ||
+      prefersJson(accept)
+    )
+      return reply;
     const detail = isRecord(reply.json) ? reply.json.detail : undefined;
     if (detail === undefined) return reply;
-    const message = Array.isArray(detail) ? detail.map((d) => (isRecord(d) ? `${String(d.loc ?? '')}: ${String(d.msg ?? '')}` : String(d))).join('; ') : String(detail);
+    const message = Array.isArray(detail)
+      ? detail
+          .map((d) => (isRecord(d) ? `${String(d.loc ?? '')}: ${String(d.msg ?? '')}` : String(d)))
+          .join('; ')
+      : String(detail);
     const page = opts.errorPage(status, message);
     return { ...page, status, headers: { ...reply.headers, ...page.headers } };
   }
 
   function errorReply(err: unknown): Reply {
-    if (err instanceof HttpError) return { status: err.status, json: { detail: bounded(err.detail) }, headers: err.headers };
+    if (err instanceof HttpError)
+      return { status: err.status, json: { detail: bounded(err.detail) }, headers: err.headers };
     if (err instanceof ActorError) {
-      const headers: Record<string, string> = err.retryAfter ? { 'retry-after': String(err.retryAfter) } : {};
+      const headers: Record<string, string> = err.retryAfter
+        ? { 'retry-after': String(err.retryAfter) }
+        : {};
       return { status: err.status, json: { detail: bounded(err.detail) }, headers };
     }
     opts.log.error({ err: safeError(err) }, 'unhandled error'); // never a statement's values, whatever the logger
@@ -482,17 +636,28 @@ function replyChecker(route: Route, problem: Checker): (reply: Reply) => string 
   const declared = new Map<number, Map<string, Checker | undefined>>();
   for (const [status, body] of Object.entries(route.response ?? {})) {
     const content = body instanceof Media ? body.content : { 'application/json': body };
-    declared.set(Number(status), new Map(Object.entries(content).map(([t, schema]) => [mediaType(t), schema && Compile(schema)])));
+    declared.set(
+      Number(status),
+      new Map(
+        Object.entries(content).map(([t, schema]) => [mediaType(t), schema && Compile(schema)]),
+      ),
+    );
   }
   return (reply) => {
     const status = reply.status ?? 200;
-    const type = reply.body !== undefined ? mediaType(reply.contentType ?? 'application/octet-stream') : reply.json !== undefined ? 'application/json' : undefined;
+    const type =
+      reply.body !== undefined
+        ? mediaType(reply.contentType ?? 'application/octet-stream')
+        : reply.json !== undefined
+          ? 'application/json'
+          : undefined;
     // No body, or a redirect's (a 303 to the login form carries its reason): nothing a client reads.
     if (type === undefined || (status >= 300 && status < 400)) return undefined;
     const media = declared.get(status);
     let checker: Checker | undefined;
     if (media) {
-      if (!media.has(type)) return `${type} is not a declared answer of status ${status} (${[...media.keys()].join(', ')})`;
+      if (!media.has(type))
+        return `${type} is not a declared answer of status ${status} (${[...media.keys()].join(', ')})`;
       checker = media.get(type);
     } else if (status >= 400) {
       checker = type === 'application/json' ? problem : undefined;
@@ -500,9 +665,18 @@ function replyChecker(route: Route, problem: Checker): (reply: Reply) => string 
       return `status ${status} is not a declared answer`;
     }
     if (!checker) return undefined;
-    const value = reply.json !== undefined ? reply.json : JSON.parse(Buffer.from(reply.body as string | Uint8Array).toString('utf8'));
+    const value =
+      reply.json !== undefined
+        ? reply.json
+        : JSON.parse(Buffer.from(reply.body as string | Uint8Array).toString('utf8'));
     if (checker.Check(value)) return undefined;
-    return [...checker.Errors(value)].slice(0, 5).map((e) => `${e.instancePath || '/'}: ${e.message}${e.keyword === 'additionalProperties' ? ` ${JSON.stringify(e.params)}` : ''}`).join('; ');
+    return [...checker.Errors(value)]
+      .slice(0, 5)
+      .map(
+        (e) =>
+          `${e.instancePath || '/'}: ${e.message}${e.keyword === 'additionalProperties' ? ` ${JSON.stringify(e.params)}` : ''}`,
+      )
+      .join('; ');
   };
 }
 
@@ -513,7 +687,10 @@ const INTEGER = /^[+-]?\d+$/;
  * have (0, negative, beyond a bigint) names nothing: 404, as an unknown id in range does; a
  * non-integer stays the 422 at the path.
  */
-function unknownId(issues: ValidationIssue[], rawParams: Record<string, string>): HttpError | undefined {
+function unknownId(
+  issues: ValidationIssue[],
+  rawParams: Record<string, string>,
+): HttpError | undefined {
   for (const i of issues) {
     const name = i.loc[0] === 'path' && i.loc.length === 2 ? String(i.loc[1]) : undefined;
     if (name === undefined || !PATH_ID.test(name) || !INTEGER.test(rawParams[name] ?? '')) continue;
@@ -523,14 +700,21 @@ function unknownId(issues: ValidationIssue[], rawParams: Record<string, string>)
   return undefined;
 }
 
-function noQueryValue(v: ReturnType<typeof compileValidator>): Readonly<Record<string, unknown>> | undefined {
+function noQueryValue(
+  v: ReturnType<typeof compileValidator>,
+): Readonly<Record<string, unknown>> | undefined {
   const r = v({});
   if (!r.ok || !isRecord(r.value)) return undefined;
-  for (const k in r.value) if (typeof r.value[k] === 'object' && r.value[k] !== null) return undefined;
+  for (const k in r.value)
+    if (typeof r.value[k] === 'object' && r.value[k] !== null) return undefined;
   return Object.freeze({ ...r.value });
 }
 
-function check(v: ReturnType<typeof compileValidator> | undefined, value: unknown, issues: ValidationIssue[]): any {
+function check(
+  v: ReturnType<typeof compileValidator> | undefined,
+  value: unknown,
+  issues: ValidationIssue[],
+): any {
   if (!v) return undefined;
   const r = v(value);
   if (r.ok) return r.value;
@@ -542,18 +726,24 @@ function check(v: ReturnType<typeof compileValidator> | undefined, value: unknow
  * JSON bodies (the API) and urlencoded forms (web pages). An empty JSON body is a missing one; an
  * empty form is a form with no fields (each field then has its default or is reported missing).
  */
-function decodeBody(body: Buffer | null, contentType: string): { value: unknown; form?: boolean } | { issue: ValidationIssue } {
+function decodeBody(
+  body: Buffer | null,
+  contentType: string,
+): { value: unknown; form?: boolean } | { issue: ValidationIssue } {
   if (/^application\/x-www-form-urlencoded\b/i.test(contentType)) {
     const form = parseQuery(body ? body.toString('utf8') : '');
     return form ? { value: form, form: true } : { issue: tooManyFields('body') };
   }
-  if (!body || body.length === 0) return { issue: { loc: ['body'], msg: 'Field required', type: 'missing' } };
+  if (!body || body.length === 0)
+    return { issue: { loc: ['body'], msg: 'Field required', type: 'missing' } };
   return parseJson(body.toString('utf8'));
 }
 
-const isThenable = <T>(v: T | PromiseLike<T>): v is PromiseLike<T> => typeof (v as { then?: unknown } | undefined)?.then === 'function';
+const isThenable = <T>(v: T | PromiseLike<T>): v is PromiseLike<T> =>
+  typeof (v as { then?: unknown } | undefined)?.then === 'function';
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * CONTRACT.md "Web form posts", the way Go's http.CrossOriginProtection decides: a browser marks a
@@ -575,7 +765,9 @@ export function crossSite(headers: Record<string, string>, siteOrigin?: string):
 /** A refusal's text may quote the request (a deal key of any length): cut it, never echo a megabyte. */
 const DETAIL_MAX = 1000;
 function bounded(detail: unknown): unknown {
-  return typeof detail === 'string' && detail.length > DETAIL_MAX ? `${detail.slice(0, DETAIL_MAX).replace(/[\ud800-\udbff]$/, '')}…` : detail;
+  return typeof detail === 'string' && detail.length > DETAIL_MAX
+    ? `${detail.slice(0, DETAIL_MAX).replace(/[\ud800-\udbff]$/, '')}…`
+    : detail;
 }
 
 function tooLarge(): Reply {
@@ -588,7 +780,10 @@ export function listen(app: TemplatedApp, host: string, port: number): Promise<L
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {
       if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
-      resolve({ port: uws.us_socket_local_port(socket), close: () => uws.us_listen_socket_close(socket) });
+      resolve({
+        port: uws.us_socket_local_port(socket),
+        close: () => uws.us_listen_socket_close(socket),
+      });
     });
   });
 }

@@ -9,7 +9,11 @@ const require = createRequire(import.meta.url);
 
 function loadNative(): typeof UWS {
   const pkgDir = path.dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = path.join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  const binary = path.join(
+    pkgDir,
+    'binaries',
+    `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`,
+  );
   try {
     return require(binary) as typeof UWS;
   } catch (err) {

@@ -40,7 +40,8 @@ export const MAX_JSON_DEPTH = 64;
 
 /** JSON.parse, refusing nesting deeper than MAX_JSON_DEPTH (measured by a flat scan, no recursion). */
 export function parseJson(text: string): { value: unknown } | { issue: ValidationIssue } {
-  if (nestingExceeds(text, MAX_JSON_DEPTH)) return { issue: jsonInvalidIssue(`nesting deeper than ${MAX_JSON_DEPTH} levels`) };
+  if (nestingExceeds(text, MAX_JSON_DEPTH))
+    return { issue: jsonInvalidIssue(`nesting deeper than ${MAX_JSON_DEPTH} levels`) };
   try {
     return { value: JSON.parse(text) };
   } catch (err) {
@@ -55,7 +56,8 @@ function nestingExceeds(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -70,7 +72,9 @@ const BAD_CHARS = /\u0000|\p{Cs}/u;
 /** Whether `s` has a character no field may carry (the rule for bodies, forms and CSV cells alike). */
 export const hasBadChars = (s: string): boolean => BAD_CHARS.test(s);
 const badChars = (loc: (string | number)[]): ValidationIssue => ({
-  loc, msg: 'String should not contain NUL characters or unpaired surrogates', type: 'string_invalid_characters',
+  loc,
+  msg: 'String should not contain NUL characters or unpaired surrogates',
+  type: 'string_invalid_characters',
 });
 
 /** Whether any string (or key) anywhere in `value` has a bad character; iterative, allocation-light. */
@@ -121,7 +125,10 @@ function badStringIssues(value: unknown, base: (string | number)[]): ValidationI
  * types as parsed) after filling declared defaults; `path`/`query` take raw strings (query values
  * may be arrays for repeated keys), coerce them to the declared types and ignore unknown keys.
  */
-export function compileValidator(where: Where, schema: TSchema): (value: unknown) => ValidationResult {
+export function compileValidator(
+  where: Where,
+  schema: TSchema,
+): (value: unknown) => ValidationResult {
   const validator = Compile(schema);
   if (where === 'body') {
     const fill = defaulter(schema);
@@ -140,7 +147,9 @@ export function compileValidator(where: Where, schema: TSchema): (value: unknown
       if (!bad) return { ok: false, issues: explainField(schema, value, [where]) };
       // Bad characters first; schema issues elsewhere in the value follow.
       const at = new Set(bad.map((i) => JSON.stringify(i.loc)));
-      const rest = valid ? [] : explainField(schema, value, [where]).filter((i) => !at.has(JSON.stringify(i.loc)));
+      const rest = valid
+        ? []
+        : explainField(schema, value, [where]).filter((i) => !at.has(JSON.stringify(i.loc)));
       return { ok: false, issues: [...bad, ...rest].slice(0, MAX_ISSUES) };
     };
   }
@@ -153,7 +162,9 @@ export function compileValidator(where: Where, schema: TSchema): (value: unknown
  * HTML forms in FastAPI, an empty field counts as not sent: its default applies, or it is missing.
  * Undefined when the body schema is not a Type.Object (such a body cannot be a form).
  */
-export function compileFormValidator(schema: TSchema): ((value: unknown) => ValidationResult) | undefined {
+export function compileFormValidator(
+  schema: TSchema,
+): ((value: unknown) => ValidationResult) | undefined {
   const s = schema as any;
   if (s?.type !== 'object' || !isPlainObject(s.properties)) return undefined;
   return compileStrings('body', schema, Compile(schema), true);
@@ -164,16 +175,35 @@ export function compileFormValidator(schema: TSchema): ((value: unknown) => Vali
 // ---------------------------------------------------------------------------------------------
 
 type Coerce = (raw: unknown) => unknown; // the coerced value, or a Parse failure
-type Field = { key: string; schema: any; required: boolean; coerce: Coerce; check: (v: unknown) => boolean; places: boolean };
+type Field = {
+  key: string;
+  schema: any;
+  required: boolean;
+  coerce: Coerce;
+  check: (v: unknown) => boolean;
+  places: boolean;
+};
 
-function compileStrings(where: Where, schema: any, validator: { Check(v: unknown): boolean }, emptyIsAbsent = false) {
+function compileStrings(
+  where: Where,
+  schema: any,
+  validator: { Check(v: unknown): boolean },
+  emptyIsAbsent = false,
+) {
   if (schema?.type !== 'object' || !isPlainObject(schema.properties)) {
     throw new Error(`${where} schema must be a Type.Object`);
   }
   const required = new Set<string>(schema.required ?? []);
   const fields: Field[] = Object.entries<any>(schema.properties).map(([key, s]) => {
     const compiled = Compile(s as TSchema);
-    return { key, schema: s, required: required.has(key), coerce: fieldCoercer(s), check: (v) => compiled.Check(v), places: hasDecimalPlaces(s) };
+    return {
+      key,
+      schema: s,
+      required: required.has(key),
+      coerce: fieldCoercer(s),
+      check: (v) => compiled.Check(v),
+      places: hasDecimalPlaces(s),
+    };
   });
   return (raw: unknown): ValidationResult => {
     const input = (isPlainObject(raw) ? raw : {}) as Record<string, unknown>;
@@ -195,8 +225,10 @@ function compileStrings(where: Where, schema: any, validator: { Check(v: unknown
       else if (f.places && typeof r === 'string' && tooManyPlaces(f.schema, r.trim())) {
         // The typed text, not the parsed number: '10.000000000000000001' parses to 10.
         (issues ??= []).push(placesIssue([where, f.key], placesOf(f.schema)!, value));
-      } else if (f.check(value) && !(f.places && tooManyPlaces(f.schema, value))) out[f.key] = value;
-      else if (f.check(value)) (issues ??= []).push(placesIssue([where, f.key], placesOf(f.schema)!, value));
+      } else if (f.check(value) && !(f.places && tooManyPlaces(f.schema, value)))
+        out[f.key] = value;
+      else if (f.check(value))
+        (issues ??= []).push(placesIssue([where, f.key], placesOf(f.schema)!, value));
       else {
         (issues ??= []).push(...explainField(f.schema, value, [where, f.key]));
       }
@@ -210,12 +242,15 @@ function compileStrings(where: Where, schema: any, validator: { Check(v: unknown
 
 /** Failure to read one or more raw strings as the declared type; `loc` is filled in by the caller. */
 class Parse {
-  constructor(readonly issues: { sub: (string | number)[]; issue: Omit<ValidationIssue, 'loc'> }[]) {}
+  constructor(
+    readonly issues: { sub: (string | number)[]; issue: Omit<ValidationIssue, 'loc'> }[],
+  ) {}
   at(loc: (string | number)[]): ValidationIssue[] {
     return this.issues.map(({ sub, issue }) => ({ loc: [...loc, ...sub], ...issue }));
   }
 }
-const parseFailure = (type: string, msg: string, input: unknown) => new Parse([{ sub: [], issue: { msg, type, input: echo(input) } }]);
+const parseFailure = (type: string, msg: string, input: unknown) =>
+  new Parse([{ sub: [], issue: { msg, type, input: echo(input) } }]);
 
 function fieldCoercer(schema: any): Coerce {
   if (schema.type === 'array') {
@@ -223,7 +258,9 @@ function fieldCoercer(schema: any): Coerce {
     const item = scalarCoercer(schema.items ?? {});
     return (raw) => {
       const values = (Array.isArray(raw) ? raw : [raw]).map(item);
-      const failed = values.flatMap((v, i) => (v instanceof Parse ? v.issues.map((x) => ({ ...x, sub: [i, ...x.sub] })) : []));
+      const failed = values.flatMap((v, i) =>
+        v instanceof Parse ? v.issues.map((x) => ({ ...x, sub: [i, ...x.sub] })) : [],
+      );
       return failed.length ? new Parse(failed) : values;
     };
   }
@@ -234,19 +271,33 @@ function fieldCoercer(schema: any): Coerce {
 
 const INT = /^[+-]?\d+$/;
 const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const BOOLS = new Map(Object.entries({ true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false }));
+const BOOLS = new Map(
+  Object.entries({
+    true: true,
+    false: false,
+    '1': true,
+    '0': false,
+    yes: true,
+    no: false,
+    on: true,
+    off: false,
+  }),
+);
 
 /** Built once per schema node, so the request path does no schema inspection. */
 function scalarCoercer(schema: any): Coerce {
   if (Array.isArray(schema.anyOf)) {
     // First branch that both parses and checks wins (e.g. Integer | Literal('all')); otherwise the
     // first that parses (its constraint is reported later), otherwise the first parse failure.
-    const branches = (schema.anyOf as any[]).filter((b) => b.type !== 'null').map((b) => {
-      const compiled = Compile(b as TSchema);
-      return { coerce: scalarCoercer(b), check: (v: unknown) => compiled.Check(v) };
-    });
+    const branches = (schema.anyOf as any[])
+      .filter((b) => b.type !== 'null')
+      .map((b) => {
+        const compiled = Compile(b as TSchema);
+        return { coerce: scalarCoercer(b), check: (v: unknown) => compiled.Check(v) };
+      });
     return (raw) => {
-      let parsed: unknown = undefined, failure: Parse | undefined;
+      let parsed: unknown = undefined,
+        failure: Parse | undefined;
       for (const b of branches) {
         const v = b.coerce(raw);
         if (v instanceof Parse) failure ??= v;
@@ -274,18 +325,37 @@ function scalarCoercer(schema: any): Coerce {
       return (raw) => {
         if (typeof raw !== 'string') return raw;
         const n = Number(raw.trim());
-        return INT.test(raw.trim()) && Number.isFinite(n) ? n : parseFailure('int_parsing', 'Input should be a valid integer, unable to parse string as an integer', raw);
+        return INT.test(raw.trim()) && Number.isFinite(n)
+          ? n
+          : parseFailure(
+              'int_parsing',
+              'Input should be a valid integer, unable to parse string as an integer',
+              raw,
+            );
       };
     case 'number':
       return (raw) => {
         if (typeof raw !== 'string') return raw;
         const n = Number(raw.trim());
-        return FLOAT.test(raw.trim()) && Number.isFinite(n) ? n : parseFailure('float_parsing', 'Input should be a valid number, unable to parse string as a number', raw);
+        return FLOAT.test(raw.trim()) && Number.isFinite(n)
+          ? n
+          : parseFailure(
+              'float_parsing',
+              'Input should be a valid number, unable to parse string as a number',
+              raw,
+            );
       };
     case 'boolean':
       return (raw) => {
         if (typeof raw !== 'string') return raw;
-        return BOOLS.get(raw.trim().toLowerCase()) ?? parseFailure('bool_parsing', 'Input should be a valid boolean, unable to interpret input', raw);
+        return (
+          BOOLS.get(raw.trim().toLowerCase()) ??
+          parseFailure(
+            'bool_parsing',
+            'Input should be a valid boolean, unable to interpret input',
+            raw,
+          )
+        );
       };
     default:
       return (raw) => raw;
@@ -303,7 +373,9 @@ function explainField(schema: any, value: unknown, loc: (string | number)[]): Va
   if (!issues.length) return fallbackIssues(schema, value, loc);
   // allOf branches may describe the same field twice: keep the first word on each location.
   const seen = new Set<string>();
-  return issues.filter((i) => !seen.has(JSON.stringify(i.loc)) && !!seen.add(JSON.stringify(i.loc))).slice(0, MAX_ISSUES);
+  return issues
+    .filter((i) => !seen.has(JSON.stringify(i.loc)) && !!seen.add(JSON.stringify(i.loc)))
+    .slice(0, MAX_ISSUES);
 }
 
 /** Appends at most one issue for `value` itself, plus those of its members (objects, arrays). */
@@ -318,22 +390,28 @@ function walk(s: any, v: unknown, loc: (string | number)[], out: ValidationIssue
   }
   const before = out.length;
   switch (s.type) {
-    case 'object': return walkObject(s, v, loc, out);
-    case 'array': return walkArray(s, v, loc, out);
+    case 'object':
+      return walkObject(s, v, loc, out);
+    case 'array':
+      return walkArray(s, v, loc, out);
     case 'string':
-      if (typeof v !== 'string') return void out.push(issue(loc, 'string_type', 'Input should be a valid string', v));
+      if (typeof v !== 'string')
+        return void out.push(issue(loc, 'string_type', 'Input should be a valid string', v));
       stringRules(s, v, loc, out);
       break;
     case 'integer':
-      if (!Number.isInteger(v)) return void out.push(issue(loc, 'int_type', 'Input should be a valid integer', v));
+      if (!Number.isInteger(v))
+        return void out.push(issue(loc, 'int_type', 'Input should be a valid integer', v));
       numberRules(s, v as number, loc, out);
       break;
     case 'number':
-      if (typeof v !== 'number' || !Number.isFinite(v)) return void out.push(issue(loc, 'float_type', 'Input should be a valid number', v));
+      if (typeof v !== 'number' || !Number.isFinite(v))
+        return void out.push(issue(loc, 'float_type', 'Input should be a valid number', v));
       numberRules(s, v, loc, out);
       break;
     case 'boolean':
-      if (typeof v !== 'boolean') out.push(issue(loc, 'bool_type', 'Input should be a valid boolean', v));
+      if (typeof v !== 'boolean')
+        out.push(issue(loc, 'bool_type', 'Input should be a valid boolean', v));
       break;
     case 'null':
       if (v !== null) out.push(issue(loc, 'none_required', 'Input should be None', v));
@@ -349,7 +427,13 @@ function walkUnion(s: any, v: unknown, loc: (string | number)[], out: Validation
   const nonNull = branches.filter((b) => b.type !== 'null');
   // A union of literals (Type.Union([Type.Literal('a'), ...]), maybe nullable) is one enum.
   if (nonNull.length && nonNull.every((b) => 'const' in b || Array.isArray(b.enum))) {
-    return void out.push(literalIssue(loc, nonNull.flatMap((b) => ('const' in b ? [b.const] : b.enum)), v));
+    return void out.push(
+      literalIssue(
+        loc,
+        nonNull.flatMap((b) => ('const' in b ? [b.const] : b.enum)),
+        v,
+      ),
+    );
   }
   // Otherwise explain with the branch the value was evidently meant for: the nullable's
   // non-null branch, or the first branch of the value's JSON type.
@@ -361,9 +445,16 @@ function walkObject(s: any, v: unknown, loc: (string | number)[], out: Validatio
   const props: Record<string, any> = s.properties ?? {};
   if (!isPlainObject(v)) {
     const isModel = Object.keys(props).length > 0;
-    return void out.push(isModel
-      ? issue(loc, 'model_type', 'Input should be a valid dictionary or object to extract fields from', v)
-      : issue(loc, 'dict_type', 'Input should be a valid dictionary', v));
+    return void out.push(
+      isModel
+        ? issue(
+            loc,
+            'model_type',
+            'Input should be a valid dictionary or object to extract fields from',
+            v,
+          )
+        : issue(loc, 'dict_type', 'Input should be a valid dictionary', v),
+    );
   }
   const obj = v as Record<string, unknown>;
   const required = new Set<string>(s.required ?? []);
@@ -373,26 +464,47 @@ function walkObject(s: any, v: unknown, loc: (string | number)[], out: Validatio
     } else walk(ps, obj[key], [...loc, key], out);
   }
   // Records (Type.Record) are patternProperties; other extra keys answer to additionalProperties.
-  const patterns = Object.entries<any>(s.patternProperties ?? {}).map(([p, ps]) => [new RegExp(p, 'u'), ps] as const);
-  if (!patterns.length && (s.additionalProperties === undefined || s.additionalProperties === true)) return;
+  const patterns = Object.entries<any>(s.patternProperties ?? {}).map(
+    ([p, ps]) => [new RegExp(p, 'u'), ps] as const,
+  );
+  if (!patterns.length && (s.additionalProperties === undefined || s.additionalProperties === true))
+    return;
   for (const key of Object.keys(obj)) {
     if (key in props) continue;
     const matching = patterns.filter(([re]) => re.test(key));
     if (matching.length) matching.forEach(([, ps]) => walk(ps, obj[key], [...loc, key], out));
     else if (s.additionalProperties === undefined || s.additionalProperties === true) continue;
-    else if (s.additionalProperties === false) out.push(issue([...loc, key], 'extra_forbidden', 'Extra inputs are not permitted', obj[key]));
+    else if (s.additionalProperties === false)
+      out.push(issue([...loc, key], 'extra_forbidden', 'Extra inputs are not permitted', obj[key]));
     else walk(s.additionalProperties, obj[key], [...loc, key], out);
   }
 }
 
 function walkArray(s: any, v: unknown, loc: (string | number)[], out: ValidationIssue[]): void {
-  if (!Array.isArray(v)) return void out.push(issue(loc, 'list_type', 'Input should be a valid list', v));
+  if (!Array.isArray(v))
+    return void out.push(issue(loc, 'list_type', 'Input should be a valid list', v));
   const n = v.length;
   if (typeof s.minItems === 'number' && n < s.minItems) {
-    return void out.push(issue(loc, 'too_short', `List should have at least ${s.minItems} item${s.minItems === 1 ? '' : 's'} after validation, not ${n}`, v, { field_type: 'List', min_length: s.minItems, actual_length: n }));
+    return void out.push(
+      issue(
+        loc,
+        'too_short',
+        `List should have at least ${s.minItems} item${s.minItems === 1 ? '' : 's'} after validation, not ${n}`,
+        v,
+        { field_type: 'List', min_length: s.minItems, actual_length: n },
+      ),
+    );
   }
   if (typeof s.maxItems === 'number' && n > s.maxItems) {
-    return void out.push(issue(loc, 'too_long', `List should have at most ${s.maxItems} item${s.maxItems === 1 ? '' : 's'} after validation, not ${n}`, v, { field_type: 'List', max_length: s.maxItems, actual_length: n }));
+    return void out.push(
+      issue(
+        loc,
+        'too_long',
+        `List should have at most ${s.maxItems} item${s.maxItems === 1 ? '' : 's'} after validation, not ${n}`,
+        v,
+        { field_type: 'List', max_length: s.maxItems, actual_length: n },
+      ),
+    );
   }
   if (isPlainObject(s.items)) v.forEach((item, i) => walk(s.items, item, [...loc, i], out));
 }
@@ -400,25 +512,52 @@ function walkArray(s: any, v: unknown, loc: (string | number)[], out: Validation
 function stringRules(s: any, v: string, loc: (string | number)[], out: ValidationIssue[]): void {
   // Lengths count Unicode code points, as TypeBox does.
   if (typeof s.minLength === 'number' && !Guard.IsMinLength(v, s.minLength)) {
-    out.push(issue(loc, 'string_too_short', `String should have at least ${s.minLength} character${s.minLength === 1 ? '' : 's'}`, v, { min_length: s.minLength }));
+    out.push(
+      issue(
+        loc,
+        'string_too_short',
+        `String should have at least ${s.minLength} character${s.minLength === 1 ? '' : 's'}`,
+        v,
+        { min_length: s.minLength },
+      ),
+    );
   } else if (typeof s.maxLength === 'number' && !Guard.IsMaxLength(v, s.maxLength)) {
-    out.push(issue(loc, 'string_too_long', `String should have at most ${s.maxLength} character${s.maxLength === 1 ? '' : 's'}`, v, { max_length: s.maxLength }));
+    out.push(
+      issue(
+        loc,
+        'string_too_long',
+        `String should have at most ${s.maxLength} character${s.maxLength === 1 ? '' : 's'}`,
+        v,
+        { max_length: s.maxLength },
+      ),
+    );
   } else if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(v)) {
     const pattern = String(s.pattern instanceof RegExp ? s.pattern.source : s.pattern);
-    out.push(issue(loc, 'string_pattern_mismatch', `String should match pattern '${pattern}'`, v, { pattern }));
+    out.push(
+      issue(loc, 'string_pattern_mismatch', `String should match pattern '${pattern}'`, v, {
+        pattern,
+      }),
+    );
   }
 }
 
 function numberRules(s: any, v: number, loc: (string | number)[], out: ValidationIssue[]): void {
-  const rule = (
-    typeof s.minimum === 'number' && !(v >= s.minimum) ? ['greater_than_equal', 'ge', 'greater than or equal to', s.minimum] :
-    typeof s.exclusiveMinimum === 'number' && !(v > s.exclusiveMinimum) ? ['greater_than', 'gt', 'greater than', s.exclusiveMinimum] :
-    typeof s.maximum === 'number' && !(v <= s.maximum) ? ['less_than_equal', 'le', 'less than or equal to', s.maximum] :
-    typeof s.exclusiveMaximum === 'number' && !(v < s.exclusiveMaximum) ? ['less_than', 'lt', 'less than', s.exclusiveMaximum] :
-    typeof s.multipleOf === 'number' && !safeCheck({ multipleOf: s.multipleOf }, v) ? ['multiple_of', 'multiple_of', 'a multiple of', s.multipleOf] :
-    undefined
-  );
-  if (rule) out.push(issue(loc, rule[0], `Input should be ${rule[2]} ${rule[3]}`, v, { [rule[1]]: rule[3] }));
+  const rule =
+    typeof s.minimum === 'number' && !(v >= s.minimum)
+      ? ['greater_than_equal', 'ge', 'greater than or equal to', s.minimum]
+      : typeof s.exclusiveMinimum === 'number' && !(v > s.exclusiveMinimum)
+        ? ['greater_than', 'gt', 'greater than', s.exclusiveMinimum]
+        : typeof s.maximum === 'number' && !(v <= s.maximum)
+          ? ['less_than_equal', 'le', 'less than or equal to', s.maximum]
+          : typeof s.exclusiveMaximum === 'number' && !(v < s.exclusiveMaximum)
+            ? ['less_than', 'lt', 'less than', s.exclusiveMaximum]
+            : typeof s.multipleOf === 'number' && !safeCheck({ multipleOf: s.multipleOf }, v)
+              ? ['multiple_of', 'multiple_of', 'a multiple of', s.multipleOf]
+              : undefined;
+  if (rule)
+    out.push(
+      issue(loc, rule[0], `Input should be ${rule[2]} ${rule[3]}`, v, { [rule[1]]: rule[3] }),
+    );
   else if (tooManyPlaces(s, v)) out.push(placesIssue(loc, s[DECIMAL_PLACES], v));
 }
 
@@ -444,32 +583,53 @@ export function decimalPlaces(v: number | string): number {
 function placesOf(s: any): number | undefined {
   const own = s?.[DECIMAL_PLACES];
   if (typeof own === 'number') return own;
-  const member = Array.isArray(s?.anyOf) ? s.anyOf.find((m: any) => typeof m?.[DECIMAL_PLACES] === 'number') : undefined;
+  const member = Array.isArray(s?.anyOf)
+    ? s.anyOf.find((m: any) => typeof m?.[DECIMAL_PLACES] === 'number')
+    : undefined;
   return member?.[DECIMAL_PLACES];
 }
 
 function tooManyPlaces(s: any, v: unknown): boolean {
   const max = placesOf(s);
-  return typeof max === 'number' && (typeof v === 'number' || typeof v === 'string') && decimalPlaces(v) > max;
+  return (
+    typeof max === 'number' &&
+    (typeof v === 'number' || typeof v === 'string') &&
+    decimalPlaces(v) > max
+  );
 }
 
 const placesIssue = (loc: (string | number)[], max: number, v: unknown): ValidationIssue =>
-  issue(loc, 'decimal_max_places', `Decimal input should have no more than ${max} decimal places`, v, { decimal_places: max });
+  issue(
+    loc,
+    'decimal_max_places',
+    `Decimal input should have no more than ${max} decimal places`,
+    v,
+    { decimal_places: max },
+  );
 
 /** Whether the schema has the decimal-places keyword anywhere (decided once per schema). */
 function hasDecimalPlaces(s: any): boolean {
   if (!isPlainObject(s)) return false;
   if (DECIMAL_PLACES in s) return true;
-  return Object.values(s).some((v) => (Array.isArray(v) ? v.some(hasDecimalPlaces) : hasDecimalPlaces(v)));
+  return Object.values(s).some((v) =>
+    Array.isArray(v) ? v.some(hasDecimalPlaces) : hasDecimalPlaces(v),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // helpers
 // ---------------------------------------------------------------------------------------------
 
-function issue(loc: (string | number)[], type: string, msg: string, input: unknown, ctx?: Record<string, unknown>): ValidationIssue {
+function issue(
+  loc: (string | number)[],
+  type: string,
+  msg: string,
+  input: unknown,
+  ctx?: Record<string, unknown>,
+): ValidationIssue {
   const shown = echo(input);
-  const out: ValidationIssue = shown === OMIT ? { loc, msg, type } : { loc, msg, type, input: shown };
+  const out: ValidationIssue =
+    shown === OMIT ? { loc, msg, type } : { loc, msg, type, input: shown };
   if (ctx) out.ctx = ctx;
   return out;
 }
@@ -487,9 +647,12 @@ function echo(v: unknown): unknown {
   if (typeof v === 'string') return cut(v);
   if (typeof v !== 'object' || v === null) return v;
   const entries = Array.isArray(v) ? v.map((x, i) => [i, x] as const) : Object.entries(v);
-  if (entries.length > 8 || entries.some(([, x]) => typeof x === 'object' && x !== null)) return OMIT;
+  if (entries.length > 8 || entries.some(([, x]) => typeof x === 'object' && x !== null))
+    return OMIT;
   if (Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? cut(x) : x));
-  return Object.fromEntries(entries.map(([k, x]) => [cut(String(k)), typeof x === 'string' ? cut(x) : x]));
+  return Object.fromEntries(
+    entries.map(([k, x]) => [cut(String(k)), typeof x === 'string' ? cut(x) : x]),
+  );
 }
 
 function cut(s: string): string {
@@ -506,7 +669,10 @@ function missing(loc: (string | number)[]): ValidationIssue {
 /** pydantic's wording: "'a' or 'b'", "'a', 'b' or 'c'". */
 function literalIssue(loc: (string | number)[], allowed: unknown[], v: unknown): ValidationIssue {
   const shown = allowed.map((a) => (typeof a === 'string' ? `'${a}'` : JSON.stringify(a)));
-  const expected = shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}` : shown[0] ?? '';
+  const expected =
+    shown.length > 1
+      ? `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}`
+      : (shown[0] ?? '');
   return issue(loc, 'literal_error', `Input should be ${expected}`, v, { expected });
 }
 
@@ -519,10 +685,21 @@ function fallbackIssues(schema: any, value: unknown, base: (string | number)[]):
     // A schema TypeBox cannot evaluate standalone (e.g. an unresolved $ref): report the value as a whole.
   }
   const e = errors.find((x) => x.keyword !== 'anyOf') ?? errors[0];
-  const path = (e?.instancePath ?? '').split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const path = (e?.instancePath ?? '')
+    .split('/')
+    .slice(1)
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')));
   const loc = [...base, ...path];
   const input = path.reduce<any>((v, p) => (v == null ? v : v[p]), value);
-  return [issue(loc, 'value_error', e?.message ?? 'Invalid value', input, e ? { keyword: e.keyword } : undefined)];
+  return [
+    issue(
+      loc,
+      'value_error',
+      e?.message ?? 'Invalid value',
+      input,
+      e ? { keyword: e.keyword } : undefined,
+    ),
+  ];
 }
 
 function safeCheck(s: any, v: unknown): boolean {
@@ -535,13 +712,20 @@ function safeCheck(s: any, v: unknown): boolean {
 
 function typeMatches(s: any, v: unknown): boolean {
   switch (s.type) {
-    case 'string': return typeof v === 'string';
-    case 'integer': return Number.isInteger(v);
-    case 'number': return typeof v === 'number';
-    case 'boolean': return typeof v === 'boolean';
-    case 'array': return Array.isArray(v);
-    case 'object': return isPlainObject(v);
-    default: return false;
+    case 'string':
+      return typeof v === 'string';
+    case 'integer':
+      return Number.isInteger(v);
+    case 'number':
+      return typeof v === 'number';
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'array':
+      return Array.isArray(v);
+    case 'object':
+      return isPlainObject(v);
+    default:
+      return false;
   }
 }
 
@@ -559,7 +743,9 @@ function isPlainObject(v: unknown): v is Record<string, any> {
 function defaulter(s: any): ((v: unknown) => void) | undefined {
   if (!isPlainObject(s)) return undefined;
   if (Array.isArray(s.anyOf) || Array.isArray(s.allOf)) {
-    const parts = [...(s.anyOf ?? []), ...(s.allOf ?? [])].map(defaulter).filter((f) => f !== undefined);
+    const parts = [...(s.anyOf ?? []), ...(s.allOf ?? [])]
+      .map(defaulter)
+      .filter((f) => f !== undefined);
     return parts.length ? (v) => parts.forEach((f) => f(v)) : undefined;
   }
   if (s.type === 'array') {

@@ -52,8 +52,21 @@ export function statusWriter(clock: Clock) {
     let p = parts.get(id);
     if (p?.snap !== snap) {
       const st = marketStatus(id, clock, snap);
-      const { id: _i, label: _l, interval_seconds: _n, current_tick: _t, tick_closes_at: _c, seconds_to_close: _s, ...rest } = st;
-      const head = JSON.stringify({ id: st.id, label: st.label, interval_seconds: st.interval_seconds, current_tick: 0 }).slice(0, -2); // without `0}`
+      const {
+        id: _i,
+        label: _l,
+        interval_seconds: _n,
+        current_tick: _t,
+        tick_closes_at: _c,
+        seconds_to_close: _s,
+        ...rest
+      } = st;
+      const head = JSON.stringify({
+        id: st.id,
+        label: st.label,
+        interval_seconds: st.interval_seconds,
+        current_tick: 0,
+      }).slice(0, -2); // without `0}`
       parts.set(id, (p = { snap, head, tail: `,${JSON.stringify(rest).slice(1)}` }));
     }
     const m = MARKETS[id];
@@ -88,7 +101,10 @@ export function menuSnapshots(s: Services): MenuSnapshots {
  * Waits until the record has opened the snapshot's session: the menu flips at the boundary, the
  * record a moment later, when the previous session's close ran. 503 if that takes too long.
  */
-export async function recordOpen(s: Services, snap: { market: string; tick: number }): Promise<void> {
+export async function recordOpen(
+  s: Services,
+  snap: { market: string; tick: number },
+): Promise<void> {
   if (await s.supervisor.recordOpened(snap.market, snap.tick, s.config.askTimeoutMs)) return;
   throw new HttpError(
     503,

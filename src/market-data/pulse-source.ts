@@ -4,7 +4,13 @@
 // per-day figures of final days (days whose every close has happened), so a recompute after a close
 // scans only the trades of recent days. While a market's history is still loading nothing is kept
 // (the backfill changes the record between closes).
-import { MARKETS, MARKET_IDS, centsToNumber, numberToCents, type MarketId } from '../engine/index.js';
+import {
+  MARKETS,
+  MARKET_IDS,
+  centsToNumber,
+  numberToCents,
+  type MarketId,
+} from '../engine/index.js';
 import type { Services } from '../http/services.js';
 import type { MenuSnapshots } from './snapshots.js';
 import { marketStatus } from './live-session.js';
@@ -16,7 +22,8 @@ type Pulse = PulseReply['answer'];
 
 type TapeRow = { market: MarketId; tick: number; row: Record<string, number | null> };
 
-export const PRICE_BASIS = "price_close of the last closed session's whole-market tape row: the resale price (list_price) of its last listing in listed_at order";
+export const PRICE_BASIS =
+  "price_close of the last closed session's whole-market tape row: the resale price (list_price) of its last listing in listed_at order";
 
 /** Keeps one value per key; concurrent callers of the same key share one computation. */
 class CloseCache<T> {
@@ -26,7 +33,9 @@ class CloseCache<T> {
     const value = compute();
     if (keep) {
       this.entry = { key, value };
-      value.catch(() => { if (this.entry?.value === value) this.entry = undefined; });
+      value.catch(() => {
+        if (this.entry?.value === value) this.entry = undefined;
+      });
     }
     return value;
   }
@@ -50,7 +59,11 @@ const sources = new WeakMap<Services, PulseSource>();
 export function pulseSource(s: Services): PulseSource {
   let src = sources.get(s);
   if (src) return src;
-  const opens = () => Object.fromEntries(MARKET_IDS.map((m) => [m, recordPosition(s, m).open])) as Record<MarketId, number>;
+  const opens = () =>
+    Object.fromEntries(MARKET_IDS.map((m) => [m, recordPosition(s, m).open])) as Record<
+      MarketId,
+      number
+    >;
   const keyOf = (open: Record<MarketId, number>) => MARKET_IDS.map((m) => open[m]).join(',');
   const tickerCache = new CloseCache<TapeRow[]>();
   const pulseCache = new CloseCache<{ pulse: Pulse; answer: CachedAnswer }>();
@@ -59,7 +72,9 @@ export function pulseSource(s: Services): PulseSource {
     tickerRows: () => {
       const open = opens();
       const args: TickerArgs = { markets: MARKET_IDS.map((m) => ({ market: m, hi: open[m] - 1 })) };
-      return tickerCache.get(keyOf(open), true, () => s.runtime.read<TapeRow[]>('projection.ticker', args));
+      return tickerCache.get(keyOf(open), true, () =>
+        s.runtime.read<TapeRow[]>('projection.ticker', args),
+      );
     },
     pulse: async () => (await pulseKept()).pulse,
     pulseAnswer: async () => (await pulseKept()).answer,
@@ -76,8 +91,15 @@ export function pulseSource(s: Services): PulseSource {
       // The record counts in service seconds; every instant served is real unix seconds (CONTRACT.md
       // "Strict requests"), while the days stay days of the service clock.
       const real = (service: number) => Math.round(s.clock.toReal(service) * 1000) / 1000;
-      const pulse = { ...reply.answer, as_of: real(reply.answer.as_of), recent: reply.answer.recent.map((r) => ({ ...r, settled_at: real(r.settled_at) })) };
-      return { pulse, answer: builtAnswer(s, PULSE_PATH, 'm15', open.m15, { json: pulse, settledOnly: false }) };
+      const pulse = {
+        ...reply.answer,
+        as_of: real(reply.answer.as_of),
+        recent: reply.answer.recent.map((r) => ({ ...r, settled_at: real(r.settled_at) })),
+      };
+      return {
+        pulse,
+        answer: builtAnswer(s, PULSE_PATH, 'm15', open.m15, { json: pulse, settledOnly: false }),
+      };
     });
   }
   sources.set(s, src);
@@ -87,7 +109,13 @@ export function pulseSource(s: Services): PulseSource {
 /** The ticker of every market: the record's last closes with the clock of now. */
 export async function tickerNow(s: Services, snapshots: MenuSnapshots) {
   const rows = await pulseSource(s).tickerRows();
-  return MARKET_IDS.map((m) => tickerOf(m, rows.filter((r) => r.market === m), marketStatus(m, s.clock, snapshots.get(m))));
+  return MARKET_IDS.map((m) =>
+    tickerOf(
+      m,
+      rows.filter((r) => r.market === m),
+      marketStatus(m, s.clock, snapshots.get(m)),
+    ),
+  );
 }
 
 function tickerOf(market: MarketId, rows: TapeRow[], status: ReturnType<typeof marketStatus>) {
@@ -103,12 +131,19 @@ function tickerOf(market: MarketId, rows: TapeRow[], status: ReturnType<typeof m
     price_basis: PRICE_BASIS,
     prev_close: q,
     change: change === null ? null : centsToNumber(change),
-    change_pct: change === null || !q ? null : Math.round((10_000 * change) / numberToCents(q)) / 100,
+    change_pct:
+      change === null || !q ? null : Math.round((10_000 * change) / numberToCents(q)) / 100,
     cost: (last?.row.vwap ?? null) as number | null,
     units: (last?.row.units ?? null) as number | null,
     executions: (last?.row.exec_n ?? null) as number | null,
     notional: (last?.row.notional ?? null) as number | null,
-    demand_index: MARKETS[market].quotes_velocity ? ((last?.row.demand_index ?? null) as number | null) : null,
-    clock: { current_tick: status.current_tick, tick_closes_at: status.tick_closes_at, seconds_to_close: status.seconds_to_close },
+    demand_index: MARKETS[market].quotes_velocity
+      ? ((last?.row.demand_index ?? null) as number | null)
+      : null,
+    clock: {
+      current_tick: status.current_tick,
+      tick_closes_at: status.tick_closes_at,
+      seconds_to_close: status.seconds_to_close,
+    },
   };
 }

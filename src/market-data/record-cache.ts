@@ -25,11 +25,16 @@ const ENTRY_OVERHEAD = 160;
 /** A series' cache key: every field of its spec, in a fixed order. */
 export function seriesKey(spec: FragmentSpec): string {
   switch (spec.kind) {
-    case 'history': return `history|${spec.market}|${+spec.includeBundle}${+spec.oracle}`;
-    case 'trades': return `trades|${spec.market}`;
-    case 'tape': return `tape|${spec.market}|${spec.cluster}`;
-    case 'stats': return `stats|${spec.market}|${+spec.oracle}`;
-    case 'dataset': return `dataset|${spec.market}|${spec.split}|${+spec.expandQty}`;
+    case 'history':
+      return `history|${spec.market}|${+spec.includeBundle}${+spec.oracle}`;
+    case 'trades':
+      return `trades|${spec.market}`;
+    case 'tape':
+      return `tape|${spec.market}|${spec.cluster}`;
+    case 'stats':
+      return `stats|${spec.market}|${+spec.oracle}`;
+    case 'dataset':
+      return `dataset|${spec.market}|${spec.split}|${+spec.expandQty}`;
   }
 }
 
@@ -45,7 +50,13 @@ function ownBytes(text: string): Buffer {
 
 /** A worker's fragment as the front end keeps and serves it. */
 export function fromReply(f: SessionFragment): Fragment {
-  const out: Fragment = { tick: f.tick, recorded: f.recorded, bytes: ownBytes(f.text), digest: f.digest, items: f.items };
+  const out: Fragment = {
+    tick: f.tick,
+    recorded: f.recorded,
+    bytes: ownBytes(f.text),
+    digest: f.digest,
+    items: f.items,
+  };
   if (f.actors === undefined || f.starts === undefined) return Object.freeze(out);
   let houses = 0;
   for (let i = 0; i < f.actors.length; i++) if (f.actors.charCodeAt(i) === 104 /* h */) houses++;
@@ -53,11 +64,32 @@ export function fromReply(f: SessionFragment): Fragment {
 }
 
 /** What a fragment costs the cap. */
-export const fragmentSize = (f: Fragment) => f.bytes.length + (f.starts?.byteLength ?? 0) + (f.actors?.length ?? 0) + f.digest.length + ENTRY_OVERHEAD;
+export const fragmentSize = (f: Fragment) =>
+  f.bytes.length +
+  (f.starts?.byteLength ?? 0) +
+  (f.actors?.length ?? 0) +
+  f.digest.length +
+  ENTRY_OVERHEAD;
 
-type Node<V> = { key: string; series: Map<number, Node<V>>; tick: number; value: V; size: number; prev: Node<V> | null; next: Node<V> | null };
+type Node<V> = {
+  key: string;
+  series: Map<number, Node<V>>;
+  tick: number;
+  value: V;
+  size: number;
+  prev: Node<V> | null;
+  next: Node<V> | null;
+};
 
-export type CacheStats = { entries: number; bytes: number; capBytes: number; hits: number; misses: number; stored: number; evicted: number };
+export type CacheStats = {
+  entries: number;
+  bytes: number;
+  capBytes: number;
+  hits: number;
+  misses: number;
+  stored: number;
+  evicted: number;
+};
 
 /** Values by (key, tick) under a byte cap, least recently used out first. */
 export class ByteLru<V> {
@@ -112,7 +144,15 @@ export class ByteLru<V> {
   }
 
   stats(): CacheStats {
-    return { entries: this.entries, bytes: this.bytes, capBytes: this.capBytes, hits: this.hits, misses: this.misses, stored: this.stored, evicted: this.evicted };
+    return {
+      entries: this.entries,
+      bytes: this.bytes,
+      capBytes: this.capBytes,
+      hits: this.hits,
+      misses: this.misses,
+      stored: this.stored,
+      evicted: this.evicted,
+    };
   }
 
   private remove(node: Node<V>): void {

@@ -9,7 +9,14 @@ import type { Logger } from 'pino';
 import { read, type ActorRuntime } from '../../actors/runtime/client.js';
 import type { FragmentSpec, FragmentsArgs } from '../../actors/record/messages.js';
 import { MARKETS, type MarketId } from '../engine/index.js';
-import { ByteLru, fragmentSize, fromReply, seriesKey, type CacheStats, type Fragment } from './record-cache.js';
+import {
+  ByteLru,
+  fragmentSize,
+  fromReply,
+  seriesKey,
+  type CacheStats,
+  type Fragment,
+} from './record-cache.js';
 
 /** Where the record stands (record-query.ts recordPosition). */
 export type Position = { open: number; lastSettled: number };
@@ -25,7 +32,12 @@ export const MIN_PART = 4;
  * order, their sizes differing by at most one: a cold range is built by every worker at once (a
  * session's fragment depends on no other session), not by one while the others idle.
  */
-export function splitRange(from: number, to: number, parts: number, minPart = MIN_PART): [number, number][] {
+export function splitRange(
+  from: number,
+  to: number,
+  parts: number,
+  minPart = MIN_PART,
+): [number, number][] {
   const n = to - from + 1;
   if (n <= 0) return [];
   const k = Math.max(1, Math.min(parts, Math.floor(n / minPart)));
@@ -40,7 +52,11 @@ export function splitRange(from: number, to: number, parts: number, minPart = MI
 }
 
 /** A whole answer as sent (headers: ETag, cache-control and the route's own). */
-export type CachedAnswer = Readonly<{ body: Buffer; contentType: string; headers: Readonly<Record<string, string>> }>;
+export type CachedAnswer = Readonly<{
+  body: Buffer;
+  contentType: string;
+  headers: Readonly<Record<string, string>>;
+}>;
 const answerSize = (a: CachedAnswer) => a.body.length + 512;
 
 export class RecordFragments {
@@ -67,8 +83,12 @@ export class RecordFragments {
     /** The series every close warms even before anyone asked for them. */
     private readonly defaults: (market: MarketId) => FragmentSpec[],
   ) {
-    this.cache = capBytes > 0 ? new ByteLru<Fragment>(capBytes - Math.floor(capBytes / 4), fragmentSize) : undefined;
-    this.answers = capBytes > 0 ? new ByteLru<CachedAnswer>(Math.floor(capBytes / 4), answerSize) : undefined;
+    this.cache =
+      capBytes > 0
+        ? new ByteLru<Fragment>(capBytes - Math.floor(capBytes / 4), fragmentSize)
+        : undefined;
+    this.answers =
+      capBytes > 0 ? new ByteLru<CachedAnswer>(Math.floor(capBytes / 4), answerSize) : undefined;
   }
 
   get enabled(): boolean {
@@ -80,7 +100,14 @@ export class RecordFragments {
     const none = { entries: 0, bytes: 0, capBytes: 0, hits: 0, misses: 0, stored: 0, evicted: 0 };
     const c = this.cache?.stats() ?? none;
     const a = this.answers?.stats() ?? none;
-    return { ...c, bytes: c.bytes + a.bytes, capBytes: c.capBytes + a.capBytes, built: this.built, warmed: this.warmed, answers: a };
+    return {
+      ...c,
+      bytes: c.bytes + a.bytes,
+      capBytes: c.capBytes + a.capBytes,
+      built: this.built,
+      warmed: this.warmed,
+      answers: a,
+    };
   }
 
   /** A whole answer kept for `request` at the record's open session `open`. */
@@ -97,7 +124,12 @@ export class RecordFragments {
    * open session when `keep` (the record under it is complete). Concurrent misses share one build,
    * so a burst of requests after a close computes it once.
    */
-  closeAnswer(request: string, open: number, keep: boolean, build: () => Promise<CachedAnswer>): Promise<CachedAnswer> {
+  closeAnswer(
+    request: string,
+    open: number,
+    keep: boolean,
+    build: () => Promise<CachedAnswer>,
+  ): Promise<CachedAnswer> {
     const kept = keep ? this.answers?.get(request, open) : undefined;
     if (kept) return Promise.resolve(kept);
     const id = `${request}|${open}|${+keep}`;
@@ -123,12 +155,23 @@ export class RecordFragments {
     for (let tick = from; tick <= to; tick++) {
       const f = tick <= pos.lastSettled ? this.cache?.get(key, tick) : undefined;
       if (f) out[tick - from] = f;
-      else if (gaps.length && gaps[gaps.length - 1][1] === tick - 1) gaps[gaps.length - 1][1] = tick;
+      else if (gaps.length && gaps[gaps.length - 1][1] === tick - 1)
+        gaps[gaps.length - 1][1] = tick;
       else gaps.push([tick, tick]);
     }
     if (gaps.length) {
       const parts = gaps.flatMap(([a, b]) => splitRange(a, b, this.runtime.shardCount));
-      const read = await Promise.all(parts.map(([a, b]) => this.readRange(key, { spec, from: a, to: b, open: pos.open, lastSettled: pos.lastSettled })));
+      const read = await Promise.all(
+        parts.map(([a, b]) =>
+          this.readRange(key, {
+            spec,
+            from: a,
+            to: b,
+            open: pos.open,
+            lastSettled: pos.lastSettled,
+          }),
+        ),
+      );
       // Kept in session order once every part is in, whichever part answered first: the range's
       // last session is the most recently used.
       for (const list of read) {
@@ -153,8 +196,15 @@ export class RecordFragments {
     const from = Math.max(prevOpen - horizon, to - WARM_MAX + 1, 0);
     if (to < from) return;
     const specs = new Map<string, FragmentSpec>();
-    for (const spec of [...this.defaults(market), ...this.kept.values()]) if (spec.market === market) specs.set(seriesKey(spec), spec);
-    const jobs: FragmentsArgs[] = [...specs.values()].map((spec) => ({ spec, from, to, open, lastSettled: to }));
+    for (const spec of [...this.defaults(market), ...this.kept.values()])
+      if (spec.market === market) specs.set(seriesKey(spec), spec);
+    const jobs: FragmentsArgs[] = [...specs.values()].map((spec) => ({
+      spec,
+      from,
+      to,
+      open,
+      lastSettled: to,
+    }));
     const replies = await read(this.runtime, 'record.warm', { jobs });
     replies.forEach((list, i) => {
       const key = seriesKey(jobs[i].spec);

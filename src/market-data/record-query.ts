@@ -31,18 +31,35 @@ export const FAMILIES_WINDOW = 48;
 export function checkSpan(q: { from_tick: number; to_tick: number }, cap: number): void {
   if (q.to_tick < q.from_tick) {
     throw new HttpError(422, [
-      { loc: ['query', 'to_tick'], msg: `Input should be greater than or equal to from_tick (${q.from_tick})`, type: 'greater_than_equal', input: q.to_tick, ctx: { ge: q.from_tick } },
+      {
+        loc: ['query', 'to_tick'],
+        msg: `Input should be greater than or equal to from_tick (${q.from_tick})`,
+        type: 'greater_than_equal',
+        input: q.to_tick,
+        ctx: { ge: q.from_tick },
+      },
     ]);
   }
   const span = q.to_tick - q.from_tick + 1;
   if (span > cap) {
     throw new HttpError(422, [
-      { loc: ['query', 'to_tick'], msg: `The range spans ${span} sessions; at most ${cap} per call`, type: 'span_too_large', input: q.to_tick, ctx: { max_span: cap, from_tick: q.from_tick } },
+      {
+        loc: ['query', 'to_tick'],
+        msg: `The range spans ${span} sessions; at most ${cap} per call`,
+        type: 'span_too_large',
+        input: q.to_tick,
+        ctx: { max_span: cap, from_tick: q.from_tick },
+      },
     ]);
   }
 }
 
-export type RecordPosition = { open: number; lastClosed: number; lastSettled: number; horizon: number };
+export type RecordPosition = {
+  open: number;
+  lastClosed: number;
+  lastSettled: number;
+  horizon: number;
+};
 
 /** Where the market's record stands now: closed sessions are < open; settled ones <= lastSettled. */
 export function recordPosition(s: Services, market: MarketId): RecordPosition {
@@ -65,8 +82,18 @@ export function cacheable(
   settledOnly: boolean,
 ): Reply {
   // Serialise once: the same bytes are hashed and sent.
-  const [payload, contentType] = 'json' in body ? [JSON.stringify(body.json), 'application/json'] : [body.text, body.contentType];
-  return tagged(s, req, market, settledOnly, (h) => h.update(payload), () => ({ body: payload, contentType }));
+  const [payload, contentType] =
+    'json' in body
+      ? [JSON.stringify(body.json), 'application/json']
+      : [body.text, body.contentType];
+  return tagged(
+    s,
+    req,
+    market,
+    settledOnly,
+    (h) => h.update(payload),
+    () => ({ body: payload, contentType }),
+  );
 }
 
 export const JSON_TYPE = 'application/json';
@@ -103,11 +130,25 @@ export function jsonWithArray(head: Record<string, unknown>, key: string, items:
 export const allRecorded = (parts: readonly Fragment[]) => parts.every((f) => f.recorded);
 
 /** What a record route assembles from fragments: the pieces, and whether every session is settled and recorded. */
-export type Assembled = { pieces: Piece[]; contentType: string; final: boolean; headers?: Record<string, string> };
+export type Assembled = {
+  pieces: Piece[];
+  contentType: string;
+  final: boolean;
+  headers?: Record<string, string>;
+};
 
 /** A JSON answer of `head` with its sessions' fragments as the array `rows` (tape, stats, history). */
-export const rowsAnswer = (head: Record<string, unknown>, parts: readonly Fragment[]): Assembled => ({
-  pieces: jsonWithArray(head, 'rows', parts.map((f) => fragmentPiece(f))), contentType: JSON_TYPE, final: allRecorded(parts),
+export const rowsAnswer = (
+  head: Record<string, unknown>,
+  parts: readonly Fragment[],
+): Assembled => ({
+  pieces: jsonWithArray(
+    head,
+    'rows',
+    parts.map((f) => fragmentPiece(f)),
+  ),
+  contentType: JSON_TYPE,
+  final: allRecorded(parts),
 });
 
 /**
@@ -115,8 +156,17 @@ export const rowsAnswer = (head: Record<string, unknown>, parts: readonly Fragme
  * bytes. An answer about settled, recorded sessions only is kept whole for the record's position
  * (`open`): the same request again is one lookup, until the next close.
  */
-export async function recordAnswer(s: Services, req: RequestInfo, market: MarketId, open: number, settledOnly: boolean, assemble: () => Promise<Assembled>): Promise<Reply> {
-  const request = settledOnly ? `${req.url}?${req.query}|${+s.supervisor.historyLoaded(market)}` : undefined;
+export async function recordAnswer(
+  s: Services,
+  req: RequestInfo,
+  market: MarketId,
+  open: number,
+  settledOnly: boolean,
+  assemble: () => Promise<Assembled>,
+): Promise<Reply> {
+  const request = settledOnly
+    ? `${req.url}?${req.query}|${+s.supervisor.historyLoaded(market)}`
+    : undefined;
   let kept = request === undefined ? undefined : s.record.answer(request, open);
   if (!kept) {
     const a = await assemble();
@@ -130,7 +180,8 @@ export async function recordAnswer(s: Services, req: RequestInfo, market: Market
     kept = { body, contentType: a.contentType, headers: { ...headers, ...a.headers, etag } };
     if (request !== undefined && a.final) s.record.keepAnswer(request, open, kept);
   }
-  if (req.headers['if-none-match'] === kept.headers.etag) return { status: 304, headers: kept.headers };
+  if (req.headers['if-none-match'] === kept.headers.etag)
+    return { status: 304, headers: kept.headers };
   return { body: kept.body, contentType: kept.contentType, headers: kept.headers };
 }
 
@@ -141,7 +192,13 @@ export type CloseJson = { json: unknown; settledOnly: boolean };
  * The answer of `path` (a route's path, query excluded) as `cacheable` makes it, with the record at
  * open session `open`: the same bytes, ETag and headers, built whole to be kept.
  */
-export function builtAnswer(s: Services, path: string, market: MarketId, open: number, a: CloseJson): CachedAnswer {
+export function builtAnswer(
+  s: Services,
+  path: string,
+  market: MarketId,
+  open: number,
+  a: CloseJson,
+): CachedAnswer {
   const body = Buffer.from(JSON.stringify(a.json));
   const { headers } = tag(s, path, market, a.settledOnly, (h) => h.update(body), open);
   return { body, contentType: JSON_TYPE, headers };
@@ -153,37 +210,72 @@ export function builtAnswer(s: Services, path: string, market: MarketId, open: n
  * until the next close. Kept only once the market's whole history is recorded: before that, the
  * background backfill may change it between closes.
  */
-export async function closeAnswer(s: Services, req: RequestInfo, market: MarketId, key: string, build: (open: number) => Promise<CloseJson>): Promise<Reply> {
+export async function closeAnswer(
+  s: Services,
+  req: RequestInfo,
+  market: MarketId,
+  key: string,
+  build: (open: number) => Promise<CloseJson>,
+): Promise<Reply> {
   const { open } = recordPosition(s, market);
-  return keptReply(req, await keptCloseAnswer(s, req.url, market, key, open, s.supervisor.historyLoaded(market), build));
+  return keptReply(
+    req,
+    await keptCloseAnswer(s, req.url, market, key, open, s.supervisor.historyLoaded(market), build),
+  );
 }
 
 /** A kept answer as a reply: 304 when If-None-Match has its ETag. */
 export function keptReply(req: RequestInfo, kept: CachedAnswer): Reply {
-  if (req.headers['if-none-match'] === kept.headers.etag) return { status: 304, headers: kept.headers };
+  if (req.headers['if-none-match'] === kept.headers.etag)
+    return { status: 304, headers: kept.headers };
   return { body: kept.body, contentType: kept.contentType, headers: kept.headers };
 }
 
 /** The close-keyed answer of `path` and `key` at open session `open`: kept (when `keep`) or built once for the concurrent callers. */
 export function keptCloseAnswer(
-  s: Services, path: string, market: MarketId, key: string, open: number, keep: boolean, build: (open: number) => Promise<CloseJson>,
+  s: Services,
+  path: string,
+  market: MarketId,
+  key: string,
+  open: number,
+  keep: boolean,
+  build: (open: number) => Promise<CloseJson>,
 ): Promise<CachedAnswer> {
-  return s.record.closeAnswer(`${path}|${key}`, open, keep, async () => builtAnswer(s, path, market, open, await build(open)));
+  return s.record.closeAnswer(`${path}|${key}`, open, keep, async () =>
+    builtAnswer(s, path, market, open, await build(open)),
+  );
 }
 
 /** ETag and cache headers of an answer whose body `hashBody` hashes; 304 when If-None-Match has it. */
-function tagged(s: Services, req: RequestInfo, market: MarketId, settledOnly: boolean, hashBody: (h: Hash) => void, body: () => Reply): Reply {
+function tagged(
+  s: Services,
+  req: RequestInfo,
+  market: MarketId,
+  settledOnly: boolean,
+  hashBody: (h: Hash) => void,
+  body: () => Reply,
+): Reply {
   const { etag, headers } = tag(s, req.url, market, settledOnly, hashBody);
   if (req.headers['if-none-match'] === etag) return { status: 304, headers };
   return { ...body(), headers };
 }
 
 /** `open`: the record's open session the answer is about (a close's warming passes the new one before the position moves). */
-function tag(s: Services, url: string, market: MarketId, settledOnly: boolean, hashBody: (h: Hash) => void, open = recordPosition(s, market).open) {
+function tag(
+  s: Services,
+  url: string,
+  market: MarketId,
+  settledOnly: boolean,
+  hashBody: (h: Hash) => void,
+  open = recordPosition(s, market).open,
+) {
   const immutable = settledOnly && s.supervisor.historyLoaded(market);
   const state = `${s.config.seed}|${url}|${immutable ? 'final' : open}|`;
   const h = createHash('sha1').update(state);
   hashBody(h);
   const etag = `W/"${h.digest('base64url').slice(0, 22)}"`;
-  return { etag, headers: { etag, 'cache-control': immutable ? 'public, max-age=86400, immutable' : 'no-cache' } };
+  return {
+    etag,
+    headers: { etag, 'cache-control': immutable ? 'public, max-age=86400, immutable' : 'no-cache' },
+  };
 }

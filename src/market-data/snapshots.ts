@@ -1,7 +1,14 @@
 // Immutable snapshots of each market's current menu (ARCHITECTURE rule 5): the engine is a pure
 // function of (seed, market, tick), so the front end builds the open session's menu itself, once
 // per session, and serves it from memory. The hot path is a map lookup and one tick comparison.
-import { dealToJson, ENGINE_IDENTITY, menu, type Deal, type MarketId, type ServedDeal } from '../engine/index.js';
+import {
+  dealToJson,
+  ENGINE_IDENTITY,
+  menu,
+  type Deal,
+  type MarketId,
+  type ServedDeal,
+} from '../engine/index.js';
 import { round2 } from '../analytics/money.js';
 
 /** Observable summary of the listed menu (SPEC.md Market `quote`). Money from integer cents. */
@@ -96,7 +103,12 @@ export class MenuSnapshots {
   }
 }
 
-export function buildSnapshot(seed: number, market: MarketId, tick: number, closesAt: number): MenuSnapshot {
+export function buildSnapshot(
+  seed: number,
+  market: MarketId,
+  tick: number,
+  closesAt: number,
+): MenuSnapshot {
   const raw = menu(seed, market, tick);
   const deals = Object.freeze(raw.map((d) => deepFreeze(dealToJson(d))));
   const byKey = new Map<string, ServedDeal>();
@@ -110,7 +122,15 @@ export function buildSnapshot(seed: number, market: MarketId, tick: number, clos
   for (const list of byFamily.values()) Object.freeze(list);
   const rows = new Map(raw.map((deal, idx) => [deal.key, { idx, deal }]));
   const etag = `W/"${market}-${tick}-${seed}-${ENGINE_TAG}"`;
-  const page: DealsPage = { market, tick, closes_at: closesAt, total: deals.length, limit: DEFAULT_LIMIT, offset: 0, deals: deals.slice(0, DEFAULT_LIMIT) };
+  const page: DealsPage = {
+    market,
+    tick,
+    closes_at: closesAt,
+    total: deals.length,
+    limit: DEFAULT_LIMIT,
+    offset: 0,
+    deals: deals.slice(0, DEFAULT_LIMIT),
+  };
   return Object.freeze({
     market,
     tick,
@@ -130,12 +150,17 @@ export function buildSnapshot(seed: number, market: MarketId, tick: number, clos
 /** Lowest, mean and highest landed cost and resale price, counts; exact from integer cents. */
 export function quoteOf(raw: readonly Deal[]): MenuQuote {
   const n = raw.length;
-  let costLow = Infinity, costHigh = -Infinity, costSum = 0;
-  let priceLow = Infinity, priceHigh = -Infinity, priceSum = 0;
+  let costLow = Infinity,
+    costHigh = -Infinity,
+    costSum = 0;
+  let priceLow = Infinity,
+    priceHigh = -Infinity,
+    priceSum = 0;
   let bids = 0;
   const families = new Set<string>();
   for (const d of raw) {
-    const c = d.unit_cost_cents, p = d.list_price_cents;
+    const c = d.unit_cost_cents,
+      p = d.list_price_cents;
     if (c < costLow) costLow = c;
     if (c > costHigh) costHigh = c;
     if (p < priceLow) priceLow = p;

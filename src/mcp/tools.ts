@@ -17,16 +17,39 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
-  CallToolRequestSchema, LATEST_PROTOCOL_VERSION, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
-  type CallToolResult, type Resource, type Tool,
+  CallToolRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type Resource,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { TSchema } from 'typebox';
 import { isApiRoute, standaloneSchema } from '../api/openapi.js';
-import { HttpError, Media, type Context, type InternalRequest, type Method, type Reply, type RequestInfo, type Route } from '../http/route.js';
+import {
+  HttpError,
+  Media,
+  type Context,
+  type InternalRequest,
+  type Method,
+  type Reply,
+  type RequestInfo,
+  type Route,
+} from '../http/route.js';
 import { SERVICE_NAME } from '../docs/manifest.js';
 import { keyFromHeaders } from '../auth/api-keys.js';
 import {
-  MCP_ANSWER_BYTES, MCP_LIST_DEFAULT, MCP_RESULT_BYTES, MCP_TOOL_ANSWER_BYTES, UNAUTHENTICATED_RETRY_AFTER_S, addressKey, unauthenticatedDetail, type Places,
+  MCP_ANSWER_BYTES,
+  MCP_LIST_DEFAULT,
+  MCP_RESULT_BYTES,
+  MCP_TOOL_ANSWER_BYTES,
+  UNAUTHENTICATED_RETRY_AFTER_S,
+  addressKey,
+  unauthenticatedDetail,
+  type Places,
 } from '../http/limits.js';
 
 /** The oldest protocol version served: the first with structured tool output (2025-06-18). */
@@ -56,11 +79,18 @@ const KEY_NOTE = ' Needs your API key (Authorization: Bearer, or api_key).';
 
 type JsonObject = { type?: unknown; properties?: Record<string, TSchema>; required?: string[] };
 const objectSchema = (s: unknown): s is JsonObject & { properties: Record<string, TSchema> } =>
-  typeof s === 'object' && s !== null && !(s instanceof Media) && !!(s as JsonObject).properties && (s as JsonObject).type === 'object';
+  typeof s === 'object' &&
+  s !== null &&
+  !(s instanceof Media) &&
+  !!(s as JsonObject).properties &&
+  (s as JsonObject).type === 'object';
 
 /** The lowest 2xx answer of a route when it is JSON (a TSchema), else undefined. */
 function jsonAnswer(r: Route): TSchema | undefined {
-  const ok = Object.keys(r.response).map(Number).filter((s) => s >= 200 && s < 300).sort((a, b) => a - b)[0];
+  const ok = Object.keys(r.response)
+    .map(Number)
+    .filter((s) => s >= 200 && s < 300)
+    .sort((a, b) => a - b)[0];
   const body = ok === undefined ? undefined : r.response[ok];
   return body === undefined || body instanceof Media ? undefined : body;
 }
@@ -89,34 +119,75 @@ function toolOf(r: Route, answer: TSchema): McpTool {
   const required: string[] = [];
   const places = new Map<string, Place>();
   const add = (name: string, schema: unknown, place: Place, isRequired: boolean) => {
-    if (places.has(name)) throw new Error(`MCP tool ${r.operationId}: argument ${name} is both a ${places.get(name)} and a ${place} field`);
+    if (places.has(name))
+      throw new Error(
+        `MCP tool ${r.operationId}: argument ${name} is both a ${places.get(name)} and a ${place} field`,
+      );
     places.set(name, place);
     properties[name] = schema;
     if (isRequired) required.push(name);
   };
   const params = (r.params as JsonObject | undefined)?.properties ?? {};
-  for (const name of [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1])) add(name, params[name] ?? { type: 'string' }, 'path', true);
+  for (const name of [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]))
+    add(name, params[name] ?? { type: 'string' }, 'path', true);
   const query = r.query as JsonObject | undefined;
   const defaults: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(query?.properties ?? {})) {
     // A list's page: MCP_LIST_DEFAULT items unless the call asks for more (the API's own default may be larger).
-    const page = name === 'limit' && typeof (s as { default?: unknown }).default === 'number' && (s as { default: number }).default > MCP_LIST_DEFAULT;
+    const page =
+      name === 'limit' &&
+      typeof (s as { default?: unknown }).default === 'number' &&
+      (s as { default: number }).default > MCP_LIST_DEFAULT;
     if (page) defaults[name] = MCP_LIST_DEFAULT;
-    add(name, page ? { ...s, default: MCP_LIST_DEFAULT } : s, 'query', (query!.required ?? []).includes(name) && !('default' in s));
+    add(
+      name,
+      page ? { ...s, default: MCP_LIST_DEFAULT } : s,
+      'query',
+      (query!.required ?? []).includes(name) && !('default' in s),
+    );
   }
   if (r.body) {
-    if (!objectSchema(r.body)) throw new Error(`MCP tool ${r.operationId}: its body is not an object; its fields cannot be arguments`);
+    if (!objectSchema(r.body))
+      throw new Error(
+        `MCP tool ${r.operationId}: its body is not an object; its fields cannot be arguments`,
+      );
     const body = r.body as JsonObject & { properties: Record<string, TSchema> };
-    for (const [name, s] of Object.entries(body.properties)) add(name, s, 'body', (body.required ?? []).includes(name) && !('default' in s));
+    for (const [name, s] of Object.entries(body.properties))
+      add(name, s, 'body', (body.required ?? []).includes(name) && !('default' in s));
   }
   if (mutates) {
-    add(IDEMPOTENCY_KEY, {
-      type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$',
-      description: 'Idempotency-Key: a retry with the same key and arguments gets the first answer (24 h), no second effect',
-    }, 'header', false);
+    add(
+      IDEMPOTENCY_KEY,
+      {
+        type: 'string',
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[\\x20-\\x7e]+$',
+        description:
+          'Idempotency-Key: a retry with the same key and arguments gets the first answer (24 h), no second effect',
+      },
+      'header',
+      false,
+    );
   }
-  if (r.auth === 'key') add(API_KEY, { type: 'string', description: 'your API key, when this request has no Authorization header' }, 'credential', false);
-  const inputSchema = lean(standaloneSchema({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false })) as Tool['inputSchema'];
+  if (r.auth === 'key')
+    add(
+      API_KEY,
+      {
+        type: 'string',
+        description: 'your API key, when this request has no Authorization header',
+      },
+      'credential',
+      false,
+    );
+  const inputSchema = lean(
+    standaloneSchema({
+      type: 'object',
+      properties,
+      ...(required.length ? { required } : {}),
+      additionalProperties: false,
+    }),
+  ) as Tool['inputSchema'];
   const links = holderLinks(answer);
   const description = [
     r.summary.endsWith('.') ? r.summary : `${r.summary}.`,
@@ -131,7 +202,9 @@ function toolOf(r: Route, answer: TSchema): McpTool {
     annotations: {
       ...(mutates ? {} : { readOnlyHint: true }),
       ...(mutates && r.method !== 'DELETE' ? { destructiveHint: false } : {}),
-      ...(r.method === 'GET' || r.method === 'PUT' || r.method === 'DELETE' ? { idempotentHint: true } : {}),
+      ...(r.method === 'GET' || r.method === 'PUT' || r.method === 'DELETE'
+        ? { idempotentHint: true }
+        : {}),
       openWorldHint: false,
     },
   };
@@ -153,30 +226,45 @@ export function lean(schema: unknown): unknown {
   if (Array.isArray(s.anyOf)) {
     const { anyOf, ...rest } = s;
     const branches = (anyOf as Schema[]).filter((b) => !isNull(b));
-    if (branches.length && branches.every((b) => b.type === 'string' && 'const' in b && Object.keys(b).length === 2)) {
+    if (
+      branches.length &&
+      branches.every((b) => b.type === 'string' && 'const' in b && Object.keys(b).length === 2)
+    ) {
       return { type: 'string', enum: branches.map((b) => b.const), ...rest };
     }
     if (branches.length === 1) {
       const only = lean(branches[0]) as Schema;
-      return { ...only, ...(rest.description !== undefined ? { description: rest.description } : {}) };
+      return {
+        ...only,
+        ...(rest.description !== undefined ? { description: rest.description } : {}),
+      };
     }
   }
   const out: Schema = {};
-  for (const [k, v] of Object.entries(s)) out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([n, p]) => [n, lean(p)])) : lean(v);
+  for (const [k, v] of Object.entries(s))
+    out[k] =
+      k === 'properties'
+        ? Object.fromEntries(Object.entries(v as Schema).map(([n, p]) => [n, lean(p)]))
+        : lean(v);
   return out;
 }
 
 /** The credentials of the MCP request that the API reads (CONTRACT.md: the agent's key). */
 const CREDENTIALS = ['authorization', 'x-api-token'];
 
-const textResult = (value: unknown, isError: boolean, meta?: Record<string, unknown>): CallToolResult => ({
+const textResult = (
+  value: unknown,
+  isError: boolean,
+  meta?: Record<string, unknown>,
+): CallToolResult => ({
   content: [{ type: 'text', text: JSON.stringify(value) }],
   ...(isError ? { isError: true } : {}),
   ...(meta ? { _meta: meta } : {}),
 });
 
 /** A refusal shaped as the API's own (a 422's issues, a sentence otherwise), as a tool error. */
-const toolError = (status: number, detail: unknown): CallToolResult => textResult({ status, detail }, true);
+const toolError = (status: number, detail: unknown): CallToolResult =>
+  textResult({ status, detail }, true);
 
 /** A tool result over MCP_RESULT_BYTES: what the tool error says instead. */
 const tooLarge = (name: string, bytes: number) =>
@@ -184,7 +272,8 @@ const tooLarge = (name: string, bytes: number) =>
   'ask for less (a smaller limit, a later after, a narrower range of ticks), or read it from the HTTP API';
 
 /** Whether `v` is a plain JSON object (not an array, not null). */
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The same JSON value with every array of two or more objects of the same keys (in the same order)
@@ -198,8 +287,18 @@ export function columnar(value: unknown): unknown {
     const first = value[0];
     if (value.length < 2 || !isObject(first)) return rows;
     const keys = Object.keys(first);
-    const same = value.every((v) => isObject(v) && Object.keys(v).length === keys.length && Object.keys(v).every((k, i) => k === keys[i]));
-    return same ? { $columns: keys, $rows: value.map((v) => keys.map((k) => columnar((v as Record<string, unknown>)[k]))) } : rows;
+    const same = value.every(
+      (v) =>
+        isObject(v) &&
+        Object.keys(v).length === keys.length &&
+        Object.keys(v).every((k, i) => k === keys[i]),
+    );
+    return same
+      ? {
+          $columns: keys,
+          $rows: value.map((v) => keys.map((k) => columnar((v as Record<string, unknown>)[k]))),
+        }
+      : rows;
   }
   if (!isObject(value)) return value;
   // fromEntries defines own properties: a "__proto__" key of the JSON stays a key (an assignment would set the prototype).
@@ -224,11 +323,20 @@ export function resultOf(reply: Reply, name = 'the tool'): CallToolResult {
     }
   }
   if (status >= 400) {
-    const detail = typeof value === 'object' && value !== null && 'detail' in value ? (value as { detail: unknown }).detail : value;
+    const detail =
+      typeof value === 'object' && value !== null && 'detail' in value
+        ? (value as { detail: unknown }).detail
+        : value;
     const retry = reply.headers?.['retry-after'];
-    return textResult({ status, detail, ...(retry ? { retry_after_seconds: Number(retry) } : {}) }, true);
+    return textResult(
+      { status, detail, ...(retry ? { retry_after_seconds: Number(retry) } : {}) },
+      true,
+    );
   }
-  const meta: Record<string, unknown> = { status, ...(reply.headers?.['idempotent-replayed'] === 'true' ? { idempotent_replayed: true } : {}) };
+  const meta: Record<string, unknown> = {
+    status,
+    ...(reply.headers?.['idempotent-replayed'] === 'true' ? { idempotent_replayed: true } : {}),
+  };
   const result = textResult(value ?? null, false, meta);
   const bytes = Buffer.byteLength((result.content[0] as { text: string }).text);
   if (bytes > MCP_RESULT_BYTES) return toolError(413, tooLarge(name, bytes));
@@ -237,7 +345,8 @@ export function resultOf(reply: Reply, name = 'the tool'): CallToolResult {
     if (isObject(value)) result.structuredContent = value;
     return result;
   }
-  meta.form = 'columnar: each {"$columns": [...], "$rows": [[...]]} is a list of objects with those keys';
+  meta.form =
+    'columnar: each {"$columns": [...], "$rows": [[...]]} is a list of objects with those keys';
   return textResult(columnar(value), false, meta);
 }
 
@@ -246,37 +355,75 @@ export function resultOf(reply: Reply, name = 'the tool'): CallToolResult {
  * key where one is needed, builds the request and dispatches it through the route's pipeline.
  */
 export async function callTool(
-  t: McpTool, args: unknown, headers: Record<string, string>, dispatch: (r: InternalRequest) => Promise<Reply>, remoteAddress?: () => string,
+  t: McpTool,
+  args: unknown,
+  headers: Record<string, string>,
+  dispatch: (r: InternalRequest) => Promise<Reply>,
+  remoteAddress?: () => string,
 ): Promise<CallToolResult> {
   const a = (args ?? {}) as Record<string, unknown>;
-  if (typeof a !== 'object' || Array.isArray(a)) return toolError(422, 'the arguments must be one object');
+  if (typeof a !== 'object' || Array.isArray(a))
+    return toolError(422, 'the arguments must be one object');
   const unknown = Object.keys(a).filter((k) => !t.places.has(k));
   if (unknown.length) {
-    return toolError(422, `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).map((k) => JSON.stringify(k.slice(0, 60))).join(', ')}; ${t.tool.name} takes ${[...t.places.keys()].join(', ') || 'none'}`);
+    return toolError(
+      422,
+      `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown
+        .slice(0, 10)
+        .map((k) => JSON.stringify(k.slice(0, 60)))
+        .join(', ')}; ${t.tool.name} takes ${[...t.places.keys()].join(', ') || 'none'}`,
+    );
   }
   const credentials: Record<string, string> = {};
   for (const h of CREDENTIALS) if (headers[h]) credentials[h] = headers[h];
   // CONTRACT.md "MCP": api_key is used when the request carries no key of its own.
-  if (a[API_KEY] !== undefined && typeof a[API_KEY] !== 'string') return toolError(422, [{ loc: ['arguments', API_KEY], msg: 'Input should be a string', type: 'string_type' }]);
-  if (t.route.auth === 'key' && !Object.keys(credentials).length && a[API_KEY]) credentials.authorization = `Bearer ${a[API_KEY]}`;
+  if (a[API_KEY] !== undefined && typeof a[API_KEY] !== 'string')
+    return toolError(422, [
+      { loc: ['arguments', API_KEY], msg: 'Input should be a string', type: 'string_type' },
+    ]);
+  if (t.route.auth === 'key' && !Object.keys(credentials).length && a[API_KEY])
+    credentials.authorization = `Bearer ${a[API_KEY]}`;
   if (t.route.auth === 'key' && !Object.keys(credentials).length) {
-    return toolError(401, `${t.tool.name} needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request, or as the api_key argument (a new agent makes one with create_token and registers it with register_agent, both without a key)`);
+    return toolError(
+      401,
+      `${t.tool.name} needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request, or as the api_key argument (a new agent makes one with create_token and registers it with register_agent, both without a key)`,
+    );
   }
-  const missing = [...t.places].filter(([k, p]) => p === 'path' && (a[k] === undefined || a[k] === null || a[k] === ''));
-  if (missing.length) return toolError(422, missing.map(([k]) => ({ loc: ['path', k], msg: 'Field required', type: 'missing' })));
+  const missing = [...t.places].filter(
+    ([k, p]) => p === 'path' && (a[k] === undefined || a[k] === null || a[k] === ''),
+  );
+  if (missing.length)
+    return toolError(
+      422,
+      missing.map(([k]) => ({ loc: ['path', k], msg: 'Field required', type: 'missing' })),
+    );
 
-  const path = t.route.path.replace(/\{([^}]+)\}/g, (_, k: string) => encodeURIComponent(String(a[k])));
+  const path = t.route.path.replace(/\{([^}]+)\}/g, (_, k: string) =>
+    encodeURIComponent(String(a[k])),
+  );
   const query = new URLSearchParams();
   const body: Record<string, unknown> = {};
   for (const [k, place] of t.places) {
     const v = a[k] ?? t.defaults[k];
     if (v === undefined || place === 'header' || place === 'credential') continue;
-    if (place === 'query' && v !== null) for (const x of Array.isArray(v) ? v : [v]) query.append(k, typeof x === 'object' ? JSON.stringify(x) : String(x));
+    if (place === 'query' && v !== null)
+      for (const x of Array.isArray(v) ? v : [v])
+        query.append(k, typeof x === 'object' ? JSON.stringify(x) : String(x));
     if (place === 'body') body[k] = v;
   }
-  const req: InternalRequest = { method: t.route.method as Method, path, query: query.toString(), headers: { accept: 'application/json', ...credentials }, remoteAddress };
-  if (typeof a[IDEMPOTENCY_KEY] === 'string') req.headers['idempotency-key'] = a[IDEMPOTENCY_KEY] as string;
-  else if (a[IDEMPOTENCY_KEY] !== undefined) return toolError(422, [{ loc: ['arguments', IDEMPOTENCY_KEY], msg: 'Input should be a string', type: 'string_type' }]);
+  const req: InternalRequest = {
+    method: t.route.method as Method,
+    path,
+    query: query.toString(),
+    headers: { accept: 'application/json', ...credentials },
+    remoteAddress,
+  };
+  if (typeof a[IDEMPOTENCY_KEY] === 'string')
+    req.headers['idempotency-key'] = a[IDEMPOTENCY_KEY] as string;
+  else if (a[IDEMPOTENCY_KEY] !== undefined)
+    return toolError(422, [
+      { loc: ['arguments', IDEMPOTENCY_KEY], msg: 'Input should be a string', type: 'string_type' },
+    ]);
   if (t.route.body && (Object.keys(body).length || !t.route.optionalBody)) {
     req.body = Buffer.from(JSON.stringify(body));
     req.headers['content-type'] = 'application/json';
@@ -291,15 +438,33 @@ export function mcpResources(baseUrl: string): McpResource[] {
   return [
     {
       path: '/llms.txt',
-      resource: { uri: `${baseUrl}/llms.txt`, name: 'llms.txt', title: 'The service for language models', description: 'What the service is and how an agent uses it, in plain text', mimeType: 'text/plain' },
+      resource: {
+        uri: `${baseUrl}/llms.txt`,
+        name: 'llms.txt',
+        title: 'The service for language models',
+        description: 'What the service is and how an agent uses it, in plain text',
+        mimeType: 'text/plain',
+      },
     },
     {
       path: '/api/v1/agents/protocol',
-      resource: { uri: `${baseUrl}/api/v1/agents/protocol`, name: 'protocol', title: "The agent's working protocol", description: 'The steps an agent follows, as data (get_protocol answers the same)', mimeType: 'application/json' },
+      resource: {
+        uri: `${baseUrl}/api/v1/agents/protocol`,
+        name: 'protocol',
+        title: "The agent's working protocol",
+        description: 'The steps an agent follows, as data (get_protocol answers the same)',
+        mimeType: 'application/json',
+      },
     },
     {
       path: '/docs/agents',
-      resource: { uri: `${baseUrl}/docs/agents`, name: 'docs-agents', title: 'For agents', description: 'The agents\' guide: every step with a command that runs as shown', mimeType: 'text/html' },
+      resource: {
+        uri: `${baseUrl}/docs/agents`,
+        name: 'docs-agents',
+        title: 'For agents',
+        description: "The agents' guide: every step with a command that runs as shown",
+        mimeType: 'text/html',
+      },
     },
   ];
 }
@@ -339,20 +504,39 @@ export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions):
 
   /** One request's server: stateless, so each POST gets its own Server and transport (the SDK's rule). */
   function serverFor(ctx: Context): Server {
-    const server = new Server({ name: 'agent-market', title: SERVICE_NAME, version: '1.0.0' }, { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS });
+    const server = new Server(
+      { name: 'agent-market', title: SERVICE_NAME, version: '1.0.0' },
+      {
+        capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+        instructions: INSTRUCTIONS,
+      },
+    );
     const dispatch = ctx.dispatch!;
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
       const t = byName.get(req.params.name);
-      if (!t) return toolError(404, `no tool ${JSON.stringify(req.params.name.slice(0, 100))}; tools/list names them`);
+      if (!t)
+        return toolError(
+          404,
+          `no tool ${JSON.stringify(req.params.name.slice(0, 100))}; tools/list names them`,
+        );
       return callTool(t, req.params.arguments, ctx.req.headers, dispatch, ctx.req.remoteAddress);
     });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: resources.map((r) => r.resource) }));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: resources.map((r) => r.resource),
+    }));
     server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
       const r = resources.find((x) => x.resource.uri === req.params.uri);
       if (!r) throw resourceNotFound(req.params.uri);
-      const reply = await dispatch({ method: 'GET', path: r.path, headers: { accept: r.resource.mimeType ?? '*/*' } });
-      const text = reply.body !== undefined ? Buffer.from(reply.body as string | Uint8Array).toString('utf8') : JSON.stringify(reply.json);
+      const reply = await dispatch({
+        method: 'GET',
+        path: r.path,
+        headers: { accept: r.resource.mimeType ?? '*/*' },
+      });
+      const text =
+        reply.body !== undefined
+          ? Buffer.from(reply.body as string | Uint8Array).toString('utf8')
+          : JSON.stringify(reply.json);
       return { contents: [{ uri: r.resource.uri, mimeType: r.resource.mimeType, text }] };
     });
     return server;
@@ -364,9 +548,19 @@ export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions):
    * test); over the cap, 429. Answers what gives the place back early, if anything.
    */
   async function admit(ctx: Context): Promise<(() => void) | undefined> {
-    if (keyFromHeaders(ctx.req.headers) !== null && (await opts.authenticate(ctx.req).then(() => true, () => false))) return undefined;
+    if (
+      keyFromHeaders(ctx.req.headers) !== null &&
+      (await opts.authenticate(ctx.req).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return undefined;
     const release = opts.unauthenticated.take(addressKey(ctx.req.remoteAddress()));
-    if (!release) throw new HttpError(429, unauthenticatedDetail('this MCP request'), { 'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S) });
+    if (!release)
+      throw new HttpError(429, unauthenticatedDetail('this MCP request'), {
+        'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S),
+      });
     if (!ctx.hold) return release;
     ctx.hold(release);
     return undefined;
@@ -380,7 +574,11 @@ export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions):
     headers.set('accept', 'application/json, text/event-stream');
     const version = headers.get('mcp-protocol-version');
     if (version !== null && version < MIN_PROTOCOL_VERSION) {
-      return rpcError(400, -32000, `Bad Request: unsupported protocol version ${version.slice(0, 40)} (this server speaks ${MIN_PROTOCOL_VERSION} and later)`);
+      return rpcError(
+        400,
+        -32000,
+        `Bad Request: unsupported protocol version ${version.slice(0, 40)} (this server speaks ${MIN_PROTOCOL_VERSION} and later)`,
+      );
     }
     const bytes = ctx.bytes ?? Buffer.alloc(0);
     // Read once, here: a batch is refused before any server, transport or answer is built.
@@ -388,19 +586,37 @@ export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions):
     if (message && Array.isArray(message.value)) return rpcError(400, -32600, BATCH_REFUSED);
     const early = await admit(ctx);
     const server = serverFor(ctx);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     try {
       await server.connect(transport);
-      const request = new Request(`${baseUrl}/mcp`, { method: 'POST', headers, body: new Uint8Array(bytes) });
+      const request = new Request(`${baseUrl}/mcp`, {
+        method: 'POST',
+        headers,
+        body: new Uint8Array(bytes),
+      });
       // Unreadable JSON is left to the SDK (its -32700).
-      const res = await transport.handleRequest(request, message && { parsedBody: initializeAtLeastMin(message.value) });
+      const res = await transport.handleRequest(
+        request,
+        message && { parsedBody: initializeAtLeastMin(message.value) },
+      );
       const out: Record<string, string> = {};
       res.headers.forEach((v, k) => {
         if (k !== 'content-type' && k !== 'content-length') out[k] = v;
       });
       const text = await res.text();
-      if (Buffer.byteLength(text) > MCP_ANSWER_BYTES) return answerTooLarge(message?.value, Buffer.byteLength(text));
-      return text ? { status: res.status, body: text, contentType: res.headers.get('content-type') ?? 'application/json', headers: out } : { status: res.status, headers: out };
+      if (Buffer.byteLength(text) > MCP_ANSWER_BYTES)
+        return answerTooLarge(message?.value, Buffer.byteLength(text));
+      return text
+        ? {
+            status: res.status,
+            body: text,
+            contentType: res.headers.get('content-type') ?? 'application/json',
+            headers: out,
+          }
+        : { status: res.status, headers: out };
     } finally {
       early?.();
       await server.close().catch(() => {});
@@ -411,10 +627,15 @@ export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions):
 }
 
 /** resources/read of a URI the server does not list: the spec's -32002. */
-const resourceNotFound = (uri: string) => new McpError(-32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
+const resourceNotFound = (uri: string) =>
+  new McpError(-32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
 
 function rpcError(status: number, code: number, message: string): Reply {
-  return { status, contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) };
+  return {
+    status,
+    contentType: 'application/json',
+    body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }),
+  };
 }
 
 /** The body as JSON (any JSON value), or undefined when it is not JSON (too deep for the parser included). */
@@ -429,10 +650,17 @@ function parseMessage(bytes: Buffer): { value: unknown } | undefined {
 
 /** An answer over MCP_ANSWER_BYTES: a JSON-RPC error for the request's id instead. */
 function answerTooLarge(message: unknown, bytes: number): Reply {
-  const id = typeof message === 'object' && message !== null && 'id' in message ? (message as { id: unknown }).id : null;
+  const id =
+    typeof message === 'object' && message !== null && 'id' in message
+      ? (message as { id: unknown }).id
+      : null;
   const answer = {
-    jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null,
-    error: { code: -32603, message: `Internal error: the answer would be ${bytes} bytes, more than the ${MCP_ANSWER_BYTES} an MCP answer may carry` },
+    jsonrpc: '2.0',
+    id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    error: {
+      code: -32603,
+      message: `Internal error: the answer would be ${bytes} bytes, more than the ${MCP_ANSWER_BYTES} an MCP answer may carry`,
+    },
   };
   return { status: 200, contentType: 'application/json', body: JSON.stringify(answer) };
 }
@@ -444,7 +672,13 @@ function answerTooLarge(message: unknown, bytes: number): Reply {
  */
 function initializeAtLeastMin(msg: unknown): unknown {
   const m = msg as { method?: unknown; params?: { protocolVersion?: unknown } };
-  if (typeof m !== 'object' || m === null || m.method !== 'initialize' || typeof m.params?.protocolVersion !== 'string') return msg;
+  if (
+    typeof m !== 'object' ||
+    m === null ||
+    m.method !== 'initialize' ||
+    typeof m.params?.protocolVersion !== 'string'
+  )
+    return msg;
   if (m.params.protocolVersion >= MIN_PROTOCOL_VERSION) return msg;
   return { ...m, params: { ...m.params, protocolVersion: LATEST_PROTOCOL_VERSION } };
 }

@@ -17,7 +17,8 @@ const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 /** The well-known NAT64 prefix (RFC 6052): the IPv4 address in the last 32 bits. 64:ff9b:1::/48 (local use, RFC 8215) is refused whole. */
 const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
 
-const ipv4Of = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+const ipv4Of = (hi: number, lo: number) =>
+  new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
 
 /**
  * The IPv4 addresses an IPv6 address stands for (CONTRACT.md "Events" → Webhooks): IPv4-mapped
@@ -65,7 +66,10 @@ export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 export const systemResolver: Resolver = async (host) => {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`resolving ${host} took longer than ${RESOLVE_TIMEOUT_MS} ms`)), RESOLVE_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`resolving ${host} took longer than ${RESOLVE_TIMEOUT_MS} ms`)),
+      RESOLVE_TIMEOUT_MS,
+    );
     timer.unref();
   });
   try {
@@ -81,7 +85,8 @@ export const systemResolver: Resolver = async (host) => {
  * address to connect to (`address` undefined when private addresses are allowed: the connection
  * resolves the name itself).
  */
-export type UrlVerdict = { ok: true; url: URL; address?: ResolvedAddress } | { ok: false; refused: string };
+export type UrlVerdict =
+  { ok: true; url: URL; address?: ResolvedAddress } | { ok: false; refused: string };
 
 /** The URL's shape alone (scheme, credentials, length): a sentence when it is no webhook URL, else the parsed URL. */
 export function urlShape(raw: string): URL | string {
@@ -92,7 +97,8 @@ export function urlShape(raw: string): URL | string {
   } catch {
     return 'not an absolute URL';
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'a webhook URL is http:// or https://';
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return 'a webhook URL is http:// or https://';
   if (url.username || url.password) return 'a webhook URL carries no user name or password';
   if (!url.hostname) return 'the URL names no host';
   return url;
@@ -102,14 +108,22 @@ export function urlShape(raw: string): URL | string {
  * Checks `raw`: its shape, then (unless `allowPrivate`) its host: an IP address as written, or every
  * address a name resolves to, must be public. The first checked address is the one to connect to.
  */
-export async function checkWebhookUrl(raw: string, allowPrivate: boolean, resolve: Resolver = systemResolver): Promise<UrlVerdict> {
+export async function checkWebhookUrl(
+  raw: string,
+  allowPrivate: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<UrlVerdict> {
   const url = urlShape(raw);
   if (typeof url === 'string') return { ok: false, refused: url };
   if (allowPrivate) return { ok: true, url };
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const family = isIP(host);
   if (family !== 0) {
-    if (isPrivateAddress(host)) return { ok: false, refused: `${host} is a private, loopback or link-local address (refused unless SVC_WEBHOOK_ALLOW_PRIVATE=1)` };
+    if (isPrivateAddress(host))
+      return {
+        ok: false,
+        refused: `${host} is a private, loopback or link-local address (refused unless SVC_WEBHOOK_ALLOW_PRIVATE=1)`,
+      };
     return { ok: true, url, address: { address: host, family: family === 6 ? 6 : 4 } };
   }
   let addresses: ResolvedAddress[];
@@ -120,6 +134,10 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean, resolv
   }
   if (!addresses.length) return { ok: false, refused: `the host ${host} does not resolve` };
   const bad = addresses.find((a) => isPrivateAddress(a.address));
-  if (bad) return { ok: false, refused: `the host ${host} resolves to ${bad.address}, a private, loopback or link-local address (refused unless SVC_WEBHOOK_ALLOW_PRIVATE=1)` };
+  if (bad)
+    return {
+      ok: false,
+      refused: `the host ${host} resolves to ${bad.address}, a private, loopback or link-local address (refused unless SVC_WEBHOOK_ALLOW_PRIVATE=1)`,
+    };
   return { ok: true, url, address: addresses[0] };
 }

@@ -29,7 +29,8 @@ export type { OpsAccess } from '../http/principal.js';
 
 /** How /ops is reached under this configuration. */
 export function opsAccess(config: Pick<Config, 'host' | 'baseUrl' | 'opsToken'>): OpsAccess {
-  if (isLoopbackHost(config.host) && isLoopbackHost(new URL(config.baseUrl).hostname)) return 'open';
+  if (isLoopbackHost(config.host) && isLoopbackHost(new URL(config.baseUrl).hostname))
+    return 'open';
   return config.opsToken === undefined ? 'hidden' : 'token';
 }
 
@@ -74,11 +75,17 @@ export function opsExistOr404(config: Pick<Config, 'host' | 'baseUrl' | 'opsToke
 }
 
 /** The `ops` authenticator of the route table: open on loopback, else 404 without a token configured, 401 without it. */
-export function opsAuthenticator(config: Pick<Config, 'host' | 'baseUrl' | 'opsToken'>): (req: RequestInfo) => Promise<OpsPrincipal> {
+export function opsAuthenticator(
+  config: Pick<Config, 'host' | 'baseUrl' | 'opsToken'>,
+): (req: RequestInfo) => Promise<OpsPrincipal> {
   return async (req) => {
     const access = opsExistOr404(config);
     if (access === 'open' || carriesToken(req, config.opsToken!)) return { via: access };
-    throw new HttpError(401, 'the ops token is required: send it as Authorization: Bearer, or log in at /ops/login', { 'www-authenticate': 'Bearer realm="ops"' });
+    throw new HttpError(
+      401,
+      'the ops token is required: send it as Authorization: Bearer, or log in at /ops/login',
+      { 'www-authenticate': 'Bearer realm="ops"' },
+    );
   };
 }
 

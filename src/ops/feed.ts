@@ -88,7 +88,12 @@ export class OpsFeed {
 
   /** The chart points kept (oldest first) and what they are compared with. */
   history(): History {
-    return { point_s: this.pointS, max_points: HISTORY_POINTS, points: this.points, thresholds: this.thresholds };
+    return {
+      point_s: this.pointS,
+      max_points: HISTORY_POINTS,
+      points: this.points,
+      thresholds: this.thresholds,
+    };
   }
 
   /** The figures past their thresholds as of the newest point. */
@@ -118,7 +123,8 @@ export class OpsFeed {
     this.followers.add(f);
     // The reconnection delay, the charts' history and the latest figures at once (no second's wait).
     f.write(`retry: ${PERIOD_MS * 2}\n\n`);
-    if (this.send(f, event('history', this.history())) && this.last) this.send(f, event('figures', this.last));
+    if (this.send(f, event('history', this.history())) && this.last)
+      this.send(f, event('figures', this.last));
     return () => this.followers.delete(f);
   }
 
@@ -148,7 +154,8 @@ export class OpsFeed {
         const point = this.pointDue(s.t) ? this.addPoint(s) : undefined;
         const figures: FiguresShape = {
           ...figuresOf(s, this.window.length > 1 ? this.window[0] : undefined, this.who),
-          status: this.breaches, recent_5xx: [...this.errors],
+          status: this.breaches,
+          recent_5xx: [...this.errors],
         };
         this.last = figures;
         const chunk = (point ? event('point', point) : '') + event('figures', figures);

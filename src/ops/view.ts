@@ -11,18 +11,30 @@ const dash = '–';
 export const fmt = {
   int: (n: number | null) => (n === null ? dash : Math.round(n).toLocaleString('en-US')),
   rate: (n: number | null) => (n === null ? dash : n >= 100 ? n.toFixed(0) : n.toFixed(2)),
-  ms: (n: number | null) => (n === null ? dash : n >= 100 ? `${n.toFixed(0)} ms` : `${n.toFixed(2)} ms`),
+  ms: (n: number | null) =>
+    n === null ? dash : n >= 100 ? `${n.toFixed(0)} ms` : `${n.toFixed(2)} ms`,
   pct: (n: number | null) => (n === null ? dash : `${(n * 100).toFixed(1)} %`),
   mb: (n: number | null) => (n === null ? dash : `${(n / 2 ** 20).toFixed(1)} MB`),
   seconds: (n: number | null) => (n === null ? dash : `${Math.round(n).toLocaleString('en-US')} s`),
-  at: (unix: number | null) => (unix === null ? dash : `${new Date(unix * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`),
+  at: (unix: number | null) =>
+    unix === null
+      ? dash
+      : `${new Date(unix * 1000).toISOString().slice(0, 19).replace('T', ' ')} UTC`,
 };
 
 /** A cell: its text now and the figures path the live script keeps it current from. */
 type Kind = keyof typeof fmt;
-const cell = (path: string, kind: Kind, v: number | null) => ({ path, fmt: kind, text: fmt[kind](v) });
+const cell = (path: string, kind: Kind, v: number | null) => ({
+  path,
+  fmt: kind,
+  text: fmt[kind](v),
+});
 /** A section's labelled cells, each figure named once (its key gives both the value and the cell's path). */
-const rows = <T extends Record<string, number | null>>(section: string, figures: T, spec: readonly (readonly [keyof T & string, string, Kind])[]) =>
+const rows = <T extends Record<string, number | null>>(
+  section: string,
+  figures: T,
+  spec: readonly (readonly [keyof T & string, string, Kind])[],
+) =>
   spec.map(([key, label, kind]) => ({ label, ...cell(`${section}.${key}`, kind, figures[key]) }));
 
 /** How a chart's values read: the figures' own formats. */
@@ -31,31 +43,105 @@ type ChartFmt = 'rate' | 'ms' | 'pct';
  * One chart of /ops: its lines are keys of the points (a dotted path: `markets.m15.late_ms`), its
  * levels the thresholds drawn (thresholds.ts). The page's script redraws it from the same spec.
  */
-type OpsChart = { id: string; title: string; yLabel: string; fmt: ChartFmt; series: { name: string; key: string }[]; levels: { id: ThresholdId; name?: string }[] };
+type OpsChart = {
+  id: string;
+  title: string;
+  yLabel: string;
+  fmt: ChartFmt;
+  series: { name: string; key: string }[];
+  levels: { id: ThresholdId; name?: string }[];
+};
 
 /** The charts of /ops, in the page's order (CONTRACT.md "Operators"). */
 function opsCharts(markets: readonly string[]): OpsChart[] {
   const perMarket = (key: string) => markets.map((m) => ({ name: m, key: `markets.${m}.${key}` }));
   return [
-    { id: 'requests', title: 'Requests per second', yLabel: 'req/s', fmt: 'rate', series: [{ name: 'requests/s', key: 'rate' }], levels: [] },
     {
-      id: 'errors', title: '4xx and 5xx answers per second', yLabel: 'per second', fmt: 'rate',
-      series: [{ name: '4xx/s', key: 'rate_4xx' }, { name: '5xx/s', key: 'rate_5xx' }], levels: [{ id: 'rate_4xx', name: '4xx' }, { id: 'rate_5xx', name: '5xx' }],
+      id: 'requests',
+      title: 'Requests per second',
+      yLabel: 'req/s',
+      fmt: 'rate',
+      series: [{ name: 'requests/s', key: 'rate' }],
+      levels: [],
     },
-    { id: 'latency', title: 'Request latency p99, all routes', yLabel: 'ms', fmt: 'ms', series: [{ name: 'p99', key: 'p99_ms' }], levels: [{ id: 'p99_ms' }] },
-    { id: 'close', title: 'Close duration per market (the longest in each point)', yLabel: 'ms', fmt: 'ms', series: perMarket('close_ms'), levels: [{ id: 'close_ms' }] },
-    { id: 'lateness', title: "Close lateness per market (after the session's end)", yLabel: 'ms', fmt: 'ms', series: perMarket('late_ms'), levels: [{ id: 'late_ms' }] },
-    { id: 'mailbox', title: 'Mailbox depth: the deepest shard, of its bound', yLabel: '% of bound', fmt: 'pct', series: [{ name: 'deepest mailbox', key: 'mailbox_share' }], levels: [{ id: 'mailbox_share' }] },
-    { id: 'pool', title: 'Database pool: mean wait for a connection', yLabel: 'ms', fmt: 'ms', series: [{ name: 'mean wait', key: 'pool_wait_ms' }], levels: [{ id: 'pool_wait_ms' }] },
-    { id: 'fanout', title: 'Event fan-out lag p99', yLabel: 'ms', fmt: 'ms', series: [{ name: 'fan-out p99', key: 'fanout_p99_ms' }], levels: [{ id: 'fanout_p99_ms' }] },
-    { id: 'loop', title: 'Event-loop delay p99', yLabel: 'ms', fmt: 'ms', series: [{ name: 'event-loop p99', key: 'loop_p99_ms' }], levels: [] },
+    {
+      id: 'errors',
+      title: '4xx and 5xx answers per second',
+      yLabel: 'per second',
+      fmt: 'rate',
+      series: [
+        { name: '4xx/s', key: 'rate_4xx' },
+        { name: '5xx/s', key: 'rate_5xx' },
+      ],
+      levels: [
+        { id: 'rate_4xx', name: '4xx' },
+        { id: 'rate_5xx', name: '5xx' },
+      ],
+    },
+    {
+      id: 'latency',
+      title: 'Request latency p99, all routes',
+      yLabel: 'ms',
+      fmt: 'ms',
+      series: [{ name: 'p99', key: 'p99_ms' }],
+      levels: [{ id: 'p99_ms' }],
+    },
+    {
+      id: 'close',
+      title: 'Close duration per market (the longest in each point)',
+      yLabel: 'ms',
+      fmt: 'ms',
+      series: perMarket('close_ms'),
+      levels: [{ id: 'close_ms' }],
+    },
+    {
+      id: 'lateness',
+      title: "Close lateness per market (after the session's end)",
+      yLabel: 'ms',
+      fmt: 'ms',
+      series: perMarket('late_ms'),
+      levels: [{ id: 'late_ms' }],
+    },
+    {
+      id: 'mailbox',
+      title: 'Mailbox depth: the deepest shard, of its bound',
+      yLabel: '% of bound',
+      fmt: 'pct',
+      series: [{ name: 'deepest mailbox', key: 'mailbox_share' }],
+      levels: [{ id: 'mailbox_share' }],
+    },
+    {
+      id: 'pool',
+      title: 'Database pool: mean wait for a connection',
+      yLabel: 'ms',
+      fmt: 'ms',
+      series: [{ name: 'mean wait', key: 'pool_wait_ms' }],
+      levels: [{ id: 'pool_wait_ms' }],
+    },
+    {
+      id: 'fanout',
+      title: 'Event fan-out lag p99',
+      yLabel: 'ms',
+      fmt: 'ms',
+      series: [{ name: 'fan-out p99', key: 'fanout_p99_ms' }],
+      levels: [{ id: 'fanout_p99_ms' }],
+    },
+    {
+      id: 'loop',
+      title: 'Event-loop delay p99',
+      yLabel: 'ms',
+      fmt: 'ms',
+      series: [{ name: 'event-loop p99', key: 'loop_p99_ms' }],
+      levels: [],
+    },
   ];
 }
 
 /** A point's value at a dotted key. */
 function valueAt(p: Point, key: string): number | null {
   let v: unknown = p;
-  for (const part of key.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+  for (const part of key.split('.'))
+    v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
   return typeof v === 'number' ? v : null;
 }
 
@@ -72,7 +158,11 @@ export function historyAxis(points: number, pointS: number) {
   };
 }
 
-const CHART_FMT: Record<ChartFmt, (v: number) => string> = { rate: (v) => fmt.rate(v), ms: (v) => fmt.ms(v), pct: (v) => fmt.pct(v) };
+const CHART_FMT: Record<ChartFmt, (v: number) => string> = {
+  rate: (v) => fmt.rate(v),
+  ms: (v) => fmt.ms(v),
+  pct: (v) => fmt.pct(v),
+};
 
 export function opsView(f: FiguresShape, h: History) {
   const byId = new Map(h.thresholds.map((t) => [t.id, t]));
@@ -80,27 +170,62 @@ export function opsView(f: FiguresShape, h: History) {
   const charts = opsCharts(f.markets.map((m) => m.market)).map((c) => {
     const levels = c.levels.flatMap((l) => {
       const t = byId.get(l.id);
-      return t ? [{ y: t.above, label: `${l.name ? `${l.name} ` : ''}threshold ${showValue(t.unit, t.above)}` }] : [];
+      return t
+        ? [
+            {
+              y: t.above,
+              label: `${l.name ? `${l.name} ` : ''}threshold ${showValue(t.unit, t.above)}`,
+            },
+          ]
+        : [];
     });
     const chart = lineChart({
-      title: c.title, x: axis.x, xLabel: 'time before now', yLabel: c.yLabel, xFormat: axis.label, xTicks: axis.ticks, yFormat: CHART_FMT[c.fmt], yReach: 0,
-      series: c.series.map((s) => ({ name: s.name, values: h.points.map((p) => valueAt(p, s.key)) })), levels,
+      title: c.title,
+      x: axis.x,
+      xLabel: 'time before now',
+      yLabel: c.yLabel,
+      xFormat: axis.label,
+      xTicks: axis.ticks,
+      yFormat: CHART_FMT[c.fmt],
+      yReach: 0,
+      series: c.series.map((s) => ({
+        name: s.name,
+        values: h.points.map((p) => valueAt(p, s.key)),
+      })),
+      levels,
     });
-    return { id: c.id, title: c.title, spec: JSON.stringify({ ...c, levels }), html: figure(chart) };
+    return {
+      id: c.id,
+      title: c.title,
+      spec: JSON.stringify({ ...c, levels }),
+      html: figure(chart),
+    };
   });
   const r = f.requests;
   const busy = f.routes.filter((x) => x.requests > 0);
   const quiet = f.routes.filter((x) => x.requests === 0);
   const routeRow = (x: (typeof f.routes)[number]) => ({
-    method: x.method, route: x.route,
-    requests: fmt.int(x.requests), rate: fmt.rate(x.rate), p50: fmt.ms(x.p50_ms), p99: fmt.ms(x.p99_ms), e4: fmt.int(x.errors_4xx), e5: fmt.int(x.errors_5xx),
+    method: x.method,
+    route: x.route,
+    requests: fmt.int(x.requests),
+    rate: fmt.rate(x.rate),
+    p50: fmt.ms(x.p50_ms),
+    p99: fmt.ms(x.p99_ms),
+    e4: fmt.int(x.errors_4xx),
+    e5: fmt.int(x.errors_5xx),
   });
   return {
     who: `pid ${f.process.pid} on ${f.process.host}`,
-    pid: f.process.pid, host: f.process.host,
-    basis: f.window_s > 0 ? `over the last ${f.window_s.toFixed(0)} s` : 'since the process started',
+    pid: f.process.pid,
+    host: f.process.host,
+    basis:
+      f.window_s > 0 ? `over the last ${f.window_s.toFixed(0)} s` : 'since the process started',
     at: cell('at', 'at', f.at),
-    ready: { path: 'ready', fmt: 'ready', text: f.ready === null ? dash : f.ready ? 'ready' : 'starting' },
+    ready: {
+      path: 'ready',
+      fmt: 'ready',
+      text: f.ready === null ? dash : f.ready ? 'ready' : 'starting',
+    },
     status: f.status.map((b) => b.text),
     status_ok: f.status.length === 0,
     cards: [
@@ -115,15 +240,28 @@ export function opsView(f: FiguresShape, h: History) {
       { label: '503 refusals since start', ...cell('requests.refused_503', 'int', r.refused_503) },
       { label: 'Requests since start', ...cell('requests.total', 'int', r.total) },
       { label: 'Process RSS', ...cell('process.rss_bytes', 'mb', f.process.rss_bytes) },
-      { label: 'Event-loop delay p99', ...cell('process.event_loop_p99_ms', 'ms', f.process.event_loop_p99_ms) },
+      {
+        label: 'Event-loop delay p99',
+        ...cell('process.event_loop_p99_ms', 'ms', f.process.event_loop_p99_ms),
+      },
       { label: 'Uptime', ...cell('process.uptime_s', 'seconds', f.process.uptime_s) },
     ],
     charts,
     point_s: h.point_s,
     history_span: spanWords(h.point_s * h.max_points),
     has_points: h.points.length >= 2,
-    thresholds: h.thresholds.map((t) => ({ figure: t.figure, above: showValue(t.unit, t.above), over: spanWords(t.over_s), why: t.why })),
-    recent_5xx: f.recent_5xx.map((e) => ({ at: fmt.at(e.at), method: e.method, route: e.route, status: e.status })),
+    thresholds: h.thresholds.map((t) => ({
+      figure: t.figure,
+      above: showValue(t.unit, t.above),
+      over: spanWords(t.over_s),
+      why: t.why,
+    })),
+    recent_5xx: f.recent_5xx.map((e) => ({
+      at: fmt.at(e.at),
+      method: e.method,
+      route: e.route,
+      status: e.status,
+    })),
     has_5xx: f.recent_5xx.length > 0,
     routes: busy.map(routeRow),
     quiet_routes: quiet.map(routeRow),
@@ -134,39 +272,73 @@ export function opsView(f: FiguresShape, h: History) {
     mailbox_limit: fmt.int(f.mailbox_limit),
     shards: f.shards.map((s, i) => ({
       shard: s.shard,
-      mailbox: cell(`shards.${i}.mailbox`, 'int', s.mailbox), share: cell(`shards.${i}.mailbox_share`, 'pct', s.mailbox_share),
-      turns: cell(`shards.${i}.turns`, 'int', s.turns), p50: cell(`shards.${i}.turn_p50_ms`, 'ms', s.turn_p50_ms), p99: cell(`shards.${i}.turn_p99_ms`, 'ms', s.turn_p99_ms),
-      utilization: cell(`shards.${i}.utilization`, 'pct', s.utilization), restarts: cell(`shards.${i}.restarts`, 'int', s.restarts),
+      mailbox: cell(`shards.${i}.mailbox`, 'int', s.mailbox),
+      share: cell(`shards.${i}.mailbox_share`, 'pct', s.mailbox_share),
+      turns: cell(`shards.${i}.turns`, 'int', s.turns),
+      p50: cell(`shards.${i}.turn_p50_ms`, 'ms', s.turn_p50_ms),
+      p99: cell(`shards.${i}.turn_p99_ms`, 'ms', s.turn_p99_ms),
+      utilization: cell(`shards.${i}.utilization`, 'pct', s.utilization),
+      restarts: cell(`shards.${i}.restarts`, 'int', s.restarts),
     })),
     markets: f.markets.map((m, i) => ({
       market: m.market,
-      interval: m.interval_s === null ? dash : `${m.interval_s < 10 ? m.interval_s.toFixed(2) : m.interval_s.toFixed(0)} s`,
-      closes: cell(`markets.${i}.closes`, 'int', m.closes), performed: cell(`markets.${i}.performed`, 'int', m.performed),
+      interval:
+        m.interval_s === null
+          ? dash
+          : `${m.interval_s < 10 ? m.interval_s.toFixed(2) : m.interval_s.toFixed(0)} s`,
+      closes: cell(`markets.${i}.closes`, 'int', m.closes),
+      performed: cell(`markets.${i}.performed`, 'int', m.performed),
       failures: cell(`markets.${i}.failures`, 'int', m.failures),
-      p50: cell(`markets.${i}.close_p50_ms`, 'ms', m.close_p50_ms), p99: cell(`markets.${i}.close_p99_ms`, 'ms', m.close_p99_ms),
+      p50: cell(`markets.${i}.close_p50_ms`, 'ms', m.close_p50_ms),
+      p99: cell(`markets.${i}.close_p99_ms`, 'ms', m.close_p99_ms),
       late: cell(`markets.${i}.late_p99_ms`, 'ms', m.late_p99_ms),
-      last_at: cell(`markets.${i}.last_close_at`, 'at', m.last_close_at), last_tick: cell(`markets.${i}.last_tick`, 'int', m.last_tick),
+      last_at: cell(`markets.${i}.last_close_at`, 'at', m.last_close_at),
+      last_tick: cell(`markets.${i}.last_tick`, 'int', m.last_tick),
     })),
     cache: rows('record_cache', f.record_cache, [
-      ['kept_bytes', 'Kept', 'mb'], ['cap_bytes', 'Cap', 'mb'], ['sessions', 'Sessions kept', 'int'],
-      ['hits', 'Hits', 'int'], ['misses', 'Misses', 'int'], ['hit_rate', 'Hit rate', 'pct'],
+      ['kept_bytes', 'Kept', 'mb'],
+      ['cap_bytes', 'Cap', 'mb'],
+      ['sessions', 'Sessions kept', 'int'],
+      ['hits', 'Hits', 'int'],
+      ['misses', 'Misses', 'int'],
+      ['hit_rate', 'Hit rate', 'pct'],
     ]),
     pool: rows('db_pool', f.db_pool, [
-      ['waits_rate', 'Shard workers: waits for a connection per second', 'rate'], ['wait_ms', 'Shard workers: mean wait for a connection', 'ms'],
+      ['waits_rate', 'Shard workers: waits for a connection per second', 'rate'],
+      ['wait_ms', 'Shard workers: mean wait for a connection', 'ms'],
       ['waiting', 'Shard workers: waiting for a connection now', 'int'],
-      ['used', 'Main thread: running a query', 'int'], ['free', 'Main thread: idle', 'int'], ['max', 'Main thread: pool size', 'int'],
+      ['used', 'Main thread: running a query', 'int'],
+      ['free', 'Main thread: idle', 'int'],
+      ['max', 'Main thread: pool size', 'int'],
     ]),
-    webhook_backlog: rows('events', f.events, [['webhooks_backlog', 'Webhook deliveries due, not yet sent', 'int'], ['webhooks_backlog_oldest_s', 'The oldest of them has waited', 'seconds']]),
+    webhook_backlog: rows('events', f.events, [
+      ['webhooks_backlog', 'Webhook deliveries due, not yet sent', 'int'],
+      ['webhooks_backlog_oldest_s', 'The oldest of them has waited', 'seconds'],
+    ]),
     events: rows('events', f.events, [
-      ['streams', 'Streams held', 'int'], ['sent_rate', 'Events sent per second', 'rate'], ['sent', 'Events sent since start', 'int'],
-      ['fanout_p50_ms', 'Fan-out p50', 'ms'], ['fanout_p99_ms', 'Fan-out p99', 'ms'],
-      ['closed_behind', 'Closed as too slow', 'int'], ['closed_gone', 'Closed as gone (410)', 'int'],
-      ['webhooks_delivered', 'Webhooks delivered', 'int'], ['webhooks_retried', 'Webhooks to retry', 'int'], ['webhooks_failed', 'Webhooks given up', 'int'],
+      ['streams', 'Streams held', 'int'],
+      ['sent_rate', 'Events sent per second', 'rate'],
+      ['sent', 'Events sent since start', 'int'],
+      ['fanout_p50_ms', 'Fan-out p50', 'ms'],
+      ['fanout_p99_ms', 'Fan-out p99', 'ms'],
+      ['closed_behind', 'Closed as too slow', 'int'],
+      ['closed_gone', 'Closed as gone (410)', 'int'],
+      ['webhooks_delivered', 'Webhooks delivered', 'int'],
+      ['webhooks_retried', 'Webhooks to retry', 'int'],
+      ['webhooks_failed', 'Webhooks given up', 'int'],
     ]),
   };
 }
 
-const UNIT_WORDS: Record<Unit, string> = { ratio: 'ratio to the same-run baseline', times: 'times the same-run floor', rps: 'requests per second', ms: 'milliseconds', MB: 'MB', KB: 'KB', s: 'seconds' };
+const UNIT_WORDS: Record<Unit, string> = {
+  ratio: 'ratio to the same-run baseline',
+  times: 'times the same-run floor',
+  rps: 'requests per second',
+  ms: 'milliseconds',
+  MB: 'MB',
+  KB: 'KB',
+  s: 'seconds',
+};
 
 function value(m: Pick<Measure, 'unit'>, v: number | null): string {
   if (v === null) return dash;
@@ -177,7 +349,8 @@ function value(m: Pick<Measure, 'unit'>, v: number | null): string {
 }
 
 /** Whether a figure meets its target; null without one. */
-const meets = (m: Measure) => (m.target === null ? null : m.better === 'higher' ? m.value >= m.target : m.value < m.target);
+const meets = (m: Measure) =>
+  m.target === null ? null : m.better === 'higher' ? m.value >= m.target : m.value < m.target;
 function met(m: Measure): string {
   const ok = meets(m);
   return ok === null ? dash : ok ? 'yes' : 'no';
@@ -194,10 +367,14 @@ function targetLevels(latest: Measure[]): { y: number; label: string }[] {
     level.names.push(m.name);
     by.set(label, level);
   }
-  return [...by.values()].map((l) => ({ y: l.y, label: latest.length > 1 ? `${l.label} (${l.names.join(', ')})` : l.label }));
+  return [...by.values()].map((l) => ({
+    y: l.y,
+    label: latest.length > 1 ? `${l.label} (${l.names.join(', ')})` : l.label,
+  }));
 }
 
-const missedOn = (r: Run, m: Measure) => `${m.name} missed its target on ${day(r.date)}: ${value(m, m.value)} against ${value(m, m.target)}`;
+const missedOn = (r: Run, m: Measure) =>
+  `${m.name} missed its target on ${day(r.date)}: ${value(m, m.value)} against ${value(m, m.target)}`;
 
 /** At most this many lines share a chart (the charts' four colours). */
 const PER_CHART = 4;
@@ -209,26 +386,76 @@ function scenarioCharts(title: string, runs: Run[]): string[] {
   const xFormat = (i: number) => (runs[i] ? runs[i].date.slice(5, 10) : '');
   const units = [...new Set(runs.flatMap((r) => r.measures.map((m) => m.unit)))];
   for (const unit of units) {
-    const names = [...new Set(runs.flatMap((r) => r.measures.filter((m) => m.unit === unit).map((m) => m.name)))];
+    const names = [
+      ...new Set(runs.flatMap((r) => r.measures.filter((m) => m.unit === unit).map((m) => m.name))),
+    ];
     for (let k = 0; k < names.length; k += PER_CHART) {
       const group = names.slice(k, k + PER_CHART);
       const fmtY = (v: number) => value({ unit }, v);
-      const measure = (r: Run, name: string) => r.measures.find((m) => m.name === name && m.unit === unit);
+      const measure = (r: Run, name: string) =>
+        r.measures.find((m) => m.name === name && m.unit === unit);
       // Per line, the runs with a target, and those that missed it.
-      const judged = group.map((name) => ({ name, runs: runs.flatMap((r, i) => { const m = measure(r, name); return m && meets(m) !== null ? [{ i, r, m }] : []; }) }));
-      const missed = judged.map((j) => ({ name: j.name, of: j.runs.length, runs: j.runs.filter((x) => meets(x.m) === false) }));
+      const judged = group.map((name) => ({
+        name,
+        runs: runs.flatMap((r, i) => {
+          const m = measure(r, name);
+          return m && meets(m) !== null ? [{ i, r, m }] : [];
+        }),
+      }));
+      const missed = judged.map((j) => ({
+        name: j.name,
+        of: j.runs.length,
+        runs: j.runs.filter((x) => meets(x.m) === false),
+      }));
       const chart = lineChart({
-        title: `${title}: ${group.join(', ')} (${UNIT_WORDS[unit]})`, x, xLabel: 'run date', yLabel: unit === 'ratio' ? 'ratio' : unit === 'times' ? '× floor' : unit === 'rps' ? 'req/s' : unit, xFormat, yFormat: fmtY,
-        series: group.map((name) => ({ name, values: runs.map((r) => measure(r, name)?.value ?? null) })),
-        levels: targetLevels(group.flatMap((name) => runs.map((r) => measure(r, name)).filter((m): m is Measure => !!m).slice(-1))),
-        rings: missed.flatMap((j) => j.runs.map(({ i, r, m }) => ({ x: i, y: m.value, label: missedOn(r, m) }))),
+        title: `${title}: ${group.join(', ')} (${UNIT_WORDS[unit]})`,
+        x,
+        xLabel: 'run date',
+        yLabel:
+          unit === 'ratio'
+            ? 'ratio'
+            : unit === 'times'
+              ? '× floor'
+              : unit === 'rps'
+                ? 'req/s'
+                : unit,
+        xFormat,
+        yFormat: fmtY,
+        series: group.map((name) => ({
+          name,
+          values: runs.map((r) => measure(r, name)?.value ?? null),
+        })),
+        levels: targetLevels(
+          group.flatMap((name) =>
+            runs
+              .map((r) => measure(r, name))
+              .filter((m): m is Measure => !!m)
+              .slice(-1),
+          ),
+        ),
+        rings: missed.flatMap((j) =>
+          j.runs.map(({ i, r, m }) => ({ x: i, y: m.value, label: missedOn(r, m) })),
+        ),
       });
       const words = missed.flatMap((j) => {
         const last = j.runs[j.runs.length - 1];
-        return last ? [`${j.name}: ${j.runs.length} of ${j.of} runs missed the target, the latest: ${missedOn(last.r, last.m)}.`] : [];
+        return last
+          ? [
+              `${j.name}: ${j.runs.length} of ${j.of} runs missed the target, the latest: ${missedOn(last.r, last.m)}.`,
+            ]
+          : [];
       });
       const targeted = judged.some((j) => j.runs.length > 0);
-      out.push(figure(chart, [`Lines: ${group.join(', ')}.`, ...(targeted ? [] : ['No numeric target for these lines (see the targets above).']), ...words].join(' ')));
+      out.push(
+        figure(
+          chart,
+          [
+            `Lines: ${group.join(', ')}.`,
+            ...(targeted ? [] : ['No numeric target for these lines (see the targets above).']),
+            ...words,
+          ].join(' '),
+        ),
+      );
     }
   }
   return out;
@@ -245,17 +472,38 @@ export function benchView(b: BenchResults) {
       const latest = runs[runs.length - 1];
       const about = SCENARIOS[k];
       return {
-        id: k, title: about?.title ?? k, script: about?.script ?? '', baseline: about?.baseline ?? '', targets: about?.targets ?? '',
+        id: k,
+        title: about?.title ?? k,
+        script: about?.script ?? '',
+        baseline: about?.baseline ?? '',
+        targets: about?.targets ?? '',
         count: runs.length,
         charts: scenarioCharts(about?.title ?? k, runs).join(''),
         latest: {
-          file: latest.file, date: day(latest.date), commit: latest.commit ?? 'not recorded', machine: latest.machine, notes: latest.notes.join('; '),
-          measures: latest.measures.map((m) => ({ name: m.name, value: value(m, m.value), against: m.against, target: m.target === null ? dash : value(m, m.target), met: met(m), missed: meets(m) === false })),
+          file: latest.file,
+          date: day(latest.date),
+          commit: latest.commit ?? 'not recorded',
+          machine: latest.machine,
+          notes: latest.notes.join('; '),
+          measures: latest.measures.map((m) => ({
+            name: m.name,
+            value: value(m, m.value),
+            against: m.against,
+            target: m.target === null ? dash : value(m, m.target),
+            met: met(m),
+            missed: meets(m) === false,
+          })),
           has_measures: latest.measures.length > 0,
         },
         runs: [...runs].reverse().map((r) => ({
-          file: r.file, date: day(r.date), commit: r.commit ?? dash, machine: r.machine,
-          figures: r.measures.map((m) => `${m.name} ${value(m, m.value)}`).join('; ') || r.notes.join('; ') || dash,
+          file: r.file,
+          date: day(r.date),
+          commit: r.commit ?? dash,
+          machine: r.machine,
+          figures:
+            r.measures.map((m) => `${m.name} ${value(m, m.value)}`).join('; ') ||
+            r.notes.join('; ') ||
+            dash,
         })),
       };
     });

@@ -5,10 +5,14 @@
 export type StoredCard = { brand: string; last4: string; expMonth: number; expYear: number };
 /** `cvc` absent: a form that has none (SPEC.md's top-up is number, exp and holder), so none is checked. */
 export type CardInput = { number: string; exp: string; cvc?: string };
-export type CardCheck = { ok: true; card: StoredCard } | { ok: false; status: 400 | 402; detail: string };
+export type CardCheck =
+  { ok: true; card: StoredCard } | { ok: false; status: 400 | 402; detail: string };
 
 /** CONTRACT.md "Test cards": the demo bank approves the first and always declines the second. */
-export const TEST_CARDS = { approved: '4242 4242 4242 4242', declined: '4000 0000 0000 0002' } as const;
+export const TEST_CARDS = {
+  approved: '4242 4242 4242 4242',
+  declined: '4000 0000 0000 0002',
+} as const;
 
 /** The test number the demo bank always declines, as typed without spaces. */
 export const DECLINED_NUMBER = TEST_CARDS.declined.replace(/ /g, '');
@@ -71,11 +75,22 @@ export function checkCard(input: CardInput, now: Date): CardCheck {
   const digits = input.number.replace(/ /g, '');
   if (!digits) return refuse(400, 'enter a card number');
   if (!/^\d{12,19}$/.test(digits)) return refuse(400, 'a card number is 12 to 19 digits');
-  if (!luhnValid(digits)) return refuse(400, 'card number is not valid (check digit mismatch): check for a typo');
+  if (!luhnValid(digits))
+    return refuse(400, 'card number is not valid (check digit mismatch): check for a typo');
   if (digits === DECLINED_NUMBER) return refuse(402, DECLINED_DETAIL);
   const exp = parseExpiry(input.exp);
   if (!exp) return refuse(400, 'expiry must be MM/YY, for example 12/30');
-  if (expired(exp.month, exp.year, now)) return refuse(400, 'card expired: its expiry date has passed');
-  if (input.cvc !== undefined && !/^\d{3}$/.test(input.cvc.trim())) return refuse(400, 'cvc must be 3 digits');
-  return { ok: true, card: { brand: cardBrand(digits), last4: digits.slice(-4), expMonth: exp.month, expYear: exp.year } };
+  if (expired(exp.month, exp.year, now))
+    return refuse(400, 'card expired: its expiry date has passed');
+  if (input.cvc !== undefined && !/^\d{3}$/.test(input.cvc.trim()))
+    return refuse(400, 'cvc must be 3 digits');
+  return {
+    ok: true,
+    card: {
+      brand: cardBrand(digits),
+      last4: digits.slice(-4),
+      expMonth: exp.month,
+      expYear: exp.year,
+    },
+  };
 }

@@ -20,7 +20,8 @@ export const MONTHLY_FEE = { amount: centsToNumber(MONTHLY_FEE_CENTS), currency:
  */
 export function feeMonth(at: Date): string {
   const y = at.getUTCFullYear();
-  if (!Number.isFinite(y) || y < 1 || y > 9999) throw new RangeError(`no fee month for ${at.toString()}`);
+  if (!Number.isFinite(y) || y < 1 || y > 9999)
+    throw new RangeError(`no fee month for ${at.toString()}`);
   return `${String(y).padStart(4, '0')}-${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
@@ -36,14 +37,19 @@ export const feeKeySql = (holder: string, month: string) => `(${holder} || '/' |
 export const feeDue = (charged: boolean): number => (charged ? 0 : MONTHLY_FEE_CENTS);
 
 /** feeDue where a statement decides it: `charged` is a boolean SQL expression (the holder's fee of the month is charged). */
-export const feeDueSql = (charged: string) => `(case when ${charged} then 0 else ${MONTHLY_FEE_CENTS} end)`;
+export const feeDueSql = (charged: string) =>
+  `(case when ${charged} then 0 else ${MONTHLY_FEE_CENTS} end)`;
 
 /** What the holder will pay (CONTRACT.md): a card payment made now, in USD. */
 export type HolderPays = { goods: number; participation_fee: number; total: number };
 
 /** What a payment of `goodsCents` made now charges, in cents: the goods, the fee it carries, and their sum. */
-export function holderPaysCents(goodsCents: number, feeCharged: boolean): { goods: number; fee: number; total: number } {
-  if (!Number.isSafeInteger(goodsCents) || goodsCents < 0) throw new RangeError(`goods must be non-negative integer cents, got ${goodsCents}`);
+export function holderPaysCents(
+  goodsCents: number,
+  feeCharged: boolean,
+): { goods: number; fee: number; total: number } {
+  if (!Number.isSafeInteger(goodsCents) || goodsCents < 0)
+    throw new RangeError(`goods must be non-negative integer cents, got ${goodsCents}`);
   const fee = feeDue(feeCharged);
   return { goods: goodsCents, fee, total: goodsCents + fee };
 }
@@ -54,7 +60,11 @@ export function holderPaysCents(goodsCents: number, feeCharged: boolean): { good
  */
 export function holderPays(goodsCents: number, feeCharged: boolean): HolderPays {
   const c = holderPaysCents(goodsCents, feeCharged);
-  return { goods: centsToNumber(c.goods), participation_fee: centsToNumber(c.fee), total: centsToNumber(c.total) };
+  return {
+    goods: centsToNumber(c.goods),
+    participation_fee: centsToNumber(c.fee),
+    total: centsToNumber(c.total),
+  };
 }
 
 /**
@@ -62,5 +72,9 @@ export function holderPays(goodsCents: number, feeCharged: boolean): HolderPays 
  * cents, `feeCents` the SQL of the fee a payment made now carries (feeDueSql of whether it is
  * charged), `usd` the SQL of cents as a served amount (the actors' runtime/sql.ts usdSql).
  */
-export const holderPaysSql = (goodsCents: string, feeCents: string, usd: (cents: string) => string) =>
+export const holderPaysSql = (
+  goodsCents: string,
+  feeCents: string,
+  usd: (cents: string) => string,
+) =>
   `json_build_object('goods', ${usd(goodsCents)}, 'participation_fee', ${usd(feeCents)}, 'total', ${usd(`${goodsCents} + ${feeCents}`)})`;

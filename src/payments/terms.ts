@@ -3,7 +3,13 @@
 
 // The month's participation fee is src/payments/fee.ts's (its amount, month and decision in one module).
 export { MONTHLY_FEE } from './fee.js';
-export const PAYOUTS = { delay_days: 3.0, commission: 0.06, commission_pct: 6.0, minimum: 10.0, currency: 'USD' } as const;
+export const PAYOUTS = {
+  delay_days: 3.0,
+  commission: 0.06,
+  commission_pct: 6.0,
+  minimum: 10.0,
+  currency: 'USD',
+} as const;
 export const GOLD_COINS = {
   free_at_registration: 5.0,
   coin_price: 5.0,
@@ -19,7 +25,8 @@ export const PAYOUT_COMMISSION_BP = 600;
 
 /** The commission on a payout of `amountCents`, rounded half up to the cent. */
 export function payoutCommissionCents(amountCents: number): number {
-  if (!Number.isSafeInteger(amountCents) || amountCents <= 0) throw new RangeError(`payout amount must be positive integer cents, got ${amountCents}`);
+  if (!Number.isSafeInteger(amountCents) || amountCents <= 0)
+    throw new RangeError(`payout amount must be positive integer cents, got ${amountCents}`);
   return Math.floor((amountCents * PAYOUT_COMMISSION_BP + 5000) / 10_000);
 }
 
@@ -28,4 +35,5 @@ export const GC_HUNDREDTHS = 100;
 export const GC_GRANT_HUNDREDTHS = GOLD_COINS.free_at_registration * GC_HUNDREDTHS;
 /** What a pack of `coins` costs by card, in cents (coin_price USD a coin). */
 export const packPriceCents = (coins: number) => coins * GOLD_COINS.coin_price * 100;
-export const isPack = (coins: number): boolean => (GOLD_COINS.packs as readonly number[]).includes(coins);
+export const isPack = (coins: number): boolean =>
+  (GOLD_COINS.packs as readonly number[]).includes(coins);

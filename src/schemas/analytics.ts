@@ -3,19 +3,35 @@
 import Type, { type TSchema } from 'typebox';
 import { SETTLED_TAPE_FIELDS, TAPE_FIELDS } from '../analytics/tape.js';
 import { RANKING_QUOTES, VELOCITY_QUOTES } from '../analytics/families.js';
-import { bool, fields, int, intOrNull, keyed, list, num, numOrNull, obj, oneOf, str, strOrNull } from './common.js';
+import {
+  bool,
+  fields,
+  int,
+  intOrNull,
+  keyed,
+  list,
+  num,
+  numOrNull,
+  obj,
+  oneOf,
+  str,
+  strOrNull,
+} from './common.js';
 import { ActorKind, RankingQuote, VelocityQuote } from './market.js';
 
 /** What each tape column means (SPEC.md "Tape row"). */
-const TAPE_WORDS: Record<(typeof TAPE_FIELDS)[number] | (typeof SETTLED_TAPE_FIELDS)[number], string> = {
-  price_open: 'resale price (list_price) of the session\'s first listing in listed_at order',
+const TAPE_WORDS: Record<
+  (typeof TAPE_FIELDS)[number] | (typeof SETTLED_TAPE_FIELDS)[number],
+  string
+> = {
+  price_open: "resale price (list_price) of the session's first listing in listed_at order",
   price_high: 'highest list_price of the session',
   price_low: 'lowest list_price of the session',
-  price_close: 'list_price of the session\'s last listing: the resale price',
+  price_close: "list_price of the session's last listing: the resale price",
   exec_n: 'executions (trades) of the session',
   units: 'units executed',
   desk_units: 'units executed by the house',
-  holder_units: 'units executed by holders\' accounts',
+  holder_units: "units executed by holders' accounts",
   notional: 'turnover of the executions (units x landed cost)',
   open: 'landed cost of the first execution in session-time order',
   high: 'highest landed cost executed',
@@ -38,9 +54,9 @@ const TAPE_WORDS: Record<(typeof TAPE_FIELDS)[number] | (typeof SETTLED_TAPE_FIE
   supply_value: 'value of the offered units at landed cost',
   advancers: 'families whose mean list_price rose from the session before',
   decliners: 'families whose mean list_price fell',
-  desk_pnl: 'realised P&L of the house\'s trades of the session (settled sessions only)',
-  holder_pnl: 'realised P&L of holders\' trades of the session (settled sessions only)',
-  profitable_rate: 'share of the session\'s settled trades in profit (settled sessions only)',
+  desk_pnl: "realised P&L of the house's trades of the session (settled sessions only)",
+  holder_pnl: "realised P&L of holders' trades of the session (settled sessions only)",
+  profitable_rate: "share of the session's settled trades in profit (settled sessions only)",
   downside_rate: 'share of them hit by a downside regime (settled sessions only)',
   exec_rate: 'share of the menu rows executed (settled sessions only)',
 };
@@ -49,7 +65,9 @@ export const TapeRow = obj(
   {
     tick: int('the session'),
     ...fields(TAPE_FIELDS, (f) => numOrNull(TAPE_WORDS[f as keyof typeof TAPE_WORDS])),
-    ...fields(SETTLED_TAPE_FIELDS, (f) => Type.Optional(numOrNull(TAPE_WORDS[f as keyof typeof TAPE_WORDS]))),
+    ...fields(SETTLED_TAPE_FIELDS, (f) =>
+      Type.Optional(numOrNull(TAPE_WORDS[f as keyof typeof TAPE_WORDS])),
+    ),
   },
   'the tape of one closed session',
 );
@@ -60,7 +78,10 @@ export const TapeAnswer = obj(
     cluster: intOrNull('the family asked for; null: the whole market'),
     from_tick: int('first session asked for'),
     to_tick: int('last session asked for'),
-    rows: list(TapeRow, 'one row per closed recorded session in the range (sessions not recorded, or without the family on their menu, are absent)'),
+    rows: list(
+      TapeRow,
+      'one row per closed recorded session in the range (sessions not recorded, or without the family on their menu, are absent)',
+    ),
   },
   'tape rows per closed session',
 );
@@ -76,20 +97,24 @@ const StatsFamily = obj(
     regime_rate: numOrNull('share of the trades with a downside regime'),
     censored_rate: numOrNull('share of the executed rows whose largest trade sold out'),
   },
-  'one family\'s figures of the session',
+  "one family's figures of the session",
 );
 
 const Oracle = obj(
   {
     rows: int('menu rows of the session'),
     rejected_n: int('rows nobody executed'),
-    best_pnl: num('sum over every menu row of its best realised profit at any volume (a row whose best is a loss counts 0)'),
+    best_pnl: num(
+      'sum over every menu row of its best realised profit at any volume (a row whose best is a loss counts 0)',
+    ),
     best_pnl_observed: num('the same over the executed rows'),
     best_pnl_rejected: num('the same over the rejected rows'),
     best_qty_mean: numOrNull('mean best volume per row (0 for rows that lose at every volume)'),
     profitable_rate_q1: numOrNull('share of all rows in profit at qty 1'),
     observed_profitable_rate_q1: numOrNull('share of executed rows in profit at qty 1'),
-    rejected_profitable_rate_q1: numOrNull('share of rejected rows that would have been profitable at qty 1'),
+    rejected_profitable_rate_q1: numOrNull(
+      'share of rejected rows that would have been profitable at qty 1',
+    ),
     regime_rate: numOrNull('share of all rows meeting a downside regime'),
     demand_mean: numOrNull('mean demand per row over the settlement horizon, units'),
   },
@@ -107,8 +132,8 @@ export const StatsRow = obj(
     house_pnl: num('realised P&L of the house'),
     house_pnl_mean: numOrNull('house_pnl per house trade'),
     house_roi: numOrNull('house_pnl / cost basis of the house trades'),
-    user_n: int('trades of holders\' accounts'),
-    user_pnl: num('realised P&L of holders\' trades'),
+    user_n: int("trades of holders' accounts"),
+    user_pnl: num("realised P&L of holders' trades"),
     observed_profitable_rate: numOrNull('share of executed trades in profit'),
     regime_rate: numOrNull('share of executed trades with a downside regime'),
     censored_rate: numOrNull('share of executed rows whose largest trade sold out'),
@@ -131,7 +156,14 @@ export const StatsAnswer = obj(
   'per-session stats of settled sessions',
 );
 
-const Level = obj({ price: num('price of the level'), size: num('units at the level'), cum: num('units up to this level from the best') }, 'a level of the book');
+const Level = obj(
+  {
+    price: num('price of the level'),
+    size: num('units at the level'),
+    cum: num('units up to this level from the best'),
+  },
+  'a level of the book',
+);
 
 export const BookAnswer = obj(
   {
@@ -141,7 +173,10 @@ export const BookAnswer = obj(
     sessions: int('tape rows the book was drawn from'),
     mid: num('last price_close'),
     spread: num('estimated spread'),
-    spread_method: oneOf(['roll', 'corwin_schultz', 'floor'] as const, 'how the spread was estimated'),
+    spread_method: oneOf(
+      ['roll', 'corwin_schultz', 'floor'] as const,
+      'how the spread was estimated',
+    ),
     tick: int('the open session the book stands at'),
     best_bid: num('highest bid'),
     best_ask: num('lowest ask'),
@@ -151,7 +186,9 @@ export const BookAnswer = obj(
     imbalance: num('(bid depth - ask depth) / depth'),
     buy_volume: num('units executed over the window'),
     sell_volume: num('units sold by positions over the window'),
-    price_impact: numOrNull("Kyle's lambda: close-to-close price change per unit of signed flow (executed - sold)"),
+    price_impact: numOrNull(
+      "Kyle's lambda: close-to-close price change per unit of signed flow (executed - sold)",
+    ),
     listed: int('listings on the current menu'),
     listed_low: numOrNull('lowest list_price on the current menu'),
     listed_high: numOrNull('highest list_price on the current menu'),
@@ -160,7 +197,8 @@ export const BookAnswer = obj(
 );
 
 const quoteOf = (name: string): TSchema =>
-  (VelocityQuote as Record<string, TSchema>)[name] ?? (RankingQuote as Record<string, TSchema>)[name];
+  (VelocityQuote as Record<string, TSchema>)[name] ??
+  (RankingQuote as Record<string, TSchema>)[name];
 
 export const FamilyRow = obj(
   {
@@ -179,7 +217,9 @@ export const FamilyRow = obj(
     profitable_rate: numOrNull('share of the settled trades in profit'),
     downside_rate: numOrNull('share of the settled trades hit by a downside regime'),
     sold_out_rate: numOrNull('share of the settled trades that sold out'),
-    units_sold_per_session: numOrNull('units the family\'s positions sold per recorded session of the window'),
+    units_sold_per_session: numOrNull(
+      "units the family's positions sold per recorded session of the window",
+    ),
   },
   'an item family of the current menu with its recorded outcomes',
 );
@@ -204,7 +244,12 @@ export const SignalsAnswer = obj(
     to_tick: int('last session of the rows'),
     rows: list(
       obj(
-        { tick: int('the session'), sales_rank: num('sales rank at the session\'s open'), rank_drops_prev: num('rank drops of the session before'), nsellers: num('competing sellers at the open') },
+        {
+          tick: int('the session'),
+          sales_rank: num("sales rank at the session's open"),
+          rank_drops_prev: num('rank drops of the session before'),
+          nsellers: num('competing sellers at the open'),
+        },
         'ranking signals of one session',
       ),
       'one row per session',
@@ -221,7 +266,15 @@ export const ProjectionAnswer = obj(
     cluster: int('item family id'),
     sku_family: str('item family name'),
     history: list(
-      obj({ tick: int('the session'), velocity: num('units sold per active position'), sold: num('units sold'), active: num('positions selling') }, 'observed sales of the family in one closed session'),
+      obj(
+        {
+          tick: int('the session'),
+          velocity: num('units sold per active position'),
+          sold: num('units sold'),
+          active: num('positions selling'),
+        },
+        'observed sales of the family in one closed session',
+      ),
       'observed sales of the family per closed session of the lookback',
     ),
     fit: obj(
@@ -239,13 +292,20 @@ export const ProjectionAnswer = obj(
       {
         low_mult: num('multiplier of the low scenario'),
         high_mult: num('multiplier of the high scenario'),
-        basis: oneOf(['default', 'per_deal_velocity'] as const, 'per_deal_velocity: p10/p50 and p90/p50 of settled deals; default: too few of them'),
+        basis: oneOf(
+          ['default', 'per_deal_velocity'] as const,
+          'per_deal_velocity: p10/p50 and p90/p50 of settled deals; default: too few of them',
+        ),
       },
       'the low and high scenarios around the projection',
     ),
     qty: list(Type.Integer(), 'volumes 1..max_qty'),
     curve: obj(
-      { low: list(Type.Number(), 'P&L by volume, low scenario'), mid: list(Type.Number(), 'P&L by volume, projected path'), high: list(Type.Number(), 'P&L by volume, high scenario') },
+      {
+        low: list(Type.Number(), 'P&L by volume, low scenario'),
+        mid: list(Type.Number(), 'P&L by volume, projected path'),
+        high: list(Type.Number(), 'P&L by volume, high scenario'),
+      },
       'cash P&L by volume under the projected path',
     ),
     best_qty: intOrNull('the volume with the highest mid P&L (the smallest on ties)'),
@@ -259,9 +319,13 @@ export const ProjectionAnswer = obj(
           list_price: num('its resale price per unit'),
           units_sold: int('units it sold'),
           pnl: num('its realised P&L'),
-          pnl_repriced: num('its sales replayed at this projection\'s unit cost and list price'),
-          sold_out: Type.Union([Type.Boolean(), Type.Null()], { description: 'whether it sold out' }),
-          downside_event: Type.Union([Type.Boolean(), Type.Null()], { description: 'whether a downside regime hit' }),
+          pnl_repriced: num("its sales replayed at this projection's unit cost and list price"),
+          sold_out: Type.Union([Type.Boolean(), Type.Null()], {
+            description: 'whether it sold out',
+          }),
+          downside_event: Type.Union([Type.Boolean(), Type.Null()], {
+            description: 'whether a downside regime hit',
+          }),
         },
         'a settled similar deal',
       ),
@@ -275,13 +339,17 @@ export const ProjectionAnswer = obj(
         downside_events: int('settled with a downside regime'),
         sold_out: int('settled sold out'),
         lost: int('settled at a loss (realised P&L below 0)'),
-        median_pnl_per_unit: numOrNull('median of the settled trades\' realised P&L per unit bought (pnl / qty)'),
+        median_pnl_per_unit: numOrNull(
+          "median of the settled trades' realised P&L per unit bought (pnl / qty)",
+        ),
         worst_pnl_per_unit: numOrNull('the lowest of the same'),
-        per_deal_velocity_p10: numOrNull('10th percentile of units sold per session per settled deal'),
+        per_deal_velocity_p10: numOrNull(
+          '10th percentile of units sold per session per settled deal',
+        ),
         per_deal_velocity_p50: numOrNull('median of the same'),
         per_deal_velocity_p90: numOrNull('90th percentile of the same'),
       },
-      'counts of the family\'s trades behind the projection',
+      "counts of the family's trades behind the projection",
     ),
     params: obj(
       {
@@ -295,21 +363,26 @@ export const ProjectionAnswer = obj(
         holding: num('holding fee per unit and session'),
         unit_cost: num('landed cost per unit used'),
         list_price: num('resale price per unit used'),
-        list_price_basis: oneOf(['deal', 'menu_mean', 'record_mean'] as const, 'deal: the deal\'s own; menu_mean: the family\'s mean on the current menu; record_mean: its latest listed session on record'),
+        list_price_basis: oneOf(
+          ['deal', 'menu_mean', 'record_mean'] as const,
+          "deal: the deal's own; menu_mean: the family's mean on the current menu; record_mean: its latest listed session on record",
+        ),
         cluster: int('item family id'),
         max_qty: int('largest volume'),
       },
       'the inputs of the projection',
     ),
-    quoted_velocity: numOrNull('the family\'s quoted velocity; null on ranking markets'),
+    quoted_velocity: numOrNull("the family's quoted velocity; null on ranking markets"),
     offer_key: strOrNull('the deal projected; null for a hypothetical deal'),
     calibration: obj(
       {
         settled: int('settled trades of the family in the lookback (as samples.settled)'),
-        below_low: int('of those, trades whose realised P&L fell below the low scenario this projection (same lookback and fit) would have given them at their own session, quantity, cost, price and fees'),
+        below_low: int(
+          'of those, trades whose realised P&L fell below the low scenario this projection (same lookback and fit) would have given them at their own session, quantity, cost, price and fees',
+        ),
         below_low_rate: numOrNull('below_low / settled; null without a settled trade'),
       },
-      'how often, on the record, results fell below the projection\'s low scenario',
+      "how often, on the record, results fell below the projection's low scenario",
     ),
   },
   'a naive projection of a deal',
@@ -321,7 +394,7 @@ const Clock = obj(
     tick_closes_at: num('when it closes (real unix seconds)'),
     seconds_to_close: num('real seconds until it closes'),
   },
-  'the market\'s session clock',
+  "the market's session clock",
 );
 
 export const TickerAnswer = obj(
@@ -345,7 +418,7 @@ export const TickerAnswer = obj(
           demand_index: numOrNull('demand index of it; null on ranking markets'),
           clock: Clock,
         },
-        'one market\'s ticker',
+        "one market's ticker",
       ),
       'the four markets',
     ),
@@ -361,15 +434,27 @@ const figures = {
   pnl: num('realised P&L of settled trades'),
 };
 const Figures = obj(figures, 'figures of a span');
-const Day = obj({ day: str('UTC day of service time (YYYY-MM-DD)'), ...figures }, 'figures of one day');
+const Day = obj(
+  { day: str('UTC day of service time (YYYY-MM-DD)'), ...figures },
+  'figures of one day',
+);
 const Window = obj(
   {
     days: int('days in the window'),
     from_day: strOrNull('first day of the window; null without days'),
     to_day: str('last day of the window'),
     ...figures,
-    per_day: obj({ executions: num('executions per day'), units: num('units per day'), turnover: num('turnover per day') }, 'daily averages'),
-    best_day: Type.Union([Day, Type.Null()], { description: 'the day with the highest turnover; null without days' }),
+    per_day: obj(
+      {
+        executions: num('executions per day'),
+        units: num('units per day'),
+        turnover: num('turnover per day'),
+      },
+      'daily averages',
+    ),
+    best_day: Type.Union([Day, Type.Null()], {
+      description: 'the day with the highest turnover; null without days',
+    }),
   },
   'the last 30 days',
 );
@@ -386,7 +471,17 @@ export const PulseAnswer = obj(
     totals: obj(Totals, 'everything on record'),
     window: Window,
     last_24h: Figures,
-    days: list(obj({ day: str('UTC day of service time (YYYY-MM-DD)'), ...figures, by_market: keyed(Figures, 'the same per market id') }, 'figures of one day'), 'per UTC day of service time, ascending'),
+    days: list(
+      obj(
+        {
+          day: str('UTC day of service time (YYYY-MM-DD)'),
+          ...figures,
+          by_market: keyed(Figures, 'the same per market id'),
+        },
+        'figures of one day',
+      ),
+      'per UTC day of service time, ascending',
+    ),
     markets: list(
       obj(
         {
@@ -396,7 +491,7 @@ export const PulseAnswer = obj(
           last_24h: Figures,
           tape: list(TapeRow, 'the last 48 closed sessions of tape'),
         },
-        'one market\'s figures',
+        "one market's figures",
       ),
       'per market',
     ),

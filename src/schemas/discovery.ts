@@ -5,7 +5,10 @@ import { TIME_SCALE, bool, int, keyed, list, num, obj, str } from './common.js';
 
 const strings = (description: string) => list(Type.String(), description);
 
-const MonthlyFeeTerms = obj({ amount: num('participation fee per calendar month'), currency: str('USD') }, 'the monthly participation fee');
+const MonthlyFeeTerms = obj(
+  { amount: num('participation fee per calendar month'), currency: str('USD') },
+  'the monthly participation fee',
+);
 const GoldCoins = obj(
   {
     free_at_registration: int('coins given at registration'),
@@ -34,8 +37,10 @@ export const Manifest = obj(
     base_url: str('base address of every link'),
     official_site: str('the site for people'),
     api_base: str('base address of the JSON API'),
-    openapi: str('this API\'s OpenAPI document'),
-    asyncapi: str('the AsyncAPI 3 document of the event stream, the market stream, the WebSocket and webhooks'),
+    openapi: str("this API's OpenAPI document"),
+    asyncapi: str(
+      'the AsyncAPI 3 document of the event stream, the market stream, the WebSocket and webhooks',
+    ),
     agents: obj(
       {
         protocol: str('the agent protocol as data'),
@@ -43,7 +48,9 @@ export const Manifest = obj(
         token: str('where to invent a key'),
         recall: str('where to recall a key'),
         llms_txt: str('plain-text guide for language-model agents'),
-        human_needed_to_register_and_read: bool('whether a person must act before an agent registers and reads'),
+        human_needed_to_register_and_read: bool(
+          'whether a person must act before an agent registers and reads',
+        ),
         human_needed_to_spend: bool('whether a person must approve spending'),
         autonomous_funding: str('when an agent may fund orders itself'),
       },
@@ -71,29 +78,50 @@ export const Manifest = obj(
       },
       'authentication',
     ),
-    markets: list(obj({ id: str('market id'), label: str('display name'), interval_seconds: int('session length in service seconds') }, 'a market'), 'the four markets'),
+    markets: list(
+      obj(
+        {
+          id: str('market id'),
+          label: str('display name'),
+          interval_seconds: int('session length in service seconds'),
+        },
+        'a market',
+      ),
+      'the four markets',
+    ),
     time_scale: num(TIME_SCALE),
     money_and_time: obj(
       {
-        fulfilment_fee: str('the per-unit fee inside every order\'s total_amount'),
-        monthly_fee: str('the holder\'s participation fee: when it is charged, and where it shows'),
+        fulfilment_fee: str("the per-unit fee inside every order's total_amount"),
+        monthly_fee: str("the holder's participation fee: when it is charged, and where it shows"),
         holding_fee: str('what a position pays while it sells'),
         time_scale: str('how market time maps to real time here; closes_at is real'),
       },
       'what the holder pays and how time runs, a paragraph each (the guide\'s "Money and time")',
     ),
-    engine: obj({ name: str('engine name (core_v1)'), description: str('what the engine simulates') }, 'the market engine'),
+    engine: obj(
+      { name: str('engine name (core_v1)'), description: str('what the engine simulates') },
+      'the market engine',
+    ),
     layers: obj(
-      { trading: str('the trading layer'), ownership: str('the ownership layer'), exchange: str('the exchange layer'), competitions: str('the competitions layer') },
+      {
+        trading: str('the trading layer'),
+        ownership: str('the ownership layer'),
+        exchange: str('the exchange layer'),
+        competitions: str('the competitions layer'),
+      },
       'the layers of the service and their state',
     ),
-    history: obj({ record: str('what the record keeps'), endpoints: strings('record endpoints') }, 'the public record'),
+    history: obj(
+      { record: str('what the record keeps'), endpoints: strings('record endpoints') },
+      'the public record',
+    ),
     events: obj(
       {
-        advice: str('subscribe, don\'t poll'),
-        stream: str('your account\'s events as Server-Sent Events (key)'),
-        replay: str('your account\'s events after an id (key)'),
-        market_stream: str('a market\'s session closes as Server-Sent Events (public)'),
+        advice: str("subscribe, don't poll"),
+        stream: str("your account's events as Server-Sent Events (key)"),
+        replay: str("your account's events after an id (key)"),
+        market_stream: str("a market's session closes as Server-Sent Events (public)"),
         websocket: str('the WebSocket carrying the same events'),
         webhooks: Type.Optional(str('where webhooks are registered (key)')),
         resume: str('how a client resumes without missing or repeating an event'),
@@ -104,12 +132,25 @@ export const Manifest = obj(
       },
       'events: what an agent learns without polling',
     ),
-    carts: obj({ kinds: obj({ trade: str('a trade cart'), own: str('an own cart') }, 'cart kinds'), flow: str('how carts are used'), permissions: str('who may read, write and check out a cart') }, 'carts'),
-    flow: strings('the agent\'s flow, step by step'),
+    carts: obj(
+      {
+        kinds: obj({ trade: str('a trade cart'), own: str('an own cart') }, 'cart kinds'),
+        flow: str('how carts are used'),
+        permissions: str('who may read, write and check out a cart'),
+      },
+      'carts',
+    ),
+    flow: strings("the agent's flow, step by step"),
     payments: obj(
       {
         methods: strings('payment methods'),
-        card: obj({ ready: bool('cards are accepted'), test_cards_only: bool('only test cards are accepted (demo)') }, 'card payments'),
+        card: obj(
+          {
+            ready: bool('cards are accepted'),
+            test_cards_only: bool('only test cards are accepted (demo)'),
+          },
+          'card payments',
+        ),
         crypto: obj({ ready: bool('crypto payments are accepted') }, 'crypto payments'),
         monthly_fee: MonthlyFeeTerms,
         gold_coins: GoldCoins,
@@ -117,11 +158,25 @@ export const Manifest = obj(
       },
       'payments',
     ),
-    competitions: obj({ list: str('competitions list'), docs: str('competitions docs') }, 'competitions (a later layer)'),
-    legal: obj({ terms: str('terms of service'), privacy: str('privacy notice'), terms_version: str('date of the terms (YYYY-MM-DD)') }, 'legal'),
+    competitions: obj(
+      { list: str('competitions list'), docs: str('competitions docs') },
+      'competitions (a later layer)',
+    ),
+    legal: obj(
+      {
+        terms: str('terms of service'),
+        privacy: str('privacy notice'),
+        terms_version: str('date of the terms (YYYY-MM-DD)'),
+      },
+      'legal',
+    ),
     notice: str('what this environment is'),
     schema: obj(
-      { applied: int('database migrations applied'), last: str('the newest migration'), last_at: num('when it ran (unix seconds)') },
+      {
+        applied: int('database migrations applied'),
+        last: str('the newest migration'),
+        last_at: num('when it ran (unix seconds)'),
+      },
       'the database schema version',
     ),
   },
@@ -138,14 +193,20 @@ export const Catalog = obj(
           title: str('display name'),
           unit: str('what one unit is'),
           origin: str('where the goods ship from'),
-          items: list(obj({ name: str('item name'), grades: strings('grades the item comes in') }, 'an item'), 'items of the family'),
+          items: list(
+            obj({ name: str('item name'), grades: strings('grades the item comes in') }, 'an item'),
+            'items of the family',
+          ),
           addons: strings('add-ons the family takes'),
         },
         'an item family',
       ),
       'item families',
     ),
-    addons: list(obj({ name: str('add-on id'), label: str('display name') }, 'an add-on'), 'add-ons'),
+    addons: list(
+      obj({ name: str('add-on id'), label: str('display name') }, 'an add-on'),
+      'add-ons',
+    ),
     grades: strings('condition grades'),
   },
   'item families with their items, add-ons and grades',
@@ -161,14 +222,27 @@ export const PaymentMethods = obj(
           id: str('method id'),
           ready: bool('whether it can be used'),
           description: str('what it is'),
-          test_cards: Type.Optional(list(obj({ number: str('card number'), result: str('what paying with it does') }, 'a test card'), 'test cards (card only)')),
+          test_cards: Type.Optional(
+            list(
+              obj(
+                { number: str('card number'), result: str('what paying with it does') },
+                'a test card',
+              ),
+              'test cards (card only)',
+            ),
+          ),
         },
         'a payment method',
       ),
       'payment methods',
     ),
     monthly_fee: obj(
-      { amount: num('participation fee per calendar month'), currency: str('USD'), charged: str('when it is charged'), not_charged_on: strings('what does not charge it') },
+      {
+        amount: num('participation fee per calendar month'),
+        currency: str('USD'),
+        charged: str('when it is charged'),
+        not_charged_on: strings('what does not charge it'),
+      },
       'the monthly participation fee',
     ),
     gold_coins: GoldCoins,
@@ -183,9 +257,20 @@ export const AgentProtocol = obj(
   {
     recommendation: str('the recommended way of working'),
     rules: strings('rules of the protocol'),
-    analysis: obj({ summary: str('how to study the record'), endpoints: strings('record endpoints to study'), caution: str('what to beware of') }, 'studying the record'),
+    analysis: obj(
+      {
+        summary: str('how to study the record'),
+        endpoints: strings('record endpoints to study'),
+        caution: str('what to beware of'),
+      },
+      'studying the record',
+    ),
     consent: obj(
-      { human_needed_to_register_and_read: bool('whether a person must act first'), human_needed_to_spend: bool('whether a person must approve spending'), how: str('how consent is given') },
+      {
+        human_needed_to_register_and_read: bool('whether a person must act first'),
+        human_needed_to_spend: bool('whether a person must approve spending'),
+        how: str('how consent is given'),
+      },
       'consent',
     ),
     steps: list(
@@ -202,15 +287,22 @@ export const AgentProtocol = obj(
       'the steps, in order',
     ),
   },
-  'the agent\'s working protocol as data',
+  "the agent's working protocol as data",
 );
 
 export const Health = obj({ status: str('ok') }, 'the process is alive');
 export const Ready = obj(
   {
-    status: str('ready'), schema: str('the newest database migration'), node: str('this process (SVC_NODE_NAME, else HOST:PORT)'),
-    closes: bool("whether this process runs the market closes (holds the closes' lease; one process of those on a database does)"),
+    status: str('ready'),
+    schema: str('the newest database migration'),
+    node: str('this process (SVC_NODE_NAME, else HOST:PORT)'),
+    closes: bool(
+      "whether this process runs the market closes (holds the closes' lease; one process of those on a database does)",
+    ),
   },
   'ready to serve',
 );
-export const Starting = obj({ status: str('starting or stopping'), detail: str('what it is waiting for') }, 'not ready: starting (retry after Retry-After), or stopping (a balancer takes it out)');
+export const Starting = obj(
+  { status: str('starting or stopping'), detail: str('what it is waiting for') },
+  'not ready: starting (retry after Retry-After), or stopping (a balancer takes it out)',
+);

@@ -19,8 +19,20 @@ const PositionSession = obj(
   },
   'the session this event books',
 );
-const PositionEventData = Type.Object({ ...Position.properties, session: PositionSession }, { description: 'the position as GET /positions/{id} serves it, with the session just booked', additionalProperties: false });
-const CartLineEventData = Type.Object({ ...CartLine.properties, cart_id: int('the cart') }, { description: 'the cart line as the cart\'s GET serves it, with its cart', additionalProperties: false });
+const PositionEventData = Type.Object(
+  { ...Position.properties, session: PositionSession },
+  {
+    description: 'the position as GET /positions/{id} serves it, with the session just booked',
+    additionalProperties: false,
+  },
+);
+const CartLineEventData = Type.Object(
+  { ...CartLine.properties, cart_id: int('the cart') },
+  {
+    description: "the cart line as the cart's GET serves it, with its cart",
+    additionalProperties: false,
+  },
+);
 
 /** Each type and its `data`. */
 export const EVENT_DATA = {
@@ -31,13 +43,42 @@ export const EVENT_DATA = {
   'order.refunded': Order,
   'position.advanced': PositionEventData,
   'position.settled': PositionEventData,
-  'cart.connected': obj({ cart_id: int('the cart'), holder: obj({ connected: bool('a holder has the cart now'), since: num('since when (unix seconds)') }, 'the holder') }, 'a holder opened the cart\'s link'),
+  'cart.connected': obj(
+    {
+      cart_id: int('the cart'),
+      holder: obj(
+        { connected: bool('a holder has the cart now'), since: num('since when (unix seconds)') },
+        'the holder',
+      ),
+    },
+    "a holder opened the cart's link",
+  ),
   'cart.line_added': CartLineEventData,
   'cart.line_ordered': CartLineEventData,
   'cart.line_removed': CartLineEventData,
-  'funding.changed': obj({ agent_id: int('the agent'), autonomous_funding: bool('the switch now') }, 'the holder flipped the autonomous-funding switch'),
-  'grant.changed': obj({ action: Type.Union([Type.Literal('granted'), Type.Literal('revoked')], { description: 'granted or revoked' }), grant: Type.Object({ ...CartGrantView.properties, grant_id: int('the grant') }, { additionalProperties: false, description: 'the grant' }) }, 'a cart grant of the holder\'s changed'),
-  'limits.changed': obj({ agent_id: int('the agent'), limits: Type.Object({}, { additionalProperties: true, description: 'the limits now' }) }, 'the holder changed the agent\'s spending limits'),
+  'funding.changed': obj(
+    { agent_id: int('the agent'), autonomous_funding: bool('the switch now') },
+    'the holder flipped the autonomous-funding switch',
+  ),
+  'grant.changed': obj(
+    {
+      action: Type.Union([Type.Literal('granted'), Type.Literal('revoked')], {
+        description: 'granted or revoked',
+      }),
+      grant: Type.Object(
+        { ...CartGrantView.properties, grant_id: int('the grant') },
+        { additionalProperties: false, description: 'the grant' },
+      ),
+    },
+    "a cart grant of the holder's changed",
+  ),
+  'limits.changed': obj(
+    {
+      agent_id: int('the agent'),
+      limits: Type.Object({}, { additionalProperties: true, description: 'the limits now' }),
+    },
+    "the holder changed the agent's spending limits",
+  ),
   'ledger.posted': LedgerEntry,
 } as const satisfies Record<string, TSchema>;
 
@@ -46,30 +87,60 @@ export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[];
 
 /** One event: `id` is the account's own sequence (1, 2, 3, ...). */
 export const Event = Type.Union(
-  EVENT_TYPES.map((type) => obj({
-    id: int('the account\'s event id: gap-free and increasing'),
-    type: Type.Literal(type, { description: 'the event type' }),
-    created_at: num('when it was appended (unix seconds)'),
-    data: EVENT_DATA[type],
-  }, `a ${type} event`)),
+  EVENT_TYPES.map((type) =>
+    obj(
+      {
+        id: int("the account's event id: gap-free and increasing"),
+        type: Type.Literal(type, { description: 'the event type' }),
+        created_at: num('when it was appended (unix seconds)'),
+        data: EVENT_DATA[type],
+      },
+      `a ${type} event`,
+    ),
+  ),
   { description: 'an event of your account' },
 );
-export type ServedEvent = { id: number; type: EventType; created_at: number; data: Static<(typeof EVENT_DATA)[EventType]> };
+export type ServedEvent = {
+  id: number;
+  type: EventType;
+  created_at: number;
+  data: Static<(typeof EVENT_DATA)[EventType]>;
+};
 
 export const EventsAnswer = obj(
   {
     events: list(Event, 'the events after `after`, oldest first'),
-    next_after: int('the id of the last event served (or `after` when none): pass it as `after` next'),
+    next_after: int(
+      'the id of the last event served (or `after` when none): pass it as `after` next',
+    ),
   },
-  'your account\'s events',
+  "your account's events",
 );
 
 /** GET /events query. */
-export const EventsQuery = Type.Object({
-  after: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'the last event id you have (0: from the oldest kept)' }),
-  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'at most this many events' }),
-  types: Type.Optional(Type.String({ maxLength: 1000, description: 'comma-separated event types; absent: every type' })),
-}, { additionalProperties: false });
+export const EventsQuery = Type.Object(
+  {
+    after: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 0,
+      description: 'the last event id you have (0: from the oldest kept)',
+    }),
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+      description: 'at most this many events',
+    }),
+    types: Type.Optional(
+      Type.String({
+        maxLength: 1000,
+        description: 'comma-separated event types; absent: every type',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 /** The public market stream's one event. */
 export const SessionClosed = obj(
@@ -85,7 +156,17 @@ export const SessionClosed = obj(
 /** The public market stream's one event as a list: the stream's start for a client that did not ask for the stream. */
 export const MarketClosesAnswer = obj(
   {
-    events: list(obj({ id: int('the closed tick'), type: Type.Literal('session.closed', { description: 'the event type' }), data: SessionClosed }, 'a close'), 'the closes after the resume point, oldest first'),
+    events: list(
+      obj(
+        {
+          id: int('the closed tick'),
+          type: Type.Literal('session.closed', { description: 'the event type' }),
+          data: SessionClosed,
+        },
+        'a close',
+      ),
+      'the closes after the resume point, oldest first',
+    ),
   },
-  'a market\'s session closes',
+  "a market's session closes",
 );

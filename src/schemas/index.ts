@@ -29,5 +29,16 @@ export * from './webhooks.js';
 
 /** Resources the OpenAPI document names under components/schemas (and refers to wherever they occur). */
 export const NAMED_SCHEMAS: Record<string, TSchema> = {
-  Problem, ValidationIssue, MarketStatus, Deal, Trade, HistoryRow, TapeRow, Order, Position, LedgerEntry, Round, InventoryItem,
+  Problem,
+  ValidationIssue,
+  MarketStatus,
+  Deal,
+  Trade,
+  HistoryRow,
+  TapeRow,
+  Order,
+  Position,
+  LedgerEntry,
+  Round,
+  InventoryItem,
 };

@@ -2,7 +2,18 @@
 // the chart points of the last 15 minutes, the figures past their thresholds and the recent 5xx.
 // One definition: the TypeScript types of src/ops/ are these schemas' Static types.
 import Type, { type Static } from 'typebox';
-import { int, keyed, list, nullable, num, numOrNull, obj, oneOf, str, strOrNull } from './common.js';
+import {
+  int,
+  keyed,
+  list,
+  nullable,
+  num,
+  numOrNull,
+  obj,
+  oneOf,
+  str,
+  strOrNull,
+} from './common.js';
 
 const perS = (what: string) => num(`${what} per second over the window`);
 const msOrNull = (what: string) => numOrNull(`${what}, milliseconds; null without observations`);
@@ -65,7 +76,7 @@ export const BreachJson = obj(
   {
     id: str('the threshold (src/ops/thresholds.ts)'),
     market: strOrNull('the market, for a per-market figure'),
-    value: num('the worst value within the threshold\'s window'),
+    value: num("the worst value within the threshold's window"),
     above: num('the threshold: past it when the value is above it'),
     text: str('the breach in words, as the status line says it'),
   },
@@ -87,7 +98,9 @@ export const FiguresJson = obj(
       'the process these figures are of',
     ),
     at: num("unix seconds of the newer sample (the service's clock)"),
-    window_s: num('seconds between the two samples the rates and quantiles are taken over (0: since start)'),
+    window_s: num(
+      'seconds between the two samples the rates and quantiles are taken over (0: since start)',
+    ),
     ready: nullable(Type.Boolean(), 'whether /readyz answers 200; null before it is known'),
     requests: obj(
       {
@@ -104,7 +117,10 @@ export const FiguresJson = obj(
       },
       'requests of every route',
     ),
-    routes: list(RouteFiguresJson, 'the busiest routes (at most ROUTES_SHOWN): those with requests in the window first'),
+    routes: list(
+      RouteFiguresJson,
+      'the busiest routes (at most ROUTES_SHOWN): those with requests in the window first',
+    ),
     routes_seen: int('routes that had requests since start'),
     mailbox_limit: numOrNull('pending messages per shard before requests answer 503'),
     shards: list(ShardFiguresJson, 'each shard'),
@@ -144,7 +160,9 @@ export const FiguresJson = obj(
         webhooks_delivered: int('webhook attempts delivered since start'),
         webhooks_retried: int('webhook attempts to retry since start'),
         webhooks_failed: int('webhook deliveries given up since start'),
-        webhooks_backlog: numOrNull('webhook deliveries due and not yet sent (all processes, at this process\'s last pass)'),
+        webhooks_backlog: numOrNull(
+          "webhook deliveries due and not yet sent (all processes, at this process's last pass)",
+        ),
         webhooks_backlog_oldest_s: numOrNull('how long the earliest of them has waited, seconds'),
       },
       'event streams and webhooks',
@@ -170,7 +188,9 @@ export const PointJson = obj(
       obj(
         {
           close_ms: msOrNull('the longest close this process performed in the span'),
-          late_ms: msOrNull("the greatest lateness of those closes: from the session's end to the close finishing"),
+          late_ms: msOrNull(
+            "the greatest lateness of those closes: from the session's end to the close finishing",
+          ),
         },
         "a market's closes in the span",
       ),

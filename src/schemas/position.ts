@@ -9,8 +9,8 @@ export const Position = obj(
     market: str('market id'),
     opened_tick: int('the session it filled at'),
     settles_at_tick: int('the session it settles at'),
-    deal_title: str('the bundle\'s title'),
-    offer_key: str('the deal\'s key'),
+    deal_title: str("the bundle's title"),
+    offer_key: str("the deal's key"),
     qty: int('units bought'),
     qty_left: int('units not sold yet'),
     ticks_done: int('sessions of the horizon done'),
@@ -32,8 +32,12 @@ export const Position = obj(
     outcome: Type.Optional(
       obj(
         {
-          sold_out: Type.Union([Type.Boolean(), Type.Null()], { description: 'whether the stock sold out' }),
-          downside_event: Type.Union([Type.Boolean(), Type.Null()], { description: 'whether a downside regime hit' }),
+          sold_out: Type.Union([Type.Boolean(), Type.Null()], {
+            description: 'whether the stock sold out',
+          }),
+          downside_event: Type.Union([Type.Boolean(), Type.Null()], {
+            description: 'whether a downside regime hit',
+          }),
           surcharge: numOrNull('settlement surcharge'),
           writeoff: numOrNull('value of the units left'),
         },

@@ -1,7 +1,19 @@
 // The holder's form posts answered as JSON (CONTRACT.md "Web form posts": a client that asks for
 // JSON gets the outcome as an object instead of a 303).
 import Type from 'typebox';
-import { bool, int, intOrNull, list, nullable, num, numOrNull, obj, oneOf, str, strOrNull } from './common.js';
+import {
+  bool,
+  int,
+  intOrNull,
+  list,
+  nullable,
+  num,
+  numOrNull,
+  obj,
+  oneOf,
+  str,
+  strOrNull,
+} from './common.js';
 
 const ok = Type.Literal(true, { description: 'the post succeeded' });
 
@@ -13,17 +25,30 @@ export const PaidForm = obj(
     already_paid: bool('true: the order was paid before; nothing was charged now'),
     charged: num('what was charged now'),
     fee: num('of it, the participation fee of the month'),
-    receipt: strOrNull('the signed approval receipt (compact JWS; GET /.well-known/jwks.json); null when it was paid before'),
+    receipt: strOrNull(
+      'the signed approval receipt (compact JWS; GET /.well-known/jwks.json); null when it was paid before',
+    ),
   },
   'the order is paid',
 );
 
 export const LimitsForm = obj(
   {
-    ok, agent_id: int('the agent'),
-    limits: obj({ max_order: numOrNull('USD per order; null: no limit'), max_day: numOrNull('USD per UTC day; null: no limit'), markets: nullable(list(str('a market id'), 'the markets'), 'the markets; null: every market') }, 'the limits as set'),
+    ok,
+    agent_id: int('the agent'),
+    limits: obj(
+      {
+        max_order: numOrNull('USD per order; null: no limit'),
+        max_day: numOrNull('USD per UTC day; null: no limit'),
+        markets: nullable(
+          list(str('a market id'), 'the markets'),
+          'the markets; null: every market',
+        ),
+      },
+      'the limits as set',
+    ),
   },
-  'the agent\'s spending limits are set',
+  "the agent's spending limits are set",
 );
 
 export const FundingForm = obj(
@@ -32,7 +57,13 @@ export const FundingForm = obj(
 );
 
 export const SignedInForm = obj(
-  { ok, holder_id: int('the holder'), email: str('the holder\'s e-mail address'), display_name: strOrNull('the holder\'s display name'), next: str('the page to go to') },
+  {
+    ok,
+    holder_id: int('the holder'),
+    email: str("the holder's e-mail address"),
+    display_name: strOrNull("the holder's display name"),
+    next: str('the page to go to'),
+  },
   'signed in (the session cookie is set)',
 );
 
@@ -41,7 +72,12 @@ export const LoggedOutForm = obj({ ok }, 'logged out (the session cookie is clea
 // The holder's money on the console (CONTRACT.md "The holder's money").
 
 export const TopupForm = obj(
-  { ok, account_id: int('the account topped up'), amount: num('USD added (ledger card_charge +)'), balance: num('the account\'s balance now') },
+  {
+    ok,
+    account_id: int('the account topped up'),
+    amount: num('USD added (ledger card_charge +)'),
+    balance: num("the account's balance now"),
+  },
   'the account is topped up',
 );
 
@@ -69,15 +105,20 @@ export const CoinsForm = obj(
   'the coin pack is bought',
 );
 
-export const CardRemovedForm = obj({ ok, card_id: int('the stored card'), removed: bool('it was stored and is removed now') }, 'the stored card is removed');
+export const CardRemovedForm = obj(
+  { ok, card_id: int('the stored card'), removed: bool('it was stored and is removed now') },
+  'the stored card is removed',
+);
 
 export const AgentMadeForm = obj(
   {
     ok,
     agent_id: int('the agent'),
     account_id: int('its trading account'),
-    key: strOrNull('the API key (80 characters): shown this once, never again; null when a retried request is answered again'),
-    key_id: str('the key\'s public id (its first 20 characters)'),
+    key: strOrNull(
+      'the API key (80 characters): shown this once, never again; null when a retried request is answered again',
+    ),
+    key_id: str("the key's public id (its first 20 characters)"),
     recall_phrase: str('the phrase POST /api/v1/agents/recall answers with'),
   },
   'the agent key is made',
@@ -85,11 +126,28 @@ export const AgentMadeForm = obj(
 
 /** What happens in a holder's accounts, as /console/timeline names it. */
 export const TIMELINE_KINDS = [
-  'order_placed', 'order_paid', 'order_filled', 'order_refunded', 'position_settled',
-  'top_up', 'card_charge', 'crypto_payment', 'order_debit', 'monthly_fee', 'sale_credit', 'holding_fee', 'surcharge', 'refund',
-  'payout_scheduled', 'payout_paid',
-  'gc_grant', 'gc_purchase', 'gc_spend', 'gc_sale',
-  'grant_made', 'grant_revoked',
+  'order_placed',
+  'order_paid',
+  'order_filled',
+  'order_refunded',
+  'position_settled',
+  'top_up',
+  'card_charge',
+  'crypto_payment',
+  'order_debit',
+  'monthly_fee',
+  'sale_credit',
+  'holding_fee',
+  'surcharge',
+  'refund',
+  'payout_scheduled',
+  'payout_paid',
+  'gc_grant',
+  'gc_purchase',
+  'gc_spend',
+  'gc_sale',
+  'grant_made',
+  'grant_revoked',
 ] as const;
 export type TimelineKind = (typeof TIMELINE_KINDS)[number];
 
@@ -104,16 +162,19 @@ export const TIMELINE_PAGE_MAX = 200;
 
 export const TimelineEvent = obj(
   {
-    kind: oneOf(TIMELINE_KINDS, 'what happened: an order\'s step, a ledger entry (top_up is a card top-up, payout_scheduled the payout leaving the balance), a payout paid, a Gold Coin entry, a cart grant'),
+    kind: oneOf(
+      TIMELINE_KINDS,
+      "what happened: an order's step, a ledger entry (top_up is a card top-up, payout_scheduled the payout leaving the balance), a payout paid, a Gold Coin entry, a cart grant",
+    ),
     at: num('when (unix seconds)'),
-    account_id: intOrNull('the trading account, when the event is one account\'s'),
+    account_id: intOrNull("the trading account, when the event is one account's"),
     amount: numOrNull('USD the balance moved by (ledger entries), signed'),
     coins: numOrNull('Gold Coins the GC balance moved by (Gold Coin entries), signed'),
     ref: strOrNull('what it belongs to (order:17, position:4, payout:2, ...)'),
     text: str('the event in a sentence'),
     cursor: str('pass as before= to list the events older than this one'),
   },
-  'one event of the holder\'s accounts',
+  "one event of the holder's accounts",
 );
 
 export const TimelineAnswer = obj(
@@ -121,5 +182,5 @@ export const TimelineAnswer = obj(
     events: list(TimelineEvent, 'newest first'),
     next_before: strOrNull('the before= of the next (older) page; null on the last page'),
   },
-  'the holder\'s timeline',
+  "the holder's timeline",
 );

@@ -17,7 +17,11 @@ import { competitionRef } from '../../actors/competition/messages.js';
 import type { DeliverReport } from '../../actors/webhooks/messages.js';
 import { WebhookPasses } from './webhook-passes.js';
 export { WEBHOOK_BACKLOG_WARN_SECONDS } from './webhook-passes.js';
-import { COMPETITION_WINDOW_SESSIONS, SETTLEMENT_HORIZON_SESSIONS, competitionId } from '../rules.js';
+import {
+  COMPETITION_WINDOW_SESSIONS,
+  SETTLEMENT_HORIZON_SESSIONS,
+  competitionId,
+} from '../rules.js';
 
 export type Asker = Pick<ActorRuntime, 'ask'>;
 export type ScheduledMarket = { id: string; interval_seconds: number };
@@ -145,12 +149,18 @@ export class Supervisor {
         if (this.stopped) return;
         this.opts.metrics?.startFailed();
         if (attempt >= p.attempts) {
-          this.opts.log.error({ err, attempt }, `supervisor failed to start after ${attempt} attempts: ${causeOf(err)}`);
+          this.opts.log.error(
+            { err, attempt },
+            `supervisor failed to start after ${attempt} attempts: ${causeOf(err)}`,
+          );
           throw err;
         }
         const delayMs = backoffMs(attempt, p);
         // A failure that will be retried is a warning (a slow first start under load is one); giving up is the error.
-        this.opts.log.warn({ err, attempt, retryInMs: Math.round(delayMs) }, `supervisor failed to start: ${causeOf(err)}; retrying`);
+        this.opts.log.warn(
+          { err, attempt, retryInMs: Math.round(delayMs) },
+          `supervisor failed to start: ${causeOf(err)}; retrying`,
+        );
         await this.sleeper.sleep(delayMs);
         if (this.stopped) return;
       }
@@ -159,7 +169,9 @@ export class Supervisor {
 
   private async startOnce(): Promise<void> {
     const leading = await this.tryLease();
-    const plans = await Promise.all(this.markets.map((m) => (leading ? this.lead(m) : this.follow(m).then(() => undefined))));
+    const plans = await Promise.all(
+      this.markets.map((m) => (leading ? this.lead(m) : this.follow(m).then(() => undefined))),
+    );
     if (leading) await this.runCompetitions();
     // The approval receipts' first signing key, made once for every process (before readiness: a
     // holder's payment signs with it), with the start's own retries.
@@ -177,9 +189,15 @@ export class Supervisor {
    * records the sessions still selling, replays the missed closes in order. Every step is
    * idempotent, so a takeover repeats what the previous holder did without doing it twice.
    */
-  private async lead(m: ScheduledMarket): Promise<{ m: ScheduledMarket; from: number; to: number }> {
+  private async lead(
+    m: ScheduledMarket,
+  ): Promise<{ m: ScheduledMarket; from: number; to: number }> {
     const to = marketRef(m.id);
-    const reply = await this.actors.ask(to, { kind: 'start', tick: this.clock.tick(m.interval_seconds), backfillDays: this.opts.backfillDays ?? 0 });
+    const reply = await this.actors.ask(to, {
+      kind: 'start',
+      tick: this.clock.tick(m.interval_seconds),
+      backfillDays: this.opts.backfillDays ?? 0,
+    });
     if (!this.open.has(m.id)) {
       this.setOpen(m.id, reply.open);
       this.recordOpen.set(m.id, reply.open);
@@ -187,7 +205,8 @@ export class Supervisor {
     // The sessions whose positions are still selling interact with live closes: record them
     // first, so every live close advances them.
     const recent = Math.max(reply.fromTick, reply.liveStart - SETTLEMENT_HORIZON_SESSIONS);
-    if (recent < reply.liveStart) await this.actors.ask(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
+    if (recent < reply.liveStart)
+      await this.actors.ask(to, { kind: 'backfill', from: recent, to: reply.liveStart - 1 });
     await this.catchUp(m);
     return { m, from: reply.fromTick, to: recent - 1 };
   }
@@ -199,7 +218,11 @@ export class Supervisor {
    */
   private async follow(m: ScheduledMarket): Promise<void> {
     if (!this.open.has(m.id)) {
-      const reply = await this.actors.ask(marketRef(m.id), { kind: 'start', tick: this.clock.tick(m.interval_seconds), backfillDays: this.opts.backfillDays ?? 0 });
+      const reply = await this.actors.ask(marketRef(m.id), {
+        kind: 'start',
+        tick: this.clock.tick(m.interval_seconds),
+        backfillDays: this.opts.backfillDays ?? 0,
+      });
       this.setOpen(m.id, reply.open);
       this.recordOpen.set(m.id, reply.open);
     }
@@ -210,8 +233,10 @@ export class Supervisor {
     this.setOpen(m.id, status.open);
     // Seen, not performed: this process's close metrics and log (MarketNotClosing) follow the record
     // here too, one report per session closed (a holder's catch-up closes several at once).
-    for (const [tick, next] of closedBetween(prev, status.open, this.opts.catchupLimit)) this.opts.onClose?.(m.id, tick, { closed: false, open: next, ms: 0, quarantined: [] });
-    if (this.opts.warm && status.open >= this.clock.tick(m.interval_seconds)) await this.warmRecord(m.id, this.recordOpen.get(m.id) ?? prev, status.open);
+    for (const [tick, next] of closedBetween(prev, status.open, this.opts.catchupLimit))
+      this.opts.onClose?.(m.id, tick, { closed: false, open: next, ms: 0, quarantined: [] });
+    if (this.opts.warm && status.open >= this.clock.tick(m.interval_seconds))
+      await this.warmRecord(m.id, this.recordOpen.get(m.id) ?? prev, status.open);
     this.recordOpen.set(m.id, status.open);
   }
 
@@ -227,11 +252,14 @@ export class Supervisor {
     try {
       this.leading = await lease.tryTake();
     } catch (err) {
-      this.opts.log.warn({ err }, `the closes' lease could not be tried: ${causeOf(err)}; trying again`);
+      this.opts.log.warn(
+        { err },
+        `the closes' lease could not be tried: ${causeOf(err)}; trying again`,
+      );
       this.leading = false;
     }
     if (this.leading) {
-      this.opts.log.info('this process runs the market closes (it holds the closes\' lease)');
+      this.opts.log.info("this process runs the market closes (it holds the closes' lease)");
     }
     return this.leading;
   }
@@ -249,16 +277,24 @@ export class Supervisor {
           if (this.opts.lease!.held) return;
           this.leading = false;
           clearTimeout(this.timers.get('payouts'));
-          this.opts.log.error("this process lost the closes' lease (its database connection ended): it follows the closes until it can take them again");
+          this.opts.log.error(
+            "this process lost the closes' lease (its database connection ended): it follows the closes until it can take them again",
+          );
         }
         if (!(await this.tryLease()) || this.stopped) return;
         try {
           const plans = await Promise.all(this.markets.map((m) => this.lead(m)));
           await this.runCompetitions();
           const rest = plans.filter((p) => !this.loaded.has(p.m.id));
-          if (rest.length) this.backfilling = Promise.all([this.backfilling, this.backfillRest(rest)]).then(() => undefined);
+          if (rest.length)
+            this.backfilling = Promise.all([this.backfilling, this.backfillRest(rest)]).then(
+              () => undefined,
+            );
         } catch (err) {
-          this.opts.log.warn({ err }, `taking over the closes: ${causeOf(err)}; the markets' timers retry`);
+          this.opts.log.warn(
+            { err },
+            `taking over the closes: ${causeOf(err)}; the markets' timers retry`,
+          );
         }
         for (const m of this.markets) this.wake(m);
         this.schedulePayouts();
@@ -297,7 +333,10 @@ export class Supervisor {
    * scheduled). The payouts actor pays each once, whichever supervisor asks first.
    */
   async payDue(): Promise<number[]> {
-    const { paid } = await this.actors.ask(payoutsRef, { kind: 'payDue', at: this.clock.realNow() });
+    const { paid } = await this.actors.ask(payoutsRef, {
+      kind: 'payDue',
+      at: this.clock.realNow(),
+    });
     if (paid.length) this.opts.log.info({ payouts: paid }, `${paid.length} payout(s) paid`);
     return paid;
   }
@@ -308,7 +347,14 @@ export class Supervisor {
     const timer = setTimeout(() => {
       const run = this.payDue()
         .then(() => this.runCompetitions())
-        .then(() => undefined, (err) => this.opts.log.warn({ err }, `paying due payouts or running competitions failed: ${causeOf(err)}; the next sweep retries`))
+        .then(
+          () => undefined,
+          (err) =>
+            this.opts.log.warn(
+              { err },
+              `paying due payouts or running competitions failed: ${causeOf(err)}; the next sweep retries`,
+            ),
+        )
         .finally(() => {
           this.running.delete(run);
           this.schedulePayouts();
@@ -319,7 +365,9 @@ export class Supervisor {
   }
 
   /** Records the older history in the background, newest sessions first, in bounded turns. */
-  private async backfillRest(plans: { m: ScheduledMarket; from: number; to: number }[]): Promise<void> {
+  private async backfillRest(
+    plans: { m: ScheduledMarket; from: number; to: number }[],
+  ): Promise<void> {
     const chunk = this.opts.backfillChunk ?? 24;
     await Promise.all(
       plans.map(async ({ m, from, to }) => {
@@ -333,15 +381,27 @@ export class Supervisor {
         }
         if (this.stopped) return;
         // An abandoned chunk leaves a gap: the history is not complete, so it is never served as final.
-        if (abandoned) this.opts.log.error({ market: m.id, chunks: abandoned }, `history backfill of ${m.id} incomplete: ${abandoned} chunk(s) abandoned`);
+        if (abandoned)
+          this.opts.log.error(
+            { market: m.id, chunks: abandoned },
+            `history backfill of ${m.id} incomplete: ${abandoned} chunk(s) abandoned`,
+          );
         else this.markLoaded(m.id);
-        if (recorded) this.opts.log.info({ market: m.id, sessions: recorded, ms: Date.now() - t0 }, 'history backfill finished');
+        if (recorded)
+          this.opts.log.info(
+            { market: m.id, sessions: recorded, ms: Date.now() - t0 },
+            'history backfill finished',
+          );
       }),
     );
   }
 
   /** One backfill turn, retried with backoff; null when given up (or stopped). */
-  private async backfillChunk(m: ScheduledMarket, from: number, to: number): Promise<number | null> {
+  private async backfillChunk(
+    m: ScheduledMarket,
+    from: number,
+    to: number,
+  ): Promise<number | null> {
     const p = this.opts.backfillRetry ?? BACKFILL_RETRY;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -351,11 +411,17 @@ export class Supervisor {
         const giveUp = attempt >= p.attempts;
         this.opts.metrics?.backfillChunkFailed(m.id, giveUp);
         if (giveUp) {
-          this.opts.log.error({ err, market: m.id, from, to, attempt }, `backfill chunk ${m.id} ${from}..${to} abandoned after ${attempt} attempts: ${causeOf(err)}`);
+          this.opts.log.error(
+            { err, market: m.id, from, to, attempt },
+            `backfill chunk ${m.id} ${from}..${to} abandoned after ${attempt} attempts: ${causeOf(err)}`,
+          );
           return null;
         }
         const delayMs = backoffMs(attempt, p);
-        this.opts.log.error({ err, market: m.id, from, to, attempt, retryInMs: Math.round(delayMs) }, `backfill chunk failed: ${causeOf(err)}; retrying`);
+        this.opts.log.error(
+          { err, market: m.id, from, to, attempt, retryInMs: Math.round(delayMs) },
+          `backfill chunk failed: ${causeOf(err)}; retrying`,
+        );
         await this.sleeper.sleep(delayMs);
       }
     }
@@ -392,8 +458,12 @@ export class Supervisor {
       if (!n) continue;
       const w = Math.floor(this.clock.tick(m.interval_seconds) / n);
       const { due } = await this.actors.ask(competitionRef(competitionId(m.id, w)), {
-        kind: 'open', market: m.id, name: `${m.id} challenge #${w}`, at,
-        startsAt: this.clock.closesAt(w * n - 1, m.interval_seconds), endsAt: this.clock.closesAt((w + 1) * n - 1, m.interval_seconds),
+        kind: 'open',
+        market: m.id,
+        name: `${m.id} challenge #${w}`,
+        at,
+        startsAt: this.clock.closesAt(w * n - 1, m.interval_seconds),
+        endsAt: this.clock.closesAt((w + 1) * n - 1, m.interval_seconds),
       });
       for (const id of due) {
         const r = await this.actors.ask(competitionRef(id), { kind: 'finish', at });
@@ -453,7 +523,9 @@ export class Supervisor {
 
   private remark(): void {
     const whole = this.markets.every((m) => this.loaded.has(m.id) && this.open.has(m.id));
-    this.mark = whole ? Object.fromEntries(this.markets.map((m) => [m.id, this.open.get(m.id)!])) : undefined;
+    this.mark = whole
+      ? Object.fromEntries(this.markets.map((m) => [m.id, this.open.get(m.id)!]))
+      : undefined;
   }
 
   private setOpen(market: string, tick: number): void {
@@ -473,9 +545,13 @@ export class Supervisor {
     let open = this.open.get(m.id)!;
     while (open < current && !this.stopped) {
       const behind = current - open;
-      const next = behind > this.opts.catchupLimit ? current - this.opts.catchupLimit + 1 : open + 1;
+      const next =
+        behind > this.opts.catchupLimit ? current - this.opts.catchupLimit + 1 : open + 1;
       if (next > open + 1) {
-        this.opts.log.warn({ market: m.id, from: open, to: next }, 'downtime beyond the catch-up bound: sessions skipped');
+        this.opts.log.warn(
+          { market: m.id, from: open, to: next },
+          'downtime beyond the catch-up bound: sessions skipped',
+        );
       }
       const reply = await this.actors.ask(marketRef(m.id), { kind: 'close', tick: open, next });
       this.quarantined(m.id, open, reply);
@@ -494,7 +570,10 @@ export class Supervisor {
     try {
       await this.opts.warm!(market, prevOpen, open);
     } catch (err) {
-      this.opts.log.warn({ err, market, open }, `warming the record after the close of ${market} failed: ${causeOf(err)}; requests build it`);
+      this.opts.log.warn(
+        { err, market, open },
+        `warming the record after the close of ${market} failed: ${causeOf(err)}; requests build it`,
+      );
     }
   }
 
@@ -505,7 +584,15 @@ export class Supervisor {
     this.opts.metrics?.ordersQuarantined(market, q.length);
     for (const o of q) {
       this.opts.log.error(
-        { market, tick, order: o.order_id, account: o.account_id, total_cents: o.total_cents, refunded_cents: o.refunded_cents, reason: o.reason },
+        {
+          market,
+          tick,
+          order: o.order_id,
+          account: o.account_id,
+          total_cents: o.total_cents,
+          refunded_cents: o.refunded_cents,
+          reason: o.reason,
+        },
         `close of ${market} ${tick} refunded order ${o.order_id} instead of filling it: ${o.reason}`,
       );
     }
@@ -519,32 +606,41 @@ export class Supervisor {
   private schedule(m: ScheduledMarket, delayMs?: number): void {
     if (this.stopped) return;
     const open = this.open.get(m.id)!;
-    const dueMs = delayMs ?? this.clock.closesAt(open, m.interval_seconds) * 1000 - this.clock.realNow() * 1000 + 5;
-    const timer = setTimeout(() => {
-      const leading = this.leading;
-      this.turning.add(m.id);
-      const run = (leading ? this.catchUp(m) : this.follow(m))
-        .then(
-          () => {
-            this.failures.delete(m.id);
-            const behind = !leading && this.open.get(m.id)! < this.clock.tick(m.interval_seconds);
-            return behind ? FOLLOW_POLL_MS : undefined;
-          },
-          (err) => (leading ? this.closeFailed(m, err) : this.followFailed(m, err)),
-        )
-        .then((next) => {
-          this.turning.delete(m.id);
-          this.schedule(m, this.woken.delete(m.id) ? 0 : next);
-        })
-        .finally(() => this.running.delete(run));
-      this.running.add(run);
-    }, Math.max(0, Math.min(dueMs, 2 ** 31 - 1)));
+    const dueMs =
+      delayMs ??
+      this.clock.closesAt(open, m.interval_seconds) * 1000 - this.clock.realNow() * 1000 + 5;
+    const timer = setTimeout(
+      () => {
+        const leading = this.leading;
+        this.turning.add(m.id);
+        const run = (leading ? this.catchUp(m) : this.follow(m))
+          .then(
+            () => {
+              this.failures.delete(m.id);
+              const behind = !leading && this.open.get(m.id)! < this.clock.tick(m.interval_seconds);
+              return behind ? FOLLOW_POLL_MS : undefined;
+            },
+            (err) => (leading ? this.closeFailed(m, err) : this.followFailed(m, err)),
+          )
+          .then((next) => {
+            this.turning.delete(m.id);
+            this.schedule(m, this.woken.delete(m.id) ? 0 : next);
+          })
+          .finally(() => this.running.delete(run));
+        this.running.add(run);
+      },
+      Math.max(0, Math.min(dueMs, 2 ** 31 - 1)),
+    );
     this.timers.set(m.id, timer);
   }
 
   /** A follower's look at the record failed: logged, and looked again after FOLLOW_POLL_MS (the database's own trouble shows elsewhere). */
   private followFailed(m: ScheduledMarket, err: unknown): number {
-    if (!this.stopped) this.opts.log.warn({ err, market: m.id }, `following the closes of ${m.id} failed: ${causeOf(err)}; looking again`);
+    if (!this.stopped)
+      this.opts.log.warn(
+        { err, market: m.id },
+        `following the closes of ${m.id} failed: ${causeOf(err)}; looking again`,
+      );
     return FOLLOW_POLL_MS;
   }
 

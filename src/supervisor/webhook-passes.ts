@@ -5,7 +5,11 @@ import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { causeOf } from './backoff.js';
 import type { ActorRuntime } from '../../actors/runtime/client.js';
-import { delivererRef, SEND_TIMEOUT_MS, type DeliverReport } from '../../actors/webhooks/messages.js';
+import {
+  delivererRef,
+  SEND_TIMEOUT_MS,
+  type DeliverReport,
+} from '../../actors/webhooks/messages.js';
 
 /** How often a webhook delivery pass runs (one after the other: a pass that reached a bound is followed at once). */
 const WEBHOOK_PASS_MS = 1000;
@@ -32,7 +36,13 @@ export type WebhookPassOptions = {
 
 export class WebhookPasses {
   /** Whether the last pass saw a live webhook, one is running, a wake came during it, one is armed by a wake. */
-  private readonly pass = { live: false, running: false, again: false, woken: false, warnedAt: Number.NEGATIVE_INFINITY };
+  private readonly pass = {
+    live: false,
+    running: false,
+    again: false,
+    woken: false,
+    warnedAt: Number.NEGATIVE_INFINITY,
+  };
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -61,11 +71,18 @@ export class WebhookPasses {
   async deliver(): Promise<DeliverReport> {
     const at = this.clock.realNow();
     const r = await this.actors.ask(delivererRef, {
-      kind: 'deliver', at, allowPrivate: this.opts.webhookAllowPrivate ?? false, timeoutMs: this.opts.webhookTimeoutMs ?? SEND_TIMEOUT_MS, waitMs: WEBHOOK_WAIT_MS,
+      kind: 'deliver',
+      at,
+      allowPrivate: this.opts.webhookAllowPrivate ?? false,
+      timeoutMs: this.opts.webhookTimeoutMs ?? SEND_TIMEOUT_MS,
+      waitMs: WEBHOOK_WAIT_MS,
     });
     this.opts.metrics?.webhookPass(r);
     const w = this.pass;
-    if (r.backlog.oldestSeconds >= WEBHOOK_BACKLOG_WARN_SECONDS && at - w.warnedAt >= WEBHOOK_BACKLOG_WARN_EVERY_SECONDS) {
+    if (
+      r.backlog.oldestSeconds >= WEBHOOK_BACKLOG_WARN_SECONDS &&
+      at - w.warnedAt >= WEBHOOK_BACKLOG_WARN_EVERY_SECONDS
+    ) {
       w.warnedAt = at;
       this.opts.log.warn(
         { webhookBacklog: r.backlog, inFlight: r.inFlight },
@@ -87,14 +104,24 @@ export class WebhookPasses {
       let next: number | undefined;
       Object.assign(w, { running: true, again: false, woken: false });
       const run = this.deliver()
-        .then((r) => {
-          w.live = r.live;
-          if (r.sent || r.enqueued || r.delivered || r.retried || r.failed) {
-            this.opts.log.info({ webhooks: r }, `webhooks: ${r.enqueued} enqueued, ${r.sent} sent, ${r.delivered} delivered, ${r.retried} to retry, ${r.failed} failed for good, ${r.inFlight} in flight`);
-          }
-          // Work begets work: a place freed may take a delivery its endpoint's or account's cap held back.
-          if (r.more || r.inFlight || r.sent || r.delivered || r.retried || r.failed) next = 0;
-        }, (err) => this.opts.log.warn({ err }, `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`))
+        .then(
+          (r) => {
+            w.live = r.live;
+            if (r.sent || r.enqueued || r.delivered || r.retried || r.failed) {
+              this.opts.log.info(
+                { webhooks: r },
+                `webhooks: ${r.enqueued} enqueued, ${r.sent} sent, ${r.delivered} delivered, ${r.retried} to retry, ${r.failed} failed for good, ${r.inFlight} in flight`,
+              );
+            }
+            // Work begets work: a place freed may take a delivery its endpoint's or account's cap held back.
+            if (r.more || r.inFlight || r.sent || r.delivered || r.retried || r.failed) next = 0;
+          },
+          (err) =>
+            this.opts.log.warn(
+              { err },
+              `webhook delivery pass failed: ${causeOf(err)}; the next pass retries`,
+            ),
+        )
         .finally(() => {
           w.running = false;
           this.running.delete(run);

@@ -4,7 +4,15 @@
 import type { TObject, TSchema } from 'typebox';
 import { ActorError } from '../../actors/runtime/client.js';
 import type { HolderPrincipal } from '../http/authenticators/holder-session.js';
-import { HttpError, route, type Context, type RawInput, type Reply, type RequestInfo, type Route } from '../http/route.js';
+import {
+  HttpError,
+  route,
+  type Context,
+  type RawInput,
+  type Reply,
+  type RequestInfo,
+  type Route,
+} from '../http/route.js';
 import type { ValidationIssue } from '../http/validation.js';
 
 export const DEFAULT_NEXT = '/console';
@@ -31,14 +39,16 @@ export function acceptQ(accept: string, type: string): number {
 }
 
 /** An Accept header that prefers JSON to HTML: a higher q (JSON listed, HTML absent counts). Equal or no header: HTML. */
-export const prefersJson = (accept: string | undefined) => !!accept && acceptQ(accept, 'application/json') > acceptQ(accept, 'text/html');
+export const prefersJson = (accept: string | undefined) =>
+  !!accept && acceptQ(accept, 'application/json') > acceptQ(accept, 'text/html');
 
 /**
  * A client whose Accept header prefers JSON to HTML gets JSON instead of redirects and pages (a
  * browser's, listing JSON below HTML, gets the page); so does one that posts a JSON body (no HTML form can).
  */
 export const wantsJson = (req: RequestInfo) =>
-  prefersJson(req.headers['accept']) || /^application\/json\b/i.test(req.headers['content-type'] ?? '');
+  prefersJson(req.headers['accept']) ||
+  /^application\/json\b/i.test(req.headers['content-type'] ?? '');
 
 /**
  * `next` only ever names a page of this site: a path starting with one `/`. `//evil.example` and
@@ -51,7 +61,12 @@ export function safeNext(next: unknown, fallback = DEFAULT_NEXT): string {
 }
 
 /** Success of a form post: 303 to `next` for browsers, `{ok: true, ...payload}` for JSON clients. */
-export function formReply(req: RequestInfo, next: unknown, payload: Record<string, unknown> = {}, headers: Record<string, string> = {}): Reply {
+export function formReply(
+  req: RequestInfo,
+  next: unknown,
+  payload: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Reply {
   if (wantsJson(req)) return { status: 200, json: { ok: true, ...payload }, headers };
   return { status: 303, headers: { ...headers, location: safeNext(next) } };
 }
@@ -79,7 +94,8 @@ export function enteredOf(action: string, body: unknown): Entered {
   const values: Record<string, string> = {};
   for (const [k, v] of Object.entries(body && typeof body === 'object' ? body : {})) {
     const last: unknown = Array.isArray(v) ? v[v.length - 1] : v;
-    if (!NOT_REFILLED.has(k) && (typeof last === 'string' || typeof last === 'number')) values[k] = String(last);
+    if (!NOT_REFILLED.has(k) && (typeof last === 'string' || typeof last === 'number'))
+      values[k] = String(last);
   }
   return { action, values };
 }
@@ -88,22 +104,39 @@ export function enteredOf(action: string, body: unknown): Entered {
  * The values a form shows: what was typed into it when it was just refused (never the stored value
  * it replaced), otherwise `stored`; `invalid` marks the field at fault.
  */
-export function refill<K extends string>(action: string, stored: Record<K, string>, p?: Problem): Record<K, string> & { invalid: Partial<Record<K, true>> } {
+export function refill<K extends string>(
+  action: string,
+  stored: Record<K, string>,
+  p?: Problem,
+): Record<K, string> & { invalid: Partial<Record<K, true>> } {
   const typed = p?.entered?.action === action ? p.entered.values : undefined;
   if (!typed) return { ...stored, invalid: {} };
-  const values = Object.fromEntries(Object.keys(stored).map((k) => [k, typed[k] ?? ''])) as Record<K, string>;
-  return { ...values, invalid: (p?.field && p.field in stored ? { [p.field]: true } : {}) as Partial<Record<K, true>> };
+  const values = Object.fromEntries(Object.keys(stored).map((k) => [k, typed[k] ?? ''])) as Record<
+    K,
+    string
+  >;
+  return {
+    ...values,
+    invalid: (p?.field && p.field in stored ? { [p.field]: true } : {}) as Partial<Record<K, true>>,
+  };
 }
 
 /** The field the first validation issue names (`loc` is `['body', field]`). */
-const fieldOf = (issues: ValidationIssue[]) => (issues.length ? String(issues[0].loc[1] ?? issues[0].loc[0] ?? '') || undefined : undefined);
+const fieldOf = (issues: ValidationIssue[]) =>
+  issues.length ? String(issues[0].loc[1] ?? issues[0].loc[0] ?? '') || undefined : undefined;
 
 /** The readable form of a 4xx (HttpError or an actor's refusal); undefined for anything else. */
 export function problemOf(err: unknown, words: Record<string, string> = {}): Problem | undefined {
   const e = err instanceof HttpError || err instanceof ActorError ? err : undefined;
   if (!e || e.status < 400 || e.status >= 500) return undefined;
   const retryAfter = e instanceof ActorError ? e.retryAfter : undefined;
-  if (Array.isArray(e.detail)) return { status: e.status, message: issuesMessage(e.detail, words), field: fieldOf(e.detail), retryAfter };
+  if (Array.isArray(e.detail))
+    return {
+      status: e.status,
+      message: issuesMessage(e.detail, words),
+      field: fieldOf(e.detail),
+      retryAfter,
+    };
   return { status: e.status, message: String(e.detail), retryAfter };
 }
 
@@ -128,11 +161,19 @@ export async function webAction(
 }
 
 /** Validation issues as one sentence for a person, using the form's own words where it has them. */
-export function issuesMessage(issues: ValidationIssue[], words: Record<string, string> = {}): string {
+export function issuesMessage(
+  issues: ValidationIssue[],
+  words: Record<string, string> = {},
+): string {
   return issues
     .map((i) => {
       const field = String(i.loc[1] ?? i.loc[0] ?? '');
-      return words[field] ?? (i.type === 'missing' ? `${field.replace(/_/g, ' ')} is required` : `${field.replace(/_/g, ' ')}: ${i.msg}`);
+      return (
+        words[field] ??
+        (i.type === 'missing'
+          ? `${field.replace(/_/g, ' ')} is required`
+          : `${field.replace(/_/g, ' ')}: ${i.msg}`)
+      );
     })
     .filter((m, k, all) => all.indexOf(m) === k)
     .join('; ');
@@ -148,9 +189,19 @@ export function invalidForm<T>(
   page: (req: RequestInfo, p: Problem, raw: RawInput, principal: T) => Reply | Promise<Reply>,
 ) {
   return (req: RequestInfo, issues: ValidationIssue[], raw: RawInput, principal: T) =>
-    wantsJson(req) ? undefined : page(req, {
-      status: 422, message: issuesMessage(issues, words), field: fieldOf(issues), entered: enteredOf(req.url, raw.body),
-    }, raw, principal);
+    wantsJson(req)
+      ? undefined
+      : page(
+          req,
+          {
+            status: 422,
+            message: issuesMessage(issues, words),
+            field: fieldOf(issues),
+            entered: enteredOf(req.url, raw.body),
+          },
+          raw,
+          principal,
+        );
 }
 
 /**
@@ -173,15 +224,29 @@ export type HolderForm<B, R> = {
  * The route of a holder's form post (CONTRACT.md "Web form posts"): a refusal, or a form that fails
  * validation, shows a browser `page` again with the message; JSON clients get `{detail}`.
  */
-export function holderFormRoute<B, R>(d: HolderForm<B, R>, page: (holder: HolderPrincipal, p: Problem) => Reply | Promise<Reply>): Route {
+export function holderFormRoute<B, R>(
+  d: HolderForm<B, R>,
+  page: (holder: HolderPrincipal, p: Problem) => Reply | Promise<Reply>,
+): Route {
   return route<unknown, unknown, B>({
-    method: 'POST', path: d.path, auth: 'holder', summary: d.summary, body: d.body,
-    response: { 200: d.answer }, responses: { 303: { description: 'browsers: sent on to the next page' } },
-    onInvalid: invalidForm<HolderPrincipal>(d.words ?? {}, (_req, p, _raw, holder) => page(holder, p)),
+    method: 'POST',
+    path: d.path,
+    auth: 'holder',
+    summary: d.summary,
+    body: d.body,
+    response: { 200: d.answer },
+    responses: { 303: { description: 'browsers: sent on to the next page' } },
+    onInvalid: invalidForm<HolderPrincipal>(d.words ?? {}, (_req, p, _raw, holder) =>
+      page(holder, p),
+    ),
     handler: (ctx) => {
       const holder = ctx.principal;
-      return webAction(ctx.req, async () => d.reply(ctx.req, await d.run(holder, ctx), ctx.body),
-        (p) => page(holder, { ...p, entered: enteredOf(ctx.req.url, ctx.body) }), d.words);
+      return webAction(
+        ctx.req,
+        async () => d.reply(ctx.req, await d.run(holder, ctx), ctx.body),
+        (p) => page(holder, { ...p, entered: enteredOf(ctx.req.url, ctx.body) }),
+        d.words,
+      );
     },
     replay: (r: R, { req, body }) => d.reply(req, r, body),
   });
@@ -195,4 +260,5 @@ export function field(raw: Record<string, unknown>, key: string): string {
 }
 
 /** USD amounts are shown with 2 decimals. */
-export const usd = (amount: number | null | undefined) => (amount === null || amount === undefined ? '' : amount.toFixed(2));
+export const usd = (amount: number | null | undefined) =>
+  amount === null || amount === undefined ? '' : amount.toFixed(2);

@@ -40,7 +40,9 @@ export type LegendItem = { name: string; swatch: string };
 export type Chart = { svg: string; summary: string; legend?: LegendItem[] };
 
 /** The legend of a chart's lines, band and marker (figure() lists it under the chart). */
-function legendOf(spec: Pick<ChartSpec, 'series' | 'band' | 'marker' | 'levels' | 'rings'>): LegendItem[] {
+function legendOf(
+  spec: Pick<ChartSpec, 'series' | 'band' | 'marker' | 'levels' | 'rings'>,
+): LegendItem[] {
   const items = spec.series.map((s, k) => ({ name: s.name, swatch: `s${k % 4}` }));
   if (spec.band) items.push({ name: spec.band.name ?? 'range', swatch: 'band' });
   if (spec.marker) items.push({ name: spec.marker.label, swatch: 'marker' });
@@ -59,26 +61,42 @@ const M = { top: 12, right: 28, bottom: 36, left: 68 };
 const TICK_CHAR = 10.5;
 
 /** The plot's left edge: room for the axis title (x = 12), then the widest y tick label. */
-function plotLeft(y: ReturnType<typeof scaleLinear<number, number>>, fmt: (v: number) => string): number {
-  return Math.max(M.left, Math.ceil(26 + Math.max(0, ...y.ticks(5).map((t) => fmt(t).length)) * TICK_CHAR));
+function plotLeft(
+  y: ReturnType<typeof scaleLinear<number, number>>,
+  fmt: (v: number) => string,
+): number {
+  return Math.max(
+    M.left,
+    Math.ceil(26 + Math.max(0, ...y.ticks(5).map((t) => fmt(t).length)) * TICK_CHAR),
+  );
 }
 let ids = 0;
 
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESC: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ESC[c]);
-const defaultFormat = (v: number) => (Math.abs(v) >= 1000 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
+const defaultFormat = (v: number) =>
+  Math.abs(v) >= 1000 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
 
 function extent(values: (number | null)[]): [number, number] | undefined {
   let lo = Infinity;
   let hi = -Infinity;
-  for (const v of values) if (v !== null && Number.isFinite(v)) (lo = Math.min(lo, v)), (hi = Math.max(hi, v));
+  for (const v of values)
+    if (v !== null && Number.isFinite(v)) ((lo = Math.min(lo, v)), (hi = Math.max(hi, v)));
   return lo <= hi ? [lo, hi] : undefined;
 }
 
 /** "price: from 10.00 to 12.50 USD (low 9.80, high 13.10) over sessions 100 to 219." */
 function describe(spec: ChartSpec, fmt: (v: number) => string): string {
   const parts = spec.series.map((s) => {
-    const known = s.values.map((v, i) => [spec.x[i], v] as const).filter((p): p is readonly [number, number] => p[1] !== null && Number.isFinite(p[1]));
+    const known = s.values
+      .map((v, i) => [spec.x[i], v] as const)
+      .filter((p): p is readonly [number, number] => p[1] !== null && Number.isFinite(p[1]));
     if (!known.length) return `${s.name}: no data`;
     const [lo, hi] = extent(known.map((p) => p[1]))!;
     return `${s.name} from ${fmt(known[0][1])} to ${fmt(known[known.length - 1][1])} (low ${fmt(lo)}, high ${fmt(hi)})`;
@@ -97,7 +115,14 @@ function frame(spec: ChartSpec, w: number, h: number, body: string, summary: str
   );
 }
 
-function yAxis(y: ReturnType<typeof scaleLinear<number, number>>, left: number, w: number, fmt: (v: number) => string, label: string, h: number): string {
+function yAxis(
+  y: ReturnType<typeof scaleLinear<number, number>>,
+  left: number,
+  w: number,
+  fmt: (v: number) => string,
+  label: string,
+  h: number,
+): string {
   const ticks = y.ticks(5);
   let out = `<g class="axis y">`;
   for (const t of ticks) {
@@ -118,18 +143,31 @@ export function lineChart(spec: ChartSpec): Chart {
   const h = spec.height ?? 220;
   const fmt = spec.yFormat ?? defaultFormat;
   const summary = [describe(spec, fmt), ...(spec.levels ?? []).map((l) => `${l.label}.`)].join(' ');
-  const all = [...spec.series.flatMap((s) => s.values), ...(spec.band ? [...spec.band.low, ...spec.band.high] : []), ...(spec.levels ?? []).map((l) => l.y), ...(spec.yReach === undefined ? [] : [spec.yReach])];
+  const all = [
+    ...spec.series.flatMap((s) => s.values),
+    ...(spec.band ? [...spec.band.low, ...spec.band.high] : []),
+    ...(spec.levels ?? []).map((l) => l.y),
+    ...(spec.yReach === undefined ? [] : [spec.yReach]),
+  ];
   const ys = extent(all);
   const xs = extent(spec.x);
-  if (!ys || !xs) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
+  if (!ys || !xs)
+    return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
   const pad = ys[0] === ys[1] ? Math.max(Math.abs(ys[0]) * 0.1, 1) : 0;
-  const y = scaleLinear().domain([ys[0] - pad, ys[1] + pad]).nice().range([h - M.bottom, M.top]);
+  const y = scaleLinear()
+    .domain([ys[0] - pad, ys[1] + pad])
+    .nice()
+    .range([h - M.bottom, M.top]);
   const left = plotLeft(y, fmt);
-  const x = scaleLinear().domain(xs[0] === xs[1] ? [xs[0] - 1, xs[1] + 1] : xs).range([left, w - M.right]);
+  const x = scaleLinear()
+    .domain(xs[0] === xs[1] ? [xs[0] - 1, xs[1] + 1] : xs)
+    .range([left, w - M.right]);
   const known = (v: number | null): v is number => v !== null && Number.isFinite(v);
   let body = yAxis(y, left, w, fmt, spec.yLabel, h);
   let xAxis = `<g class="axis x"><line x1="${left}" x2="${w - M.right}" y1="${h - M.bottom}" y2="${h - M.bottom}"/>`;
-  const xTicks = spec.xTicks?.filter((t) => t >= x.domain()[0] && t <= x.domain()[1]) ?? x.ticks(Math.min(6, spec.x.length)).filter(Number.isInteger);
+  const xTicks =
+    spec.xTicks?.filter((t) => t >= x.domain()[0] && t <= x.domain()[1]) ??
+    x.ticks(Math.min(6, spec.x.length)).filter(Number.isInteger);
   for (const t of xTicks) {
     xAxis += `<text x="${x(t).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc((spec.xFormat ?? String)(t))}</text>`;
   }
@@ -148,7 +186,8 @@ export function lineChart(spec: ChartSpec): Chart {
       .defined((i) => known(s.values[i]))
       .x((i) => x(spec.x[i]))
       .y((i) => y(s.values[i] as number))(spec.x.map((_, i) => i));
-    if (d) body += `<path class="line series-${k % 4}" d="${d}"><title>${esc(s.name)}</title></path>`;
+    if (d)
+      body += `<path class="line series-${k % 4}" d="${d}"><title>${esc(s.name)}</title></path>`;
     // A value without a known neighbour draws no segment: a dot shows it (a close in its 5 s point).
     s.values.forEach((v, i) => {
       if (known(v) && !known(s.values[i - 1] ?? null) && !known(s.values[i + 1] ?? null)) {
@@ -165,11 +204,15 @@ export function lineChart(spec: ChartSpec): Chart {
   for (const r of spec.rings ?? []) {
     body += `<circle class="ring" cx="${x(r.x).toFixed(1)}" cy="${y(r.y).toFixed(1)}" r="6"><title>${esc(r.label)}</title></circle>`;
   }
-  if (y.domain()[0] < 0 && y.domain()[1] > 0) body = `<line class="zero" x1="${left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>` + body;
+  if (y.domain()[0] < 0 && y.domain()[1] > 0)
+    body =
+      `<line class="zero" x1="${left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>` +
+      body;
   if (spec.marker && spec.marker.x >= x.domain()[0] && spec.marker.x <= x.domain()[1]) {
     const mx = x(spec.marker.x);
     const anchor = mx > (left + w - M.right) / 2 ? 'end' : 'start';
-    body += `<g class="marker"><line x1="${mx.toFixed(1)}" x2="${mx.toFixed(1)}" y1="${M.top}" y2="${h - M.bottom}"/>` +
+    body +=
+      `<g class="marker"><line x1="${mx.toFixed(1)}" x2="${mx.toFixed(1)}" y1="${M.top}" y2="${h - M.bottom}"/>` +
       `<text x="${(mx + (anchor === 'end' ? -5 : 5)).toFixed(1)}" y="${M.top + 12}" text-anchor="${anchor}">${esc(spec.marker.label)}</text></g>`;
   }
   return { svg: frame(spec, w, h, body, summary), summary, legend: legendOf(spec) };
@@ -184,10 +227,17 @@ export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): 
   const summary = describe(spec, fmt);
   const values = spec.series[0].values;
   const ys = extent([...values, 0]);
-  if (!ys || spec.x.length === 0) return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
-  const y = scaleLinear().domain(ys[0] === ys[1] ? [ys[0], ys[0] + 1] : ys).nice().range([h - M.bottom, M.top]);
+  if (!ys || spec.x.length === 0)
+    return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
+  const y = scaleLinear()
+    .domain(ys[0] === ys[1] ? [ys[0], ys[0] + 1] : ys)
+    .nice()
+    .range([h - M.bottom, M.top]);
   const left = plotLeft(y, fmt);
-  const x = scaleBand<number>().domain(spec.x).range([left, w - M.right]).paddingInner(0.15);
+  const x = scaleBand<number>()
+    .domain(spec.x)
+    .range([left, w - M.right])
+    .paddingInner(0.15);
   let body = yAxis(y, left, w, fmt, spec.yLabel, h);
   const zero = y(0);
   values.forEach((v, i) => {
@@ -199,7 +249,8 @@ export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): 
   let xAxis = `<g class="axis x"><line x1="${left}" x2="${w - M.right}" y1="${zero.toFixed(1)}" y2="${zero.toFixed(1)}"/>`;
   const every = Math.max(1, Math.ceil(spec.x.length / 6));
   spec.x.forEach((t, i) => {
-    if (i % every === 0) xAxis += `<text x="${(x(t)! + x.bandwidth() / 2).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc(xf(t))}</text>`;
+    if (i % every === 0)
+      xAxis += `<text x="${(x(t)! + x.bandwidth() / 2).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc(xf(t))}</text>`;
   });
   body += `${xAxis}${xAxisLabel(left, w, h, spec.xLabel)}</g>`;
   return { svg: frame(spec, w, h, body, summary), summary, legend: legendOf(spec) };
@@ -224,11 +275,14 @@ export const CHART_H = 48;
  * left); sessions without a price are skipped. Empty when fewer than two prices are known.
  */
 export function chartPoints(prices: (number | null)[]): string {
-  const known = prices.map((p, i) => [i, p] as const).filter((x): x is readonly [number, number] => x[1] !== null);
+  const known = prices
+    .map((p, i) => [i, p] as const)
+    .filter((x): x is readonly [number, number] => x[1] !== null);
   if (known.length < 2) return '';
   const lo = Math.min(...known.map((x) => x[1]));
   const hi = Math.max(...known.map((x) => x[1]));
   const x = (i: number) => ((i / Math.max(1, prices.length - 1)) * CHART_W).toFixed(1);
-  const y = (p: number) => (hi === lo ? CHART_H / 2 : CHART_H - ((p - lo) / (hi - lo)) * CHART_H).toFixed(1);
+  const y = (p: number) =>
+    (hi === lo ? CHART_H / 2 : CHART_H - ((p - lo) / (hi - lo)) * CHART_H).toFixed(1);
   return known.map(([i, p]) => `${x(i)},${y(p)}`).join(' ');
 }

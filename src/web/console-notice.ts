@@ -30,35 +30,70 @@ const FIELDS = {
 } as const;
 type Fields = typeof FIELDS;
 export type NoticeKind = keyof Fields;
-export type Notice = { [K in NoticeKind]: { kind: K } & { [F in Fields[K][number]]: number } }[NoticeKind];
+export type Notice = {
+  [K in NoticeKind]: { kind: K } & { [F in Fields[K][number]]: number };
+}[NoticeKind];
 
 const isKind = (k: string): k is NoticeKind => Object.hasOwn(FIELDS, k);
 
 /** The cookie's value: `kind.n.n...` (an instant to the second: `pay_at` may carry a fraction). */
-const encode = (n: Notice) => [n.kind, ...FIELDS[n.kind].map((f) => Math.floor((n as unknown as Record<string, number>)[f]))].join('.');
+const encode = (n: Notice) =>
+  [
+    n.kind,
+    ...FIELDS[n.kind].map((f) => Math.floor((n as unknown as Record<string, number>)[f])),
+  ].join('.');
 
 /** A notice from the cookie's value, or null for anything not exactly a known code and its whole numbers. */
 export function decodeNotice(value: string | undefined): Notice | null {
   const parts = value?.split('.') ?? [];
   const [kind, ...nums] = parts;
-  if (!kind || !isKind(kind) || nums.length !== FIELDS[kind].length || !nums.every((v) => /^\d{1,15}$/.test(v))) return null;
-  return Object.fromEntries([['kind', kind], ...FIELDS[kind].map((f, i) => [f, Number(nums[i])])]) as Notice;
+  if (
+    !kind ||
+    !isKind(kind) ||
+    nums.length !== FIELDS[kind].length ||
+    !nums.every((v) => /^\d{1,15}$/.test(v))
+  )
+    return null;
+  return Object.fromEntries([
+    ['kind', kind],
+    ...FIELDS[kind].map((f, i) => [f, Number(nums[i])]),
+  ]) as Notice;
 }
 
 /** The cookie (cleared when `value` is empty): HttpOnly, for the console only, Secure when `baseUrl` is https. */
 const cookieOf = (value: string, baseUrl: string) =>
-  stringifySetCookie(COOKIE, value, { httpOnly: true, sameSite: 'lax', path: '/console', secure: baseUrl.startsWith('https:'), maxAge: value ? MAX_AGE_S : 0 });
+  stringifySetCookie(COOKIE, value, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/console',
+    secure: baseUrl.startsWith('https:'),
+    maxAge: value ? MAX_AGE_S : 0,
+  });
 
 /**
  * A console form's success (CONTRACT.md "Web form posts"): JSON clients get `{ok, ...payload}` as
  * before; a browser is sent on to `next` with the notice that page shows.
  */
-export function consoleReply(req: RequestInfo, next: string, payload: Record<string, unknown>, notice: Notice, baseUrl: string): Reply {
-  return formReply(req, next, payload, wantsJson(req) ? {} : { 'set-cookie': cookieOf(encode(notice), baseUrl) });
+export function consoleReply(
+  req: RequestInfo,
+  next: string,
+  payload: Record<string, unknown>,
+  notice: Notice,
+  baseUrl: string,
+): Reply {
+  return formReply(
+    req,
+    next,
+    payload,
+    wantsJson(req) ? {} : { 'set-cookie': cookieOf(encode(notice), baseUrl) },
+  );
 }
 
 /** The notice a console page request carries, and the header that clears it once shown (both null without one). */
-export function noticeOf(req: RequestInfo, baseUrl: string): { notice: Notice | null; clear: Record<string, string> } {
+export function noticeOf(
+  req: RequestInfo,
+  baseUrl: string,
+): { notice: Notice | null; clear: Record<string, string> } {
   const header = req.headers['cookie'];
   const raw = header ? parseCookie(header)[COOKIE] : undefined;
   if (raw === undefined) return { notice: null, clear: {} };
@@ -68,7 +103,15 @@ export function noticeOf(req: RequestInfo, baseUrl: string): { notice: Notice | 
 /** What a notice's words name, read again by the page: the holder's own accounts and agents (someone else's is not named). */
 export type NoticeFacts = {
   account: (id: number) => string | undefined;
-  agent: (id: number) => { name: string; autonomous_funding: boolean; max_order: number | null; max_day: number | null; markets: string | null } | undefined;
+  agent: (id: number) =>
+    | {
+        name: string;
+        autonomous_funding: boolean;
+        max_order: number | null;
+        max_day: number | null;
+        markets: string | null;
+      }
+    | undefined;
 };
 
 const money = (cents: number) => `${usd(centsToNumber(cents))} USD`;
@@ -78,23 +121,38 @@ export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
   switch (n.kind) {
     case 'topup': {
       const account = facts.account(n.account_id);
-      return account && `Added ${money(n.amount_cents)} to ${account} (account ${n.account_id}) by card. Its balance is now ${money(n.balance_cents)}.`;
+      return (
+        account &&
+        `Added ${money(n.amount_cents)} to ${account} (account ${n.account_id}) by card. Its balance is now ${money(n.balance_cents)}.`
+      );
     }
     case 'coins': {
-      const fee = n.fee_cents > 0 ? `, plus this month's participation fee of ${money(n.fee_cents)}` : '';
-      return `Bought ${n.coins} Gold Coins for ${money(n.charged_cents - n.fee_cents)} by card${fee}: ${money(n.charged_cents)} charged. `
-        + `Your Gold Coin balance is ${(n.gc_hundredths / 100).toFixed(2)} GC.`;
+      const fee =
+        n.fee_cents > 0 ? `, plus this month's participation fee of ${money(n.fee_cents)}` : '';
+      return (
+        `Bought ${n.coins} Gold Coins for ${money(n.charged_cents - n.fee_cents)} by card${fee}: ${money(n.charged_cents)} charged. ` +
+        `Your Gold Coin balance is ${(n.gc_hundredths / 100).toFixed(2)} GC.`
+      );
     }
     case 'payout': {
       const account = facts.account(n.account_id);
-      return account && `Payout ${n.payout_id} requested from ${account} (account ${n.account_id}): ${money(n.amount_cents)} left the balance now. `
-        + `You will be paid ${money(n.net_cents)} (${money(n.amount_cents)} minus the ${PAYOUTS.commission_pct} % commission of ${money(n.commission_cents)}) on ${utcMinute(n.pay_at)}.`;
+      return (
+        account &&
+        `Payout ${n.payout_id} requested from ${account} (account ${n.account_id}): ${money(n.amount_cents)} left the balance now. ` +
+          `You will be paid ${money(n.net_cents)} (${money(n.amount_cents)} minus the ${PAYOUTS.commission_pct} % commission of ${money(n.commission_cents)}) on ${utcMinute(n.pay_at)}.`
+      );
     }
     case 'limits': {
       const a = facts.agent(n.agent_id);
       if (!a) return undefined;
-      const perOrder = a.max_order === null ? 'no limit per order' : `at most ${money(Math.round(a.max_order * 100))} per order`;
-      const perDay = a.max_day === null ? 'no limit per day' : `at most ${money(Math.round(a.max_day * 100))} per UTC day`;
+      const perOrder =
+        a.max_order === null
+          ? 'no limit per order'
+          : `at most ${money(Math.round(a.max_order * 100))} per order`;
+      const perDay =
+        a.max_day === null
+          ? 'no limit per day'
+          : `at most ${money(Math.round(a.max_day * 100))} per UTC day`;
       return `Limits saved for ${a.name}: ${perOrder}; ${perDay}; ${a.markets ? `markets ${a.markets.split(',').join(', ')}` : 'every market'}.`;
     }
     case 'funding': {
@@ -103,7 +161,9 @@ export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
     }
     case 'card_removed': {
       const brand = CARD_BRANDS[n.brand];
-      const card = brand ? `${brand} •••• ${String(n.last4).padStart(4, '0')}` : `card ${n.card_id}`;
+      const card = brand
+        ? `${brand} •••• ${String(n.last4).padStart(4, '0')}`
+        : `card ${n.card_id}`;
       return `Removed your stored ${card}: it is no longer offered when you pay.`;
     }
     case 'grant':
@@ -111,9 +171,12 @@ export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
     case 'revoke':
       return `Grant ${n.grant_id} revoked.`;
     case 'cart_paid': {
-      const fee = n.fee_cents > 0 ? `, with this month's participation fee of ${money(n.fee_cents)}` : '';
-      return `Paid ${n.orders} order${n.orders === 1 ? '' : 's'} of the cart: ${money(n.charged_cents)} charged${fee}. `
-        + `Each fills when its session closes; the receipt is linked beside ${n.orders === 1 ? 'it' : 'them'} below.`;
+      const fee =
+        n.fee_cents > 0 ? `, with this month's participation fee of ${money(n.fee_cents)}` : '';
+      return (
+        `Paid ${n.orders} order${n.orders === 1 ? '' : 's'} of the cart: ${money(n.charged_cents)} charged${fee}. ` +
+        `Each fills when its session closes; the receipt is linked beside ${n.orders === 1 ? 'it' : 'them'} below.`
+      );
     }
   }
 }
@@ -121,5 +184,10 @@ export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
 /** The card_removed notice of a removal's answer (an answer stored before it named the card: by its id only). */
 export function cardRemovedNotice(r: { card_id: number; brand?: string; last4?: string }): Notice {
   const brand = CARD_BRANDS.indexOf((r.brand ?? '') as (typeof CARD_BRANDS)[number]);
-  return { kind: 'card_removed', card_id: r.card_id, brand: brand < 0 ? CARD_BRANDS.length : brand, last4: r.last4 ? Number(r.last4) : 0 };
+  return {
+    kind: 'card_removed',
+    card_id: r.card_id,
+    brand: brand < 0 ? CARD_BRANDS.length : brand,
+    last4: r.last4 ? Number(r.last4) : 0,
+  };
 }

@@ -84,11 +84,21 @@ export class FragmentCache<T extends string | Uint8Array = string> {
  * (which must name everything the page shows); a logged-in holder's page (their name in the
  * layout) is rendered each time.
  */
-export function visitorPage(pages: FragmentCache<Uint8Array>, key: string, loggedIn: boolean, render: () => Reply, keep = true): Reply {
+export function visitorPage(
+  pages: FragmentCache<Uint8Array>,
+  key: string,
+  loggedIn: boolean,
+  render: () => Reply,
+  keep = true,
+): Reply {
   if (loggedIn) return render();
-  const body = pages.get(key, () => {
-    const r = render();
-    return typeof r.body === 'string' ? Buffer.from(r.body) : (r.body as Uint8Array);
-  }, keep);
+  const body = pages.get(
+    key,
+    () => {
+      const r = render();
+      return typeof r.body === 'string' ? Buffer.from(r.body) : (r.body as Uint8Array);
+    },
+    keep,
+  );
   return { body, contentType: HTML };
 }

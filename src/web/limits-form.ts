@@ -9,17 +9,34 @@ import { HttpError } from '../http/route.js';
 /** The largest limit a form takes (USD): far above any order, and integer cents stay exact. */
 const MAX_LIMIT = 1_000_000;
 const Limit = (what: string) =>
-  Type.Union([amount(`${what} (USD, at most 2 decimals); empty: no limit`, { minimum: 0, maximum: MAX_LIMIT }), Type.Null()], { default: null, description: `${what}; empty: no limit` });
+  Type.Union(
+    [
+      amount(`${what} (USD, at most 2 decimals); empty: no limit`, {
+        minimum: 0,
+        maximum: MAX_LIMIT,
+      }),
+      Type.Null(),
+    ],
+    { default: null, description: `${what}; empty: no limit` },
+  );
 
 export const LimitsFields = Type.Object({
   max_order: Limit('what one order (one line of an execute checkout) may total'),
   max_day: Limit('what a UTC day (service clock) may total'),
-  markets: Type.String({ maxLength: 200, default: '', description: `comma-separated market ids (${MARKET_IDS.join(', ')}); empty: every market` }),
+  markets: Type.String({
+    maxLength: 200,
+    default: '',
+    description: `comma-separated market ids (${MARKET_IDS.join(', ')}); empty: every market`,
+  }),
 });
 export type LimitsFields = Static<typeof LimitsFields>;
 
 /** The fields as the console's form labels them (its error messages name them so). */
-export const LIMIT_LABELS = { max_order: 'Most per order (USD)', max_day: 'Most per day (USD)', markets: 'Markets' };
+export const LIMIT_LABELS = {
+  max_order: 'Most per order (USD)',
+  max_day: 'Most per day (USD)',
+  markets: 'Markets',
+};
 const AMOUNT_RULE = `must be an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or empty for no limit`;
 const MARKETS_RULE = `list market ids (${MARKET_IDS.join(', ')}) separated by commas, or leave it empty for every market`;
 
@@ -32,11 +49,32 @@ export const LIMIT_WORDS = {
 const cents = (usd: number | null) => (usd === null ? null : Math.round(usd * 100));
 
 /** The form as the account actor's `limits` message takes it. */
-export function limitsOfForm(f: LimitsFields): { maxOrderCents: number | null; maxDayCents: number | null; markets: string[] | null } {
-  const ids = [...new Set(f.markets.split(',').map((m) => m.trim()).filter(Boolean))];
+export function limitsOfForm(f: LimitsFields): {
+  maxOrderCents: number | null;
+  maxDayCents: number | null;
+  markets: string[] | null;
+} {
+  const ids = [
+    ...new Set(
+      f.markets
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = ids.filter((m) => !(MARKET_IDS as readonly string[]).includes(m));
   if (unknown.length) {
-    throw new HttpError(422, [{ loc: ['body', 'markets'], msg: `unknown market(s) ${unknown.join(', ')}: ${MARKETS_RULE}`, type: 'value_error' }]);
+    throw new HttpError(422, [
+      {
+        loc: ['body', 'markets'],
+        msg: `unknown market(s) ${unknown.join(', ')}: ${MARKETS_RULE}`,
+        type: 'value_error',
+      },
+    ]);
   }
-  return { maxOrderCents: cents(f.max_order), maxDayCents: cents(f.max_day), markets: ids.length ? ids : null };
+  return {
+    maxOrderCents: cents(f.max_order),
+    maxDayCents: cents(f.max_day),
+    markets: ids.length ? ids : null,
+  };
 }

@@ -34,7 +34,8 @@ export function demandShares(deals: readonly ServedDeal[]): Map<string, number> 
   const signal = (d: ServedDeal) => velocityOf(d) ?? -(rankOf(d) ?? 0);
   const sorted = deals.map(signal).sort((a, b) => a - b);
   const atMost = (v: number) => {
-    let lo = 0, hi = sorted.length;
+    let lo = 0,
+      hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (sorted[mid] <= v) lo = mid + 1;
@@ -53,21 +54,33 @@ export function demandShares(deals: readonly ServedDeal[]): Map<string, number> 
 export function scores(market: MarketId, deals: readonly ServedDeal[]): Map<string, number> {
   const fee = centsToNumber(MARKETS[market].fees.fulfilment_per_unit_cents);
   const share = demandShares(deals);
-  return new Map(deals.map((d) => [d.key, Math.round((d.margin - fee) * share.get(d.key)! * 100) / 100]));
+  return new Map(
+    deals.map((d) => [d.key, Math.round((d.margin - fee) * share.get(d.key)! * 100) / 100]),
+  );
 }
 
 type Compare = (a: ServedDeal, b: ServedDeal, score: Map<string, number>) => number;
 
 /** Sorts of the page: name, words for the page, and the order (highest first but for cost and listing order; ties keep the menu's listed_at order). */
 export const SORTS = {
-  score: { label: 'score (net margin × demand share)', compare: ((a, b, s) => s.get(b.key)! - s.get(a.key)!) as Compare },
+  score: {
+    label: 'score (net margin × demand share)',
+    compare: ((a, b, s) => s.get(b.key)! - s.get(a.key)!) as Compare,
+  },
   margin: { label: 'margin', compare: ((a, b) => b.margin - a.margin) as Compare },
-  margin_pct: { label: 'margin in % of the cost', compare: ((a, b) => b.margin / b.unit_cost - a.margin / a.unit_cost) as Compare },
-  cost: { label: 'landed cost, lowest first', compare: ((a, b) => a.unit_cost - b.unit_cost) as Compare },
+  margin_pct: {
+    label: 'margin in % of the cost',
+    compare: ((a, b) => b.margin / b.unit_cost - a.margin / a.unit_cost) as Compare,
+  },
+  cost: {
+    label: 'landed cost, lowest first',
+    compare: ((a, b) => a.unit_cost - b.unit_cost) as Compare,
+  },
   price: { label: 'resale price', compare: ((a, b) => b.list_price - a.list_price) as Compare },
   velocity: {
     label: 'demand (fastest sellers first)',
-    compare: ((a, b) => (velocityOf(b) ?? -(rankOf(b) ?? 0)) - (velocityOf(a) ?? -(rankOf(a) ?? 0))) as Compare,
+    compare: ((a, b) =>
+      (velocityOf(b) ?? -(rankOf(b) ?? 0)) - (velocityOf(a) ?? -(rankOf(a) ?? 0))) as Compare,
   },
   qty: { label: 'maximum volume', compare: ((a, b) => b.max_qty - a.max_qty) as Compare },
   desk: { label: 'desk bid volume', compare: ((a, b) => b.house_qty - a.house_qty) as Compare },
@@ -93,7 +106,11 @@ export type MenuPage = {
 };
 
 /** Filters, sorts and pages a menu. `min_sv` only filters markets that quote velocity. */
-export function menuPage(deals: readonly ServedDeal[], score: Map<string, number>, q: MenuQuery): MenuPage {
+export function menuPage(
+  deals: readonly ServedDeal[],
+  score: Map<string, number>,
+  q: MenuQuery,
+): MenuPage {
   const picked = deals.filter(
     (d) =>
       (q.family < 0 || d.cluster === q.family) &&
@@ -110,7 +127,9 @@ export function menuPage(deals: readonly ServedDeal[], score: Map<string, number
     total: sorted.length,
     pages,
     page: q.page,
-    rows: sorted.slice(from, from + q.per_page).map((deal, i) => ({ deal, score: score.get(deal.key)!, rank: from + i + 1 })),
+    rows: sorted
+      .slice(from, from + q.per_page)
+      .map((deal, i) => ({ deal, score: score.get(deal.key)!, rank: from + i + 1 })),
   };
 }
 
@@ -130,21 +149,47 @@ export function menuHref(market: MarketId, q: MenuQuery, changes: Partial<MenuQu
 }
 
 /** The key of a query for the fragment cache: every field, defaults included. */
-export const queryKey = (q: MenuQuery) => `${q.family}|${q.min_margin ?? ''}|${q.min_sv ?? ''}|${q.house}|${q.sort}|${q.page}|${q.per_page}`;
+export const queryKey = (q: MenuQuery) =>
+  `${q.family}|${q.min_margin ?? ''}|${q.min_sv ?? ''}|${q.house}|${q.sort}|${q.page}|${q.per_page}`;
 
 const VELOCITY_COLUMNS = ['sales_velocity', 'inverse_sv'] as const;
-const RANKING_COLUMNS = ['sales_rank', 'sales_rank_avg', 'rank_drops', 'rank_drops_long', 'nsellers'] as const;
+const RANKING_COLUMNS = [
+  'sales_rank',
+  'sales_rank_avg',
+  'rank_drops',
+  'rank_drops_long',
+  'nsellers',
+] as const;
 
 /** The CSV columns of a market's menu: the Deal object's fields, the bundle flattened, then the score. */
 export function menuCsvColumns(market: MarketId): string[] {
   return [
-    'key', 'tick', 'sku_family', 'cluster', 'title', 'unit', 'origin', 'items', 'unit_cost', 'list_price', 'margin', 'listed_at',
-    ...(MARKETS[market].quotes_velocity ? VELOCITY_COLUMNS : RANKING_COLUMNS), 'max_qty', 'house_accepted', 'house_qty', 'score',
+    'key',
+    'tick',
+    'sku_family',
+    'cluster',
+    'title',
+    'unit',
+    'origin',
+    'items',
+    'unit_cost',
+    'list_price',
+    'margin',
+    'listed_at',
+    ...(MARKETS[market].quotes_velocity ? VELOCITY_COLUMNS : RANKING_COLUMNS),
+    'max_qty',
+    'house_accepted',
+    'house_qty',
+    'score',
   ];
 }
 
 /** The whole menu as CSV (header line first), in listed_at order. */
-export function menuCsv(market: MarketId, deals: readonly ServedDeal[], score: Map<string, number>): string {
+export function menuCsv(
+  market: MarketId,
+  deals: readonly ServedDeal[],
+  score: Map<string, number>,
+): string {
   const columns = menuCsvColumns(market);
   const rows = deals.map((d) => {
     const flat: Record<string, unknown> = {
@@ -157,5 +202,9 @@ export function menuCsv(market: MarketId, deals: readonly ServedDeal[], score: M
     };
     return columns.map((c) => flat[c]);
   });
-  return stringify(rows, { header: true, columns, cast: { boolean: (b) => (b ? 'true' : 'false') } });
+  return stringify(rows, {
+    header: true,
+    columns,
+    cast: { boolean: (b) => (b ? 'true' : 'false') },
+  });
 }

@@ -15,31 +15,60 @@ import { rowId } from '../schemas/index.js';
 /** The fields every pay form has (spread into a form's Type.Object). */
 /** The card fields of every pay form: a stored card, or a typed one. */
 export const CardFields = {
-  card_id: Type.Union([rowId('a stored card'), Type.Null()], { default: null, description: 'one of your stored cards (method card)' }),
+  card_id: Type.Union([rowId('a stored card'), Type.Null()], {
+    default: null,
+    description: 'one of your stored cards (method card)',
+  }),
   number: Type.String({ maxLength: 64, default: '' }),
   exp: Type.String({ maxLength: 16, default: '' }),
   cvc: Type.String({ maxLength: 16, default: '' }),
   holder: Type.String({ maxLength: 160, default: '' }),
-  save_card: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'on: keep the new card (brand, last 4 digits, expiry) for next time; otherwise it is not stored' })),
+  save_card: Type.Optional(
+    Type.Union([Type.Literal('on'), Type.Literal('off')], {
+      description:
+        'on: keep the new card (brand, last 4 digits, expiry) for next time; otherwise it is not stored',
+    }),
+  ),
 };
 /** CONTRACT.md "Strict requests": a new card is stored only when the form says so. */
 export const saveCard = (f: { save_card?: 'on' | 'off' }): boolean => f.save_card === 'on';
 export const PayFields = {
-  method: Type.Union([Type.Literal('new_card'), Type.Literal('balance'), Type.Literal('card'), Type.Literal('crypto')], {
-    default: 'new_card', description: 'new_card (the card fields), card (a stored card: card_id), balance, or crypto (listed, not ready: refused)',
-  }),
+  method: Type.Union(
+    [
+      Type.Literal('new_card'),
+      Type.Literal('balance'),
+      Type.Literal('card'),
+      Type.Literal('crypto'),
+    ],
+    {
+      default: 'new_card',
+      description:
+        'new_card (the card fields), card (a stored card: card_id), balance, or crypto (listed, not ready: refused)',
+    },
+  ),
   ...CardFields,
 };
-export type PayFields = { method: 'new_card' | 'balance' | 'card' | 'crypto'; card_id: number | null; save_card?: 'on' | 'off' } & CardInput & { holder: string };
+export type PayFields = {
+  method: 'new_card' | 'balance' | 'card' | 'crypto';
+  card_id: number | null;
+  save_card?: 'on' | 'off';
+} & CardInput & { holder: string };
 
 /** Forms that charge a card only (top-up, coin packs): no balance; without `method`, a `card_id` means that stored card. */
 export const CardPayFields = {
-  method: Type.Optional(Type.Union([Type.Literal('new_card'), Type.Literal('card'), Type.Literal('crypto')], {
-    description: 'new_card (the card fields), card (a stored card: card_id), or crypto (listed, not ready: refused); default: card when card_id is given, else new_card',
-  })),
+  method: Type.Optional(
+    Type.Union([Type.Literal('new_card'), Type.Literal('card'), Type.Literal('crypto')], {
+      description:
+        'new_card (the card fields), card (a stored card: card_id), or crypto (listed, not ready: refused); default: card when card_id is given, else new_card',
+    }),
+  ),
   ...CardFields,
 };
-export type CardPayFields = { method?: 'new_card' | 'card' | 'crypto'; card_id: number | null; save_card?: 'on' | 'off' } & CardInput & { holder: string };
+export type CardPayFields = {
+  method?: 'new_card' | 'card' | 'crypto';
+  card_id: number | null;
+  save_card?: 'on' | 'off';
+} & CardInput & { holder: string };
 
 /**
  * The top-up's card fields (SPEC.md "Web routes", CONTRACT.md "The holder's money"): a stored
@@ -49,7 +78,8 @@ const { cvc: _cvc, ...NoCvcCardFields } = CardFields;
 export const TopupCardFields = { method: CardPayFields.method, ...NoCvcCardFields };
 
 /** SPEC.md item 10: the crypto method exists but is not ready. */
-export const CRYPTO_NOT_READY = 'crypto payments are not ready yet: nothing was charged; pay by card';
+export const CRYPTO_NOT_READY =
+  'crypto payments are not ready yet: nothing was charged; pay by card';
 
 /** Refuses the crypto method (400), before any sign-in, card check or turn: nothing is charged. */
 export function refuseCrypto(method: string | undefined): void {
@@ -77,11 +107,15 @@ export function paymentOf(f: PayFields, now: Date): Payment {
 export function cardPaymentOf(f: CardPayFields, now: Date): CardPayment {
   const method = f.method ?? (f.card_id !== null ? 'card' : 'new_card');
   refuseCrypto(method);
-  if (method === 'new_card') return { method: 'new_card', card: checkedCard(f, now), save: saveCard(f) };
+  if (method === 'new_card')
+    return { method: 'new_card', card: checkedCard(f, now), save: saveCard(f) };
   if (f.card_id === null) throw new HttpError(400, 'choose one of your stored cards (card_id)');
   return { method: 'stored_card', cardId: f.card_id };
 }
 
 /** Stored cards as a pay form offers them. */
 export const cardOptions = (cards: CardRow[]) =>
-  cards.map((c) => ({ id: c.id, label: `${c.brand} •••• ${c.last4}, ${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year).slice(-2)}` }));
+  cards.map((c) => ({
+    id: c.id,
+    label: `${c.brand} •••• ${c.last4}, ${String(c.exp_month).padStart(2, '0')}/${String(c.exp_year).slice(-2)}`,
+  }));

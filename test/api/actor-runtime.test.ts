@@ -18,9 +18,20 @@ const COUNTER = pathToFileURL(path.resolve('test/fixtures/counter-actor.mjs')).h
 type Span = { start: number; end: number };
 /** The fixture's messages; `nope` has no handler there (a refused turn). */
 type CounterMessage =
-  | { kind: 'increment'; pauseMs?: number } | { kind: 'read' } | { kind: 'hold'; ms: number }
-  | { kind: 'meet'; name: string; parties: number } | { kind: 'heapLimit' } | { kind: 'nope' };
-type CounterReplies = { increment: { n: number }; read: { n: number }; hold: Span; meet: { met: number }; heapLimit: { mb: number }; nope: never };
+  | { kind: 'increment'; pauseMs?: number }
+  | { kind: 'read' }
+  | { kind: 'hold'; ms: number }
+  | { kind: 'meet'; name: string; parties: number }
+  | { kind: 'heapLimit' }
+  | { kind: 'nope' };
+type CounterReplies = {
+  increment: { n: number };
+  read: { n: number };
+  hold: Span;
+  meet: { met: number };
+  heapLimit: { mb: number };
+  nope: never;
+};
 /** The address of the fixture's counter `id` (test/fixtures/counter-actor.mjs). */
 const counter = (id: string) => actorRef<CounterMessage, CounterReplies>('counter', id);
 
@@ -48,12 +59,16 @@ async function runtime(tt: Tap.Test, over: Partial<RuntimeOptions> = {}): Promis
 /** Two distinct actor ids that hash to the same shard (so overlap happens inside one worker). */
 function sameShardIds(shards: number): [ReturnType<typeof counter>, ReturnType<typeof counter>] {
   const first = counter('a0');
-  for (let i = 1; ; i++) if (shardOf(counter(`a${i}`), shards) === shardOf(first, shards)) return [first, counter(`a${i}`)];
+  for (let i = 1; ; i++)
+    if (shardOf(counter(`a${i}`), shards) === shardOf(first, shards))
+      return [first, counter(`a${i}`)];
 }
 
 t.test('1000 concurrent increments of one persisted counter end at exactly 1000', async (tt) => {
   const rt = await runtime(tt);
-  const replies = await Promise.all(Array.from({ length: 1000 }, () => rt.ask(counter('one'), { kind: 'increment' })));
+  const replies = await Promise.all(
+    Array.from({ length: 1000 }, () => rt.ask(counter('one'), { kind: 'increment' })),
+  );
   const seen = new Set(replies.map((r) => r.n));
   tt.equal(seen.size, 1000, 'every turn saw a distinct value: no two turns interleaved');
   tt.equal(Math.max(...seen), 1000);
@@ -66,7 +81,9 @@ t.test('1000 concurrent increments of one persisted counter end at exactly 1000'
 
 t.test('each worker runs under the old-generation heap cap it was given', async (tt) => {
   const capped = await runtime(tt, { workerHeapMb: 96 });
-  const [a, b] = [0, 1].map((shard) => { for (let i = 0; ; i++) if (shardOf(counter(`h${i}`), 2) === shard) return counter(`h${i}`); });
+  const [a, b] = [0, 1].map((shard) => {
+    for (let i = 0; ; i++) if (shardOf(counter(`h${i}`), 2) === shard) return counter(`h${i}`);
+  });
   for (const id of [a, b]) {
     const { mb } = await capped.ask(id, { kind: 'heapLimit' });
     // The limit V8 reports is the old generation plus the young one (a few MB to tens of MB).
@@ -82,24 +99,45 @@ t.test('turns of two actors overlap; turns of one actor do not', async (tt) => {
   const [a, b] = sameShardIds(2);
   // Each turn waits at a barrier for the other: both answer only if they run at the same time (if
   // the worker ran them one after another, the first would wait until its ask timed out).
-  const met = await Promise.all([rt.ask(a, { kind: 'meet', name: 'two-actors', parties: 2 }), rt.ask(b, { kind: 'meet', name: 'two-actors', parties: 2 })]);
+  const met = await Promise.all([
+    rt.ask(a, { kind: 'meet', name: 'two-actors', parties: 2 }),
+    rt.ask(b, { kind: 'meet', name: 'two-actors', parties: 2 }),
+  ]);
   tt.same(met, [{ met: 2 }, { met: 2 }], 'different actors on one shard overlap');
   // Start and end are steps of the worker's logical clock: the later turn starts after the earlier ended.
-  const [p, q] = await Promise.all([rt.ask(a, { kind: 'hold', ms: 150 }), rt.ask(a, { kind: 'hold', ms: 150 })]);
+  const [p, q] = await Promise.all([
+    rt.ask(a, { kind: 'hold', ms: 150 }),
+    rt.ask(a, { kind: 'hold', ms: 150 }),
+  ]);
   const [first, second] = p.start <= q.start ? [p, q] : [q, p];
-  tt.ok(second.start > first.end, `the same actor runs its turns one after another (${JSON.stringify([first, second])})`);
+  tt.ok(
+    second.start > first.end,
+    `the same actor runs its turns one after another (${JSON.stringify([first, second])})`,
+  );
 });
 
 t.test('grouped asks travel to their shard together and each gets its own answer', async (tt) => {
   const rt = await runtime(tt);
   const ids = Array.from({ length: 20 }, (_, i) => counter(`g${i}`));
   // asked in one event-loop turn: one message per shard, two turns per actor
-  const asks = ids.flatMap((id) => [0, 1].map(() => rt.ask(id, { kind: 'increment' }, { grouped: true })));
-  const refused = rt.ask(counter('g0'), { kind: 'nope' }, { grouped: true }).then(() => undefined, (e: unknown) => e);
+  const asks = ids.flatMap((id) =>
+    [0, 1].map(() => rt.ask(id, { kind: 'increment' }, { grouped: true })),
+  );
+  const refused = rt.ask(counter('g0'), { kind: 'nope' }, { grouped: true }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   const replies = await Promise.all(asks);
-  tt.same(replies.map((r) => r.n), ids.flatMap(() => [1, 2]), "each ask gets its own reply; one actor's grouped turns run in the order asked");
+  tt.same(
+    replies.map((r) => r.n),
+    ids.flatMap(() => [1, 2]),
+    "each ask gets its own reply; one actor's grouped turns run in the order asked",
+  );
   const err = await refused;
-  tt.ok(err instanceof ActorError && err.status === 500, "a refusal in a group is that ask's alone");
+  tt.ok(
+    err instanceof ActorError && err.status === 500,
+    "a refusal in a group is that ask's alone",
+  );
   tt.same(await rt.ask(counter('g5'), { kind: 'read' }), { n: 2 }, 'persisted');
 });
 
@@ -112,45 +150,69 @@ t.test('an actor that does not answer in time gives 503 with a detail', async (t
   tt.equal(err.status, 503);
   tt.match(err.detail, /did not answer within 100 ms/);
   tt.ok(err.retryAfter > 0, 'carries Retry-After');
-  tt.same(await rt.ask(other, { kind: 'meet', name: 'late', parties: 2 }), { met: 2 }, 'the timed-out turn was still running; it ends now');
-});
-
-t.test('a full shard refuses new messages with 503 instead of queueing without bound', async (tt) => {
-  const rt = await runtime(tt, { mailboxLimit: 5, shards: 1 });
-  const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => rt.ask(counter(`q${i}`), { kind: 'hold', ms: 100 })));
-  const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
-  tt.equal(results.length - refused.length, 5, 'exactly the bound was accepted');
-  tt.ok(refused.every((e) => e instanceof ActorError && e.status === 503), 'the rest were refused with 503');
-});
-
-t.test('a worker killed under load loses no acknowledged write; its actors come back', async (tt) => {
-  const rt = await runtime(tt);
-  const id = counter('crash');
-  const shard = rt.shardOf(id);
-  const acked: number[] = [];
-  let refused = 0;
-  // The kill comes with the 50th acknowledgement: 350 turns are still queued or running then.
-  let killed: Promise<unknown> | undefined;
-  const sends = Array.from({ length: 400 }, () =>
-    rt.ask(id, { kind: 'increment', pauseMs: 1 }).then(
-      (r) => {
-        acked.push(r.n);
-        if (acked.length === 50) killed = rt.killWorker(shard);
-      },
-      (e) => {
-        if (e instanceof ActorError && e.status === 503) refused++;
-        else throw e;
-      },
-    ),
+  tt.same(
+    await rt.ask(other, { kind: 'meet', name: 'late', parties: 2 }),
+    { met: 2 },
+    'the timed-out turn was still running; it ends now',
   );
-  await Promise.all(sends);
-  tt.ok(killed, 'the worker was killed under load');
-  await killed;
-  tt.ok(refused > 0, `turns in flight at the kill were refused with 503 (${refused})`);
-  tt.equal(new Set(acked).size, acked.length, 'no value was acknowledged twice');
-  const { n } = await rt.ask(id, { kind: 'read' });
-  tt.ok(n >= Math.max(...acked), `the database holds every acknowledged increment (db ${n}, max acked ${Math.max(...acked)})`);
-  tt.ok(n <= 400, 'and nothing was applied twice');
-  tt.same(await rt.ask(id, { kind: 'increment' }), { n: n + 1 }, 'the next request to the actor succeeds');
-  tt.ok(rt.stats()[shard].restarts >= 1, 'the restart is counted');
 });
+
+t.test(
+  'a full shard refuses new messages with 503 instead of queueing without bound',
+  async (tt) => {
+    const rt = await runtime(tt, { mailboxLimit: 5, shards: 1 });
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => rt.ask(counter(`q${i}`), { kind: 'hold', ms: 100 })),
+    );
+    const refused = results
+      .filter((r) => r.status === 'rejected')
+      .map((r) => (r as PromiseRejectedResult).reason);
+    tt.equal(results.length - refused.length, 5, 'exactly the bound was accepted');
+    tt.ok(
+      refused.every((e) => e instanceof ActorError && e.status === 503),
+      'the rest were refused with 503',
+    );
+  },
+);
+
+t.test(
+  'a worker killed under load loses no acknowledged write; its actors come back',
+  async (tt) => {
+    const rt = await runtime(tt);
+    const id = counter('crash');
+    const shard = rt.shardOf(id);
+    const acked: number[] = [];
+    let refused = 0;
+    // The kill comes with the 50th acknowledgement: 350 turns are still queued or running then.
+    let killed: Promise<unknown> | undefined;
+    const sends = Array.from({ length: 400 }, () =>
+      rt.ask(id, { kind: 'increment', pauseMs: 1 }).then(
+        (r) => {
+          acked.push(r.n);
+          if (acked.length === 50) killed = rt.killWorker(shard);
+        },
+        (e) => {
+          if (e instanceof ActorError && e.status === 503) refused++;
+          else throw e;
+        },
+      ),
+    );
+    await Promise.all(sends);
+    tt.ok(killed, 'the worker was killed under load');
+    await killed;
+    tt.ok(refused > 0, `turns in flight at the kill were refused with 503 (${refused})`);
+    tt.equal(new Set(acked).size, acked.length, 'no value was acknowledged twice');
+    const { n } = await rt.ask(id, { kind: 'read' });
+    tt.ok(
+      n >= Math.max(...acked),
+      `the database holds every acknowledged increment (db ${n}, max acked ${Math.max(...acked)})`,
+    );
+    tt.ok(n <= 400, 'and nothing was applied twice');
+    tt.same(
+      await rt.ask(id, { kind: 'increment' }),
+      { n: n + 1 },
+      'the next request to the actor succeeds',
+    );
+    tt.ok(rt.stats()[shard].restarts >= 1, 'the restart is counted');
+  },
+);

@@ -15,7 +15,11 @@ fileTimeout(300); // 30 days x 4 markets, CPU-bound: 58 s on CI, 201 s with two 
 v8.setFlagsFromString('--max-semi-space-size=128');
 
 const r = await clockRig(t);
-const sup = r.supervisor(r.runtime(1), MARKET_IDS.map((id) => MARKETS[id]), { backfillDays: 30, backfillChunk: 48 });
+const sup = r.supervisor(
+  r.runtime(1),
+  MARKET_IDS.map((id) => MARKETS[id]),
+  { backfillDays: 30, backfillChunk: 48 },
+);
 const t0 = Date.now();
 await sup.start();
 await sup.backfilled();
@@ -40,10 +44,15 @@ const corr = await r.q(`
      group by t.market, t.tick, t.cluster) points
    group by market order by market`);
 
-const figures = { ...desk, ...exec, corr: Object.fromEntries(corr.map((c: any) => [c.market, c.c])) };
+const figures = {
+  ...desk,
+  ...exec,
+  corr: Object.fromEntries(corr.map((c: any) => [c.market, c.c])),
+};
 t.comment(`calibration over the record: ${JSON.stringify(figures)}`);
 t.ok(desk.trades > 50_000, `${desk.trades} settled desk trades`);
-const within = (name: string, v: number, lo: number, hi: number) => t.ok(v >= lo && v <= hi, `${name} ${(v * 100).toFixed(1)} % in ${lo * 100}-${hi * 100} %`);
+const within = (name: string, v: number, lo: number, hi: number) =>
+  t.ok(v >= lo && v <= hi, `${name} ${(v * 100).toFixed(1)} % in ${lo * 100}-${hi * 100} %`);
 within('desk trades in profit', desk.profitable_rate, 0.5, 0.65);
 within('desk trades with a downside event', desk.downside_rate, 0.03, 0.1);
 within('menu rows executed by the desk', exec.exec_rate, 0.1, 0.35);

@@ -14,12 +14,24 @@ const s = svc.services;
 const cached = s.record;
 const uncached = new RecordFragments(s.runtime, 0, s.log, () => []);
 
-type Answer = { status: number; body: Buffer; etag: string | null; cacheControl: string | null; contentType: string | null };
+type Answer = {
+  status: number;
+  body: Buffer;
+  etag: string | null;
+  cacheControl: string | null;
+  contentType: string | null;
+};
 
 async function fetchAnswer(path: string, init?: RequestInit): Promise<Answer> {
   const res = await svc.get(path, init);
   const body = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, body, etag: res.headers.get('etag'), cacheControl: res.headers.get('cache-control'), contentType: res.headers.get('content-type') };
+  return {
+    status: res.status,
+    body,
+    etag: res.headers.get('etag'),
+    cacheControl: res.headers.get('cache-control'),
+    contentType: res.headers.get('content-type'),
+  };
 }
 
 /** The answer computed per request (nothing kept), the service's own cache again afterwards. */
@@ -53,9 +65,16 @@ t.test('a kept answer is the computed one, for several query parameter sets', as
     const h = hits();
     const again = await fetchAnswer(path);
     t.equal(hits(), h + 1, `${path}: the second request is served from memory`);
-    for (const [name, a] of [['first', first], ['again', again]] as const) {
+    for (const [name, a] of [
+      ['first', first],
+      ['again', again],
+    ] as const) {
       t.ok(a.body.equals(want.body), `${name} ${path}: the computed bytes`);
-      t.same([a.etag, a.cacheControl, a.contentType], [want.etag, want.cacheControl, want.contentType], `${name} ${path}: the computed headers`);
+      t.same(
+        [a.etag, a.cacheControl, a.contentType],
+        [want.etag, want.cacheControl, want.contentType],
+        `${name} ${path}: the computed headers`,
+      );
     }
     const r = await fetchAnswer(path, { headers: { 'if-none-match': want.etag! } });
     t.equal(r.status, 304, `${path}: 304 on its ETag`);
@@ -75,11 +94,19 @@ t.test('a close replaces them: the new session is warmed before the position mov
   for (const [i, path] of paths.entries()) {
     const h = hits();
     const after = await fetchAnswer(path);
-    t.equal(hits(), h + 1, `${path}: the first request after the close is served from memory (the close built it)`);
+    t.equal(
+      hits(),
+      h + 1,
+      `${path}: the first request after the close is served from memory (the close built it)`,
+    );
     const want = await computed(path);
     t.ok(after.body.equals(want.body), `${path}: the computed bytes of the new session`);
     t.equal(after.etag, want.etag);
     t.not(after.etag, before[i].etag, `${path}: not the answer of the session before`);
   }
-  t.equal(JSON.parse((await fetchAnswer(paths[0])).body.toString()).tick, open + 1, 'families of the new open session');
+  t.equal(
+    JSON.parse((await fetchAnswer(paths[0])).body.toString()).tick,
+    open + 1,
+    'families of the new open session',
+  );
 });

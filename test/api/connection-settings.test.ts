@@ -8,7 +8,9 @@ import { migratedOrm } from '../helpers/db.js';
 t.test('the ORM pool and the order batch connection run with jit off', async (t) => {
   const { orm } = await migratedOrm(t);
   // The server's own default is on: the setting is the connection's, not the database's.
-  const [server] = await orm.em.fork().execute(`select boot_val from pg_settings where name = 'jit'`);
+  const [server] = await orm.em
+    .fork()
+    .execute(`select boot_val from pg_settings where name = 'jit'`);
   t.equal(server.boot_val, 'on', 'PostgreSQL compiles by default');
   const [pooled] = await orm.em.fork().execute('show jit');
   t.equal(pooled.jit, 'off', 'a pooled connection');

@@ -15,7 +15,7 @@ t.test('404: a page for browsers, JSON for JSON clients and under /api/', async 
   t.match(html(page), /text\/html/);
   t.match(page.text, '<h1>Page not found</h1>');
   t.match(page.text, 'Nothing is at this address.');
-  t.match(page.text, 'href="/static/site.css"', 'in the site\'s layout');
+  t.match(page.text, 'href="/static/site.css"', "in the site's layout");
   const json = await getPage(svc, '/no/such/page', { json: true });
   t.same(json.body, { detail: 'Not Found' });
   const api = await getPage(svc, '/api/v1/no/such');
@@ -24,13 +24,23 @@ t.test('404: a page for browsers, JSON for JSON clients and under /api/', async 
 
 t.test('403: a cross-site form post is refused with a page that says what to do', async (t) => {
   const headers = { 'sec-fetch-site': 'cross-site' };
-  const page = await postForm(svc, '/login', { email: 'a@example.org', password: 'whatever1' }, { headers });
+  const page = await postForm(
+    svc,
+    '/login',
+    { email: 'a@example.org', password: 'whatever1' },
+    { headers },
+  );
   t.equal(page.status, 403);
   t.match(html(page), /text\/html/);
   t.match(page.text, '<h1>Not allowed</h1>');
   t.match(page.text, 'cross-site request refused');
   t.match(page.text, 'open this site yourself');
-  const json = await postForm(svc, '/login', { email: 'a@example.org', password: 'whatever1' }, { headers, json: true });
+  const json = await postForm(
+    svc,
+    '/login',
+    { email: 'a@example.org', password: 'whatever1' },
+    { headers, json: true },
+  );
   t.equal(json.status, 403);
   t.same(json.body, { detail: 'cross-site request refused' }, 'JSON clients keep the detail');
 });

@@ -31,7 +31,13 @@ import { getPage, postForm, registerHolder } from '../helpers/web.js';
 import { T0 } from '../helpers/clock-rig.js';
 import { GOLD_COINS } from '../../src/payments/terms.js';
 
-const CARD = { method: 'new_card', number: '4242 4242 4242 4242', exp: '12/39', cvc: '123', holder: 'Card Holder' };
+const CARD = {
+  method: 'new_card',
+  number: '4242 4242 4242 4242',
+  exp: '12/39',
+  cvc: '123',
+  holder: 'Card Holder',
+};
 const MARKET = 'h2';
 
 // The clock stands still: no session closes while the forms are posted.
@@ -42,16 +48,39 @@ const rt = svc.services.runtime;
 
 /** Every row anyone's things live in: what a refused form must leave as it was. */
 async function everything() {
-  const tables = ['account', 'ledger', 'card', 'cart', 'cart_item', 'cart_grant', 'agent', 'orders', 'trade_round', 'inventory_item',
-    'exchange_listing', 'payout', 'gc_ledger', 'monthly_fee', 'competition_entry'];
+  const tables = [
+    'account',
+    'ledger',
+    'card',
+    'cart',
+    'cart_item',
+    'cart_grant',
+    'agent',
+    'orders',
+    'trade_round',
+    'inventory_item',
+    'exchange_listing',
+    'payout',
+    'gc_ledger',
+    'monthly_fee',
+    'competition_entry',
+  ];
   const out: Record<string, unknown[]> = {};
   for (const name of tables) out[name] = await q(`select * from ${name} order by 1, 2`);
   out.holder = await q('select id, gc_balance_hundredths from holder order by id');
   return out;
 }
 
-const deskOf = async (holderId: number) => (await q(`select id::float8 as id from account where holder_id = ? and kind = 'manual'`, [holderId]))[0].id as number;
-const cardsOf = async (holderId: number) => (await q('select id::float8 as id from card where holder_id = ? order by id', [holderId])).map((r) => r.id as number);
+const deskOf = async (holderId: number) =>
+  (
+    await q(`select id::float8 as id from account where holder_id = ? and kind = 'manual'`, [
+      holderId,
+    ])
+  )[0].id as number;
+const cardsOf = async (holderId: number) =>
+  (await q('select id::float8 as id from card where holder_id = ? order by id', [holderId])).map(
+    (r) => r.id as number,
+  );
 
 function ok(r: { status: number; body: any }, what: string) {
   if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -59,10 +88,19 @@ function ok(r: { status: number; body: any }, what: string) {
 }
 
 /** An agent connected to the holder through its cart link, with one line in its cart. */
-async function connectedAgent(cookie: string, offerKey: string): Promise<{ agent: TestAgent; cartId: number; itemId: number; token: string }> {
+async function connectedAgent(
+  cookie: string,
+  offerKey: string,
+): Promise<{ agent: TestAgent; cartId: number; itemId: number; token: string }> {
   const agent = await registerAgent(svc);
-  const line = await agent.post('/api/v1/cart/items', { market: MARKET, offer_key: offerKey, qty: 1, note: 'a reason' });
-  if (line.status !== 201) throw new Error(`cart item: ${line.status} ${JSON.stringify(line.body)}`);
+  const line = await agent.post('/api/v1/cart/items', {
+    market: MARKET,
+    offer_key: offerKey,
+    qty: 1,
+    note: 'a reason',
+  });
+  if (line.status !== 201)
+    throw new Error(`cart item: ${line.status} ${JSON.stringify(line.body)}`);
   const path = new URL(line.body.checkout_url).pathname;
   if ((await getPage(svc, path, { cookie })).status !== 200) throw new Error('cart link');
   const cart = (await agent.get('/api/v1/cart')).body;
@@ -70,7 +108,7 @@ async function connectedAgent(cookie: string, offerKey: string): Promise<{ agent
   return { agent, cartId: cart.id, itemId: line.body.item_id, token: path.split('/').pop()! };
 }
 
-t.test('another holder\'s id in a form answers 404 and changes nothing', async (t) => {
+t.test("another holder's id in a form answers 404 and changes nothing", async (t) => {
   const deals = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals?limit=10`)).body.deals;
   t.ok(deals.length >= 6, 'deals on the menu');
 
@@ -79,41 +117,105 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
   const ada = await registerHolder(svc, 'ada@example.com');
   const asAda = { cookie: ada.cookie, json: true };
   const deskA = await deskOf(ada.holderId);
-  ok(await postForm(svc, '/console/topup', { account_id: deskA, amount: 500, ...CARD, save_card: 'on' }, asAda), 'ada tops up');
+  ok(
+    await postForm(
+      svc,
+      '/console/topup',
+      { account_id: deskA, amount: 500, ...CARD, save_card: 'on' },
+      asAda,
+    ),
+    'ada tops up',
+  );
   const [cardA] = await cardsOf(ada.holderId);
-  const own = ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[0].key }, asAda), 'ada adds');
-  ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[1].key }, asAda), 'ada adds');
+  const own = ok(
+    await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[0].key }, asAda),
+    'ada adds',
+  );
+  ok(
+    await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[1].key }, asAda),
+    'ada adds',
+  );
   const cartOwnA = own.cart_id as number;
   await rt.ask(cartRef(cartOwnA), { kind: 'setKind', holderId: ada.holderId, cartKind: 'own' });
-  const bought = ok(await postForm(svc, '/cart/checkout', { method: 'balance', cart_id: '' }, asAda), 'ada buys outright');
+  const bought = ok(
+    await postForm(svc, '/cart/checkout', { method: 'balance', cart_id: '' }, asAda),
+    'ada buys outright',
+  );
   const [itemListedA, itemA] = bought.inventory_item_ids as number[];
   t.ok(itemListedA && itemA, 'two owned items');
-  const listingA = ok(await postForm(svc, '/exchange/list', { item_id: itemListedA, price: 5, currency: 'USD' }, asAda), 'ada lists').listing_id as number;
-  const lineOwnA = ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[2].key }, asAda), 'ada adds').item_id as number;
+  const listingA = ok(
+    await postForm(
+      svc,
+      '/exchange/list',
+      { item_id: itemListedA, price: 5, currency: 'USD' },
+      asAda,
+    ),
+    'ada lists',
+  ).listing_id as number;
+  const lineOwnA = ok(
+    await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[2].key }, asAda),
+    'ada adds',
+  ).item_id as number;
   const agentA = await connectedAgent(ada.cookie, deals[3].key);
-  const grantA = ok(await postForm(svc, '/cart/grant', {
-    agent_id: agentA.agent.agentId, cart_id: agentA.cartId, level: 'execute', pay_with: 'card', card_id: cardA,
-  }, asAda), 'ada grants').grant_id as number;
-  const running = (await send(svc, 'GET', '/api/v1/competitions')).body.competitions.find((c: any) => c.status === 'running');
-  const compA = running ? ok(await postForm(svc, `/competitions/${running.id}/join`, {}, asAda), 'ada joins').account_id as number : null;
+  const grantA = ok(
+    await postForm(
+      svc,
+      '/cart/grant',
+      {
+        agent_id: agentA.agent.agentId,
+        cart_id: agentA.cartId,
+        level: 'execute',
+        pay_with: 'card',
+        card_id: cardA,
+      },
+      asAda,
+    ),
+    'ada grants',
+  ).grant_id as number;
+  const running = (await send(svc, 'GET', '/api/v1/competitions')).body.competitions.find(
+    (c: any) => c.status === 'running',
+  );
+  const compA = running
+    ? (ok(await postForm(svc, `/competitions/${running.id}/join`, {}, asAda), 'ada joins')
+        .account_id as number)
+    : null;
 
   // Bob: his own desk with money and a card, his own cart with a line, an agent with a line and an
   // order waiting for payment: every form he posts is one he could post with ids of his own.
   const bob = await registerHolder(svc, 'bob@example.com');
   const asBob = { cookie: bob.cookie, json: true };
   const deskB = await deskOf(bob.holderId);
-  ok(await postForm(svc, '/console/topup', { account_id: deskB, amount: 50, ...CARD, save_card: 'on' }, asBob), 'bob tops up');
+  ok(
+    await postForm(
+      svc,
+      '/console/topup',
+      { account_id: deskB, amount: 50, ...CARD, save_card: 'on' },
+      asBob,
+    ),
+    'bob tops up',
+  );
   const [cardB] = await cardsOf(bob.holderId);
-  const cartOwnB = ok(await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[4].key }, asBob), 'bob adds').cart_id as number;
+  const cartOwnB = ok(
+    await postForm(svc, '/cart/add', { market: MARKET, offer_key: deals[4].key }, asBob),
+    'bob adds',
+  ).cart_id as number;
   const agentB = await connectedAgent(bob.cookie, deals[5].key);
-  const order = await agentB.agent.post('/api/v1/orders', { market: MARKET, offer_key: deals[5].key, qty: 1 });
-  t.equal(order.status, 201, 'bob\'s agent orders');
+  const order = await agentB.agent.post('/api/v1/orders', {
+    market: MARKET,
+    offer_key: deals[5].key,
+    qty: 1,
+  });
+  t.equal(order.status, 201, "bob's agent orders");
   const purchasePath = new URL(order.body.purchase_url).pathname;
 
   const byCard = { method: 'card', card_id: cardA };
   const cases: [string, Record<string, string | number>, number][] = [
     ['/console/topup', { account_id: deskA, amount: 1, card_id: cardB }, deskA],
-    ['/console/topup', { account_id: agentA.agent.accountId, amount: 1, card_id: cardB }, agentA.agent.accountId],
+    [
+      '/console/topup',
+      { account_id: agentA.agent.accountId, amount: 1, card_id: cardB },
+      agentA.agent.accountId,
+    ],
     ['/console/topup', { account_id: deskB, amount: 1, card_id: cardA }, cardA],
     ['/console/payout', { account_id: deskA, amount: 20 }, deskA],
     ['/console/payout', { account_id: agentA.agent.accountId, amount: 20 }, agentA.agent.accountId],
@@ -121,13 +223,21 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
     ['/console/coins', { pack: GOLD_COINS.packs[0], card_id: cardA }, cardA],
     ['/console/cards/remove', { card_id: cardA }, cardA],
     ['/console/agents', { name: 'Takeover', account_id: deskA }, deskA],
-    ['/console/agents', { name: 'Takeover', account_id: agentA.agent.accountId }, agentA.agent.accountId],
+    [
+      '/console/agents',
+      { name: 'Takeover', account_id: agentA.agent.accountId },
+      agentA.agent.accountId,
+    ],
     [`/console/agents/${agentA.agent.agentId}/funding`, { enabled: 'on' }, agentA.agent.agentId],
     [`/console/agents/${agentA.agent.agentId}/funding`, { enabled: 'off' }, agentA.agent.agentId],
     ['/cart/grant', { agent_id: agentA.agent.agentId }, agentA.agent.agentId],
     ['/cart/grant', { agent_id: agentB.agent.agentId, cart_id: agentA.cartId }, agentA.cartId],
     ['/cart/grant', { cart_id: cartOwnA }, cartOwnA],
-    ['/cart/grant', { agent_id: agentB.agent.agentId, level: 'execute', pay_with: 'card', card_id: cardA }, cardA],
+    [
+      '/cart/grant',
+      { agent_id: agentB.agent.agentId, level: 'execute', pay_with: 'card', card_id: cardA },
+      cardA,
+    ],
     ['/cart/grant', { agent_id: agentB.agent.agentId, card_id: cardA }, cardA],
     ['/cart/grant/revoke', { grant_id: grantA }, grantA],
     ['/cart/checkout', { ...CARD, cart_id: agentA.cartId }, agentA.cartId],
@@ -143,7 +253,11 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
     ['/exchange/buy', { listing_id: listingA, ...byCard }, cardA],
     [`${purchasePath}/pay`, byCard, cardA],
     [`/carts/${agentB.token}/pay`, byCard, cardA],
-    [`/carts/${agentB.token}/pay`, { ...byCard, auth: 'login', email: 'bob@example.com', password: 'correct horse 1' }, cardA],
+    [
+      `/carts/${agentB.token}/pay`,
+      { ...byCard, auth: 'login', email: 'bob@example.com', password: 'correct horse 1' },
+      cardA,
+    ],
     // Ada's agent's cart link in Bob's hands: its cart is Ada's, so it is neither paid nor switched.
     [`/carts/${agentA.token}/pay`, CARD, agentA.cartId],
     [`/carts/${agentA.token}/kind`, { kind: 'own' }, agentA.cartId],
@@ -158,10 +272,17 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
     t.comment('no running competition: its account is left out');
   }
   // A line of Ada's, named alone, with its own cart, or with a cart of Bob's.
-  for (const [line, cart] of [[agentA.itemId, agentA.cartId], [lineOwnA, cartOwnA]]) {
+  for (const [line, cart] of [
+    [agentA.itemId, agentA.cartId],
+    [lineOwnA, cartOwnA],
+  ]) {
     for (const hint of [null, cart, cartOwnB]) {
       const cartField = hint === null ? {} : { cart_id: hint };
-      cases.push(['/cart/update', { item_id: line, qty: 2, ...cartField }, hint === cart ? cart : line]);
+      cases.push([
+        '/cart/update',
+        { item_id: line, qty: 2, ...cartField },
+        hint === cart ? cart : line,
+      ]);
       cases.push(['/cart/remove', { item_id: line, ...cartField }, hint === cart ? cart : line]);
     }
   }
@@ -178,9 +299,38 @@ t.test('another holder\'s id in a form answers 404 and changes nothing', async (
   }
 
   // The same forms with Bob's own ids go through: the 404s above are about whose the ids are.
-  t.equal((await postForm(svc, '/console/topup', { account_id: deskB, amount: 1, card_id: cardB }, asBob)).status, 200, 'bob tops up his desk with his card');
-  t.equal((await postForm(svc, '/cart/update', { item_id: agentB.itemId, qty: 2 }, asBob)).status, 200, 'bob changes his agent\'s line');
-  t.equal((await postForm(svc, '/cart/grant', { agent_id: agentB.agent.agentId, cart_id: agentB.cartId, level: 'execute', pay_with: 'card', card_id: cardB }, asBob)).status,
-    200, 'bob grants his agent his cart and card');
-  t.equal((await postForm(svc, `${purchasePath}/pay`, { method: 'card', card_id: cardB }, asBob)).status, 200, 'bob pays his agent\'s order with his card');
+  t.equal(
+    (await postForm(svc, '/console/topup', { account_id: deskB, amount: 1, card_id: cardB }, asBob))
+      .status,
+    200,
+    'bob tops up his desk with his card',
+  );
+  t.equal(
+    (await postForm(svc, '/cart/update', { item_id: agentB.itemId, qty: 2 }, asBob)).status,
+    200,
+    "bob changes his agent's line",
+  );
+  t.equal(
+    (
+      await postForm(
+        svc,
+        '/cart/grant',
+        {
+          agent_id: agentB.agent.agentId,
+          cart_id: agentB.cartId,
+          level: 'execute',
+          pay_with: 'card',
+          card_id: cardB,
+        },
+        asBob,
+      )
+    ).status,
+    200,
+    'bob grants his agent his cart and card',
+  );
+  t.equal(
+    (await postForm(svc, `${purchasePath}/pay`, { method: 'card', card_id: cardB }, asBob)).status,
+    200,
+    "bob pays his agent's order with his card",
+  );
 });

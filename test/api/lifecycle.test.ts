@@ -38,12 +38,22 @@ t.test('SVC_TIME_SCALE=900 closes an m15 session every second', async (t) => {
   const c = await startClockedService(t, { SVC_TIME_SCALE: '900' });
   const svc = c.svc;
   const m15 = (await svc.getJson('/api/v1/markets/m15')).body;
-  t.ok(m15.seconds_to_close > 0 && m15.seconds_to_close <= 1, `seconds_to_close ${m15.seconds_to_close}`);
+  t.ok(
+    m15.seconds_to_close > 0 && m15.seconds_to_close <= 1,
+    `seconds_to_close ${m15.seconds_to_close}`,
+  );
   const clock = svc.services.clock;
   const sup = svc.services.supervisor;
   const before = sup.openTick('m15')!;
-  t.equal(before, clock.tick(900), 'the open session is the clock\'s');
-  const closedCount = async () => (await svc.orm.em.fork().execute("select count(*)::int as n from market_session where market = 'm15' and closed_at is not null"))[0].n;
+  t.equal(before, clock.tick(900), "the open session is the clock's");
+  const closedCount = async () =>
+    (
+      await svc.orm.em
+        .fork()
+        .execute(
+          "select count(*)::int as n from market_session where market = 'm15' and closed_at is not null",
+        )
+    )[0].n;
   t.equal(await closedCount(), 0, 'no m15 session closed at start-up');
   c.advanceBy(3000);
   const due = clock.tick(900);
@@ -51,27 +61,51 @@ t.test('SVC_TIME_SCALE=900 closes an m15 session every second', async (t) => {
   await c.runDue();
   const after = sup.openTick('m15')!;
   t.equal(after, due, `the supervisor's open session is the clock's (${after})`);
-  const sessions = await svc.orm.em.fork().execute("select tick::float8 as tick, closed_at is not null as closed from market_session where market = 'm15' and tick >= ? order by tick", [before]);
-  t.same(sessions, [0, 1, 2, 3].map((k) => ({ tick: before + k, closed: k < 3 })), 'the 3 sessions are recorded closed, the next one open');
+  const sessions = await svc.orm.em
+    .fork()
+    .execute(
+      "select tick::float8 as tick, closed_at is not null as closed from market_session where market = 'm15' and tick >= ? order by tick",
+      [before],
+    );
+  t.same(
+    sessions,
+    [0, 1, 2, 3].map((k) => ({ tick: before + k, closed: k < 3 })),
+    'the 3 sessions are recorded closed, the next one open',
+  );
   t.equal(await closedCount(), 3, '3 m15 closes recorded');
   const metrics = await (await svc.get('/metrics')).text();
-  const counted = Number(/session_closes_total\{market="m15",performed="true"\} (\d+)/.exec(metrics)?.[1]);
+  const counted = Number(
+    /session_closes_total\{market="m15",performed="true"\} (\d+)/.exec(metrics)?.[1],
+  );
   t.equal(counted, 3, 'each close counted once as performed');
 });
 
 t.test('/readyz answers 503 until every market has an open session', async (t) => {
   const supervisor = { ready: false, holdsCloses: true };
   let draining = false;
-  const ready = opsRoutes({ supervisor, schema: { last: 'x' }, node: () => 'n1', draining: () => draining } as unknown as Services).find((r) => r.path === '/readyz')!;
+  const ready = opsRoutes({
+    supervisor,
+    schema: { last: 'x' },
+    node: () => 'n1',
+    draining: () => draining,
+  } as unknown as Services).find((r) => r.path === '/readyz')!;
   const before = await ready.handler({} as never);
   t.equal(before.status, 503);
   t.equal(before.headers?.['retry-after'], '1');
   supervisor.ready = true;
   const after = await ready.handler({} as never);
   t.equal(after.status ?? 200, 200);
-  t.same(after.json, { status: 'ready', schema: 'x', node: 'n1', closes: true }, 'it names the node and says it runs the closes');
+  t.same(
+    after.json,
+    { status: 'ready', schema: 'x', node: 'n1', closes: true },
+    'it names the node and says it runs the closes',
+  );
   supervisor.holdsCloses = false;
-  t.same((await ready.handler({} as never)).json, { status: 'ready', schema: 'x', node: 'n1', closes: false }, 'a node following the closes');
+  t.same(
+    (await ready.handler({} as never)).json,
+    { status: 'ready', schema: 'x', node: 'n1', closes: false },
+    'a node following the closes',
+  );
   draining = true;
   const stopping = await ready.handler({} as never);
   t.equal(stopping.status, 503, 'a stopping node answers 503 so a balancer takes it out');
@@ -88,7 +122,10 @@ function freePort(): Promise<number> {
 }
 
 async function runMain(t: Tap.Test, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['dist/src/main.js'], { env: productionEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: productionEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -108,14 +145,25 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     // Ready as long as it takes; a child that exits instead fails at once.
     let early: number | null | undefined;
     void run.exited.then((code) => (early = code));
-    await eventually(async () => {
-      if (early !== undefined) throw new Error(`exited (${early}) before it was ready:\n${run.output()}`);
-      return fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
-    }, 'GET /readyz to answer 200', 100);
+    await eventually(
+      async () => {
+        if (early !== undefined)
+          throw new Error(`exited (${early}) before it was ready:\n${run.output()}`);
+        return fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      },
+      'GET /readyz to answer 200',
+      100,
+    );
     run.child.kill(signal);
     t.equal(await run.exited, 0, 'exit code 0');
     t.match(run.output(), /"msg":"stopped"/, 'logged a clean stop');
-    const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true);
+    const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      () => false,
+      () => true,
+    );
     t.ok(refused, 'no longer accepting');
   });
 }

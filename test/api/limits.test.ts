@@ -21,11 +21,18 @@ async function fundedAgent(svc: TestService, holder: TestHolder): Promise<TestAg
   const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p);
   const agent = await registerAgent(svc);
   const balance = 1_000_000;
-  await q('update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?', [holder.email, agent.agentId]);
-  await q('update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?', [holder.email, balance, agent.accountId]);
-  await q(`insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`, [
-    agent.accountId, balance, balance, svc.services.clock.realNow(),
-  ]);
+  await q(
+    'update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?',
+    [holder.email, agent.agentId],
+  );
+  await q(
+    'update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?',
+    [holder.email, balance, agent.accountId],
+  );
+  await q(
+    `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`,
+    [agent.accountId, balance, balance, svc.services.clock.realNow()],
+  );
   return agent;
 }
 
@@ -40,29 +47,53 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
 
   const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
   const cheapest = [...m.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
-  const unit = cents((await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1 })).body.total_amount);
-  const order = (qty = 1, market = MARKET, key = cheapest.key) => agent.post('/api/v1/orders', { market, offer_key: key, qty, pay_from_balance: true });
-  const limits = (fields: Record<string, string>) => submit(svc, `/console/agents/${agent.agentId}/limits`, fields, holder.cookie);
+  const unit = cents(
+    (await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1 })).body
+      .total_amount,
+  );
+  const order = (qty = 1, market = MARKET, key = cheapest.key) =>
+    agent.post('/api/v1/orders', { market, offer_key: key, qty, pay_from_balance: true });
+  const limits = (fields: Record<string, string>) =>
+    submit(svc, `/console/agents/${agent.agentId}/limits`, fields, holder.cookie);
 
-  t.same((await agent.get('/api/v1/agents/me')).body.limits, { max_order: null, max_day: null, markets: null, spent_today: 0 }, 'no limits until the holder sets some');
+  t.same(
+    (await agent.get('/api/v1/agents/me')).body.limits,
+    { max_order: null, max_day: null, markets: null, spent_today: 0 },
+    'no limits until the holder sets some',
+  );
 
   const maxDay = (unit * 5) / 100;
-  const set = await limits({ max_order: String((unit * 2) / 100), max_day: String(maxDay), markets: `${MARKET}, h2` });
-  t.equal(set.status, 200, JSON.stringify(set.body));
-  t.same(set.body.limits, { max_order: (unit * 2) / 100, max_day: maxDay, markets: [MARKET, 'h2'] });
-  const changed = (await agent.get('/api/v1/events?types=limits.changed')).body.events;
-  t.same(changed.map((e: any) => e.data), [{ agent_id: agent.agentId, limits: set.body.limits }], 'a limits.changed event');
-
-  await t.test('over max_order and outside the markets: 403 naming the limit, nothing charged', async (t) => {
-    const big = await order(3);
-    t.equal(big.status, 403);
-    t.match(big.body.detail, /max_order/);
-    const h10 = (await send(svc, 'GET', '/api/v1/markets/h10/deals')).body.deals[0];
-    const elsewhere = await order(1, 'h10', h10.key);
-    t.equal(elsewhere.status, 403);
-    t.match(elsewhere.body.detail, /markets is m15, h2, not h10/);
-    t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
+  const set = await limits({
+    max_order: String((unit * 2) / 100),
+    max_day: String(maxDay),
+    markets: `${MARKET}, h2`,
   });
+  t.equal(set.status, 200, JSON.stringify(set.body));
+  t.same(set.body.limits, {
+    max_order: (unit * 2) / 100,
+    max_day: maxDay,
+    markets: [MARKET, 'h2'],
+  });
+  const changed = (await agent.get('/api/v1/events?types=limits.changed')).body.events;
+  t.same(
+    changed.map((e: any) => e.data),
+    [{ agent_id: agent.agentId, limits: set.body.limits }],
+    'a limits.changed event',
+  );
+
+  await t.test(
+    'over max_order and outside the markets: 403 naming the limit, nothing charged',
+    async (t) => {
+      const big = await order(3);
+      t.equal(big.status, 403);
+      t.match(big.body.detail, /max_order/);
+      const h10 = (await send(svc, 'GET', '/api/v1/markets/h10/deals')).body.deals[0];
+      const elsewhere = await order(1, 'h10', h10.key);
+      t.equal(elsewhere.status, 403);
+      t.match(elsewhere.body.detail, /markets is m15, h2, not h10/);
+      t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
+    },
+  );
 
   await t.test('a concurrent burst cannot pass max_day', async (t) => {
     const burst = await Promise.all(Array.from({ length: 20 }, () => order(1)));
@@ -74,46 +105,85 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     }
     const spent = ok.reduce((s, r) => s + cents(r.body.total_amount), 0);
     t.ok(spent <= cents(maxDay), 'within max_day');
-    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), spent, 'spent_today counts them');
+    t.equal(
+      cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today),
+      spent,
+      'spent_today counts them',
+    );
     t.equal((await order(1)).status, 403, 'and the next one too');
     // An execute checkout (the agent paying its own cart from its balance, no holder present) is bounded alike.
-    const line = await agent.post('/api/v1/cart/items', { market: MARKET, offer_key: cheapest.key, qty: 1 });
+    const line = await agent.post('/api/v1/cart/items', {
+      market: MARKET,
+      offer_key: cheapest.key,
+      qty: 1,
+    });
     t.equal(line.status, 201);
     const cart = (await agent.get('/api/v1/cart')).body;
     const checkout = await agent.post(`/api/v1/carts/${cart.id}/checkout`, { pay_with: 'balance' });
     t.equal(checkout.status, 403, JSON.stringify(checkout.body));
-    t.match(checkout.body.detail, new RegExp(`line ${line.body.item_id}: over the spending limits your holder set: max_day`), 'the execute checkout names the limit and the line');
-    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), spent, 'nothing more was spent');
+    t.match(
+      checkout.body.detail,
+      new RegExp(`line ${line.body.item_id}: over the spending limits your holder set: max_day`),
+      'the execute checkout names the limit and the line',
+    );
+    t.equal(
+      cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today),
+      spent,
+      'nothing more was spent',
+    );
   });
 
-  await t.test('an order the close refunds no longer counts toward the day, and its room can be spent again', async (t) => {
-    const before = cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today);
-    const [o] = await q(`select id::float8 as id, total_cents::float8 as total from orders where standing_agent_id = ? and status = 'paid' order by id limit 1`, [agent.agentId]);
-    // A paid order whose terms no longer match its menu row is refunded by the close (close-quarantine.test).
-    await q('update orders set unit_cost_cents = unit_cost_cents + 1 where id = ?', [o.id]);
-    await c.closeSession(MARKET);
-    t.equal((await q('select status from orders where id = ?', [o.id]))[0].status, 'refunded');
-    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), before - o.total, 'spent_today leaves the refunded order out');
-    const menu: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-    const next = [...menu.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
-    // Its total, from an order left for the holder to pay (it spends nothing).
-    const price = cents((await agent.post('/api/v1/orders', { market: MARKET, offer_key: next.key, qty: 1 })).body.total_amount);
-    const room = cents(maxDay) - (before - o.total);
-    t.ok(room >= o.total, 'the refund freed its total');
-    t.equal((await order(1, MARKET, next.key)).status, price <= room ? 201 : 403, 'the freed room is spent again, within max_day');
-  });
+  await t.test(
+    'an order the close refunds no longer counts toward the day, and its room can be spent again',
+    async (t) => {
+      const before = cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today);
+      const [o] = await q(
+        `select id::float8 as id, total_cents::float8 as total from orders where standing_agent_id = ? and status = 'paid' order by id limit 1`,
+        [agent.agentId],
+      );
+      // A paid order whose terms no longer match its menu row is refunded by the close (close-quarantine.test).
+      await q('update orders set unit_cost_cents = unit_cost_cents + 1 where id = ?', [o.id]);
+      await c.closeSession(MARKET);
+      t.equal((await q('select status from orders where id = ?', [o.id]))[0].status, 'refunded');
+      t.equal(
+        cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today),
+        before - o.total,
+        'spent_today leaves the refunded order out',
+      );
+      const menu: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+      const next = [...menu.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
+      // Its total, from an order left for the holder to pay (it spends nothing).
+      const price = cents(
+        (await agent.post('/api/v1/orders', { market: MARKET, offer_key: next.key, qty: 1 })).body
+          .total_amount,
+      );
+      const room = cents(maxDay) - (before - o.total);
+      t.ok(room >= o.total, 'the refund freed its total');
+      t.equal(
+        (await order(1, MARKET, next.key)).status,
+        price <= room ? 201 : 403,
+        'the freed room is spent again, within max_day',
+      );
+    },
+  );
 
   await t.test('a new UTC day starts from nothing; empty fields lift the limits', async (t) => {
     c.advanceTo(Math.ceil(c.now() / 86_400_000) * 86_400_000 + 1000);
     await c.runDue();
     const menu: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
     const next = [...menu.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
-    const total = (await agent.post('/api/v1/orders', { market: MARKET, offer_key: next.key, qty: 1 })).body.total_amount;
+    const total = (
+      await agent.post('/api/v1/orders', { market: MARKET, offer_key: next.key, qty: 1 })
+    ).body.total_amount;
     t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
     // Exactly one order's worth a day: yesterday's spending would refuse it if it still counted.
     t.equal((await limits({ max_order: '', max_day: String(total), markets: MARKET })).status, 200);
     t.equal((await order(1, MARKET, next.key)).status, 201, 'a new day');
-    t.match((await order(1, MARKET, next.key)).body.detail, /max_day/, 'and its max_day counts from it');
+    t.match(
+      (await order(1, MARKET, next.key)).body.detail,
+      /max_day/,
+      'and its max_day counts from it',
+    );
     const lifted = await limits({ max_order: '', max_day: '', markets: '' });
     t.same(lifted.body.limits, { max_order: null, max_day: null, markets: null });
     t.equal((await order(3, MARKET, next.key)).status, 201, 'no limit');
@@ -121,7 +191,13 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     t.equal(bad.status, 422);
     t.same(bad.body.detail[0].loc, ['body', 'markets']);
     // Cut-off and hostile fields: a 422 at the field, nothing set, the service still up.
-    for (const fields of [{ markets: 'm15,'.repeat(100) }, { max_order: '1.234' }, { max_day: '-1' }, { max_order: '1e400' }, { markets: 'm15\u0000' }]) {
+    for (const fields of [
+      { markets: 'm15,'.repeat(100) },
+      { max_order: '1.234' },
+      { max_day: '-1' },
+      { max_order: '1e400' },
+      { markets: 'm15\u0000' },
+    ]) {
       const r = await limits(fields);
       t.equal(r.status, 422, JSON.stringify(fields).slice(0, 40));
     }
@@ -129,14 +205,19 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     t.equal((await svc.get('/healthz')).status, 200, 'still up');
   });
 
-  await t.test('another holder\'s agent is not found', async (t) => {
+  await t.test("another holder's agent is not found", async (t) => {
     const other = await registerHolder(svc);
-    const r = await submit(svc, `/console/agents/${agent.agentId}/limits`, { max_order: '1' }, other.cookie);
+    const r = await submit(
+      svc,
+      `/console/agents/${agent.agentId}/limits`,
+      { max_order: '1' },
+      other.cookie,
+    );
     t.equal(r.status, 404);
   });
 });
 
-t.test('max_day holds when two processes take one agent\'s orders at once', async (t) => {
+t.test("max_day holds when two processes take one agent's orders at once", async (t) => {
   // Two services on one database (as two front ends of the cluster would be): each has its own
   // account actor for the agent, so their order batches run at the same time and meet only at the
   // account's row lock. The day's spending must be read after that lock (issue 41).
@@ -150,15 +231,35 @@ t.test('max_day holds when two processes take one agent\'s orders at once', asyn
   const FIT = 10;
   for (let round = 0; round < ROUNDS; round++) {
     const agent = await fundedAgent(a, holder);
-    const unit = cents((await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1 })).body.total_amount);
-    const set = await submit(a, `/console/agents/${agent.agentId}/limits`, { max_day: String((unit * FIT) / 100) }, holder.cookie);
+    const unit = cents(
+      (await agent.post('/api/v1/orders', { market: MARKET, offer_key: cheapest.key, qty: 1 })).body
+        .total_amount,
+    );
+    const set = await submit(
+      a,
+      `/console/agents/${agent.agentId}/limits`,
+      { max_day: String((unit * FIT) / 100) },
+      holder.cookie,
+    );
     t.equal(set.status, 200, JSON.stringify(set.body));
     const auth = { authorization: `Bearer ${agent.key}` };
     const body = { market: MARKET, offer_key: cheapest.key, qty: 1, pay_from_balance: true };
-    const burst = await Promise.all(Array.from({ length: 3 * FIT }, (_, i) => send(i % 2 ? b : a, 'POST', '/api/v1/orders', body, auth)));
+    const burst = await Promise.all(
+      Array.from({ length: 3 * FIT }, (_, i) =>
+        send(i % 2 ? b : a, 'POST', '/api/v1/orders', body, auth),
+      ),
+    );
     const ok = burst.filter((r) => r.status === 201).length;
     t.equal(ok, FIT, `round ${round + 1}: exactly what max_day holds`);
-    t.same(burst.filter((r) => r.status !== 201).map((r) => r.status), Array(3 * FIT - ok).fill(403), 'the others refused by the limit');
-    t.equal(cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today), unit * FIT, 'spent_today is max_day, not more');
+    t.same(
+      burst.filter((r) => r.status !== 201).map((r) => r.status),
+      Array(3 * FIT - ok).fill(403),
+      'the others refused by the limit',
+    );
+    t.equal(
+      cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today),
+      unit * FIT,
+      'spent_today is max_day, not more',
+    );
   }
 });

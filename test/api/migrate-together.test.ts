@@ -15,6 +15,10 @@ t.test('three processes migrating an empty database together', async (t) => {
   const doers = applied.filter((a) => a.length > 0);
   t.equal(doers.length, 1, 'one of them applied the migrations, the others found nothing left');
   const executed = await orms[0].getMigrator().getExecutedMigrations();
-  t.same(doers[0], executed.map((m) => m.name), 'each migration applied once, in order');
+  t.same(
+    doers[0],
+    executed.map((m) => m.name),
+    'each migration applied once, in order',
+  );
   t.ok(executed.length > 10, 'the whole schema');
 });

@@ -24,12 +24,21 @@ function quickStartBlocks(): string[] {
 
 t.test('the README quick start: an order and a cart, paid, filled and settled', async (t) => {
   const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  t.match(readme, /SVC_TIME_SCALE=300 npm start/, 'the quick start runs the service at scale 300, as this test does');
+  t.match(
+    readme,
+    /SVC_TIME_SCALE=300 npm start/,
+    'the quick start runs the service at scale 300, as this test does',
+  );
   const [agentBlock, cartBlock, watchBlock, ...rest] = quickStartBlocks();
-  t.equal(rest.length, 0, 'three shell blocks: the agent\'s order, the cart, watching');
+  t.equal(rest.length, 0, "three shell blocks: the agent's order, the cart, watching");
 
   let nowMs = (T0 + 60) * 1000;
-  const svc = await startTestService(t, {}, { realMs: () => nowMs }, await embeddedTestConfig(t, { SVC_TIME_SCALE: '300' }));
+  const svc = await startTestService(
+    t,
+    {},
+    { realMs: () => nowMs },
+    await embeddedTestConfig(t, { SVC_TIME_SCALE: '300' }),
+  );
   t.equal(svc.config.databaseUrl, undefined, 'on the embedded default');
   const env: Record<string, string> = {};
   const fetcher = (url: string, init: RequestInit) => svc.get(url.slice(svc.url.length), init);
@@ -37,7 +46,10 @@ t.test('the README quick start: an order and a cart, paid, filled and settled', 
     const out: Ran[] = [];
     for (const { command, expected } of commandsOf(block.replaceAll(README_BASE, svc.url))) {
       const r = await run(command, expected, env, fetcher);
-      if (r.status !== 0) t.ok(r.status >= 200 && r.status < 300, `${r.status} ${command.slice(0, 90)}`, { body: r.body.slice(0, 400) });
+      if (r.status !== 0)
+        t.ok(r.status >= 200 && r.status < 300, `${r.status} ${command.slice(0, 90)}`, {
+          body: r.body.slice(0, 400),
+        });
       out.push(r);
     }
     return out;
@@ -47,7 +59,11 @@ t.test('the README quick start: an order and a cart, paid, filled and settled', 
   const ordered = await runBlock(agentBlock);
   t.equal(env.KEY.length, 80, 'a key');
   const order = JSON.parse(ordered.at(-1)!.body);
-  t.match(new URL(order.purchase_url).pathname, /^\/checkout\/[\w-]+$/, 'the order answers its purchase link');
+  t.match(
+    new URL(order.purchase_url).pathname,
+    /^\/checkout\/[\w-]+$/,
+    'the order answers its purchase link',
+  );
 
   // 3. The holder registers and pays it by card.
   const holder = await registerHolder(svc);
@@ -63,17 +79,40 @@ t.test('the README quick start: an order and a cart, paid, filled and settled', 
 
   // The session closes (both fill), then 8 more sessions sell them through and settle them.
   for (let i = 0; i < 1 + 8; i++) {
-    nowMs = svc.services.clock.closesAt(svc.services.supervisor.openTick(MARKET)!, INTERVAL) * 1000 + 1000;
+    nowMs =
+      svc.services.clock.closesAt(svc.services.supervisor.openTick(MARKET)!, INTERVAL) * 1000 +
+      1000;
     await svc.services.supervisor.runDue();
   }
 
   // 5. Watching: both orders filled, both positions settled, the account's ledger says so.
   const [orders, positions, account] = (await runBlock(watchBlock)).map((r) => JSON.parse(r.body));
-  t.same(orders.orders.map((o: any) => o.status), ['filled', 'filled'], 'the order and the cart line filled');
-  t.same(positions.positions.map((p: any) => p.status), ['settled', 'settled'], 'both positions settled');
-  t.ok(positions.positions.every((p: any) => typeof p.realized_pnl === 'number'), 'each with its realized_pnl');
+  t.same(
+    orders.orders.map((o: any) => o.status),
+    ['filled', 'filled'],
+    'the order and the cart line filled',
+  );
+  t.same(
+    positions.positions.map((p: any) => p.status),
+    ['settled', 'settled'],
+    'both positions settled',
+  );
+  t.ok(
+    positions.positions.every((p: any) => typeof p.realized_pnl === 'number'),
+    'each with its realized_pnl',
+  );
   const kinds = new Set(account.ledger.map((e: any) => e.kind));
-  t.ok(kinds.has('card_charge') && kinds.has('sale_credit'), `the ledger has the card payments and the sales (${[...kinds].join(', ')})`);
-  const realized = positions.positions.reduce((s: number, p: any) => s + Math.round(p.realized_pnl * 100), 0);
-  t.equal(Math.round(account.realized_pnl_total * 100), realized, 'the account\'s realized_pnl_total is the positions\' sum');
+  t.ok(
+    kinds.has('card_charge') && kinds.has('sale_credit'),
+    `the ledger has the card payments and the sales (${[...kinds].join(', ')})`,
+  );
+  const realized = positions.positions.reduce(
+    (s: number, p: any) => s + Math.round(p.realized_pnl * 100),
+    0,
+  );
+  t.equal(
+    Math.round(account.realized_pnl_total * 100),
+    realized,
+    "the account's realized_pnl_total is the positions' sum",
+  );
 });

@@ -20,7 +20,12 @@ const svc = await startWebService(t);
 const agent = await registerAgent(svc);
 const holder = await registerHolder(svc);
 const routes = routeTable(svc.services);
-const HINTS = { market_id: [...MARKET_IDS], market: [...MARKET_IDS], email: [holder.email], password: ['correct horse battery'] };
+const HINTS = {
+  market_id: [...MARKET_IDS],
+  market: [...MARKET_IDS],
+  email: [holder.email],
+  password: ['correct horse battery'],
+};
 const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
 
 /** Percent-encodes, also strings with lone surrogates (which encodeURIComponent refuses). */
@@ -28,7 +33,10 @@ function enc(s: string): string {
   try {
     return encodeURIComponent(s);
   } catch {
-    return s.split(/(\p{Cs})/u).map((p) => (/\p{Cs}/u.test(p) ? '%ED%A0%80' : encodeURIComponent(p))).join('');
+    return s
+      .split(/(\p{Cs})/u)
+      .map((p) => (/\p{Cs}/u.test(p) ? '%ED%A0%80' : encodeURIComponent(p)))
+      .join('');
   }
 }
 
@@ -37,55 +45,105 @@ const urlPiece = (v: unknown) => enc(spell(v).slice(0, 1500));
 
 const garbageSegment = fc.oneof(
   fc.webSegment(),
-  fc.constantFrom('%00', '%ZZ', '%', '..', '%2e%2e', '%ED%A0%80', '%F0%9F', '-1', '0', '1e3', '99999999999999999999999', 'null', '%20', 'x'.repeat(1500)),
+  fc.constantFrom(
+    '%00',
+    '%ZZ',
+    '%',
+    '..',
+    '%2e%2e',
+    '%ED%A0%80',
+    '%F0%9F',
+    '-1',
+    '0',
+    '1e3',
+    '99999999999999999999999',
+    'null',
+    '%20',
+    'x'.repeat(1500),
+  ),
 );
 
 type Sent = { path: string; init: RequestInit; authorized: boolean; bodyKind: string };
 
-const BODY_KINDS = ['json', 'json', 'json', 'json', 'form', 'deep', 'text', 'xml', 'multipart', 'none', 'broken'] as const;
+const BODY_KINDS = [
+  'json',
+  'json',
+  'json',
+  'json',
+  'form',
+  'deep',
+  'text',
+  'xml',
+  'multipart',
+  'none',
+  'broken',
+] as const;
 
 function requestOf(r: Route): fc.Arbitrary<Sent> {
   const names = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
   const props: Record<string, any> = r.params?.properties ?? {};
-  const segs = fc.tuple(...names.map((n) => fc.oneof(
-    { arbitrary: arbOf(props[n] ?? { type: 'string' }, { hints: HINTS }, n).map(urlPiece), weight: 4 },
-    { arbitrary: garbageSegment, weight: 1 },
-  )));
+  const segs = fc.tuple(
+    ...names.map((n) =>
+      fc.oneof(
+        {
+          arbitrary: arbOf(props[n] ?? { type: 'string' }, { hints: HINTS }, n).map(urlPiece),
+          weight: 4,
+        },
+        { arbitrary: garbageSegment, weight: 1 },
+      ),
+    ),
+  );
   const query = r.query
     ? objectOf(r.query, { hints: HINTS }).map((q) => {
         const u = new URLSearchParams();
-        for (const [k, v] of Object.entries(q)) for (const x of Array.isArray(v) ? v : [v]) u.append(k, spell(x).slice(0, 500));
+        for (const [k, v] of Object.entries(q))
+          for (const x of Array.isArray(v) ? v : [v]) u.append(k, spell(x).slice(0, 500));
         return u.toString();
       })
     : fc.oneof(fc.constant(''), fc.webQueryParameters());
   const body = r.body ? objectOrAny(r.body) : fc.constant(undefined);
-  return fc.record({
-    segs, query, body,
-    kind: fc.constantFrom(...BODY_KINDS),
-    auth: fc.boolean(),
-    badAuth: fc.constantFrom('Bearer nope', `Bearer ${'A'.repeat(80)}`, 'Basic Zm9vOmJhcg==', ''),
-    json: fc.nat(4),
-  }).map(({ segs, query, body, kind, auth, badAuth, json }) => {
-    let path = r.path;
-    names.forEach((n, i) => (path = path.replace(`{${n}}`, segs[i])));
-    if (query) path += `?${query}`;
-    const headers: Record<string, string> = {};
-    // Web routes answer JSON clients with {detail}; browsers get pages (checked for status only).
-    if (json > 0) headers.accept = 'application/json';
-    if (auth) {
-      headers.authorization = `Bearer ${agent.key}`;
-      // The holder's session serves every route but the one that would end it.
-      headers.cookie = r.path === '/logout' ? 'holder_session=gone' : holder.cookie;
-    } else if (badAuth) headers.authorization = badAuth;
-    const init: RequestInit = { method: r.method, headers, redirect: 'manual' };
-    if (r.method === 'POST' || r.method === 'PUT') Object.assign(init, encodeBody(kind, body, headers));
-    return { path, init, authorized: auth || r.auth === 'none', bodyKind: r.method === 'GET' ? 'none' : kind };
-  });
+  return fc
+    .record({
+      segs,
+      query,
+      body,
+      kind: fc.constantFrom(...BODY_KINDS),
+      auth: fc.boolean(),
+      badAuth: fc.constantFrom('Bearer nope', `Bearer ${'A'.repeat(80)}`, 'Basic Zm9vOmJhcg==', ''),
+      json: fc.nat(4),
+    })
+    .map(({ segs, query, body, kind, auth, badAuth, json }) => {
+      let path = r.path;
+      names.forEach((n, i) => (path = path.replace(`{${n}}`, segs[i])));
+      if (query) path += `?${query}`;
+      const headers: Record<string, string> = {};
+      // Web routes answer JSON clients with {detail}; browsers get pages (checked for status only).
+      if (json > 0) headers.accept = 'application/json';
+      if (auth) {
+        headers.authorization = `Bearer ${agent.key}`;
+        // The holder's session serves every route but the one that would end it.
+        headers.cookie = r.path === '/logout' ? 'holder_session=gone' : holder.cookie;
+      } else if (badAuth) headers.authorization = badAuth;
+      const init: RequestInit = { method: r.method, headers, redirect: 'manual' };
+      if (r.method === 'POST' || r.method === 'PUT')
+        Object.assign(init, encodeBody(kind, body, headers));
+      return {
+        path,
+        init,
+        authorized: auth || r.auth === 'none',
+        bodyKind: r.method === 'GET' ? 'none' : kind,
+      };
+    });
 }
 
-const objectOrAny = (s: any) => (s.type === 'object' ? objectOf(s, { hints: HINTS }) : arbOf(s, { hints: HINTS }));
+const objectOrAny = (s: any) =>
+  s.type === 'object' ? objectOf(s, { hints: HINTS }) : arbOf(s, { hints: HINTS });
 
-function encodeBody(kind: string, body: unknown, headers: Record<string, string>): { body?: string } {
+function encodeBody(
+  kind: string,
+  body: unknown,
+  headers: Record<string, string>,
+): { body?: string } {
   switch (kind) {
     case 'json':
       headers['content-type'] = 'application/json';
@@ -106,7 +164,9 @@ function encodeBody(kind: string, body: unknown, headers: Record<string, string>
       return { body: '<?xml version="1.0"?><order><qty>1</qty></order>' };
     case 'multipart':
       headers['content-type'] = 'multipart/form-data; boundary=XyZ';
-      return { body: '--XyZ\r\nContent-Disposition: form-data; name="qty"\r\n\r\n1\r\n--XyZ--\r\n' };
+      return {
+        body: '--XyZ\r\nContent-Disposition: form-data; name="qty"\r\n\r\n1\r\n--XyZ--\r\n',
+      };
     case 'broken':
       headers['content-type'] = 'application/json';
       return { body: '{"a": [1, 2' };
@@ -123,9 +183,15 @@ function shapeProblem(status: number, body: any): string | undefined {
   const extra = Object.keys(body).filter((k) => k !== 'detail');
   if (extra.length) return `extra keys ${extra}`;
   if (typeof body.detail === 'string') return undefined;
-  if (status !== 422 || !Array.isArray(body.detail) || body.detail.length === 0) return 'detail is neither a string nor a 422 list';
+  if (status !== 422 || !Array.isArray(body.detail) || body.detail.length === 0)
+    return 'detail is neither a string nor a 422 list';
   for (const d of body.detail) {
-    if (!Array.isArray(d.loc) || !LOCS.has(d.loc[0]) || !d.loc.every((p: unknown) => typeof p === 'string' || typeof p === 'number')) return `bad loc ${JSON.stringify(d.loc)}`;
+    if (
+      !Array.isArray(d.loc) ||
+      !LOCS.has(d.loc[0]) ||
+      !d.loc.every((p: unknown) => typeof p === 'string' || typeof p === 'number')
+    )
+      return `bad loc ${JSON.stringify(d.loc)}`;
     if (typeof d.msg !== 'string' || typeof d.type !== 'string') return 'msg or type not a string';
   }
   return undefined;
@@ -144,14 +210,23 @@ async function check(r: Route, s: Sent): Promise<string | undefined> {
   const where = `${r.method} ${s.path.slice(0, 200)} [${s.bodyKind}] → ${res.status}: ${text.slice(0, 300)}`;
   if (res.status >= 500) return `5xx: ${where}`;
   // A status the route declares has its own body (POST /mcp's JSON-RPC errors), held by the response checks.
-  if (res.status >= 400 && !(res.status in r.response) && /application\/json/.test(res.headers.get('content-type') ?? '')) {
+  if (
+    res.status >= 400 &&
+    !(res.status in r.response) &&
+    /application\/json/.test(res.headers.get('content-type') ?? '')
+  ) {
     const problem = shapeProblem(res.status, JSON.parse(text));
     if (problem) return `${problem}: ${where}`;
   }
   // A route whose body may be left out takes an empty request of any type.
   const leftOut = r.optionalBody && !s.init.body;
-  const wrongType = r.body && !leftOut && r.path.startsWith('/api/') && !API_JSON.test((s.init.headers as Record<string, string>)['content-type'] ?? '');
-  if (wrongType && s.authorized && reaches(r.path, s.path) && res.status !== 415) return `expected 415: ${where}`;
+  const wrongType =
+    r.body &&
+    !leftOut &&
+    r.path.startsWith('/api/') &&
+    !API_JSON.test((s.init.headers as Record<string, string>)['content-type'] ?? '');
+  if (wrongType && s.authorized && reaches(r.path, s.path) && res.status !== 415)
+    return `expected 415: ${where}`;
   return undefined;
 }
 
@@ -162,7 +237,9 @@ async function check(r: Route, s: Sent): Promise<string | undefined> {
 function reaches(pattern: string, sent: string): boolean {
   const path = sent.split('?')[0];
   if (/\/(\.|%2e){1,2}(?=\/|$)/i.test(path)) return false;
-  const re = new RegExp(`^${pattern.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`);
+  const re = new RegExp(
+    `^${pattern.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`,
+  );
   return re.test(path);
 }
 
@@ -178,19 +255,35 @@ t.test('every route: no 5xx, errors shaped as SPEC.md says', async (t) => {
   }
   t.pass(`${routes.length} routes`); // tap reports the subtest's time
   t.equal((await svc.get('/healthz')).status, 200, 'still up');
-  t.same(svc.logs.filter((l) => /unhandled error|answer failed|not serialisable/.test(String(l.msg))), [], 'no unhandled errors logged');
+  t.same(
+    svc.logs.filter((l) => /unhandled error|answer failed|not serialisable/.test(String(l.msg))),
+    [],
+    'no unhandled errors logged',
+  );
 });
 
 t.test('a 5000-deep body to every POST route is a 422 or 413', async (t) => {
   const posts = routes.filter((r) => r.method === 'POST' || r.method === 'PUT');
   t.ok(posts.length >= 5);
-  const sample = (s: any, n: string) => (n === 'token' ? 'x' : s?.type === 'integer' ? '1' : (HINTS as any)[n]?.[0] ?? 'x');
+  const sample = (s: any, n: string) =>
+    n === 'token' ? 'x' : s?.type === 'integer' ? '1' : ((HINTS as any)[n]?.[0] ?? 'x');
   for (const r of posts) {
     const path = r.path.replace(/\{([^}]+)\}/g, (_, n) => sample(r.params?.properties?.[n], n));
-    for (const nested of [deep(5000), `{"name":${deep(5000)}}`, `{"operator":{"name":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}}`]) {
+    for (const nested of [
+      deep(5000),
+      `{"name":${deep(5000)}}`,
+      `{"operator":{"name":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}}`,
+    ]) {
       const res = await svc.get(path, {
-        method: r.method, redirect: 'manual', body: nested,
-        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${agent.key}`, cookie: holder.cookie },
+        method: r.method,
+        redirect: 'manual',
+        body: nested,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          authorization: `Bearer ${agent.key}`,
+          cookie: holder.cookie,
+        },
       });
       const body = await res.json().catch(() => null);
       if (r.body) {
@@ -207,14 +300,28 @@ t.test('hostile strings in every declared body field are a 422 at that field', a
     const path = r.path.replace(/\{[^}]+\}/g, '1');
     for (const [key, ps] of Object.entries<any>((r.body as any).properties)) {
       if (!(ps.type === 'string' || ps.anyOf?.some((b: any) => b.type === 'string'))) continue;
-      const value = fc.sample(hostileString.filter((s) => /\u0000|\p{Cs}/u.test(s)), 1)[0];
+      const value = fc.sample(
+        hostileString.filter((s) => /\u0000|\p{Cs}/u.test(s)),
+        1,
+      )[0];
       const res = await svc.get(path, {
-        method: r.method, redirect: 'manual', body: JSON.stringify({ [key]: value }),
-        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${agent.key}`, cookie: holder.cookie },
+        method: r.method,
+        redirect: 'manual',
+        body: JSON.stringify({ [key]: value }),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          authorization: `Bearer ${agent.key}`,
+          cookie: holder.cookie,
+        },
       });
       const body = await res.json();
       t.equal(res.status, 422, `${r.path} ${key}`);
-      t.match(body.detail.find((d: any) => d.loc[1] === key), { loc: ['body', key], type: 'string_invalid_characters' }, `${r.path} ${key}`);
+      t.match(
+        body.detail.find((d: any) => d.loc[1] === key),
+        { loc: ['body', key], type: 'string_invalid_characters' },
+        `${r.path} ${key}`,
+      );
     }
   }
 });

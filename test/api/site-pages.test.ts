@@ -15,21 +15,43 @@ t.test('home, markets and connecting on a purchase link', async (t) => {
     const html = await r.text();
     for (const id of MARKET_IDS) {
       t.match(html, MARKETS[id].label, `${path} lists ${id}`);
-      t.match(html, String(svc.services.supervisor.openTick(id)), `${path} shows the open session of ${id}`);
+      t.match(
+        html,
+        String(svc.services.supervisor.openTick(id)),
+        `${path} shows the open session of ${id}`,
+      );
     }
   }
-  t.match(await (await svc.get('/')).text(), /href="\/register"/, 'a visitor is offered to register');
+  t.match(
+    await (await svc.get('/')).text(),
+    /href="\/register"/,
+    'a visitor is offered to register',
+  );
 
   const agent = await registerAgent(svc);
   const deal = (await send(svc, 'GET', '/api/v1/markets/h10/deals')).body.deals[0];
-  const order = (await agent.post('/api/v1/orders', { market: 'h10', offer_key: deal.key, qty: 1 })).body;
+  const order = (await agent.post('/api/v1/orders', { market: 'h10', offer_key: deal.key, qty: 1 }))
+    .body;
   await svc.get(new URL(order.purchase_url).pathname);
-  t.equal((await agent.get('/api/v1/agents/me')).body.paired, false, 'an anonymous visit connects nothing');
+  t.equal(
+    (await agent.get('/api/v1/agents/me')).body.paired,
+    false,
+    'an anonymous visit connects nothing',
+  );
   const holder = await registerHolder(svc);
-  const page = await svc.get(new URL(order.purchase_url).pathname, { headers: { cookie: holder.cookie } });
+  const page = await svc.get(new URL(order.purchase_url).pathname, {
+    headers: { cookie: holder.cookie },
+  });
   t.equal(page.status, 200);
-  t.equal((await agent.get('/api/v1/agents/me')).body.paired, true, 'opening the link while logged in connected the agent');
-  t.match(await (await svc.get('/', { headers: { cookie: holder.cookie } })).text(), /href="\/console"/);
+  t.equal(
+    (await agent.get('/api/v1/agents/me')).body.paired,
+    true,
+    'opening the link while logged in connected the agent',
+  );
+  t.match(
+    await (await svc.get('/', { headers: { cookie: holder.cookie } })).text(),
+    /href="\/console"/,
+  );
 });
 
 t.test('session lengths are shown as they run (SVC_TIME_SCALE divides them)', async (t) => {

@@ -11,7 +11,13 @@ export type TestAgent = {
   post: (path: string, body: unknown) => Promise<Answer>;
 };
 
-export async function send(svc: TestService, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function send(
+  svc: TestService,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const res = await svc.get(path, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -21,9 +27,17 @@ export async function send(svc: TestService, method: string, path: string, body?
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
 
-export async function registerAgent(svc: TestService, profile: Record<string, unknown> = {}): Promise<TestAgent> {
+export async function registerAgent(
+  svc: TestService,
+  profile: Record<string, unknown> = {},
+): Promise<TestAgent> {
   const key = (await send(svc, 'POST', '/api/v1/agents/token')).body.token as string;
-  const reg = await send(svc, 'POST', '/api/v1/agents/register', { token: key, name: 'Test agent', recall_phrase: 'blue heron', ...profile });
+  const reg = await send(svc, 'POST', '/api/v1/agents/register', {
+    token: key,
+    name: 'Test agent',
+    recall_phrase: 'blue heron',
+    ...profile,
+  });
   if (reg.status !== 201) throw new Error(`register: ${reg.status} ${JSON.stringify(reg.body)}`);
   const auth = { authorization: `Bearer ${key}` };
   return {
@@ -44,7 +58,8 @@ export async function orderFirstDeal(svc: TestService, agent: TestAgent, market:
 }
 
 /** Sum of ledger amounts in cents (exact: amounts are served with 2 decimals). */
-export const ledgerSumCents = (ledger: { amount: number }[]) => ledger.reduce((s, e) => s + Math.round(e.amount * 100), 0);
+export const ledgerSumCents = (ledger: { amount: number }[]) =>
+  ledger.reduce((s, e) => s + Math.round(e.amount * 100), 0);
 
 export type Menu = { tick: number; closes_at: number; deals: any[] };
 /**
@@ -61,6 +76,9 @@ export async function currentMenu(svc: TestService, market: string, minLeft = 1.
     const left = m.closes_at - at;
     if (left >= minLeft) return m;
     await new Promise((r) => setTimeout(r, Math.max(50, left * 1000 + 100)));
-    if (svc.services.clock.realNow() === at) throw new Error(`${market}: ${left.toFixed(1)} s left on a clock that stands still; close the session instead of waiting`);
+    if (svc.services.clock.realNow() === at)
+      throw new Error(
+        `${market}: ${left.toFixed(1)} s left on a clock that stands still; close the session instead of waiting`,
+      );
   }
 }

@@ -15,12 +15,22 @@ export const ARTIFACTS = path.resolve('test-artifacts');
  * service's clock (useServiceClock), never the browser's date.
  */
 const browserEnv = (): Record<string, string> =>
-  Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !/^(LD_PRELOAD$|FAKETIME)/.test(e[0])));
+  Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] => e[1] !== undefined && !/^(LD_PRELOAD$|FAKETIME)/.test(e[0]),
+    ),
+  );
 
-export async function launchChromium(t: { teardown: (fn: () => unknown) => void }): Promise<Browser> {
-  const browser = await timed('browser launch', () => chromium.launch({
-    executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'], env: browserEnv(),
-  }));
+export async function launchChromium(t: {
+  teardown: (fn: () => unknown) => void;
+}): Promise<Browser> {
+  const browser = await timed('browser launch', () =>
+    chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'],
+      env: browserEnv(),
+    }),
+  );
   t.teardown(() => browser.close());
   return browser;
 }
@@ -40,7 +50,10 @@ export async function launchChromium(t: { teardown: (fn: () => unknown) => void 
  * `faketime -f -3d` every page started 3 days ahead of the instant asked (measured 2026-11-28,
  * playwright-core 1.65.1; fixed time was exact).
  */
-export async function useServiceClock(context: BrowserContext, svc: { services: { clock: { realNow(): number } } }): Promise<void> {
+export async function useServiceClock(
+  context: BrowserContext,
+  svc: { services: { clock: { realNow(): number } } },
+): Promise<void> {
   await context.clock.setFixedTime(svc.services.clock.realNow() * 1000);
 }
 

@@ -4,8 +4,12 @@
 const TEST_RUNNER_ONLY = ['NODE_OPTIONS', 'NODE_V8_COVERAGE'];
 
 /** process.env without tap's additions and without `drop` (settings the child must not inherit), then `set`. */
-export function productionEnv(set: Record<string, string> = {}, drop: string[] = []): Record<string, string> {
+export function productionEnv(
+  set: Record<string, string> = {},
+  drop: string[] = [],
+): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !TEST_RUNNER_ONLY.includes(k) && !drop.includes(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !TEST_RUNNER_ONLY.includes(k) && !drop.includes(k)) env[k] = v;
   return Object.assign(env, set);
 }

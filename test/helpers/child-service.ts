@@ -15,7 +15,6 @@ type T = { teardown: (fn: () => unknown) => void };
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SERVICE_MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 
-
 /** A TCP port free on 127.0.0.1 right now. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -28,14 +27,23 @@ export function freePort(): Promise<number> {
   });
 }
 
-export type Reply = { status: number; body: any; headers: Record<string, string | string[] | undefined> };
+export type Reply = {
+  status: number;
+  body: any;
+  headers: Record<string, string | string[] | undefined>;
+};
 
 export type ChildService = {
   name: string;
   proc: ChildProcess;
   base: string;
   /** One HTTP exchange; rejects when the connection fails (refused, reset, closed by a kill). */
-  send: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Reply>;
+  send: (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => Promise<Reply>;
   /** SIGKILL, then waits (bounded) for the exit; resolves with the signal the process died of. */
   kill9: () => Promise<NodeJS.Signals | null>;
   /** SIGTERM (a clean shutdown); resolves when the process has exited. */
@@ -63,11 +71,23 @@ function exited(proc: ChildProcess, ms?: number): Promise<boolean> {
  * /readyz = 200, as long as the process runs (no deadline: tap's time-out caps a hang). Throws with
  * the process's output when it exits first.
  */
-export async function startChild(t: T, name: string, env: Record<string, string>): Promise<ChildService> {
-  if (!fs.existsSync(SERVICE_MAIN)) throw new Error(`${SERVICE_MAIN} is missing: run \`npm run build\` first`);
+export async function startChild(
+  t: T,
+  name: string,
+  env: Record<string, string>,
+): Promise<ChildService> {
+  if (!fs.existsSync(SERVICE_MAIN))
+    throw new Error(`${SERVICE_MAIN} is missing: run \`npm run build\` first`);
   const port = await freePort();
-  const childEnv = productionEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) }, ['BASE_URL', 'DATA_DIR']);
-  const proc = spawn(process.execPath, [SERVICE_MAIN], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const childEnv = productionEnv(
+    { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    ['BASE_URL', 'DATA_DIR'],
+  );
+  const proc = spawn(process.execPath, [SERVICE_MAIN], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const collect = (chunk: Buffer) => {
     for (const line of String(chunk).split('\n')) if (line) lines.push(line);
@@ -75,7 +95,11 @@ export async function startChild(t: T, name: string, env: Record<string, string>
   };
   proc.stdout!.on('data', collect);
   proc.stderr!.on('data', collect);
-  const dispatcher = new Agent({ keepAliveTimeout: 1000, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const dispatcher = new Agent({
+    keepAliveTimeout: 1000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
   const stop = async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
       // A clean shutdown takes as long as it takes (tests check what it leaves behind); a hung one
@@ -94,7 +118,12 @@ export async function startChild(t: T, name: string, env: Record<string, string>
     await dispatcher.destroy().catch(() => {});
   });
   const base = `http://127.0.0.1:${port}`;
-  const send = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
+  const send = async (
+    method: string,
+    p: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> => {
     const res = await request(`${base}${p}`, {
       method: method as 'GET',
       dispatcher,
@@ -111,12 +140,23 @@ export async function startChild(t: T, name: string, env: Record<string, string>
     return { status: res.statusCode, body: parsed, headers: res.headers };
   };
   const tail = (n = 40) => lines.slice(-n).join('\n');
-  await eventually(async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) {
-      throw new Error(`${name} exited (${proc.exitCode ?? proc.signalCode}) before it was ready:\n${tail()}`);
-    }
-    return (await send('GET', '/readyz').then((r) => r.status, () => 0)) === 200;
-  }, `${name} to be ready`, 50);
+  await eventually(
+    async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        throw new Error(
+          `${name} exited (${proc.exitCode ?? proc.signalCode}) before it was ready:\n${tail()}`,
+        );
+      }
+      return (
+        (await send('GET', '/readyz').then(
+          (r) => r.status,
+          () => 0,
+        )) === 200
+      );
+    },
+    `${name} to be ready`,
+    50,
+  );
   return {
     name,
     proc,
@@ -129,6 +169,9 @@ export async function startChild(t: T, name: string, env: Record<string, string>
     },
     stop,
     tail,
-    errors: () => lines.filter((l) => /"level":(50|60)/.test(l) || /^\s*(Error|RangeError|TypeError)\b/.test(l)),
+    errors: () =>
+      lines.filter(
+        (l) => /"level":(50|60)/.test(l) || /^\s*(Error|RangeError|TypeError)\b/.test(l),
+      ),
   };
 }

@@ -3,7 +3,11 @@ import pino from 'pino';
 import { ActorRuntime } from '../../actors/runtime/shards.js';
 import type { Orm } from '../../orm/database.js';
 import { Clock } from '../../src/supervisor/clock.js';
-import { Supervisor, type ScheduledMarket, type SupervisorOptions } from '../../src/supervisor/supervisor.js';
+import {
+  Supervisor,
+  type ScheduledMarket,
+  type SupervisorOptions,
+} from '../../src/supervisor/supervisor.js';
 import { migratedOrm } from './db.js';
 
 type T = { teardown: (fn: () => unknown) => void };
@@ -17,7 +21,11 @@ export type ClockRig = {
   clock: Clock;
   setNow: (unixSeconds: number) => void;
   runtime: (seed?: number) => ActorRuntime;
-  supervisor: (rt: ActorRuntime, markets: ScheduledMarket[], opts?: Partial<SupervisorOptions>) => Supervisor;
+  supervisor: (
+    rt: ActorRuntime,
+    markets: ScheduledMarket[],
+    opts?: Partial<SupervisorOptions>,
+  ) => Supervisor;
   q: (sql: string, params?: unknown[]) => Promise<any[]>;
 };
 
@@ -31,12 +39,27 @@ export async function clockRig(t: T): Promise<ClockRig> {
     clock,
     setNow: (s) => (now = s),
     runtime: (seed = 1) => {
-      const rt = new ActorRuntime({ shards: 2, databaseUrl: url, poolMax: 4, seed, baseUrl: 'http://svc.test', idleMs: 60_000, logLevel: 'silent', askTimeoutMs: 60_000, mailboxLimit: 10_000, clock: () => clock.realNow() });
+      const rt = new ActorRuntime({
+        shards: 2,
+        databaseUrl: url,
+        poolMax: 4,
+        seed,
+        baseUrl: 'http://svc.test',
+        idleMs: 60_000,
+        logLevel: 'silent',
+        askTimeoutMs: 60_000,
+        mailboxLimit: 10_000,
+        clock: () => clock.realNow(),
+      });
       t.teardown(() => rt.close());
       return rt;
     },
     supervisor: (rt, markets, opts = {}) => {
-      const sup = new Supervisor(rt, clock, markets, { catchupLimit: 1000, log: pino({ level: 'silent' }), ...opts });
+      const sup = new Supervisor(rt, clock, markets, {
+        catchupLimit: 1000,
+        log: pino({ level: 'silent' }),
+        ...opts,
+      });
       t.teardown(() => sup.stop());
       return sup;
     },

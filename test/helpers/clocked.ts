@@ -44,13 +44,20 @@ export const CLOCKED_START_MS = Date.UTC(2026, 10, 26, 12) + 50;
  * any SVC_TIME_SCALE every m15 session, the first included, lasts its whole interval: the m15
  * timer, armed that far ahead in real time, does not fire during a test at scale 1).
  */
-export async function startClockedService(t: T, env: Record<string, string> = {}, opts: StartOptions & { startMs?: number } = {}): Promise<ClockedService> {
+export async function startClockedService(
+  t: T,
+  env: Record<string, string> = {},
+  opts: StartOptions & { startMs?: number } = {},
+): Promise<ClockedService> {
   const { startMs, ...start } = opts;
   return withClock((realMs) => startTestService(t, env, { ...start, realMs }), startMs);
 }
 
 /** The same for a service another helper starts (startWebService): `start` gets the injected real-time source. */
-export async function withClock(start: (realMs: () => number) => Promise<TestService>, startMs?: number): Promise<ClockedService> {
+export async function withClock(
+  start: (realMs: () => number) => Promise<TestService>,
+  startMs?: number,
+): Promise<ClockedService> {
   let nowMs = startMs ?? CLOCKED_START_MS;
   const svc = await start(() => nowMs);
   const s = svc.services;
@@ -58,7 +65,8 @@ export async function withClock(start: (realMs: () => number) => Promise<TestSer
     if (ms < nowMs) throw new Error(`the clock does not run backwards (${ms} < ${nowMs})`);
     nowMs = ms;
   };
-  const closesAtMs = (market: MarketId) => s.clock.closesAt(s.supervisor.openTick(market)!, MARKETS[market].interval_seconds) * 1000;
+  const closesAtMs = (market: MarketId) =>
+    s.clock.closesAt(s.supervisor.openTick(market)!, MARKETS[market].interval_seconds) * 1000;
   const runDue = () => s.supervisor.runDue();
   return {
     svc,
@@ -72,7 +80,8 @@ export async function withClock(start: (realMs: () => number) => Promise<TestSer
       advanceTo(Math.max(nowMs, closesAtMs(market) + 50));
       await runDue();
       const next = s.supervisor.openTick(market)!;
-      if (next !== open + 1) throw new Error(`closing ${market} ${open} opened ${next}, not ${open + 1}`);
+      if (next !== open + 1)
+        throw new Error(`closing ${market} ${open} opened ${next}, not ${open + 1}`);
       return next;
     },
   };

@@ -3,7 +3,14 @@
 // one shape (/explore/m15/tick/123 and /explore/m15/tick/124) are many: a few of each are enough.
 import type { TestService } from './service.js';
 
-export type Fetched = { url: string; status: number; type: string; headers: Headers; text: string; from: string };
+export type Fetched = {
+  url: string;
+  status: number;
+  type: string;
+  headers: Headers;
+  text: string;
+  from: string;
+};
 
 /** The path with numbers and tokens generalised, and the query's keys (not values): one page kind. */
 export function shapeOf(url: string): string {
@@ -17,7 +24,12 @@ export function shapeOf(url: string): string {
 }
 
 const ATTR = /\b(?:href|src)="([^"]*)"/g;
-const unescape = (s: string) => s.replace(/&amp;/g, '&').replace(/&#x3D;/g, '=').replace(/&quot;/g, '"').replace(/&#39;/g, "'");
+const unescape = (s: string) =>
+  s
+    .replace(/&amp;/g, '&')
+    .replace(/&#x3D;/g, '=')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
 
 /** Same-origin links of a page, as paths with their query. */
 export function linksOf(html: string, base: string): string[] {
@@ -42,7 +54,11 @@ export type CrawlOptions = {
   skip?: (path: string) => boolean;
 };
 
-export async function crawl(svc: TestService, starts: string[], o: CrawlOptions = {}): Promise<Fetched[]> {
+export async function crawl(
+  svc: TestService,
+  starts: string[],
+  o: CrawlOptions = {},
+): Promise<Fetched[]> {
   const limit = o.limit ?? 600;
   const perShape = o.perShape ?? 3;
   const seen = new Set<string>();
@@ -57,13 +73,22 @@ export async function crawl(svc: TestService, starts: string[], o: CrawlOptions 
     const n = shapes.get(shape) ?? 0;
     if (n >= perShape) continue;
     shapes.set(shape, n + 1);
-    const res = await svc.get(path, { redirect: 'manual', headers: { accept: 'text/html,*/*;q=0.8', ...(o.cookie ? { cookie: o.cookie } : {}) } });
+    const res = await svc.get(path, {
+      redirect: 'manual',
+      headers: { accept: 'text/html,*/*;q=0.8', ...(o.cookie ? { cookie: o.cookie } : {}) },
+    });
     const type = res.headers.get('content-type') ?? '';
     const text = await res.text();
     out.push({ url: path, status: res.status, type, headers: res.headers, text, from });
     const location = res.headers.get('location');
-    if (location && res.status >= 300 && res.status < 400) queue.push({ path: linksOf(`<a href="${location}">`, svc.config.baseUrl)[0] ?? path, from: path });
-    if (type.startsWith('text/html')) for (const link of linksOf(text, `${svc.config.baseUrl}${path}`)) queue.push({ path: link, from: path });
+    if (location && res.status >= 300 && res.status < 400)
+      queue.push({
+        path: linksOf(`<a href="${location}">`, svc.config.baseUrl)[0] ?? path,
+        from: path,
+      });
+    if (type.startsWith('text/html'))
+      for (const link of linksOf(text, `${svc.config.baseUrl}${path}`))
+        queue.push({ path: link, from: path });
   }
   return out;
 }

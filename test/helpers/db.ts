@@ -52,7 +52,11 @@ export async function stopLeftServer(clusterDir: string): Promise<void> {
   const pid = leftServer(clusterDir);
   if (pid === undefined) return;
   process.kill(pid, 'SIGINT');
-  await eventually(() => leftServer(clusterDir) !== pid, `the server left on ${clusterDir} to stop`, 100);
+  await eventually(
+    () => leftServer(clusterDir) !== pid,
+    `the server left on ${clusterDir} to stop`,
+    100,
+  );
 }
 
 let shared: Promise<string> | undefined;
@@ -95,14 +99,17 @@ const TEMPLATE = process.env.SVC_TEST_TEMPLATE;
  * the run's migrated one (under npm test; without it, an empty database the service migrates).
  */
 export async function freshDatabase(t: Teardown, template = TEMPLATE): Promise<string> {
-  if (template !== undefined && !/^[a-z0-9_]+$/.test(template)) throw new Error(`not a database name: ${template}`);
+  if (template !== undefined && !/^[a-z0-9_]+$/.test(template))
+    throw new Error(`not a database name: ${template}`);
   const admin = new URL(usingPostgres ? process.env.DATABASE_URL! : await sharedEmbedded());
   const name = `svc_t_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   await timed('database', async () => {
     const client = new pg.Client({ connectionString: admin.href });
     await client.connect();
     try {
-      await client.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
+      await client.query(
+        template ? `create database ${name} template ${template}` : `create database ${name}`,
+      );
     } finally {
       await client.end();
     }

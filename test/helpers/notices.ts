@@ -4,7 +4,10 @@ import pg from 'pg';
 import { EVENTS_CHANNEL } from '../../actors/events/messages.js';
 
 /** Every notice's payload on the events channel of `url`'s database, in arrival order, from now on. */
-export async function eventNotices(t: { teardown: (fn: () => unknown) => void }, url: string): Promise<string[]> {
+export async function eventNotices(
+  t: { teardown: (fn: () => unknown) => void },
+  url: string,
+): Promise<string[]> {
   const listener = new pg.Client({ connectionString: url });
   await listener.connect();
   t.teardown(() => listener.end());

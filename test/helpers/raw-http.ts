@@ -39,7 +39,9 @@ export async function rawConnect(port: number, t: T): Promise<RawConnection> {
     bytes: () => Buffer.concat(got),
     closed: () => closed,
     get: (path, headers = {}) => {
-      const lines = Object.entries({ host: 'x', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const lines = Object.entries({ host: 'x', ...headers })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
       socket.write(`GET ${path} HTTP/1.1\r\n${lines}\r\n`);
     },
   };
@@ -48,11 +50,18 @@ export async function rawConnect(port: number, t: T): Promise<RawConnection> {
 export type RawAnswer = { status: number; headers: Record<string, string>; body: Buffer };
 
 /** The head of the first answer in `bytes` (lower-case header names) and where its body starts; undefined until the head came. */
-function headOf(bytes: Buffer): { status: number; headers: Record<string, string>; at: number } | undefined {
+function headOf(
+  bytes: Buffer,
+): { status: number; headers: Record<string, string>; at: number } | undefined {
   const cut = bytes.indexOf('\r\n\r\n');
   if (cut < 0) return undefined;
   const [statusLine, ...lines] = bytes.subarray(0, cut).toString('latin1').split('\r\n');
-  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((l) => [
+      l.slice(0, l.indexOf(':')).toLowerCase(),
+      l.slice(l.indexOf(':') + 1).trim(),
+    ]),
+  );
   return { status: Number(statusLine.split(' ')[1]), headers, at: cut + 4 };
 }
 
@@ -62,7 +71,11 @@ export function answerOf(bytes: Buffer): RawAnswer | undefined {
   if (!head) return undefined;
   const length = Number(head.headers['content-length']);
   if (bytes.length - head.at < length) return undefined;
-  return { status: head.status, headers: head.headers, body: bytes.subarray(head.at, head.at + length) };
+  return {
+    status: head.status,
+    headers: head.headers,
+    body: bytes.subarray(head.at, head.at + length),
+  };
 }
 
 /** The chunks of the first answer's chunked body received so far (as text), and whether its last (empty) chunk came. */

@@ -11,7 +11,6 @@ import { timed } from './timing.js';
 
 type T = { teardown: (fn: () => unknown) => void };
 
-
 export type TestService = RunningService & {
   config: Config;
   /** Every log line the service wrote, parsed. */
@@ -27,15 +26,31 @@ export type TestService = RunningService & {
  * CPU per start on two cores, and ~130 services start in a run.
  */
 const TWO_SHARD_FILES = [
-  'orders-concurrency', 'holder-money', 'limits', 'idempotency', 'checkout', 'carts', 'console-money',
-  'exchange', 'events', 'ops', 'record-cache', 'embedded',
+  'orders-concurrency',
+  'holder-money',
+  'limits',
+  'idempotency',
+  'checkout',
+  'carts',
+  'console-money',
+  'exchange',
+  'events',
+  'ops',
+  'record-cache',
+  'embedded',
 ].map((name) => `test/api/${name}.test.ts`);
 const thisFile = process.argv[1] ? path.relative(process.cwd(), process.argv[1]) : '';
 export const TEST_SHARDS = TWO_SHARD_FILES.includes(thisFile) ? '2' : '1';
 
 // A loaded CI machine can take seconds to start a worker: tests wait longer than the default.
 /** The settings every test service starts with unless told otherwise. */
-export const BASE: Record<string, string> = { PORT: '0', SVC_SHARDS: TEST_SHARDS, LOG_LEVEL: 'info', SVC_ASK_TIMEOUT_MS: '60000', SVC_BACKFILL_DAYS: '0' };
+export const BASE: Record<string, string> = {
+  PORT: '0',
+  SVC_SHARDS: TEST_SHARDS,
+  LOG_LEVEL: 'info',
+  SVC_ASK_TIMEOUT_MS: '60000',
+  SVC_BACKFILL_DAYS: '0',
+};
 
 /**
  * Config for a test: port 0, TEST_SHARDS shards, a fresh database on DATABASE_URL's server (under npm test,
@@ -60,21 +75,36 @@ export async function embeddedTestConfig(t: T, env: Record<string, string> = {})
  * (SVC_BACKFILL_DAYS=1) at this fixed instant, once, into a template database (SVC_TEST_DAY_TEMPLATE).
  * Without it (a file run by tap alone) each service records its own day, at the same instant.
  */
-export const RECORDED_DAY_MS = Number(process.env.SVC_TEST_DAY_MS) || Date.UTC(2026, 10, 26, 12, 7, 30, 250);
+export const RECORDED_DAY_MS =
+  Number(process.env.SVC_TEST_DAY_MS) || Date.UTC(2026, 10, 26, 12, 7, 30, 250);
 
 /**
  * A service on a day of recorded history (SVC_BACKFILL_DAYS=1) whose clock stands at
  * RECORDED_DAY_MS unless `opts.realMs` moves it: a copy of the run's recorded day, so the day is
  * computed once per run instead of once per file. Resolves once the history is loaded.
  */
-export async function startRecordedService(t: T, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestService> {
-  const cfg = loadConfig({ ...BASE, SVC_BACKFILL_DAYS: '1', ...env, DATABASE_URL: await freshDatabase(t, process.env.SVC_TEST_DAY_TEMPLATE) });
+export async function startRecordedService(
+  t: T,
+  env: Record<string, string> = {},
+  opts: StartOptions = {},
+): Promise<TestService> {
+  const cfg = loadConfig({
+    ...BASE,
+    SVC_BACKFILL_DAYS: '1',
+    ...env,
+    DATABASE_URL: await freshDatabase(t, process.env.SVC_TEST_DAY_TEMPLATE),
+  });
   const svc = await startTestService(t, {}, { realMs: () => RECORDED_DAY_MS, ...opts }, cfg);
   await timed('history load', () => svc.services.supervisor.backfilled());
   return svc;
 }
 
-export async function startTestService(t: T, env: Record<string, string> = {}, opts: StartOptions = {}, config?: Config): Promise<TestService> {
+export async function startTestService(
+  t: T,
+  env: Record<string, string> = {},
+  opts: StartOptions = {},
+  config?: Config,
+): Promise<TestService> {
   const cfg = config ?? (await testConfig(t, env));
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
@@ -83,18 +113,25 @@ export async function startTestService(t: T, env: Record<string, string> = {}, o
       cb();
     },
   });
-  const svc = await timed(cfg.databaseUrl ? 'service start' : 'service start (own embedded server)', async () => {
-    const started = await startService(cfg, { log: pino({ level: cfg.logLevel }, sink), ...opts });
-    t.teardown(() => started.stop());
-    await started.ready;
-    return started;
-  });
+  const svc = await timed(
+    cfg.databaseUrl ? 'service start' : 'service start (own embedded server)',
+    async () => {
+      const started = await startService(cfg, {
+        log: pino({ level: cfg.logLevel }, sink),
+        ...opts,
+      });
+      t.teardown(() => started.stop());
+      await started.ready;
+      return started;
+    },
+  );
   // The test's own connection pool, destroyed after the service stops: the server keeps its
   // keep-alive connections when it stops listening, and fetch's pooled sockets to it would hold
   // the test process open for minutes (undici's 300 s timeouts).
   const agent = new Agent({ keepAliveTimeout: 1000 });
   t.teardown(() => agent.destroy());
-  const get = (p: string, init?: RequestInit) => fetch(`${svc.url}${p}`, { ...init, dispatcher: agent } as RequestInit);
+  const get = (p: string, init?: RequestInit) =>
+    fetch(`${svc.url}${p}`, { ...init, dispatcher: agent } as RequestInit);
   return Object.assign(svc, {
     config: cfg,
     logs,

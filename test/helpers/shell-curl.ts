@@ -36,12 +36,19 @@ function splitTop(s: string, sep: string): string[] {
   for (let i = 0; i < s.length; i++) {
     const c = s[i];
     if (quote) {
-      if (c === '\\' && quote === '"') { cur += c + s[++i]; continue; }
+      if (c === '\\' && quote === '"') {
+        cur += c + s[++i];
+        continue;
+      }
       if (c === quote) quote = null;
     } else if (c === "'" || c === '"') quote = c;
     else if (c === '(') depth++;
     else if (c === ')') depth--;
-    else if (c === sep && depth === 0) { parts.push(cur); cur = ''; continue; }
+    else if (c === sep && depth === 0) {
+      parts.push(cur);
+      cur = '';
+      continue;
+    }
     cur += c;
   }
   parts.push(cur);
@@ -80,13 +87,16 @@ export function words(s: string, env: Env): string[] {
         let j = i + 1;
         let raw = '';
         while (s[j] !== '"') {
-          if (s[j] === '\\' && '"\\$'.includes(s[j + 1])) { raw += s[j + 1] === '$' ? '\u0000' : s[j + 1]; j += 2; } else raw += s[j++];
+          if (s[j] === '\\' && '"\\$'.includes(s[j + 1])) {
+            raw += s[j + 1] === '$' ? '\u0000' : s[j + 1];
+            j += 2;
+          } else raw += s[j++];
         }
         w += expand(raw, env).replace(/\u0000/g, '$');
         i = j + 1;
       } else {
         let j = i;
-        while (j < s.length && !" '\"".includes(s[j])) j++;
+        while (j < s.length && !' \'"'.includes(s[j])) j++;
         w += expand(s.slice(i, j), env);
         i = j;
       }
@@ -98,9 +108,11 @@ export function words(s: string, env: Env): string[] {
 
 /** jq's field paths: `.a`, `.a.b`, `.a[0].b`. */
 export function jqPath(value: unknown, filter: string): unknown {
-  if (!/^(\.[A-Za-z_]\w*|\[\d+\])+$/.test(filter)) throw new Error(`jq filter beyond field paths: ${filter}`);
+  if (!/^(\.[A-Za-z_]\w*|\[\d+\])+$/.test(filter))
+    throw new Error(`jq filter beyond field paths: ${filter}`);
   let v: any = value;
-  for (const [, name, index] of filter.matchAll(/\.([A-Za-z_]\w*)|\[(\d+)\]/g)) v = v?.[name ?? Number(index)];
+  for (const [, name, index] of filter.matchAll(/\.([A-Za-z_]\w*)|\[(\d+)\]/g))
+    v = v?.[name ?? Number(index)];
   return v;
 }
 
@@ -130,7 +142,11 @@ async function watch(res: Response, until: Until, abort: () => void): Promise<st
   return out;
 }
 
-async function curl(args: string[], fetcher: Fetch, until: Until): Promise<{ status: number; body: string }> {
+async function curl(
+  args: string[],
+  fetcher: Fetch,
+  until: Until,
+): Promise<{ status: number; body: string }> {
   if (args[0] !== 'curl') throw new Error(`not a curl command: ${args.join(' ')}`);
   let method: string | undefined;
   let data: string | undefined;
@@ -153,12 +169,27 @@ async function curl(args: string[], fetcher: Fetch, until: Until): Promise<{ sta
   if (!url) throw new Error(`no URL in ${args.join(' ')}`);
   if (data !== undefined) headers['content-type'] ??= 'application/x-www-form-urlencoded'; // as curl does
   const ctl = new AbortController();
-  const res = await fetcher(url, { method: method ?? (data !== undefined ? 'POST' : 'GET'), headers, body: data, redirect: 'manual', signal: ctl.signal });
-  return { status: res.status, body: stream ? await watch(res, until, () => ctl.abort()) : await res.text() };
+  const res = await fetcher(url, {
+    method: method ?? (data !== undefined ? 'POST' : 'GET'),
+    headers,
+    body: data,
+    redirect: 'manual',
+    signal: ctl.signal,
+  });
+  return {
+    status: res.status,
+    body: stream ? await watch(res, until, () => ctl.abort()) : await res.text(),
+  };
 }
 
 /** Runs one command: an assignment (plain or captured from curl | jq) or a curl (| jq to display). */
-export async function run(command: string, expected: number | null, env: Env, fetcher: Fetch, until: Until = FIRST_CHUNK): Promise<Ran> {
+export async function run(
+  command: string,
+  expected: number | null,
+  env: Env,
+  fetcher: Fetch,
+  until: Until = FIRST_CHUNK,
+): Promise<Ran> {
   const assign = /^([A-Za-z_]\w*)=(.*)$/.exec(command);
   if (assign && !assign[2].startsWith('$(')) {
     // A placeholder such as <your 80-character key> keeps what the runner put in (a registered key).

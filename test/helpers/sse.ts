@@ -22,11 +22,19 @@ export type SseStream = {
 };
 
 /** Opens `path` on a test service, or on a service at base URL `target` (a child process); closed at t's teardown, given t. */
-export async function openSse(target: TestService | string, path: string, headers: Record<string, string> = {}, t?: T): Promise<SseStream> {
+export async function openSse(
+  target: TestService | string,
+  path: string,
+  headers: Record<string, string> = {},
+  t?: T,
+): Promise<SseStream> {
   const abort = new AbortController();
   t?.teardown(() => abort.abort());
   const init = { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal };
-  const res = typeof target === 'string' ? await fetch(`${target}${path}`, init) : await target.get(path, init);
+  const res =
+    typeof target === 'string'
+      ? await fetch(`${target}${path}`, init)
+      : await target.get(path, init);
   if (!res.body) throw new Error(`the stream ${path} answered ${res.status} without a body`);
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
@@ -38,7 +46,10 @@ export async function openSse(target: TestService | string, path: string, header
     try {
       return await reader.read();
     } catch (err) {
-      throw new Error(`the stream ${path} (${res.status}) failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(
+        `the stream ${path} (${res.status}) failed: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
   };
   const pull = async (): Promise<void> => {
@@ -46,7 +57,10 @@ export async function openSse(target: TestService | string, path: string, header
     let chunk: ReadableStreamReadResult<Uint8Array>;
     try {
       chunk = await read();
-      if (chunk.done) throw new Error(`the stream ${path} (${res.status}) ended${buffer ? `; unread: ${JSON.stringify(buffer.slice(0, 200))}` : ''}`);
+      if (chunk.done)
+        throw new Error(
+          `the stream ${path} (${res.status}) ended${buffer ? `; unread: ${JSON.stringify(buffer.slice(0, 200))}` : ''}`,
+        );
     } catch (err) {
       throw (ended ??= err as Error);
     }

@@ -11,7 +11,11 @@ const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * Polls `probe` every ~20 ms until it returns something truthy (or a promise of it), and resolves
  * with that value. `what` names the condition in the error a throwing probe is wrapped in.
  */
-export function eventually<T>(probe: () => T | Promise<T>, what: string, everyMs = 20): Promise<NonNullable<Awaited<T>>> {
+export function eventually<T>(
+  probe: () => T | Promise<T>,
+  what: string,
+  everyMs = 20,
+): Promise<NonNullable<Awaited<T>>> {
   return poll(probe, what, everyMs, Number.POSITIVE_INFINITY);
 }
 
@@ -20,20 +24,35 @@ export function eventually<T>(probe: () => T | Promise<T>, what: string, everyMs
  * time (more on a loaded machine, never less), so a promise of the service's in real time ("within
  * 10 s") fails within seconds of its bound instead of at the file's time-out.
  */
-export function within<T>(polls: number, probe: () => T | Promise<T>, what: string, everyMs = 50): Promise<NonNullable<Awaited<T>>> {
+export function within<T>(
+  polls: number,
+  probe: () => T | Promise<T>,
+  what: string,
+  everyMs = 50,
+): Promise<NonNullable<Awaited<T>>> {
   return poll(probe, what, everyMs, polls);
 }
 
-async function poll<T>(probe: () => T | Promise<T>, what: string, everyMs: number, polls: number): Promise<NonNullable<Awaited<T>>> {
+async function poll<T>(
+  probe: () => T | Promise<T>,
+  what: string,
+  everyMs: number,
+  polls: number,
+): Promise<NonNullable<Awaited<T>>> {
   for (let i = 0; ; i++) {
     let v: Awaited<T>;
     try {
       v = await probe();
     } catch (err) {
-      throw new Error(`waiting for ${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`waiting for ${what}: ${err instanceof Error ? err.message : String(err)}`, {
+        cause: err,
+      });
     }
     if (v) return v as NonNullable<Awaited<T>>;
-    if (i >= polls) throw new Error(`${what}: not within ${polls} polls ${everyMs} ms apart (${(polls * everyMs) / 1000} s of real time or more)`);
+    if (i >= polls)
+      throw new Error(
+        `${what}: not within ${polls} polls ${everyMs} ms apart (${(polls * everyMs) / 1000} s of real time or more)`,
+      );
     await pause(everyMs);
   }
 }

@@ -20,12 +20,27 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startWebService(t: T, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestService> {
+export async function startWebService(
+  t: T,
+  env: Record<string, string> = {},
+  opts: StartOptions = {},
+): Promise<TestService> {
   const port = await freePort();
-  return startTestService(t, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env }, opts);
+  return startTestService(
+    t,
+    { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}`, ...env },
+    opts,
+  );
 }
 
-export type WebAnswer = { status: number; body: any; text: string; headers: Headers; location: string | null; setCookie: string | null };
+export type WebAnswer = {
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+  location: string | null;
+  setCookie: string | null;
+};
 
 export type WebCall = { cookie?: string | null; json?: boolean; headers?: Record<string, string> };
 
@@ -35,7 +50,14 @@ async function answer(res: Response): Promise<WebAnswer> {
   try {
     body = JSON.parse(text);
   } catch {}
-  return { status: res.status, body, text, headers: res.headers, location: res.headers.get('location'), setCookie: res.headers.get('set-cookie') };
+  return {
+    status: res.status,
+    body,
+    text,
+    headers: res.headers,
+    location: res.headers.get('location'),
+    setCookie: res.headers.get('set-cookie'),
+  };
 }
 
 function headersOf(c: WebCall): Record<string, string> {
@@ -47,9 +69,23 @@ function headersOf(c: WebCall): Record<string, string> {
 }
 
 /** A urlencoded form post; redirects are returned, not followed. */
-export async function postForm(svc: TestService, path: string, fields: Record<string, string | number>, c: WebCall = {}): Promise<WebAnswer> {
-  const body = new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, String(v)])).toString();
-  return answer(await svc.get(path, { method: 'POST', redirect: 'manual', body, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headersOf(c) } }));
+export async function postForm(
+  svc: TestService,
+  path: string,
+  fields: Record<string, string | number>,
+  c: WebCall = {},
+): Promise<WebAnswer> {
+  const body = new URLSearchParams(
+    Object.entries(fields).map(([k, v]) => [k, String(v)]),
+  ).toString();
+  return answer(
+    await svc.get(path, {
+      method: 'POST',
+      redirect: 'manual',
+      body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headersOf(c) },
+    }),
+  );
 }
 
 export async function getPage(svc: TestService, path: string, c: WebCall = {}): Promise<WebAnswer> {
@@ -64,8 +100,17 @@ export function sessionCookieOf(a: WebAnswer): string {
 }
 
 /** Registers a holder as a JSON client and returns its cookie. */
-export async function registerHolder(svc: TestService, email: string, password = 'correct horse 1'): Promise<{ cookie: string; holderId: number }> {
-  const r = await postForm(svc, '/register', { email, password, display_name: email.split('@')[0] }, { json: true });
+export async function registerHolder(
+  svc: TestService,
+  email: string,
+  password = 'correct horse 1',
+): Promise<{ cookie: string; holderId: number }> {
+  const r = await postForm(
+    svc,
+    '/register',
+    { email, password, display_name: email.split('@')[0] },
+    { json: true },
+  );
   if (r.status !== 200) throw new Error(`register: ${r.status} ${r.text}`);
   return { cookie: sessionCookieOf(r), holderId: r.body.holder_id };
 }
@@ -77,5 +122,9 @@ export async function registerHolder(svc: TestService, email: string, password =
  */
 export async function startRecordedSite(t: T, opts: StartOptions = {}): Promise<TestService> {
   const port = await freePort();
-  return startRecordedService(t, { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` }, opts);
+  return startRecordedService(
+    t,
+    { PORT: String(port), BASE_URL: `http://127.0.0.1:${port}` },
+    opts,
+  );
 }

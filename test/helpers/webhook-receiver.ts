@@ -21,7 +21,10 @@ export type Receiver = {
 };
 
 /** A receiver answering each request with `answer(hit, hits)` (204 unless told); closed when the test ends. */
-export async function receiver(t: { teardown: (fn: () => unknown) => void }, answer: (hit: Hit, hits: Hit[]) => Answer = () => 204): Promise<Receiver> {
+export async function receiver(
+  t: { teardown: (fn: () => unknown) => void },
+  answer: (hit: Hit, hits: Hit[]) => Answer = () => 204,
+): Promise<Receiver> {
   const hits: Hit[] = [];
   const holding = new Map<string, number>();
   let most = 0;
@@ -29,7 +32,11 @@ export async function receiver(t: { teardown: (fn: () => unknown) => void }, ans
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const hit = { path: req.url ?? '', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() };
+      const hit = {
+        path: req.url ?? '',
+        headers: req.headers as Record<string, string>,
+        body: Buffer.concat(chunks).toString(),
+      };
       hits.push(hit);
       const a = answer(hit, hits);
       if (a === 'hang') {
@@ -44,10 +51,13 @@ export async function receiver(t: { teardown: (fn: () => unknown) => void }, ans
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
@@ -60,4 +70,8 @@ export async function receiver(t: { teardown: (fn: () => unknown) => void }, ans
 }
 
 /** The Standard Webhooks headers of a hit, as Webhook.verify takes them. */
-export const swHeaders = (h: Hit) => ({ 'webhook-id': h.headers['webhook-id'], 'webhook-timestamp': h.headers['webhook-timestamp'], 'webhook-signature': h.headers['webhook-signature'] });
+export const swHeaders = (h: Hit) => ({
+  'webhook-id': h.headers['webhook-id'],
+  'webhook-timestamp': h.headers['webhook-timestamp'],
+  'webhook-signature': h.headers['webhook-signature'],
+});

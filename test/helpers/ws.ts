@@ -34,14 +34,22 @@ export const wsUrl = (svc: { url: string }) => `${svc.url.replace(/^http/, 'ws')
  * error when the connection fails before it opens. With `t`, the connection is cut (terminated:
  * no closing handshake to wait for) at t's teardown.
  */
-export function connectWs(svc: { url: string }, headers: Record<string, string> = {}, t?: T): Promise<WsClient> {
+export function connectWs(
+  svc: { url: string },
+  headers: Record<string, string> = {},
+  t?: T,
+): Promise<WsClient> {
   const socket = new WebSocket(wsUrl(svc), { headers, perMessageDeflate: false });
   t?.teardown(() => socket.terminate());
   const queue: any[] = [];
   const waiters: { resolve: (m: any) => void; reject: (e: Error) => void }[] = [];
   let ended: WsClose | undefined;
   let failure: Error | undefined;
-  const endedError = (e: WsClose) => Object.assign(new Error(`closed ${e.code} ${e.reason}${failure ? ` (${failure.message})` : ''}`), e);
+  const endedError = (e: WsClose) =>
+    Object.assign(
+      new Error(`closed ${e.code} ${e.reason}${failure ? ` (${failure.message})` : ''}`),
+      e,
+    );
   // An error after the open (a reset, a bad frame from the server) is followed by 'close', which
   // ends the waits; it is kept for their message. Listened to for good: an 'error' event without a
   // listener would throw out of the test process.
@@ -70,11 +78,22 @@ export function connectWs(svc: { url: string }, headers: Record<string, string> 
       let body = '';
       res.on('data', (c: Buffer) => (body += c));
       res.on('end', () => {
-        reject(Object.assign(new Error(`upgrade refused: ${res.statusCode} ${body}`), { status: res.statusCode, body, headers: res.headers }));
+        reject(
+          Object.assign(new Error(`upgrade refused: ${res.statusCode} ${body}`), {
+            status: res.statusCode,
+            body,
+            headers: res.headers,
+          }),
+        );
         socket.terminate();
       });
       res.on('error', (err) => {
-        reject(Object.assign(new Error(`upgrade refused: ${res.statusCode} (its body failed: ${err.message})`), { status: res.statusCode, body }));
+        reject(
+          Object.assign(
+            new Error(`upgrade refused: ${res.statusCode} (its body failed: ${err.message})`),
+            { status: res.statusCode, body },
+          ),
+        );
         socket.terminate();
       });
     });
@@ -90,7 +109,10 @@ export function connectWs(svc: { url: string }, headers: Record<string, string> 
           return new Promise((res, rej) => waiters.push({ resolve: res, reject: rej }));
         },
         queued: () => queue.length,
-        send: (m, opts = {}) => socket.send(typeof m === 'string' || Buffer.isBuffer(m) ? m : JSON.stringify(m), { binary: !!opts.binary }),
+        send: (m, opts = {}) =>
+          socket.send(typeof m === 'string' || Buffer.isBuffer(m) ? m : JSON.stringify(m), {
+            binary: !!opts.binary,
+          }),
         closed,
         isClosed: () => ended !== undefined,
         close: () => socket.close(),
@@ -100,9 +122,14 @@ export function connectWs(svc: { url: string }, headers: Record<string, string> 
 }
 
 /** Connects with the agent's key in Authorization and takes the `authenticated` message (cut at t's teardown, given t). */
-export async function connectAs(svc: TestService | { url: string }, key: string, t?: T): Promise<WsClient> {
+export async function connectAs(
+  svc: TestService | { url: string },
+  key: string,
+  t?: T,
+): Promise<WsClient> {
   const c = await connectWs(svc, { authorization: `Bearer ${key}` }, t);
   const hello = await c.next();
-  if (hello.op !== 'authenticated') throw new Error(`expected authenticated, got ${JSON.stringify(hello)}`);
+  if (hello.op !== 'authenticated')
+    throw new Error(`expected authenticated, got ${JSON.stringify(hello)}`);
   return c;
 }

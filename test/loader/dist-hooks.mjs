@@ -10,14 +10,17 @@ const compiled = ['src/', 'actors/', 'orm/'].map((dir) => `${root}${dir}`);
 
 export async function resolve(specifier, context, next) {
   const parent = context.parentURL;
-  const fromTests = parent?.startsWith(tests) && (specifier.startsWith('.') || specifier.startsWith('file:'));
+  const fromTests =
+    parent?.startsWith(tests) && (specifier.startsWith('.') || specifier.startsWith('file:'));
   if (fromTests) {
     const url = new URL(specifier, parent);
     const href = url.href.slice(0, url.href.length - url.search.length - url.hash.length);
     if (href.endsWith('.js') && compiled.some((dir) => href.startsWith(dir))) {
       const dist = `${root}dist/${href.slice(root.length)}`;
       if (!fs.existsSync(fileURLToPath(dist))) {
-        throw new Error(`${fileURLToPath(dist)} does not exist: run \`npm run build\` first (tests load the compiled service; \`npm test\` builds it)`);
+        throw new Error(
+          `${fileURLToPath(dist)} does not exist: run \`npm run build\` first (tests load the compiled service; \`npm test\` builds it)`,
+        );
       }
       return { url: `${dist}${url.search}${url.hash}`, format: 'module', shortCircuit: true };
     }

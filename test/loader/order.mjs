@@ -12,7 +12,9 @@
 //    ~1 minute of a run's file time.
 import { register } from 'node:module';
 
-register(new URL(`data:text/javascript,${encodeURIComponent(`
+register(
+  new URL(
+    `data:text/javascript,${encodeURIComponent(`
 const SORT = ": (a, b) => a.localeCompare(b, 'en'));";
 const PI = "    // ensure this always comes last in the list\\n    pi,\\n";
 export async function load(url, context, next) {
@@ -31,4 +33,6 @@ export async function load(url, context, next) {
   }
   return out;
 }
-`)}`));
+`)}`,
+  ),
+);

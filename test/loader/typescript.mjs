@@ -20,7 +20,8 @@ async function compiler() {
   return ts;
 }
 
-const keyOf = (file, text) => crypto.createHash('sha256').update(file).update('\0').update(text).digest('hex').slice(0, 32);
+const keyOf = (file, text) =>
+  crypto.createHash('sha256').update(file).update('\0').update(text).digest('hex').slice(0, 32);
 
 /** The JavaScript of one test file, from the cache or transpiled (and cached) now. */
 export async function transpiled(file) {
@@ -34,7 +35,13 @@ export async function transpiled(file) {
   const t = await compiler();
   const out = t.transpileModule(text, {
     fileName: file,
-    compilerOptions: { module: t.ModuleKind.ESNext, target: t.ScriptTarget.ES2022, inlineSourceMap: true, inlineSources: true, esModuleInterop: true },
+    compilerOptions: {
+      module: t.ModuleKind.ESNext,
+      target: t.ScriptTarget.ES2022,
+      inlineSourceMap: true,
+      inlineSources: true,
+      esModuleInterop: true,
+    },
   }).outputText;
   fs.mkdirSync(CACHE, { recursive: true });
   const partial = `${cached}.${process.pid}`; // written whole, then renamed: a reader never sees half a file
@@ -45,7 +52,9 @@ export async function transpiled(file) {
 
 /** Fills the cache for every .ts file under test/ (test/run.mjs, once per run). */
 export async function transpileAll() {
-  const files = fs.readdirSync(path.join(root, 'test'), { recursive: true }).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+  const files = fs
+    .readdirSync(path.join(root, 'test'), { recursive: true })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
   for (const f of files) await transpiled(path.join(root, 'test', f));
   return files.length;
 }

@@ -4,27 +4,78 @@
 // and test/unit/actor-refs-types.test.ts shows that it does.
 import type { ActorRuntime } from '../../actors/runtime/client.js';
 import { defineActor } from '../../actors/runtime/actor.js';
-import { accountRef, type AccountMessage, type FundingSet, type OrderPlaced, type Paid } from '../../actors/account/messages.js';
+import {
+  accountRef,
+  type AccountMessage,
+  type FundingSet,
+  type OrderPlaced,
+  type Paid,
+} from '../../actors/account/messages.js';
 import { cartRef, type LineAdded, type NewLine } from '../../actors/cart/messages.js';
 import { holderRef, type HolderSession } from '../../actors/holder/messages.js';
 import { marketRef, type CloseReply } from '../../actors/market/messages.js';
-import { payoutsRef, type PaidOut, type PayoutsMessage, type PayoutsReplies } from '../../actors/payouts/messages.js';
+import {
+  payoutsRef,
+  type PaidOut,
+  type PayoutsMessage,
+  type PayoutsReplies,
+} from '../../actors/payouts/messages.js';
 import type { Replies } from '../../actors/runtime/protocol.js';
 
 /** True when A and B are the same type (not merely assignable). */
-type Equal<A, B> = (<X>() => X extends A ? 1 : 2) extends <X>() => X extends B ? 1 : 2 ? true : false;
+type Equal<A, B> =
+  (<X>() => X extends A ? 1 : 2) extends <X>() => X extends B ? 1 : 2 ? true : false;
 const same = <A, B>(_proof: Equal<A, B>) => {};
 
-const line: NewLine = { market: 'm15', tick: 1, idx: 0, offerKey: 'k', qty: 1, maxQty: 1, note: '', closesAt: 0 };
-const pay = { kind: 'pay', orderId: 1, holderId: 2, payment: { method: 'balance' }, at: 0 } as const;
+const line: NewLine = {
+  market: 'm15',
+  tick: 1,
+  idx: 0,
+  offerKey: 'k',
+  qty: 1,
+  maxQty: 1,
+  note: '',
+  closesAt: 0,
+};
+const pay = {
+  kind: 'pay',
+  orderId: 1,
+  holderId: 2,
+  payment: { method: 'balance' },
+  at: 0,
+} as const;
 
 export async function checks(rt: ActorRuntime): Promise<void> {
   // The reply is the one declared for the message's kind.
-  const paid = () => rt.ask(accountRef(1), { kind: 'pay', orderId: 1, holderId: 2, payment: { method: 'balance' }, at: 0 });
+  const paid = () =>
+    rt.ask(accountRef(1), {
+      kind: 'pay',
+      orderId: 1,
+      holderId: 2,
+      payment: { method: 'balance' },
+      at: 0,
+    });
   same<Awaited<ReturnType<typeof paid>>, Paid>(true);
-  const placed = await rt.ask(accountRef(1), { kind: 'order', agentId: 1, market: 'm15', tick: 1, idx: 0, offerKey: 'k', qty: 1, closesAt: 0, at: 0, payFromBalance: false, baseUrl: '' }, { grouped: true });
+  const placed = await rt.ask(
+    accountRef(1),
+    {
+      kind: 'order',
+      agentId: 1,
+      market: 'm15',
+      tick: 1,
+      idx: 0,
+      offerKey: 'k',
+      qty: 1,
+      closesAt: 0,
+      at: 0,
+      payFromBalance: false,
+      baseUrl: '',
+    },
+    { grouped: true },
+  );
   same<typeof placed, OrderPlaced>(true);
-  const added = () => rt.ask(cartRef(3), { kind: 'add', caller: { kind: 'holder', holderId: 2 }, line, at: 0 });
+  const added = () =>
+    rt.ask(cartRef(3), { kind: 'add', caller: { kind: 'holder', holderId: 2 }, line, at: 0 });
   same<Awaited<ReturnType<typeof added>>, LineAdded>(true);
   const session = () => rt.ask(holderRef('a@b.c'), { kind: 'resume', holderId: 2 });
   same<Awaited<ReturnType<typeof session>>, HolderSession>(true);
@@ -50,8 +101,9 @@ export async function checks(rt: ActorRuntime): Promise<void> {
   // A wrong reply type.
   // @ts-expect-error `pay` answers Paid, not FundingSet
   const wrong: FundingSet = await rt.ask(accountRef(1), pay);
+  const funding = { kind: 'funding', agentId: 1, holderId: 2, enabled: true } as const;
   // @ts-expect-error the reply of `funding` has no order_id
-  (await rt.ask(accountRef(1), { kind: 'funding', agentId: 1, holderId: 2, enabled: true })).order_id;
+  (await rt.ask(accountRef(1), funding)).order_id;
   // @ts-expect-error the old explicit reply type argument is gone with the string address
   await rt.ask<Paid>(accountRef(1), pay);
 

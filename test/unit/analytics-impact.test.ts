@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { kyleLambda } from '../../src/analytics/impact.js';
 
 // Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => { fc.assert(p); t.pass('property holds'); };
+const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
+  fc.assert(p);
+  t.pass('property holds');
+};
 
 t.test('kyleLambda: hand-computed OLS slope with intercept', async (t) => {
   // q = [1, 2, 3, 4] (q̄ = 2.5), Δp = [0.1, 0.3, 0.4, 0.6] (mean 0.35)
@@ -21,12 +24,20 @@ t.test('kyleLambda: undefined cases', async (t) => {
 });
 
 t.test('kyleLambda: recovers exact linear impact', async (t) => {
-  prop(t, fc.property(
-    fc.integer({ min: -50, max: 50 }), fc.integer({ min: -50, max: 50 }),
-    fc.uniqueArray(fc.integer({ min: -100, max: 100 }), { minLength: 3, maxLength: 20 }),
-    (a, lam100, qs) => {
-      const lam = lam100 / 100;
-      const l = kyleLambda(qs.map((q) => a + lam * q), qs);
-      return l !== null && Math.abs(l - lam) < 1e-9;
-    }));
+  prop(
+    t,
+    fc.property(
+      fc.integer({ min: -50, max: 50 }),
+      fc.integer({ min: -50, max: 50 }),
+      fc.uniqueArray(fc.integer({ min: -100, max: 100 }), { minLength: 3, maxLength: 20 }),
+      (a, lam100, qs) => {
+        const lam = lam100 / 100;
+        const l = kyleLambda(
+          qs.map((q) => a + lam * q),
+          qs,
+        );
+        return l !== null && Math.abs(l - lam) < 1e-9;
+      },
+    ),
+  );
 });

@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { round2, toCents } from '../../src/analytics/money.js';
 
 // Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => { fc.assert(p); t.pass('property holds'); };
+const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
+  fc.assert(p);
+  t.pass('property holds');
+};
 
 t.test('round2: half away from zero on the decimal value', async (t) => {
   t.equal(round2(1.005), 1.01); // double is 1.00499999999999989..., decimal is 1.005
@@ -23,10 +26,23 @@ t.test('round2: half away from zero on the decimal value', async (t) => {
 });
 
 t.test('round2: idempotent, within half a cent, odd', async (t) => {
-  prop(t, fc.property(fc.double({ min: -1e9, max: 1e9, noNaN: true }), (x) => {
-    const r = round2(x);
-    return round2(r) === r && Math.abs(r - x) <= 0.005 + 1e-9 * (1 + Math.abs(x)) && round2(-x) === (r === 0 ? 0 : -r);
-  }));
+  prop(
+    t,
+    fc.property(fc.double({ min: -1e9, max: 1e9, noNaN: true }), (x) => {
+      const r = round2(x);
+      return (
+        round2(r) === r &&
+        Math.abs(r - x) <= 0.005 + 1e-9 * (1 + Math.abs(x)) &&
+        round2(-x) === (r === 0 ? 0 : -r)
+      );
+    }),
+  );
   // every exact half-cent decimal rounds up in magnitude
-  prop(t, fc.property(fc.integer({ min: 0, max: 10_000_000 }), (c) => round2(Number(`${c}.5`) / 100) === (c + 1) / 100));
+  prop(
+    t,
+    fc.property(
+      fc.integer({ min: 0, max: 10_000_000 }),
+      (c) => round2(Number(`${c}.5`) / 100) === (c + 1) / 100,
+    ),
+  );
 });

@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { rollSpread, corwinSchultz, chooseSpread } from '../../src/analytics/spread.js';
 
 // Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => { fc.assert(p); t.pass('property holds'); };
+const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
+  fc.assert(p);
+  t.pass('property holds');
+};
 
 const near = (a: number | null, b: number, eps = 1e-9) => a !== null && Math.abs(a - b) < eps;
 
@@ -29,12 +32,21 @@ t.test('rollSpread: undefined cases', async (t) => {
 });
 
 t.test('rollSpread: constant series is null; result is positive when defined', async (t) => {
-  prop(t, fc.property(fc.double({ min: 0.01, max: 1e4, noNaN: true }), fc.integer({ min: 0, max: 30 }), (p, n) =>
-    rollSpread(Array(n).fill(p)) === null));
-  prop(t, fc.property(fc.array(fc.double({ min: 1, max: 100, noNaN: true }), { maxLength: 30 }), (ps) => {
-    const s = rollSpread(ps);
-    return s === null || (s > 0 && Number.isFinite(s));
-  }));
+  prop(
+    t,
+    fc.property(
+      fc.double({ min: 0.01, max: 1e4, noNaN: true }),
+      fc.integer({ min: 0, max: 30 }),
+      (p, n) => rollSpread(Array(n).fill(p)) === null,
+    ),
+  );
+  prop(
+    t,
+    fc.property(fc.array(fc.double({ min: 1, max: 100, noNaN: true }), { maxLength: 30 }), (ps) => {
+      const s = rollSpread(ps);
+      return s === null || (s > 0 && Number.isFinite(s));
+    }),
+  );
 });
 
 t.test('corwinSchultz: hand-computed two-period example', async (t) => {
@@ -57,11 +69,20 @@ t.test('corwinSchultz: negative pair estimate set to 0 and averaged', async (t) 
 });
 
 t.test('corwinSchultz: never negative', async (t) => {
-  const bar = fc.tuple(fc.double({ min: 1, max: 100, noNaN: true }), fc.double({ min: 0, max: 0.5, noNaN: true }));
-  prop(t, fc.property(fc.array(bar, { minLength: 2, maxLength: 20 }), (bars) => {
-    const s = corwinSchultz(bars.map(([l, r]) => l * (1 + r)), bars.map(([l]) => l));
-    return s !== null && s >= 0 && s < 2;
-  }));
+  const bar = fc.tuple(
+    fc.double({ min: 1, max: 100, noNaN: true }),
+    fc.double({ min: 0, max: 0.5, noNaN: true }),
+  );
+  prop(
+    t,
+    fc.property(fc.array(bar, { minLength: 2, maxLength: 20 }), (bars) => {
+      const s = corwinSchultz(
+        bars.map(([l, r]) => l * (1 + r)),
+        bars.map(([l]) => l),
+      );
+      return s !== null && s >= 0 && s < 2;
+    }),
+  );
 });
 
 t.test('chooseSpread: order roll -> corwin_schultz -> floor', async (t) => {

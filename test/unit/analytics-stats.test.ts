@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { mean, median, quantile, pearson, vwap } from '../../src/analytics/stats.js';
 
 // Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => { fc.assert(p); t.pass('property holds'); };
+const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
+  fc.assert(p);
+  t.pass('property holds');
+};
 
 const near = (a: number | null, b: number, eps = 1e-9) => a !== null && Math.abs(a - b) < eps;
 
@@ -27,15 +30,21 @@ t.test('quantile: linear interpolation (numpy default)', async (t) => {
 });
 
 t.test('quantile: within range and monotone in q', async (t) => {
-  prop(t, fc.property(
-    fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 40 }),
-    fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }),
-    (xs, q1, q2) => {
-      const s = [...xs].sort((a, b) => a - b);
-      const [lo, hi] = q1 <= q2 ? [q1, q2] : [q2, q1];
-      const a = quantile(s, lo)!, b = quantile(s, hi)!;
-      return a >= s[0] && b <= s[s.length - 1] && a <= b + 1e-9 * (1 + Math.abs(b));
-    }));
+  prop(
+    t,
+    fc.property(
+      fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 40 }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      (xs, q1, q2) => {
+        const s = [...xs].sort((a, b) => a - b);
+        const [lo, hi] = q1 <= q2 ? [q1, q2] : [q2, q1];
+        const a = quantile(s, lo)!,
+          b = quantile(s, hi)!;
+        return a >= s[0] && b <= s[s.length - 1] && a <= b + 1e-9 * (1 + Math.abs(b));
+      },
+    ),
+  );
 });
 
 t.test('pearson: hand-computed', async (t) => {
@@ -49,10 +58,21 @@ t.test('pearson: hand-computed', async (t) => {
 });
 
 t.test('pearson: in [-1, 1]', async (t) => {
-  prop(t, fc.property(fc.array(fc.tuple(fc.integer({ min: -100, max: 100 }), fc.integer({ min: -100, max: 100 })), { maxLength: 30 }), (ps) => {
-    const r = pearson(ps.map((p) => p[0]), ps.map((p) => p[1]));
-    return r === null || (r >= -1 && r <= 1);
-  }));
+  prop(
+    t,
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: -100, max: 100 }), fc.integer({ min: -100, max: 100 })), {
+        maxLength: 30,
+      }),
+      (ps) => {
+        const r = pearson(
+          ps.map((p) => p[0]),
+          ps.map((p) => p[1]),
+        );
+        return r === null || (r >= -1 && r <= 1);
+      },
+    ),
+  );
 });
 
 t.test('vwap', async (t) => {

@@ -1,5 +1,12 @@
 import t from 'tap';
-import { bookFromTape, orderedTapeRow, rate, settledTapeFields, TAPE_FIELDS, type BookTapeRow } from '../../src/analytics/tape.js';
+import {
+  bookFromTape,
+  orderedTapeRow,
+  rate,
+  settledTapeFields,
+  TAPE_FIELDS,
+  type BookTapeRow,
+} from '../../src/analytics/tape.js';
 
 t.test('rate: 4 decimals, null without a denominator', async (t) => {
   t.equal(rate(1, 3), 0.3333);
@@ -21,16 +28,62 @@ t.test('orderedTapeRow: SPEC order, missing fields null, non-numbers null', asyn
 });
 
 t.test('settledTapeFields: cents to 2 decimals and rates', async (t) => {
-  const f = settledTapeFields({ housePnlCents: -12345, holderPnlCents: 7, settled: 8, profitable: 5, downside: 1, menuRows: 40, executedRows: 9 });
-  t.same(f, { desk_pnl: -123.45, holder_pnl: 0.07, profitable_rate: 0.625, downside_rate: 0.125, exec_rate: 0.225 });
-  const none = settledTapeFields({ housePnlCents: 0, holderPnlCents: 0, settled: 0, profitable: 0, downside: 0, menuRows: 3, executedRows: 0 });
-  t.same(none, { desk_pnl: 0, holder_pnl: 0, profitable_rate: null, downside_rate: null, exec_rate: 0 });
+  const f = settledTapeFields({
+    housePnlCents: -12345,
+    holderPnlCents: 7,
+    settled: 8,
+    profitable: 5,
+    downside: 1,
+    menuRows: 40,
+    executedRows: 9,
+  });
+  t.same(f, {
+    desk_pnl: -123.45,
+    holder_pnl: 0.07,
+    profitable_rate: 0.625,
+    downside_rate: 0.125,
+    exec_rate: 0.225,
+  });
+  const none = settledTapeFields({
+    housePnlCents: 0,
+    holderPnlCents: 0,
+    settled: 0,
+    profitable: 0,
+    downside: 0,
+    menuRows: 3,
+    executedRows: 0,
+  });
+  t.same(none, {
+    desk_pnl: 0,
+    holder_pnl: 0,
+    profitable_rate: null,
+    downside_rate: null,
+    exec_rate: 0,
+  });
 });
 
-const row = (tick: number, close: number | null, units: number, sold: number, hi = close, lo = close): BookTapeRow => ({
-  tick, price_close: close, price_high: hi, price_low: lo, units, sold,
+const row = (
+  tick: number,
+  close: number | null,
+  units: number,
+  sold: number,
+  hi = close,
+  lo = close,
+): BookTapeRow => ({
+  tick,
+  price_close: close,
+  price_high: hi,
+  price_low: lo,
+  units,
+  sold,
 });
-const opts = { step: 1, levels: 3, floorFrac: 0.01, tick: 50, listed: { n: 4, low: 9.5, high: 12.25 } };
+const opts = {
+  step: 1,
+  levels: 3,
+  floorFrac: 0.01,
+  tick: 50,
+  listed: { n: 4, low: 9.5, high: 12.25 },
+};
 
 t.test('bookFromTape: Roll spread on bouncing closes, volumes, Kyle lambda by hand', async (t) => {
   // Closes bounce 10, 11, 10, 11: changes +1, -1, +1 (mean 1/3): centred (2/3, -4/3, 2/3);
@@ -48,12 +101,19 @@ t.test('bookFromTape: Roll spread on bouncing closes, volumes, Kyle lambda by ha
   t.equal(b.price_impact, Number((8 / 26).toPrecision(6)));
   t.equal(b.tick, 50);
   t.same([b.listed, b.listed_low, b.listed_high], [4, 9.5, 12.25]);
-  t.same(b.asks.map((l) => l.price), [b.best_ask, b.best_ask + 1, b.best_ask + 2].map((p) => Math.round(p * 100) / 100));
+  t.same(
+    b.asks.map((l) => l.price),
+    [b.best_ask, b.best_ask + 1, b.best_ask + 2].map((p) => Math.round(p * 100) / 100),
+  );
 });
 
 t.test('bookFromTape: Corwin-Schultz when closes trend, floor when nothing else', async (t) => {
   // Steady closes (no bounce: Roll undefined) inside wide session ranges.
-  const trending = [row(1, 10, 1, 1, 11, 9), row(2, 10.5, 1, 1, 11.5, 9.5), row(3, 11, 1, 1, 12, 10)];
+  const trending = [
+    row(1, 10, 1, 1, 11, 9),
+    row(2, 10.5, 1, 1, 11.5, 9.5),
+    row(3, 11, 1, 1, 12, 10),
+  ];
   const cs = bookFromTape(trending, opts)!;
   t.equal(cs.spread_method, 'corwin_schultz');
   t.ok(cs.spread > 0.11, 'above the floor');
@@ -64,15 +124,21 @@ t.test('bookFromTape: Corwin-Schultz when closes trend, floor when nothing else'
   t.equal(b.price_impact, null, 'no variance in flow');
 });
 
-t.test('bookFromTape: a spread wider than the mid is capped at the mid (bids stay positive)', async (t) => {
-  // Closes bounce 10, 60, 10, 60: Roll far above the mid.
-  const b = bookFromTape([row(1, 10, 1, 1), row(2, 60, 1, 1), row(3, 10, 1, 1), row(4, 60, 1, 1), row(5, 10, 1, 1)], opts)!;
-  t.equal(b.spread_method, 'roll');
-  t.equal(b.mid, 10);
-  t.equal(b.spread, 10);
-  t.same([b.best_bid, b.best_ask], [5, 15]);
-  t.ok(b.bids.length === 3 && b.bids.every((l) => l.price > 0));
-});
+t.test(
+  'bookFromTape: a spread wider than the mid is capped at the mid (bids stay positive)',
+  async (t) => {
+    // Closes bounce 10, 60, 10, 60: Roll far above the mid.
+    const b = bookFromTape(
+      [row(1, 10, 1, 1), row(2, 60, 1, 1), row(3, 10, 1, 1), row(4, 60, 1, 1), row(5, 10, 1, 1)],
+      opts,
+    )!;
+    t.equal(b.spread_method, 'roll');
+    t.equal(b.mid, 10);
+    t.equal(b.spread, 10);
+    t.same([b.best_bid, b.best_ask], [5, 15]);
+    t.ok(b.bids.length === 3 && b.bids.every((l) => l.price > 0));
+  },
+);
 
 t.test('bookFromTape: no priced row -> null; no listings -> null bounds', async (t) => {
   t.equal(bookFromTape([], opts), null);

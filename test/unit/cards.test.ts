@@ -2,7 +2,13 @@
 // ignored; expiry through the end of its month; Luhn as a property.
 import t from 'tap';
 import fc from 'fast-check';
-import { DECLINED_DETAIL, cardBrand, checkCard, luhnValid, parseExpiry } from '../../src/payments/cards.js';
+import {
+  DECLINED_DETAIL,
+  cardBrand,
+  checkCard,
+  luhnValid,
+  parseExpiry,
+} from '../../src/payments/cards.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const card = (number: string, exp = '12/30', cvc = '123') => checkCard({ number, exp, cvc }, NOW);
@@ -14,12 +20,26 @@ function withCheckDigit(body: string): string {
 }
 
 t.test('the test cards of the contract', async (t) => {
-  t.same(card('4242 4242 4242 4242'), { ok: true, card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 } });
+  t.same(card('4242 4242 4242 4242'), {
+    ok: true,
+    card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 },
+  });
   t.same(card('4000 0000 0000 0002'), { ok: false, status: 402, detail: DECLINED_DETAIL });
-  t.match(DECLINED_DETAIL, /^card declined: .*4242 4242 4242 4242/, 'the decline names the approved test card');
-  t.same(card('4000000000000002', '01/20', 'x'), { ok: false, status: 402, detail: DECLINED_DETAIL }, 'declined whatever the expiry');
+  t.match(
+    DECLINED_DETAIL,
+    /^card declined: .*4242 4242 4242 4242/,
+    'the decline names the approved test card',
+  );
+  t.same(
+    card('4000000000000002', '01/20', 'x'),
+    { ok: false, status: 402, detail: DECLINED_DETAIL },
+    'declined whatever the expiry',
+  );
   const other = card('5555 5555 5555 4444', '1/27', '999');
-  t.same(other, { ok: true, card: { brand: 'mastercard', last4: '4444', expMonth: 1, expYear: 2027 } });
+  t.same(other, {
+    ok: true,
+    card: { brand: 'mastercard', last4: '4444', expMonth: 1, expYear: 2027 },
+  });
 });
 
 t.test('mistyped cards answer 400 with a clear detail', async (t) => {
@@ -49,7 +69,14 @@ t.test('a card is good through the last day of its expiry month', async (t) => {
   t.equal(card('4242424242424242', '11/26').ok, true, 'this month');
   t.equal(card('4242424242424242', '11/2026').ok, true, 'four-digit year');
   t.equal(card('4242424242424242', '10/26').ok, false, 'last month');
-  t.equal(checkCard({ number: '4242424242424242', exp: '11/26', cvc: '123' }, new Date('2026-12-01T00:00:00Z')).ok, false, 'the day after');
+  t.equal(
+    checkCard(
+      { number: '4242424242424242', exp: '11/26', cvc: '123' },
+      new Date('2026-12-01T00:00:00Z'),
+    ).ok,
+    false,
+    'the day after',
+  );
   t.same(parseExpiry(' 07 / 29 '), { month: 7, year: 2029 });
   t.equal(parseExpiry('00/29'), null);
 });
@@ -62,18 +89,28 @@ t.test('brands by prefix', async (t) => {
   t.equal(cardBrand('3530111333300000'), 'card');
 });
 
-t.test('property: a number with its check digit is approved; any one-digit change is refused', async () => {
-  fc.assert(
-    fc.property(fc.stringMatching(/^[1-9]\d{11,17}$/), fc.nat(), fc.integer({ min: 1, max: 9 }), (body, pos, delta) => {
-      const number = withCheckDigit(body);
-      if (number === '4000000000000002') return;
-      const ok = card(number.replace(/(\d{4})/g, '$1 '));
-      if (!ok.ok || ok.card.last4 !== number.slice(-4)) throw new Error(`${number} refused: ${JSON.stringify(ok)}`);
-      // Changing one digit always breaks the Luhn sum (it detects every single-digit error).
-      const i = pos % number.length;
-      const changed = number.slice(0, i) + ((Number(number[i]) + delta) % 10) + number.slice(i + 1);
-      const bad = card(changed);
-      if (bad.ok || bad.status !== 400) throw new Error(`${changed} accepted`);
-    }),
-  );
-});
+t.test(
+  'property: a number with its check digit is approved; any one-digit change is refused',
+  async () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[1-9]\d{11,17}$/),
+        fc.nat(),
+        fc.integer({ min: 1, max: 9 }),
+        (body, pos, delta) => {
+          const number = withCheckDigit(body);
+          if (number === '4000000000000002') return;
+          const ok = card(number.replace(/(\d{4})/g, '$1 '));
+          if (!ok.ok || ok.card.last4 !== number.slice(-4))
+            throw new Error(`${number} refused: ${JSON.stringify(ok)}`);
+          // Changing one digit always breaks the Luhn sum (it detects every single-digit error).
+          const i = pos % number.length;
+          const changed =
+            number.slice(0, i) + ((Number(number[i]) + delta) % 10) + number.slice(i + 1);
+          const bad = card(changed);
+          if (bad.ok || bad.status !== 400) throw new Error(`${changed} accepted`);
+        },
+      ),
+    );
+  },
+);

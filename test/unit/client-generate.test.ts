@@ -7,6 +7,9 @@ import { generateClientTypes, SCHEMA_FILE } from '../../src/client/generate.js';
 t.test('src/client/schema.d.ts is what npm run client:generate makes', async (t) => {
   const fresh = await generateClientTypes();
   const checkedIn = readFileSync(SCHEMA_FILE, 'utf8');
-  t.ok(fresh === checkedIn, 'no diff: run `npm run client:generate` and commit src/client/schema.d.ts');
+  t.ok(
+    fresh === checkedIn,
+    'no diff: run `npm run client:generate` and commit src/client/schema.d.ts',
+  );
   t.match(checkedIn, /create_order: \{/, 'operations named by their operationId');
 });

@@ -22,7 +22,10 @@ const input = fc.record({
   regime: fc.boolean(),
   extraCostFrac: fc.integer({ min: 0, max: 5000 }).map((x) => x / 10000),
   flatExtraCostCents: fc.integer({ min: 0, max: 100_000 }),
-  demand: fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 200 })), { minLength: 8, maxLength: 8 }),
+  demand: fc.array(fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 200 })), {
+    minLength: 8,
+    maxLength: 8,
+  }),
 }) satisfies fc.Arbitrary<SimulateInput>;
 
 /** Round half-up of q*c*frac + flat, computed independently in BigInt. */
@@ -53,7 +56,8 @@ t.test('cash identities of the SPEC table', async (t) => {
         r.writeoff_cents === r.qty_left * i.unitCostCents &&
         r.surcharge_cents === expectedSurcharge(i) &&
         (i.regime || r.surcharge_cents === 0) &&
-        r.realized_pnl_cents === r.revenue_cents - r.cost_basis_cents - r.holding_cost_cents - r.surcharge_cents &&
+        r.realized_pnl_cents ===
+          r.revenue_cents - r.cost_basis_cents - r.holding_cost_cents - r.surcharge_cents &&
         r.sold_out === (r.qty_left === 0) &&
         r.ticks_done === 8 &&
         Number.isSafeInteger(r.realized_pnl_cents)
@@ -72,7 +76,11 @@ t.test('stepping session by session equals simulating at once', async (t) => {
         const next = stepPosition(st, d);
         const sold = next.units_sold - st.units_sold;
         // pnl so far moves by this session's sales less this session's carry.
-        if (pnlSoFarCents(next) - pnlSoFarCents(st) !== sold * i.listPriceCents - st.qty_left * i.holdingCents) return false;
+        if (
+          pnlSoFarCents(next) - pnlSoFarCents(st) !==
+          sold * i.listPriceCents - st.qty_left * i.holdingCents
+        )
+          return false;
         st = next;
       }
       const stepped = settlePosition(st, i);
@@ -87,7 +95,13 @@ t.test('stepping session by session equals simulating at once', async (t) => {
 });
 
 t.test('stepping leaves the previous state untouched', async (t) => {
-  const a = openPosition({ qty: 4, unitCostCents: 100, listPriceCents: 150, feeCents: 3, holdingCents: 1 });
+  const a = openPosition({
+    qty: 4,
+    unitCostCents: 100,
+    listPriceCents: 150,
+    feeCents: 3,
+    holdingCents: 1,
+  });
   const b = stepPosition(a, 3);
   t.same(a.sales_by_tick, []);
   t.equal(a.qty_left, 4);
@@ -107,7 +121,9 @@ t.test('profit curve agrees with simulating each volume', async (t) => {
       if (c.known_up_to_qty !== (executed.censored ? exec : maxQty)) return false;
       if (c.profit_curve_cents[exec - 1] !== executed.realized_pnl_cents) return false;
       return c.profit_curve_cents.every((p, k) =>
-        k + 1 <= c.known_up_to_qty ? p === simulatePosition({ ...i, qty: k + 1 }).realized_pnl_cents : p === null,
+        k + 1 <= c.known_up_to_qty
+          ? p === simulatePosition({ ...i, qty: k + 1 }).realized_pnl_cents
+          : p === null,
       );
     }),
     { numRuns: 500 },

@@ -24,7 +24,9 @@ for (const seed of [1, 2, 3]) {
     const r = calibrate(seed, END, 30);
     const ms = performance.now() - t0; // wall-clock: a t.comment timing, asserted nowhere
     // How long it takes is reported, not asserted: speed goals live in bench/ (bench/backfill.mjs), a timed test fails on a loaded machine.
-    t.comment(`seed ${seed}: 30 days x 4 markets (menus, outcomes, desk settlement) in ${ms.toFixed(0)} ms`);
+    t.comment(
+      `seed ${seed}: 30 days x 4 markets (menus, outcomes, desk settlement) in ${ms.toFixed(0)} ms`,
+    );
     t.comment(line('all', r.overall));
     for (const m of MARKET_IDS) t.comment(line(m, r.markets[m]));
     t.comment(

@@ -3,7 +3,15 @@ import t from 'tap';
 import { profitCurve, simulatePosition } from '../../src/engine/index.js';
 
 // c = 10.00, p = 15.00, fee 0.30, holding 0.02 per unit and session; no regime.
-const terms = { unitCostCents: 1000, listPriceCents: 1500, feeCents: 30, holdingCents: 2, regime: false, extraCostFrac: 0, flatExtraCostCents: 0 };
+const terms = {
+  unitCostCents: 1000,
+  listPriceCents: 1500,
+  feeCents: 30,
+  holdingCents: 2,
+  regime: false,
+  extraCostFrac: 0,
+  flatExtraCostCents: 0,
+};
 
 t.test('never sold out: every volume up to max_qty is known', async (t) => {
   const demand = [1, 1, 1, 0, 0, 0, 0, 0];

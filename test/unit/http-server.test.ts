@@ -25,22 +25,41 @@ const slowRunning: ((v: unknown) => void)[] = [];
 
 const routes = [
   route({
-    method: 'GET', path: '/api/v1/items/{item_id}', auth: 'none', summary: 'one item',
+    method: 'GET',
+    path: '/api/v1/items/{item_id}',
+    auth: 'none',
+    summary: 'one item',
     params: Type.Object({ item_id: Type.Integer({ minimum: 1 }) }),
-    query: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })), flag: Type.Optional(Type.Boolean()) }),
-    handler: ({ params, query }) => json({ id: params.item_id, limit: query.limit, flag: query.flag ?? null }),
+    query: Type.Object({
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
+      flag: Type.Optional(Type.Boolean()),
+    }),
+    handler: ({ params, query }) =>
+      json({ id: params.item_id, limit: query.limit, flag: query.flag ?? null }),
   }),
   route({
-    method: 'POST', path: '/api/v1/items', auth: 'none', summary: 'create',
-    body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 5 }), qty: Type.Integer({ minimum: 1 }) }),
+    method: 'POST',
+    path: '/api/v1/items',
+    auth: 'none',
+    summary: 'create',
+    body: Type.Object({
+      name: Type.String({ minLength: 1, maxLength: 5 }),
+      qty: Type.Integer({ minimum: 1 }),
+    }),
     handler: ({ body }) => json({ created: body }, 201),
   }),
   route({
-    method: 'GET', path: '/api/v1/secret', auth: 'key', summary: 'needs a key',
+    method: 'GET',
+    path: '/api/v1/secret',
+    auth: 'key',
+    summary: 'needs a key',
     handler: ({ principal }) => json({ who: principal }),
   }),
   route({
-    method: 'GET', path: '/api/v1/slow', auth: 'none', summary: 'answers late',
+    method: 'GET',
+    path: '/api/v1/slow',
+    auth: 'none',
+    summary: 'answers late',
     handler: async () => {
       // Answers when the test releases it (slowRunning tells the test it has started).
       await new Promise((r) => slowRunning.push(r));
@@ -48,7 +67,10 @@ const routes = [
     },
   }),
   route({
-    method: 'GET', path: '/api/v1/busy', auth: 'none', summary: 'actor refusal',
+    method: 'GET',
+    path: '/api/v1/busy',
+    auth: 'none',
+    summary: 'actor refusal',
     handler: () => {
       throw new ActorError(503, 'busy', 2);
     },
@@ -79,12 +101,18 @@ const call = async (path: string, init?: RequestInit) => {
   } catch {}
   return { status: res.status, body, headers: res.headers };
 };
-const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  call('/api/v1/items', { method: 'POST', body, headers });
+const post = (
+  body: string,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+) => call('/api/v1/items', { method: 'POST', body, headers });
 
 t.test('valid requests are coerced and answered', async (t) => {
   t.same((await call('/api/v1/items/7?limit=3&flag=true')).body, { id: 7, limit: 3, flag: true });
-  t.same((await call('/api/v1/items/7')).body, { id: 7, limit: 10, flag: null }, 'query default applied');
+  t.same(
+    (await call('/api/v1/items/7')).body,
+    { id: 7, limit: 10, flag: null },
+    'query default applied',
+  );
   const created = await post('{"name":"ab","qty":2}');
   t.equal(created.status, 201);
   t.same(created.body, { created: { name: 'ab', qty: 2 } });
@@ -93,19 +121,25 @@ t.test('valid requests are coerced and answered', async (t) => {
 t.test('422 answers are shaped as SPEC.md Errors', async (t) => {
   const r = await call('/api/v1/items/abc?limit=abc');
   t.equal(r.status, 422);
-  t.same(r.body.detail.map((d: any) => [d.loc, d.type]), [
-    [['path', 'item_id'], 'int_parsing'],
-    [['query', 'limit'], 'int_parsing'],
-  ]);
+  t.same(
+    r.body.detail.map((d: any) => [d.loc, d.type]),
+    [
+      [['path', 'item_id'], 'int_parsing'],
+      [['query', 'limit'], 'int_parsing'],
+    ],
+  );
   // A well-formed id that can name nothing (0) is an unknown id: 404 (CONTRACT.md "Strict requests").
   t.equal((await call('/api/v1/items/0')).status, 404);
   for (const d of r.body.detail) t.type(d.msg, 'string');
   const b = await post('{"name":"toolong"}');
   t.equal(b.status, 422);
-  t.same(b.body.detail.map((d: any) => [d.loc, d.type]), [
-    [['body', 'name'], 'string_too_long'],
-    [['body', 'qty'], 'missing'],
-  ]);
+  t.same(
+    b.body.detail.map((d: any) => [d.loc, d.type]),
+    [
+      [['body', 'name'], 'string_too_long'],
+      [['body', 'qty'], 'missing'],
+    ],
+  );
   t.same(b.body.detail[0].ctx, { max_length: 5 });
   t.equal(b.body.detail[0].input, 'toolong');
 });
@@ -156,7 +190,9 @@ t.test('key routes answer 401 with a detail; errors carry their headers', async 
   const r = await call('/api/v1/secret');
   t.equal(r.status, 401);
   t.same(r.body, { detail: 'missing or invalid API key' });
-  const ok = await call('/api/v1/secret', { headers: { authorization: `Bearer ${'k'.repeat(80)}` } });
+  const ok = await call('/api/v1/secret', {
+    headers: { authorization: `Bearer ${'k'.repeat(80)}` },
+  });
   t.same(ok.body, { who: 'agent-1' });
   const busy = await call('/api/v1/busy');
   t.equal(busy.status, 503);
@@ -164,9 +200,12 @@ t.test('key routes answer 401 with a detail; errors carry their headers', async 
 });
 
 t.test('a client that goes away mid-request does not break the server', async (t) => {
-  const logged = (route: string, status: number) => logs.some((l) => l.msg === 'request' && l.route === route && l.status === status);
+  const logged = (route: string, status: number) =>
+    logs.some((l) => l.msg === 'request' && l.route === route && l.status === status);
   // Gone while its handler runs: the handler is released after the client left, and its answer is accounted for.
-  const slow = net.connect(server.port, '127.0.0.1', () => slow.write('GET /api/v1/slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+  const slow = net.connect(server.port, '127.0.0.1', () =>
+    slow.write('GET /api/v1/slow HTTP/1.1\r\nHost: x\r\n\r\n'),
+  );
   await eventually(() => slowRunning.length === 1, 'the slow handler to start');
   slow.destroy();
   await once(slow, 'close');
@@ -174,17 +213,25 @@ t.test('a client that goes away mid-request does not break the server', async (t
   await eventually(() => logged('/api/v1/slow', 200), 'the slow request to be accounted for');
   // A body that never finishes: gone mid-body, no handler runs.
   const partial = net.connect(server.port, '127.0.0.1', () =>
-    partial.write('POST /api/v1/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na'));
+    partial.write(
+      'POST /api/v1/items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na',
+    ),
+  );
   await eventually(() => inflight() === 1, 'the server to be reading the body');
   partial.destroy();
-  await eventually(() => logged('/api/v1/items', 499), 'the abandoned upload to be accounted for (499)');
+  await eventually(
+    () => logged('/api/v1/items', 499),
+    'the abandoned upload to be accounted for (499)',
+  );
   t.equal(inflight(), 0, 'nothing left in flight');
   t.equal((await call('/api/v1/items/1')).status, 200, 'still serving');
 });
 
 t.test('one log line per request with route, status and duration, never the key', async (t) => {
   logs.length = 0;
-  await call('/api/v1/secret', { headers: { authorization: `Bearer ${'k'.repeat(80)}`, 'x-api-token': 'k'.repeat(80) } });
+  await call('/api/v1/secret', {
+    headers: { authorization: `Bearer ${'k'.repeat(80)}`, 'x-api-token': 'k'.repeat(80) },
+  });
   const lines = logs.filter((l) => l.msg === 'request');
   t.equal(lines.length, 1);
   t.match(lines[0], { route: '/api/v1/secret', method: 'GET', status: 200 });
@@ -193,16 +240,34 @@ t.test('one log line per request with route, status and duration, never the key'
 });
 
 t.test('no malformed request gets a 5xx', async (t) => {
-  const paths = ['/api/v1/items/', '/api/v1/items/%ZZ', '/api/v1/items/1?limit=', '/api/v1/items/1?limit=1&limit=2', '/api/v1/items/99999999999999999999', '/api/v1/items/-1', '/api/v1/items/1.5', '/api/v1/items/1?flag=maybe', '/%', '/api/v1/items/%00'];
+  const paths = [
+    '/api/v1/items/',
+    '/api/v1/items/%ZZ',
+    '/api/v1/items/1?limit=',
+    '/api/v1/items/1?limit=1&limit=2',
+    '/api/v1/items/99999999999999999999',
+    '/api/v1/items/-1',
+    '/api/v1/items/1.5',
+    '/api/v1/items/1?flag=maybe',
+    '/%',
+    '/api/v1/items/%00',
+  ];
   for (const p of paths) {
     const r = await call(p);
     t.ok(r.status < 500, `${p} → ${r.status}`);
   }
   await fc.assert(
-    fc.asyncProperty(fc.oneof(fc.json(), fc.string(), fc.jsonValue().map((v) => JSON.stringify(v))), async (body) => {
-      const r = await post(body);
-      return r.status < 500;
-    }),
+    fc.asyncProperty(
+      fc.oneof(
+        fc.json(),
+        fc.string(),
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+      ),
+      async (body) => {
+        const r = await post(body);
+        return r.status < 500;
+      },
+    ),
     { numRuns: 200 },
   );
   await fc.assert(
@@ -214,18 +279,62 @@ t.test('no malformed request gets a 5xx', async (t) => {
   );
 });
 
-t.test('dispatch: a request run inside the process goes through the route\'s own pipeline', async (t) => {
-  const one = await dispatch({ method: 'GET', path: '/api/v1/items/7', query: 'limit=3', headers: {} });
-  t.same([one.status ?? 200, one.json], [200, { id: 7, limit: 3, flag: null }], 'params and query coerced');
-  const bad = await dispatch({ method: 'GET', path: '/api/v1/items/7', query: 'limit=99', headers: {} });
-  t.equal(bad.status, 422, 'the 422 of the route');
-  t.same((bad.json as any).detail[0].loc, ['query', 'limit']);
-  const made = await dispatch({ method: 'POST', path: '/api/v1/items', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"name":"ab","qty":2}') });
-  t.same([made.status, made.json], [201, { created: { name: 'ab', qty: 2 } }]);
-  const notJson = await dispatch({ method: 'POST', path: '/api/v1/items', headers: {}, body: Buffer.from('{}') });
-  t.equal(notJson.status, 415, 'JSON only, as over HTTP');
-  t.equal((await dispatch({ method: 'GET', path: '/api/v1/secret', headers: {} })).status, 401, 'its authentication');
-  t.same((await dispatch({ method: 'GET', path: '/api/v1/secret', headers: { authorization: `Bearer ${'k'.repeat(80)}` } })).json, { who: 'agent-1' });
-  t.equal((await dispatch({ method: 'GET', path: '/api/v1/nothing', headers: {} })).status, 404);
-  t.equal((await dispatch({ method: 'GET', path: '/api/v1/busy', headers: {} })).status, 503, 'an actor refusal answers as over HTTP');
-});
+t.test(
+  "dispatch: a request run inside the process goes through the route's own pipeline",
+  async (t) => {
+    const one = await dispatch({
+      method: 'GET',
+      path: '/api/v1/items/7',
+      query: 'limit=3',
+      headers: {},
+    });
+    t.same(
+      [one.status ?? 200, one.json],
+      [200, { id: 7, limit: 3, flag: null }],
+      'params and query coerced',
+    );
+    const bad = await dispatch({
+      method: 'GET',
+      path: '/api/v1/items/7',
+      query: 'limit=99',
+      headers: {},
+    });
+    t.equal(bad.status, 422, 'the 422 of the route');
+    t.same((bad.json as any).detail[0].loc, ['query', 'limit']);
+    const made = await dispatch({
+      method: 'POST',
+      path: '/api/v1/items',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{"name":"ab","qty":2}'),
+    });
+    t.same([made.status, made.json], [201, { created: { name: 'ab', qty: 2 } }]);
+    const notJson = await dispatch({
+      method: 'POST',
+      path: '/api/v1/items',
+      headers: {},
+      body: Buffer.from('{}'),
+    });
+    t.equal(notJson.status, 415, 'JSON only, as over HTTP');
+    t.equal(
+      (await dispatch({ method: 'GET', path: '/api/v1/secret', headers: {} })).status,
+      401,
+      'its authentication',
+    );
+    t.same(
+      (
+        await dispatch({
+          method: 'GET',
+          path: '/api/v1/secret',
+          headers: { authorization: `Bearer ${'k'.repeat(80)}` },
+        })
+      ).json,
+      { who: 'agent-1' },
+    );
+    t.equal((await dispatch({ method: 'GET', path: '/api/v1/nothing', headers: {} })).status, 404);
+    t.equal(
+      (await dispatch({ method: 'GET', path: '/api/v1/busy', headers: {} })).status,
+      503,
+      'an actor refusal answers as over HTTP',
+    );
+  },
+);

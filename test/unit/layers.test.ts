@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { codeLines, ROOT, sourceFiles } from '../helpers/source-scan.js';
 
-
 /** What src/ may import from actors/. */
 const ACTOR_API = [/^actors\/runtime\/client\.(js|ts)$/, /^actors\/[a-z-]+\/messages\.(js|ts)$/];
 
@@ -33,11 +32,19 @@ const PENDING: { file: string; line: RegExp; why: string }[] = [];
 type Crossing = { file: string; line: number; text: string; what: string };
 
 /** The front end's rooms: the server core (src/http) and what it serves. */
-const FRONT_END = ['src/http/', 'src/api/', 'src/web/', 'src/events/', 'src/mcp/', 'src/ops/', 'src/docs/', 'src/market-data/'];
+const FRONT_END = [
+  'src/http/',
+  'src/api/',
+  'src/web/',
+  'src/events/',
+  'src/mcp/',
+  'src/ops/',
+  'src/docs/',
+  'src/market-data/',
+];
 
 /** A route file: in a front-end room's routes/ folder. */
 const ROUTE_FILE = /^src\/[a-z-]+\/routes\/[a-z-]+\.(js|ts)$/;
-
 
 /**
  * The modules that assemble routes, each with the route files it may import; no other module imports
@@ -45,10 +52,17 @@ const ROUTE_FILE = /^src\/[a-z-]+\/routes\/[a-z-]+\.(js|ts)$/;
  */
 const ROUTE_ASSEMBLERS: { file: string; may: RegExp; why: string }[] = [
   { file: 'src/http/route-table.ts', may: ROUTE_FILE, why: 'the route table' },
-  { file: 'src/web/routes/index.ts', may: /^src\/web\/routes\/[a-z-]+\.(js|ts)$/, why: "the holder's web pages, one entry of the table" },
-  { file: 'src/web/routes/console.ts', may: /^src\/web\/routes\/money\.(js|ts)$/, why: "the console's money forms, which answer with the console's own pages" },
+  {
+    file: 'src/web/routes/index.ts',
+    may: /^src\/web\/routes\/[a-z-]+\.(js|ts)$/,
+    why: "the holder's web pages, one entry of the table",
+  },
+  {
+    file: 'src/web/routes/console.ts',
+    may: /^src\/web\/routes\/money\.(js|ts)$/,
+    why: "the console's money forms, which answer with the console's own pages",
+  },
 ];
-
 
 /** Module specifiers of static imports, re-exports and dynamic imports on a line. */
 function specifiers(line: string): string[] {
@@ -56,7 +70,6 @@ function specifiers(line: string): string[] {
   for (const m of line.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) out.push(m[1]);
   return out;
 }
-
 
 /** Root-relative path an import of `file` resolves to (relative specifiers only; packages are not ours). */
 function resolved(file: string, spec: string): string | null {
@@ -71,11 +84,22 @@ export function srcCrossings(file: string, source: string): Crossing[] {
     for (const spec of specifiers(text)) {
       const to = resolved(file, spec);
       if (to?.startsWith('actors/') && !ACTOR_API.some((re) => re.test(to))) {
-        out.push({ file, line: n, text: text.trim(), what: `imports ${to}: src/ may import only actors/runtime/client and actors/<kind>/messages` });
+        out.push({
+          file,
+          line: n,
+          text: text.trim(),
+          what: `imports ${to}: src/ may import only actors/runtime/client and actors/<kind>/messages`,
+        });
       }
     }
     for (const [re, name] of SQL_CALLS) {
-      if (re.test(text)) out.push({ file, line: n, text: text.trim(), what: `calls ${name}: src/ runs no SQL (ask an actor or run a read task)` });
+      if (re.test(text))
+        out.push({
+          file,
+          line: n,
+          text: text.trim(),
+          what: `calls ${name}: src/ runs no SQL (ask an actor or run a read task)`,
+        });
     }
   }
   return out;
@@ -87,7 +111,13 @@ export function actorCrossings(file: string, source: string): Crossing[] {
   for (const { n, text } of codeLines(source)) {
     for (const spec of specifiers(text)) {
       const to = resolved(file, spec);
-      if (to && FRONT_END.some((room) => to.startsWith(room))) out.push({ file, line: n, text: text.trim(), what: `imports ${to}: actors never import the front end` });
+      if (to && FRONT_END.some((room) => to.startsWith(room)))
+        out.push({
+          file,
+          line: n,
+          text: text.trim(),
+          what: `imports ${to}: actors never import the front end`,
+        });
     }
   }
   return out;
@@ -101,7 +131,12 @@ export function routeCrossings(file: string, source: string): Crossing[] {
     for (const spec of specifiers(text)) {
       const to = resolved(file, spec);
       if (!to || !ROUTE_FILE.test(to) || assembler?.may.test(to)) continue;
-      out.push({ file, line: n, text: text.trim(), what: `imports ${to}: only the route table's assemblers import route files; move what is shared out of routes/ into its room` });
+      out.push({
+        file,
+        line: n,
+        text: text.trim(),
+        what: `imports ${to}: only the route table's assemblers import route files; move what is shared out of routes/ into its room`,
+      });
     }
   }
   return out;
@@ -122,7 +157,8 @@ export function importGraph(files: Map<string, string>): Map<string, ImportEdge[
     for (const { n, text } of codeLines(source)) {
       for (const spec of specifiers(text)) {
         const to = resolved(file, spec)?.replace(/\.js$/, '.ts');
-        if (to && files.has(to) && !edges.some((e) => e.to === to)) edges.push({ from: file, line: n, to });
+        if (to && files.has(to) && !edges.some((e) => e.to === to))
+          edges.push({ from: file, line: n, to });
       }
     }
     graph.set(file, edges);
@@ -207,7 +243,11 @@ t.test('the scanner finds what it must (so this test can fail)', async (t) => {
     '  await em.findOne(Holder, { id });',
   ].join('\n');
   const found = srcCrossings('src/api/routes/x.ts', bad);
-  t.same(found.map((c) => c.line), [1, 2, 3, 4, 5, 6, 7, 8], found.map(show).join('\n'));
+  t.same(
+    found.map((c) => c.line),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+    found.map(show).join('\n'),
+  );
   t.match(show(found[0]), /^src\/api\/routes\/x\.ts:1: imports actors\/runtime\/shards\.js/);
   const fine = [
     "import { read, type ActorRuntime } from '../../../actors/runtime/client.js';",
@@ -217,22 +257,50 @@ t.test('the scanner finds what it must (so this test can fail)', async (t) => {
     '/* nor here: em.fork() */',
   ].join('\n');
   t.same(srcCrossings('src/api/routes/x.ts', fine), []);
-  t.same(actorCrossings('actors/account/x.ts', "import { json } from '../../src/http/route.js';").map((c) => c.line), [1]);
-  t.same(actorCrossings('actors/account/x.ts', "import { dealFacts } from '../../src/web/deal-facts.js';").map((c) => c.line), [1]);
-  t.same(actorCrossings('actors/account/x.ts', "import { MARKETS } from '../../src/engine/index.js';"), []);
+  t.same(
+    actorCrossings('actors/account/x.ts', "import { json } from '../../src/http/route.js';").map(
+      (c) => c.line,
+    ),
+    [1],
+  );
+  t.same(
+    actorCrossings(
+      'actors/account/x.ts',
+      "import { dealFacts } from '../../src/web/deal-facts.js';",
+    ).map((c) => c.line),
+    [1],
+  );
+  t.same(
+    actorCrossings('actors/account/x.ts', "import { MARKETS } from '../../src/engine/index.js';"),
+    [],
+  );
 });
 
-t.test('src/ runs no SQL and imports only the runtime client and message types of actors/', async (t) => {
-  const crossings = sourceFiles('src').flatMap((f) => srcCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
-  const unexplained = crossings.filter((c) => !pendingOf(c));
-  t.same(unexplained.map(show), [], `src/ crosses into actors/ or the database:\n${unexplained.map(show).join('\n')}`);
-  for (const p of PENDING) {
-    t.ok(crossings.some((c) => pendingOf(c) === p), `${p.file}: the pending crossing (${p.why}) is gone: remove it from PENDING`);
-  }
-});
+t.test(
+  'src/ runs no SQL and imports only the runtime client and message types of actors/',
+  async (t) => {
+    const crossings = sourceFiles('src').flatMap((f) =>
+      srcCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')),
+    );
+    const unexplained = crossings.filter((c) => !pendingOf(c));
+    t.same(
+      unexplained.map(show),
+      [],
+      `src/ crosses into actors/ or the database:\n${unexplained.map(show).join('\n')}`,
+    );
+    for (const p of PENDING) {
+      t.ok(
+        crossings.some((c) => pendingOf(c) === p),
+        `${p.file}: the pending crossing (${p.why}) is gone: remove it from PENDING`,
+      );
+    }
+  },
+);
 
 t.test('actors/ never import the front end (src/http/ and its rooms)', async (t) => {
-  const crossings = sourceFiles('actors').flatMap((f) => actorCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
+  const crossings = sourceFiles('actors').flatMap((f) =>
+    actorCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')),
+  );
   t.same(crossings.map(show), [], crossings.map(show).join('\n'));
 });
 
@@ -247,38 +315,88 @@ t.test('the route scanner finds what it must (so the next test can fail)', async
     "} from './routes/carts.js';",
   ].join('\n');
   const found = routeCrossings('src/web/deal-facts.ts', bad);
-  t.same(found.map((c) => c.line), [1, 2, 3, 4, 7], found.map(show).join('\n'));
+  t.same(
+    found.map((c) => c.line),
+    [1, 2, 3, 4, 7],
+    found.map(show).join('\n'),
+  );
   t.match(show(found[0]), /^src\/web\/deal-facts\.ts:1: imports src\/api\/routes\/markets\.js/);
-  t.same(routeCrossings('src/docs/protocol.ts', "import { HISTORY_SPAN } from '../market-data/routes/history.js';").map((c) => c.line), [1]);
+  t.same(
+    routeCrossings(
+      'src/docs/protocol.ts',
+      "import { HISTORY_SPAN } from '../market-data/routes/history.js';",
+    ).map((c) => c.line),
+    [1],
+  );
   // A route file importing another's helper, and an assembler importing beyond its routes.
-  t.same(routeCrossings('src/web/routes/checkout.ts', "import { TokenParams, identityView, utc } from './carts.js';").map((c) => c.line), [1]);
-  t.same(routeCrossings('src/web/routes/index.ts', "import { marketOr404 } from '../../api/routes/markets.js';").map((c) => c.line), [1]);
-  t.same(routeCrossings('src/service.ts', "import { warmCloseAnswers } from './market-data/routes/analytics-book.js';").map((c) => c.line), [1]);
+  t.same(
+    routeCrossings(
+      'src/web/routes/checkout.ts',
+      "import { TokenParams, identityView, utc } from './carts.js';",
+    ).map((c) => c.line),
+    [1],
+  );
+  t.same(
+    routeCrossings(
+      'src/web/routes/index.ts',
+      "import { marketOr404 } from '../../api/routes/markets.js';",
+    ).map((c) => c.line),
+    [1],
+  );
+  t.same(
+    routeCrossings(
+      'src/service.ts',
+      "import { warmCloseAnswers } from './market-data/routes/analytics-book.js';",
+    ).map((c) => c.line),
+    [1],
+  );
   const fine: [string, string][] = [
     ['src/http/route-table.ts', "import { marketRoutes } from '../api/routes/markets.js';"],
     ['src/http/route-table.ts', "import { webRoutes } from '../web/routes/index.js';"],
     ['src/web/routes/index.ts', "import { webCartRoutes } from './carts.js';"],
     ['src/web/routes/console.ts', "import { agentKeyRoute, moneyRoutes } from './money.js';"],
     ['src/service.ts', "import { routeTable } from './http/route-table.js';"],
-    ['src/market-data/routes/trades.ts', "import { MarketParams, marketOr404 } from '../../api/market-params.js';"],
-    ['src/web/deal-facts.ts', '// once: import { menuSnapshots } from \'../api/routes/markets.js\';'],
+    [
+      'src/market-data/routes/trades.ts',
+      "import { MarketParams, marketOr404 } from '../../api/market-params.js';",
+    ],
+    ['src/web/deal-facts.ts', "// once: import { menuSnapshots } from '../api/routes/markets.js';"],
   ];
   for (const [file, line] of fine) t.same(routeCrossings(file, line), [], `${file}: ${line}`);
 });
 
-t.test("nothing imports a route file (a room's routes/) but the route table's assemblers", async (t) => {
-  const files = sourceFiles('src');
-  const crossings = files.flatMap((f) => routeCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')));
-  t.same(crossings.map(show), [], `route files imported outside the route table's assemblers:\n${crossings.map(show).join('\n')}`);
-  t.ok(files.filter((f) => ROUTE_FILE.test(f)).length >= 30, 'the route files are where ROUTE_FILE looks');
-  for (const a of ROUTE_ASSEMBLERS) {
-    const imports = codeLines(readFileSync(path.join(ROOT, a.file), 'utf8')).flatMap(({ text }) => specifiers(text).map((spec) => resolved(a.file, spec)));
-    t.ok(imports.some((to) => to !== null && a.may.test(to)), `${a.file} (${a.why}) imports no route file any more: remove it from ROUTE_ASSEMBLERS`);
-  }
-});
+t.test(
+  "nothing imports a route file (a room's routes/) but the route table's assemblers",
+  async (t) => {
+    const files = sourceFiles('src');
+    const crossings = files.flatMap((f) =>
+      routeCrossings(f, readFileSync(path.join(ROOT, f), 'utf8')),
+    );
+    t.same(
+      crossings.map(show),
+      [],
+      `route files imported outside the route table's assemblers:\n${crossings.map(show).join('\n')}`,
+    );
+    t.ok(
+      files.filter((f) => ROUTE_FILE.test(f)).length >= 30,
+      'the route files are where ROUTE_FILE looks',
+    );
+    for (const a of ROUTE_ASSEMBLERS) {
+      const imports = codeLines(readFileSync(path.join(ROOT, a.file), 'utf8')).flatMap(({ text }) =>
+        specifiers(text).map((spec) => resolved(a.file, spec)),
+      );
+      t.ok(
+        imports.some((to) => to !== null && a.may.test(to)),
+        `${a.file} (${a.why}) imports no route file any more: remove it from ROUTE_ASSEMBLERS`,
+      );
+    }
+  },
+);
 
 /** Lines of each folder of src/ and actors/ (its subfolders included) and of both together: the non-test source (generated .d.ts left out). */
-export function folderShares(files: Map<string, number>): { folder: string; lines: number; share: number }[] {
+export function folderShares(
+  files: Map<string, number>,
+): { folder: string; lines: number; share: number }[] {
   const total = [...files.values()].reduce((a, b) => a + b, 0);
   const byFolder = new Map<string, number>();
   for (const [file, lines] of files) {
@@ -288,40 +406,101 @@ export function folderShares(files: Map<string, number>): { folder: string; line
       byFolder.set(folder, (byFolder.get(folder) ?? 0) + lines);
     }
   }
-  return [...byFolder].map(([folder, lines]) => ({ folder, lines, share: lines / total })).sort((a, b) => b.share - a.share);
+  return [...byFolder]
+    .map(([folder, lines]) => ({ folder, lines, share: lines / total }))
+    .sort((a, b) => b.share - a.share);
 }
 
 /** The most of the source one folder may hold (issue 45: a room over a fifth of the code is several rooms). */
 const MAX_FOLDER_SHARE = 0.2;
 
 t.test('no folder of src/ or actors/ holds more than a fifth of the source', async (t) => {
-  t.same(folderShares(new Map([['src/a/x.ts', 30], ['src/a/b/y.ts', 10], ['actors/k/z.ts', 60]])).map((f) => [f.folder, f.share]),
-    [['actors/k', 0.6], ['src/a', 0.4], ['src/a/b', 0.1]]);
-  const files = new Map([...sourceFiles('src'), ...sourceFiles('actors')].map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8').split('\n').length]));
+  t.same(
+    folderShares(
+      new Map([
+        ['src/a/x.ts', 30],
+        ['src/a/b/y.ts', 10],
+        ['actors/k/z.ts', 60],
+      ]),
+    ).map((f) => [f.folder, f.share]),
+    [
+      ['actors/k', 0.6],
+      ['src/a', 0.4],
+      ['src/a/b', 0.1],
+    ],
+  );
+  const files = new Map(
+    [...sourceFiles('src'), ...sourceFiles('actors')].map((f) => [
+      f,
+      readFileSync(path.join(ROOT, f), 'utf8').split('\n').length,
+    ]),
+  );
   const over = folderShares(files).filter((f) => f.share > MAX_FOLDER_SHARE);
-  t.same(over.map((f) => `${f.folder}: ${f.lines} lines, ${(f.share * 100).toFixed(1)} %`), []);
+  t.same(
+    over.map((f) => `${f.folder}: ${f.lines} lines, ${(f.share * 100).toFixed(1)} %`),
+    [],
+  );
 });
 
 t.test('the loop finder finds a loop of type-only imports, and only loops', async (t) => {
   const files = new Map([
-    ['actors/k/messages.ts', "import type { Row } from './views.js';\nexport type Msg = { row: Row };"],
-    ['actors/k/views.ts', "import { helper } from './helper.js';\nexport type Row = { n: number };"],
-    ['actors/k/helper.ts', "import type {\n  Msg,\n} from './messages.js';\nexport const helper = (m: Msg) => m;"],
-    ['actors/k/actor.ts', "import type { Msg } from './messages.js';\nimport { helper } from './helper.js';\n// import { x } from './actor.js';"],
+    [
+      'actors/k/messages.ts',
+      "import type { Row } from './views.js';\nexport type Msg = { row: Row };",
+    ],
+    [
+      'actors/k/views.ts',
+      "import { helper } from './helper.js';\nexport type Row = { n: number };",
+    ],
+    [
+      'actors/k/helper.ts',
+      "import type {\n  Msg,\n} from './messages.js';\nexport const helper = (m: Msg) => m;",
+    ],
+    [
+      'actors/k/actor.ts',
+      "import type { Msg } from './messages.js';\nimport { helper } from './helper.js';\n// import { x } from './actor.js';",
+    ],
     ['src/x.ts', "export { helper } from '../actors/k/helper.js';\nimport('./y.js');"],
     ['src/y.ts', "import pino from 'pino';"],
   ]);
   const loops = importLoops(importGraph(files));
-  t.same(loops.map((l) => l.map((e) => `${e.from}:${e.line}`)), [['actors/k/helper.ts:3', 'actors/k/messages.ts:1', 'actors/k/views.ts:1']], loops.map(showLoop).join('\n'));
-  t.match(showLoop(loops[0]), /^actors\/k\/helper\.ts -> actors\/k\/messages\.ts -> actors\/k\/views\.ts -> actors\/k\/helper\.ts\n/);
-  t.same(importLoops(importGraph(new Map([['src/a.ts', "import type { A } from './a.js';"]]))).length, 1, 'a file importing itself is a loop');
-  t.same(importLoops(importGraph(new Map([...files].filter(([f]) => f !== 'actors/k/views.ts')))), [], 'without one of its files, no loop');
+  t.same(
+    loops.map((l) => l.map((e) => `${e.from}:${e.line}`)),
+    [['actors/k/helper.ts:3', 'actors/k/messages.ts:1', 'actors/k/views.ts:1']],
+    loops.map(showLoop).join('\n'),
+  );
+  t.match(
+    showLoop(loops[0]),
+    /^actors\/k\/helper\.ts -> actors\/k\/messages\.ts -> actors\/k\/views\.ts -> actors\/k\/helper\.ts\n/,
+  );
+  t.same(
+    importLoops(importGraph(new Map([['src/a.ts', "import type { A } from './a.js';"]]))).length,
+    1,
+    'a file importing itself is a loop',
+  );
+  t.same(
+    importLoops(importGraph(new Map([...files].filter(([f]) => f !== 'actors/k/views.ts')))),
+    [],
+    'without one of its files, no loop',
+  );
 });
 
 t.test('src/ and actors/ have no import loops (type-only imports too)', async (t) => {
-  const files = new Map([...sourceFiles('src'), ...sourceFiles('actors')].map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8')]));
+  const files = new Map(
+    [...sourceFiles('src'), ...sourceFiles('actors')].map((f) => [
+      f,
+      readFileSync(path.join(ROOT, f), 'utf8'),
+    ]),
+  );
   const graph = importGraph(files);
-  t.ok([...graph.values()].reduce((n, edges) => n + edges.length, 0) > 500, 'the graph has the project\'s imports');
+  t.ok(
+    [...graph.values()].reduce((n, edges) => n + edges.length, 0) > 500,
+    "the graph has the project's imports",
+  );
   const loops = importLoops(graph);
-  t.same(loops.map(showLoop), [], `files that import each other (contracts own their types: messages.ts defines, implementations import it):\n${loops.map(showLoop).join('\n')}`);
+  t.same(
+    loops.map(showLoop),
+    [],
+    `files that import each other (contracts own their types: messages.ts defines, implementations import it):\n${loops.map(showLoop).join('\n')}`,
+  );
 });

@@ -10,18 +10,28 @@ const flags = SERVICE_NODE_FLAGS.join(' ');
 t.test('npm start and the systemd unit start the service with them', async (t) => {
   const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
   t.equal(pkg.scripts.start, `node ${flags} dist/src/main.js`);
-  t.match(fs.readFileSync('ops/service.unit', 'utf8'), `\nExecStart=/usr/bin/node ${flags} dist/src/main.js\n`);
+  t.match(
+    fs.readFileSync('ops/service.unit', 'utf8'),
+    `\nExecStart=/usr/bin/node ${flags} dist/src/main.js\n`,
+  );
 });
 
 t.test('the cluster and every bench that starts the service pass them', async (t) => {
-  t.match(fs.readFileSync('src/cluster/main.ts', 'utf8'), 'spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN]');
+  t.match(
+    fs.readFileSync('src/cluster/main.ts', 'utf8'),
+    'spawn(process.execPath, [...SERVICE_NODE_FLAGS, MAIN]',
+  );
   const dirs = ['bench', 'bench/lib'];
   let spawns = 0;
   for (const dir of dirs) {
     for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.mjs'))) {
       for (const line of fs.readFileSync(`${dir}/${f}`, 'utf8').split('\n')) {
         // A spawn of the service's main file (not of a peer, a fixed server or another bench).
-        if (!/spawn\(process\.execPath, \[/.test(line) || !/SERVICE_MAIN|dist\/src\/main\.js'|, main\]/.test(line)) continue;
+        if (
+          !/spawn\(process\.execPath, \[/.test(line) ||
+          !/SERVICE_MAIN|dist\/src\/main\.js'|, main\]/.test(line)
+        )
+          continue;
         spawns++;
         t.match(line, '...SERVICE_NODE_FLAGS', `${dir}/${f}: ${line.trim().slice(0, 80)}`);
       }
@@ -31,6 +41,8 @@ t.test('the cluster and every bench that starts the service pass them', async (t
 });
 
 t.test('this Node accepts them', async (t) => {
-  const r = spawnSync(process.execPath, [...SERVICE_NODE_FLAGS, '-e', 'process.exit(0)'], { timeout: 10_000 });
+  const r = spawnSync(process.execPath, [...SERVICE_NODE_FLAGS, '-e', 'process.exit(0)'], {
+    timeout: 10_000,
+  });
   t.equal(r.status, 0, r.stderr?.toString());
 });

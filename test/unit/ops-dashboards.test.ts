@@ -11,12 +11,27 @@ async function exportedNames(): Promise<Set<string>> {
   const names = new Set<string>();
   for (const m of await new Metrics().snapshot()) {
     names.add(m.name);
-    if (m.type === 'histogram' || m.type === 'summary') for (const s of ['_bucket', '_sum', '_count']) names.add(m.name + s);
+    if (m.type === 'histogram' || m.type === 'summary')
+      for (const s of ['_bucket', '_sum', '_count']) names.add(m.name + s);
   }
   return names;
 }
 
-const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'inf',
+  'nan',
+]);
 
 /** The metric names a PromQL expression reads (not its functions, labels, keywords or Grafana variables). */
 export function metricNames(expr: string): string[] {
@@ -41,28 +56,83 @@ const dashboard = JSON.parse(fs.readFileSync('ops/grafana/dashboard.json', 'utf8
 const rules = parse(fs.readFileSync('ops/prometheus/alerts.yml', 'utf8'));
 const scrape = parse(fs.readFileSync('ops/prometheus/prometheus.yml', 'utf8'));
 
-t.test('the name reader finds metric names, not functions, labels or variables (so this test can fail)', async (t) => {
-  t.same(metricNames('histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{instance=~"$instance"}[5m])))'), ['http_request_duration_seconds_bucket']);
-  t.same(metricNames('(time() - max by (market) (session_last_close_timestamp_seconds)) > 2 * max by (market) (session_interval_seconds)'), ['session_last_close_timestamp_seconds', 'session_interval_seconds']);
-  t.same(metricNames('a_metric > on (instance) group_left() (0.8 * max by (instance) (other_metric))'), ['a_metric', 'other_metric']);
-  t.same(metricNames('label_values(service_ready, instance)'), ['service_ready', 'instance'], 'a label_values query names its label too (checked apart)');
-  const names = await exportedNames();
-  t.notOk(names.has('http_requests_totl'), 'a misspelt name is not exported');
-  t.ok(names.has('http_requests_total') && names.has('actor_turn_seconds_bucket') && names.has('process_resident_memory_bytes'), 'the registry names what the service exports');
-});
+t.test(
+  'the name reader finds metric names, not functions, labels or variables (so this test can fail)',
+  async (t) => {
+    t.same(
+      metricNames(
+        'histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{instance=~"$instance"}[5m])))',
+      ),
+      ['http_request_duration_seconds_bucket'],
+    );
+    t.same(
+      metricNames(
+        '(time() - max by (market) (session_last_close_timestamp_seconds)) > 2 * max by (market) (session_interval_seconds)',
+      ),
+      ['session_last_close_timestamp_seconds', 'session_interval_seconds'],
+    );
+    t.same(
+      metricNames('a_metric > on (instance) group_left() (0.8 * max by (instance) (other_metric))'),
+      ['a_metric', 'other_metric'],
+    );
+    t.same(
+      metricNames('label_values(service_ready, instance)'),
+      ['service_ready', 'instance'],
+      'a label_values query names its label too (checked apart)',
+    );
+    const names = await exportedNames();
+    t.notOk(names.has('http_requests_totl'), 'a misspelt name is not exported');
+    t.ok(
+      names.has('http_requests_total') &&
+        names.has('actor_turn_seconds_bucket') &&
+        names.has('process_resident_memory_bytes'),
+      'the registry names what the service exports',
+    );
+  },
+);
 
 t.test('every metric the dashboard and the rules use is one the service exports', async (t) => {
   const names = await exportedNames();
   const exprs: { where: string; expr: string }[] = [];
-  for (const p of dashboard.panels) for (const target of p.targets) exprs.push({ where: `dashboard panel "${p.title}"`, expr: target.expr });
-  for (const v of dashboard.templating.list) if (v.type === 'query') exprs.push({ where: `dashboard variable ${v.name}`, expr: String(v.query).replace(/^label_values\((\w+),\s*\w+\)$/, '$1') });
-  for (const g of rules.groups) for (const r of g.rules) exprs.push({ where: `rule ${r.alert}`, expr: r.expr });
+  for (const p of dashboard.panels)
+    for (const target of p.targets)
+      exprs.push({ where: `dashboard panel "${p.title}"`, expr: target.expr });
+  for (const v of dashboard.templating.list)
+    if (v.type === 'query')
+      exprs.push({
+        where: `dashboard variable ${v.name}`,
+        expr: String(v.query).replace(/^label_values\((\w+),\s*\w+\)$/, '$1'),
+      });
+  for (const g of rules.groups)
+    for (const r of g.rules) exprs.push({ where: `rule ${r.alert}`, expr: r.expr });
   t.ok(exprs.length >= 20, `${exprs.length} queries`);
-  const unknown = exprs.flatMap(({ where, expr }) => metricNames(expr).filter((n) => !names.has(n)).map((n) => `${where}: ${n}`));
+  const unknown = exprs.flatMap(({ where, expr }) =>
+    metricNames(expr)
+      .filter((n) => !names.has(n))
+      .map((n) => `${where}: ${n}`),
+  );
   t.same(unknown, [], 'metric names the service does not export');
   const used = new Set(exprs.flatMap(({ expr }) => metricNames(expr)));
-  for (const n of ['http_requests_total', 'http_request_duration_seconds_bucket', 'actor_mailbox_depth', 'actor_turn_seconds_bucket', 'worker_utilization', 'worker_restarts', 'session_closes_total', 'session_close_seconds_bucket', 'record_cache_bytes', 'record_cache_sessions', 'db_pool_connections', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds',
-    'event_streams', 'event_fanout_seconds_bucket', 'events_sent_total', 'event_streams_closed_total', 'webhook_deliveries_total']) {
+  for (const n of [
+    'http_requests_total',
+    'http_request_duration_seconds_bucket',
+    'actor_mailbox_depth',
+    'actor_turn_seconds_bucket',
+    'worker_utilization',
+    'worker_restarts',
+    'session_closes_total',
+    'session_close_seconds_bucket',
+    'record_cache_bytes',
+    'record_cache_sessions',
+    'db_pool_connections',
+    'process_resident_memory_bytes',
+    'nodejs_eventloop_lag_p99_seconds',
+    'event_streams',
+    'event_fanout_seconds_bucket',
+    'events_sent_total',
+    'event_streams_closed_total',
+    'webhook_deliveries_total',
+  ]) {
     t.ok(used.has(n), `the dashboard shows ${n} (a panel of /ops)`);
   }
 });
@@ -88,9 +158,17 @@ t.test('the alert rules parse and cover what issue 30 asks for', async (t) => {
   };
   uses('ServerErrors', 'http_requests_total', /status=~"5\.\."/);
   uses('NotReady', 'service_ready', /== 0/);
-  uses('MarketNotClosing', 'session_last_close_timestamp_seconds', /> 2 \* max by \(instance, market\) \(session_interval_seconds\)/);
+  uses(
+    'MarketNotClosing',
+    'session_last_close_timestamp_seconds',
+    /> 2 \* max by \(instance, market\) \(session_interval_seconds\)/,
+  );
   uses('WorkerRestarted', 'worker_restarts', /> 0/);
-  uses('MailboxNearlyFull', 'actor_mailbox_depth', /0\.8 \* max by \(instance\) \(actor_mailbox_limit\)/);
+  uses(
+    'MailboxNearlyFull',
+    'actor_mailbox_depth',
+    /0\.8 \* max by \(instance\) \(actor_mailbox_limit\)/,
+  );
 });
 
 t.test('the scrape config reads /metrics and loads the rules', async (t) => {

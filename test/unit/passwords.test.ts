@@ -22,21 +22,28 @@ t.test('the same password hashes differently each time (random salt)', async (t)
 
 t.test('unicode passwords are compared in one normal form', async (t) => {
   const h = await hashPassword('caf\u00e9 au lait');
-  t.ok(await verifyPassword('cafe\u0301 au lait', h), 'composed and decomposed é are the same password');
+  t.ok(
+    await verifyPassword('cafe\u0301 au lait', h),
+    'composed and decomposed é are the same password',
+  );
 });
 
 t.test('unreadable or hostile stored values never verify', async (t) => {
   const good = await hashPassword('password1');
   const parts = good.split('$');
   const bad = [
-    '', 'plain', 'bcrypt$x', parts.slice(0, 5).join('$'),
+    '',
+    'plain',
+    'bcrypt$x',
+    parts.slice(0, 5).join('$'),
     ['scrypt', 1 << 24, 8, 1, parts[4], parts[5]].join('$'), // N above the bound
     ['scrypt', 1000, 8, 1, parts[4], parts[5]].join('$'), // N not a power of two
     ['scrypt', 16384, 0, 1, parts[4], parts[5]].join('$'),
     ['scrypt', 16384, 8, 99, parts[4], parts[5]].join('$'),
     ['scrypt', 16384, 8, 1, '', parts[5]].join('$'),
   ];
-  for (const b of bad) t.equal(await verifyPassword('password1', b), false, JSON.stringify(b.slice(0, 40)));
+  for (const b of bad)
+    t.equal(await verifyPassword('password1', b), false, JSON.stringify(b.slice(0, 40)));
 });
 
 t.test('the decoy hash is a readable hash nobody can log in with', async (t) => {
@@ -48,7 +55,13 @@ t.test('the decoy hash is a readable hash nobody can log in with', async (t) => 
   // node:crypto's scrypt replaced for this test: the named export passwords.ts imports follows it
   // (syncBuiltinESMExports), and is put back after.
   const original = crypto.scrypt;
-  const spy = (pw: string, salt: Buffer, keyBytes: number, opts: crypto.ScryptOptions, cb: (e: Error | null, k: Buffer) => void) => {
+  const spy = (
+    pw: string,
+    salt: Buffer,
+    keyBytes: number,
+    opts: crypto.ScryptOptions,
+    cb: (e: Error | null, k: Buffer) => void,
+  ) => {
     runs.push({ keyBytes, N: opts.N, r: opts.r, p: opts.p });
     return original(pw, salt, keyBytes, opts, cb);
   };
@@ -64,5 +77,9 @@ t.test('the decoy hash is a readable hash nobody can log in with', async (t) => 
   t.ok(await spied.verifyPassword('correct horse battery', real));
   t.notOk(await spied.verifyPassword('x', spied.DECOY_HASH));
   t.equal(runs.length, 2, 'one scrypt run each');
-  t.same(runs[1], runs[0], 'verifying against the decoy does the full work of a real check (the same scrypt cost and key length)');
+  t.same(
+    runs[1],
+    runs[0],
+    'verifying against the decoy does the full work of a real check (the same scrypt cost and key length)',
+  );
 });

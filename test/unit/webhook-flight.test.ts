@@ -3,11 +3,24 @@
 // attempt to end, never for the slowest. Attempts are promises the test settles by hand.
 import t from 'tap';
 import { InFlight } from '../../actors/webhooks/flight.js';
-import { ACCOUNT_IN_FLIGHT, ENDPOINT_IN_FLIGHT, type Claimed, type Result } from '../../actors/webhooks/queue.js';
+import {
+  ACCOUNT_IN_FLIGHT,
+  ENDPOINT_IN_FLIGHT,
+  type Claimed,
+  type Result,
+} from '../../actors/webhooks/queue.js';
 
 const claimed = (id: number, webhook: number, account: number, failing = false) =>
   ({ id, webhook_id: webhook, account_id: account, failing }) as Claimed;
-const result = (id: number): Result => ({ id, attempts: 1, ok: true, code: 204, error: null, next: null, endpoint: 1 });
+const result = (id: number): Result => ({
+  id,
+  attempts: 1,
+  ok: true,
+  code: 204,
+  error: null,
+  next: null,
+  endpoint: 1,
+});
 
 /** An attempt the test ends when it likes. */
 function latch(id: number) {
@@ -28,19 +41,34 @@ t.test('places, counts and caps', async (t) => {
   const busy = f.busy();
   t.same(busy.fullAccounts, [100], 'the account at its cap');
   const onEleven = ACCOUNT_IN_FLIGHT - ENDPOINT_IN_FLIGHT;
-  t.same(busy.fullWebhooks.sort(), [10, ...(onEleven >= ENDPOINT_IN_FLIGHT ? [11] : []), 12], 'the endpoints at their cap, a slowed one at one');
-  t.same(busy.accounts.find((a) => a.id === 200), { id: 200, n: 1 });
+  t.same(
+    busy.fullWebhooks.sort(),
+    [10, ...(onEleven >= ENDPOINT_IN_FLIGHT ? [11] : []), 12],
+    'the endpoints at their cap, a slowed one at one',
+  );
+  t.same(
+    busy.accounts.find((a) => a.id === 200),
+    { id: 200, n: 1 },
+  );
 
   // A pass waits for the first to end, not for all.
   const waiting = f.settled(60_000);
   held[3].end();
   await waiting;
-  t.same(f.take().map((r) => r.id), [4], 'the one that ended, once');
+  t.same(
+    f.take().map((r) => r.id),
+    [4],
+    'the one that ended, once',
+  );
   t.same(f.take(), []);
   t.equal(f.size, ACCOUNT_IN_FLIGHT);
   t.same(f.busy().fullAccounts, [], 'a place of the account is free again');
   f.restore([result(4)]);
-  t.same(f.take().map((r) => r.id), [4], 'a result put back is taken again');
+  t.same(
+    f.take().map((r) => r.id),
+    [4],
+    'a result put back is taken again',
+  );
 
   // Nothing in flight, or a result waiting: no wait at all.
   held.forEach((h) => h.end());

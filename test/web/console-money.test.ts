@@ -26,7 +26,8 @@ async function submit(page: Page, button: Locator): Promise<string> {
   return new URL(page.url()).pathname;
 }
 
-const section = (page: Page, heading: string) => page.getByRole('region', { name: heading, exact: true });
+const section = (page: Page, heading: string) =>
+  page.getByRole('region', { name: heading, exact: true });
 
 t.test('a holder runs their money from the console in Chromium', async (t) => {
   const svc = await startWebService(t, { SVC_TIME_SCALE: '1' });
@@ -39,10 +40,17 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
   await page.getByLabel('Password again').fill(PASSWORD);
   await page.getByRole('button', { name: 'Register' }).click();
   await page.waitForURL('**/console');
-  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Money' }).click();
+  await page
+    .getByRole('navigation', { name: 'Console' })
+    .getByRole('link', { name: 'Money' })
+    .click();
   await page.waitForURL('**/console/money');
   const accounts = section(page, 'Your accounts');
-  t.match(await accounts.textContent(), 'Manual desk', 'the Manual desk is there from registration');
+  t.match(
+    await accounts.textContent(),
+    'Manual desk',
+    'the Manual desk is there from registration',
+  );
   t.match(await section(page, 'Gold Coins').textContent(), '5.00 GC');
 
   await t.test('tops up the Manual desk (crypto is refused first, nothing charged)', async (t) => {
@@ -51,7 +59,11 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
     await form.getByRole('radio', { name: /Crypto/ }).check();
     await submit(page, form.getByRole('button', { name: 'Top up' }));
     t.match(await page.getByRole('alert').textContent(), 'crypto payments are not ready');
-    t.match(await accounts.getByRole('row', { name: /Manual desk/ }).textContent(), '0.00', 'nothing charged');
+    t.match(
+      await accounts.getByRole('row', { name: /Manual desk/ }).textContent(),
+      '0.00',
+      'nothing charged',
+    );
 
     await form.getByLabel('Amount (USD)').fill('50');
     await form.getByRole('radio', { name: 'A card (demo: test cards only)' }).check();
@@ -65,28 +77,54 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
     const form = page.locator('form[action="/console/coins"]');
     await form.getByLabel('Pack').selectOption('10');
     await form.getByRole('radio', { name: /A stored card/ }).check();
-    t.equal(await submit(page, form.getByRole('button', { name: 'Buy the pack' })), '/console/money');
-    t.match(await section(page, 'Gold Coins').textContent(), '15.00 GC', '5 from registration + 10');
-    t.match(await section(page, 'Participation fee').textContent(), /fee for \d{4}-\d{2} is paid/, 'the pack was the first checkout of the month');
+    t.equal(
+      await submit(page, form.getByRole('button', { name: 'Buy the pack' })),
+      '/console/money',
+    );
+    t.match(
+      await section(page, 'Gold Coins').textContent(),
+      '15.00 GC',
+      '5 from registration + 10',
+    );
+    t.match(
+      await section(page, 'Participation fee').textContent(),
+      /fee for \d{4}-\d{2} is paid/,
+      'the pack was the first checkout of the month',
+    );
   });
 
   await t.test('requests a payout', async (t) => {
     const form = page.locator('form[action="/console/payout"]');
     await form.getByLabel('Amount (USD)').fill('20');
-    t.equal(await submit(page, form.getByRole('button', { name: 'Request a payout' })), '/console/money');
+    t.equal(
+      await submit(page, form.getByRole('button', { name: 'Request a payout' })),
+      '/console/money',
+    );
     const row = section(page, 'Payouts').getByRole('row').nth(1);
     t.match(await row.textContent(), /20\.00\s*1\.20\s*18\.80\s*scheduled/);
-    t.match(await accounts.getByRole('row', { name: /Manual desk/ }).textContent(), '30.00', 'it left the balance');
+    t.match(
+      await accounts.getByRole('row', { name: /Manual desk/ }).textContent(),
+      '30.00',
+      'it left the balance',
+    );
     await page.screenshot({ path: artifact('console-money-overview.png'), fullPage: true });
   });
 
   await t.test('sees all three in the timeline', async (t) => {
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Timeline' }).click();
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('link', { name: 'Timeline' })
+      .click();
     t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Timeline');
     // Events in words (issue 29: no codes on the page), newest first.
     const kinds = await page.locator('tbody tr th').allTextContents();
-    t.notOk(kinds.some((k) => k.includes('_')), 'no event code shown');
-    const steps = kinds.filter((k) => ['Top-up', 'Gold Coins bought', 'Payout requested'].includes(k));
+    t.notOk(
+      kinds.some((k) => k.includes('_')),
+      'no event code shown',
+    );
+    const steps = kinds.filter((k) =>
+      ['Top-up', 'Gold Coins bought', 'Payout requested'].includes(k),
+    );
     t.same(steps, ['Payout requested', 'Gold Coins bought', 'Top-up'], 'newest first');
     t.match(await page.getByRole('row', { name: /^Top-up / }).textContent(), 'Top-up by card');
     t.match(await page.getByRole('row', { name: /^Gold Coins bought / }).textContent(), '10.00');

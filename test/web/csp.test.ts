@@ -19,12 +19,20 @@ t.test('pages hold under their CSP', async (t) => {
     t.match(res!.headers()['content-security-policy'], /script-src 'self'/, path);
   };
 
-  for (const path of ['/', '/markets', '/login', '/register', '/checkout/unknown-token']) await visit(page, path);
-  t.equal(await page.evaluate(() => getComputedStyle(document.body).margin), '0px', 'the site stylesheet applies');
+  for (const path of ['/', '/markets', '/login', '/register', '/checkout/unknown-token'])
+    await visit(page, path);
+  t.equal(
+    await page.evaluate(() => getComputedStyle(document.body).margin),
+    '0px',
+    'the site stylesheet applies',
+  );
 
   await visit(page, '/api/docs');
   await page.locator('.swagger-ui .opblock').first().waitFor({ timeout: 30_000 });
-  t.ok((await page.locator('.swagger-ui .opblock').count()) > 10, 'Swagger UI lists the operations');
+  t.ok(
+    (await page.locator('.swagger-ui .opblock').count()) > 10,
+    'Swagger UI lists the operations',
+  );
   await page.locator('.swagger-ui .opblock-summary').first().click();
   await page.waitForTimeout(500);
   t.same(violations, [], 'no CSP violation on any page');

@@ -23,7 +23,9 @@ t.test('a holder in Chromium', async (t) => {
   // for the whole test, so the order can be paid (on the machine's clock an m15 close could fall
   // between the menu and the payment). The page's clock stands there too: the purchase page and the
   // console count down to the close from the service's now (useServiceClock).
-  const { svc } = await withClock((realMs) => startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }));
+  const { svc } = await withClock((realMs) =>
+    startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }),
+  );
   const browser = await launchChromium(t);
   const page = await browser.newPage({ baseURL: svc.config.baseUrl });
   await useServiceClock(page.context(), svc);
@@ -43,7 +45,11 @@ t.test('a holder in Chromium', async (t) => {
     t.match(await page.textContent('main'), EMAIL);
     const [cookie] = await page.context().cookies();
     t.match(cookie, { name: 'holder_session', httpOnly: true, sameSite: 'Lax', path: '/' });
-    t.equal(await page.evaluate(() => document.cookie), '', 'scripts cannot read the session cookie');
+    t.equal(
+      await page.evaluate(() => document.cookie),
+      '',
+      'scripts cannot read the session cookie',
+    );
   });
 
   await t.test('logs out, is sent to the login form again, logs back in', async (t) => {
@@ -64,10 +70,23 @@ t.test('a holder in Chromium', async (t) => {
   });
 
   await t.test('walks the console pages by their tabs', async (t) => {
-    for (const [tab, heading] of [['Overview', 'Console'], ['Positions', 'Positions'], ['Orders', 'Orders'], ['Ledger', 'Ledger'], ['Agents', 'Agents'], ['Money', 'Money']]) {
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: tab }).click();
+    for (const [tab, heading] of [
+      ['Overview', 'Console'],
+      ['Positions', 'Positions'],
+      ['Orders', 'Orders'],
+      ['Ledger', 'Ledger'],
+      ['Agents', 'Agents'],
+      ['Money', 'Money'],
+    ]) {
+      await page
+        .getByRole('navigation', { name: 'Console' })
+        .getByRole('link', { name: tab })
+        .click();
       t.equal(await page.getByRole('heading', { level: 1 }).textContent(), heading, tab);
-      t.equal(await page.getByRole('link', { name: tab, exact: true }).getAttribute('aria-current'), 'page');
+      t.equal(
+        await page.getByRole('link', { name: tab, exact: true }).getAttribute('aria-current'),
+        'page',
+      );
     }
     await page.goto('/console/positions');
     await page.getByLabel('Show').selectOption('settled');
@@ -76,10 +95,18 @@ t.test('a holder in Chromium', async (t) => {
     t.match(await page.textContent('main'), 'No positions with status settled');
   });
 
-  await t.test('pays an agent\'s order on its purchase link', async (t) => {
-    const agent = await registerAgent(svc, { name: 'Orchid Buyer', agent: { model: 'gpt-browser' }, purpose: 'restock' });
+  await t.test("pays an agent's order on its purchase link", async (t) => {
+    const agent = await registerAgent(svc, {
+      name: 'Orchid Buyer',
+      agent: { model: 'gpt-browser' },
+      purpose: 'restock',
+    });
     const deal = (await svc.getJson('/api/v1/markets/m15/deals?limit=1')).body.deals[0];
-    const placed = await agent.post('/api/v1/orders', { market: 'm15', offer_key: deal.key, qty: 1 });
+    const placed = await agent.post('/api/v1/orders', {
+      market: 'm15',
+      offer_key: deal.key,
+      qty: 1,
+    });
     t.equal(placed.status, 201);
     await page.goto(placed.body.purchase_url);
     t.match(await page.getByRole('heading', { level: 1 }).textContent(), 'Orchid Buyer');
@@ -91,7 +118,11 @@ t.test('a holder in Chromium', async (t) => {
     await page.getByLabel('CVC').fill('123');
     await page.getByRole('button', { name: /^Pay / }).click();
     t.match(await page.getByRole('alert').textContent(), 'card declined');
-    t.equal((await agent.get(`/api/v1/orders/${placed.body.id}`)).body.status, 'awaiting_payment', 'nothing charged');
+    t.equal(
+      (await agent.get(`/api/v1/orders/${placed.body.id}`)).body.status,
+      'awaiting_payment',
+      'nothing charged',
+    );
 
     await page.getByLabel('Card number').fill('4242 4242 4242 4242');
     await page.getByLabel('Expiry (MM/YY)').fill('12/39');
@@ -99,7 +130,10 @@ t.test('a holder in Chromium', async (t) => {
     await page.getByRole('button', { name: /^Pay / }).click();
     // Paying leads to the confirmation (issue 29), which links to the order in the console.
     await page.waitForURL((u) => u.pathname.endsWith('/done'));
-    t.match(await page.getByRole('heading', { level: 1 }).textContent(), `order ${placed.body.id} is paid`);
+    t.match(
+      await page.getByRole('heading', { level: 1 }).textContent(),
+      `order ${placed.body.id} is paid`,
+    );
     await page.getByRole('link', { name: `Order ${placed.body.id} in your orders` }).click();
     await page.waitForURL('**/console/orders*');
     const row = page.getByRole('row', { name: new RegExp(`^${placed.body.id} `) });

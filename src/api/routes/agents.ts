@@ -3,17 +3,37 @@
 // the key id.
 import { agentRef, type CartView, type Registered } from '../../../actors/agent/messages.js';
 import { read } from '../../../actors/runtime/client.js';
-import { KEY_ID_LENGTH, inventKey, keyHash, keyIdOf, recallSuggestion } from '../../auth/api-keys.js';
+import {
+  KEY_ID_LENGTH,
+  inventKey,
+  keyHash,
+  keyIdOf,
+  recallSuggestion,
+} from '../../auth/api-keys.js';
 import { centsToNumber } from '../../engine/index.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import type { AgentPrincipal } from '../../http/authenticators/agent-key.js';
-import { json, route, type AgentContext, type PublicContext, type Reply, type Route } from '../../http/route.js';
-import { AgentMeAnswer, AgentRegister, Recall, RecallAnswer, RegisteredAnswer, TokenAnswer } from '../../schemas/index.js';
+import {
+  json,
+  route,
+  type AgentContext,
+  type PublicContext,
+  type Reply,
+  type Route,
+} from '../../http/route.js';
+import {
+  AgentMeAnswer,
+  AgentRegister,
+  Recall,
+  RecallAnswer,
+  RegisteredAnswer,
+  TokenAnswer,
+} from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 
 export const CART_NOTE =
   'Your cart is where you propose deals to your account holder: POST /api/v1/cart/items with {market, offer_key, qty, note}. ' +
-  'Nothing is charged by your action alone: hand the cart\'s checkout_url to the holder, who sees your identity and each line with your note, ' +
+  "Nothing is charged by your action alone: hand the cart's checkout_url to the holder, who sees your identity and each line with your note, " +
   'and approves by paying; each line then becomes a funded order on your account. Follow it with GET /api/v1/cart.';
 
 const cartUrl = (s: Services, token: string) => `${s.config.baseUrl}/carts/${token}`;
@@ -21,13 +41,19 @@ const cartUrl = (s: Services, token: string) => `${s.config.baseUrl}/carts/${tok
 export function agentRoutes(s: Services): Route[] {
   return [
     route({
-      method: 'POST', path: '/api/v1/agents/token', operationId: 'create_token', auth: 'none',
+      method: 'POST',
+      path: '/api/v1/agents/token',
+      operationId: 'create_token',
+      auth: 'none',
       summary: 'Invent a random API key (nothing is stored until you register it)',
       response: { 200: TokenAnswer },
       handler: () => createToken(),
     }),
     route<unknown, unknown, AgentRegister>({
-      method: 'POST', path: '/api/v1/agents/register', operationId: 'register_agent', auth: 'none',
+      method: 'POST',
+      path: '/api/v1/agents/register',
+      operationId: 'register_agent',
+      auth: 'none',
       summary: 'Register an agent under its own key: one key = one agent = one trading account',
       body: AgentRegister,
       response: { 201: RegisteredAnswer },
@@ -38,14 +64,20 @@ export function agentRoutes(s: Services): Route[] {
       replay: (r: Registered, { body }) => registeredReply(s, body, r),
     }),
     route<unknown, unknown, Recall>({
-      method: 'POST', path: '/api/v1/agents/recall', operationId: 'recall_agent', auth: 'none',
+      method: 'POST',
+      path: '/api/v1/agents/recall',
+      operationId: 'recall_agent',
+      auth: 'none',
       summary: 'Check that a key id is registered here and get back its recall phrase',
       body: Recall,
       response: { 200: RecallAnswer },
       handler: (c) => recallAgent(s, c),
     }),
     route({
-      method: 'GET', path: '/api/v1/agents/me', operationId: 'get_me', auth: 'key',
+      method: 'GET',
+      path: '/api/v1/agents/me',
+      operationId: 'get_me',
+      auth: 'key',
       summary: 'My agent: profile, account, holder connection, autonomous funding, carts',
       response: { 200: AgentMeAnswer },
       handler: (c) => getMe(s, c),
@@ -58,9 +90,16 @@ function createToken(): Reply {
   return json({ token, key_id: keyIdOf(token), recall_phrase_suggestion: recallSuggestion() });
 }
 
-async function registerAgent(s: Services, { body, idem }: PublicContext<unknown, unknown, AgentRegister>): Promise<Reply> {
+async function registerAgent(
+  s: Services,
+  { body, idem }: PublicContext<unknown, unknown, AgentRegister>,
+): Promise<Reply> {
   const { token: _secret, ...profile } = body;
-  const r = await s.runtime.ask(agentRef(keyIdOf(body.token)), { kind: 'register', keyHash: keyHash(body.token), profile }, { idem });
+  const r = await s.runtime.ask(
+    agentRef(keyIdOf(body.token)),
+    { kind: 'register', keyHash: keyHash(body.token), profile },
+    { idem },
+  );
   return registeredReply(s, body, r);
 }
 
@@ -91,12 +130,29 @@ function registeredReply(s: Services, body: AgentRegister, r: Registered): Reply
   );
 }
 
-async function recallAgent(s: Services, { body }: PublicContext<unknown, unknown, Recall>): Promise<Reply> {
+async function recallAgent(
+  s: Services,
+  { body }: PublicContext<unknown, unknown, Recall>,
+): Promise<Reply> {
   const keyId = body.key_id.slice(0, KEY_ID_LENGTH);
   const row = await read(s.runtime, 'agent.recall', { keyId });
-  if (!row) return json({ known: false, name: null, recall_phrase: null, connected_to_holder: false, carts_visible: 0 });
-  const out: Record<string, unknown> = { known: true, name: row.name, recall_phrase: row.recall_phrase, connected_to_holder: row.connected, carts_visible: row.carts };
-  if (body.recall_phrase !== undefined) out.phrase_matches = body.recall_phrase === row.recall_phrase;
+  if (!row)
+    return json({
+      known: false,
+      name: null,
+      recall_phrase: null,
+      connected_to_holder: false,
+      carts_visible: 0,
+    });
+  const out: Record<string, unknown> = {
+    known: true,
+    name: row.name,
+    recall_phrase: row.recall_phrase,
+    connected_to_holder: row.connected,
+    carts_visible: row.carts,
+  };
+  if (body.recall_phrase !== undefined)
+    out.phrase_matches = body.recall_phrase === row.recall_phrase;
   return json(out);
 }
 
@@ -108,13 +164,25 @@ async function agentState(s: Services, p: AgentPrincipal) {
   // The authenticated agent exists: agents are never deleted.
   const a = (await read(s.runtime, 'agent.me', { agentId: p.agentId, at: s.clock.realNow() }))!;
   const carts = a.carts;
-  const view = (c: CartView) => ({ id: c.id, name: c.name, kind: c.kind, checkout_url: cartUrl(s, c.token) });
+  const view = (c: CartView) => ({
+    id: c.id,
+    name: c.name,
+    kind: c.kind,
+    checkout_url: cartUrl(s, c.token),
+  });
   const mine = carts.filter((c) => c.agent_id === a.id).map(view);
   const others = carts.filter((c) => c.agent_id !== a.id).map(view);
   return {
     key_id: a.key_id,
     agent_id: a.id,
-    profile: { name: a.name, agent: a.identity, operator: a.operator, purpose: a.purpose, contact: a.contact, recall_phrase: a.recall_phrase },
+    profile: {
+      name: a.name,
+      agent: a.identity,
+      operator: a.operator,
+      purpose: a.purpose,
+      contact: a.contact,
+      recall_phrase: a.recall_phrase,
+    },
     trade_enabled: true,
     cart_note: CART_NOTE,
     account_id: a.account_id,
@@ -124,10 +192,11 @@ async function agentState(s: Services, p: AgentPrincipal) {
     autonomous_funding: a.autonomous_funding,
     limits: a.limits,
     carts: { mine, visible: mine.length + others.length, others },
-    notice: a.holder_id === null
-      ? 'No account holder is connected yet: hand your cart checkout_url or an order\'s purchase_url to a human, who connects by paying.'
-      : a.autonomous_funding
-        ? 'Autonomous funding is on: pay_from_balance funds orders from your account balance at once.'
-        : `Orders need your holder's payment on the purchase link; autonomous funding can be switched on by the holder after ${FUNDING_PROFITABLE_TRADES} settled trades in profit.`,
+    notice:
+      a.holder_id === null
+        ? "No account holder is connected yet: hand your cart checkout_url or an order's purchase_url to a human, who connects by paying."
+        : a.autonomous_funding
+          ? 'Autonomous funding is on: pay_from_balance funds orders from your account balance at once.'
+          : `Orders need your holder's payment on the purchase link; autonomous funding can be switched on by the holder after ${FUNDING_PROFITABLE_TRADES} settled trades in profit.`,
   };
 }

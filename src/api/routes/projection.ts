@@ -16,12 +16,19 @@ import type { DealProjectionArgs } from '../../../actors/record/messages.js';
 
 const HypotheticalQuery = Type.Object({
   cluster: Type.Integer({ minimum: 0, description: 'family id (cluster)' }),
-  unit_cost: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: 'landed cost per unit of the hypothetical deal (USD, rounded to cents)' }),
+  unit_cost: Type.Number({
+    exclusiveMinimum: 0,
+    maximum: 1_000_000,
+    description: 'landed cost per unit of the hypothetical deal (USD, rounded to cents)',
+  }),
   lookback: Lookback,
   fit: Fit,
 });
 type HypotheticalQuery = Static<typeof HypotheticalQuery>;
-const DealParams = Type.Object({ market_id: MarketParams.properties.market_id, offer_key: Type.String({ description: 'a key of the current menu' }) });
+const DealParams = Type.Object({
+  market_id: MarketParams.properties.market_id,
+  offer_key: Type.String({ description: 'a key of the current menu' }),
+});
 type DealParams = Static<typeof DealParams>;
 /** MarketParams' type (its name is the imported schema's). */
 type MarketPath = Static<typeof MarketParams>;
@@ -29,42 +36,79 @@ type MarketPath = Static<typeof MarketParams>;
 export function projectionRoutes(s: Services): Route[] {
   return [
     route<DealParams, ProjectionQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/deals/{offer_key}/projection', operationId: 'get_deal_projection', auth: 'none',
-      summary: 'Naive projection of a deal of the current menu: family sales history, fit, P&L curve by volume',
-      params: DealParams, query: ProjectionQuery,
+      method: 'GET',
+      path: '/api/v1/markets/{market_id}/deals/{offer_key}/projection',
+      operationId: 'get_deal_projection',
+      auth: 'none',
+      summary:
+        'Naive projection of a deal of the current menu: family sales history, fit, P&L curve by volume',
+      params: DealParams,
+      query: ProjectionQuery,
       response: { 200: ProjectionAnswer },
-      responses: { 304: { description: 'If-None-Match matched' }, 404: { description: 'unknown market, or the key is not on the current menu' } },
+      responses: {
+        304: { description: 'If-None-Match matched' },
+        404: { description: 'unknown market, or the key is not on the current menu' },
+      },
       handler: (c) => getDealProjection(s, c),
     }),
     route<MarketPath, HypotheticalQuery>({
-      method: 'GET', path: '/api/v1/markets/{market_id}/projection', operationId: 'get_market_projection', auth: 'none',
-      summary: 'Naive projection of a hypothetical deal of a family at a unit cost (list price: the family\'s mean on the current menu)',
-      params: MarketParams, query: HypotheticalQuery,
+      method: 'GET',
+      path: '/api/v1/markets/{market_id}/projection',
+      operationId: 'get_market_projection',
+      auth: 'none',
+      summary:
+        "Naive projection of a hypothetical deal of a family at a unit cost (list price: the family's mean on the current menu)",
+      params: MarketParams,
+      query: HypotheticalQuery,
       response: { 200: ProjectionAnswer },
-      responses: { 304: { description: 'If-None-Match matched' }, 404: { description: 'unknown market or cluster' } },
+      responses: {
+        304: { description: 'If-None-Match matched' },
+        404: { description: 'unknown market or cluster' },
+      },
       handler: (c) => getMarketProjection(s, c),
     }),
   ];
 }
 
-async function getDealProjection(s: Services, { params, query, req }: PublicContext<DealParams, ProjectionQuery>): Promise<Reply> {
+async function getDealProjection(
+  s: Services,
+  { params, query, req }: PublicContext<DealParams, ProjectionQuery>,
+): Promise<Reply> {
   const market = marketOr404(params.market_id);
   const snap = menuSnapshots(s).get(market);
   const deal = snap.byKey.get(params.offer_key);
-  if (!deal) throw new HttpError(404, `deal ${JSON.stringify(params.offer_key)} is not on the current menu of ${market} (session ${snap.tick})`);
+  if (!deal)
+    throw new HttpError(
+      404,
+      `deal ${JSON.stringify(params.offer_key)} is not on the current menu of ${market} (session ${snap.tick})`,
+    );
   const answer = await projectDeal(s, snap, deal, query);
   return cacheable(s, req, market, { json: { ...answer, offer_key: deal.key } }, false);
 }
 
-async function getMarketProjection(s: Services, { params, query, req }: PublicContext<MarketPath, HypotheticalQuery>): Promise<Reply> {
+async function getMarketProjection(
+  s: Services,
+  { params, query, req }: PublicContext<MarketPath, HypotheticalQuery>,
+): Promise<Reply> {
   const market = marketOr404(params.market_id);
-  if (!FAMILIES[query.cluster]) throw new HttpError(404, `unknown cluster ${query.cluster}; clusters are 0..${FAMILIES.length - 1}`);
+  if (!FAMILIES[query.cluster])
+    throw new HttpError(
+      404,
+      `unknown cluster ${query.cluster}; clusters are 0..${FAMILIES.length - 1}`,
+    );
   const snap = menuSnapshots(s).get(market);
   const listed = snap.byFamily.get(FAMILIES[query.cluster].sku_family) ?? [];
   const answer = await runProjection(s, {
-    market, cluster: query.cluster, lookback: query.lookback, fit: query.fit, open: snap.tick,
-    unitCostCents: numberToCents(query.unit_cost), listPriceCents: meanCents(listed.map((d) => d.list_price)), listPriceBasis: 'menu_mean',
-    maxQty: MARKETS[market].max_qty, quotedVelocity: quotedOf(market, listed),
+    market,
+    cluster: query.cluster,
+    lookback: query.lookback,
+    fit: query.fit,
+    open: snap.tick,
+    unitCostCents: numberToCents(query.unit_cost),
+    listPriceCents: meanCents(listed.map((d) => d.list_price)),
+    listPriceBasis: 'menu_mean',
+    maxQty: MARKETS[market].max_qty,
+    quotedVelocity: quotedOf(market, listed),
   });
   return cacheable(s, req, market, { json: { ...answer, offer_key: null } }, false);
 }

@@ -8,18 +8,29 @@ import type { Services } from '../../http/services.js';
 
 const Jwk = obj(
   {
-    kty: Type.Literal('OKP', { description: 'octet key pair' }), crv: Type.Literal('Ed25519', { description: 'the curve' }),
-    x: str('the public key (base64url)'), kid: str('the key id a receipt\'s header names'), alg: Type.Literal('EdDSA', { description: 'the algorithm' }),
+    kty: Type.Literal('OKP', { description: 'octet key pair' }),
+    crv: Type.Literal('Ed25519', { description: 'the curve' }),
+    x: str('the public key (base64url)'),
+    kid: str("the key id a receipt's header names"),
+    alg: Type.Literal('EdDSA', { description: 'the algorithm' }),
     use: Type.Literal('sig', { description: 'signing' }),
   },
   'a public key',
 );
-const JwksAnswer = obj({ keys: list(Jwk, 'every signing key, newest first') }, 'the approval receipts\' public keys (JWKS, RFC 7517)');
+const JwksAnswer = obj(
+  { keys: list(Jwk, 'every signing key, newest first') },
+  "the approval receipts' public keys (JWKS, RFC 7517)",
+);
 
 export function receiptRoutes(s: Services): Route[] {
   return [
     route({
-      method: 'GET', path: '/.well-known/jwks.json', operationId: 'get_jwks', api: true, auth: 'none', summary: 'The public keys that verify approval receipts (JWKS)',
+      method: 'GET',
+      path: '/.well-known/jwks.json',
+      operationId: 'get_jwks',
+      api: true,
+      auth: 'none',
+      summary: 'The public keys that verify approval receipts (JWKS)',
       response: { 200: JwksAnswer },
       handler: () => getJwks(s),
     }),
@@ -27,5 +38,8 @@ export function receiptRoutes(s: Services): Route[] {
 }
 
 async function getJwks(s: Services): Promise<Reply> {
-  return { ...json(await read(s.runtime, 'receipts.jwks', {})), headers: { 'cache-control': 'public, max-age=300' } };
+  return {
+    ...json(await read(s.runtime, 'receipts.jwks', {})),
+    headers: { 'cache-control': 'public, max-age=300' },
+  };
 }

@@ -6,10 +6,27 @@ import { accountRef } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { LIST_CAPS } from '../../rules.js';
 import { positionTerms } from '../../engine/index.js';
-import { HttpError, json, route, type AgentContext, type Reply, type Route } from '../../http/route.js';
 import {
-  AccountAnswer, InventoryAnswer, LedgerAnswer, MyTradesAnswer, ORDER_STATUSES, OrderCreate, OrderPlacedAnswer, OrdersAnswer, Position, ServedOrderAnswer,
-  PositionsAnswer, RoundsAnswer,
+  HttpError,
+  json,
+  route,
+  type AgentContext,
+  type Reply,
+  type Route,
+} from '../../http/route.js';
+import {
+  AccountAnswer,
+  InventoryAnswer,
+  LedgerAnswer,
+  MyTradesAnswer,
+  ORDER_STATUSES,
+  OrderCreate,
+  OrderPlacedAnswer,
+  OrdersAnswer,
+  Position,
+  ServedOrderAnswer,
+  PositionsAnswer,
+  RoundsAnswer,
   rowId,
 } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
@@ -17,15 +34,32 @@ import { marketOr404 } from '../market-params.js';
 import { menuSnapshots, recordOpen } from '../../market-data/live-session.js';
 import { dealNotOnMenu } from '../../rules.js';
 
-
-const limit = (max: number, dflt: number) => Type.Integer({ minimum: 1, maximum: max, default: dflt, description: `most entries answered (1..${max})` });
+const limit = (max: number, dflt: number) =>
+  Type.Integer({
+    minimum: 1,
+    maximum: max,
+    default: dflt,
+    description: `most entries answered (1..${max})`,
+  });
 type OrdersQuery = Static<typeof OrdersQuery>;
 const OrdersQuery = Type.Object({
-  status: Type.Optional(Type.Union(ORDER_STATUSES.map((v) => Type.Literal(v)), { description: 'only orders in this status' })),
+  status: Type.Optional(
+    Type.Union(
+      ORDER_STATUSES.map((v) => Type.Literal(v)),
+      { description: 'only orders in this status' },
+    ),
+  ),
   limit: limit(1000, 100),
 });
 type PositionsQuery = Static<typeof PositionsQuery>;
-const PositionsQuery = Type.Object({ status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('settled')], { description: 'only open or only settled positions' })), limit: limit(1000, 100) });
+const PositionsQuery = Type.Object({
+  status: Type.Optional(
+    Type.Union([Type.Literal('open'), Type.Literal('settled')], {
+      description: 'only open or only settled positions',
+    }),
+  ),
+  limit: limit(1000, 100),
+});
 const LimitQuery = (max: number, dflt: number) => Type.Object({ limit: limit(max, dflt) });
 type LimitQuery = { limit: number };
 const OrderParams = Type.Object({ order_id: rowId('order id') });
@@ -33,75 +67,120 @@ type OrderParams = Static<typeof OrderParams>;
 const PositionParams = Type.Object({ position_id: rowId('position id') });
 type PositionParams = Static<typeof PositionParams>;
 
-
 export function tradingRoutes(s: Services): Route[] {
   return [
     route<unknown, unknown, OrderCreate>({
-      method: 'POST', path: '/api/v1/orders', operationId: 'create_order', auth: 'key',
-      summary: 'Order a deal of the current menu; the holder funds it on purchase_url before the close (or pay_from_balance)',
+      method: 'POST',
+      path: '/api/v1/orders',
+      operationId: 'create_order',
+      auth: 'key',
+      summary:
+        'Order a deal of the current menu; the holder funds it on purchase_url before the close (or pay_from_balance)',
       body: OrderCreate,
       response: { 201: OrderPlacedAnswer },
       responses: {
         400: { description: 'pay_from_balance with an insufficient balance' },
         403: { description: 'pay_from_balance before the holder switched autonomous funding on' },
-        404: { description: 'unknown market, or the deal is not on the current menu (its session closed)' },
-        503: { description: "the record has not opened the deal's session yet (the previous close still runs); retry" },
+        404: {
+          description:
+            'unknown market, or the deal is not on the current menu (its session closed)',
+        },
+        503: {
+          description:
+            "the record has not opened the deal's session yet (the previous close still runs); retry",
+        },
       },
       handler: (c) => createOrder(s, c),
       // The account actor builds the whole answer, so a stored one is answered as it was.
       replay: (placed) => json(placed, 201),
     }),
     route<unknown, OrdersQuery>({
-      method: 'GET', path: '/api/v1/orders', operationId: 'list_orders', auth: 'key', summary: 'My orders, newest first',
+      method: 'GET',
+      path: '/api/v1/orders',
+      operationId: 'list_orders',
+      auth: 'key',
+      summary: 'My orders, newest first',
       query: OrdersQuery,
       response: { 200: OrdersAnswer },
       handler: (c) => listOrders(s, c),
     }),
     route<OrderParams>({
-      method: 'GET', path: '/api/v1/orders/{order_id}', operationId: 'get_order', auth: 'key', summary: 'One of my orders',
+      method: 'GET',
+      path: '/api/v1/orders/{order_id}',
+      operationId: 'get_order',
+      auth: 'key',
+      summary: 'One of my orders',
       params: OrderParams,
       response: { 200: ServedOrderAnswer },
       responses: { 404: { description: 'no such order on my account' } },
       handler: (c) => getOrder(s, c),
     }),
     route<unknown, PositionsQuery>({
-      method: 'GET', path: '/api/v1/positions', operationId: 'list_positions', auth: 'key', summary: 'My positions, newest first',
+      method: 'GET',
+      path: '/api/v1/positions',
+      operationId: 'list_positions',
+      auth: 'key',
+      summary: 'My positions, newest first',
       query: PositionsQuery,
       response: { 200: PositionsAnswer },
       handler: (c) => listPositions(s, c),
     }),
     route<PositionParams>({
-      method: 'GET', path: '/api/v1/positions/{position_id}', operationId: 'get_position', auth: 'key', summary: 'One of my positions',
+      method: 'GET',
+      path: '/api/v1/positions/{position_id}',
+      operationId: 'get_position',
+      auth: 'key',
+      summary: 'One of my positions',
       params: PositionParams,
       response: { 200: Position },
       responses: { 404: { description: 'no such position on my account' } },
       handler: (c) => getPosition(s, c),
     }),
     route<unknown, LimitQuery>({
-      method: 'GET', path: '/api/v1/trades', operationId: 'list_my_trades', auth: 'key', summary: 'My executed trades as they appear in the market record',
+      method: 'GET',
+      path: '/api/v1/trades',
+      operationId: 'list_my_trades',
+      auth: 'key',
+      summary: 'My executed trades as they appear in the market record',
       query: LimitQuery(2000, 200),
       response: { 200: MyTradesAnswer },
       handler: (c) => listMyTrades(s, c),
     }),
     route<unknown, LimitQuery>({
-      method: 'GET', path: '/api/v1/account', operationId: 'get_account', auth: 'key', summary: 'My trading account: balance, counts, realised P&L, monthly fee, recent ledger',
+      method: 'GET',
+      path: '/api/v1/account',
+      operationId: 'get_account',
+      auth: 'key',
+      summary: 'My trading account: balance, counts, realised P&L, monthly fee, recent ledger',
       query: LimitQuery(500, 50),
       response: { 200: AccountAnswer },
       handler: (c) => getAccount(s, c),
     }),
     route<unknown, LimitQuery>({
-      method: 'GET', path: '/api/v1/account/ledger', operationId: 'list_ledger', auth: 'key', summary: 'My ledger entries, newest first',
+      method: 'GET',
+      path: '/api/v1/account/ledger',
+      operationId: 'list_ledger',
+      auth: 'key',
+      summary: 'My ledger entries, newest first',
       query: LimitQuery(500, 50),
       response: { 200: LedgerAnswer },
       handler: (c) => listLedger(s, c),
     }),
     route({
-      method: 'GET', path: '/api/v1/inventory', operationId: 'get_inventory', auth: 'key', summary: `Owned goods (unsold units of settled positions; the newest ${LIST_CAPS.inventory}) and open listings`,
+      method: 'GET',
+      path: '/api/v1/inventory',
+      operationId: 'get_inventory',
+      auth: 'key',
+      summary: `Owned goods (unsold units of settled positions; the newest ${LIST_CAPS.inventory}) and open listings`,
       response: { 200: InventoryAnswer },
       handler: (c) => getInventory(s, c),
     }),
     route<unknown, LimitQuery>({
-      method: 'GET', path: '/api/v1/rounds', operationId: 'list_rounds', auth: 'key', summary: 'My trade rounds (orders funded together), newest first',
+      method: 'GET',
+      path: '/api/v1/rounds',
+      operationId: 'list_rounds',
+      auth: 'key',
+      summary: 'My trade rounds (orders funded together), newest first',
       query: LimitQuery(1000, 100),
       response: { 200: RoundsAnswer },
       handler: (c) => listRounds(s, c),
@@ -110,7 +189,10 @@ export function tradingRoutes(s: Services): Route[] {
 }
 
 /** Places an order on a deal of the current menu: a turn of the agent's account actor. */
-async function createOrder(s: Services, { body, principal, idem }: AgentContext<unknown, unknown, OrderCreate>): Promise<Reply> {
+async function createOrder(
+  s: Services,
+  { body, principal, idem }: AgentContext<unknown, unknown, OrderCreate>,
+): Promise<Reply> {
   const base = s.config.baseUrl;
   const market = marketOr404(body.market);
   const snap = menuSnapshots(s).get(market);
@@ -119,61 +201,153 @@ async function createOrder(s: Services, { body, principal, idem }: AgentContext<
   const at = s.clock.realNow();
   // CONTRACT.md "Session boundary": past tick_closes_at the deal is gone, even while its close runs.
   if (!row || at >= snap.closesAt) {
-    throw new HttpError(404, dealNotOnMenu(base, market, body.offer_key, `is not on the current menu of ${market} (session ${snap.tick})`));
+    throw new HttpError(
+      404,
+      dealNotOnMenu(
+        base,
+        market,
+        body.offer_key,
+        `is not on the current menu of ${market} (session ${snap.tick})`,
+      ),
+    );
   }
   const { deal, idx } = row;
   if (body.qty > deal.max_qty) {
-    throw new HttpError(422, [{ loc: ['body', 'qty'], msg: `Input should be less than or equal to ${deal.max_qty}`, type: 'less_than_equal', input: body.qty, ctx: { le: deal.max_qty } }]);
+    throw new HttpError(422, [
+      {
+        loc: ['body', 'qty'],
+        msg: `Input should be less than or equal to ${deal.max_qty}`,
+        type: 'less_than_equal',
+        input: body.qty,
+        ctx: { le: deal.max_qty },
+      },
+    ]);
   }
   await recordOpen(s, snap);
-  const placed = await s.runtime.ask(accountRef(principal.accountId), {
-    kind: 'order', agentId: principal.agentId, market, tick: snap.tick, idx, offerKey: deal.key, qty: body.qty,
-    closesAt: snap.closesAt, at, payFromBalance: body.pay_from_balance, baseUrl: base,
-    // grouped: the worker places the orders it holds in one transaction, so they answer together
-  }, { idem, grouped: true });
+  const placed = await s.runtime.ask(
+    accountRef(principal.accountId),
+    {
+      kind: 'order',
+      agentId: principal.agentId,
+      market,
+      tick: snap.tick,
+      idx,
+      offerKey: deal.key,
+      qty: body.qty,
+      closesAt: snap.closesAt,
+      at,
+      payFromBalance: body.pay_from_balance,
+      baseUrl: base,
+      // grouped: the worker places the orders it holds in one transaction, so they answer together
+    },
+    { idem, grouped: true },
+  );
   return json(placed, 201);
 }
 
-async function listOrders(s: Services, { query, principal }: AgentContext<unknown, OrdersQuery>): Promise<Reply> {
-  return json({ orders: await read(s.runtime, 'account.orders', { accountIds: [principal.accountId], ...query, baseUrl: s.config.baseUrl }) });
+async function listOrders(
+  s: Services,
+  { query, principal }: AgentContext<unknown, OrdersQuery>,
+): Promise<Reply> {
+  return json({
+    orders: await read(s.runtime, 'account.orders', {
+      accountIds: [principal.accountId],
+      ...query,
+      baseUrl: s.config.baseUrl,
+    }),
+  });
 }
 
-async function getOrder(s: Services, { params, principal }: AgentContext<OrderParams>): Promise<Reply> {
-  const order = await read(s.runtime, 'account.order', { accountIds: [principal.accountId], orderId: params.order_id, baseUrl: s.config.baseUrl });
+async function getOrder(
+  s: Services,
+  { params, principal }: AgentContext<OrderParams>,
+): Promise<Reply> {
+  const order = await read(s.runtime, 'account.order', {
+    accountIds: [principal.accountId],
+    orderId: params.order_id,
+    baseUrl: s.config.baseUrl,
+  });
   return json(order ?? raise(notMine('order', params.order_id)));
 }
 
-async function listPositions(s: Services, { query, principal }: AgentContext<unknown, PositionsQuery>): Promise<Reply> {
-  return json({ positions: await read(s.runtime, 'account.positions', { accountIds: [principal.accountId], ...query }) });
+async function listPositions(
+  s: Services,
+  { query, principal }: AgentContext<unknown, PositionsQuery>,
+): Promise<Reply> {
+  return json({
+    positions: await read(s.runtime, 'account.positions', {
+      accountIds: [principal.accountId],
+      ...query,
+    }),
+  });
 }
 
-async function getPosition(s: Services, { params, principal }: AgentContext<PositionParams>): Promise<Reply> {
-  const position = await read(s.runtime, 'account.position', { accountIds: [principal.accountId], positionId: params.position_id });
+async function getPosition(
+  s: Services,
+  { params, principal }: AgentContext<PositionParams>,
+): Promise<Reply> {
+  const position = await read(s.runtime, 'account.position', {
+    accountIds: [principal.accountId],
+    positionId: params.position_id,
+  });
   return json(position ?? raise(notMine('position', params.position_id)));
 }
 
-async function listMyTrades(s: Services, { query, principal }: AgentContext<unknown, LimitQuery>): Promise<Reply> {
-  return json({ trades: await read(s.runtime, 'account.trades', { accountIds: [principal.accountId], limit: query.limit }) });
+async function listMyTrades(
+  s: Services,
+  { query, principal }: AgentContext<unknown, LimitQuery>,
+): Promise<Reply> {
+  return json({
+    trades: await read(s.runtime, 'account.trades', {
+      accountIds: [principal.accountId],
+      limit: query.limit,
+    }),
+  });
 }
 
-async function getAccount(s: Services, { query, principal }: AgentContext<unknown, LimitQuery>): Promise<Reply> {
-  const [account] = await read(s.runtime, 'account.summaries', { accountIds: [principal.accountId], ledgerLimit: query.limit, baseUrl: s.config.baseUrl, at: s.clock.realNow() });
+async function getAccount(
+  s: Services,
+  { query, principal }: AgentContext<unknown, LimitQuery>,
+): Promise<Reply> {
+  const [account] = await read(s.runtime, 'account.summaries', {
+    accountIds: [principal.accountId],
+    ledgerLimit: query.limit,
+    baseUrl: s.config.baseUrl,
+    at: s.clock.realNow(),
+  });
   return json(account);
 }
 
-async function listLedger(s: Services, { query, principal }: AgentContext<unknown, LimitQuery>): Promise<Reply> {
-  return json({ ledger: await read(s.runtime, 'account.ledger', { accountIds: [principal.accountId], limit: query.limit }) });
+async function listLedger(
+  s: Services,
+  { query, principal }: AgentContext<unknown, LimitQuery>,
+): Promise<Reply> {
+  return json({
+    ledger: await read(s.runtime, 'account.ledger', {
+      accountIds: [principal.accountId],
+      limit: query.limit,
+    }),
+  });
 }
 
 async function getInventory(s: Services, { principal }: AgentContext): Promise<Reply> {
   return json(await read(s.runtime, 'account.inventory', { accountIds: [principal.accountId] }));
 }
 
-async function listRounds(s: Services, { query, principal }: AgentContext<unknown, LimitQuery>): Promise<Reply> {
-  return json({ rounds: await read(s.runtime, 'account.rounds', { accountIds: [principal.accountId], limit: query.limit }) });
+async function listRounds(
+  s: Services,
+  { query, principal }: AgentContext<unknown, LimitQuery>,
+): Promise<Reply> {
+  return json({
+    rounds: await read(s.runtime, 'account.rounds', {
+      accountIds: [principal.accountId],
+      limit: query.limit,
+    }),
+  });
 }
 
-const notMine = (what: string, id: number) => new HttpError(404, `no ${what} ${id} on your account`);
+const notMine = (what: string, id: number) =>
+  new HttpError(404, `no ${what} ${id} on your account`);
 
 function raise(err: Error): never {
   throw err;

@@ -5,7 +5,16 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import Type, { type Static } from 'typebox';
 import { catalog } from '../../engine/index.js';
-import { Media, htmlPage, media, route, text, type PublicContext, type Reply, type Route } from '../../http/route.js';
+import {
+  Media,
+  htmlPage,
+  media,
+  route,
+  text,
+  type PublicContext,
+  type Reply,
+  type Route,
+} from '../../http/route.js';
 import { AgentProtocol, Catalog, Manifest, PaymentMethods } from '../../schemas/index.js';
 import { renderPage } from '../../web/pages.js';
 import { openApiDocument } from '../../api/openapi.js';
@@ -25,7 +34,9 @@ const DOC_ASSETS = {
   'favicon-32x32.png': 'image/png',
 } as const;
 type DocAsset = keyof typeof DOC_ASSETS;
-const DocAssetParams = Type.Object({ asset: Type.Union(Object.keys(DOC_ASSETS).map((k) => Type.Literal(k))) });
+const DocAssetParams = Type.Object({
+  asset: Type.Union(Object.keys(DOC_ASSETS).map((k) => Type.Literal(k))),
+});
 type DocAssetParams = Static<typeof DocAssetParams>;
 const JSON_TYPE = 'application/json';
 type Texts = () => ReturnType<typeof discoveryTexts>;
@@ -52,50 +63,89 @@ export function discoveryRoutes(s: Services, texts: Texts): Route[] {
 
   return [
     route({
-      method: 'GET', path: `${API}/manifest`, operationId: 'get_manifest', auth: 'none', summary: 'What the service is: markets, flow, payments, engine, schema',
+      method: 'GET',
+      path: `${API}/manifest`,
+      operationId: 'get_manifest',
+      auth: 'none',
+      summary: 'What the service is: markets, flow, payments, engine, schema',
       response: { 200: Manifest },
       handler: () => getManifest(texts),
     }),
     route({
-      method: 'GET', path: `${API}/catalog`, operationId: 'get_catalog', auth: 'none', summary: 'Item families with their items, add-ons and grades',
+      method: 'GET',
+      path: `${API}/catalog`,
+      operationId: 'get_catalog',
+      auth: 'none',
+      summary: 'Item families with their items, add-ons and grades',
       response: { 200: Catalog },
       handler: () => getCatalog(catalogBytes),
     }),
     route({
-      method: 'GET', path: `${API}/payments/methods`, operationId: 'list_payment_methods', auth: 'none', summary: 'Payment methods and readiness, monthly fee, payout terms',
+      method: 'GET',
+      path: `${API}/payments/methods`,
+      operationId: 'list_payment_methods',
+      auth: 'none',
+      summary: 'Payment methods and readiness, monthly fee, payout terms',
       response: { 200: PaymentMethods },
       handler: () => listPaymentMethods(paymentsBytes),
     }),
     route({
-      method: 'GET', path: `${API}/agents/protocol`, operationId: 'get_protocol', auth: 'none', summary: "The agent's working protocol as data",
+      method: 'GET',
+      path: `${API}/agents/protocol`,
+      operationId: 'get_protocol',
+      auth: 'none',
+      summary: "The agent's working protocol as data",
       response: { 200: AgentProtocol },
       handler: () => getProtocol(texts),
     }),
     route({
-      method: 'GET', path: '/llms.txt', auth: 'none', summary: 'Plain-text guide for language-model agents',
+      method: 'GET',
+      path: '/llms.txt',
+      auth: 'none',
+      summary: 'Plain-text guide for language-model agents',
       response: { 200: media('text/plain; charset=utf-8', 'the guide') },
       handler: () => getLlmsTxt(texts),
     }),
     route({
-      method: 'GET', path: '/robots.txt', auth: 'none', summary: 'Crawler rules',
+      method: 'GET',
+      path: '/robots.txt',
+      auth: 'none',
+      summary: 'Crawler rules',
       response: { 200: media('text/plain; charset=utf-8', 'robots.txt') },
       handler: () => getRobotsTxt(),
     }),
     route({
-      method: 'GET', path: ASYNCAPI_PATH, auth: 'none', api: false,
-      summary: 'AsyncAPI 3.0 description of the event stream, the market stream, the WebSocket and webhooks',
+      method: 'GET',
+      path: ASYNCAPI_PATH,
+      auth: 'none',
+      api: false,
+      summary:
+        'AsyncAPI 3.0 description of the event stream, the market stream, the WebSocket and webhooks',
       response: { 200: media(JSON_TYPE, 'this document') },
       handler: () => getAsyncApi(asyncApiBytes),
     }),
     route({
-      method: 'GET', path: '/api/docs', auth: 'none', api: false, summary: 'Interactive API docs',
+      method: 'GET',
+      path: '/api/docs',
+      auth: 'none',
+      api: false,
+      summary: 'Interactive API docs',
       response: { 200: htmlPage('Swagger UI over /api/openapi.json') },
       handler: () => getApiDocs(),
     }),
     route<DocAssetParams>({
-      method: 'GET', path: '/api/docs/{asset}', auth: 'none', api: false, summary: 'Static files of the API docs',
+      method: 'GET',
+      path: '/api/docs/{asset}',
+      auth: 'none',
+      api: false,
+      summary: 'Static files of the API docs',
       params: DocAssetParams,
-      response: { 200: new Media('the file', Object.fromEntries(Object.values(DOC_ASSETS).map((t) => [t, undefined]))) },
+      response: {
+        200: new Media(
+          'the file',
+          Object.fromEntries(Object.values(DOC_ASSETS).map((t) => [t, undefined])),
+        ),
+      },
       handler: (c) => getDocAsset(assets, c),
     }),
   ];
@@ -122,7 +172,9 @@ function getLlmsTxt(texts: Texts): Reply {
 }
 
 function getRobotsTxt(): Reply {
-  return text(`User-agent: *\nDisallow: /console\nDisallow: /checkout/\nDisallow: /carts/\nAllow: /\n`);
+  return text(
+    `User-agent: *\nDisallow: /console\nDisallow: /checkout/\nDisallow: /carts/\nAllow: /\n`,
+  );
 }
 
 function getAsyncApi(asyncApiBytes: () => Buffer): Reply {
@@ -131,7 +183,8 @@ function getAsyncApi(asyncApiBytes: () => Buffer): Reply {
 
 function getApiDocs(): Reply {
   return renderPage('api-docs', {
-    title: 'API docs', main_class: 'api-docs',
+    title: 'API docs',
+    main_class: 'api-docs',
     openapi_url: '/api/openapi.json',
     stylesheets: ['/api/docs/swagger-ui.css'],
     scripts: ['/api/docs/swagger-ui-bundle.js', '/static/api-docs.js'],
@@ -139,18 +192,29 @@ function getApiDocs(): Reply {
 }
 
 /** A file of swagger-ui-dist, read once. */
-function getDocAsset(assets: Map<string, Buffer>, { params }: PublicContext<DocAssetParams>): Reply {
+function getDocAsset(
+  assets: Map<string, Buffer>,
+  { params }: PublicContext<DocAssetParams>,
+): Reply {
   const name = params.asset as DocAsset;
   let b = assets.get(name);
   if (!b) assets.set(name, (b = fs.readFileSync(path.join(SWAGGER_DIR, name))));
-  return { body: b, contentType: DOC_ASSETS[name], headers: { 'cache-control': 'public, max-age=86400' } };
+  return {
+    body: b,
+    contentType: DOC_ASSETS[name],
+    headers: { 'cache-control': 'public, max-age=86400' },
+  };
 }
 
 /** GET /api/openapi.json over the finished route table (it documents itself out). */
 export function openApiRoute(routes: Route[], s: Services): Route {
   const doc = once(() => Buffer.from(JSON.stringify(openApiDocument(routes, s.config.baseUrl))));
   return route({
-    method: 'GET', path: '/api/openapi.json', auth: 'none', api: false, summary: 'OpenAPI 3.1 description',
+    method: 'GET',
+    path: '/api/openapi.json',
+    auth: 'none',
+    api: false,
+    summary: 'OpenAPI 3.1 description',
     response: { 200: media('application/json', 'this document') },
     handler: () => getOpenApi(doc),
   });

@@ -5,7 +5,15 @@
 import Type, { type Static } from 'typebox';
 import { holderOf } from '../../http/authenticators/holder-session.js';
 import { renderPage } from '../../web/pages.js';
-import { HttpError, htmlPage, route, type PublicContext, type Reply, type RequestInfo, type Route } from '../../http/route.js';
+import {
+  HttpError,
+  htmlPage,
+  route,
+  type PublicContext,
+  type Reply,
+  type RequestInfo,
+  type Route,
+} from '../../http/route.js';
 import type { Services } from '../../http/services.js';
 import { openApiDocument } from '../../api/openapi.js';
 import type { discoveryTexts } from '../discovery-texts.js';
@@ -14,28 +22,52 @@ import { agentProtocol } from '../protocol.js';
 import { guideSections, rulesSection } from '../guide.js';
 import { COVERAGE_PATH, RECORD_RANGES, SPAN_REFUSAL, capWords } from '../record-ranges.js';
 import { shellText, type Example } from '../examples.js';
-import { idempotentOperations, referenceByTag, statusesDeclared, type OpenApiDoc } from '../api-reference.js';
+import {
+  idempotentOperations,
+  referenceByTag,
+  statusesDeclared,
+  type OpenApiDoc,
+} from '../api-reference.js';
 import { DOC_PAGES, RENDERED_SLUGS, richText, sectionView, type RenderedSlug } from '../docs.js';
 import { privacy, terms, type LegalDoc } from '../legal.js';
 import { clientUsage } from '../client-usage.js';
 import {
-  ASYNCAPI_PATH, EVENT_RETENTION_DAYS, SUBSCRIBE_NOT_POLL, VERIFY_SNIPPET, WEBHOOK_RETRY_HOURS, eventTypeRows, webhookRoutes, wsAddress,
+  ASYNCAPI_PATH,
+  EVENT_RETENTION_DAYS,
+  SUBSCRIBE_NOT_POLL,
+  VERIFY_SNIPPET,
+  WEBHOOK_RETRY_HOURS,
+  eventTypeRows,
+  webhookRoutes,
+  wsAddress,
 } from '../events.js';
 import { KEY_PLACEHOLDER } from '../examples.js';
 import { KEEPALIVE_MS } from '../../events/hub.js';
 import { WS_CLOSE_CODES } from '../../events/asyncapi.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 
-const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100, description: 'the page' }) });
+const SlugParams = Type.Object({
+  slug: Type.String({ minLength: 1, maxLength: 100, description: 'the page' }),
+});
 type SlugParams = Static<typeof SlugParams>;
 
-const exampleView = (e: Example) => ({ id: e.id, title: e.title, intro: e.intro, text: shellText(e) });
+const exampleView = (e: Example) => ({
+  id: e.id,
+  title: e.title,
+  intro: e.intro,
+  text: shellText(e),
+});
 
 /** Path patterns of the GET routes anyone may open (a docs link is made only to those). */
 function openableBy(routes: Route[]): (path: string) => boolean {
   const patterns = routes
     .filter((r) => r.method === 'GET' && r.auth === 'none')
-    .map((r) => new RegExp(`^${r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`));
+    .map(
+      (r) =>
+        new RegExp(
+          `^${r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+        ),
+    );
   return (path) => patterns.some((p) => p.test(path));
 }
 
@@ -47,20 +79,37 @@ export function webDocsRoutes(s: Services, routes: Route[], texts: Texts): Route
 
   return [
     route({
-      method: 'GET', path: '/docs', auth: 'none', summary: 'The docs: an index of the pages', response: { 200: htmlPage('the docs index') },
+      method: 'GET',
+      path: '/docs',
+      auth: 'none',
+      summary: 'The docs: an index of the pages',
+      response: { 200: htmlPage('the docs index') },
       handler: (c) => getDocsIndex(s, c),
     }),
     route<SlugParams>({
-      method: 'GET', path: '/docs/{slug}', auth: 'none', summary: 'A docs page: agents, developers or protocol', params: SlugParams,
-      response: { 200: htmlPage('the docs page') }, responses: { 404: { description: 'no such page' } },
+      method: 'GET',
+      path: '/docs/{slug}',
+      auth: 'none',
+      summary: 'A docs page: agents, developers or protocol',
+      params: SlugParams,
+      response: { 200: htmlPage('the docs page') },
+      responses: { 404: { description: 'no such page' } },
       handler: (c) => getDocsPage(d, c),
     }),
     route({
-      method: 'GET', path: '/terms', auth: 'none', summary: 'Terms of use', response: { 200: htmlPage('the terms') },
+      method: 'GET',
+      path: '/terms',
+      auth: 'none',
+      summary: 'Terms of use',
+      response: { 200: htmlPage('the terms') },
       handler: (c) => getTerms(d, c),
     }),
     route({
-      method: 'GET', path: '/privacy', auth: 'none', summary: 'Privacy notice', response: { 200: htmlPage('the privacy notice') },
+      method: 'GET',
+      path: '/privacy',
+      auth: 'none',
+      summary: 'Privacy notice',
+      response: { 200: htmlPage('the privacy notice') },
       handler: (c) => getPrivacy(d, c),
     }),
   ];
@@ -72,7 +121,12 @@ type DocsViews = Record<RenderedSlug, Record<string, unknown>>;
 type DocsDeps = { s: Services; routes: Route[]; views: () => DocsViews };
 
 async function getDocsIndex(s: Services, { req }: PublicContext): Promise<Reply> {
-  return renderPage('docs-index', { title: 'Docs', holder: await holderOf(s, req), pages: DOC_PAGES, docs_nav: nav('') });
+  return renderPage('docs-index', {
+    title: 'Docs',
+    holder: await holderOf(s, req),
+    pages: DOC_PAGES,
+    docs_nav: nav(''),
+  });
 }
 
 function getDocsPage(d: DocsDeps, { req, params }: PublicContext<SlugParams>): Promise<Reply> {
@@ -83,7 +137,11 @@ function getDocsPage(d: DocsDeps, { req, params }: PublicContext<SlugParams>): P
 
 async function renderedPage(d: DocsDeps, req: RequestInfo, slug: RenderedSlug): Promise<Reply> {
   const v = d.views()[slug] as { title: string };
-  return renderPage(`docs-${slug}`, { ...v, holder: await holderOf(d.s, req), docs_nav: nav(slug) });
+  return renderPage(`docs-${slug}`, {
+    ...v,
+    holder: await holderOf(d.s, req),
+    docs_nav: nav(slug),
+  });
 }
 
 function getTerms(d: DocsDeps, { req }: PublicContext): Promise<Reply> {
@@ -98,7 +156,10 @@ async function legalPage({ s, routes }: DocsDeps, req: RequestInfo, doc: LegalDo
   const base = s.config.baseUrl;
   const openable = openableBy(routes);
   return renderPage('docs-legal', {
-    title: doc.title, holder: await holderOf(s, req), doc, intro: richText(doc.intro, base, openable),
+    title: doc.title,
+    holder: await holderOf(s, req),
+    doc,
+    intro: richText(doc.intro, base, openable),
     sections: doc.sections.map((x) => sectionView(x, base, openable)),
   });
 }
@@ -115,28 +176,57 @@ function docsViews(s: Services, routes: Route[], t: ReturnType<Texts>): DocsView
       title: 'For agents',
       description: 'From registration to a cart, as curl commands that run against this service.',
       examples: examples.agents.map(exampleView),
-      sections: guideSections(at, s.config.timeScale).filter((x) => x.id !== 'docs').map((x) => sectionView(x, base, openable)),
+      sections: guideSections(at, s.config.timeScale)
+        .filter((x) => x.id !== 'docs')
+        .map((x) => sectionView(x, base, openable)),
       llms_txt: '/llms.txt',
     },
     developers: developersView(s, doc, t, rich),
-    events: eventsView(at, rich, Object.fromEntries(examples.events.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]))),
+    events: eventsView(
+      at,
+      rich,
+      Object.fromEntries(
+        examples.events.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]),
+      ),
+    ),
     protocol: protocolView(at, rich),
   } satisfies DocsViews;
 }
 
 /** /docs/developers: every route by tag, authentication, errors, record ranges, idempotency, the client. */
-function developersView(s: Services, doc: OpenApiDoc, { at, examples }: ReturnType<Texts>, rich: (t: string) => string) {
+function developersView(
+  s: Services,
+  doc: OpenApiDoc,
+  { at, examples }: ReturnType<Texts>,
+  rich: (t: string) => string,
+) {
   const base = s.config.baseUrl;
   const api = `${base}/api/v1`;
   const m = manifest(at, s.schema, s.config.timeScale);
-  const dev = Object.fromEntries(examples.developers.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]));
+  const dev = Object.fromEntries(
+    examples.developers.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]),
+  );
   return {
     title: 'For developers',
-    description: 'Every route of the API with its parameters and defaults, authentication, errors, limits and retries.',
+    description:
+      'Every route of the API with its parameters and defaults, authentication, errors, limits and retries.',
     api_base: api,
-    auth: { ...m.auth, headers: m.auth.headers.map((name, i) => ({ name, or: i > 0 })), key_required: m.auth.key_required.join(', '), public: m.auth.public.join(', ') },
-    errors: { rule: rich(rulesSection().items.find((i) => i.startsWith('Errors'))!), statuses: statusesDeclared(doc) },
-    ranges: RECORD_RANGES.map((r) => ({ path: `${api}${r.path}`, required: r.required, caps: capWords(r), note: r.note })),
+    auth: {
+      ...m.auth,
+      headers: m.auth.headers.map((name, i) => ({ name, or: i > 0 })),
+      key_required: m.auth.key_required.join(', '),
+      public: m.auth.public.join(', '),
+    },
+    errors: {
+      rule: rich(rulesSection().items.find((i) => i.startsWith('Errors'))!),
+      statuses: statusesDeclared(doc),
+    },
+    ranges: RECORD_RANGES.map((r) => ({
+      path: `${api}${r.path}`,
+      required: r.required,
+      caps: capWords(r),
+      note: r.note,
+    })),
     coverage: rich(`GET ${api}${COVERAGE_PATH}`),
     refusal: SPAN_REFUSAL,
     idempotency: idempotentOperations(doc),
@@ -171,13 +261,23 @@ function pretty(v: unknown): string {
 }
 
 /** /docs/events: the table of types from the schemas, the transports, resuming, retention, webhooks. */
-function eventsView(at: ReturnType<typeof discoveryTexts>['at'], rich: (t: string) => string, ex: Record<string, unknown>) {
+function eventsView(
+  at: ReturnType<typeof discoveryTexts>['at'],
+  rich: (t: string) => string,
+  ex: Record<string, unknown>,
+) {
   const hooks = webhookRoutes(at);
   const types = eventTypeRows(at);
-  const event = { id: 42, type: 'order.filled', created_at: 1764126000, data: { id: 7, status: 'filled', position_id: 3, '...': '...' } };
+  const event = {
+    id: 42,
+    type: 'order.filled',
+    created_at: 1764126000,
+    data: { id: 7, status: 'filled', position_id: 3, '...': '...' },
+  };
   return {
     title: 'Events',
-    description: 'Subscribe, don\'t poll: every event type, resuming without missing one, the stream, the WebSocket and signed webhooks.',
+    description:
+      "Subscribe, don't poll: every event type, resuming without missing one, the stream, the WebSocket and signed webhooks.",
     advice: SUBSCRIBE_NOT_POLL,
     types,
     type_count: types.length,
@@ -197,7 +297,16 @@ function eventsView(at: ReturnType<typeof discoveryTexts>['at'], rich: (t: strin
       auth: pretty({ op: 'auth', key: KEY_PLACEHOLDER }),
       subscribe: pretty({ op: 'subscribe', channels: ['account', 'market:m15'], after: 41 }),
       account: pretty({ channel: 'account', event }),
-      market: pretty({ channel: 'market:m15', event: { type: 'session.closed', market: 'm15', tick: 1960140, next_tick: 1960141, tick_closes_at: 1764127800 } }),
+      market: pretty({
+        channel: 'market:m15',
+        event: {
+          type: 'session.closed',
+          market: 'm15',
+          tick: 1960140,
+          next_tick: 1960141,
+          tick_closes_at: 1764127800,
+        },
+      }),
       close: WS_CLOSE_CODES.map(([code, why]) => ({ code, why })),
     },
     hooks: hooks && { register: rich(hooks.register), list: rich(hooks.list) },
@@ -215,8 +324,12 @@ function eventsView(at: ReturnType<typeof discoveryTexts>['at'], rich: (t: strin
 }
 
 /** The docs' own navigation, the current page marked. */
-const nav = (current: string) => [{ slug: '', title: 'Docs' }, ...DOC_PAGES.map((p) => ({ slug: p.slug, title: p.title.split(':')[0] }))].map((p) => ({
-  href: p.slug ? `/docs/${p.slug}` : '/docs',
-  title: p.title,
-  current: p.slug === current,
-}));
+const nav = (current: string) =>
+  [
+    { slug: '', title: 'Docs' },
+    ...DOC_PAGES.map((p) => ({ slug: p.slug, title: p.title.split(':')[0] })),
+  ].map((p) => ({
+    href: p.slug ? `/docs/${p.slug}` : '/docs',
+    title: p.title,
+    current: p.slug === current,
+  }));

@@ -28,15 +28,33 @@ function newKeyAuthenticator(s: Services): (req: RequestInfo) => Promise<AgentPr
   const known = new Map<string, { hash: string; principal: AgentPrincipal }>();
   return async (req) => {
     const key = keyFromHeaders(req.headers);
-    if (!key) throw new HttpError(401, 'an API key is required: send Authorization: Bearer <key> or X-API-Token: <key>', UNAUTHORIZED);
-    if (!isKey(key)) throw new HttpError(401, 'invalid API key: a key is 80 characters of A-Z, a-z and 0-9', UNAUTHORIZED);
+    if (!key)
+      throw new HttpError(
+        401,
+        'an API key is required: send Authorization: Bearer <key> or X-API-Token: <key>',
+        UNAUTHORIZED,
+      );
+    if (!isKey(key))
+      throw new HttpError(
+        401,
+        'invalid API key: a key is 80 characters of A-Z, a-z and 0-9',
+        UNAUTHORIZED,
+      );
     const hash = keyHash(key);
     const keyId = keyIdOf(key);
     let hit = known.get(keyId);
     if (!hit) {
       const row = await read(s.runtime, 'agent.byKeyId', { keyId });
-      if (!row) throw new HttpError(401, 'unknown API key: register it first with POST /api/v1/agents/register', UNAUTHORIZED);
-      hit = { hash: row.key_hash, principal: { agentId: row.id, accountId: row.account_id, keyId } };
+      if (!row)
+        throw new HttpError(
+          401,
+          'unknown API key: register it first with POST /api/v1/agents/register',
+          UNAUTHORIZED,
+        );
+      hit = {
+        hash: row.key_hash,
+        principal: { agentId: row.id, accountId: row.account_id, keyId },
+      };
       if (known.size >= REMEMBERED) known.delete(known.keys().next().value!);
       known.set(keyId, hit);
     }

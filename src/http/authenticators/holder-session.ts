@@ -51,7 +51,10 @@ export function holderAuthenticator(s: Services): (req: RequestInfo) => Promise<
   return async (req) => {
     const holder = await holderOf(s, req);
     if (holder) return holder;
-    if (req.method === 'GET') throw new HttpError(303, 'login required', { location: loginRedirect(req.url + (req.query ? `?${req.query}` : '')) });
+    if (req.method === 'GET')
+      throw new HttpError(303, 'login required', {
+        location: loginRedirect(req.url + (req.query ? `?${req.query}` : '')),
+      });
     throw new HttpError(401, 'log in first');
   };
 }

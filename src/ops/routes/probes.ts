@@ -7,18 +7,30 @@ import type { Services } from '../../http/services.js';
 export function opsRoutes(s: Services): Route[] {
   return [
     route({
-      method: 'GET', path: '/healthz', auth: 'none', summary: 'Liveness',
+      method: 'GET',
+      path: '/healthz',
+      auth: 'none',
+      summary: 'Liveness',
       response: { 200: Health },
       handler: () => getHealth(),
     }),
     route({
-      method: 'GET', path: '/readyz', auth: 'none', summary: 'Readiness: migrations ran, every market has an open session, and the node is not stopping',
+      method: 'GET',
+      path: '/readyz',
+      auth: 'none',
+      summary:
+        'Readiness: migrations ran, every market has an open session, and the node is not stopping',
       response: { 200: Ready, 503: Starting },
       handler: () => getReadiness(s),
     }),
     route({
-      method: 'GET', path: '/metrics', auth: 'ops', summary: 'Prometheus metrics (the /ops access rule)',
-      response: { 200: media('text/plain; version=0.0.4; charset=utf-8', 'Prometheus text format') },
+      method: 'GET',
+      path: '/metrics',
+      auth: 'ops',
+      summary: 'Prometheus metrics (the /ops access rule)',
+      response: {
+        200: media('text/plain; version=0.0.4; charset=utf-8', 'Prometheus text format'),
+      },
       handler: () => getMetrics(s),
     }),
   ];
@@ -29,10 +41,22 @@ function getHealth(): Reply {
 }
 
 function getReadiness(s: Services): Reply {
-  if (s.draining()) return json({ status: 'stopping', detail: 'this node is stopping: a balancer takes it out' }, 503, { 'retry-after': '1' });
+  if (s.draining())
+    return json(
+      { status: 'stopping', detail: 'this node is stopping: a balancer takes it out' },
+      503,
+      { 'retry-after': '1' },
+    );
   return s.supervisor.ready
-    ? json({ status: 'ready', schema: s.schema.last, node: s.node(), closes: s.supervisor.holdsCloses })
-    : json({ status: 'starting', detail: 'markets are opening or catching up' }, 503, { 'retry-after': '1' });
+    ? json({
+        status: 'ready',
+        schema: s.schema.last,
+        node: s.node(),
+        closes: s.supervisor.holdsCloses,
+      })
+    : json({ status: 'starting', detail: 'markets are opening or catching up' }, 503, {
+        'retry-after': '1',
+      });
 }
 
 async function getMetrics(s: Services): Promise<Reply> {

@@ -4,12 +4,26 @@
 // mistyped card never reaches the account actor and nothing is charged; the payment itself is one
 // turn of the order's account actor.
 import Type, { type Static } from 'typebox';
-import { accountRef, type OrderAgent, type Paid, type ServedOrder } from '../../../actors/account/messages.js';
+import {
+  accountRef,
+  type OrderAgent,
+  type Paid,
+  type ServedOrder,
+} from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { PayFields, cardOptions, paymentOf } from '../pay-form.js';
 import { holderOf, type HolderPrincipal } from '../../http/authenticators/holder-session.js';
 import { renderPage } from '../pages.js';
-import { HttpError, htmlPage, route, type HolderContext, type PublicContext, type Reply, type RequestInfo, type Route } from '../../http/route.js';
+import {
+  HttpError,
+  htmlPage,
+  route,
+  type HolderContext,
+  type PublicContext,
+  type Reply,
+  type RequestInfo,
+  type Route,
+} from '../../http/route.js';
 import { PaidForm } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../answers.js';
@@ -17,8 +31,15 @@ import { centsToNumber, numberToCents } from '../../engine/index.js';
 import { TokenParams, identityView, utc } from '../link-view.js';
 import { dealFacts } from '../deal-facts.js';
 import { countdown } from '../cart-view.js';
-import { DoneCardFields, cardOf, confirmationView, donePath, isoOf, orderStatusWords, paidCardView } from '../checkout-view.js';
-
+import {
+  DoneCardFields,
+  cardOf,
+  confirmationView,
+  donePath,
+  isoOf,
+  orderStatusWords,
+  paidCardView,
+} from '../checkout-view.js';
 
 const PayForm = Type.Object(PayFields);
 type PayForm = Static<typeof PayForm>;
@@ -29,55 +50,116 @@ type DoneQuery = Static<typeof DoneQuery>;
 type Order = ServedOrder;
 type Agent = OrderAgent;
 
-
 export function webCheckoutRoutes(s: Services): Route[] {
   return [
     route<{ token: string }, DoneQuery>({
-      method: 'GET', path: '/checkout/{token}/done', auth: 'holder', summary: 'The confirmation after paying an order: what was charged, and what happens next and when',
-      params: TokenParams, query: DoneQuery,
-      response: { 200: htmlPage('the confirmation of the payment') }, responses: { 303: { description: 'not paid yet: back to the purchase link' } },
+      method: 'GET',
+      path: '/checkout/{token}/done',
+      auth: 'holder',
+      summary:
+        'The confirmation after paying an order: what was charged, and what happens next and when',
+      params: TokenParams,
+      query: DoneQuery,
+      response: { 200: htmlPage('the confirmation of the payment') },
+      responses: { 303: { description: 'not paid yet: back to the purchase link' } },
       handler: (c) => showCheckoutDone(s, c),
     }),
     route<{ token: string }>({
-      method: 'GET', path: '/checkout/{token}', auth: 'none', summary: 'Purchase link of an order: review and pay', params: TokenParams,
+      method: 'GET',
+      path: '/checkout/{token}',
+      auth: 'none',
+      summary: 'Purchase link of an order: review and pay',
+      params: TokenParams,
       response: { 200: htmlPage('the order, who asks for it, and the payment form') },
       handler: (c) => showCheckout(s, c),
     }),
     route<{ token: string }, unknown, PayForm>({
-      method: 'POST', path: '/checkout/{token}/pay', auth: 'holder', summary: 'Pay an order by card or from the account balance',
-      response: { 200: PaidForm }, responses: { 303: { description: 'browsers: sent on to the next page' } },
-      params: TokenParams, body: PayForm,
-      onInvalid: invalidForm<HolderPrincipal>({}, (req, p, raw, holder) => pageOrMessage(s, req, raw.params.token, holder, p)),
+      method: 'POST',
+      path: '/checkout/{token}/pay',
+      auth: 'holder',
+      summary: 'Pay an order by card or from the account balance',
+      response: { 200: PaidForm },
+      responses: { 303: { description: 'browsers: sent on to the next page' } },
+      params: TokenParams,
+      body: PayForm,
+      onInvalid: invalidForm<HolderPrincipal>({}, (req, p, raw, holder) =>
+        pageOrMessage(s, req, raw.params.token, holder, p),
+      ),
       handler: (c) => submitPayment(s, c),
       replay: (paid: Paid, { req, params, body }) => paidReply(req, params.token, body, paid),
     }),
   ];
 }
 
-async function showCheckoutDone(s: Services, { req, params, query, principal }: HolderContext<{ token: string }, DoneQuery>): Promise<Reply> {
-  return webAction(req, () => donePage(s, params.token, principal, query), (q) =>
-    renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder: principal }, q.status));
+async function showCheckoutDone(
+  s: Services,
+  { req, params, query, principal }: HolderContext<{ token: string }, DoneQuery>,
+): Promise<Reply> {
+  return webAction(
+    req,
+    () => donePage(s, params.token, principal, query),
+    (q) =>
+      renderPage(
+        'message',
+        {
+          title: 'Order not found',
+          heading: 'Order not found',
+          message: q.message,
+          is_error: true,
+          holder: principal,
+        },
+        q.status,
+      ),
+  );
 }
 
-async function showCheckout(s: Services, { req, params }: PublicContext<{ token: string }>): Promise<Reply> {
+async function showCheckout(
+  s: Services,
+  { req, params }: PublicContext<{ token: string }>,
+): Promise<Reply> {
   return pageOrMessage(s, req, params.token, await holderOf(s, req));
 }
 
 /** Pays an order: the card is checked first, then one turn of the order's account actor. */
-async function submitPayment(s: Services, { req, params, body, principal: holder, idem }: HolderContext<{ token: string }, unknown, PayForm>): Promise<Reply> {
-  return webAction(req, async () => {
-    const payment = paymentOf(body, new Date(s.clock.realNow() * 1000));
-    const { order } = await findOrder(s, params.token);
-    const paid = await s.runtime.ask(accountRef(order.account_id), {
-      kind: 'pay', orderId: order.id, holderId: holder.holderId, payment, at: s.clock.realNow(),
-    }, { idem });
-    return paidReply(req, params.token, body, paid);
-  }, (p) => pageOrMessage(s, req, params.token, holder, p));
+async function submitPayment(
+  s: Services,
+  {
+    req,
+    params,
+    body,
+    principal: holder,
+    idem,
+  }: HolderContext<{ token: string }, unknown, PayForm>,
+): Promise<Reply> {
+  return webAction(
+    req,
+    async () => {
+      const payment = paymentOf(body, new Date(s.clock.realNow() * 1000));
+      const { order } = await findOrder(s, params.token);
+      const paid = await s.runtime.ask(
+        accountRef(order.account_id),
+        {
+          kind: 'pay',
+          orderId: order.id,
+          holderId: holder.holderId,
+          payment,
+          at: s.clock.realNow(),
+        },
+        { idem },
+      );
+      return paidReply(req, params.token, body, paid);
+    },
+    (p) => pageOrMessage(s, req, params.token, holder, p),
+  );
 }
 
 async function findOrder(s: Services, token: string): Promise<{ order: Order; agent: Agent }> {
   const found = await read(s.runtime, 'account.orderByToken', { token, baseUrl: s.config.baseUrl });
-  if (!found) throw new HttpError(404, 'no order has this purchase link: check the address the agent gave you');
+  if (!found)
+    throw new HttpError(
+      404,
+      'no order has this purchase link: check the address the agent gave you',
+    );
   return found;
 }
 
@@ -85,23 +167,42 @@ async function findOrder(s: Services, token: string): Promise<{ order: Order; ag
 async function payView(s: Services, holder: HolderPrincipal, order: Order) {
   const [cards, balance, { fee, pays }] = await Promise.all([
     read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
-    read(s.runtime, 'account.checkoutBalance', { accountId: order.account_id, holderId: holder.holderId }),
-    read(s.runtime, 'account.payNow', { holderId: holder.holderId, at: s.clock.realNow(), goodsCents: numberToCents(order.total_amount) }),
+    read(s.runtime, 'account.checkoutBalance', {
+      accountId: order.account_id,
+      holderId: holder.holderId,
+    }),
+    read(s.runtime, 'account.payNow', {
+      holderId: holder.holderId,
+      at: s.clock.realNow(),
+      goodsCents: numberToCents(order.total_amount),
+    }),
   ]);
   return {
     cards: cardOptions(cards),
     has_cards: cards.length > 0,
     // The balance is the agent's account: offered only once that account is the holder's.
     balance: balance === null ? null : usd(centsToNumber(balance)),
-    fee_due: fee.due, fee_amount_month: usd(fee.amount), fee_month: fee.month, pay_total: usd(pays.total),
+    fee_due: fee.due,
+    fee_amount_month: usd(fee.amount),
+    fee_month: fee.month,
+    pay_total: usd(pays.total),
   };
 }
 
-async function page(s: Services, token: string, holder: HolderPrincipal | null, p?: Problem): Promise<Reply> {
+async function page(
+  s: Services,
+  token: string,
+  holder: HolderPrincipal | null,
+  p?: Problem,
+): Promise<Reply> {
   const { order: o, agent: a } = await findOrder(s, token);
   // Opening a link while logged in connects the agent to the holder (SPEC.md "Authentication" 8).
   if (holder && a.holder_id === null) {
-    const c = await s.runtime.ask(accountRef(o.account_id), { kind: 'connect', agentId: a.id, holderId: holder.holderId });
+    const c = await s.runtime.ask(accountRef(o.account_id), {
+      kind: 'connect',
+      agentId: a.id,
+      holderId: holder.holderId,
+    });
     if (c.connected) a.holder_id = holder.holderId;
   }
   const paid = o.status === 'paid' || o.status === 'filled';
@@ -109,50 +210,122 @@ async function page(s: Services, token: string, holder: HolderPrincipal | null, 
   const otherHolder = !!holder && a.holder_id !== null && a.holder_id !== holder.holderId;
   const canPay = !!holder && !paid && !closed && !otherHolder;
   const [facts] = await dealFacts(s, [o]);
-  return renderPage('checkout', {
-    title: `Order from ${a.name}`, holder, error: p?.message, token,
-    ...identityView(a),
-    market: o.market, tick: o.tick, offer_key: o.offer_key, deal_title: o.deal_title, items: o.items, qty: o.qty,
-    unit_cost: usd(o.unit_cost), gross_amount: usd(o.gross_amount), fee_amount: usd(o.fee_amount), total_amount: usd(o.total_amount),
-    status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status, status_words: orderStatusWords(closed && o.status === 'awaiting_payment' ? 'expired' : o.status), closes: utc(o.closes_at), closes_iso: isoOf(o.closes_at), pay_total: usd(o.total_amount),
-    closes_at: o.closes_at, countdown: countdown(o.closes_at, s.clock.realNow()), facts, scripts: ['/static/countdown.js', '/static/card-input.js'],
-    paid, expired: closed, open: !paid && !closed, other_holder: otherHolder, can_pay: canPay, here_q: encodeURIComponent(`/checkout/${token}`),
-    ...(canPay ? await payView(s, holder!, o) : {}),
-  }, p?.status ?? 200);
+  return renderPage(
+    'checkout',
+    {
+      title: `Order from ${a.name}`,
+      holder,
+      error: p?.message,
+      token,
+      ...identityView(a),
+      market: o.market,
+      tick: o.tick,
+      offer_key: o.offer_key,
+      deal_title: o.deal_title,
+      items: o.items,
+      qty: o.qty,
+      unit_cost: usd(o.unit_cost),
+      gross_amount: usd(o.gross_amount),
+      fee_amount: usd(o.fee_amount),
+      total_amount: usd(o.total_amount),
+      status: closed && o.status === 'awaiting_payment' ? 'expired' : o.status,
+      status_words: orderStatusWords(
+        closed && o.status === 'awaiting_payment' ? 'expired' : o.status,
+      ),
+      closes: utc(o.closes_at),
+      closes_iso: isoOf(o.closes_at),
+      pay_total: usd(o.total_amount),
+      closes_at: o.closes_at,
+      countdown: countdown(o.closes_at, s.clock.realNow()),
+      facts,
+      scripts: ['/static/countdown.js', '/static/card-input.js'],
+      paid,
+      expired: closed,
+      open: !paid && !closed,
+      other_holder: otherHolder,
+      can_pay: canPay,
+      here_q: encodeURIComponent(`/checkout/${token}`),
+      ...(canPay ? await payView(s, holder!, o) : {}),
+    },
+    p?.status ?? 200,
+  );
 }
 
 /** A page that cannot be shown (unknown link): a message page for browsers, `{detail}` for JSON clients. */
-async function pageOrMessage(s: Services, req: RequestInfo, token: string, holder: HolderPrincipal | null, p?: Problem): Promise<Reply> {
-  return webAction(req, () => page(s, token, holder, p), (q) =>
-    renderPage('message', { title: 'Order not found', heading: 'Order not found', message: q.message, is_error: true, holder }, q.status));
+async function pageOrMessage(
+  s: Services,
+  req: RequestInfo,
+  token: string,
+  holder: HolderPrincipal | null,
+  p?: Problem,
+): Promise<Reply> {
+  return webAction(
+    req,
+    () => page(s, token, holder, p),
+    (q) =>
+      renderPage(
+        'message',
+        {
+          title: 'Order not found',
+          heading: 'Order not found',
+          message: q.message,
+          is_error: true,
+          holder,
+        },
+        q.status,
+      ),
+  );
 }
 
 /**
  * The confirmation after paying: only for the holder whose agent placed the order. Before it is
  * paid the purchase page is the place to be (303 there).
  */
-async function donePage(s: Services, token: string, holder: HolderPrincipal, q: DoneQuery): Promise<Reply> {
+async function donePage(
+  s: Services,
+  token: string,
+  holder: HolderPrincipal,
+  q: DoneQuery,
+): Promise<Reply> {
   const { order: o, agent: a } = await findOrder(s, token);
-  if (a.holder_id !== holder.holderId) throw new HttpError(404, 'no order of yours has this purchase link');
-  if (o.status !== 'paid' && o.status !== 'filled') return { status: 303, headers: { location: `/checkout/${encodeURIComponent(token)}` } };
+  if (a.holder_id !== holder.holderId)
+    throw new HttpError(404, 'no order of yours has this purchase link');
+  if (o.status !== 'paid' && o.status !== 'filled')
+    return { status: 303, headers: { location: `/checkout/${encodeURIComponent(token)}` } };
   const ref = `order:${o.id}`;
   const [ledger, cards] = await Promise.all([
     read(s.runtime, 'account.ledger', { accountIds: [o.account_id], limit: 100 }),
-    q.card_id === undefined && q.card === undefined ? Promise.resolve([]) : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
+    q.card_id === undefined && q.card === undefined
+      ? Promise.resolve([])
+      : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
   ]);
-  const feeCents = ledger.filter((e) => e.ref === ref && e.kind === 'monthly_fee').reduce((t, e) => t - Math.round(e.amount * 100), 0);
+  const feeCents = ledger
+    .filter((e) => e.ref === ref && e.kind === 'monthly_fee')
+    .reduce((t, e) => t - Math.round(e.amount * 100), 0);
   const card = paidCardView(q, cards);
   return renderPage('checkout-done', {
-    title: `Order ${o.id} is paid`, holder, token, agent_name: a.name, deal_title: o.deal_title, qty: o.qty, market: o.market, tick: o.tick,
-    ...confirmationView(o, feeCents, card.card, s.clock), ...card, scripts: [],
+    title: `Order ${o.id} is paid`,
+    holder,
+    token,
+    agent_name: a.name,
+    deal_title: o.deal_title,
+    qty: o.qty,
+    market: o.market,
+    tick: o.tick,
+    ...confirmationView(o, feeCents, card.card, s.clock),
+    ...card,
+    scripts: [],
   });
 }
-
 
 /** Browsers go on to the confirmation (JSON clients get the payment, unchanged). */
 function paidReply(req: RequestInfo, token: string, body: PayForm | undefined, paid: Paid): Reply {
   return formReply(req, donePath(token, cardOf(body)), {
-    order_ids: [paid.order_id], round_id: paid.round_id, already_paid: paid.already_paid,
-    charged: centsToNumber(paid.charged_cents), fee: centsToNumber(paid.fee_cents), receipt: paid.receipt,
+    order_ids: [paid.order_id],
+    round_id: paid.round_id,
+    already_paid: paid.already_paid,
+    charged: centsToNumber(paid.charged_cents),
+    fee: centsToNumber(paid.fee_cents),
+    receipt: paid.receipt,
   });
 }

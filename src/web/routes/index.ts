@@ -14,7 +14,15 @@ import { assetRoute } from '../pages.js';
 
 export function webRoutes(s: Services): Route[] {
   return [
-    ...webHolderRoutes(s), ...webCheckoutRoutes(s), ...webConsoleRoutes(s), ...webCartRoutes(s), ...webCartPageRoutes(s),
-    ...webSiteRoutes(s), ...webMarketRoutes(s), ...webExploreRoutes(s), ...webAssetRoutes(s), assetRoute(),
+    ...webHolderRoutes(s),
+    ...webCheckoutRoutes(s),
+    ...webConsoleRoutes(s),
+    ...webCartRoutes(s),
+    ...webCartPageRoutes(s),
+    ...webSiteRoutes(s),
+    ...webMarketRoutes(s),
+    ...webExploreRoutes(s),
+    ...webAssetRoutes(s),
+    assetRoute(),
   ];
 }

@@ -9,9 +9,26 @@ import { FAMILIES, MARKETS, type MarketId } from '../../engine/index.js';
 import { holderOf } from '../../http/authenticators/holder-session.js';
 import { countdown } from '../cart-view.js';
 import { FragmentCache, visitorPage } from '../fragment-cache.js';
-import { PER_PAGE, SORTS, SORT_NAMES, menuCsv, menuHref, menuPage, queryKey, snapshotScores, type MenuQuery } from '../market-view.js';
+import {
+  PER_PAGE,
+  SORTS,
+  SORT_NAMES,
+  menuCsv,
+  menuHref,
+  menuPage,
+  queryKey,
+  snapshotScores,
+  type MenuQuery,
+} from '../market-view.js';
 import { renderFragment, renderPage } from '../pages.js';
-import { htmlPage, media, route, type PublicContext, type Reply, type Route } from '../../http/route.js';
+import {
+  htmlPage,
+  media,
+  route,
+  type PublicContext,
+  type Reply,
+  type Route,
+} from '../../http/route.js';
 import type { Services } from '../../http/services.js';
 import { etagMatches, type MenuSnapshot } from '../../market-data/snapshots.js';
 import { usd } from '../answers.js';
@@ -22,13 +39,47 @@ import { menuSnapshots, sessionLength } from '../../market-data/live-session.js'
 const blankOr = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Literal('')]));
 
 const MenuQuerySchema = Type.Object({
-  family: Type.Integer({ minimum: -1, maximum: FAMILIES.length - 1, default: -1, description: `family (cluster id, 0..${FAMILIES.length - 1}); -1: every family` }),
-  min_margin: blankOr(Type.Number({ minimum: -1e6, maximum: 1e6, description: 'only deals with at least this margin (USD per unit); empty: no bound' })),
-  min_sv: blankOr(Type.Number({ minimum: 0, maximum: 1e6, description: 'only deals with at least this quoted sales velocity (markets that quote velocity); empty: no bound' })),
-  house: Type.Union([Type.Literal(0), Type.Literal(1)], { default: 0, description: '1: only deals the desk bids on' }),
-  sort: Type.Union(SORT_NAMES.map((n) => Type.Literal(n)), { default: 'score', description: 'order of the deals' }),
-  page: Type.Integer({ minimum: 1, maximum: 10_000, default: 1, description: 'page of the filtered menu, from 1; a page past the last one says so' }),
-  per_page: Type.Integer({ minimum: 1, maximum: PER_PAGE.max, default: PER_PAGE.default, description: `deals a page lists (${PER_PAGE.default} unless asked)` }),
+  family: Type.Integer({
+    minimum: -1,
+    maximum: FAMILIES.length - 1,
+    default: -1,
+    description: `family (cluster id, 0..${FAMILIES.length - 1}); -1: every family`,
+  }),
+  min_margin: blankOr(
+    Type.Number({
+      minimum: -1e6,
+      maximum: 1e6,
+      description: 'only deals with at least this margin (USD per unit); empty: no bound',
+    }),
+  ),
+  min_sv: blankOr(
+    Type.Number({
+      minimum: 0,
+      maximum: 1e6,
+      description:
+        'only deals with at least this quoted sales velocity (markets that quote velocity); empty: no bound',
+    }),
+  ),
+  house: Type.Union([Type.Literal(0), Type.Literal(1)], {
+    default: 0,
+    description: '1: only deals the desk bids on',
+  }),
+  sort: Type.Union(
+    SORT_NAMES.map((n) => Type.Literal(n)),
+    { default: 'score', description: 'order of the deals' },
+  ),
+  page: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 1,
+    description: 'page of the filtered menu, from 1; a page past the last one says so',
+  }),
+  per_page: Type.Integer({
+    minimum: 1,
+    maximum: PER_PAGE.max,
+    default: PER_PAGE.default,
+    description: `deals a page lists (${PER_PAGE.default} unless asked)`,
+  }),
 });
 type RawMenuQuery = Static<typeof MenuQuerySchema>;
 
@@ -66,7 +117,11 @@ function menuView(snap: MenuSnapshot, q: MenuQuery) {
     min_sv: q.min_sv ?? '',
     sv_ignored: !velocity && q.min_sv !== undefined,
     house: q.house === 1,
-    sorts: SORT_NAMES.map((name) => ({ name, label: SORTS[name].label, selected: name === q.sort })),
+    sorts: SORT_NAMES.map((name) => ({
+      name,
+      label: SORTS[name].label,
+      selected: name === q.sort,
+    })),
     per_page: q.per_page,
     sort_label: SORTS[q.sort].label,
     total: page.total,
@@ -75,7 +130,8 @@ function menuView(snap: MenuSnapshot, q: MenuQuery) {
     pages: page.pages,
     beyond: page.rows.length === 0 && page.total > 0,
     first_href: menuHref(market, q, { page: 1 }),
-    prev_href: page.page > 1 ? menuHref(market, q, { page: Math.min(page.page - 1, page.pages) }) : null,
+    prev_href:
+      page.page > 1 ? menuHref(market, q, { page: Math.min(page.page - 1, page.pages) }) : null,
     next_href: page.page < page.pages ? menuHref(market, q, { page: page.page + 1 }) : null,
     has_rows: page.rows.length > 0,
     first_row: page.rows[0]?.rank ?? 0,
@@ -112,7 +168,11 @@ export function webMarketRoutes(s: Services): Route[] {
 
   return [
     route<{ market_id: string }, RawMenuQuery>({
-      method: 'GET', path: '/markets/{market_id}', auth: 'none', summary: 'A market\'s open session: its menu with filters, sorts and pages, and the countdown to the close',
+      method: 'GET',
+      path: '/markets/{market_id}',
+      auth: 'none',
+      summary:
+        "A market's open session: its menu with filters, sorts and pages, and the countdown to the close",
       params: MarketParams,
       query: MenuQuerySchema,
       response: { 200: htmlPage('the market page') },
@@ -120,19 +180,38 @@ export function webMarketRoutes(s: Services): Route[] {
       handler: (c) => showMarket(s, caches, c),
     }),
     route<{ market_id: string }>({
-      method: 'GET', path: '/markets/{market_id}/menu.csv', auth: 'none', summary: 'The open session\'s menu as CSV',
+      method: 'GET',
+      path: '/markets/{market_id}/menu.csv',
+      auth: 'none',
+      summary: "The open session's menu as CSV",
       params: MarketParams,
-      response: { 200: media('text/csv; charset=utf-8', 'CSV with a header line: the Deal fields with the bundle flattened (title, unit, origin, items), then the page\'s score') },
-      responses: { 304: { description: 'If-None-Match matched: the menu has not changed' }, 404: notFound },
+      response: {
+        200: media(
+          'text/csv; charset=utf-8',
+          "CSV with a header line: the Deal fields with the bundle flattened (title, unit, origin, items), then the page's score",
+        ),
+      },
+      responses: {
+        304: { description: 'If-None-Match matched: the menu has not changed' },
+        404: notFound,
+      },
       handler: (c) => getMenuCsv(s, caches, c),
     }),
   ];
 }
 
 /** Menu fragments and visitors' whole pages (per session and query), and each snapshot's CSV. */
-type MenuCaches = { fragments: FragmentCache; pages: FragmentCache<Uint8Array>; csvs: WeakMap<MenuSnapshot, string> };
+type MenuCaches = {
+  fragments: FragmentCache;
+  pages: FragmentCache<Uint8Array>;
+  csvs: WeakMap<MenuSnapshot, string>;
+};
 
-async function showMarket(s: Services, { fragments, pages }: MenuCaches, { params, query, req }: PublicContext<{ market_id: string }, RawMenuQuery>): Promise<Reply> {
+async function showMarket(
+  s: Services,
+  { fragments, pages }: MenuCaches,
+  { params, query, req }: PublicContext<{ market_id: string }, RawMenuQuery>,
+): Promise<Reply> {
   const market = marketOr404(params.market_id);
   const snap = menuSnapshots(s).get(market);
   const q = menuQuery(query);
@@ -157,15 +236,24 @@ async function showMarket(s: Services, { fragments, pages }: MenuCaches, { param
   );
 }
 
-function getMenuCsv(s: Services, { csvs }: MenuCaches, { params, req }: PublicContext<{ market_id: string }>): Reply {
+function getMenuCsv(
+  s: Services,
+  { csvs }: MenuCaches,
+  { params, req }: PublicContext<{ market_id: string }>,
+): Reply {
   const market: MarketId = marketOr404(params.market_id);
   const snap = menuSnapshots(s).get(market);
-  if (etagMatches(req.headers['if-none-match'], snap.etag)) return { status: 304, headers: snap.headers };
+  if (etagMatches(req.headers['if-none-match'], snap.etag))
+    return { status: 304, headers: snap.headers };
   let body = csvs.get(snap);
-  if (body === undefined) csvs.set(snap, (body = menuCsv(market, snap.deals, snapshotScores(snap))));
+  if (body === undefined)
+    csvs.set(snap, (body = menuCsv(market, snap.deals, snapshotScores(snap))));
   return {
     body,
     contentType: 'text/csv; charset=utf-8',
-    headers: { ...snap.headers, 'content-disposition': `inline; filename="${market}-menu-${snap.tick}.csv"` },
+    headers: {
+      ...snap.headers,
+      'content-disposition': `inline; filename="${market}-menu-${snap.tick}.csv"`,
+    },
   };
 }

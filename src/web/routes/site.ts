@@ -18,23 +18,45 @@ export function webSiteRoutes(s: Services): Route[] {
   const pulseParts = new FragmentCache(4, 512 * 1024);
   return [
     route({
-      method: 'GET', path: '/', auth: 'none', summary: 'Home page', response: { 200: htmlPage('the home page') },
+      method: 'GET',
+      path: '/',
+      auth: 'none',
+      summary: 'Home page',
+      response: { 200: htmlPage('the home page') },
       handler: (c) => showHome(s, pulseParts, c),
     }),
     route({
-      method: 'GET', path: '/markets', auth: 'none', summary: 'The four markets and their current sessions', response: { 200: htmlPage('the markets page') },
+      method: 'GET',
+      path: '/markets',
+      auth: 'none',
+      summary: 'The four markets and their current sessions',
+      response: { 200: htmlPage('the markets page') },
       handler: (c) => showMarkets(s, c),
     }),
   ];
 }
 
-async function showHome(s: Services, pulseParts: FragmentCache, { req }: PublicContext): Promise<Reply> {
+async function showHome(
+  s: Services,
+  pulseParts: FragmentCache,
+  { req }: PublicContext,
+): Promise<Reply> {
   const [holder, pulsePart] = await Promise.all([holderOf(s, req), pulse(s, pulseParts)]);
-  return renderPage('home', { title: 'Home', holder, markets: marketsView(s), base_url: s.config.baseUrl, pulse: pulsePart });
+  return renderPage('home', {
+    title: 'Home',
+    holder,
+    markets: marketsView(s),
+    base_url: s.config.baseUrl,
+    pulse: pulsePart,
+  });
 }
 
 async function showMarkets(s: Services, { req }: PublicContext): Promise<Reply> {
-  return renderPage('markets', { title: 'Markets', holder: await holderOf(s, req), markets: marketsView(s) });
+  return renderPage('markets', {
+    title: 'Markets',
+    holder: await holderOf(s, req),
+    markets: marketsView(s),
+  });
 }
 
 function marketsView(s: Services) {
@@ -42,9 +64,17 @@ function marketsView(s: Services) {
   return MARKET_IDS.map((id) => {
     const m = marketStatus(id, s.clock, snapshots.get(id));
     return {
-      id, label: m.label, length: sessionLength(m.interval_seconds / s.config.timeScale), tick: m.current_tick, closes_in: Math.ceil(m.seconds_to_close),
-      deals: m.menu_size, desk_bids: m.quote.desk_bids, cost_low: usd(m.quote.cost_low), cost_high: usd(m.quote.cost_high),
-      list_price: usd(m.quote.list_price), velocity: m.quotes_velocity ? 'quoted velocity' : 'sales rank',
+      id,
+      label: m.label,
+      length: sessionLength(m.interval_seconds / s.config.timeScale),
+      tick: m.current_tick,
+      closes_in: Math.ceil(m.seconds_to_close),
+      deals: m.menu_size,
+      desk_bids: m.quote.desk_bids,
+      cost_low: usd(m.quote.cost_low),
+      cost_high: usd(m.quote.cost_high),
+      list_price: usd(m.quote.list_price),
+      velocity: m.quotes_velocity ? 'quoted velocity' : 'sales rank',
     };
   });
 }
@@ -54,7 +84,10 @@ function pulse(s: Services, pulseParts: FragmentCache): Promise<string> {
   return pulseParts.get(
     MARKET_IDS.map((m) => recordPosition(s, m).open).join(','),
     async () => {
-      const [p, ticker] = await Promise.all([pulseSource(s).pulse(), tickerNow(s, menuSnapshots(s))]);
+      const [p, ticker] = await Promise.all([
+        pulseSource(s).pulse(),
+        tickerNow(s, menuSnapshots(s)),
+      ]);
       return renderFragment('home-pulse', pulseView(p as PulseLike, ticker));
     },
     MARKET_IDS.every((m) => s.supervisor.historyLoaded(m)),
