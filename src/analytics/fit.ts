@@ -30,8 +30,10 @@ export function leastSquares(points: readonly Point[]): Fit & { kind: 'trend' } 
   const intercept = my - slope * mx;
   let ssRes = 0;
   for (const p of points) ssRes += (p.y - intercept - slope * p.x) ** 2;
+  // A constant y leaves rounding residue in syy (its mean is inexact): that is no variance either.
+  const noVariance = syy <= 1e-12 * n * Math.max(1, my * my);
   // With an intercept r2 lies in [0, 1]; clamp away floating-point overshoot.
-  const r2 = syy === 0 ? 0 : Math.min(1, Math.max(0, 1 - ssRes / syy));
+  const r2 = noVariance ? 0 : Math.min(1, Math.max(0, 1 - ssRes / syy));
   return { kind: 'trend', intercept, slope, r2, points: n };
 }
 

@@ -32,11 +32,10 @@ const MONTHLY_FEE = 1500;
 const cents = (x: number) => Math.round(x * 100);
 const rand = (n: number) => Math.floor(Math.random() * n);
 /** Milliseconds since it was made: for t.comment timings only, never for an assertion. */
-const stopwatch = () =>
-  (
-    (t0) => () =>
-      Date.now() - t0
-  )(Date.now()); // wall-clock: t.comment timings only
+const stopwatch = () => {
+  const t0 = Date.now();
+  return () => Date.now() - t0; // wall-clock: t.comment timings only
+};
 
 const serviceEnv = (url: string) => ({
   DATABASE_URL: url,

@@ -92,6 +92,11 @@ t.test('leastSquares recovers exact lines (r2 = 1)', async (t) => {
   );
 });
 
+t.test('leastSquares: a constant y explains nothing, whatever its rounding', async (t) => {
+  const xs = [89, 97, 0, -22, 152, -46, -14];
+  t.equal(leastSquares(xs.map((x) => ({ x, y: 5.23 }))).r2, 0);
+});
+
 t.test('leastSquares: r2 in [0,1] and finite', async (t) => {
   const pt = fc.record({
     x: fc.integer({ min: -50, max: 50 }),

@@ -16,6 +16,20 @@ t.test('npm start and the systemd unit start the service with them', async (t) =
   );
 });
 
+/** The argument lists of `spawn(process.execPath, [...])` calls, brackets balanced, across lines. */
+function spawnArguments(text: string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(/spawn\(\s*process\.execPath,\s*\[/g)) {
+    const start = m.index + m[0].length;
+    let depth = 1;
+    let i = start;
+    for (; i < text.length && depth > 0; i++)
+      depth += text[i] === '[' ? 1 : text[i] === ']' ? -1 : 0;
+    found.push(text.slice(start, i - 1));
+  }
+  return found;
+}
+
 t.test('the cluster and every bench that starts the service pass them', async (t) => {
   t.match(
     fs.readFileSync('src/cluster/main.ts', 'utf8'),
@@ -25,15 +39,16 @@ t.test('the cluster and every bench that starts the service pass them', async (t
   let spawns = 0;
   for (const dir of dirs) {
     for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.mjs'))) {
-      for (const line of fs.readFileSync(`${dir}/${f}`, 'utf8').split('\n')) {
+      const text = fs.readFileSync(`${dir}/${f}`, 'utf8');
+      for (const args of spawnArguments(text)) {
         // A spawn of the service's main file (not of a peer, a fixed server or another bench).
-        if (
-          !/spawn\(process\.execPath, \[/.test(line) ||
-          !/SERVICE_MAIN|dist\/src\/main\.js'|, main\]/.test(line)
-        )
-          continue;
+        if (!/SERVICE_MAIN|'dist\/src\/main\.js'|,\s*main\s*$/.test(args)) continue;
         spawns++;
-        t.match(line, '...SERVICE_NODE_FLAGS', `${dir}/${f}: ${line.trim().slice(0, 80)}`);
+        t.match(
+          args,
+          '...SERVICE_NODE_FLAGS',
+          `${dir}/${f}: ${args.replace(/\s+/g, ' ').slice(0, 80)}`,
+        );
       }
     }
   }
