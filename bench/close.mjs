@@ -3,7 +3,7 @@
 //
 //   npm run build && node bench/close.mjs [--positions 10000] [--agents 1000] [--market m15]
 //       [--time-scale 30] [--closes 3] [--connections 32] [--pg postgres://postgres@127.0.0.1:5432/]
-//       [--service dist/src/main.js] [--cpu-prof DIR] [--ready-timeout 180] [--max-wait 600] [--keep-db]
+//       [--service dist/src/main.js] [--cpu-prof DIR] [--ready-timeout 180] [--keep-db]
 //
 // --keep-db leaves the database behind (its name is logged) for EXPLAIN ANALYZE of the close's
 // statements on its data; drop it yourself afterwards.
@@ -59,7 +59,6 @@ const { values: opts } = parseArgs({
     service: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'ready-timeout': { type: 'string', default: '180' },
-    'max-wait': { type: 'string', default: '600' },
     'keep-db': { type: 'boolean', default: false },
   },
 });
@@ -76,7 +75,6 @@ const AGENTS = int('agents', 1, 100_000);
 const CLOSES = int('closes', 1, 20);
 const CONNECTIONS = int('connections', 1, 512);
 const READY_TIMEOUT_S = int('ready-timeout', 1, 3600);
-const MAX_WAIT_S = int('max-wait', 1, 86_400);
 const SCALE = Number(opts['time-scale']);
 const MARKET = opts.market;
 if (!(MARKET in MARKET_INTERVALS)) throw new Error('--market must be m15, m45, h2 or h10');

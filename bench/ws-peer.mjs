@@ -153,7 +153,9 @@ async function fanOutRead(name) {
   let batch = [];
   for (const ws of subscribed) {
     if (!ws.getUserData().sub.reads?.[name]) continue;
-    if (batch.push(ws) === ACCOUNTS_PER_READ) (batches.push(batch), (batch = []));
+    if (batch.push(ws) < ACCOUNTS_PER_READ) continue;
+    batches.push(batch);
+    batch = [];
   }
   if (batch.length) batches.push(batch);
   const readOne = async (conns) => {

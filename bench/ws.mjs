@@ -99,7 +99,10 @@ if (!isMainThread) {
   let pgPids = postgresPids();
   let lastList = Date.now();
   const sampler = setInterval(() => {
-    if (Date.now() - lastList > 1000) ((pgPids = postgresPids()), (lastList = Date.now()));
+    if (Date.now() - lastList > 1000) {
+      pgPids = postgresPids();
+      lastList = Date.now();
+    }
     if (cpu.length === CPU_SAMPLES_MAX) cpu.shift();
     cpu.push([
       now(),
@@ -379,7 +382,10 @@ async function runMain() {
             if (c.frames) c.frames.push(s);
           } else {
             c.ops.push(JSON.parse(s));
-            if (c.ops.at(-1).op === 'authenticated') (clearTimeout(timer), resolve(c));
+            if (c.ops.at(-1).op === 'authenticated') {
+              clearTimeout(timer);
+              resolve(c);
+            }
           }
         });
         ws.on(
@@ -909,7 +915,6 @@ async function runMain() {
     // Connections: the key on the upgrade, idle (authenticated, nothing subscribed), then subscribed.
     await sleep(2000);
     const rss0 = rssKb(service.pid);
-    t0 = Date.now();
     const subscribers =
       CLIENT === 'go'
         ? await goSubscribers(service, agents)

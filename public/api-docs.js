@@ -1,6 +1,7 @@
 // Starts Swagger UI on /api/docs (a served file: the pages' CSP allows no inline script). No deep
 // links: Swagger UI draws them as links inside each operation's button (nested interactive
 // controls). The servers' select gets the name Swagger UI leaves out, whenever it draws it.
+/* global SwaggerUIBundle */
 window.ui = SwaggerUIBundle({
   url: '/api/openapi.json',
   dom_id: '#swagger-ui',

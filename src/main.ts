@@ -57,14 +57,14 @@ async function main(): Promise<void> {
       'supervisor could not start; exiting so a process manager restarts the service',
     );
     // Bounded: a runtime that could not start its markets may not stop cleanly either.
-    stopThenExit(
+    void stopThenExit(
       Promise.race([service.stop(), new Promise((r) => setTimeout(r, EXIT_GRACE_MS))]),
       1,
     );
   });
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
-    stopThenExit(service.stop(), 0);
+    void stopThenExit(service.stop(), 0);
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

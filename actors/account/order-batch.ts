@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
-import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
+import { centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
 import { feeDue, feeKey, feeMonthAt } from '../../src/payments/fee.js';
 import { orderReply } from './order-reply.js';

@@ -8,7 +8,7 @@ import { unix } from '../account/views.js';
 import { dayStart, spentSql } from '../money/limits.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { defineReads } from '../runtime/read.js';
-import type { AgentKey, AgentRecall, AgentState, CartView } from './messages.js';
+import type { AgentKey, AgentRecall, AgentState } from './messages.js';
 
 async function agentByKeyId(em: EntityManager, keyId: string): Promise<AgentKey | null> {
   const g = await em.findOne(AgentSchema, { keyId }, { fields: ['account', 'keyHash'] });

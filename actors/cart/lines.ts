@@ -13,7 +13,6 @@ import {
   type LiveGrant,
   type Permissions,
 } from './permissions.js';
-import { unix } from '../account/views.js';
 import { feeCharged } from '../money/charge.js';
 import { holderPays } from '../../src/payments/fee.js';
 
@@ -124,9 +123,14 @@ export async function cartsSeen(
   const seen = seenBy(caller, agent?.holderId ?? null);
   const params: unknown[] = [...seen.params];
   let where = seen.where;
-  if (only.since !== undefined)
-    ((where += ' and c.updated_at > to_timestamp(?)'), params.push(only.since));
-  if (only.cartId !== undefined) ((where += ' and c.id = ?'), params.push(only.cartId));
+  if (only.since !== undefined) {
+    where += ' and c.updated_at > to_timestamp(?)';
+    params.push(only.since);
+  }
+  if (only.cartId !== undefined) {
+    where += ' and c.id = ?';
+    params.push(only.cartId);
+  }
   return em.execute<CartRow[]>(
     `select ${CART_SELECT} from ${CART_FROM} where ${where} order by c.id limit ?`,
     [...params, LIST_CAPS.carts],

@@ -30,6 +30,7 @@ export function buildGoSubscribers(dir) {
   } catch (err) {
     throw new Error(
       `building bench/subscribers/main.go failed (${INSTALL}; or --subscriber-client node): ${err.stderr?.toString() || err.message}`,
+      { cause: err },
     );
   }
   return bin;

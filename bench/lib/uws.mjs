@@ -16,7 +16,9 @@ export function loadUws() {
   try {
     return require(binary);
   } catch (err) {
-    throw new Error(`uWebSockets.js native build did not load (${binary}): ${err.message}`);
+    throw new Error(`uWebSockets.js native build did not load (${binary}): ${err.message}`, {
+      cause: err,
+    });
   }
 }
 

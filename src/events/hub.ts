@@ -123,8 +123,10 @@ export class EventHub {
         const waited = this.waiting.get(s);
         if (waited !== undefined && waited + 1 < STALLED_KEEPALIVES)
           this.waiting.set(s, waited + 1);
-        else if (waited !== undefined || !s.ping())
-          (this.remove(s), this.close(s, { reason: 'behind' }));
+        else if (waited !== undefined || !s.ping()) {
+          this.remove(s);
+          this.close(s, { reason: 'behind' });
+        }
       }
     }
     for (const set of this.markets.values()) {

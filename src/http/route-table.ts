@@ -29,9 +29,10 @@ import { webDocsRoutes } from '../docs/routes/pages.js';
 import { mcpRoute } from '../mcp/routes/mcp.js';
 
 export function routeTable(s: Services): Route[] {
-  let texts: ReturnType<typeof discoveryTexts> | undefined;
+  // The discovery texts name the finished table's paths: built once it is finished, read later.
+  const late: { texts?: ReturnType<typeof discoveryTexts> } = {};
   const routes = [
-    ...discoveryRoutes(s, () => texts!),
+    ...discoveryRoutes(s, () => late.texts!),
     ...marketRoutes(s),
     ...historyRoutes(s),
     ...tradesRoutes(s),
@@ -53,12 +54,12 @@ export function routeTable(s: Services): Route[] {
     ...opsPageRoutes(s),
   ];
   routes.push(
-    ...webDocsRoutes(s, routes, () => texts!),
+    ...webDocsRoutes(s, routes, () => late.texts!),
     openApiRoute(routes, s),
     mcpRoute(routes, s),
   );
   // Built now over the finished table: a text naming a path that no route serves stops the start.
-  texts = discoveryTexts(s, routes);
+  late.texts = discoveryTexts(s, routes);
   // Every operation of /api/openapi.json has its declared, unique operationId, or nothing starts.
   checkOperationIds(routes);
   // and every JSON operation under /api/v1 makes an MCP tool (one flat argument object), or nothing starts.

@@ -20,6 +20,7 @@ function loadNative(): typeof UWS {
     throw new Error(
       `uWebSockets.js native build did not load (${binary}): ${(err as Error).message}. ` +
         'Refusing to start on the slow JavaScript fallback; use Node.js 20 on linux/darwin x64/arm64.',
+      { cause: err },
     );
   }
 }

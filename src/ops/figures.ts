@@ -191,8 +191,16 @@ function requestFigures(
     const c = Number(code);
     totals.total += n;
     totals.inWindow += d;
-    if (c >= 400 && c < 500) ((r.errors_4xx += d), (totals.e4 += n), (totals.w4 += d));
-    if (c >= 500) ((r.errors_5xx += d), (totals.e5 += n), (totals.w5 += d));
+    if (c >= 400 && c < 500) {
+      r.errors_4xx += d;
+      totals.e4 += n;
+      totals.w4 += d;
+    }
+    if (c >= 500) {
+      r.errors_5xx += d;
+      totals.e5 += n;
+      totals.w5 += d;
+    }
     if (c === 429) totals.r429 += n;
     if (c === 503) totals.r503 += n;
   }

@@ -2,7 +2,7 @@
 import { PAYMENT_SOURCES, ROUND_STATUSES } from '../../orm/entities/trading.js';
 import Type from 'typebox';
 import { Trade } from './record.js';
-import { bool, int, intOrNull, keyed, list, num, obj, oneOf, str, unixOrNull } from './common.js';
+import { bool, int, intOrNull, list, num, obj, oneOf, str, unixOrNull } from './common.js';
 
 export const LedgerEntry = obj(
   {

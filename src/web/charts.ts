@@ -86,8 +86,11 @@ const defaultFormat = (v: number) =>
 function extent(values: (number | null)[]): [number, number] | undefined {
   let lo = Infinity;
   let hi = -Infinity;
-  for (const v of values)
-    if (v !== null && Number.isFinite(v)) ((lo = Math.min(lo, v)), (hi = Math.max(hi, v)));
+  for (const v of values) {
+    if (v === null || !Number.isFinite(v)) continue;
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
   return lo <= hi ? [lo, hi] : undefined;
 }
 

@@ -615,7 +615,9 @@ t.test(
         tally,
         stop: () => stopped,
         onAck: () => {
-          if (++acks === killAt) ((stopped = true), (killed = victim.kill9()));
+          if (++acks !== killAt) return;
+          stopped = true;
+          killed = victim.kill9();
         },
       });
       t.equal(

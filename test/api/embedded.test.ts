@@ -215,10 +215,11 @@ t.test(
 );
 
 /** Runs the built service with `env` until it exits (bounded). */
-function runMain(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  return new Promise(async (resolve) => {
+async function runMain(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const port = await freePort();
+  return new Promise((resolve) => {
     const child = spawn(process.execPath, [SERVICE_MAIN], {
-      env: productionEnv({ PORT: String(await freePort()), ...env }),
+      env: productionEnv({ PORT: String(port), ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

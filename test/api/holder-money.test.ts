@@ -90,7 +90,7 @@ async function proposeLine(m: Money, i: number, cartId?: number): Promise<number
 t.test(
   "over random sequences of top-ups, payouts, coin packs and checkouts, every balance is the sum of its ledger and the model's",
   async (t) => {
-    let nowMs = (FEB_END - 3 * 86_400) * 1000;
+    const nowMs = (FEB_END - 3 * 86_400) * 1000;
     const svc = await startTestService(t, {}, { realMs: () => nowMs });
     type Op =
       | { op: 'topup'; desk: boolean; cents: number }

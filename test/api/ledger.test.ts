@@ -62,7 +62,7 @@ t.test('postEntries keeps balance = sum(ledger) and refuses overdrafts atomicall
           .fork()
           .execute('select id::float8 as id, balance_cents::float8 as b from account order by id');
         if (JSON.stringify(after) !== JSON.stringify(before))
-          throw new Error('a refused posting moved a balance');
+          throw new Error('a refused posting moved a balance', { cause: err });
       }
       const bad = await em.fork().execute(
         `select a.id from account a

@@ -45,7 +45,7 @@ function run(env: Record<string, string>, ms = 120_000): Promise<Run> {
         try {
           const l = JSON.parse(line);
           out.lines.push(l);
-          if (l.msg === 'listening') probe(l.url);
+          if (l.msg === 'listening') void probe(l.url);
         } catch {
           out.stderr += line + '\n';
         }

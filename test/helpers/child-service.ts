@@ -131,7 +131,7 @@ export async function startChild(
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.body.text();
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {

@@ -1,12 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { syntheticBook, type BookInput } from '../../src/analytics/book.js';
-
-// Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
-  fc.assert(p);
-  t.pass('property holds');
-};
+import { prop } from '../helpers/prop.js';
 
 const base: BookInput = {
   mid: 10,

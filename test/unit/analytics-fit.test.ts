@@ -1,12 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { leastSquares, meanFit } from '../../src/analytics/fit.js';
-
-// Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
-  fc.assert(p);
-  t.pass('property holds');
-};
+import { prop } from '../helpers/prop.js';
 
 const near = (a: number, b: number, eps = 1e-9) => Math.abs(a - b) < eps;
 

@@ -1,12 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { kyleLambda } from '../../src/analytics/impact.js';
-
-// Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
-  fc.assert(p);
-  t.pass('property holds');
-};
+import { prop } from '../helpers/prop.js';
 
 t.test('kyleLambda: hand-computed OLS slope with intercept', async (t) => {
   // q = [1, 2, 3, 4] (q̄ = 2.5), Δp = [0.1, 0.3, 0.4, 0.6] (mean 0.35)

@@ -1,12 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { round2, toCents } from '../../src/analytics/money.js';
-
-// Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
-  fc.assert(p);
-  t.pass('property holds');
-};
+import { prop } from '../helpers/prop.js';
 
 t.test('round2: half away from zero on the decimal value', async (t) => {
   t.equal(round2(1.005), 1.01); // double is 1.00499999999999989..., decimal is 1.005

@@ -2,12 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { project, cashPnl, type ProjectionInput } from '../../src/analytics/projection.js';
 import { simulatePosition } from '../../src/engine/index.js';
-
-// Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
-  fc.assert(p);
-  t.pass('property holds');
-};
+import { prop } from '../helpers/prop.js';
 
 const input: ProjectionInput = {
   history: [

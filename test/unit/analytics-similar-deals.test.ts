@@ -11,11 +11,7 @@ import {
   type SettledDeal,
 } from '../../src/analytics/similar-deals.js';
 import { cashPnl, project, scenariosFrom } from '../../src/analytics/projection.js';
-
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
-  fc.assert(p);
-  t.pass('property holds');
-};
+import { prop } from '../helpers/prop.js';
 
 const deal = (d: Partial<SettledDeal>): SettledDeal => ({
   tick: 20,

@@ -1,12 +1,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { rollSpread, corwinSchultz, chooseSpread } from '../../src/analytics/spread.js';
-
-// Run a fast-check property and record it as one passing assertion.
-const prop = <T extends unknown[]>(t: { pass(m: string): unknown }, p: fc.IRawProperty<T>) => {
-  fc.assert(p);
-  t.pass('property holds');
-};
+import { prop } from '../helpers/prop.js';
 
 const near = (a: number | null, b: number, eps = 1e-9) => a !== null && Math.abs(a - b) < eps;
 

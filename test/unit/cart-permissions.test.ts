@@ -43,7 +43,7 @@ const covers = (g: LiveGrant, c: CartFacts, a: AgentFacts) =>
   (g.agentId === null || g.agentId === a.id) &&
   (g.cartId === null || g.cartId === c.id);
 
-t.test('the rules hold for every cart, agent and set of grants', async (t) => {
+t.test('the rules hold for every cart, agent and set of grants', async () => {
   fc.assert(
     fc.property(cartArb, agentArb, fc.array(grantArb, { maxLength: 6 }), (cart, agent, grants) => {
       const p = permissionsOf(cart, { kind: 'agent', agentId: agent.id }, agent, grants);

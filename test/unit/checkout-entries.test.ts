@@ -13,7 +13,7 @@ const debitsArb = fc.array(
   { minLength: 1, maxLength: 20 },
 );
 
-t.test('card and balance checkouts', async (t) => {
+t.test('card and balance checkouts', async () => {
   fc.assert(
     fc.property(
       debitsArb,
@@ -52,7 +52,7 @@ t.test('card and balance checkouts', async (t) => {
 
 t.test(
   'a checkout over several accounts: a card leaves each as it was, the fee lands on the payer alone',
-  async (t) => {
+  async () => {
     const accountsArb = fc.array(
       fc.record({
         account: fc.integer({ min: 1, max: 4 }),

@@ -62,7 +62,7 @@ t.test('examples', async (t) => {
 
 t.test(
   'a client behind a trusted proxy is counted under the address the proxy saw, whatever it wrote',
-  async (t) => {
+  async () => {
     const v4 = fc
       .tuple(fc.integer({ min: 11, max: 126 }), fc.nat(255), fc.nat(255), fc.nat(255))
       .map((p) => p.join('.'));

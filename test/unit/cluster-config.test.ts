@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { parseClusterArgs, UsageError } from '../../src/cluster/args.js';
+import { parseClusterArgs, type UsageError } from '../../src/cluster/args.js';
 import { haproxyConfig, NODE_DRAIN_MS, CHECK_INTERVAL_MS } from '../../src/cluster/haproxy.js';
 
 t.test('arguments: defaults, bounds, DATABASE_URL without replicas', async (t) => {

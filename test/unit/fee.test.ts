@@ -37,7 +37,7 @@ t.test('the amount: one declaration, served as the terms say', async (t) => {
 
 t.test(
   'what the page says the holder pays is what the ledger charges, for any goods and fee state',
-  async (t) => {
+  async () => {
     prop(
       fc.property(
         goodsArb,

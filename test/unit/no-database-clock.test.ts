@@ -52,8 +52,10 @@ export function literals(line: string): string[] {
         j++;
         continue;
       }
-      if (c === '`' && d === '$' && line[j + 1] === '{') (depth++, j++);
-      else if (depth && d === '}') depth--;
+      if (c === '`' && d === '$' && line[j + 1] === '{') {
+        depth++;
+        j++;
+      } else if (depth && d === '}') depth--;
       else if (!depth && d === c) break;
       else if (!depth) text += d;
     }

@@ -71,9 +71,11 @@ export function scan(file: string, source: string): { findings: Finding[]; stale
       continue;
     }
     const seen = new Set<string>();
-    for (const [, what] of broken)
-      if (!seen.has(what))
-        (seen.add(what), findings.push({ file, line: n, text: text.trim(), what }));
+    for (const [, what] of broken) {
+      if (seen.has(what)) continue;
+      seen.add(what);
+      findings.push({ file, line: n, text: text.trim(), what });
+    }
   }
   return { findings, stale };
 }

@@ -20,7 +20,7 @@ import { orderInstructions } from '../../actors/account/order-reply.js';
 import { DECLINED_DETAIL, TEST_CARDS, checkCard } from '../../src/payments/cards.js';
 import { paymentMethods } from '../../src/docs/payments.js';
 
-const prop = (p: Parameters<typeof fc.assert>[0]) => fc.assert(p, { numRuns: 500 });
+const prop = (p: fc.IProperty<any>) => fc.assert(p, { numRuns: 500 });
 
 /** A UTC instant near a month boundary (± 15 hours covers every time zone's midnight). */
 const nearBoundary = fc

@@ -350,7 +350,7 @@ t.test(
     const s = scripted(
       (m, n) => m.kind === 'close' && n <= failing,
       [],
-      (m) => new AskTimedOut(503, `market:m15 did not answer within 10000 ms`, 1),
+      () => new AskTimedOut(503, `market:m15 did not answer within 10000 ms`, 1),
     );
     let closed!: () => void;
     const wentThrough = new Promise<void>((r) => (closed = r));

@@ -4,13 +4,7 @@
 // a turn of the cart's actor ("cart:<id>"), which decides the caller's rights (actors/cart/permissions.ts).
 import Type, { type Static } from 'typebox';
 import { agentRef, type CartMade } from '../../../actors/agent/messages.js';
-import {
-  cartRef,
-  type Caller,
-  type CheckedOut,
-  type LineAdded,
-  type LineChanged,
-} from '../../../actors/cart/messages.js';
+import { cartRef, type Caller, type LineAdded } from '../../../actors/cart/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import type { AgentPrincipal } from '../../http/authenticators/agent-key.js';
 import {

@@ -14,7 +14,7 @@ import { Deal, DealsPage as DealsAnswer, MarketList, MarketStatus } from '../../
 import { dealNotOnMenu } from '../../rules.js';
 import {
   DEFAULT_LIMIT,
-  MenuSnapshots,
+  type MenuSnapshots,
   etagMatches,
   type DealsPage,
   type MenuSnapshot,

@@ -6,7 +6,6 @@ import Type, { type Static } from 'typebox';
 import { FAMILIES, MARKETS, numberToCents, type MarketId } from '../../engine/index.js';
 import { HttpError, route, type PublicContext, type Reply, type Route } from '../../http/route.js';
 import { ProjectionAnswer } from '../../schemas/index.js';
-import { SETTLEMENT_HORIZON_SESSIONS } from '../../rules.js';
 import type { Services } from '../../http/services.js';
 import { MarketParams, marketOr404 } from '../market-params.js';
 import { menuSnapshots } from '../../market-data/live-session.js';

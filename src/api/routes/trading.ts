@@ -5,7 +5,6 @@ import Type, { type Static } from 'typebox';
 import { accountRef } from '../../../actors/account/messages.js';
 import { read } from '../../../actors/runtime/client.js';
 import { LIST_CAPS } from '../../rules.js';
-import { positionTerms } from '../../engine/index.js';
 import {
   HttpError,
   json,
