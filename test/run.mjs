@@ -86,6 +86,21 @@ const template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
 const dayTemplate = `${template}_day`;
 const urlOf = (db) => Object.assign(new URL(adminUrl), { pathname: `/${db}` }).href;
 
+/**
+ * The arguments for tap, a folder named in them replaced by its test files: tap expands folders by
+ * the extensions of its plugins, and its TypeScript plugin is off here (test/loader/typescript.mjs).
+ */
+function tapArguments(args) {
+  return args.flatMap((arg) => {
+    if (arg.startsWith('-') || !fs.existsSync(arg) || !fs.statSync(arg).isDirectory()) return [arg];
+    return fs
+      .readdirSync(arg, { recursive: true })
+      .filter((f) => f.endsWith('.test.ts'))
+      .map((f) => path.join(arg, f))
+      .sort();
+  });
+}
+
 async function admin(sql) {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -149,7 +164,7 @@ try {
       '--import',
       path.join(root, 'test/loader/order.mjs'),
       path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
-      ...process.argv.slice(2),
+      ...tapArguments(process.argv.slice(2)),
     ],
     { env, stdio: 'inherit' },
   );
