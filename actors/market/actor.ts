@@ -326,25 +326,18 @@ async function recordPast(
   if (open === null) throw new ActorError(409, `market ${market} has not started`);
   const last = Math.min(to, open - 1);
   if (last < from) return 0;
-  const done = await recordedTicks(em, market, from, last);
+  const done = new Set(
+    (
+      await em.execute(
+        'select tick::float8 as tick from market_session where market = ? and tick between ? and ? and recorded',
+        [market, from, last],
+      )
+    ).map((r) => r.tick as number),
+  );
   const past = pastRecord(seed, market, { from, last, open }, done);
   if (!past.ticks.length) return 0;
   await writePast(em, market, past, at);
   return past.ticks.length;
-}
-
-/** The sessions of from..last already recorded. */
-async function recordedTicks(
-  em: EntityManager,
-  market: MarketId,
-  from: number,
-  last: number,
-): Promise<Set<number>> {
-  const rows = await em.execute(
-    'select tick::float8 as tick from market_session where market = ? and tick between ? and ? and recorded',
-    [market, from, last],
-  );
-  return new Set(rows.map((r) => r.tick as number));
 }
 
 /** A past session's menu rows and its house trades fully played out. */
