@@ -16,15 +16,15 @@ import { instantDate, intArrayParam } from '../runtime/sql.js';
 import { chargeHolder, sourceOf, type Charged, type Debit } from '../money/charge.js';
 import type { Payment } from '../money/messages.js';
 import { orderJson } from '../account/views.js';
-import { placedOrder, type NewOrder } from '../account/order-row.js';
+import { placedOrder, type NewOrder, type PlacedOrder } from '../account/order-row.js';
 import { payOrders, placeOrders, placedValues } from '../account/order-write.js';
 import { dayStart, limitRefusal, limitsOf, spentSql } from '../money/limits.js';
 import { appendEvents } from '../events/log.js';
 import { appendLineEventsOf } from './events.js';
 import { manualDesk } from '../account/desk.js';
 import { shareSessionLock } from '../market/session-lock.js';
-import { familyTapes } from '../market/holder-orders.js';
-import { mintPurchase } from '../market/goods.js';
+import { familyTapes, type FamilyTape } from '../market/holder-orders.js';
+import { mintPurchase, type PurchasedItem } from '../market/goods.js';
 import {
   callerFacts,
   cartFacts,
@@ -263,6 +263,15 @@ async function accountsOf(
 /** What a checkout did: the orders placed or the goods bought, and what the holder was charged. */
 type Done = { orders: CheckedOut['orders']; items: number[]; charged: Charged };
 
+/** A cart line pointed at what its checkout made of it (its order, or its goods), once. */
+async function linkLine(
+  em: EntityManager,
+  lineId: number,
+  made: { order: number } | { item: number },
+): Promise<void> {
+  await em.nativeUpdate(CartItemSchema, { id: lineId, order: null, item: null }, made);
+}
+
 /**
  * A trade cart's lines: one round per account (the proposing agents' accounts, the holder's picks
  * on the Manual desk) and one order per line (order-row.ts's row), placed by the order batch's
@@ -279,58 +288,104 @@ async function placeAndFund(
   baseUrl: string,
   at: number,
 ): Promise<Done> {
-  const accountOf = await accountsOf(em, lines, f.holderId);
+  const plan = await planTrade(em, lines, f.holderId);
   const source = sourceOf(f.payment);
-  const groups = [...new Set(lines.map((l) => accountOf.get(l.id)!))].sort((a, b) => a - b);
-  const roundIds = await nextIds(em, 'trade_round_id_seq', groups.length);
-  const roundOf = new Map(groups.map((accountId, i) => [accountId, roundIds[i]]));
-  const ids = await nextIds(em, 'orders_id_seq', lines.length);
-  const tokens = lines.map(() => randomBytes(24).toString('base64url'));
-  const orderOf = (l: LineRow, i: number, paid: NewOrder['paid']) => {
-    const { terms, amounts } = lineAmounts(l);
-    const deal = deals.get(l.id)!.deal;
-    return placedOrder({
-      id: ids[i],
-      roundId: roundOf.get(accountOf.get(l.id)!)!,
-      accountId: accountOf.get(l.id)!,
-      agentId: l.agent_id,
-      market: l.market,
-      tick: l.tick,
-      idx: l.idx,
-      offerKey: l.offer_key,
-      qty: l.qty,
-      closesAt: l.closes_at,
-      terms,
-      amounts,
-      token: tokens[i],
-      paid,
-      standingAgentId: f.standingAgentId ?? null,
-      at,
-      deal: {
-        bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] },
-        sales_velocity: (deal as { sales_velocity?: number }).sales_velocity,
-      },
-    });
-  };
+  const orderOf = (l: LineRow, i: number, paid: NewOrder['paid']) =>
+    lineOrder(plan, deals.get(l.id)!.deal, f, l, i, paid, at);
   await placeOrders(
     em,
     lines.map((l, i) => placedValues(orderOf(l, i, null), at, 0)),
   );
   const placed = lines.map((l, i) => orderOf(l, i, { source, holderId: f.holderId }));
-  for (const [i, o] of placed.entries())
-    await em.nativeUpdate(
-      CartItemSchema,
-      { id: lines[i].id, order: null, item: null },
-      { order: o.id },
-    );
-  const payer = groups[0];
-  const charged = await chargeHolder(em, {
+  for (const [i, o] of placed.entries()) await linkLine(em, lines[i].id, { order: o.id });
+  const charged = await chargeOrders(em, cart, f, plan, placed, baseUrl, at);
+  for (const o of placed) o.receipt = charged.receipt;
+  await payRounds(em, f, plan, placed, charged, at);
+  const orders = placed.map((o) => orderJson(o, baseUrl));
+  await appendOrderEvents(em, placed, orders, at);
+  return { orders, items: [], charged };
+}
+
+/**
+ * Where a trade cart's orders go: each line's account, those accounts in ascending order, the round
+ * taken for each, and each line's order id and purchase-link token.
+ */
+type TradePlan = {
+  accountOf: Map<number, number>;
+  groups: number[];
+  roundOf: Map<number, number>;
+  ids: number[];
+  tokens: string[];
+};
+
+async function planTrade(
+  em: EntityManager,
+  lines: LineRow[],
+  holderId: number,
+): Promise<TradePlan> {
+  const accountOf = await accountsOf(em, lines, holderId);
+  const groups = [...new Set(lines.map((l) => accountOf.get(l.id)!))].sort((a, b) => a - b);
+  const roundIds = await nextIds(em, 'trade_round_id_seq', groups.length);
+  const roundOf = new Map(groups.map((accountId, i) => [accountId, roundIds[i]]));
+  const ids = await nextIds(em, 'orders_id_seq', lines.length);
+  const tokens = lines.map(() => randomBytes(24).toString('base64url'));
+  return { accountOf, groups, roundOf, ids, tokens };
+}
+
+/** Line `i`'s order: as placed (`paid` null), or as its funding writes it. */
+function lineOrder(
+  plan: TradePlan,
+  deal: ServedDeal,
+  f: Funding,
+  l: LineRow,
+  i: number,
+  paid: NewOrder['paid'],
+  at: number,
+): PlacedOrder {
+  const { terms, amounts } = lineAmounts(l);
+  const accountId = plan.accountOf.get(l.id)!;
+  return placedOrder({
+    id: plan.ids[i],
+    roundId: plan.roundOf.get(accountId)!,
+    accountId,
+    agentId: l.agent_id,
+    market: l.market,
+    tick: l.tick,
+    idx: l.idx,
+    offerKey: l.offer_key,
+    qty: l.qty,
+    closesAt: l.closes_at,
+    terms,
+    amounts,
+    token: plan.tokens[i],
+    paid,
+    standingAgentId: f.standingAgentId ?? null,
+    at,
+    deal: {
+      bundle: { title: deal.bundle.title, items: deal.bundle.items as unknown[] },
+      sales_velocity: (deal as { sales_velocity?: number }).sales_velocity,
+    },
+  });
+}
+
+/** The one charge for a trade cart's orders, paid by its first account (which carries the month's fee). */
+function chargeOrders(
+  em: EntityManager,
+  cart: CartRow,
+  f: Funding,
+  plan: TradePlan,
+  placed: PlacedOrder[],
+  baseUrl: string,
+  at: number,
+): Promise<Charged> {
+  const payer = plan.groups[0];
+  return chargeHolder(em, {
     holderId: f.holderId,
     payer,
     payment: f.payment,
     at,
     ref: `cart:${cart.id}`,
-    roundId: roundOf.get(payer)!,
+    roundId: plan.roundOf.get(payer)!,
     debits: placed.map((o): Debit => ({
       account: o.account_id,
       ref: `order:${o.id}`,
@@ -345,14 +400,25 @@ async function placeAndFund(
       orders: placed,
     },
   });
-  for (const o of placed) o.receipt = charged.receipt;
-  for (const accountId of groups) {
+}
+
+/** The charge written on each account's round and its orders, account by account in ascending order. */
+async function payRounds(
+  em: EntityManager,
+  f: Funding,
+  plan: TradePlan,
+  placed: PlacedOrder[],
+  charged: Charged,
+  at: number,
+): Promise<void> {
+  const payer = plan.groups[0];
+  for (const accountId of plan.groups) {
     const mine = placed.filter((o) => o.account_id === accountId);
     const fee = accountId === payer ? charged.feeCents : 0;
     await payOrders(em, {
-      roundId: roundOf.get(accountId)!,
+      roundId: plan.roundOf.get(accountId)!,
       orderIds: mine.map((o) => o.id),
-      source,
+      source: sourceOf(f.payment),
       holderId: f.holderId,
       at,
       receipt: charged.receipt,
@@ -360,8 +426,15 @@ async function placeAndFund(
       chargedCents: mine.reduce((s, o) => s + o.total_cents, 0) + fee,
     });
   }
-  const orders = placed.map((o) => orderJson(o, baseUrl));
-  // CONTRACT.md "Events": an order funded at once is created and paid, on the account it is placed on.
+}
+
+/** CONTRACT.md "Events": an order funded at once is created and paid, on the account it is placed on. */
+async function appendOrderEvents(
+  em: EntityManager,
+  placed: PlacedOrder[],
+  orders: CheckedOut['orders'],
+  at: number,
+): Promise<void> {
   await appendEvents(
     em,
     orders.flatMap((data, i) =>
@@ -373,7 +446,6 @@ async function placeAndFund(
     ),
     at,
   );
-  return { orders, items: [], charged };
 }
 
 /** The next `n` ids of a sequence (the batch reads its own the same way, in its read). */
@@ -389,6 +461,10 @@ async function nextIds(
   return rows.map((r) => r.id);
 }
 
+/**
+ * An own cart's lines: bought outright market by market onto the holder's Manual desk, then one
+ * charge for all of them, paid by the desk.
+ */
 async function buyOutright(
   em: EntityManager,
   cart: CartRow,
@@ -402,60 +478,16 @@ async function buyOutright(
   const debits: Debit[] = [];
   for (const market of [...new Set(lines.map((l) => l.market))]) {
     const here = lines.filter((l) => l.market === market);
-    const window = MARKETS[market as MarketId].settlement_horizon_ticks;
-    const tick = Math.min(...here.map((l) => l.tick));
-    const tapes = await familyTapes(
+    const bought = await buyMarketLines(
       em,
-      market,
-      here.map((l) => deals.get(l.id)!.cluster),
-      tick - window,
-      tick - 1,
+      { cartId: cart.id, desk, holderId: f.holderId },
+      market as MarketId,
+      here,
+      deals,
+      at,
     );
-    for (const l of here) {
-      const { terms, amounts } = lineAmounts(l);
-      const d = deals.get(l.id)!;
-      const goods = mintPurchase(
-        {
-          market: market as MarketId,
-          tick: l.tick,
-          cluster: d.cluster,
-          deal: d.deal,
-          qty: l.qty,
-          unitCostCents: terms.unitCostCents,
-          listPriceCents: terms.listPriceCents,
-          cartId: cart.id,
-          cartItemId: l.id,
-        },
-        tapes.get(d.cluster) ?? [],
-        window,
-      );
-      const item = em.create(InventoryItemSchema, {
-        account: desk,
-        holder: f.holderId,
-        position: null,
-        market,
-        cluster: d.cluster,
-        title: goods.title,
-        qty: goods.qty,
-        story: goods.story,
-        rarity: goods.rarity,
-        rarityScore: goods.rarity_score,
-        history: goods.history,
-        economy: goods.economy,
-        source: goods.source,
-        simulated: goods.simulated,
-        provenance: goods.provenance,
-        createdAt: instantDate(at),
-      });
-      await em.flush();
-      await em.nativeUpdate(
-        CartItemSchema,
-        { id: l.id, order: null, item: null },
-        { item: item.id },
-      );
-      items.push(item.id);
-      debits.push({ ref: `cart_item:${l.id}`, cents: amounts.totalCents });
-    }
+    items.push(...bought.items);
+    debits.push(...bought.debits);
   }
   const charged = await chargeHolder(em, {
     holderId: f.holderId,
@@ -466,4 +498,98 @@ async function buyOutright(
     debits,
   });
   return { orders: [], items, charged };
+}
+
+/** Whose goods an outright purchase makes: the cart's, onto the holder's Manual desk. */
+type Buyer = { cartId: number; desk: number; holderId: number };
+
+/**
+ * One market's lines bought outright: each minted as goods carrying its family's tape of the
+ * settlement window before the market's earliest line, stored, its line pointed at it.
+ */
+async function buyMarketLines(
+  em: EntityManager,
+  buyer: Buyer,
+  market: MarketId,
+  here: LineRow[],
+  deals: Map<number, DealRow>,
+  at: number,
+): Promise<{ items: number[]; debits: Debit[] }> {
+  const window = MARKETS[market].settlement_horizon_ticks;
+  const tick = Math.min(...here.map((l) => l.tick));
+  const tapes = await familyTapes(
+    em,
+    market,
+    here.map((l) => deals.get(l.id)!.cluster),
+    tick - window,
+    tick - 1,
+  );
+  const items: number[] = [];
+  const debits: Debit[] = [];
+  for (const l of here) {
+    const d = deals.get(l.id)!;
+    const goods = mintLine(buyer.cartId, market, l, d, tapes.get(d.cluster) ?? [], window);
+    const itemId = await storeGoods(em, buyer, market, d.cluster, goods, at);
+    await linkLine(em, l.id, { item: itemId });
+    items.push(itemId);
+    debits.push({ ref: `cart_item:${l.id}`, cents: lineAmounts(l).amounts.totalCents });
+  }
+  return { items, debits };
+}
+
+function mintLine(
+  cartId: number,
+  market: MarketId,
+  l: LineRow,
+  d: DealRow,
+  tape: FamilyTape,
+  window: number,
+): PurchasedItem {
+  const { terms } = lineAmounts(l);
+  return mintPurchase(
+    {
+      market,
+      tick: l.tick,
+      cluster: d.cluster,
+      deal: d.deal,
+      qty: l.qty,
+      unitCostCents: terms.unitCostCents,
+      listPriceCents: terms.listPriceCents,
+      cartId,
+      cartItemId: l.id,
+    },
+    tape,
+    window,
+  );
+}
+
+/** The goods as an inventory item of the desk, flushed at once for its id. */
+async function storeGoods(
+  em: EntityManager,
+  buyer: Buyer,
+  market: MarketId,
+  cluster: number,
+  goods: PurchasedItem,
+  at: number,
+): Promise<number> {
+  const item = em.create(InventoryItemSchema, {
+    account: buyer.desk,
+    holder: buyer.holderId,
+    position: null,
+    market,
+    cluster,
+    title: goods.title,
+    qty: goods.qty,
+    story: goods.story,
+    rarity: goods.rarity,
+    rarityScore: goods.rarity_score,
+    history: goods.history,
+    economy: goods.economy,
+    source: goods.source,
+    simulated: goods.simulated,
+    provenance: goods.provenance,
+    createdAt: instantDate(at),
+  });
+  await em.flush();
+  return item.id;
 }

@@ -193,8 +193,8 @@ async function closeSession(
     await lock(em, market);
     // Payments into this session finish first; later ones will find it closed.
     await exclusiveSessionLock(em, market);
-    // The close sorts and hashes whole sessions' rows (10k positions' events are ~8 MB): in memory,
-    // not spilled to disk at the default 4 MB. For this transaction only.
+    // The close sorts and hashes whole sessions' rows (a large close's events outgrow the default
+    // 4 MB): in memory, not spilled to disk. For this transaction only.
     await em.execute(`set local work_mem = '${CLOSE_WORK_MEM}'`);
     laps.mark('locks');
     // The exactly-once gate: only the turn that flips closed_at does the close's work.
@@ -334,13 +334,23 @@ async function recordPast(
       )
     ).map((r) => r.tick as number),
   );
-  const horizon = MARKETS[market].settlement_horizon_ticks;
-  // Each session's house trades fully played out (for the tape's sales), computed once.
-  const played = new Map<
-    number,
-    { rows: ReturnType<typeof sessionRows>; trades: TradeRecord[]; deals: Deal[] }
-  >();
-  const session = (tick: number) => {
+  const past = pastRecord(seed, market, { from, last, open }, done);
+  if (!past.ticks.length) return 0;
+  await writePast(em, market, past, at);
+  return past.ticks.length;
+}
+
+/** A past session's menu rows and its house trades fully played out. */
+type PlayedSession = { rows: ReturnType<typeof sessionRows>; trades: TradeRecord[]; deals: Deal[] };
+
+/** Each session's house trades fully played out (for the tape's sales), computed once. */
+function playedSessions(
+  seed: number,
+  market: MarketId,
+  horizon: number,
+): (tick: number) => PlayedSession {
+  const played = new Map<number, PlayedSession>();
+  return (tick) => {
     let s = played.get(tick);
     if (!s) {
       const rows = sessionRows(seed, market, tick);
@@ -351,51 +361,85 @@ async function recordPast(
     }
     return s;
   };
-  const menus = [];
-  const trades: TradeRecord[] = [];
-  const tape = [];
-  const ticks: number[] = [];
-  for (let tick = from; tick <= last; tick++) {
+}
+
+/** What a backfill writes: the sessions' menus, house trades and tape rows, and the sessions recorded. */
+type PastRecord = {
+  menus: Parameters<typeof insertMenu>[1];
+  trades: TradeRecord[];
+  tape: Parameters<typeof insertTape>[2];
+  ticks: number[];
+};
+
+/** The record of the sessions from..last not in `done`, as of the open session `open`. */
+function pastRecord(
+  seed: number,
+  market: MarketId,
+  range: { from: number; last: number; open: number },
+  done: Set<number>,
+): PastRecord {
+  const horizon = MARKETS[market].settlement_horizon_ticks;
+  const session = playedSessions(seed, market, horizon);
+  const out: PastRecord = { menus: [], trades: [], tape: [], ticks: [] };
+  for (let tick = range.from; tick <= range.last; tick++) {
     if (done.has(tick)) continue;
     const { rows, deals, trades: full } = session(tick);
-    const revealed = Math.min(horizon, open - 1 - tick);
-    menus.push(...menuRecords(market, deals));
-    trades.push(
+    const revealed = Math.min(horizon, range.open - 1 - tick);
+    out.menus.push(...menuRecords(market, deals));
+    out.trades.push(
       ...rows.flatMap((r, idx) =>
         r.deal.house_accepted ? [houseTrade(seed, market, r.deal, idx, r.inputs, revealed)] : [],
       ),
     );
-    const sales: Sale[] = [];
-    for (let k = 1; k <= horizon; k++) {
-      for (const t of session(tick - k).trades) {
-        const sold = t.sales_by_tick[k - 1];
-        const soldBefore = t.sales_by_tick.slice(0, k).reduce((a, b) => a + b, 0);
-        sales.push({
-          cluster: t.cluster,
-          sold,
-          revenue_cents: sold * t.list_price_cents,
-          held_after: t.qty - soldBefore,
-          list_price_cents: t.list_price_cents,
-        });
-      }
-    }
-    tape.push(...tapeOf(seed, market, tick, deals, fillsOf(full, deals), sales));
-    ticks.push(tick);
+    const sales = pastSales(session, tick, horizon);
+    out.tape.push(...tapeOf(seed, market, tick, deals, fillsOf(full, deals), sales));
+    out.ticks.push(tick);
   }
-  if (!ticks.length) return 0;
-  await insertMenu(em, menus);
-  await insertHouseTrades(em, trades, at);
-  await insertTape(em, market, tape);
+  return out;
+}
+
+/** What session `tick` sold of the house trades of the `horizon` sessions before it. */
+function pastSales(
+  session: (tick: number) => PlayedSession,
+  tick: number,
+  horizon: number,
+): Sale[] {
+  const sales: Sale[] = [];
+  for (let k = 1; k <= horizon; k++) {
+    for (const t of session(tick - k).trades) {
+      const sold = t.sales_by_tick[k - 1];
+      const soldBefore = t.sales_by_tick.slice(0, k).reduce((a, b) => a + b, 0);
+      sales.push({
+        cluster: t.cluster,
+        sold,
+        revenue_cents: sold * t.list_price_cents,
+        held_after: t.qty - soldBefore,
+        list_price_cents: t.list_price_cents,
+      });
+    }
+  }
+  return sales;
+}
+
+/** Writes a backfill's record, then its sessions as recorded and the history load's progress. */
+async function writePast(
+  em: EntityManager,
+  market: MarketId,
+  past: PastRecord,
+  at: number,
+): Promise<void> {
+  await insertMenu(em, past.menus);
+  await insertHouseTrades(em, past.trades, at);
+  await insertTape(em, market, past.tape);
   // Recorded now (`at`): opened and closed are when the record took them, not the sessions' own times.
   await em.execute(
     `insert into market_session (market, tick, opened_at, closed_at, source, recorded)
      select ?, t, ${instantSql()}, ${instantSql()}, 'backfill', true from unnest(?::bigint[]) as t on conflict do nothing`,
-    [market, at, at, intArrayParam(ticks)],
+    [market, at, at, intArrayParam(past.ticks)],
   );
   await em.execute(
     `update history_load set sessions_loaded = sessions_loaded + ?,
         finished_at = case when sessions_loaded + ? >= sessions_total then ${instantSql()} end where market = ?`,
-    [ticks.length, ticks.length, at, market],
+    [past.ticks.length, past.ticks.length, at, market],
   );
-  return ticks.length;
 }

@@ -126,41 +126,14 @@ export async function fillPaidOrders(
   laps: Laps,
   at: number,
 ): Promise<Filled> {
-  const paid = await em.execute<PaidOrder[]>(
-    `select id::float8 as id, account_id::float8 as account_id, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
-       from orders where market = ? and tick = ? and status = 'paid' order by id for update`,
-    [market, tick],
-  );
+  const paid = await lockPaidOrders(em, market, tick);
   laps.mark('fills_read');
-  const good: { o: PaidOrder; trade: TradeRecord }[] = [];
-  const bad: { id: number; reason: string }[] = [];
   const trade = tradesMemo(seed, market, tick, deals, inputs);
-  for (const o of paid) {
-    const fill = fillOf(market, tick, deals, o, trade);
-    if (typeof fill === 'string')
-      bad.push({
-        id: o.id,
-        reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account`,
-      });
-    else good.push({ o, trade: fill });
-  }
+  const { good, bad } = sortPaidOrders(market, tick, deals, paid, trade);
   const quarantined = await refundOrders(em, tick, bad, at);
   laps.mark('fills_terms');
   // Every step is marked, also with nothing to fill, so that the close names the same steps each time.
-  const positions = good.length
-    ? await em.execute<{ id: number; order_id: number }[]>(
-        `insert into position (order_id, account_id, market, tick, created_at)
-       select id, account_id, ?, ?, ${instantSql()} from unnest(?::bigint[], ?::bigint[]) as x(id, account_id)
-       returning id::float8 as id, order_id::float8 as order_id`,
-        [
-          market,
-          tick,
-          at,
-          intArrayParam(good.map(({ o }) => o.id)),
-          intArrayParam(good.map(({ o }) => o.account_id)),
-        ],
-      )
-    : [];
+  const positions = await insertPositions(em, market, tick, good, at);
   laps.mark('fills_positions');
   const positionOf = new Map(positions.map((p) => [p.order_id, p.id]));
   const trades = good.map(({ o, trade }) => ({
@@ -170,23 +143,91 @@ export async function fillPaidOrders(
   }));
   await insertHolderTrades(em, trades, at);
   laps.mark('fills_trades');
-  if (good.length) {
-    await em.execute(
-      `update orders o set status = 'filled', filled_at = ${instantSql()}, position_id = x.position_id
-         from unnest(?::bigint[], ?::bigint[]) as x(id, position_id) where o.id = x.id and o.status = 'paid'`,
-      [
-        at,
-        intArrayParam(good.map(({ o }) => o.id)),
-        intArrayParam(good.map(({ o }) => positionOf.get(o.id)!)),
-      ],
-    );
-  }
+  await markFilled(em, good, positionOf, at);
   laps.mark('fills_orders');
   return {
     trades,
     quarantined,
     filled: good.map(({ o }) => ({ order_id: o.id, account_id: o.account_id })),
   };
+}
+
+/** A paid order that fills, with the trade it fills as. */
+type Fillable = { o: PaidOrder; trade: TradeRecord };
+/** A paid order that cannot fill, with why: it is refunded. */
+type Unfillable = { id: number; reason: string };
+
+/** The paid orders of session `tick`, locked in id order for the close. */
+function lockPaidOrders(em: EntityManager, market: MarketId, tick: number): Promise<PaidOrder[]> {
+  return em.execute<PaidOrder[]>(
+    `select id::float8 as id, account_id::float8 as account_id, idx, offer_key, qty, unit_cost_cents, list_price_cents, fee_cents, holding_cents
+       from orders where market = ? and tick = ? and status = 'paid' order by id for update`,
+    [market, tick],
+  );
+}
+
+/** Each paid order, in order, to fill as its trade or to refund with its reason. */
+function sortPaidOrders(
+  market: MarketId,
+  tick: number,
+  deals: Deal[],
+  paid: PaidOrder[],
+  trade: (idx: number, qty: number) => TradeRecord | Error,
+): { good: Fillable[]; bad: Unfillable[] } {
+  const good: Fillable[] = [];
+  const bad: Unfillable[] = [];
+  for (const o of paid) {
+    const fill = fillOf(market, tick, deals, o, trade);
+    if (typeof fill === 'string')
+      bad.push({
+        id: o.id,
+        reason: `not filled at the close of session ${tick}: ${fill}; the amount paid was refunded to the account`,
+      });
+    else good.push({ o, trade: fill });
+  }
+  return { good, bad };
+}
+
+/** A position per order that fills (none written when none does). */
+async function insertPositions(
+  em: EntityManager,
+  market: MarketId,
+  tick: number,
+  good: Fillable[],
+  at: number,
+): Promise<{ id: number; order_id: number }[]> {
+  if (!good.length) return [];
+  return em.execute<{ id: number; order_id: number }[]>(
+    `insert into position (order_id, account_id, market, tick, created_at)
+       select id, account_id, ?, ?, ${instantSql()} from unnest(?::bigint[], ?::bigint[]) as x(id, account_id)
+       returning id::float8 as id, order_id::float8 as order_id`,
+    [
+      market,
+      tick,
+      at,
+      intArrayParam(good.map(({ o }) => o.id)),
+      intArrayParam(good.map(({ o }) => o.account_id)),
+    ],
+  );
+}
+
+/** The orders that filled go `filled` on their positions. */
+async function markFilled(
+  em: EntityManager,
+  good: Fillable[],
+  positionOf: Map<number, number>,
+  at: number,
+): Promise<void> {
+  if (!good.length) return;
+  await em.execute(
+    `update orders o set status = 'filled', filled_at = ${instantSql()}, position_id = x.position_id
+         from unnest(?::bigint[], ?::bigint[]) as x(id, position_id) where o.id = x.id and o.status = 'paid'`,
+    [
+      at,
+      intArrayParam(good.map(({ o }) => o.id)),
+      intArrayParam(good.map(({ o }) => positionOf.get(o.id)!)),
+    ],
+  );
 }
 
 /**
@@ -197,7 +238,7 @@ export async function fillPaidOrders(
 async function refundOrders(
   em: EntityManager,
   tick: number,
-  bad: { id: number; reason: string }[],
+  bad: Unfillable[],
   at: number,
 ): Promise<Quarantined[]> {
   if (!bad.length) return [];
@@ -405,6 +446,11 @@ export async function familyTapes(
   return tape;
 }
 
+/**
+ * Settles the positions that just settled: the unsold units of each become the holder's owned goods
+ * (minted with their family's tape of the settlement window), every position records what it
+ * transferred, and their rounds count it and complete when all their orders have settled.
+ */
 async function settlePositions(
   em: EntityManager,
   market: MarketId,
@@ -412,15 +458,7 @@ async function settlePositions(
   positionIds: number[],
   at: number,
 ): Promise<void> {
-  const rows = await em.execute<SettledRow[]>(
-    `select p.id::float8 as position_id, p.order_id::float8 as order_id, o.round_id::float8 as round_id, p.account_id::float8 as account_id,
-            a.holder_id::float8 as holder_id, t.tick::float8 as tick, t.cluster, t.qty_left, t.unit_cost_cents, t.list_price_cents, t.regime,
-            a.kind = 'competition' as competition, m.deal
-       from position p join orders o on o.id = p.order_id join account a on a.id = p.account_id
-       join trade t on t.position_id = p.id join menu_row m on m.market = t.market and m.tick = t.tick and m.idx = t.idx
-      where p.id = any(?::bigint[])`,
-    [intArrayParam(positionIds)],
-  );
+  const rows = await settledRows(em, positionIds);
   const window = MARKETS[market].settlement_horizon_ticks;
   const left = rows.filter((r) => r.qty_left > 0);
   const tape = await familyTapes(
@@ -430,7 +468,34 @@ async function settlePositions(
     tick - window,
     tick - 1,
   );
-  const items = left.map((r) => ({
+  const items = left.map((r) => settledItem(market, tick, r, tape.get(r.cluster) ?? [], window));
+  if (items.length) await insertSettledItems(em, items, at);
+  await markTransferred(em, rows, at);
+  await completeRounds(em, rows, at);
+}
+
+/** The settled positions with their orders, accounts, trades and menu rows. */
+function settledRows(em: EntityManager, positionIds: number[]): Promise<SettledRow[]> {
+  return em.execute<SettledRow[]>(
+    `select p.id::float8 as position_id, p.order_id::float8 as order_id, o.round_id::float8 as round_id, p.account_id::float8 as account_id,
+            a.holder_id::float8 as holder_id, t.tick::float8 as tick, t.cluster, t.qty_left, t.unit_cost_cents, t.list_price_cents, t.regime,
+            a.kind = 'competition' as competition, m.deal
+       from position p join orders o on o.id = p.order_id join account a on a.id = p.account_id
+       join trade t on t.position_id = p.id join menu_row m on m.market = t.market and m.tick = t.tick and m.idx = t.idx
+      where p.id = any(?::bigint[])`,
+    [intArrayParam(positionIds)],
+  );
+}
+
+/** A settled position's unsold units as the inventory item they become. */
+function settledItem(
+  market: MarketId,
+  tick: number,
+  r: SettledRow,
+  tape: FamilyTape,
+  window: number,
+) {
+  return {
     account_id: r.account_id,
     holder_id: r.holder_id,
     position_id: r.position_id,
@@ -452,28 +517,41 @@ async function settlePositions(
         roundId: r.round_id,
         competition: r.competition,
       },
-      tape.get(r.cluster) ?? [],
+      tape,
       window,
     ),
-  }));
-  if (items.length) {
-    await em.execute(
-      `with i as (
+  };
+}
+
+/** The items written, each on the position it came from. */
+async function insertSettledItems(
+  em: EntityManager,
+  items: ReturnType<typeof settledItem>[],
+  at: number,
+): Promise<void> {
+  await em.execute(
+    `with i as (
          insert into inventory_item (account_id, holder_id, position_id, market, cluster, title, qty, story, rarity, rarity_score, history, economy, source, simulated, provenance,
                                      created_at)
          select x.*, ${instantSql()} from jsonb_to_recordset(?::jsonb) as x(account_id bigint, holder_id bigint, position_id bigint, market text, cluster int, title text,
            qty int, story text, rarity text, rarity_score float8, history jsonb, economy jsonb, source text, simulated boolean, provenance jsonb)
          returning id, position_id)
        update position p set item_id = i.id from i where p.id = i.position_id`,
-      [at, json(items)],
-    );
-  }
+    [at, json(items)],
+  );
+}
+
+/** Each settled position records the units it handed over (none when all sold). */
+async function markTransferred(em: EntityManager, rows: SettledRow[], at: number): Promise<void> {
   await em.execute(
     `update position p set transferred_units = x.qty_left, transferred_at = ${instantSql()}
        from jsonb_to_recordset(?::jsonb) as x(position_id bigint, qty_left int) where p.id = x.position_id`,
     [at, json(rows.map((r) => ({ position_id: r.position_id, qty_left: r.qty_left })))],
   );
-  // A round completes when every order it funded has settled.
+}
+
+/** A round completes when every order it funded has settled. */
+async function completeRounds(em: EntityManager, rows: SettledRow[], at: number): Promise<void> {
   await em.execute(
     `update trade_round r
         set transferred_units = x.units,
