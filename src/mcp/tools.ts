@@ -6,11 +6,11 @@
 // the key's tools, `idempotency_key` on those that change state). A call runs the real route through
 // the server's own pipeline (Context.dispatch: auth, validation, Idempotency-Key, limits), never a
 // copy of a handler.
-// Light enough for a model's context (issue 43; limits.ts MCP_TOOLS_LIST_BYTES, MCP_LIST_DEFAULT,
-// MCP_TOOL_ANSWER_BYTES): no output schemas (81 % of a 251 KB tools/list; the spec makes them
+// Light enough for a model's context (limits.ts MCP_TOOLS_LIST_BYTES, MCP_LIST_DEFAULT,
+// MCP_TOOL_ANSWER_BYTES): no output schemas (most of a tools/list's bytes; the spec makes them
 // optional, and a result's structuredContent needs none), short descriptions, list tools' pages of
 // MCP_LIST_DEFAULT by default, and the JSON a second time as structuredContent only while it fits.
-// Bounded (issue 41): one JSON-RPC message per POST (a batch is refused before anything is built),
+// Bounded: one JSON-RPC message per POST (a batch is refused before anything is built),
 // a request without a valid key holds a place of its client address until its answer is sent
 // (limits.ts UNAUTHENTICATED_PER_ADDRESS, 429 beyond), and answers are built within a byte budget
 // (MCP_RESULT_BYTES per tool result, MCP_ANSWER_BYTES per answer).
