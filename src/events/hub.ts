@@ -5,7 +5,7 @@
 // a slow safety net compares the accounts' heads in case a NOTIFY was missed. The public market
 // streams hear each session's close the same way.
 //
-// Backpressure (issue 41): the log is the buffer. A stream takes events only while its socket has room
+// Backpressure: the log is the buffer. A stream takes events only while its socket has room
 // (limits.ts STREAM_BUFFER_BYTES); what it could not take stays in the log, and the stream waits,
 // handed nothing, until its transport says it has room again (`resume`: its client read), then reads
 // on from its own id. A stream still waiting at STALLED_KEEPALIVES keep-alives in a row (its client
@@ -26,8 +26,8 @@ import { MAX_STREAMS } from '../http/limits.js';
 
 /**
  * Accounts read per round trip when logs grew (a close wakes every account it moved: 10k accounts
- * are 10 reads). A read of 1000 accounts' new events is ~10 ms of PostgreSQL; the sends it feeds take
- * the front end's thread longer.
+ * are 10 reads). A read this large costs PostgreSQL less than the sends it feeds cost the front
+ * end's thread.
  */
 const ACCOUNTS_PER_READ = 1000;
 /**
@@ -154,7 +154,7 @@ export class EventHub {
   /**
    * Resolves once the drain under way ends (after letting notices already received start theirs), or
    * after `maxMs`: work that can wait (the record's warming after a close) leaves the cores to a
-   * close's fan-out, which on two cores it otherwise slowed by ~100 ms (bench/README.md "Issue 27").
+   * close's fan-out, which it would otherwise slow on a machine of few cores.
    */
   async idle(maxMs: number): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));

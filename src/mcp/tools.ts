@@ -6,11 +6,11 @@
 // the key's tools, `idempotency_key` on those that change state). A call runs the real route through
 // the server's own pipeline (Context.dispatch: auth, validation, Idempotency-Key, limits), never a
 // copy of a handler.
-// Light enough for a model's context (issue 43; limits.ts MCP_TOOLS_LIST_BYTES, MCP_LIST_DEFAULT,
-// MCP_TOOL_ANSWER_BYTES): no output schemas (81 % of a 251 KB tools/list; the spec makes them
+// Light enough for a model's context (limits.ts MCP_TOOLS_LIST_BYTES, MCP_LIST_DEFAULT,
+// MCP_TOOL_ANSWER_BYTES): no output schemas (most of a tools/list's bytes; the spec makes them
 // optional, and a result's structuredContent needs none), short descriptions, list tools' pages of
 // MCP_LIST_DEFAULT by default, and the JSON a second time as structuredContent only while it fits.
-// Bounded (issue 41): one JSON-RPC message per POST (a batch is refused before anything is built),
+// Bounded: one JSON-RPC message per POST (a batch is refused before anything is built),
 // a request without a valid key holds a place of its client address until its answer is sent
 // (limits.ts UNAUTHENTICATED_PER_ADDRESS, 429 beyond), and answers are built within a byte budget
 // (MCP_RESULT_BYTES per tool result, MCP_ANSWER_BYTES per answer).
@@ -113,25 +113,79 @@ export function mcpTools(routes: Route[]): McpTool[] {
   return out;
 }
 
+/** A tool's arguments as they are collected: each one's schema, place, and whether it is required. */
+type Arguments = {
+  properties: Record<string, unknown>;
+  required: string[];
+  places: Map<string, Place>;
+  defaults: Record<string, unknown>;
+};
+type AddArgument = (name: string, schema: unknown, place: Place, isRequired: boolean) => void;
+
+/** The argument of the tools that change state. */
+const IDEMPOTENCY_ARGUMENT = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x20-\\x7e]+$',
+  description:
+    'Idempotency-Key: a retry with the same key and arguments gets the first answer (24 h), no second effect',
+};
+/** The argument of the key's tools. */
+const API_KEY_ARGUMENT = {
+  type: 'string',
+  description: 'your API key, when this request has no Authorization header',
+};
+
 function toolOf(r: Route, answer: TSchema): McpTool {
   const mutates = r.method !== 'GET';
-  const properties: Record<string, unknown> = {};
-  const required: string[] = [];
-  const places = new Map<string, Place>();
-  const add = (name: string, schema: unknown, place: Place, isRequired: boolean) => {
-    if (places.has(name))
-      throw new Error(
-        `MCP tool ${r.operationId}: argument ${name} is both a ${places.get(name)} and a ${place} field`,
-      );
-    places.set(name, place);
-    properties[name] = schema;
-    if (isRequired) required.push(name);
+  const { properties, required, places, defaults } = argumentsOf(r, mutates);
+  const inputSchema = lean(
+    standaloneSchema({
+      type: 'object',
+      properties,
+      ...(required.length ? { required } : {}),
+      additionalProperties: false,
+    }),
+  ) as Tool['inputSchema'];
+  const tool: Tool = {
+    name: r.operationId!,
+    description: toolDescription(r, answer),
+    inputSchema,
+    annotations: toolAnnotations(r, mutates),
   };
+  return { tool, route: r, places, mutates, defaults };
+}
+
+/** The route's path, query and body fields as one flat list of arguments, then idempotency_key and api_key. */
+function argumentsOf(r: Route, mutates: boolean): Arguments {
+  const args: Arguments = { properties: {}, required: [], places: new Map(), defaults: {} };
+  const add: AddArgument = (name, schema, place, isRequired) => {
+    if (args.places.has(name))
+      throw new Error(
+        `MCP tool ${r.operationId}: argument ${name} is both a ${args.places.get(name)} and a ${place} field`,
+      );
+    args.places.set(name, place);
+    args.properties[name] = schema;
+    if (isRequired) args.required.push(name);
+  };
+  pathArguments(r, add);
+  queryArguments(r, add, args.defaults);
+  bodyArguments(r, add);
+  if (mutates) add(IDEMPOTENCY_KEY, IDEMPOTENCY_ARGUMENT, 'header', false);
+  if (r.auth === 'key') add(API_KEY, API_KEY_ARGUMENT, 'credential', false);
+  return args;
+}
+
+/** Every `{name}` of the path, required. */
+function pathArguments(r: Route, add: AddArgument): void {
   const params = (r.params as JsonObject | undefined)?.properties ?? {};
   for (const name of [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]))
     add(name, params[name] ?? { type: 'string' }, 'path', true);
+}
+
+function queryArguments(r: Route, add: AddArgument, defaults: Record<string, unknown>): void {
   const query = r.query as JsonObject | undefined;
-  const defaults: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(query?.properties ?? {})) {
     // A list's page: MCP_LIST_DEFAULT items unless the call asks for more (the API's own default may be larger).
     const page =
@@ -146,69 +200,40 @@ function toolOf(r: Route, answer: TSchema): McpTool {
       (query!.required ?? []).includes(name) && !('default' in s),
     );
   }
-  if (r.body) {
-    if (!objectSchema(r.body))
-      throw new Error(
-        `MCP tool ${r.operationId}: its body is not an object; its fields cannot be arguments`,
-      );
-    const body = r.body as JsonObject & { properties: Record<string, TSchema> };
-    for (const [name, s] of Object.entries(body.properties))
-      add(name, s, 'body', (body.required ?? []).includes(name) && !('default' in s));
-  }
-  if (mutates) {
-    add(
-      IDEMPOTENCY_KEY,
-      {
-        type: 'string',
-        minLength: 1,
-        maxLength: 255,
-        pattern: '^[\\x20-\\x7e]+$',
-        description:
-          'Idempotency-Key: a retry with the same key and arguments gets the first answer (24 h), no second effect',
-      },
-      'header',
-      false,
+}
+
+/** The body's fields (a body that is not an object cannot be arguments: nothing starts). */
+function bodyArguments(r: Route, add: AddArgument): void {
+  if (!r.body) return;
+  if (!objectSchema(r.body))
+    throw new Error(
+      `MCP tool ${r.operationId}: its body is not an object; its fields cannot be arguments`,
     );
-  }
-  if (r.auth === 'key')
-    add(
-      API_KEY,
-      {
-        type: 'string',
-        description: 'your API key, when this request has no Authorization header',
-      },
-      'credential',
-      false,
-    );
-  const inputSchema = lean(
-    standaloneSchema({
-      type: 'object',
-      properties,
-      ...(required.length ? { required } : {}),
-      additionalProperties: false,
-    }),
-  ) as Tool['inputSchema'];
+  const body = r.body as JsonObject & { properties: Record<string, TSchema> };
+  for (const [name, s] of Object.entries(body.properties))
+    add(name, s, 'body', (body.required ?? []).includes(name) && !('default' in s));
+}
+
+/** The route's summary, then whether it needs the key and the links for the holder its answer carries. */
+function toolDescription(r: Route, answer: TSchema): string {
   const links = holderLinks(answer);
-  const description = [
+  return [
     r.summary.endsWith('.') ? r.summary : `${r.summary}.`,
     r.auth === 'key' ? KEY_NOTE : '',
     links.length ? HAND_OVER.replace('{links}', links.join(', ')) : '',
   ].join('');
-  // Hints only where they differ from the spec's defaults (not read-only, destructive, not idempotent, open world).
-  const tool: Tool = {
-    name: r.operationId!,
-    description,
-    inputSchema,
-    annotations: {
-      ...(mutates ? {} : { readOnlyHint: true }),
-      ...(mutates && r.method !== 'DELETE' ? { destructiveHint: false } : {}),
-      ...(r.method === 'GET' || r.method === 'PUT' || r.method === 'DELETE'
-        ? { idempotentHint: true }
-        : {}),
-      openWorldHint: false,
-    },
+}
+
+/** Hints only where they differ from the spec's defaults (not read-only, destructive, not idempotent, open world). */
+function toolAnnotations(r: Route, mutates: boolean): Tool['annotations'] {
+  return {
+    ...(mutates ? {} : { readOnlyHint: true }),
+    ...(mutates && r.method !== 'DELETE' ? { destructiveHint: false } : {}),
+    ...(r.method === 'GET' || r.method === 'PUT' || r.method === 'DELETE'
+      ? { idempotentHint: true }
+      : {}),
+    openWorldHint: false,
   };
-  return { tool, route: r, places, mutates, defaults };
 }
 
 type Schema = Record<string, unknown>;
@@ -362,42 +387,78 @@ export async function callTool(
   remoteAddress?: () => string,
 ): Promise<CallToolResult> {
   const a = (args ?? {}) as Record<string, unknown>;
+  const refused = namesRefusal(t, a) ?? stringRefusal(a, API_KEY);
+  if (refused) return refused;
+  const credentials = credentialsOf(t, a, headers);
+  const missing =
+    keyRefusal(t, credentials) ?? pathRefusal(t, a) ?? stringRefusal(a, IDEMPOTENCY_KEY);
+  if (missing) return missing;
+  return resultOf(await dispatch(requestOf(t, a, credentials, remoteAddress)), t.tool.name);
+}
+
+/** The arguments are one object, of the tool's names only. */
+function namesRefusal(t: McpTool, a: Record<string, unknown>): CallToolResult | undefined {
   if (typeof a !== 'object' || Array.isArray(a))
     return toolError(422, 'the arguments must be one object');
   const unknown = Object.keys(a).filter((k) => !t.places.has(k));
-  if (unknown.length) {
-    return toolError(
-      422,
-      `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown
-        .slice(0, 10)
-        .map((k) => JSON.stringify(k.slice(0, 60)))
-        .join(', ')}; ${t.tool.name} takes ${[...t.places.keys()].join(', ') || 'none'}`,
-    );
-  }
+  if (!unknown.length) return undefined;
+  return toolError(
+    422,
+    `unknown argument${unknown.length > 1 ? 's' : ''} ${unknown
+      .slice(0, 10)
+      .map((k) => JSON.stringify(k.slice(0, 60)))
+      .join(', ')}; ${t.tool.name} takes ${[...t.places.keys()].join(', ') || 'none'}`,
+  );
+}
+
+/** An argument the tool itself reads (api_key, idempotency_key) is a string when given. */
+function stringRefusal(a: Record<string, unknown>, name: string): CallToolResult | undefined {
+  if (a[name] === undefined || typeof a[name] === 'string') return undefined;
+  return toolError(422, [
+    { loc: ['arguments', name], msg: 'Input should be a string', type: 'string_type' },
+  ]);
+}
+
+/** The MCP request's own credentials; CONTRACT.md "MCP": api_key is used when it carries none. */
+function credentialsOf(
+  t: McpTool,
+  a: Record<string, unknown>,
+  headers: Record<string, string>,
+): Record<string, string> {
   const credentials: Record<string, string> = {};
   for (const h of CREDENTIALS) if (headers[h]) credentials[h] = headers[h];
-  // CONTRACT.md "MCP": api_key is used when the request carries no key of its own.
-  if (a[API_KEY] !== undefined && typeof a[API_KEY] !== 'string')
-    return toolError(422, [
-      { loc: ['arguments', API_KEY], msg: 'Input should be a string', type: 'string_type' },
-    ]);
   if (t.route.auth === 'key' && !Object.keys(credentials).length && a[API_KEY])
-    credentials.authorization = `Bearer ${a[API_KEY]}`;
-  if (t.route.auth === 'key' && !Object.keys(credentials).length) {
-    return toolError(
-      401,
-      `${t.tool.name} needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request, or as the api_key argument (a new agent makes one with create_token and registers it with register_agent, both without a key)`,
-    );
-  }
+    credentials.authorization = `Bearer ${a[API_KEY] as string}`;
+  return credentials;
+}
+
+function keyRefusal(t: McpTool, credentials: Record<string, string>): CallToolResult | undefined {
+  if (t.route.auth !== 'key' || Object.keys(credentials).length) return undefined;
+  return toolError(
+    401,
+    `${t.tool.name} needs the agent's API key: send it as Authorization: Bearer <key> on the MCP request, or as the api_key argument (a new agent makes one with create_token and registers it with register_agent, both without a key)`,
+  );
+}
+
+/** Every path argument is given (the route could not be named without it). */
+function pathRefusal(t: McpTool, a: Record<string, unknown>): CallToolResult | undefined {
   const missing = [...t.places].filter(
     ([k, p]) => p === 'path' && (a[k] === undefined || a[k] === null || a[k] === ''),
   );
-  if (missing.length)
-    return toolError(
-      422,
-      missing.map(([k]) => ({ loc: ['path', k], msg: 'Field required', type: 'missing' })),
-    );
+  if (!missing.length) return undefined;
+  return toolError(
+    422,
+    missing.map(([k]) => ({ loc: ['path', k], msg: 'Field required', type: 'missing' })),
+  );
+}
 
+/** The route's request of the arguments: each in its place (path, query, body, header). */
+function requestOf(
+  t: McpTool,
+  a: Record<string, unknown>,
+  credentials: Record<string, string>,
+  remoteAddress?: () => string,
+): InternalRequest {
   const path = t.route.path.replace(/\{([^}]+)\}/g, (_, k: string) =>
     encodeURIComponent(String(a[k])),
   );
@@ -418,17 +479,12 @@ export async function callTool(
     headers: { accept: 'application/json', ...credentials },
     remoteAddress,
   };
-  if (typeof a[IDEMPOTENCY_KEY] === 'string')
-    req.headers['idempotency-key'] = a[IDEMPOTENCY_KEY] as string;
-  else if (a[IDEMPOTENCY_KEY] !== undefined)
-    return toolError(422, [
-      { loc: ['arguments', IDEMPOTENCY_KEY], msg: 'Input should be a string', type: 'string_type' },
-    ]);
+  if (typeof a[IDEMPOTENCY_KEY] === 'string') req.headers['idempotency-key'] = a[IDEMPOTENCY_KEY];
   if (t.route.body && (Object.keys(body).length || !t.route.optionalBody)) {
     req.body = Buffer.from(JSON.stringify(body));
     req.headers['content-type'] = 'application/json';
   }
-  return resultOf(await dispatch(req), t.tool.name);
+  return req;
 }
 
 /** A text of the service offered as an MCP resource, read through its own route. */
@@ -495,135 +551,168 @@ export type McpOptions = {
 const BATCH_REFUSED =
   'Invalid Request: one JSON-RPC message per POST (protocol 2025-06-18 dropped batching); send each request on its own';
 
+/** What a request's server serves: the tools by name, their listing, the resources. */
+type Catalogue = { byName: Map<string, McpTool>; list: Tool[]; resources: McpResource[] };
+
 /** The MCP endpoint over a finished route table. */
 export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions): McpEndpoint {
   const tools = mcpTools(routes);
-  const byName = new Map(tools.map((t) => [t.tool.name, t]));
-  const resources = mcpResources(baseUrl);
-  const list = tools.map((t) => t.tool);
+  const catalogue: Catalogue = {
+    byName: new Map(tools.map((t) => [t.tool.name, t])),
+    list: tools.map((t) => t.tool),
+    resources: mcpResources(baseUrl),
+  };
+  return {
+    tools,
+    resources: catalogue.resources,
+    handle: (ctx) => handle(ctx, catalogue, baseUrl, opts),
+  };
+}
 
-  /** One request's server: stateless, so each POST gets its own Server and transport (the SDK's rule). */
-  function serverFor(ctx: Context): Server {
-    const server = new Server(
-      { name: 'agent-market', title: SERVICE_NAME, version: '1.0.0' },
-      {
-        capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
-        instructions: INSTRUCTIONS,
-      },
-    );
-    const dispatch = ctx.dispatch!;
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: list }));
-    server.setRequestHandler(CallToolRequestSchema, async (req) => {
-      const t = byName.get(req.params.name);
-      if (!t)
-        return toolError(
-          404,
-          `no tool ${JSON.stringify(req.params.name.slice(0, 100))}; tools/list names them`,
-        );
-      return callTool(t, req.params.arguments, ctx.req.headers, dispatch, ctx.req.remoteAddress);
-    });
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: resources.map((r) => r.resource),
-    }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
-      const r = resources.find((x) => x.resource.uri === req.params.uri);
-      if (!r) throw resourceNotFound(req.params.uri);
-      const reply = await dispatch({
-        method: 'GET',
-        path: r.path,
-        headers: { accept: r.resource.mimeType ?? '*/*' },
-      });
-      const text =
-        reply.body !== undefined
-          ? Buffer.from(reply.body as string | Uint8Array).toString('utf8')
-          : JSON.stringify(reply.json);
-      return { contents: [{ uri: r.resource.uri, mimeType: r.resource.mimeType, text }] };
-    });
-    return server;
-  }
+/** One request's server: stateless, so each POST gets its own Server and transport (the SDK's rule). */
+function serverFor(catalogue: Catalogue, ctx: Context): Server {
+  const server = new Server(
+    { name: 'agent-market', title: SERVICE_NAME, version: '1.0.0' },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+    },
+  );
+  const dispatch = ctx.dispatch!;
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: catalogue.list }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const t = catalogue.byName.get(req.params.name);
+    if (!t)
+      return toolError(
+        404,
+        `no tool ${JSON.stringify(req.params.name.slice(0, 100))}; tools/list names them`,
+      );
+    return callTool(t, req.params.arguments, ctx.req.headers, dispatch, ctx.req.remoteAddress);
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: catalogue.resources.map((r) => r.resource),
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    const r = catalogue.resources.find((x) => x.resource.uri === req.params.uri);
+    if (!r) throw resourceNotFound(req.params.uri);
+    return readResource(r, dispatch);
+  });
+  return server;
+}
 
-  /**
-   * A request without a key the service accepts takes a place of its client address, held until
-   * its answer is sent (Context.hold) or given back when the answer is built (no server: a unit
-   * test); over the cap, 429. Answers what gives the place back early, if anything.
-   */
-  async function admit(ctx: Context): Promise<(() => void) | undefined> {
-    if (
-      keyFromHeaders(ctx.req.headers) !== null &&
-      (await opts.authenticate(ctx.req).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return undefined;
-    const release = opts.unauthenticated.take(addressKey(ctx.req.remoteAddress()));
-    if (!release)
-      throw new HttpError(429, unauthenticatedDetail('this MCP request'), {
-        'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S),
-      });
-    if (!ctx.hold) return release;
-    ctx.hold(release);
+/** A resource's text, read through its route. */
+async function readResource(
+  r: McpResource,
+  dispatch: (r: InternalRequest) => Promise<Reply>,
+): Promise<{ contents: { uri: string; mimeType?: string; text: string }[] }> {
+  const reply = await dispatch({
+    method: 'GET',
+    path: r.path,
+    headers: { accept: r.resource.mimeType ?? '*/*' },
+  });
+  const text =
+    reply.body !== undefined
+      ? Buffer.from(reply.body as string | Uint8Array).toString('utf8')
+      : JSON.stringify(reply.json);
+  return { contents: [{ uri: r.resource.uri, mimeType: r.resource.mimeType, text }] };
+}
+
+/**
+ * A request without a key the service accepts takes a place of its client address, held until
+ * its answer is sent (Context.hold) or given back when the answer is built (no server: a unit
+ * test); over the cap, 429. Answers what gives the place back early, if anything.
+ */
+async function admit(opts: McpOptions, ctx: Context): Promise<(() => void) | undefined> {
+  if (
+    keyFromHeaders(ctx.req.headers) !== null &&
+    (await opts.authenticate(ctx.req).then(
+      () => true,
+      () => false,
+    ))
+  )
     return undefined;
-  }
-
-  async function handle(ctx: Context): Promise<Reply> {
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(ctx.req.headers)) headers.set(k, v);
-    // Every answer is JSON (enableJsonResponse) whatever the client accepts: the transport's Accept
-    // check (both application/json and text/event-stream named) would only refuse clients that leave it out.
-    headers.set('accept', 'application/json, text/event-stream');
-    const version = headers.get('mcp-protocol-version');
-    if (version !== null && version < MIN_PROTOCOL_VERSION) {
-      return rpcError(
-        400,
-        -32000,
-        `Bad Request: unsupported protocol version ${version.slice(0, 40)} (this server speaks ${MIN_PROTOCOL_VERSION} and later)`,
-      );
-    }
-    const bytes = ctx.bytes ?? Buffer.alloc(0);
-    // Read once, here: a batch is refused before any server, transport or answer is built.
-    const message = parseMessage(bytes);
-    if (message && Array.isArray(message.value)) return rpcError(400, -32600, BATCH_REFUSED);
-    const early = await admit(ctx);
-    const server = serverFor(ctx);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+  const release = opts.unauthenticated.take(addressKey(ctx.req.remoteAddress()));
+  if (!release)
+    throw new HttpError(429, unauthenticatedDetail('this MCP request'), {
+      'retry-after': String(UNAUTHENTICATED_RETRY_AFTER_S),
     });
-    try {
-      await server.connect(transport);
-      const request = new Request(`${baseUrl}/mcp`, {
-        method: 'POST',
-        headers,
-        body: new Uint8Array(bytes),
-      });
-      // Unreadable JSON is left to the SDK (its -32700).
-      const res = await transport.handleRequest(
-        request,
-        message && { parsedBody: initializeAtLeastMin(message.value) },
-      );
-      const out: Record<string, string> = {};
-      res.headers.forEach((v, k) => {
-        if (k !== 'content-type' && k !== 'content-length') out[k] = v;
-      });
-      const text = await res.text();
-      if (Buffer.byteLength(text) > MCP_ANSWER_BYTES)
-        return answerTooLarge(message?.value, Buffer.byteLength(text));
-      return text
-        ? {
-            status: res.status,
-            body: text,
-            contentType: res.headers.get('content-type') ?? 'application/json',
-            headers: out,
-          }
-        : { status: res.status, headers: out };
-    } finally {
-      early?.();
-      await server.close().catch(() => {});
-    }
-  }
+  if (!ctx.hold) return release;
+  ctx.hold(release);
+  return undefined;
+}
 
-  return { tools, resources, handle };
+/** Answers one POST /mcp: refusals first, then the SDK's transport on a server of its own. */
+async function handle(
+  ctx: Context,
+  catalogue: Catalogue,
+  baseUrl: string,
+  opts: McpOptions,
+): Promise<Reply> {
+  const headers = transportHeaders(ctx);
+  const version = headers.get('mcp-protocol-version');
+  if (version !== null && version < MIN_PROTOCOL_VERSION) {
+    return rpcError(
+      400,
+      -32000,
+      `Bad Request: unsupported protocol version ${version.slice(0, 40)} (this server speaks ${MIN_PROTOCOL_VERSION} and later)`,
+    );
+  }
+  const bytes = ctx.bytes ?? Buffer.alloc(0);
+  // Read once, here: a batch is refused before any server, transport or answer is built.
+  const message = parseMessage(bytes);
+  if (message && Array.isArray(message.value)) return rpcError(400, -32600, BATCH_REFUSED);
+  const early = await admit(opts, ctx);
+  const server = serverFor(catalogue, ctx);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  try {
+    await server.connect(transport);
+    const request = new Request(`${baseUrl}/mcp`, {
+      method: 'POST',
+      headers,
+      body: new Uint8Array(bytes),
+    });
+    // Unreadable JSON is left to the SDK (its -32700).
+    const res = await transport.handleRequest(
+      request,
+      message && { parsedBody: initializeAtLeastMin(message.value) },
+    );
+    return await replyOf(res, message);
+  } finally {
+    early?.();
+    await server.close().catch(() => {});
+  }
+}
+
+/** The request's headers as the transport is handed them. */
+function transportHeaders(ctx: Context): Headers {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(ctx.req.headers)) headers.set(k, v);
+  // Every answer is JSON (enableJsonResponse) whatever the client accepts: the transport's Accept
+  // check (both application/json and text/event-stream named) would only refuse clients that leave it out.
+  headers.set('accept', 'application/json, text/event-stream');
+  return headers;
+}
+
+/** The transport's answer as the route's reply, unless it is over MCP_ANSWER_BYTES. */
+async function replyOf(res: Response, message: { value: unknown } | undefined): Promise<Reply> {
+  const out: Record<string, string> = {};
+  res.headers.forEach((v, k) => {
+    if (k !== 'content-type' && k !== 'content-length') out[k] = v;
+  });
+  const text = await res.text();
+  if (Buffer.byteLength(text) > MCP_ANSWER_BYTES)
+    return answerTooLarge(message?.value, Buffer.byteLength(text));
+  return text
+    ? {
+        status: res.status,
+        body: text,
+        contentType: res.headers.get('content-type') ?? 'application/json',
+        headers: out,
+      }
+    : { status: res.status, headers: out };
 }
 
 /** resources/read of a URI the server does not list: the spec's -32002. */

@@ -110,77 +110,88 @@ const streamFull = (max: string) =>
   });
 
 export function eventRoutes(s: Services): Route[] {
-  return [
-    route<unknown, EventsQuery>({
-      method: 'GET',
-      path: '/api/v1/events',
-      operationId: 'list_events',
-      auth: 'key',
-      summary:
-        "My account's events after an id, oldest first (subscribe to /api/v1/events/stream instead of polling)",
-      query: EventsQuery,
-      response: { 200: EventsAnswer },
-      responses: {
-        410: {
-          description:
-            '`after` is older than the 7 days kept: the detail says from which id events exist',
-        },
+  return [listEventsRoute(s), streamEventsRoute(s), streamMarketRoute(s)];
+}
+
+/** GET /api/v1/events: a page of the account's log. */
+function listEventsRoute(s: Services): Route {
+  return route<unknown, EventsQuery>({
+    method: 'GET',
+    path: '/api/v1/events',
+    operationId: 'list_events',
+    auth: 'key',
+    summary:
+      "My account's events after an id, oldest first (subscribe to /api/v1/events/stream instead of polling)",
+    query: EventsQuery,
+    response: { 200: EventsAnswer },
+    responses: {
+      410: {
+        description:
+          '`after` is older than the 7 days kept: the detail says from which id events exist',
       },
-      handler: (c) => listEvents(s, c),
-    }),
-    route<unknown, StreamQuery>({
-      method: 'GET',
-      path: '/api/v1/events/stream',
-      operationId: 'stream_events',
-      auth: 'key',
-      summary:
-        "My account's events as Server-Sent Events: every event after Last-Event-ID (or after), exactly once, then each as it happens",
-      query: StreamQuery,
-      response: {
-        200: new Media(
-          'with Accept: text/event-stream, the stream: `id:` the event id, `event:` its type, `data:` the event JSON; `: keep-alive` comments. Otherwise the events after the resume point as GET /api/v1/events answers them',
-          { [EVENT_STREAM]: undefined, 'application/json': EventsAnswer },
-        ),
+    },
+    handler: (c) => listEvents(s, c),
+  });
+}
+
+/** GET /api/v1/events/stream: the account's log as Server-Sent Events. */
+function streamEventsRoute(s: Services): Route {
+  return route<unknown, StreamQuery>({
+    method: 'GET',
+    path: '/api/v1/events/stream',
+    operationId: 'stream_events',
+    auth: 'key',
+    summary:
+      "My account's events as Server-Sent Events: every event after Last-Event-ID (or after), exactly once, then each as it happens",
+    query: StreamQuery,
+    response: {
+      200: new Media(
+        'with Accept: text/event-stream, the stream: `id:` the event id, `event:` its type, `data:` the event JSON; `: keep-alive` comments. Otherwise the events after the resume point as GET /api/v1/events answers them',
+        { [EVENT_STREAM]: undefined, 'application/json': EventsAnswer },
+      ),
+    },
+    responses: {
+      410: {
+        description:
+          'the id to resume from is older than the 7 days kept: the detail says from which id events exist',
       },
-      responses: {
-        410: {
-          description:
-            'the id to resume from is older than the 7 days kept: the detail says from which id events exist',
-        },
-        429: {
-          description:
-            'this API key holds as many streams as it may (this one and WebSockets together): close one, or retry after Retry-After',
-        },
-        503: { description: 'this process holds as many streams as it may: retry' },
+      429: {
+        description:
+          'this API key holds as many streams as it may (this one and WebSockets together): close one, or retry after Retry-After',
       },
-      handler: (c) => streamEvents(s, c),
-    }),
-    route<MarketParam, MarketStreamQuery>({
-      method: 'GET',
-      path: '/api/v1/markets/{market_id}/stream',
-      operationId: 'stream_market',
-      auth: 'none',
-      summary:
-        "A market's session closes as Server-Sent Events (`session.closed`; `id:` the closed tick)",
-      params: MarketParams,
-      query: MarketStreamQuery,
-      response: {
-        200: new Media(
-          'with Accept: text/event-stream, `session.closed` events (data: market, tick, next_tick, tick_closes_at; `id:` the closed tick) and `: keep-alive` comments. Otherwise the closes after the resume point as JSON',
-          { [EVENT_STREAM]: undefined, 'application/json': MarketClosesAnswer },
-        ),
+      503: { description: 'this process holds as many streams as it may: retry' },
+    },
+    handler: (c) => streamEvents(s, c),
+  });
+}
+
+/** GET /api/v1/markets/{market_id}/stream: a market's closes as Server-Sent Events, public. */
+function streamMarketRoute(s: Services): Route {
+  return route<MarketParam, MarketStreamQuery>({
+    method: 'GET',
+    path: '/api/v1/markets/{market_id}/stream',
+    operationId: 'stream_market',
+    auth: 'none',
+    summary:
+      "A market's session closes as Server-Sent Events (`session.closed`; `id:` the closed tick)",
+    params: MarketParams,
+    query: MarketStreamQuery,
+    response: {
+      200: new Media(
+        'with Accept: text/event-stream, `session.closed` events (data: market, tick, next_tick, tick_closes_at; `id:` the closed tick) and `: keep-alive` comments. Otherwise the closes after the resume point as JSON',
+        { [EVENT_STREAM]: undefined, 'application/json': MarketClosesAnswer },
+      ),
+    },
+    responses: {
+      404: { description: 'no such market' },
+      429: {
+        description:
+          'your address holds as many market streams as it may: close one, or retry after Retry-After',
       },
-      responses: {
-        404: { description: 'no such market' },
-        429: {
-          description:
-            'your address holds as many market streams as it may: close one, or retry after Retry-After',
-        },
-        503: { description: 'this process holds as many streams as it may: retry' },
-      },
-      handler: (c) => streamMarket(s, c),
-    }),
-  ];
+      503: { description: 'this process holds as many streams as it may: retry' },
+    },
+    handler: (c) => streamMarket(s, c),
+  });
 }
 
 async function listEvents(
