@@ -1,4 +1,4 @@
-// Memory with many agents (issue 14): the service's resident memory with --agents registered agents
+// Memory with many agents: the service's resident memory with --agents registered agents
 // of which --active poll their account, and the record's cache filled by reads of the record.
 //
 //   npm run build && node bench/agents-memory.mjs [--agents 100000] [--active 10000] [--rounds 3]

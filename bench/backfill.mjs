@@ -1,7 +1,7 @@
 // Scenario 2: how long the first start takes to record the history (SVC_BACKFILL_DAYS of all
 // four markets), measured over HTTP only: start the built service on a fresh PostgreSQL database
 // (or --embedded), then poll GET /api/v1/markets/{id}/coverage until every market's history_load
-// is complete. Target (issue 3): 30 days in under 60 s on PostgreSQL on this machine.
+// is complete. Target: 30 days in under 60 s on PostgreSQL on this machine.
 //
 //   npm run build && node bench/backfill.mjs [--days 30] [--embedded] [--timeout 600]
 //

@@ -1,4 +1,4 @@
-// Scale scenario (issue 14): how long a market's close takes with many open positions. Target: an
+// Scale scenario: how long a market's close takes with many open positions. Target: an
 // m15 close with 10k open positions in under 1 s.
 //
 //   npm run build && node bench/close.mjs [--positions 10000] [--agents 1000] [--market m15]

@@ -1,8 +1,8 @@
 // One run, several builds: the same bench (bench/orders.mjs or bench/close.mjs) against each build
 // of the service in turn, rounds interleaved (A B C, A B C, ...) so a machine that gets busier or
 // quieter during the run weighs on every build alike; then each build's median against the first
-// build's. This is how a change's cost is quoted "in the same run as its baseline" (issue 26: the
-// money kernel must not slow orders; issue 27: the event log's cost on orders and on the close).
+// build's. This is how a change's cost is quoted "in the same run as its baseline" (e.g. whether
+// the money kernel slows orders, or the event log's cost on orders and on the close).
 //
 //   npm run build && node bench/compare.mjs --bench orders --build before=../old/dist/src/main.js \
 //       --build now=dist/src/main.js [--rounds 2] [-- <the bench's own options>]

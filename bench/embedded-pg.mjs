@@ -1,4 +1,4 @@
-// Runs a bench on the embedded PostgreSQL server (issue 23): starts the server the service's
+// Runs a bench on the embedded PostgreSQL server: starts the server the service's
 // embedded default runs (dist/orm/embedded.js: the same binaries, settings and port handling) in a
 // temporary DATA_DIR, runs the given bench command with `--pg <that server's admin URL>` appended,
 // then stops the server and removes the folder. The bench creates its databases there as it does on

@@ -1,4 +1,4 @@
-// Where a NOTIFY goes costs commits (issue 27, actors/events/log.ts Announce): PostgreSQL serialises
+// Where a NOTIFY goes costs commits (actors/events/log.ts Announce): PostgreSQL serialises
 // the commits of transactions that NOTIFY (a database-wide lock held from before the commit record
 // until the commit is flushed), so a writer that announces inside its transaction caps how many
 // transactions every process together can commit. This measures it with pgbench alone, in one run:

@@ -1,4 +1,4 @@
-// The fair peer of the orders scenario (issue 14, bench/README.md "Issue 14"): a NAIVE implementation
+// The fair peer of the orders scenario (bench/orders.mjs): a NAIVE implementation
 // of `POST /api/v1/orders` with `pay_from_balance`, as a plain Fastify 5 + node-postgres service would
 // write it: one transaction per request, one parameterised statement per step, on the service's own
 // migrated database (same schema, same fixture, same agents and deals). It makes the same checks and

@@ -1,7 +1,7 @@
-// Load scenario (issues 4 and 14): many agents placing pay_from_balance orders at once, every 201 a
+// Load scenario: many agents placing pay_from_balance orders at once, every 201 a
 // committed row, against a naive peer of the same endpoint (bench/orders-peer.mjs: Fastify + pg, one
 // transaction per request, same database, same checks and rows) and a single-row-update transaction
-// loop (pgbench) on the same PostgreSQL, all in the same run. Issue 14's targets: service orders/s
+// loop (pgbench) on the same PostgreSQL, all in the same run. Targets: service orders/s
 // >= 2.0x the peer's, >= 50 % of pgbench's tps, p99 <= 25 ms at 32 connections.
 //
 //   npm run build && node bench/orders.mjs [--duration 20] [--warmup 3] [--connections 32]
@@ -1312,7 +1312,7 @@ async function main() {
   };
   await measure(summary);
   summary.loadavg_at_end = os.loadavg().map((x) => round(x, 2));
-  // Issue 14's ratios, all measured in this run: the service against the naive peer and against
+  // The ratios, all measured in this run: the service against the naive peer and against
   // pgbench's single-row update, and the peer against pgbench.
   const per = (a, b) => (a && b ? round(a / b, 4) : undefined);
   summary.ratios = {
@@ -1322,7 +1322,7 @@ async function main() {
   };
   summary.targets = { service_to_peer: 2.0, service_to_pgbench: 0.5, service_p99_ms: 25 };
   if (summary.orders && summary.pgbench) {
-    // kept from issue 4 (its target was 60 %)
+    // the older results' single ratio, which src/ops/bench.ts still reads
     summary.ratio = summary.ratios.service_to_pgbench;
     summary.ratio_pct = round(100 * summary.ratio, 1);
   }

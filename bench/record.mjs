@@ -1,4 +1,4 @@
-// Record reads (issue 14): the public record's routes over settled sessions, before and after the
+// Record reads: the public record's routes over settled sessions, before and after the
 // in-memory fragments, in one run.
 //
 //   npm run build && node bench/record.mjs [--runs 3] [--duration 10] [--warmup 3] [--connections 64]

@@ -25,7 +25,7 @@
 //                 GET /api/v1/markets/h2/families/0/signals: default queries, answers that change
 //                 only at a close (with --backfill-days N the run first waits for the history load)
 //   pulse         GET /api/v1/pulse: the record's last 24 hours, kept per close with its bytes and
-//                 ETag (issue 46: >= 10 000 req/s, p99 <= 20 ms at -c64)
+//                 ETag (target: >= 10 000 req/s, p99 <= 20 ms at -c64)
 // `--service` runs another build of the service (a "before" build in a second directory).
 // `--targets` picks the targets (fixed-bytes is always measured first, as the baseline).
 // `--fixed-bytes deals` sizes the baseline like the deals answer measured before the load.

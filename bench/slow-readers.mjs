@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Issue 41's outside probes, against the built service as a child process on a database of its own
+// Outside probes of the front end's bounds (src/http/limits.ts), against the built service as a
+// child process on a database of its own
 // (127.0.0.1 only):
 // - `streams` (default): 2 000 streams that never read (200 agents × 10, the per-key limit: 5 Server-
 //   Sent Events streams and 5 WebSockets each) while each account's log grows by ~1 MB (events of
@@ -7,7 +8,7 @@
 //   by at most 300 MB (limits.ts STREAM_BUFFER_BYTES bounds what it holds for each: 128 KB).
 // - `mcp`: 100 sockets that post MCP requests without a key and never read their answers, again on
 //   fresh sockets for 60 s, while m15 closes every 3 s (SVC_TIME_SCALE=300). Target: no close later
-//   than 2 s (session_close_lateness_seconds), where the batch amplification had delayed one 21 s.
+//   than 2 s (session_close_lateness_seconds): unread answers must not delay the closes.
 // Usage: node bench/slow-readers.mjs [streams|mcp] [--pg postgres://postgres@127.0.0.1:5432]
 // Last line: `slow-readers streams: +<MB> MB for 2000 streams (target <= 300)` or
 // `slow-readers mcp: <n> of <m> closes later than 2 s, the latest <s> s (target 0)`.

@@ -1,4 +1,4 @@
-// Issue 27 item 9: N WebSocket subscribers, each on its own account's channel, while an m15 close
+// N WebSocket subscribers, each on its own account's channel, while an m15 close
 // fills and then advances a position for every one of them. Figures, all from one run:
 //   - how many connections this machine holds (--subscribers, 10 000 by default; the most that opened);
 //   - RSS of the service per idle connection (authenticated; then subscribed), target <= 10 KB;
@@ -15,8 +15,8 @@
 // The subscribers: `go` (the default) is bench/subscribers/main.go, compiled here with Debian's Go
 // and its packaged Gorilla WebSocket (apt-get install -y golang-go golang-github-gorilla-websocket-dev);
 // `node` holds them in this process with the ws package. They share the service's two cores, and
-// Node's took 32-48 ms of CPU per 1000 events of a close, about what the service took; the compiled
-// ones 8-21. For each close the result gives the CPU of the service, PostgreSQL and the subscribers
+// Node's take about as much CPU per event of a close as the service; the compiled ones far less.
+// For each close the result gives the CPU of the service, PostgreSQL and the subscribers
 // from its commit to its last delivery (read from /proc every 20 ms), per 1000 events.
 // BENCH_SERVICE_NODE_ARGS (space-separated) are given to the service's node (experiments).
 //
@@ -26,7 +26,7 @@
 // WebSocket message callback) minus the last such notice for its account (or for every account: a
 // close's notice names `*`) before it. Subscribers and the service share the machine's cores.
 //
-// --peer (issue 46): after the service's closes, the floor of the same fan-out on this machine.
+// --peer: after the service's closes, the floor of the same fan-out on this machine.
 // bench/ws-peer.mjs, a bare uWebSockets.js server in a process of its own, holds the same number of
 // subscribers (the same client, connecting, authenticating and subscribing the same way, each with
 // its agent's key) and, when told a close happened, sends each subscriber the very frames the
@@ -62,7 +62,7 @@ import vm from 'node:vm';
 
 /**
  * Arrival and notice times (ms). The compiled subscribers stamp arrivals with the wall clock, so the
- * notices are stamped with it too (a process's performance.timeOrigin was several ms off it);
+ * notices are stamped with it too (a process's performance.timeOrigin can be several ms off it);
  * Node's subscribers and the notices share this process's finer monotonic clock.
  */
 const now =
@@ -198,7 +198,7 @@ async function runMain() {
   const DB = `bench_ws_${PID}`;
   /** --peer: the channel the bare peer is told a close on (and the commit clock hears it). */
   const PEER_CHANNEL = opts.peer ? `bench_ws_peer_${PID}` : undefined;
-  /** Target of issue 46: the service at most this many times the bare peer, CPU per 1000 events and p99. */
+  /** Target: the service at most this many times the bare peer, CPU per 1000 events and p99. */
   const PEER_RATIO_TARGET = 1.5;
   const dbUrl = (name) => Object.assign(new URL(PG_BASE), { pathname: `/${name}` }).toString();
   const log = (msg) => console.error(`[ws ${new Date().toISOString().slice(11, 19)}] ${msg}`);
@@ -373,9 +373,9 @@ async function runMain() {
           if (s.startsWith('{"channel"')) {
             // Only the arrival, id and type are kept, read off the frame's head (id, type, created_at,
             // data): these subscribers share the service's two cores, and holding every frame's
-            // text (~30 MB for 50k events) made their garbage collection take ~1/6 of the machine's
-            // CPU in a close's fan-out (perf, bench/README.md "Issue 27"). Every frame of one
-            // subscriber in CHECKED is kept whole and parsed as JSON after the run.
+            // text would make their garbage collection take CPU from the service in a close's
+            // fan-out. Every frame of one subscriber in CHECKED is kept whole and parsed as JSON
+            // after the run.
             const head = FRAME_HEAD.exec(s);
             c.got.push(t, head ? Number(head[1]) : NaN, head?.[2]);
             c.types.add(head?.[2]);
@@ -586,8 +586,8 @@ async function runMain() {
       droppedEarly,
       closedCodes: droppedEarly ? closedCodes() : undefined,
       held: clients.map((c) => agents[c.i]),
-      // Not a scan of every frame: that took ~30 ms per poll with 10k subscribers, every 50 ms, stalling
-      // this thread (so stamping arrivals late) and taking CPU from the service during a close's fan-out.
+      // Not a scan of every frame: with 10k subscribers, polled every 50 ms, that would stall this
+      // thread (so stamping arrivals late) and take CPU from the service during a close's fan-out.
       wait: (type, ms) =>
         until(
           () => clients.every((c) => c.types.has(type)),
@@ -960,8 +960,8 @@ async function runMain() {
     );
     summary.orders = placing;
     // The Node subscribers stand in for agents on other machines, but here they share the service's
-    // two cores: their own collector's full collection, when it fell in a close's fan-out, took ~1/6
-    // of the machine's CPU in it (perf, bench/README.md "Issue 27"). Collected now, between closes.
+    // two cores: their own collector's full collection, falling in a close's fan-out, would take
+    // the service's CPU. Collected now, between closes.
     if (CLIENT === 'node') collectGarbage();
     const phaseMs = (SESSION_S * 2 + 120) * 1000;
     await subscribers.wait('order.filled', phaseMs);

@@ -10,9 +10,8 @@ export const MIGRATIONS_TABLE = 'mikro_orm_migrations';
  * Settings of every connection the service opens (sent at connect: no statement, no round trip).
  * `jit = off`: the service's statements are short and bounded (index lookups, one close's rows), but
  * the planner's estimate of some is large (a many-account read of a log not yet analyzed), and past
- * `jit_above_cost` PostgreSQL compiled each for 100-600 ms: a close's event fan-out took seconds
- * (bench/README.md "WebSocket subscribers through a close"). Nothing here scans enough rows to win
- * that back.
+ * `jit_above_cost` PostgreSQL compiles each first, for far longer than it runs: a close's event
+ * fan-out would take seconds. Nothing here scans enough rows to win that back.
  */
 export const CONNECTION_SETTINGS = '-c jit=off';
 

@@ -20,7 +20,7 @@ export type PoolStats = { used: number; free: number; pending: number; max: numb
 
 /**
  * The pool's gauges for /metrics, from public APIs only. Neither MikroORM 6 nor knex exposes pool
- * counters (knex's pool is an internal of its client: knex#1492), so a connection counts as used
+ * counters (knex's pool is an internal of its client), so a connection counts as used
  * while it runs a query, as knex's documented `query` and `query-response` events on MikroORM's
  * knex instance tell (followed from the first call on). Knex reports a failed query on its
  * builder only, so each connection keeps its last query until its next one starts: a connection

@@ -8,8 +8,8 @@ export type Orm = MikroORM;
 
 /**
  * Opens the ORM; `migrations: false` leaves out the migrations extension and the migrations (each
- * imports it), which a worker never uses: they load umzug and its command line, ~150 ms of CPU in
- * each worker of every start.
+ * imports it), which a worker never uses: they load umzug and its command line, CPU spent in each
+ * worker of every start.
  */
 export async function openOrm(
   url: string,

@@ -1,4 +1,4 @@
-// The service's business rules that more than one place needs, each defined once (issue 9): the
+// The service's business rules that more than one place needs, each defined once: the
 // actors decide by them, the texts served to agents and holders quote them. Pure: no I/O, so both
 // src/ and actors/ import it. Where SQL must apply a rule, its SQL twin sits next to the JS one and
 // test/unit/rules.test.ts + test/api/rules-sql.test.ts prove they agree.

@@ -1,7 +1,7 @@
 // The order batch's statements (order-batch.ts), prepared once per batch connection. Each batch
 // sends EXECUTEs with its values as array literals, so PostgreSQL neither parses nor plans the
-// batch's SQL again: planning the two statements cost ~1.6 ms per batch when they were sent as
-// text with a JSON literal (bench/README.md "Issue 14"), as much as executing them. PREPARE/EXECUTE
+// batch's SQL again: planning the two statements, sent as text with a JSON literal, costs as much
+// as executing them. PREPARE/EXECUTE
 // rather than the protocol's own prepared statements: several EXECUTEs still ride in one simple
 // query, so a batch keeps its two round trips (BEGIN with the read, the write with COMMIT).
 import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
@@ -25,8 +25,8 @@ type Column = readonly (string | number | boolean | null)[];
 
 /**
  * The paying agents whose holder set a day limit: only their day's spending is summed (the sum
- * reads every order the agent funded that day, a cost that grew through the day for every batch
- * while no limit needed it: bench/README.md "Issue 27").
+ * reads every order the agent funded that day, a cost that grows through the day for every batch,
+ * which no batch should pay while no limit needs it).
  */
 const DAY_LIMITED =
   'array(select id from agent where id = any($2) and autonomous_funding and limit_max_day_cents is not null)';
@@ -37,7 +37,7 @@ const DAY_LIMITED =
  * batches of other workers or processes never deadlock): the read's snapshot is then taken after
  * the wait, so it sees what the batch that held the lock committed. Read in the statement that
  * waited, a day's spending was summed from a snapshot older than the lock (only the locked row
- * itself is re-read after the wait), and two processes' batches together passed max_day (issue 41).
+ * itself is re-read after the wait), and two processes' batches together could pass max_day.
  */
 const LOCKED_ACCOUNTS = (accounts: string, funded: string) =>
   `id = any(${accounts}) and (id = any(${funded}) or kind = 'competition')`;

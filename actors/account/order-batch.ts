@@ -52,8 +52,8 @@ type Exec = (text: string) => Promise<any[][]>;
  * own connection options (MikroORM's public `getConnectionOptions()`: same server, same type
  * parsers) through node-postgres's public Client. Why not the ORM's pool: a transaction there is
  * knex's, which spends a round trip on BEGIN and another on COMMIT; here BEGIN rides with the read
- * and COMMIT with the write, two round trips per batch, which is what bounds the order rate
- * (bench/README.md: about 10-15 % more orders/s than four). Several statements per text use
+ * and COMMIT with the write, two round trips per batch rather than four, which is what bounds the
+ * order rate. Several statements per text use
  * PostgreSQL's simple protocol; the batch's statements are prepared once per connection
  * (order-batch-sql.ts) and each batch sends EXECUTEs, its values inlined with the driver's `escapeLiteral`.
  */
@@ -507,8 +507,8 @@ function writeSql(
 
 /**
  * Collects order requests and runs them through `placeOrders` one batch at a time: while a batch
- * commits, new requests queue and form the next one (natural group commit, no timer). Measured on
- * 2 cores, two batches in flight were slower than one (more, smaller commits): bench/README.md.
+ * commits, new requests queue and form the next one (natural group commit, no timer). One batch in
+ * flight, not two: two make more, smaller commits, which is slower.
  */
 export class OrderBatcher {
   private queue: {

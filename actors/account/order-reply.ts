@@ -8,7 +8,7 @@ import { SETTLEMENT_HORIZON_SESSIONS } from '../../src/rules.js';
  * What the agent does next, by the case: an order waiting for payment goes to the holder; one already
  * paid from the balance only waits for its close (telling it to hand over purchase_url would have a
  * holder asked to pay a paid order); a filled one is followed as its position; an expired one has no
- * link left and is ordered again from the current menu, whose URL it names (issue 43).
+ * link left and is ordered again from the current menu, whose URL it names.
  */
 export function orderInstructions(
   order: Pick<OrderRow, 'id' | 'status' | 'payment_source' | 'market' | 'position_id'>,

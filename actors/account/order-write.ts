@@ -1,4 +1,4 @@
-// Orders and their payment, written in one place (issue 45b). Every path that places or pays orders
+// Orders and their payment, written in one place. Every path that places or pays orders
 // (the order batch, the purchase link's pay turn, a cart checkout) writes them through this module:
 // - placeOrdersCtes: the one set-based insert of placed orders (order-row.ts's rows, as
 //   placedValues) and of the trade rounds that hold them, one round per `round_id` (the batch: a

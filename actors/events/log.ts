@@ -27,8 +27,8 @@ const HEADS_CTE = `ev_heads as (insert into account_event_head as h (account_id,
 /**
  * The notices of the accounts whose logs grew, read from `appended`: their ids comma-separated, cut
  * into notices by the running length of the list (NOTIFY_MAX_BYTES). A close that moves 10k accounts
- * sends ~8 notices, and each front end wakes only the streams of those accounts (one `*` made every
- * front end read every account it streams). One row (`payload`) per notice; none when nothing was
+ * sends ~8 notices, and each front end wakes only the streams of those accounts (one `*` would make
+ * every front end read every account it streams). One row (`payload`) per notice; none when nothing was
  * appended.
  */
 const NOTICES = `select string_agg(account_id::text, ',' order by account_id) as payload
@@ -44,9 +44,8 @@ const NOTICES = `select string_agg(account_id::text, ',' order by account_id) as
  * - `after commit`: the notices are kept in the connection's setting NOTICES_SETTING, and the
  *   caller sends NOTIFY_KEPT_SQL on that connection once its COMMIT succeeded, as a transaction of
  *   its own that writes nothing and flushes nothing. For the order batch, which commits hundreds of
- *   times a second from every shard and process: 8 clients committing one insert each made
- *   1 800-2 600 commits/s with the NOTIFY in the transaction and ~3 800/s with it after the commit
- *   (~4 500/s with none; bench/notify-commit.mjs, bench/README.md "Issue 27"). If the notices are
+ *   times a second from every shard and process: a NOTIFY in the transaction slows every commit
+ *   far more than one after it (bench/notify-commit.mjs compares the two). If the notices are
  *   not sent (the connection lost between the two, a full NOTIFY queue), the events are committed
  *   and the front ends' safety net (the heads, every few seconds) finds them.
  */
@@ -104,7 +103,7 @@ export function appendCtes(at: string, announce: Announce = 'in transaction'): s
  * head by its count (the head rows stay locked until commit, taken in account order) and answers
  * each account's first new id. For an append of thousands of events (the close): they are then
  * inserted carrying their ids (insertCtes), with no join of every event back to its account's head
- * and count in the insert (~15 % of the close's 10k position events: bench/README.md "Issue 27").
+ * and count in the insert, a real share of the cost of appending a close's position events.
  */
 export async function reserveIds(
   em: EntityManager,

@@ -1,7 +1,7 @@
 // Position events (`position.advanced`, `position.settled`) are stored as the figures their close
 // moved, not as their object: the close writes 10k of them in one statement, and building and
-// storing 10k served positions of ~28 keys was most of what the log added to it (bench/README.md
-// "Issue 27"). Their `data` is built when read, by the one definition of the served position
+// storing 10k served positions of ~28 keys would be most of what the log adds to it. Their `data`
+// is built when read, by the one definition of the served position
 // (account/views.ts positionJsonSql) with its changing figures taken from the event: what stays
 // fixed once a trade is filled is read from the position and its trade, what a close moves from the
 // event, and what settling sets from the trade only when the event is the settlement (a settled

@@ -1,4 +1,4 @@
-// The console overview's figures (issue 44, "every figure agrees with the ledger and the positions"):
+// The console overview's figures (every figure agrees with the ledger and the positions):
 // exact totals over every ledger entry and every open position of the holder's accounts, summed by
 // PostgreSQL in integer cents in one statement, and the balance chart's window of the newest entries
 // running on from the sums over every entry before it. Read-only SQL; the account and market actors

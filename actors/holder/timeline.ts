@@ -1,4 +1,4 @@
-// The holder's timeline (/console/timeline, issue 11 item 7): every event of the holder's accounts,
+// The holder's timeline (/console/timeline): every event of the holder's accounts,
 // newest first, paged by a cursor. One read-only statement: a union of one branch per kind of event
 // (an order's steps, settlements, ledger entries, payouts paid, Gold Coin entries, cart grants),
 // each branch already cut at the cursor and the page size, so a page reads at most

@@ -55,8 +55,8 @@ const HOLDER_FIELDS = [
 
 /**
  * `insert into trade` of `rows` as column arrays (one `unnest`, as the open trades' update): a
- * close inserts up to one trade per paid order, and as one JSON document each of 10k trades was
- * written, inlined, parsed and collected several times over. Inserted at `at` (the turn's instant),
+ * close inserts up to one trade per paid order, and as one JSON document each of 10k trades would
+ * be written, inlined, parsed and collected several times over. Inserted at `at` (the turn's instant),
  * which is also `settled_at` for a trade inserted settled (the house's rows of a backfilled
  * session), as in `updateTrades`.
  */

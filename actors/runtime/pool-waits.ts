@@ -1,7 +1,7 @@
 // Waits for a database connection in a shard's worker, where the turns and read tasks run their
 // queries. The worker counts into a SharedArrayBuffer the front end made (each shard's workerData,
 // kept by a replacement worker), which the metrics read at each scrape: no message per turn.
-// Neither MikroORM nor knex exposes pool counters (knex#1492); knex's pool is a tarn.js Pool, whose
+// Neither MikroORM nor knex exposes pool counters; knex's pool is a tarn.js Pool, whose
 // acquire events are tarn's documented API, reached through knex's client (orm/connections.ts).
 
 /** Slots of the buffer (float64 each): written by one worker thread only, read by the front end. */

@@ -28,7 +28,7 @@ export type AskOptions = {
    * Travel to the worker with the other grouped asks of this event-loop turn for the same shard, in
    * one message, and come back with them in one reply: for turns that end together anyway (order
    * placement: one commit for the worker's whole batch), so the front end pays one message per shard
-   * and batch instead of one per order (bench/README.md "Issue 14"). A group answers when its last
+   * and batch instead of one per order. A group answers when its last
    * turn ends: never for turns of unequal length.
    */
   grouped?: boolean;

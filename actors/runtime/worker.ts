@@ -160,7 +160,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
   return mailboxes.post(envelope.to, async (): Promise<TurnResult> => {
     const t0 = performance.now();
     // The turn's fork is made on first use: an order turn hands its request to the batch and never
-    // touches it (a fork per order was measurable under load).
+    // touches it (a fork per order costs under load).
     let em: EntityManager | undefined;
     const ctx = {
       get em() {

@@ -33,7 +33,8 @@ export const AccountEventSchema = new EntitySchema<AccountEvent>({
   tableName: 'account_event',
   properties: {
     // No foreign key (migration 18): the append inserts events only joined to the head rows its own
-    // statement upserted (the head keeps its key to `account`); the per-row check was half the insert.
+    // statement upserted (the head keeps its key to `account`); the per-row check would be a large
+    // share of the insert.
     account: ref(() => AccountSchema, 'account_id', 'account_event', {
       primary: true,
       foreignKey: false,

@@ -437,7 +437,7 @@ export const LedgerEntrySchema = new EntitySchema<LedgerEntry>({
     id: serialId(),
     // No foreign key (migration 13): the posting inserts an entry only joined to the account row it
     // updated in the same statement (actors/account/ledger.ts), and accounts are never deleted; the
-    // per-row check cost the close ~15 µs per entry (20k entries with 10k open positions).
+    // per-row check would cost the close once per entry (20k entries with 10k open positions).
     account: ref(() => AccountSchema, 'account_id', 'ledger', { foreignKey: false }),
     kind: { enum: true, items: [...LEDGER_KINDS], columnType: 'text' },
     amountCents: { type: bigint(), fieldName: 'amount_cents' },

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The public record (issue: market engine): every menu row of every recorded session, the trades
+ * The public record (the market engine's): every menu row of every recorded session, the trades
  * that executed them (the house's and, later, holders'), tape rows per session and family, and the
  * history-load progress per market.
  */

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Trading (issue: agents, keys, orders): holders and their web sessions, agents (one key = one agent
+ * Trading (agents, keys, orders): holders and their web sessions, agents (one key = one agent
  * = one trading account), carts (the registration's default cart), trade rounds, orders, positions,
  * the ledger, the monthly participation fee and owned goods. Money in integer cents.
  */

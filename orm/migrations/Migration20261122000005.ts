@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Quarantine at the close (issue 8, "a close that cannot wedge"): a paid order the close cannot
+ * Quarantine at the close (a close that cannot wedge): a paid order the close cannot
  * fill is `refunded` with a reason the agent can read, its funding credited back (ledger kind
  * `refund`), and its round counts what went back. The reason is there exactly when the status
  * says refunded.

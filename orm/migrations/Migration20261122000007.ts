@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * One meaning per name (issue 9): "record" is the public record SPEC.md serves (menus, trades, tape);
+ * One meaning per name: "record" is the public record SPEC.md serves (menus, trades, tape);
  * the table of each market's history-load progress was `market_record`, a third meaning. It is
  * `history_load` now, its primary key named after it.
  */

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Carts (SPEC.md "Cart, cart line, permissions"; issue 10).
+ * Carts (SPEC.md "Cart, cart line, permissions").
  * - `account.kind`: an agent's trading account, or a holder's Manual desk (CONTRACT.md "The
  *   holder's money"), which takes the lines the holder picks; one desk per holder, and every holder
  *   registered before this migration gets one.

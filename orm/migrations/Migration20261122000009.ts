@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The holder's money (CONTRACT.md "The holder's money"; issue 11).
+ * The holder's money (CONTRACT.md "The holder's money").
  * - `payout`: a payout from a trading account the holder owns. The amount leaves the balance when it
  *   is scheduled (ledger `payout`); `pay_at` (real unix seconds) is when the supervisor marks it
  *   paid, once: `status` moves scheduled → paid only by a statement that finds it scheduled.

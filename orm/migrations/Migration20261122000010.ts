@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Ledger kinds and account kinds of the exchange and the competitions (issue 12), in one place so
+ * Ledger kinds and account kinds of the exchange and the competitions, in one place so
  * both layers build on them:
  * - ledger kinds `exchange_purchase` (-, the buyer of a USD listing), `exchange_sale` (+, the
  *   seller's Manual desk) and `prize` (+, a competition's prize on a winner's Manual desk);

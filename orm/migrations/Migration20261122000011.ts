@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The exchange (issue 12, CONTRACT.md "Exchange"): owned goods change owner, so
+ * The exchange (CONTRACT.md "Exchange"): owned goods change owner, so
  * - `inventory_item.provenance` becomes a list with one entry per change of owner: an existing
  *   item's object is wrapped as its first entry, marked with its kind (settlement or purchase);
  * - `inventory_item.source` says `settlement` where it said `trade_round` (one name for one meaning:

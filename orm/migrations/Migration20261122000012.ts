@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Competitions (CONTRACT.md "Competitions"; issue 12 item 3).
+ * Competitions (CONTRACT.md "Competitions").
  * - `competition`: one window of one market (id `<market>-<window>`, src/rules.ts), times in real
  *   unix seconds. `status` moves running → finished once, by the statement that also pays the
  *   prizes (actors/competition/actor.ts); "upcoming" and "ended, not yet paid" are read from the clock.

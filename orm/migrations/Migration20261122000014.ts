@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Competition goods (issue 24, CONTRACT.md "Competitions"): goods a competition account's positions
+ * Competition goods (CONTRACT.md "Competitions"): goods a competition account's positions
  * leave unsold were bought with simulated USD, so they must never be sold for real money or coins.
  * - `inventory_item.simulated`: true on such goods, whose `source` is `competition`; the check keeps
  *   the two together, so an exchange sale (which rewrites `source`) can never move a simulated item.

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The event log (issue 27, CONTRACT.md "Events", ARCHITECTURE.md rule 9): every change an agent
+ * The event log (CONTRACT.md "Events", ARCHITECTURE.md rule 9): every change an agent
  * cares about, appended in the change's own transaction.
  * - `account_event_head`: the last event id of each account. An append moves it by the events it
  *   adds under the head row's lock, so ids are the account's own sequence, gap-free (1, 2, 3, ...):

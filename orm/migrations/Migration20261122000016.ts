@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Webhooks (issue 27 item 5, CONTRACT.md "Events" → Webhooks): an agent's endpoints and the
+ * Webhooks (CONTRACT.md "Events" → Webhooks): an agent's endpoints and the
  * deliveries of its account's events to them, read from the event log (a restart loses nothing).
  * - `webhook`: the agent's URL, the event types it wants (null: every type), its signing secret
  *   (`whsec_...`, shown once), and `last_event_id`, the cursor: the last event of the account

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Spending limits and signed approval receipts (issue 28, CONTRACT.md "Spending limits", "Signed
- * approval receipts").
+ * Spending limits and signed approval receipts (CONTRACT.md "Spending limits", "Signed approval
+ * receipts").
  * - `agent.limit_*`: the holder's standing instructions for what the agent may spend without the
  *   holder present: one order's total, a UTC day's total (service clock), the markets. Null: no limit.
  * - `orders.standing_agent_id`: the agent that funded the order without the holder present

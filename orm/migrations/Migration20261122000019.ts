@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Position events stored as figures (issue 27, bench/close.mjs: a close appends 10k of them). A
+ * Position events stored as figures (bench/close.mjs: a close appends 10k of them). A
  * `position.advanced` / `position.settled` event keeps the position it moved and the figures its
  * close moved (the session's sales, revenue and holding fee; the trade's sessions done, units left
  * and sold, revenue and holding so far), and no `data`: its object is built when read

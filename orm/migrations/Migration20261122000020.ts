@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * One clock (ARCHITECTURE rule 7, issue 40): every stored instant comes from the service's Clock,
+ * One clock (ARCHITECTURE rule 7): every stored instant comes from the service's Clock,
  * passed to SQL as a parameter. The `default now()` of the business columns is dropped, so an
  * insert that forgets its instant fails loudly (not null) instead of taking the database server's
  * clock, which disagrees with the service clock under SVC_TIME_SCALE and in every clocked test.

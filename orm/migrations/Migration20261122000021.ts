@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Fair webhook delivery (issue 41, CONTRACT.md "Events" → Webhooks): an endpoint that keeps failing
+ * Fair webhook delivery (CONTRACT.md "Events" → Webhooks): an endpoint that keeps failing
  * is slowed, and its agent can see it.
  * - `webhook.consecutive_failures`: attempts in a row with no 2xx (0 after any 2xx);
  *   `slowed_until` (real unix seconds, the service clock): from the third failure in a row, nothing

@@ -1,6 +1,6 @@
 /**
  * How a family's settled deals ended (SPEC.md "Projection": `realised[]`, the settled similar deals
- * of the lookback), in the figures a holder reads before paying (issue 44):
+ * of the lookback), in the figures a holder reads before paying:
  *
  * - results: how many lost money (realised P&L below 0), and the median and worst result per unit
  *   bought (realised P&L / qty: deals differ in size, so a result per unit is the one a holder can

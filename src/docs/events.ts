@@ -1,4 +1,4 @@
-// The events as the discovery texts teach them (issue 27 item 7, CONTRACT.md "Events"): subscribe,
+// The events as the discovery texts teach them (CONTRACT.md "Events"): subscribe,
 // don't poll. One source for the guide's "Events" section (/llms.txt, /docs/agents), the agent
 // protocol's steps, the manifest's `events` block and the /docs/events page; the table of types is
 // generated from the schemas every transport carries (src/schemas/events.ts).

@@ -42,8 +42,8 @@ export function marketsSection(timeScale = 1): Section {
 const usdOf = (cents: number) => (cents / 100).toFixed(2);
 
 /**
- * What an agent must foresee (issue 43: an order of total_amount 98 had its holder charged 113.00,
- * the month's fee, which the guide never named; and `time_scale` was explained only in the OpenAPI).
+ * What an agent must foresee: what its holder is charged beyond an order's total_amount (the
+ * month's fee), and what `time_scale` does, which otherwise only the OpenAPI explains.
  */
 export function moneyAndTimeSection(at: RoutePaths, timeScale = 1): Section {
   const fees = MARKET_IDS.map(

@@ -1,7 +1,7 @@
 // The one way the discovery texts (manifest, /llms.txt, the agent protocol, the docs pages) name a
 // route: through the route table. A text naming a path that no route of that method serves throws
 // when the text is built (at start: src/http/route-table.ts), so the texts cannot drift from the
-// routes (issue 24: the manifest named a /signals route that never existed).
+// routes (a text cannot name a route that does not exist).
 
 /** What the texts need of a route. */
 export type RouteRef = { method: string; path: string };

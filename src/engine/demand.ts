@@ -37,7 +37,7 @@ export function dealOutcomeInputs(
 /**
  * dealOutcomeInputs remembered per (tick, index) for one pass over many trades of the same few
  * sessions (a close advances every open trade: 10k trades come from a few hundred menu rows, and
- * each draw recomputes its deal, ~0.1 ms). Drop it after the pass: it holds every row asked for.
+ * each draw would recompute its deal). Drop it after the pass: it holds every row asked for.
  */
 export function outcomeInputsMemo(
   seed: number,

@@ -2,8 +2,8 @@
 // each bound defined once here: the streams a process carries, the bytes a stream may leave unread,
 // the streams one key or one address may hold, the unauthenticated work one client address may have
 // under way, and the size of an MCP answer.
-// Issue 41: one 4.8 KB request had made the process build and buffer 25 MB for a client that never
-// read it; 1 000 streams that never read grew the process without bound.
+// Without them, one small request can make the process build and buffer megabytes for a client that
+// never reads them, and streams that never read grow the process without bound.
 
 import { HttpError } from './route.js';
 
@@ -22,7 +22,7 @@ export const STREAM_BUFFER_BYTES = 128 * 1024;
 /**
  * Streams one API key may hold at once, `/api/v1/events/stream` and WebSockets together
  * (CONTRACT.md "Events"): one more is refused 429 (a WebSocket whose key comes in its first message
- * is closed with WS_CLOSE.keyStreams). Issue 43: one free key had held 2 000, a tenth of MAX_STREAMS.
+ * is closed with WS_CLOSE.keyStreams), so that one free key cannot hold a share of MAX_STREAMS.
  */
 export const STREAMS_PER_KEY = 10;
 /** Public market streams (`/api/v1/markets/{id}/stream`) one client address may hold at once. */
@@ -59,7 +59,7 @@ export const MCP_RESULT_BYTES = 256 * 1024;
 export const MCP_ANSWER_BYTES = 1024 * 1024;
 /**
  * An MCP host puts the tool list and each answer in its model's context (CONTRACT.md "MCP" →
- * Weight; issue 43: tools/list had been 251 KB, list_deals' default answer 200 KB): tools/list
+ * Weight), so both stay small: tools/list
  * answers at most MCP_TOOLS_LIST_BYTES; a list tool's default page is MCP_LIST_DEFAULT items; a
  * result carries its JSON a second time (structuredContent) only while the two fit in
  * MCP_TOOL_ANSWER_BYTES.

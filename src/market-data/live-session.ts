@@ -43,8 +43,8 @@ export function marketStatus(id: MarketId, clock: Clock, snap: MenuSnapshot) {
 
 /**
  * The status as JSON text. Only the three clock fields change per request; the rest (the quote's
- * decimals above all) is serialised once per snapshot: stringifying four quotes per /markets
- * request cost ~4.6 µs. The text is derived from marketStatus, so both stay one definition.
+ * decimals above all) is serialised once per snapshot, not four quotes again on every /markets
+ * request. The text is derived from marketStatus, so both stay one definition.
  */
 export function statusWriter(clock: Clock) {
   const parts = new Map<MarketId, { snap: MenuSnapshot; head: string; tail: string }>();

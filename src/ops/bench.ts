@@ -127,7 +127,7 @@ const HTTP_ABSOLUTE: Record<string, { rps: number; p99_ms: number }> = {
 };
 /** The WebSocket fan-out: the service at most this many times the bare peer (SCENARIOS.ws.targets). */
 const WS_PEER_TARGET = 1.5;
-/** Runs without the peer: the absolute delivery p99 of issue 27. */
+/** Runs without the peer: the absolute delivery p99 (SCENARIOS.ws.targets). */
 const WS_P99_TARGET_MS = 250;
 /** Record reads: each at least this many times the before build (SCENARIOS.record.targets). */
 const RECORD_TARGET_RATIO = 20;
@@ -213,7 +213,7 @@ function ordersMeasures(r: Json): { measures: Measure[]; notes: string[] } {
         better: 'higher',
       });
   } else if (num(r.ratio) !== null) {
-    // The issue-4 shape: one ratio to pgbench and its target in per cent.
+    // The older shape: one ratio to pgbench and its target in per cent.
     measures.push({
       name: 'service / pgbench',
       value: r.ratio,

@@ -5,7 +5,7 @@
 // follower as a Server-Sent Event `figures`; a new point goes as `point`, and a follower gets the
 // whole history as `history` when it connects (again after a reconnection: no gap).
 // Five-second points: 180 a chart, a path a phone draws at once and at most ~60 KB of history a
-// connection (a sample costs ~2 ms every 5 s while nobody looks), while a burst of 5xx or a late
+// connection (and little sampling while nobody looks), while a burst of 5xx or a late
 // close still shows as itself; a point's p99 then has 5 s of requests.
 // Everything is bounded: the followers (MAX_FOLLOWERS, more get 503), the samples of the rate window,
 // the points, the recent 5xx (RECENT_5XX), and a follower that leaves more unread than a stream may

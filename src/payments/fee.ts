@@ -1,5 +1,5 @@
 // The month's participation fee (CONTRACT.md: once per holder and calendar month, UTC, with the
-// holder's first real-money checkout of the month), decided in this one module (issue 45): its
+// holder's first real-money checkout of the month), decided in this one module: its
 // amount, the month a checkout belongs to, whether a checkout carries it, and what the holder pays
 // (the goods and the fee). Pure, no I/O, so both layers import it: the money kernel
 // (actors/money/charge.ts) charges by it and alone writes the fee's rows and postings; the order

@@ -1,4 +1,4 @@
-// The served objects' schemas, declared once (issue 9 "Schemas as the one source"): the routes
+// The served objects' schemas, declared once, the one source: the routes
 // declare them as their answers, the server checks replies against them (SVC_RESPONSE_CHECKS), the
 // OpenAPI document carries them, and TypeScript types derive from them with Static<>. Neutral and
 // pure: src/http and actors/ may both import it.

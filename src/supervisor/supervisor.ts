@@ -649,7 +649,7 @@ export class Supervisor {
    * market actor did not answer in time (its turn may have gone through, or the process was too
    * busy to hear it) is asked again at once, up to CLOSE_TIMEOUTS_RETRIED_AT_ONCE times: the actor
    * closes a session once, so a second ask answers at once if the first turn closed it, and a
-   * backoff would only make the session later (issue 41).
+   * backoff would only make the session later.
    */
   private closeFailed(m: ScheduledMarket, err: unknown): number | undefined {
     if (this.stopped) return undefined;

@@ -96,7 +96,7 @@ export function cartDonePath(
 }
 
 /**
- * The card a confirmation names and whether it is stored now (issue 44). The address only says what
+ * The card a confirmation names and whether it is stored now. The address only says what
  * the holder asked; the holder's stored cards, read again, say what is so: a typed card is called
  * stored only when one of them has its last 4 digits.
  */

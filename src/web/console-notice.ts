@@ -1,4 +1,4 @@
-// What the console says after a form (issue 44, "the console answers every form"): a browser's form
+// What the console says after a form (it answers every form): a browser's form
 // post is sent on (303) to a console page that names what happened, with the amounts. The facts
 // travel in a short-lived HttpOnly cookie set with the 303, not in the address: no link can make the
 // console claim anything, and a reload does not repeat it (the page that shows it clears it). The

@@ -1,4 +1,4 @@
-// What the console's pages show beyond the served rows (issue 29, "the console as a dashboard"):
+// What the console's pages show beyond the served rows (the console as a dashboard):
 // plain words for ledger kinds, timeline events and the refs they name (no codes on the pages), the
 // balance and trading result over time as a chart, the value of the open positions (both from the
 // holder.figures read: exact totals over every entry and position), and what is waiting for the
@@ -66,8 +66,8 @@ export function refWords(ref: string | null): string {
 }
 
 /**
- * The overview's figures, one name and one definition each, shown beside the figure (issue 44: three
- * P&L figures disagreed on one page with nothing saying what each counts). Each is an exact total
+ * The overview's figures, one name and one definition each, shown beside the figure (so that no two
+ * figures on a page disagree without saying what each counts). Each is an exact total
  * over every ledger entry or position of the holder's accounts, summed by the holder.figures read
  * (actors/holder/figures.ts) or holder.money (Realized P&L).
  */

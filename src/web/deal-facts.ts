@@ -1,9 +1,9 @@
-// What the holder bets on when paying (issue 13, "the holder decides on facts"): beside what is
+// What the holder bets on when paying (the holder decides on facts): beside what is
 // charged, the deal's resale price and margin, the desk's own bid on it, the family's settled record
 // (the families read, as GET /markets/{id}/families answers it) and the projection's low/mid/high
 // P&L curve (the read of GET /markets/{id}/deals/{key}/projection with its default query) for the
 // quantity chosen, with one sentence on the risk. How similar deals ended, said before the pay button
-// (issue 44), is the projection's: its settled similar deals (samples) and how often they fell below
+// is the projection's: its settled similar deals (samples) and how often they fell below
 // its low scenario (calibration). The menu facts exist while the deal's session is open: after its
 // close the page says they are gone instead of failing.
 import type { CartDetail } from '../../actors/cart/messages.js';
@@ -100,8 +100,8 @@ export function chartRange(qty: number, maxQty: number): number {
 }
 
 /**
- * The colour of the risk box, from the record, never from the projection (issue 44: a green box had
- * promised a gain its family's record did not support): "loss" when half or more of the similar
+ * The colour of the risk box, from the record, never from the projection (a green box must not
+ * promise a gain its family's record does not support): "loss" when half or more of the similar
  * settled deals lost money or were hit by a downside, or their median result is a loss; "mixed"
  * otherwise; "unknown" without a settled deal. Never a gain: the cash paid can always be lost.
  */

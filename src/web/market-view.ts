@@ -17,8 +17,8 @@ export type MenuQuery = {
 };
 
 /**
- * Deals a page shows unless asked: 50 keeps a page short enough to scan (issue 44: 100 rows made
- * /markets/h10 22 000 px tall at 1280 px); `per_page` still asks for more, up to `max`.
+ * Deals a page shows unless asked: 50 keeps a page short enough to scan; `per_page` still asks for
+ * more, up to `max`.
  */
 export const PER_PAGE = { default: 50, max: 500 } as const;
 

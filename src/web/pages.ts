@@ -64,8 +64,7 @@ export function renderPage(
 ): Reply {
   const content = Mustache.render(template(name), { rules: RULES_VIEW, ...view }, partial);
   const body = Mustache.render(template('layout'), { ...view, content }, partial);
-  // Sent as bytes: uWS writes a large JS string several times slower than a Buffer (a 35 KB page
-  // answered ~2x the requests/s as a Buffer, bench/README.md "Issue 13").
+  // Sent as bytes: uWS writes a large JS string several times slower than a Buffer.
   return { status, body: Buffer.from(body), contentType: 'text/html; charset=utf-8' };
 }
 

@@ -1,4 +1,4 @@
-// A paid order's receipt as a holder reads it (issue 44; CONTRACT.md "Signed approval receipts"):
+// A paid order's receipt as a holder reads it (CONTRACT.md "Signed approval receipts"):
 // what was bought, how much, when and how it was approved, every signed field with its meaning, the
 // JWS itself to copy, and how anyone verifies it. The page verifies it too, with jose against the
 // keys the service publishes at /.well-known/jwks.json, and says what it found: the fields shown are

@@ -10,7 +10,7 @@ import { actorRef, shardOf } from '../../actors/runtime/protocol.js';
 import { freshDatabase } from '../helpers/db.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(210); // 8 runtimes, 16 workers: 23 s on CI, 103 s in a whole run beside another (2026-11-28)
+fileTimeout(210); // 8 runtimes, 16 workers
 
 const COUNTER = pathToFileURL(path.resolve('test/fixtures/counter-actor.mjs')).href;
 
@@ -44,7 +44,7 @@ async function runtime(tt: Tap.Test, over: Partial<RuntimeOptions> = {}): Promis
     baseUrl: 'http://svc.test',
     idleMs: 60_000,
     logLevel: 'silent',
-    // A loaded CI machine (browser tests, benches beside) can take >10 s for 1000 queued turns.
+    // A loaded CI machine (browser tests, benches beside) can be slow through 1000 queued turns.
     askTimeoutMs: 60_000,
     mailboxLimit: 100_000,
     extraActorModules: [COUNTER],

@@ -1,4 +1,4 @@
-// What an agent trying the service tripped on (issue 9, item 6), on the real service: an order paid
+// What an agent trying the service can trip on, on the real service: an order paid
 // from the balance is not sent to the holder; a 403 after the holder switched funding off says so
 // and when; a gone deal's 404 links to the current menu (at the front end and in the order batch);
 // a declined card names the approved test card; /llms.txt points to the test cards.

@@ -1,4 +1,4 @@
-// Bounds (issue 8): lists without a `limit` parameter stop at their documented caps (LIST_CAPS), and
+// Bounds: lists without a `limit` parameter stop at their documented caps (LIST_CAPS), and
 // a shard count whose connection pools the database cannot serve stops start-up with a
 // configuration error and exit code 2 (the embedded server is started with room for any count:
 // test/api/embedded.test.ts).

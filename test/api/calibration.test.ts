@@ -6,12 +6,12 @@ import { MARKETS, MARKET_IDS } from '../../src/engine/index.js';
 import { clockRig } from '../helpers/clock-rig.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(300); // 30 days x 4 markets, CPU-bound: 58 s on CI, 201 s with two whole runs on its 2 cores
+fileTimeout(300); // 30 days x 4 markets, CPU-bound
 
 // Recording 30 days keeps a lot alive between young-generation collections: with V8's default
-// semi-space (16 MB) the two workers spent ~40 % of their time in scavenges. A larger one for the
-// workers started below (V8's flags are the process's; a worker reads them when it starts) cuts
-// the file's CPU by about a third. Only how fast garbage is collected changes, not what is recorded.
+// semi-space the workers spend much of their time in scavenges. A larger one for the workers
+// started below (V8's flags are the process's; a worker reads them when it starts) cuts the file's
+// CPU. Only how fast garbage is collected changes, not what is recorded.
 v8.setFlagsFromString('--max-semi-space-size=128');
 
 const r = await clockRig(t);

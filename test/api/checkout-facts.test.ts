@@ -1,4 +1,4 @@
-// The holder decides on facts (issue 13): the purchase page and the cart link show, beside what is
+// The holder decides on facts: the purchase page and the cart link show, beside what is
 // charged, the deal's resale price and margin, the desk's own bid, the family's settled record (the
 // numbers of GET /markets/{id}/families) and the projection's low/mid/high curve for the chosen
 // quantity (the numbers of GET /markets/{id}/deals/{key}/projection) as a chart with a text

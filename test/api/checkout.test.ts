@@ -68,7 +68,7 @@ t.test('checkout: purchase links', async (t) => {
       t.notMatch(r.text, 'name="number"', 'no payment form without a holder');
       const logged = await getPage(svc, path, { cookie: ada.cookie });
       t.match(logged.text, `action="${path}/pay"`);
-      // The month's fee is its own line of the summary, and the button carries the one total (issue 29).
+      // The month's fee is its own line of the summary, and the button carries the one total.
       t.match(
         logged.text,
         /Monthly participation fee <span class="muted">\(once for \d{4}-\d{2}\)<\/span><\/th><td class="num">15\.00 USD/,
@@ -355,7 +355,7 @@ t.test('checkout: purchase links', async (t) => {
       t.match(overview.text, 'Quartz Scout');
       t.match(overview.text, /fee for \d{4}-\d{2} is paid/);
       const ledger = await getPage(svc, '/console/ledger', { cookie: ada.cookie });
-      // Kinds and refs in words (issue 29).
+      // Kinds and refs in words.
       t.match(ledger.text, 'Card payment in');
       t.match(ledger.text, `order ${first.id}`);
       t.notMatch(ledger.text, /card_charge|order_debit|monthly_fee/, 'no ledger codes shown');

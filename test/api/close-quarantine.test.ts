@@ -1,4 +1,4 @@
-// A row the close cannot process does not stop the market (issue 8, "a close that cannot wedge"):
+// A row the close cannot process does not stop the market:
 // a paid order whose terms no longer match its menu row is refunded at the close with a reason the
 // agent reads on the order, the money goes back through the ledger, the other orders of the
 // session fill, and the market goes on closing. Real service and database, the clock driven.

@@ -1,4 +1,4 @@
-// The cluster (CONTRACT.md "Several front ends", issue 42): `npm run cluster`'s command starts an
+// The cluster (CONTRACT.md "Several front ends"): `npm run cluster`'s command starts an
 // embedded primary, a streaming replica, 3 nodes and HAProxy. Through the balancer, 8 agents order
 // from their balances with Idempotency-Keys while two of them hold event streams; the node running
 // the closes is killed with SIGKILL mid-load. Then: another node holds the closes within 5 s, m15

@@ -1,4 +1,4 @@
-// Competition goods (CONTRACT.md "Competitions"; issue 24 item 3) on a real database, the clock the
+// Competition goods (CONTRACT.md "Competitions") on a real database, the clock the
 // test's (the set-up of competitions.test.ts): a holder's competition account settles a position
 // with unsold units; the goods are minted marked `source: "competition"`, `simulated: true`, and
 // neither exchange book takes them (400, nothing listed, no ledger row): simulated money never

@@ -1,4 +1,4 @@
-// Competitions (CONTRACT.md "Competitions"; issue 12 item 3) from join to prizes on a real database,
+// Competitions (CONTRACT.md "Competitions") from join to prizes on a real database,
 // the clock the test's: holders join an h2 competition, agents attached to their competition
 // accounts order funded from the simulated balance (403 on another market and outside the window),
 // the leaderboard ranks by return on the starting balance from settled positions, the prizes are
@@ -12,7 +12,7 @@ import { H2, N, W, WINDOW_START } from '../helpers/competition.js';
 import { COMPETITION } from '../../src/rules.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(200); // 3 services: 97 s in a whole run beside another on its 2 cores (2026-11-28)
+fileTimeout(200); // 3 services
 
 t.test(
   'a competition from join to prizes, paid exactly once across a restart and two services',

@@ -1,6 +1,7 @@
 // Every connection the service opens carries orm/config.ts CONNECTION_SETTINGS: the ORM's pools (the
 // main thread's and each worker's) and the order batch's own connection. JIT off matters for the
-// event fan-out: a many-account read of a log not yet analyzed was JIT-compiled for 100-600 ms.
+// event fan-out: a many-account read of a log not yet analyzed would be JIT-compiled for far longer
+// than it runs.
 import t from 'tap';
 import { batchConnectionOf } from '../../actors/account/order-batch.js';
 import { migratedOrm } from '../helpers/db.js';

@@ -1,4 +1,4 @@
-// The console answers every form (issue 44), over HTTP on the real service: a browser's top-up,
+// The console answers every form, over HTTP on the real service: a browser's top-up,
 // Gold Coin pack, payout, limits, funding switch and card removal are each answered by the next
 // console page with what happened and the amounts (once: the notice travels in a short-lived cookie,
 // never in the address, and a cookie naming anything else shows nothing); a refused form names its

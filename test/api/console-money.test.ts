@@ -1,4 +1,4 @@
-// The holder's money on the console over HTTP (issue 11; CONTRACT.md "The holder's money", "Web form
+// The holder's money on the console over HTTP (CONTRACT.md "The holder's money", "Web form
 // posts", "Test cards"): top-ups, payouts, Gold Coin packs, stored cards, holder-made agent keys and
 // the timeline, each with its refusals, as a JSON client and as a browser (303, pages). The clock is
 // the test's: pay_at is exact, and sessions close when the test says so.

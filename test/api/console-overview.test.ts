@@ -1,4 +1,4 @@
-// The console overview's figures are exact totals (issue 44): with more than 100 ledger entries and
+// The console overview's figures are exact totals: with more than 100 ledger entries and
 // more than 100 open positions (past the lists' 100 rows), every figure on /console equals the total
 // computed from the ledger and positions JSON routes: the open positions' count, cost, resale value
 // and P&L so far, the total balance, and the balance chart, whose lines start from the balance and

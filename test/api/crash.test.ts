@@ -1,4 +1,4 @@
-// Crash tests on a real database (issue 8 item 6). The built service runs as a child process
+// Crash tests on a real database. The built service runs as a child process
 // (test/helpers/child-service.ts) and takes pay_from_balance orders from many concurrent clients:
 //  (a) it is killed with SIGKILL mid-load three times and restarted on the same database;
 //  (b) two service processes take the orders of the same accounts at once: first with balances that
@@ -25,7 +25,7 @@ import { T0 } from '../helpers/clock-rig.js';
 import { instantSql } from '../../actors/runtime/sql.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(260); // 6 child services started, killed and restarted: 55 s on CI, 160 s beside calibration on a loaded machine
+fileTimeout(260); // 6 child services started, killed and restarted
 
 const MARKET = 'h10';
 const MONTHLY_FEE = 1500;

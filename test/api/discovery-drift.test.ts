@@ -1,4 +1,4 @@
-// Discovery cannot drift (issue 24, item 10): every path the manifest, /llms.txt, the agent
+// Discovery cannot drift: every path the manifest, /llms.txt, the agent
 // protocol and the /docs pages name, with its {params} filled by real values of this running
 // service (a market, a deal of the current menu, the agent's own cart, line, order and position,
 // a family, a competition...), answers 2xx, 3xx or 422 (426 for the WebSocket's plain GET): never
@@ -198,7 +198,7 @@ t.test(
     for (const [from, text] of texts) {
       for (const m of mentions(text, from).map(resolve)) seen.set(`${m.method ?? ''} ${m.path}`, m);
     }
-    // The mentions the issue found wrong are among those checked.
+    // The mentions most at risk of drifting are among those checked.
     const paths = [...seen.values()].map((m) => m.path);
     for (const p of [
       '/api/v1/markets/{market_id}/families/{cluster}/signals',

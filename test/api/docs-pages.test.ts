@@ -16,7 +16,7 @@ import { EVENT_TYPES } from '../../src/schemas/index.js';
 import { EVENT_WHEN } from '../../src/docs/events.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(210); // Chromium over the docs pages: 106 s in a whole run beside another on its 2 cores (2026-11-28)
+fileTimeout(210); // Chromium over the docs pages
 
 // A still clock: no session closes while the examples run, so a deal key read stays valid.
 const T0 = Date.now();

@@ -1,4 +1,4 @@
-// The embedded default (issue 23): without DATABASE_URL the service runs a real PostgreSQL server
+// The embedded default: without DATABASE_URL the service runs a real PostgreSQL server
 // from npm under DATA_DIR. Its data survives a restart and a kill -9 (the server the killed process
 // left running is stopped at the next start), one DATA_DIR serves one process, Ctrl-C stops the
 // service before its database, and what the server cannot use is said clearly. These tests run on
@@ -23,11 +23,11 @@ import { eventually } from '../helpers/wait.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 import { productionEnv } from '../helpers/child-env.js';
 
-fileTimeout(300); // child processes with their own servers: 75 s on CI, 179 s with two whole runs on its 2 cores
+fileTimeout(300); // child processes with their own servers
 
 // The subtests below share nothing (each has its own DATA_DIR, server, port and child processes),
 // and most of their time is waiting: initdb's fsyncs, servers and child services starting. They
-// run 3 at a time (alone on a quiet machine: 40 s one after another).
+// run 3 at a time.
 t.jobs = 3;
 
 const MARKET = 'm15';

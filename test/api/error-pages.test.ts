@@ -1,4 +1,4 @@
-// Browsers get HTML error pages on the site (issue 29): a page not found (404), a cross-site form
+// Browsers get HTML error pages on the site: a page not found (404), a cross-site form
 // post refused (403), and the page the app renders for 429 and 500, each in the site's layout with
 // words for what to do next; JSON clients and /api/ keep their {"detail"} answers.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// The event log across processes (issue 27 items 6 and 8): two service processes on one database,
+// The event log across processes: two service processes on one database,
 // where an event committed by one reaches a stream held by the other (PostgreSQL LISTEN/NOTIFY), and
 // a stream resumed after `kill -9` of the process that held it gets every later event exactly once.
 //
@@ -11,7 +11,7 @@ import { agentOn, ordersOn, slowTimeEnv } from '../helpers/child-agents.js';
 import { openSse, type SseStream } from '../helpers/sse.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(190); // two service processes: 93 s in a whole run beside another on its 2 cores (2026-11-28)
+fileTimeout(190); // two service processes
 
 const MARKET = 'h10';
 const env = slowTimeEnv;

@@ -13,7 +13,7 @@ import { fileTimeout } from '../helpers/file-timeout.js';
 /** An order as GET serves it without `instructions` (what to do next is the API's answer, not part of the event). */
 const withoutNext = ({ instructions: _next, ...order }: Record<string, unknown>) => order;
 
-fileTimeout(150); // 5 clocked services: 32 s alone, 70 s in a whole run beside another (2026-11-28)
+fileTimeout(150); // 5 clocked services
 
 const MARKET = 'm15';
 const HORIZON = 8;

@@ -1,4 +1,4 @@
-// The exchange on a real database (CONTRACT.md "Exchange"; issue 12 items 1, 2, 4): holders list
+// The exchange on a real database (CONTRACT.md "Exchange"): holders list
 // owned goods in the USD and Gold Coin books, cancel, and buy each other's listings; every balance
 // touched equals its ledger, the item keeps its id and its provenance grows by one entry per sale;
 // exactly one of two simultaneous buyers wins and the other is charged nothing. Owned goods are

@@ -1,4 +1,4 @@
-// Authorisation of every holder form field that names an id (issue 24 item 2): another holder's id
+// Authorisation of every holder form field that names an id: another holder's id
 // answers 404 and nothing changes. Two holders, Ada (A) and Bob (B), each with their own things; Bob
 // posts each form with one of Ada's ids (as a JSON client), and every table that holds anyone's
 // money, cards, carts, grants, agents, goods or listings is the same afterwards.

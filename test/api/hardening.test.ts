@@ -1,4 +1,4 @@
-// Issue 8 hardening on the real service: security headers and no inline script or style on the
+// Hardening on the real service: security headers and no inline script or style on the
 // pages, GET /logout refused cross-site, API bodies JSON-only (415), NUL and lone surrogates
 // answered 422 at their field before anything reaches the database.
 import t from 'tap';

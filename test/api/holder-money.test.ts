@@ -1,4 +1,4 @@
-// The holder's money on a real database (CONTRACT.md "The holder's money"; issue 11): over random
+// The holder's money on a real database (CONTRACT.md "The holder's money"): over random
 // sequences of top-ups, payouts, coin packs and cart checkouts every balance equals the sum of its
 // ledger and the model's balance; a payout is paid exactly once, across a restart and with two
 // services on one database; the participation fee is charged once per month across checkout
@@ -15,7 +15,7 @@ import { registerAgent, send, type TestAgent } from '../helpers/agents.js';
 import { registerHolder, type TestHolder } from '../helpers/holders.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(170); // 5 services on one database: 20 s on CI, 84 s in a whole run beside another (2026-11-28)
+fileTimeout(170); // 5 services on one database
 
 const VISA = { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2039 };
 /** 23:50 UTC on 28 February 2027: h10 session 50107 (22:00 to 08:00) runs across the month's end. */

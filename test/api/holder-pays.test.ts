@@ -1,5 +1,5 @@
-// What the holder will pay (CONTRACT.md; issue 43: an order said total_amount 98 and its holder was
-// charged 113.00, the month's participation fee nobody had named), on a real service whose clock
+// What the holder will pay (CONTRACT.md), the month's participation fee named beside an order's
+// total_amount, on a real service whose clock
 // starts ten minutes before a month ends (2026-11-30 23:50 UTC):
 // - an order awaiting payment carries holder_pays {goods, participation_fee, total} in its answer,
 //   GET /orders, GET /orders/{id} and its order.created event; the fee is 15.00 for an agent

@@ -11,7 +11,7 @@ import type { Services } from '../../src/http/services.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 import { productionEnv } from '../helpers/child-env.js';
 
-fileTimeout(250); // 3 services and `node dist/src/main.js` children: 46 s on CI, 127 s in a whole run beside another (2026-11-28)
+fileTimeout(250); // 3 services and `node dist/src/main.js` children
 
 t.test('data, schema and the clock anchor survive a restart', async (t) => {
   const config = await testConfig(t);

@@ -220,7 +220,7 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
 t.test("max_day holds when two processes take one agent's orders at once", async (t) => {
   // Two services on one database (as two front ends of the cluster would be): each has its own
   // account actor for the agent, so their order batches run at the same time and meet only at the
-  // account's row lock. The day's spending must be read after that lock (issue 41).
+  // account's row lock. The day's spending must be read after that lock.
   const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
   const a = c.svc;
   const b = await startTestService(t, {}, { realMs: c.now }, a.config);

@@ -1,4 +1,4 @@
-// Secrets never reach the logs (issue 8): database errors inside turns (worker threads) and on the
+// Secrets never reach the logs: database errors inside turns (worker threads) and on the
 // front end are provoked with statements whose parameters carry an API key's sha256, a recall
 // phrase, a holder's scrypt hash and a session token's hash. The built service runs as a child
 // process so the workers' log lines (written straight to fd 1) are captured with the main thread's.
@@ -79,7 +79,7 @@ t.test(
     t.equal(ada.status, 200);
     const token = /holder_session=([^;]+)/.exec(ada.cookie ?? '')![1];
     const asAda = { cookie: `holder_session=${token}` };
-    // A key the holder makes on the console is in its answer only (issue 11).
+    // A key the holder makes on the console is in its answer only.
     const made = await call('POST', '/console/agents', { name: 'Console-made' }, asAda);
     t.equal(made.status, 200);
     const madeKey = JSON.parse(made.text).key as string;

@@ -1,4 +1,4 @@
-// Throttles of holder login and web registration (issue 8; issue 24 item 5): consecutive failed
+// Throttles of holder login and web registration: consecutive failed
 // logins per (e-mail, client address) pair, which block that pair only, and failed logins per client
 // address per day, which block that address for every e-mail; registrations per address; answered
 // 429 with Retry-After. A stranger's wrong passwords do not lock the holder out of their own address.

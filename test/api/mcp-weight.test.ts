@@ -1,5 +1,5 @@
-// What an MCP host puts in its model's context (CONTRACT.md "MCP" → Weight; issue 43: tools/list
-// had been 251 416 bytes, list_deals' default answer ~200 KB), measured as the host receives it
+// What an MCP host puts in its model's context (CONTRACT.md "MCP" → Weight), measured as the host
+// receives it
 // (the HTTP bodies of POST /mcp) on a service with a day of recorded history:
 // - tools/list at most MCP_TOOLS_LIST_BYTES;
 // - every tool called with its default arguments (those it requires filled with real values)

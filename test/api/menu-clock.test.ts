@@ -1,4 +1,4 @@
-// The menu flips at the clock (ARCHITECTURE rule 5, CONTRACT.md "Session boundary"; issue 24 item 6):
+// The menu flips at the clock (ARCHITECTURE rule 5, CONTRACT.md "Session boundary"):
 // past a boundary the deals answer is the new session's even before the record's close ran, the old
 // keys answer 404, an order on a new key waits for the record to open its session and is accepted;
 // an accepted order's created_at is the clock's instant of acceptance, never after its closes_at.

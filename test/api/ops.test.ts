@@ -1,4 +1,4 @@
-// The operators' pages (CONTRACT.md "Operators", issue 30): /ops and /ops/bench render with real
+// The operators' pages (CONTRACT.md "Operators"): /ops and /ops/bench render with real
 // figures after some traffic; who may open them (loopback open; off loopback: 404 without a token
 // configured, 401 without the token, 200 with the Bearer or the /ops/login cookie); the live feed's
 // figures move after traffic.
@@ -19,7 +19,7 @@ import { Compile } from 'typebox/compile';
 import { FiguresJson, HistoryJson, PointJson } from '../../src/schemas/ops.js';
 import { HISTORY_POINTS } from '../../src/ops/feed.js';
 
-fileTimeout(300); // 8 services started and stopped: 47-54 s alone beside one other file (2026-11-28; with 6: 161 s in a whole run beside another on its 2 cores)
+fileTimeout(300); // 8 services started and stopped
 
 const TOKEN = 'ops-token-for-tests-0123456789';
 // The rules the site crawl holds every page to (test/api/site-crawl.test.ts).

@@ -1,4 +1,4 @@
-// The README's quick start, run as written on the embedded default (issue 23): its shell blocks go
+// The README's quick start, run as written on the embedded default: its shell blocks go
 // through the docs' curl runner against a service started without DATABASE_URL and with the README's
 // SVC_TIME_SCALE=300; the holder's steps (register, pay the purchase link, pay the cart) are the
 // same forms a browser posts. The clock is driven through the closes until both positions settle.

@@ -11,7 +11,7 @@ import type { Supervisor } from '../../src/supervisor/supervisor.js';
 import { clockRig, T0 } from '../helpers/clock-rig.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(180); // 16 s on CI, 136 s beside two whole runs on its 2 cores (2026-11-28)
+fileTimeout(180); // a backfill and live closes recorded on a driven clock
 
 const SEED = 7;
 

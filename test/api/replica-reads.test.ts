@@ -1,4 +1,4 @@
-// The closed record read from a streaming replica (CONTRACT.md "Several front ends"; issue 42): a
+// The closed record read from a streaming replica (CONTRACT.md "Several front ends"): a
 // service with SVC_REPLICA_URLS serves record reads from the replica only when the replica has
 // replayed every close the service has seen, so its answers are always those of the primary (a
 // second service on the primary alone answers the same requests). A replica held behind (replay

@@ -14,7 +14,7 @@ import { arbOf, hostileString, objectOf, spell } from '../helpers/schema-arb.js'
 import { startWebService } from '../helpers/web.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(160); // 18 s on CI, 122 s beside two whole runs on its 2 cores (2026-11-28)
+fileTimeout(160); // every route, with many drawn requests each
 
 const svc = await startWebService(t);
 const agent = await registerAgent(svc);

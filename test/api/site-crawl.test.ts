@@ -1,5 +1,5 @@
 // The whole site crawled from `/` as a visitor and from `/console` as a logged-in holder with an
-// agent, an order and a cart (issue 13 "Quality"): every link, script, stylesheet and image answers
+// agent, an order and a cart: every link, script, stylesheet and image answers
 // 2xx or 3xx; every page is valid HTML (html-validate's standard and document rules) with a <title>
 // and carries the security headers. A page kind is checked on a few of its pages, not all of them.
 import t from 'tap';

@@ -1,5 +1,5 @@
 // A supervisor that cannot start makes the process exit non-zero after bounded retries, so a
-// process manager restarts it (issue 8), instead of answering /readyz 503 for ever. The built
+// process manager restarts it, instead of answering /readyz 503 for ever. The built
 // service runs as a child with SVC_ASK_TIMEOUT_MS at its floor (10 ms); a trigger makes every
 // market's first turn take 200 ms, so each start attempt outlasts the ask timeout however warm the
 // workers are.

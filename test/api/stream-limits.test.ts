@@ -1,5 +1,5 @@
-// Streams one client may hold (CONTRACT.md "Events", issue 43: one free key had held 2 000 of the
-// process's 20 000 places), on a real service over HTTP and WebSockets:
+// Streams one client may hold (CONTRACT.md "Events": one key cannot take a share of the process's
+// places), on a real service over HTTP and WebSockets:
 // - an API key holds at most STREAMS_PER_KEY streams, /events/stream and WebSockets together; one
 //   more answers 429 with Retry-After and a detail naming the limit (a WebSocket: before the
 //   upgrade, or closed with 4429 when its key comes in the first message); another key is not

@@ -1,4 +1,4 @@
-// CONTRACT.md "Strict requests" on the real service (issue 24, item 7): undeclared JSON properties
+// CONTRACT.md "Strict requests" on the real service: undeclared JSON properties
 // and a missing qty are 422s, amounts with more than 2 decimals are 422s at their field, ids that
 // name nothing are 404s whatever their shape, Idempotency-Key is printable ASCII and a JSON body
 // is the value it parses to, every instant is real unix seconds under SVC_TIME_SCALE (which the

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { clockRig, T0, type ClockRig } from '../helpers/clock-rig.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(150); // 55 s in a whole run beside another on its 2 cores (2026-11-28)
+fileTimeout(150); // sessions closed on a driven clock, also by two supervisors
 
 const M15: ScheduledMarket = { id: 'm15', interval_seconds: 900 };
 const M45: ScheduledMarket = { id: 'm45', interval_seconds: 2700 };

@@ -1,4 +1,4 @@
-// The explore pages and the home page's pulse over HTTP (issue 13 items 3, 6 and 8) on a service
+// The explore pages and the home page's pulse over HTTP on a service
 // with one day of history and a clock the test drives: /explore (a chart per market), /explore/{id}
 // by mode and span against the tape, one closed session's rows against the history (statuses,
 // executions, outcomes), a holder's trade seen observed at its close and settled 8 closes later,

@@ -1,4 +1,4 @@
-// The market pages over HTTP (issue 13 items 2 and 8): GET /markets/{id} with every query, its
+// The market pages over HTTP: GET /markets/{id} with every query, its
 // defaults and bounds (422 as JSON and as a page), the rows against the JSON API's menu, the
 // countdown the server writes, the pages' links; GET /markets/{id}/menu.csv against the menu;
 // 404s; the cached menu part follows the session when the clock closes it. The fragment cache's
@@ -196,7 +196,7 @@ t.test('queries: family, min_margin, min_sv, house, sort, page and per_page', as
     p2.map((x) => x.rank),
     [11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
   );
-  // Without per_page a page lists 50 deals (issue 44).
+  // Without per_page a page lists 50 deals.
   const second50 = await page(`/markets/${m}?page=2`);
   t.same(
     rows(second50.text).map((x) => x.key),

@@ -1,4 +1,4 @@
-// Fair webhook delivery (CONTRACT.md "Events" → Webhooks, issue 41): one agent's slow or dead
+// Fair webhook delivery (CONTRACT.md "Events" → Webhooks): one agent's slow or dead
 // receivers never delay another agent's deliveries by more than 10 s, and a retry is sent when it
 // falls due (within 10 s of its time). Receivers that never answer hold their requests for the
 // whole test (SVC_WEBHOOK_TIMEOUT_MS=30000), so what arrives arrives beside them, not after them;
@@ -23,7 +23,7 @@ import {
 import { WEBHOOK_BACKLOG_WARN_SECONDS } from '../../src/supervisor/supervisor.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(200); // 16 s alone, 106 s beside webhooks.test.ts on a 2-core machine at load average 10 (2026-11-28): two service starts took 58 s
+fileTimeout(200); // receivers that hang, and two service starts
 
 /** A market whose sessions are long: orders placed during a test stay on an open session. */
 const MARKET = 'h10';

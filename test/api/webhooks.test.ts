@@ -23,7 +23,7 @@ import { RETRY_WINDOW_SECONDS, retryDelaySeconds } from '../../actors/webhooks/q
 import { instantSql } from '../../actors/runtime/sql.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(200); // receivers and retries: 58 s in a whole run beside another, 151 s beside a second whole run (2026-11-28)
+fileTimeout(200); // receivers and retries
 
 /** A market whose sessions are long: orders placed during a test stay on an open session. */
 const MARKET = 'h10';
@@ -453,7 +453,7 @@ t.test(
       'http://2130706433/',
       'http://localhost:9/hook',
       'http://localhost./hook',
-      // IPv6 forms that embed a refused IPv4 address (issue 41's probe saw these five accepted).
+      // IPv6 forms that embed a refused IPv4 address (five an outside probe can try).
       'http://[::127.0.0.1]/',
       'http://[64:ff9b::a9fe:a9fe]/',
       'http://[64:ff9b::7f00:1]/',

@@ -1,4 +1,4 @@
-// The WebSocket across processes (issue 27 item 8): two service processes on one database; an event
+// The WebSocket across processes: two service processes on one database; an event
 // committed by one reaches a WebSocket held by the other, and a WebSocket resumed with `after` after
 // `kill -9` of the process that held it gets every later event exactly once.
 //
@@ -11,7 +11,7 @@ import { agentOn, ordersOn, slowTimeEnv } from '../helpers/child-agents.js';
 import { connectAs, type WsClient } from '../helpers/ws.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(200); // two service processes: 97 s in a whole run beside another on its 2 cores (2026-11-28)
+fileTimeout(200); // two service processes
 
 const MARKET = 'h10';
 const env = slowTimeEnv;

@@ -21,7 +21,7 @@ import {
 } from '../../src/events/websocket.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(150); // 99 s beside events.test on a shared 2-core machine (2026-11-28); a consumer that stops reading is closed 10-20 s after
+fileTimeout(150); // a consumer that stops reading is closed 10-20 s after
 
 const MARKET = 'm15';
 

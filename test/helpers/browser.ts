@@ -10,8 +10,8 @@ export const ARTIFACTS = path.resolve('test-artifacts');
 
 /**
  * The browser's environment: the test process's, without libfaketime. Under a moved date (`faketime`,
- * a rehearsal of .ci/run on another day) Chromium took 67 s instead of 2 s to start and load a page
- * (2026-11-28); it runs on the real date instead, and a page whose script reads the time gets the
+ * a rehearsal of .ci/run on another day) Chromium is many times slower to start and load a page, so
+ * it runs on the real date instead, and a page whose script reads the time gets the
  * service's clock (useServiceClock), never the browser's date.
  */
 const browserEnv = (): Record<string, string> =>
@@ -47,8 +47,7 @@ export async function launchChromium(t: {
  * `setSystemTime`: their clock runs on from the instant given, and each page that loads moves it on
  * by the browser's `Date.now()` minus this process's at the call. With the machine's date moved by
  * faketime (Chromium keeps the real date, browserEnv) that is the whole move: under
- * `faketime -f -3d` every page started 3 days ahead of the instant asked (measured 2026-11-28,
- * playwright-core 1.65.1; fixed time was exact).
+ * `faketime -f -3d` every page would start 3 days ahead of the instant asked; fixed time is exact.
  */
 export async function useServiceClock(
   context: BrowserContext,

@@ -2,8 +2,8 @@
 // no-wall-clock.test.ts): what ends a wait that never ends is tap's time-out for the file,
 // package.json's "tap".timeout (120 s). A file whose real work can take longer than about half of
 // that on a loaded 2-core CI machine declares a larger bound with fileTimeout, as its first
-// statement, with the times it was measured at (the bound: above 2.5 times its CI time and 1.2 times
-// its slowest seen under load). test/README.md lists them.
+// statement, with what makes it long (the bound: above 2.5 times its CI time and 1.2 times its
+// slowest seen under load). test/README.md lists them.
 import t from 'tap';
 
 /**

@@ -22,8 +22,8 @@ export type TestService = RunningService & {
 /**
  * The files whose services run two shards: where a rule must hold across shards (money and orders
  * under concurrency, an actor on each side of a message, the shards shown to operators). Every other
- * service runs one: a shard is a worker thread that loads the ORM and the actors, about a second of
- * CPU per start on two cores, and ~130 services start in a run.
+ * service runs one: a shard is a worker thread that loads the ORM and the actors, CPU spent on every
+ * start, and a run starts many services.
  */
 const TWO_SHARD_FILES = [
   'orders-concurrency',

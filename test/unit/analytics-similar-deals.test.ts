@@ -1,4 +1,4 @@
-// How similar deals ended (src/analytics/similar-deals.ts, issue 44): how many lost money, the
+// How similar deals ended (src/analytics/similar-deals.ts): how many lost money, the
 // median and worst result per unit, and how many fell below the low scenario the projection would
 // have given them at their own session; hand cases and properties.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// The AsyncAPI 3.0 document (/api/asyncapi.json, issue 27 item 7) against the structure the 3.0.0
+// The AsyncAPI 3.0 document (/api/asyncapi.json) against the structure the 3.0.0
 // specification requires. No AsyncAPI parser or the specification's JSON Schema is among the
 // dependencies, so this checks what they would: the required fields, channels with addresses
 // (their {parameters} declared) and messages, operations whose action is send or receive and whose

@@ -1,4 +1,4 @@
-// The month's participation fee is decided in one module (issue 45: src/payments/fee.ts): whether a
+// The month's participation fee is decided in one module (src/payments/fee.ts): whether a
 // checkout carries it, its amount, and what the holder pays. Held two ways:
 // - as properties: for any goods total and fee state, what the pages show the holder (holder_pays,
 //   the pay forms' one total) is what the ledger then charges, by card or balance, through a

@@ -1,4 +1,4 @@
-// The parsers issue 24 added, fed arbitrary and hostile input: the Accept header's q-values
+// The request-header and body parsers, fed arbitrary and hostile input: the Accept header's q-values
 // (src/web/answers.ts), an amount's decimal places (src/http/validation.ts), the Idempotency-Key and a
 // JSON body's comparable form (src/http/idempotency-key.ts). None may throw anything but its 4xx, and
 // each answer stays in its range; the service-level check is in test/api/strict-requests.test.ts.

@@ -1,4 +1,4 @@
-// The holder pages' view helpers (issue 29): the console's plain words, its balance history, the
+// The holder pages' view helpers: the console's plain words, its balance history, the
 // open positions' value and the waiting list; the checkout's one total and its redirects; the
 // risk box's colour, headline and the chart's range.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Answers at the pace the client reads them (issue 41), on the uWS front end over real sockets with a
+// Answers at the pace the client reads them, on the uWS front end over real sockets with a
 // small route table: a body of any size and encoding arrives whole and exact however the client reads
 // it (fast-check), the server keeps a request's hold until its answer is all read, a client that asks
 // again before reading an answer is closed (one answer per socket at most, counted as cut), and a
@@ -247,7 +247,7 @@ t.test(
 
 t.test('many sockets that never read cost the process at most one answer each', async (t) => {
   // Each socket asks again whenever its last answer is counted as started: answered with res.end,
-  // every answer would wait in the process for a client that never reads (issue 41).
+  // every answer would wait in the process for a client that never reads.
   const sockets = await Promise.all(Array.from({ length: 8 }, () => rawConnect(server.port, t)));
   for (const c of sockets) c.socket.pause();
   const cuts = () => logs.filter((l) => /answer cut/.test(l.msg)).length;

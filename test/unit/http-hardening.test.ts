@@ -1,4 +1,4 @@
-// The front end against hostile input (issue 8): bodies nested too deep, NUL and lone surrogates,
+// The front end against hostile input: bodies nested too deep, NUL and lone surrogates,
 // API bodies that are not JSON, too many form fields, clients that go away (the in-flight count),
 // bounded echoes in 422 answers and the security headers of HTML pages.
 import t from 'tap';

@@ -3,7 +3,7 @@
 // the front end (FRONT_END: the server core and the rooms it serves). Route files (a room's
 // routes/ folder) only declare routes: nothing imports one but the route table's assemblers, and
 // shared helpers live beside what they serve in their room. No folder holds more than a fifth of
-// the source (issue 45). Scans the sources, so a crossing fails here with its file and line.
+// the source. Scans the sources, so a crossing fails here with its file and line.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -411,7 +411,7 @@ export function folderShares(
     .sort((a, b) => b.share - a.share);
 }
 
-/** The most of the source one folder may hold (issue 45: a room over a fifth of the code is several rooms). */
+/** The most of the source one folder may hold (a room over a fifth of the code is several rooms). */
 const MAX_FOLDER_SHARE = 0.2;
 
 t.test('no folder of src/ or actors/ holds more than a fifth of the source', async (t) => {

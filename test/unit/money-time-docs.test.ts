@@ -1,4 +1,4 @@
-// The guide's "Money and time" (llms.txt, /docs/agents, the manifest's money_and_time; issue 43):
+// The guide's "Money and time" (llms.txt, /docs/agents, the manifest's money_and_time):
 // the fees it states are the engine's and the payment terms' own numbers, and under a time scale
 // it says how long a session really lasts, the figure a client must plan with.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// The service's own route table (issue 28, CONTRACT.md "MCP"): every operation of
+// The service's own route table (CONTRACT.md "MCP"): every operation of
 // /api/openapi.json has its declared operationId, snake_case and unique, CONTRACT.md's names among
 // them; every JSON operation under /api/v1 makes an MCP tool with one flat argument object.
 import t from 'tap';

@@ -1,6 +1,7 @@
-// ops/grafana/dashboard.json and ops/prometheus/ (issue 30): every metric name their queries use is
+// ops/grafana/dashboard.json and ops/prometheus/: every metric name their queries use is
 // one the service exports (read from src/metrics.ts's registry, not a hand list), the rules file
-// parses as YAML with the alerts the issue asks for, and the scrape config names it.
+// parses as YAML with the alerts operators need (5xx, not ready, a market not closing, a worker
+// restarted, a mailbox nearly full), and the scrape config names it.
 import t from 'tap';
 import fs from 'node:fs';
 import { parse } from 'yaml';

@@ -1,4 +1,4 @@
-// /ops's thresholds and history (issue 44): the status line's pure function (breachesOf) names each
+// /ops's thresholds and history: the status line's pure function (breachesOf) names each
 // figure past its threshold within its window, per market where the figure is; the alert rules of
 // ops/prometheus/alerts.yml watch the same numbers as the table; a chart point takes the closes'
 // exact figures; the feed keeps at most HISTORY_POINTS points and RECENT_5XX 5xx, with the

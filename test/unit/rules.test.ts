@@ -1,4 +1,4 @@
-// One definition per rule (issue 9): src/rules.ts's rules as properties, and the served texts built
+// One definition per rule: src/rules.ts's rules as properties, and the served texts built
 // from them (no copy of the number left in a source file a text could drift in).
 import fs from 'node:fs';
 import path from 'node:path';

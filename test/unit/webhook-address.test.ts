@@ -53,7 +53,7 @@ t.test('private, loopback, link-local and reserved addresses', async (t) => {
 t.test(
   'IPv6 forms that embed a refused IPv4 address are refused (CONTRACT.md "Events" → Webhooks)',
   async (t) => {
-    // The five an outside probe saw accepted (issue 41), then each embedding of 127.0.0.1 and 169.254.169.254.
+    // Five forms an outside probe may try, then each embedding of 127.0.0.1 and 169.254.169.254.
     for (const url of [
       'http://[::127.0.0.1]/',
       'http://[64:ff9b::a9fe:a9fe]/',

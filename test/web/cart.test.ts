@@ -1,4 +1,4 @@
-// An agent's cart approved by a holder in a real browser (headless Chromium), issue 10's scenario:
+// An agent's cart approved by a holder in a real browser (headless Chromium):
 // the agent proposes lines through the API; a holder who never saw the service opens the cart link,
 // reads who asks and what (notes, prices, the countdown to each close), registers, removes a line,
 // pays with the approved test card and finds the orders in the console. A second newcomer registers
@@ -132,7 +132,7 @@ t.test("a holder approves an agent's cart in Chromium", async (t) => {
       t.equal(await page.locator(`#line-${itemIds[1]}`).count(), 0, 'the line is gone');
       t.equal(await page.locator('tr[id^="line-"]').count(), 2);
       await page.screenshot({ path: artifact('cart-link-before-paying.png'), fullPage: true });
-      // What paying can lose, before the pay button, coloured by the lines' records and never as a gain (issue 44).
+      // What paying can lose, before the pay button, coloured by the lines' records and never as a gain.
       const risk = page.locator('div.risk.compact').first();
       const payTotal = /Pay ([\d.]+) USD/.exec(
         (await page.getByRole('button', { name: /^Pay / }).textContent()) ?? '',
@@ -151,7 +151,7 @@ t.test("a holder approves an agent's cart in Chromium", async (t) => {
 
       await fillCard(page, '4242 4242 4242 4242');
       await page.getByRole('button', { name: /^Pay / }).click();
-      // Paying leads to the cart's confirmation (issue 29): the orders, the amount, the card, then the console.
+      // Paying leads to the cart's confirmation: the orders, the amount, the card, then the console.
       await page.waitForURL((u) => u.pathname.endsWith('/done'));
       const orders = (await agent.get('/api/v1/orders')).body.orders;
       t.equal(orders.length, 2, 'one order per remaining line');

@@ -1,4 +1,4 @@
-// The checkout tells the truth first (issue 44), in Chromium at 375 and 1280 px, on a day of recorded
+// The checkout tells the truth first, in Chromium at 375 and 1280 px, on a day of recorded
 // history: above the pay button of the purchase link and of the cart a holder reaches from the
 // console, the page says what can be lost, the holding fee a unit and session, how many of the
 // settled similar deals lost money with their median and worst result per unit, and how many of them

@@ -1,4 +1,4 @@
-// The console answers every form (issue 44), in headless Chromium on a phone (375 px) and a desktop
+// The console answers every form, in headless Chromium on a phone (375 px) and a desktop
 // (1280 px): a holder tops up, requests a payout and saves an agent's limits, and each time the page
 // says what happened with the amounts; a bad daily limit is refused naming the field, and the value
 // typed stays in it; an agent's order paid on its purchase link says the card was stored, and its

@@ -1,5 +1,5 @@
-// Issue 11's scenario in a real browser (headless Chromium): a holder registers, opens the console's
-// Money tab (issue 29: the money forms have their own tab), tops up their
+// The holder's money in a real browser (headless Chromium): a holder registers, opens the console's
+// Money tab (the money forms have their own tab), tops up their
 // Manual desk by card (a crypto choice first: refused, nothing charged), buys a Gold Coin pack,
 // requests a payout, and finds all three in the timeline. Every form is a plain HTML form (no
 // script). Screenshots go to test-artifacts/ (kept by CI, never committed).
@@ -116,7 +116,7 @@ t.test('a holder runs their money from the console in Chromium', async (t) => {
       .getByRole('link', { name: 'Timeline' })
       .click();
     t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Timeline');
-    // Events in words (issue 29: no codes on the page), newest first.
+    // Events in words (no codes on the page), newest first.
     const kinds = await page.locator('tbody tr th').allTextContents();
     t.notOk(
       kinds.some((k) => k.includes('_')),

@@ -1,5 +1,5 @@
 // A new holder pays an agent's order in headless Chromium, on a phone (375 px) and on a desktop
-// (1280 px) (issue 29): registers, opens the purchase link (then finds the order waiting on the
+// (1280 px): registers, opens the purchase link (then finds the order waiting on the
 // console and follows it back), finds the one total (the order and the
 // month's fee) on the primary button with the risk in words above the fold's end, types the card
 // (grouped, its brand named), pays, lands on the confirmation (what was charged, the card's last 4
@@ -16,8 +16,8 @@ const PASSWORD = 'a long passphrase';
 
 // The service's clock stands at CLOCKED_START_MS, 50 ms into an h2 session: the session stays open
 // for the whole test, so the order can be paid, whatever the hour the file runs (on the machine's
-// clock, within 2 minutes of an even UTC hour, h2's close, currentMenu waited for the next session
-// and the file ran past its 120 s bound). The pages' clock stands there too (useServiceClock).
+// clock, within 2 minutes of an even UTC hour, h2's close, currentMenu would wait for the next
+// session, past the file's 120 s bound). The pages' clock stands there too (useServiceClock).
 const clocked = await withClock((realMs) =>
   startWebService(t, { SVC_TIME_SCALE: '1' }, { realMs }),
 );

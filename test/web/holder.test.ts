@@ -128,7 +128,7 @@ t.test('a holder in Chromium', async (t) => {
     await page.getByLabel('Expiry (MM/YY)').fill('12/39');
     await page.getByLabel('CVC').fill('123');
     await page.getByRole('button', { name: /^Pay / }).click();
-    // Paying leads to the confirmation (issue 29), which links to the order in the console.
+    // Paying leads to the confirmation, which links to the order in the console.
     await page.waitForURL((u) => u.pathname.endsWith('/done'));
     t.match(
       await page.getByRole('heading', { level: 1 }).textContent(),

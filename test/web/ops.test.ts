@@ -1,4 +1,4 @@
-// The operators' pages in headless Chromium (issues 30 and 44), at 1280 and 375 px: /ops draws its
+// The operators' pages in headless Chromium, at 1280 and 375 px: /ops draws its
 // charts on first load, and under traffic a chart moves without a reload; a real 5xx turns the
 // status line to name it and is listed with its time and route; closes and backlog come before the
 // routes; no serious or critical axe violation and no CSP violation; without JavaScript the page

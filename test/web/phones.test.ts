@@ -1,4 +1,4 @@
-// Phones (issue 44), in headless Chromium at 375 and 1280 px: a market's page lists 50 deals a page
+// Phones, in headless Chromium at 375 and 1280 px: a market's page lists 50 deals a page
 // (/markets/h10 at most 8 000 px tall at 1280 px, page 2 one click away, a page past the end says so)
 // with a readable deal column; at 375 px the console's positions, orders and agents (with the limits
 // form) and the cart's lines and checkout become one card per row, every figure of a row in view

@@ -1,10 +1,10 @@
-// Every kind of page of the site in headless Chromium (issue 13 "Quality"): axe-core finds no serious
+// Every kind of page of the site in headless Chromium: axe-core finds no serious
 // or critical accessibility violation, and at a phone's 375 px nothing widens the page (wide tables
 // scroll in their own box), and no page breaks its CSP. The pages are found by crawling, as a visitor and as a holder with an
 // agent, an order and a cart; one page of each kind is checked, once: a market's page stands for the
 // four markets' (one template), and the holder checks the pages a visitor cannot reach plus the home
 // page under the holder's own header; the visitor also checks /api/docs once Swagger UI has drawn it
-// (issue 29: its styles are the site's no more). A page that fails a check leaves its 375 px
+// (its styles are not the site's). A page that fails a check leaves its 375 px
 // screenshot in test-artifacts/.
 import t from 'tap';
 import { AxeBuilder } from '@axe-core/playwright';
@@ -15,7 +15,7 @@ import { crawl, shapeOf } from '../helpers/crawl.js';
 import { registerHolder, startRecordedSite } from '../helpers/web.js';
 import { fileTimeout } from '../helpers/file-timeout.js';
 
-fileTimeout(300); // Chromium on 30 pages: 45 s on CI (81 s before axe ran in the page), 156 s with two whole runs on its 2 cores
+fileTimeout(300); // Chromium on 30 pages
 
 // A frozen clock on a day of history: the record has closed and settled sessions to link to.
 const svc = await startRecordedSite(t);
@@ -114,7 +114,7 @@ for (const who of ['visitor', 'holder'] as const) {
         await page.locator('.swagger-ui .opblock').first().waitFor({ timeout: 30_000 });
       // Legacy mode: axe.run in the page itself. The default runs axe per frame, then starts a new
       // page for each check to merge the frames' results (the site's pages have no frame of their
-      // own): the same findings, compared page by page, for 15 s more over the file's 34 pages.
+      // own): the same findings, compared page by page, at a much higher cost.
       const axe = await new AxeBuilder({ page })
         .setLegacyMode(true)
         .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
@@ -149,7 +149,7 @@ for (const who of ['visitor', 'holder'] as const) {
         widths.page <= widths.view,
         `${path}: ${widths.page} px wide at ${widths.view} px ${widths.wide.join(' ')}`,
       );
-      // The screenshot of a page that failed a check (a full page at 375 px costs ~0.15 s a page).
+      // The screenshot of a page that failed a check only (a full page at 375 px costs time).
       if (bad.length || widths.page > widths.view)
         await page.screenshot({
           path: artifact(`site-375-${who}-${shapeOf(path).replace(/[^a-z0-9]+/gi, '_')}.png`),

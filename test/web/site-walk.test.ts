@@ -1,4 +1,4 @@
-// A newcomer's walk through the site in headless Chromium, by clicking (issue 13): home → markets →
+// A newcomer's walk through the site in headless Chromium, by clicking: home → markets →
 // a market's menu → a deal's family → explore → a market's sessions → one closed session → assets →
 // a family; then a holder reading an agent's purchase page on a 375 px phone, judging the deal before
 // paying. Screenshots of every step go to test-artifacts/ (not committed).

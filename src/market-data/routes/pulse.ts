@@ -50,7 +50,7 @@ async function getTicker(
   return cacheable(s, req, 'm15', { json: { price_basis: PRICE_BASIS, markets } }, false);
 }
 
-// The bytes and ETag made once per close with the answer (bench: JSON and a hash per request were its cost).
+// The bytes and ETag made once per close with the answer (JSON and a hash per request would be its cost).
 async function getPulse(source: PulseSource, { req }: PublicContext): Promise<Reply> {
   return keptReply(req, await source.pulseAnswer());
 }
