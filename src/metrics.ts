@@ -66,29 +66,80 @@ type Scraped = { name: string; help: string; labels?: string[] } & (
 );
 
 const shards = (s: ScrapeSources) => s.runtime?.stats() ?? [];
+/** Values by a label's value; undefined while the source is not watched. */
+type ByLabel = readonly (readonly [string, number])[] | undefined;
 
-/** A gauge by shard: `value` of each shard's figures. */
-const shardGauge = (name: string, help: string, value: (s: ShardStats) => number): Scraped => ({
+/** A gauge without labels; left unset while its source is not watched (undefined). */
+const valueGauge = (
+  name: string,
+  help: string,
+  read: (s: ScrapeSources) => number | undefined,
+): Scraped => ({
   type: 'gauge',
   name,
   help,
-  labels: ['shard'],
-  collect: (g, src) => {
-    for (const s of shards(src)) g.set({ shard: String(s.shard) }, value(s));
+  collect: (g, s) => {
+    const v = read(s);
+    if (v !== undefined) g.set(v);
   },
 });
 
-/** A counter by shard of the shards' waits for a database connection, cumulative since start. */
-const poolCounter = (name: string, help: string, value: (w: PoolWaits) => number): Scraped => ({
+/** A gauge by `label`, set to each value read. */
+const labelledGauge = (
+  name: string,
+  help: string,
+  label: string,
+  read: (s: ScrapeSources) => ByLabel,
+): Scraped => ({
+  type: 'gauge',
+  name,
+  help,
+  labels: [label],
+  collect: (g, s) => {
+    for (const [v, n] of read(s) ?? []) g.set({ [label]: v }, n);
+  },
+});
+
+/** A counter by `label` whose totals are kept by its source: reset to them at each scrape. */
+const labelledCounter = (
+  name: string,
+  help: string,
+  label: string,
+  read: (s: ScrapeSources) => ByLabel,
+): Scraped => ({
   type: 'counter',
   name,
   help,
-  labels: ['shard'],
-  collect: (c, src) => {
+  labels: [label],
+  collect: (c, s) => {
+    const values = read(s);
+    if (!values) return;
     c.reset();
-    for (const s of shards(src)) c.inc({ shard: String(s.shard) }, value(s.poolWaits));
+    for (const [v, n] of values) c.inc({ [label]: v }, n);
   },
 });
+
+/** A gauge by shard: `value` of each shard's figures. */
+const shardGauge = (name: string, help: string, value: (s: ShardStats) => number) =>
+  labelledGauge(name, help, 'shard', (src) =>
+    shards(src).map((s) => [String(s.shard), value(s)] as const),
+  );
+
+/** A counter by shard of the shards' waits for a database connection, cumulative since start. */
+const poolCounter = (name: string, help: string, value: (w: PoolWaits) => number) =>
+  labelledCounter(name, help, 'shard', (src) =>
+    shards(src).map((s) => [String(s.shard), value(s.poolWaits)] as const),
+  );
+
+/** The keys of T whose values are numbers. */
+type NumberKey<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
+
+/** Fields of `o` by label value (label value → field name, in the order listed); undefined while `o` is. */
+const fieldsBy = <T>(o: T | undefined, fields: Record<string, NumberKey<T>>): ByLabel =>
+  o && Object.entries(fields).map(([label, k]) => [label, o[k] as number] as const);
+
+const lastCloses = (s: ScrapeSources, of: 'at' | 'tick'): ByLabel =>
+  [...s.lastClose].map(([market, c]) => [market, c[of]] as const);
 
 /** The metrics that mirror live state, in the order /metrics lists them. */
 const SCRAPED: Scraped[] = [
@@ -97,46 +148,29 @@ const SCRAPED: Scraped[] = [
     'Messages sent to a shard and not yet answered',
     (s) => s.pending,
   ),
-  {
-    type: 'gauge',
-    name: 'actor_mailbox_limit',
-    help: 'Pending messages per shard before new ones are refused with 503 (SVC_MAILBOX_LIMIT)',
-    collect: (g, s) => {
-      if (s.service) g.set(s.service.mailboxLimit);
-    },
-  },
+  valueGauge(
+    'actor_mailbox_limit',
+    'Pending messages per shard before new ones are refused with 503 (SVC_MAILBOX_LIMIT)',
+    (s) => s.service?.mailboxLimit,
+  ),
   shardGauge(
     'worker_utilization',
     'Share of time a shard worker was busy (Piscina utilisation, 0..1)',
     (s) => s.utilization,
   ),
-  {
-    type: 'counter',
-    name: 'record_replica_reads_total',
-    help: 'Record reads a replica could serve (SVC_REPLICA_URLS), by where they were served from: the replica when it had replayed every close this process had seen, else the primary',
-    labels: ['source'],
-    collect: (c, s) => {
-      const r = s.runtime?.readSources();
-      if (!r) return;
-      c.reset();
-      for (const source of ['replica', 'primary'] as const) c.inc({ source }, r[source]);
-    },
-  },
+  labelledCounter(
+    'record_replica_reads_total',
+    'Record reads a replica could serve (SVC_REPLICA_URLS), by where they were served from: the replica when it had replayed every close this process had seen, else the primary',
+    'source',
+    (s) => fieldsBy(s.runtime?.readSources(), { replica: 'replica', primary: 'primary' }),
+  ),
   shardGauge('worker_restarts', 'Shard workers replaced after dying', (s) => s.restarts),
-  {
-    type: 'gauge',
-    name: 'db_pool_connections',
-    help: "Main thread's database pool connections by state",
-    labels: ['state'],
-    collect: (g, s) => {
-      const p = s.pool?.();
-      if (!p) return;
-      g.set({ state: 'used' }, p.used);
-      g.set({ state: 'free' }, p.free);
-      g.set({ state: 'pending' }, p.pending);
-      g.set({ state: 'max' }, p.max);
-    },
-  },
+  labelledGauge(
+    'db_pool_connections',
+    "Main thread's database pool connections by state",
+    'state',
+    (s) => fieldsBy(s.pool?.(), { used: 'used', free: 'free', pending: 'pending', max: 'max' }),
+  ),
   poolCounter(
     'db_pool_acquires_total',
     "Database connections a shard worker's turns and read tasks asked its pool for",
@@ -157,89 +191,59 @@ const SCRAPED: Scraped[] = [
     "Asks for a connection a shard worker's pool has not served yet",
     (s) => s.poolWaits.waiting,
   ),
-  {
-    type: 'gauge',
-    name: 'record_cache_bytes',
-    help: "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
-    labels: ['kind'],
-    collect: (g, s) => {
-      const r = s.recordStats?.();
-      if (!r) return;
-      g.set({ kind: 'kept' }, r.bytes);
-      g.set({ kind: 'cap' }, r.capBytes);
-    },
-  },
-  {
-    type: 'gauge',
-    name: 'record_cache_sessions',
-    help: 'Sessions kept now (kept), and since start: found in memory (hit), not found (miss), evicted, read from a worker (built), built by a close (warmed)',
-    labels: ['event'],
-    collect: (g, s) => {
-      const r = s.recordStats?.();
-      if (!r) return;
-      for (const [event, n] of [
-        ['kept', r.entries],
-        ['hit', r.hits],
-        ['miss', r.misses],
-        ['evicted', r.evicted],
-        ['built', r.built],
-        ['warmed', r.warmed],
-      ] as const)
-        g.set({ event }, n);
-    },
-  },
-  {
-    type: 'gauge',
-    name: 'service_ready',
-    help: '1 once migrations ran and every market has an open session (GET /readyz answers 200), else 0',
-    collect: (g, s) => {
-      if (s.service) g.set(s.service.ready() ? 1 : 0);
-    },
-  },
-  {
-    type: 'gauge',
-    name: 'closes_held',
-    help: '1 while this process runs the market closes (it holds the closes\' lease; CONTRACT.md "Several front ends"), else 0',
-    collect: (g, s) => {
-      if (s.service) g.set(s.service.holdsCloses() ? 1 : 0);
-    },
-  },
-  {
-    type: 'gauge',
-    name: 'session_interval_seconds',
-    help: "A market's session length in real seconds (its interval divided by SVC_TIME_SCALE)",
-    labels: ['market'],
-    collect: (g, s) => {
-      for (const [market, seconds] of Object.entries(s.service?.intervals ?? {}))
-        g.set({ market }, seconds);
-    },
-  },
-  {
-    type: 'gauge',
-    name: 'session_last_close_timestamp_seconds',
-    help: 'Unix time (real seconds) at which this process last saw a close of the market finish',
-    labels: ['market'],
-    collect: (g, s) => {
-      for (const [market, c] of s.lastClose) g.set({ market }, c.at);
-    },
-  },
-  {
-    type: 'gauge',
-    name: 'event_streams',
-    help: 'Event streams this process holds (a WebSocket counts once, whatever its channels)',
-    collect: (g, s) => {
-      if (s.streams) g.set(s.streams());
-    },
-  },
-  {
-    type: 'gauge',
-    name: 'session_last_closed_tick',
-    help: 'The session (tick) of the last close of the market this process saw',
-    labels: ['market'],
-    collect: (g, s) => {
-      for (const [market, c] of s.lastClose) g.set({ market }, c.tick);
-    },
-  },
+  labelledGauge(
+    'record_cache_bytes',
+    "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
+    'kind',
+    (s) => fieldsBy(s.recordStats?.(), { kept: 'bytes', cap: 'capBytes' }),
+  ),
+  labelledGauge(
+    'record_cache_sessions',
+    'Sessions kept now (kept), and since start: found in memory (hit), not found (miss), evicted, read from a worker (built), built by a close (warmed)',
+    'event',
+    (s) =>
+      fieldsBy(s.recordStats?.(), {
+        kept: 'entries',
+        hit: 'hits',
+        miss: 'misses',
+        evicted: 'evicted',
+        built: 'built',
+        warmed: 'warmed',
+      }),
+  ),
+  valueGauge(
+    'service_ready',
+    '1 once migrations ran and every market has an open session (GET /readyz answers 200), else 0',
+    (s) => s.service && (s.service.ready() ? 1 : 0),
+  ),
+  valueGauge(
+    'closes_held',
+    '1 while this process runs the market closes (it holds the closes\' lease; CONTRACT.md "Several front ends"), else 0',
+    (s) => s.service && (s.service.holdsCloses() ? 1 : 0),
+  ),
+  labelledGauge(
+    'session_interval_seconds',
+    "A market's session length in real seconds (its interval divided by SVC_TIME_SCALE)",
+    'market',
+    (s) => Object.entries(s.service?.intervals ?? {}),
+  ),
+  labelledGauge(
+    'session_last_close_timestamp_seconds',
+    'Unix time (real seconds) at which this process last saw a close of the market finish',
+    'market',
+    (s) => lastCloses(s, 'at'),
+  ),
+  valueGauge(
+    'event_streams',
+    'Event streams this process holds (a WebSocket counts once, whatever its channels)',
+    (s) => s.streams?.(),
+  ),
+  labelledGauge(
+    'session_last_closed_tick',
+    'The session (tick) of the last close of the market this process saw',
+    'market',
+    (s) => lastCloses(s, 'tick'),
+  ),
 ];
 
 /**
