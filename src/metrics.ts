@@ -32,8 +32,6 @@ export type ServiceFacts = {
   mailboxLimit: number;
   intervals: Record<string, number>;
 };
-/** A shard worker's waits for a database connection (actors/runtime/pool-waits.ts), as the runtime reports them. */
-type PoolWaits = ReturnType<ActorRuntime['stats']>[number]['poolWaits'];
 /** A close this process performed: its exact duration and lateness (the histograms keep only buckets). */
 export type CloseSeen = { seq: number; market: string; seconds: number; late_seconds: number };
 /** Closes kept for the operators' charts (GET /ops): far more than a chart point's span sees at any time scale. */
@@ -45,6 +43,230 @@ export type MetricJson = {
   type: string;
   values: { value: number; labels: Record<string, string | number>; metricName?: string }[];
 };
+
+/** A shard worker's figures as the runtime reports them. */
+type ShardStats = ReturnType<ActorRuntime['stats']>[number];
+/** A shard worker's waits for a database connection (actors/runtime/pool-waits.ts). */
+type PoolWaits = ShardStats['poolWaits'];
+
+/** What the scrape-time metrics read: the objects that own the live state (Metrics.watch*). */
+type ScrapeSources = {
+  runtime?: Pick<ActorRuntime, 'stats' | 'readSources'>;
+  pool?: PoolStats;
+  recordStats?: () => RecordCacheStats;
+  service?: ServiceFacts;
+  streams?: () => number;
+  lastClose: Map<string, { at: number; tick: number }>;
+};
+
+/** A metric read at scrape time: `collect` sets its values from the sources at each scrape. */
+type Scraped = { name: string; help: string; labels?: string[] } & (
+  | { type: 'gauge'; collect: (g: client.Gauge, s: ScrapeSources) => void }
+  | { type: 'counter'; collect: (c: client.Counter, s: ScrapeSources) => void }
+);
+
+const shards = (s: ScrapeSources) => s.runtime?.stats() ?? [];
+/** Values by a label's value; undefined while the source is not watched. */
+type ByLabel = readonly (readonly [string, number])[] | undefined;
+
+/** A gauge without labels; left unset while its source is not watched (undefined). */
+const valueGauge = (
+  name: string,
+  help: string,
+  read: (s: ScrapeSources) => number | undefined,
+): Scraped => ({
+  type: 'gauge',
+  name,
+  help,
+  collect: (g, s) => {
+    const v = read(s);
+    if (v !== undefined) g.set(v);
+  },
+});
+
+/** A gauge by `label`, set to each value read. */
+const labelledGauge = (
+  name: string,
+  help: string,
+  label: string,
+  read: (s: ScrapeSources) => ByLabel,
+): Scraped => ({
+  type: 'gauge',
+  name,
+  help,
+  labels: [label],
+  collect: (g, s) => {
+    for (const [v, n] of read(s) ?? []) g.set({ [label]: v }, n);
+  },
+});
+
+/** A counter by `label` whose totals are kept by its source: reset to them at each scrape. */
+const labelledCounter = (
+  name: string,
+  help: string,
+  label: string,
+  read: (s: ScrapeSources) => ByLabel,
+): Scraped => ({
+  type: 'counter',
+  name,
+  help,
+  labels: [label],
+  collect: (c, s) => {
+    const values = read(s);
+    if (!values) return;
+    c.reset();
+    for (const [v, n] of values) c.inc({ [label]: v }, n);
+  },
+});
+
+/** A gauge by shard: `value` of each shard's figures. */
+const shardGauge = (name: string, help: string, value: (s: ShardStats) => number) =>
+  labelledGauge(name, help, 'shard', (src) =>
+    shards(src).map((s) => [String(s.shard), value(s)] as const),
+  );
+
+/** A counter by shard of the shards' waits for a database connection, cumulative since start. */
+const poolCounter = (name: string, help: string, value: (w: PoolWaits) => number) =>
+  labelledCounter(name, help, 'shard', (src) =>
+    shards(src).map((s) => [String(s.shard), value(s.poolWaits)] as const),
+  );
+
+/** The keys of T whose values are numbers. */
+type NumberKey<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
+
+/** Fields of `o` by label value (label value → field name, in the order listed); undefined while `o` is. */
+const fieldsBy = <T>(o: T | undefined, fields: Record<string, NumberKey<T>>): ByLabel =>
+  o && Object.entries(fields).map(([label, k]) => [label, o[k] as number] as const);
+
+const lastCloses = (s: ScrapeSources, of: 'at' | 'tick'): ByLabel =>
+  [...s.lastClose].map(([market, c]) => [market, c[of]] as const);
+
+/** The metrics that mirror live state, in the order /metrics lists them. */
+const SCRAPED: Scraped[] = [
+  shardGauge(
+    'actor_mailbox_depth',
+    'Messages sent to a shard and not yet answered',
+    (s) => s.pending,
+  ),
+  valueGauge(
+    'actor_mailbox_limit',
+    'Pending messages per shard before new ones are refused with 503 (SVC_MAILBOX_LIMIT)',
+    (s) => s.service?.mailboxLimit,
+  ),
+  shardGauge(
+    'worker_utilization',
+    'Share of time a shard worker was busy (Piscina utilisation, 0..1)',
+    (s) => s.utilization,
+  ),
+  labelledCounter(
+    'record_replica_reads_total',
+    'Record reads a replica could serve (SVC_REPLICA_URLS), by where they were served from: the replica when it had replayed every close this process had seen, else the primary',
+    'source',
+    (s) => fieldsBy(s.runtime?.readSources(), { replica: 'replica', primary: 'primary' }),
+  ),
+  shardGauge('worker_restarts', 'Shard workers replaced after dying', (s) => s.restarts),
+  labelledGauge(
+    'db_pool_connections',
+    "Main thread's database pool connections by state",
+    'state',
+    (s) => fieldsBy(s.pool?.(), { used: 'used', free: 'free', pending: 'pending', max: 'max' }),
+  ),
+  poolCounter(
+    'db_pool_acquires_total',
+    "Database connections a shard worker's turns and read tasks asked its pool for",
+    (w) => w.acquires,
+  ),
+  poolCounter(
+    'db_pool_waits_total',
+    'Connections asked for when none of the pool was idle (the ask waited for one to be released or opened)',
+    (w) => w.waited,
+  ),
+  poolCounter(
+    'db_pool_wait_seconds_total',
+    'Seconds the asks for a connection waited, all of them together',
+    (w) => w.wait_seconds,
+  ),
+  shardGauge(
+    'db_pool_waiting',
+    "Asks for a connection a shard worker's pool has not served yet",
+    (s) => s.poolWaits.waiting,
+  ),
+  labelledGauge(
+    'record_cache_bytes',
+    "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
+    'kind',
+    (s) => fieldsBy(s.recordStats?.(), { kept: 'bytes', cap: 'capBytes' }),
+  ),
+  labelledGauge(
+    'record_cache_sessions',
+    'Sessions kept now (kept), and since start: found in memory (hit), not found (miss), evicted, read from a worker (built), built by a close (warmed)',
+    'event',
+    (s) =>
+      fieldsBy(s.recordStats?.(), {
+        kept: 'entries',
+        hit: 'hits',
+        miss: 'misses',
+        evicted: 'evicted',
+        built: 'built',
+        warmed: 'warmed',
+      }),
+  ),
+  valueGauge(
+    'service_ready',
+    '1 once migrations ran and every market has an open session (GET /readyz answers 200), else 0',
+    (s) => s.service && (s.service.ready() ? 1 : 0),
+  ),
+  valueGauge(
+    'closes_held',
+    '1 while this process runs the market closes (it holds the closes\' lease; CONTRACT.md "Several front ends"), else 0',
+    (s) => s.service && (s.service.holdsCloses() ? 1 : 0),
+  ),
+  labelledGauge(
+    'session_interval_seconds',
+    "A market's session length in real seconds (its interval divided by SVC_TIME_SCALE)",
+    'market',
+    (s) => Object.entries(s.service?.intervals ?? {}),
+  ),
+  labelledGauge(
+    'session_last_close_timestamp_seconds',
+    'Unix time (real seconds) at which this process last saw a close of the market finish',
+    'market',
+    (s) => lastCloses(s, 'at'),
+  ),
+  valueGauge(
+    'event_streams',
+    'Event streams this process holds (a WebSocket counts once, whatever its channels)',
+    (s) => s.streams?.(),
+  ),
+  labelledGauge(
+    'session_last_closed_tick',
+    'The session (tick) of the last close of the market this process saw',
+    'market',
+    (s) => lastCloses(s, 'tick'),
+  ),
+];
+
+/**
+ * Registers one scrape-time metric. prom-client calls collect() with the metric as `this`; the
+ * sources are handed to the table's collect explicitly.
+ */
+function registerScraped(m: Scraped, registry: client.Registry, sources: ScrapeSources): void {
+  const config = { name: m.name, help: m.help, labelNames: m.labels ?? [], registers: [registry] };
+  if (m.type === 'gauge')
+    new client.Gauge({
+      ...config,
+      collect() {
+        m.collect(this, sources);
+      },
+    });
+  else
+    new client.Counter({
+      ...config,
+      collect() {
+        m.collect(this, sources);
+      },
+    });
+}
 
 export class Metrics {
   readonly registry = new client.Registry();
@@ -154,195 +376,11 @@ export class Metrics {
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry });
-    const registers = [this.registry];
-    // prom-client calls collect() with the metric as `this`: the registry's owner is reached by name.
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const self = this;
-    const shards = () => self.runtime?.stats() ?? [];
-    new client.Gauge({
-      name: 'actor_mailbox_depth',
-      help: 'Messages sent to a shard and not yet answered',
-      labelNames: ['shard'] as const,
-      registers,
-      collect() {
-        for (const s of shards()) this.set({ shard: String(s.shard) }, s.pending);
-      },
-    });
-    new client.Gauge({
-      name: 'actor_mailbox_limit',
-      help: 'Pending messages per shard before new ones are refused with 503 (SVC_MAILBOX_LIMIT)',
-      registers,
-      collect() {
-        if (self.service) this.set(self.service.mailboxLimit);
-      },
-    });
-    new client.Gauge({
-      name: 'worker_utilization',
-      help: 'Share of time a shard worker was busy (Piscina utilisation, 0..1)',
-      labelNames: ['shard'] as const,
-      registers,
-      collect() {
-        for (const s of shards()) this.set({ shard: String(s.shard) }, s.utilization);
-      },
-    });
-    new client.Counter({
-      name: 'record_replica_reads_total',
-      help: 'Record reads a replica could serve (SVC_REPLICA_URLS), by where they were served from: the replica when it had replayed every close this process had seen, else the primary',
-      labelNames: ['source'] as const,
-      registers,
-      collect() {
-        const r = self.runtime?.readSources();
-        if (!r) return;
-        this.reset();
-        for (const source of ['replica', 'primary'] as const) this.inc({ source }, r[source]);
-      },
-    });
-    new client.Gauge({
-      name: 'worker_restarts',
-      help: 'Shard workers replaced after dying',
-      labelNames: ['shard'] as const,
-      registers,
-      collect() {
-        for (const s of shards()) this.set({ shard: String(s.shard) }, s.restarts);
-      },
-    });
-    new client.Gauge({
-      name: 'db_pool_connections',
-      help: "Main thread's database pool connections by state",
-      labelNames: ['state'] as const,
-      registers,
-      collect() {
-        const p = self.pool?.();
-        if (!p) return;
-        this.set({ state: 'used' }, p.used);
-        this.set({ state: 'free' }, p.free);
-        this.set({ state: 'pending' }, p.pending);
-        this.set({ state: 'max' }, p.max);
-      },
-    });
-    // The shards' waits for a database connection (actors/runtime/pool-waits.ts), cumulative since start.
-    const poolCounter = (name: string, help: string, value: (w: PoolWaits) => number) =>
-      new client.Counter({
-        name,
-        help,
-        labelNames: ['shard'] as const,
-        registers,
-        collect() {
-          this.reset();
-          for (const s of shards()) this.inc({ shard: String(s.shard) }, value(s.poolWaits));
-        },
-      });
-    poolCounter(
-      'db_pool_acquires_total',
-      "Database connections a shard worker's turns and read tasks asked its pool for",
-      (w) => w.acquires,
-    );
-    poolCounter(
-      'db_pool_waits_total',
-      'Connections asked for when none of the pool was idle (the ask waited for one to be released or opened)',
-      (w) => w.waited,
-    );
-    poolCounter(
-      'db_pool_wait_seconds_total',
-      'Seconds the asks for a connection waited, all of them together',
-      (w) => w.wait_seconds,
-    );
-    new client.Gauge({
-      name: 'db_pool_waiting',
-      help: "Asks for a connection a shard worker's pool has not served yet",
-      labelNames: ['shard'] as const,
-      registers,
-      collect() {
-        for (const s of shards()) this.set({ shard: String(s.shard) }, s.poolWaits.waiting);
-      },
-    });
-    new client.Gauge({
-      name: 'record_cache_bytes',
-      help: "Bytes of settled sessions' record kept in memory, and the cap (SVC_RECORD_CACHE_MB)",
-      labelNames: ['kind'] as const,
-      registers,
-      collect() {
-        const s = self.recordStats?.();
-        if (!s) return;
-        this.set({ kind: 'kept' }, s.bytes);
-        this.set({ kind: 'cap' }, s.capBytes);
-      },
-    });
-    new client.Gauge({
-      name: 'record_cache_sessions',
-      help: 'Sessions kept now (kept), and since start: found in memory (hit), not found (miss), evicted, read from a worker (built), built by a close (warmed)',
-      labelNames: ['event'] as const,
-      registers,
-      collect() {
-        const s = self.recordStats?.();
-        if (!s) return;
-        for (const [event, n] of [
-          ['kept', s.entries],
-          ['hit', s.hits],
-          ['miss', s.misses],
-          ['evicted', s.evicted],
-          ['built', s.built],
-          ['warmed', s.warmed],
-        ] as const)
-          this.set({ event }, n);
-      },
-    });
-    new client.Gauge({
-      name: 'service_ready',
-      help: '1 once migrations ran and every market has an open session (GET /readyz answers 200), else 0',
-      registers,
-      collect() {
-        if (self.service) this.set(self.service.ready() ? 1 : 0);
-      },
-    });
-    new client.Gauge({
-      name: 'closes_held',
-      help: '1 while this process runs the market closes (it holds the closes\' lease; CONTRACT.md "Several front ends"), else 0',
-      registers,
-      collect() {
-        if (self.service) this.set(self.service.holdsCloses() ? 1 : 0);
-      },
-    });
-    new client.Gauge({
-      name: 'session_interval_seconds',
-      help: "A market's session length in real seconds (its interval divided by SVC_TIME_SCALE)",
-      labelNames: ['market'] as const,
-      registers,
-      collect() {
-        for (const [market, seconds] of Object.entries(self.service?.intervals ?? {}))
-          this.set({ market }, seconds);
-      },
-    });
-    new client.Gauge({
-      name: 'session_last_close_timestamp_seconds',
-      help: 'Unix time (real seconds) at which this process last saw a close of the market finish',
-      labelNames: ['market'] as const,
-      registers,
-      collect() {
-        for (const [market, c] of self.lastClose) this.set({ market }, c.at);
-      },
-    });
-    new client.Gauge({
-      name: 'event_streams',
-      help: 'Event streams this process holds (a WebSocket counts once, whatever its channels)',
-      registers,
-      collect() {
-        if (self.streams) this.set(self.streams());
-      },
-    });
-    new client.Gauge({
-      name: 'session_last_closed_tick',
-      help: 'The session (tick) of the last close of the market this process saw',
-      labelNames: ['market'] as const,
-      registers,
-      collect() {
-        for (const [market, c] of self.lastClose) this.set({ market }, c.tick);
-      },
-    });
+    for (const m of SCRAPED) registerScraped(m, this.registry, this.sources);
   }
 
   // Requests are counted in plain typed arrays: prom-client re-hashes label objects on every
-  // observation, which cost a fifth of a fast route's throughput. Rendered at scrape time.
+  // observation, too slow for the fastest routes. Rendered at scrape time.
   private readonly http = new RequestStats(HTTP_BUCKETS);
 
   observeRequest = (route: string, method: string, status: number, seconds: number): void => {
@@ -388,8 +426,8 @@ export class Metrics {
       });
       if (this.recentCloses.length > RECENT_CLOSES) this.recentCloses.shift();
     }
-    const last = this.lastClose.get(market);
-    if (!last || tick >= last.tick) this.lastClose.set(market, { at: atSeconds, tick });
+    const last = this.sources.lastClose.get(market);
+    if (!last || tick >= last.tick) this.sources.lastClose.set(market, { at: atSeconds, tick });
   }
 
   /** The closes this process performed after the one numbered `seq` (oldest first; at most RECENT_CLOSES). */
@@ -429,35 +467,30 @@ export class Metrics {
     return new client.Gauge({ name, help, registers: [this.registry] });
   }
 
-  /** Where the gauges below read at each scrape (set by watch, watchRecord and watchService). */
-  private runtime?: Pick<ActorRuntime, 'stats' | 'readSources'>;
-  private pool?: PoolStats;
-  private recordStats?: () => RecordCacheStats;
-  private service?: ServiceFacts;
-  private streams?: () => number;
-  private readonly lastClose = new Map<string, { at: number; tick: number }>();
+  /** Where the metrics of SCRAPED read at each scrape (set by watch, watchRecord, watchEvents and watchService). */
+  private readonly sources: ScrapeSources = { lastClose: new Map() };
   private readonly recentCloses: CloseSeen[] = [];
   private closeSeq = 0;
 
   /** Gauges read from the runtime and the database pool at each scrape. */
   watch(runtime: Pick<ActorRuntime, 'stats' | 'readSources'>, pool: PoolStats): void {
-    this.runtime = runtime;
-    this.pool = pool;
+    this.sources.runtime = runtime;
+    this.sources.pool = pool;
   }
 
   /** The record's cache of settled sessions (src/market-data/record-fragments.ts), read at each scrape. */
   watchRecord(stats: () => RecordCacheStats): void {
-    this.recordStats = stats;
+    this.sources.recordStats = stats;
   }
 
   /** The event streams held (the hub's count), read at each scrape. */
   watchEvents(streams: () => number): void {
-    this.streams = streams;
+    this.sources.streams = streams;
   }
 
   /** Readiness, the mailbox bound and each market's session length, for the alert rules (ops/prometheus/). */
   watchService(facts: ServiceFacts): void {
-    this.service = facts;
+    this.sources.service = facts;
   }
 
   /**

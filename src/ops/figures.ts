@@ -151,41 +151,54 @@ export function figuresOf(
   };
 }
 
+type RouteTally = RouteFigures & { total: number };
+/** Requests since start (`total`, `e4`...) and in the window (`inWindow`, `w4`...), all routes together. */
+type RequestTotals = Record<
+  'total' | 'inWindow' | 'e4' | 'e5' | 'r429' | 'r503' | 'w4' | 'w5',
+  number
+>;
+
 /** Requests by route and status over the window (counters less those of `b`), and all routes' together. */
 function requestFigures(
   now: Sample,
   b: Sample | undefined,
   per: number,
 ): Pick<Figures, 'requests' | 'routes' | 'routes_seen'> {
+  const { perRoute, totals } = tallyRequests(now, b);
+  const all = routeLatencies(perRoute, now, b, per);
+  return {
+    requests: {
+      total: totals.total,
+      rate: round(totals.inWindow / per),
+      errors_4xx: totals.e4,
+      errors_5xx: totals.e5,
+      refused_429: totals.r429,
+      refused_503: totals.r503,
+      rate_4xx: round(totals.w4 / per),
+      rate_5xx: round(totals.w5 / per),
+      p50_ms: ms(quantile(0.5, all)),
+      p99_ms: ms(quantile(0.99, all)),
+    },
+    routes: busiestRoutes(perRoute),
+    routes_seen: perRoute.size,
+  };
+}
+
+/** The request counters by method, route and status, tallied per route and for all routes together. */
+function tallyRequests(
+  now: Sample,
+  b: Sample | undefined,
+): { perRoute: Map<string, RouteTally>; totals: RequestTotals } {
   const status = (s: Sample | undefined) =>
     sumBy(s, 'http_requests_total', ['method', 'route', 'status']);
   const sNow = status(now);
   const sBefore = status(b);
-  const routeBucketsNow = bucketsBy(now, 'http_request_duration_seconds', ['method', 'route']);
-  const routeBucketsBefore = bucketsBy(b, 'http_request_duration_seconds', ['method', 'route']);
-  const perRoute = new Map<string, RouteFigures & { total: number }>();
-  const all = new Map<number, number>();
+  const perRoute = new Map<string, RouteTally>();
   const totals = { total: 0, inWindow: 0, e4: 0, e5: 0, r429: 0, r503: 0, w4: 0, w5: 0 };
   for (const [key, n] of sNow) {
     const [method, route, code] = key.split('\u0000');
     const d = n - (sBefore.get(key) ?? 0);
-    const rk = `${method}\u0000${route}`;
-    let r = perRoute.get(rk);
-    if (!r)
-      perRoute.set(
-        rk,
-        (r = {
-          method,
-          route,
-          requests: 0,
-          rate: 0,
-          p50_ms: null,
-          p99_ms: null,
-          errors_4xx: 0,
-          errors_5xx: 0,
-          total: 0,
-        }),
-      );
+    const r = routeTally(perRoute, method, route);
     r.total += n;
     r.requests += d;
     const c = Number(code);
@@ -204,6 +217,41 @@ function requestFigures(
     if (c === 429) totals.r429 += n;
     if (c === 503) totals.r503 += n;
   }
+  return { perRoute, totals };
+}
+
+/** The tally of `method route`, started at zero when first seen. */
+function routeTally(perRoute: Map<string, RouteTally>, method: string, route: string): RouteTally {
+  const rk = `${method}\u0000${route}`;
+  let r = perRoute.get(rk);
+  if (!r)
+    perRoute.set(
+      rk,
+      (r = {
+        method,
+        route,
+        requests: 0,
+        rate: 0,
+        p50_ms: null,
+        p99_ms: null,
+        errors_4xx: 0,
+        errors_5xx: 0,
+        total: 0,
+      }),
+    );
+  return r;
+}
+
+/** Each route's rate and latency quantiles over the window (set on its tally); the buckets of all routes together. */
+function routeLatencies(
+  perRoute: Map<string, RouteTally>,
+  now: Sample,
+  b: Sample | undefined,
+  per: number,
+): Map<number, number> {
+  const routeBucketsNow = bucketsBy(now, 'http_request_duration_seconds', ['method', 'route']);
+  const routeBucketsBefore = bucketsBy(b, 'http_request_duration_seconds', ['method', 'route']);
+  const all = new Map<number, number>();
   for (const [rk, r] of perRoute) {
     const buckets = bucketDelta(routeBucketsNow.get(rk) ?? new Map(), routeBucketsBefore.get(rk));
     for (const [le, n] of buckets) all.set(le, (all.get(le) ?? 0) + n);
@@ -211,26 +259,15 @@ function requestFigures(
     r.p50_ms = ms(quantile(0.5, buckets));
     r.p99_ms = ms(quantile(0.99, buckets));
   }
-  const routes = [...perRoute.values()]
+  return all;
+}
+
+/** The routes listed: the busiest in the window, then since start, then by path; at most ROUTES_SHOWN. */
+function busiestRoutes(perRoute: Map<string, RouteTally>): RouteFigures[] {
+  return [...perRoute.values()]
     .sort((x, y) => y.requests - x.requests || y.total - x.total || (x.route < y.route ? -1 : 1))
     .slice(0, ROUTES_SHOWN)
     .map(({ total: _total, ...r }) => r);
-  return {
-    requests: {
-      total: totals.total,
-      rate: round(totals.inWindow / per),
-      errors_4xx: totals.e4,
-      errors_5xx: totals.e5,
-      refused_429: totals.r429,
-      refused_503: totals.r503,
-      rate_4xx: round(totals.w4 / per),
-      rate_5xx: round(totals.w5 / per),
-      p50_ms: ms(quantile(0.5, all)),
-      p99_ms: ms(quantile(0.99, all)),
-    },
-    routes,
-    routes_seen: perRoute.size,
-  };
 }
 
 /** Shards: mailbox, workers, and turn latency by the shard that ran the turn. */

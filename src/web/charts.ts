@@ -140,22 +140,52 @@ function xAxisLabel(left: number, w: number, h: number, label: string): string {
   return `<text class="axis-title" x="${((left + w - M.right) / 2).toFixed(1)}" y="${h - 4}" text-anchor="middle">${esc(label)}</text>`;
 }
 
+type Scale = ReturnType<typeof scaleLinear<number, number>>;
+/** A line chart's scales, the plot's left edge and the chart's size. */
+type Plot = { x: Scale; y: Scale; left: number; w: number; h: number };
+
+const known = (v: number | null): v is number => v !== null && Number.isFinite(v);
+
 /** Lines over a numeric x axis (sessions, quantities), with an optional shaded band. */
 export function lineChart(spec: ChartSpec): Chart {
   const w = spec.width ?? 640;
   const h = spec.height ?? 220;
   const fmt = spec.yFormat ?? defaultFormat;
   const summary = [describe(spec, fmt), ...(spec.levels ?? []).map((l) => `${l.label}.`)].join(' ');
-  const all = [
+  const ys = extent(yValues(spec));
+  const xs = extent(spec.x);
+  if (!ys || !xs) return noData(spec, w, summary);
+  const p = linePlot(ys, xs, w, h, fmt);
+  let body =
+    yAxis(p.y, p.left, w, fmt, spec.yLabel, h) +
+    lineXAxis(spec, p) +
+    bandPath(spec, p) +
+    seriesPaths(spec, p, fmt) +
+    levelLines(spec, p) +
+    ringMarks(spec, p);
+  if (p.y.domain()[0] < 0 && p.y.domain()[1] > 0) body = zeroLine(p) + body;
+  body += markerMark(spec, p);
+  return { svg: frame(spec, w, h, body, summary), summary, legend: legendOf(spec) };
+}
+
+/** Every y value the axis must reach: the lines', the band's, the levels' and `yReach`. */
+function yValues(spec: ChartSpec): (number | null)[] {
+  return [
     ...spec.series.flatMap((s) => s.values),
     ...(spec.band ? [...spec.band.low, ...spec.band.high] : []),
     ...(spec.levels ?? []).map((l) => l.y),
     ...(spec.yReach === undefined ? [] : [spec.yReach]),
   ];
-  const ys = extent(all);
-  const xs = extent(spec.x);
-  if (!ys || !xs)
-    return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
+}
+
+/** The scales of the values' extents: y padded when flat and made round, x widened when one point. */
+function linePlot(
+  ys: [number, number],
+  xs: [number, number],
+  w: number,
+  h: number,
+  fmt: (v: number) => string,
+): Plot {
   const pad = ys[0] === ys[1] ? Math.max(Math.abs(ys[0]) * 0.1, 1) : 0;
   const y = scaleLinear()
     .domain([ys[0] - pad, ys[1] + pad])
@@ -165,8 +195,11 @@ export function lineChart(spec: ChartSpec): Chart {
   const x = scaleLinear()
     .domain(xs[0] === xs[1] ? [xs[0] - 1, xs[1] + 1] : xs)
     .range([left, w - M.right]);
-  const known = (v: number | null): v is number => v !== null && Number.isFinite(v);
-  let body = yAxis(y, left, w, fmt, spec.yLabel, h);
+  return { x, y, left, w, h };
+}
+
+/** The x axis: its line, the ticks given (those within the axis) or about six whole ones, its title. */
+function lineXAxis(spec: ChartSpec, { x, left, w, h }: Plot): string {
   let xAxis = `<g class="axis x"><line x1="${left}" x2="${w - M.right}" y1="${h - M.bottom}" y2="${h - M.bottom}"/>`;
   const xTicks =
     spec.xTicks?.filter((t) => t >= x.domain()[0] && t <= x.domain()[1]) ??
@@ -174,16 +207,24 @@ export function lineChart(spec: ChartSpec): Chart {
   for (const t of xTicks) {
     xAxis += `<text x="${x(t).toFixed(1)}" y="${h - M.bottom + 14}" text-anchor="middle">${esc((spec.xFormat ?? String)(t))}</text>`;
   }
-  body += `${xAxis}${xAxisLabel(left, w, h, spec.xLabel)}</g>`;
-  if (spec.band) {
-    const { low, high } = spec.band;
-    const d = area<number>()
-      .defined((i) => known(low[i]) && known(high[i]))
-      .x((i) => x(spec.x[i]))
-      .y0((i) => y(low[i] as number))
-      .y1((i) => y(high[i] as number))(spec.x.map((_, i) => i));
-    if (d) body += `<path class="band" d="${d}"/>`;
-  }
+  return `${xAxis}${xAxisLabel(left, w, h, spec.xLabel)}</g>`;
+}
+
+/** The shaded band, where both its bounds are known. */
+function bandPath(spec: ChartSpec, { x, y }: Plot): string {
+  if (!spec.band) return '';
+  const { low, high } = spec.band;
+  const d = area<number>()
+    .defined((i) => known(low[i]) && known(high[i]))
+    .x((i) => x(spec.x[i]))
+    .y0((i) => y(low[i] as number))
+    .y1((i) => y(high[i] as number))(spec.x.map((_, i) => i));
+  return d ? `<path class="band" d="${d}"/>` : '';
+}
+
+/** Each line, broken where a value is unknown, and a dot for each value alone between unknowns. */
+function seriesPaths(spec: ChartSpec, { x, y }: Plot, fmt: (v: number) => string): string {
+  let body = '';
   spec.series.forEach((s, k) => {
     const d = line<number>()
       .defined((i) => known(s.values[i]))
@@ -191,34 +232,54 @@ export function lineChart(spec: ChartSpec): Chart {
       .y((i) => y(s.values[i] as number))(spec.x.map((_, i) => i));
     if (d)
       body += `<path class="line series-${k % 4}" d="${d}"><title>${esc(s.name)}</title></path>`;
-    // A value without a known neighbour draws no segment: a dot shows it (a close in its 5 s point).
+    // A value without a known neighbour draws no segment: a dot shows it (a close alone in its point).
     s.values.forEach((v, i) => {
       if (known(v) && !known(s.values[i - 1] ?? null) && !known(s.values[i + 1] ?? null)) {
         body += `<circle class="dot series-${k % 4}" cx="${x(spec.x[i]).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3"><title>${esc(s.name)}: ${esc(fmt(v))}</title></circle>`;
       }
     });
   });
+  return body;
+}
+
+function levelLines(spec: ChartSpec, { y, left, w }: Plot): string {
+  let body = '';
   for (const l of spec.levels ?? []) {
     const ly = y(l.y).toFixed(1);
     // The label above its line, or below it when the line runs along the plot's top.
     const dy = y(l.y) - M.top < 20 ? '1.2em' : '-.4em';
     body += `<g class="level"><line x1="${left}" x2="${w - M.right}" y1="${ly}" y2="${ly}"/><text x="${w - M.right - 4}" y="${ly}" dy="${dy}" text-anchor="end">${esc(l.label)}</text></g>`;
   }
+  return body;
+}
+
+function ringMarks(spec: ChartSpec, { x, y }: Plot): string {
+  let body = '';
   for (const r of spec.rings ?? []) {
     body += `<circle class="ring" cx="${x(r.x).toFixed(1)}" cy="${y(r.y).toFixed(1)}" r="6"><title>${esc(r.label)}</title></circle>`;
   }
-  if (y.domain()[0] < 0 && y.domain()[1] > 0)
-    body =
-      `<line class="zero" x1="${left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>` +
-      body;
-  if (spec.marker && spec.marker.x >= x.domain()[0] && spec.marker.x <= x.domain()[1]) {
-    const mx = x(spec.marker.x);
-    const anchor = mx > (left + w - M.right) / 2 ? 'end' : 'start';
-    body +=
-      `<g class="marker"><line x1="${mx.toFixed(1)}" x2="${mx.toFixed(1)}" y1="${M.top}" y2="${h - M.bottom}"/>` +
-      `<text x="${(mx + (anchor === 'end' ? -5 : 5)).toFixed(1)}" y="${M.top + 12}" text-anchor="${anchor}">${esc(spec.marker.label)}</text></g>`;
-  }
-  return { svg: frame(spec, w, h, body, summary), summary, legend: legendOf(spec) };
+  return body;
+}
+
+function zeroLine({ y, left, w }: Plot): string {
+  return `<line class="zero" x1="${left}" x2="${w - M.right}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}"/>`;
+}
+
+/** The marker, when within the x axis: its label on the side with more room. */
+function markerMark(spec: ChartSpec, { x, left, w, h }: Plot): string {
+  const marker = spec.marker;
+  if (!(marker && marker.x >= x.domain()[0] && marker.x <= x.domain()[1])) return '';
+  const mx = x(marker.x);
+  const anchor = mx > (left + w - M.right) / 2 ? 'end' : 'start';
+  return (
+    `<g class="marker"><line x1="${mx.toFixed(1)}" x2="${mx.toFixed(1)}" y1="${M.top}" y2="${h - M.bottom}"/>` +
+    `<text x="${(mx + (anchor === 'end' ? -5 : 5)).toFixed(1)}" y="${M.top + 12}" text-anchor="${anchor}">${esc(marker.label)}</text></g>`
+  );
+}
+
+/** A chart without values: a line of text in its frame. */
+function noData(spec: ChartSpec, w: number, summary: string): Chart {
+  return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
 }
 
 /** Bars over categories or sessions (volume, P&L per session); negative bars drawn below zero. */
@@ -230,8 +291,7 @@ export function barChart(spec: Omit<ChartSpec, 'band'> & { series: [Series] }): 
   const summary = describe(spec, fmt);
   const values = spec.series[0].values;
   const ys = extent([...values, 0]);
-  if (!ys || spec.x.length === 0)
-    return { svg: frame(spec, w, 40, `<text x="8" y="24">No data yet.</text>`, summary), summary };
+  if (!ys || spec.x.length === 0) return noData(spec, w, summary);
   const y = scaleLinear()
     .domain(ys[0] === ys[1] ? [ys[0], ys[0] + 1] : ys)
     .nice()

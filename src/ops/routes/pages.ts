@@ -67,7 +67,11 @@ function loginPage(
 }
 
 export function opsPageRoutes(s: Services): Route[] {
-  const throttle = new LoginThrottle(() => performance.now() / 1000);
+  return [...opsViewRoutes(s), ...loginRoutes(s)];
+}
+
+/** The pages behind the ops token: the live figures, their feed, the benchmarks. */
+function opsViewRoutes(s: Services): Route[] {
   return [
     route({
       method: 'GET',
@@ -115,6 +119,13 @@ export function opsPageRoutes(s: Services): Route[] {
       },
       handler: () => getOpsBench(),
     }),
+  ];
+}
+
+/** The login form and its post (wrong tokens throttled per address). */
+function loginRoutes(s: Services): Route[] {
+  const throttle = new LoginThrottle(() => performance.now() / 1000);
+  return [
     route<unknown, LoginQuery>({
       method: 'GET',
       path: '/ops/login',

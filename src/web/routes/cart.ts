@@ -112,9 +112,11 @@ type Refreshed = { remapped: number; still_stale: number };
 type CartPost<B, R> = Omit<HolderForm<B, R>, 'words'>;
 
 export function webCartPageRoutes(s: Services): Route[] {
-  const cartPost = <B, R>(d: CartPost<B, R>): Route =>
-    holderFormRoute({ ...d, words: WORDS }, (holder, p) => cartPage(s, holder, p));
+  return [...cartReadRoutes(s), ...cartFormRoutes(s)];
+}
 
+/** The carts page and the upload's CSV template. */
+function cartReadRoutes(s: Services): Route[] {
   return [
     route<unknown, CartQuery>({
       method: 'GET',
@@ -134,7 +136,15 @@ export function webCartPageRoutes(s: Services): Route[] {
       response: { 200: media('text/csv; charset=utf-8', 'the header and a sample row') },
       handler: () => getCartTemplate(s),
     }),
+  ];
+}
 
+/** The forms that change carts: a refused one shows the carts page again with the problem. */
+function cartFormRoutes(s: Services): Route[] {
+  const cartPost = <B, R>(d: CartPost<B, R>): Route =>
+    holderFormRoute({ ...d, words: WORDS }, (holder, p) => cartPage(s, holder, p));
+
+  return [
     cartPost<AddForm, LineAdded>({
       path: '/cart/add',
       summary: 'Add a deal of the current menu to your own cart',

@@ -3,7 +3,7 @@
 // autonomous-funding switch, the grants and holder-made keys. The holder's data is every account
 // whose holder is them and every account of an agent connected to them; rows come from the same
 // read models as the agents' API.
-import Type, { type Static, type TSchema } from 'typebox';
+import Type, { type Static } from 'typebox';
 import {
   holderRef,
   type GrantMessage,
@@ -50,6 +50,7 @@ import {
   usd,
   wantsJson,
   webAction,
+  type HolderForm,
   type Problem,
 } from '../answers.js';
 import { consoleReply, noticeOf, noticeText, type Notice } from '../console-notice.js';
@@ -125,8 +126,22 @@ type FundingFields = { enabled: 'on' | 'off' };
 type ConsoleView = Record<string, unknown>;
 type Loader<Q> = (holder: HolderPrincipal, query: Q) => Promise<ConsoleView>;
 
+/** The agents tab again, with a refused form's problem. */
+type AgentsTab = (holder: HolderPrincipal, p?: Problem) => Promise<Reply>;
+
 export function webConsoleRoutes(s: Services): Route[] {
-  const agentsTab = (holder: HolderPrincipal, p?: Problem) => agentsPage(s, holder, p);
+  const agentsTab: AgentsTab = (holder, p) => agentsPage(s, holder, p);
+  return [
+    ...consoleTabRoutes(s),
+    ...agentSettingRoutes(s, agentsTab),
+    ...grantRoutes(s, agentsTab),
+    ...moneyRoutes(s, (holder, p) => moneyPage(s, holder, p)),
+    agentKeyRoute(s, agentsTab),
+  ];
+}
+
+/** The console's pages (GET): the tabs, an order's receipt, the timeline. */
+function consoleTabRoutes(s: Services): Route[] {
   return [
     consolePage(s, '/console', 'console', 'Console', (h) => overview(s, h)),
     consolePage<PositionsQuery>(
@@ -170,7 +185,12 @@ export function webConsoleRoutes(s: Services): Route[] {
       },
       handler: (c) => showTimeline(s, c),
     }),
+  ];
+}
 
+/** An agent's settings: the autonomous-funding switch and the spending limits. */
+function agentSettingRoutes(s: Services, agentsTab: AgentsTab): Route[] {
+  return [
     route<{ agent_id: number }, unknown, FundingFields>({
       method: 'POST',
       path: '/console/agents/{agent_id}/funding',
@@ -206,9 +226,6 @@ export function webConsoleRoutes(s: Services): Route[] {
       handler: (c) => setLimits(s, c),
       replay: (set: LimitsSet, { req }) => limitsReply(req, set, s.config.baseUrl),
     }),
-    ...grantRoutes(s, agentsTab),
-    ...moneyRoutes(s, (holder, p) => moneyPage(s, holder, p)),
-    agentKeyRoute(s, agentsTab),
   ];
 }
 
@@ -728,56 +745,23 @@ const GrantFields = Type.Object({
 type GrantFields = Static<typeof GrantFields>;
 const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
 
+type RevokeFields = Static<typeof RevokeFields>;
+
 /**
  * The holder's cart grants (SPEC.md "Cart connection, kind and funding switch"): turns of the
  * holder's actor; the console's agents page lists them with their forms.
  */
-function grantRoutes(
-  s: Services,
-  agentsPage: (holder: HolderPrincipal, p?: Problem) => Promise<Reply>,
-): Route[] {
+function grantRoutes(s: Services, agentsPage: AgentsTab): Route[] {
   const base = s.config.baseUrl;
-  const holderPost = <B, K extends GrantMessage['kind']>(
-    path: string,
-    summary: string,
-    body: ReturnType<typeof Type.Object>,
-    answer: TSchema,
-    message: (holder: HolderPrincipal, body: B) => GrantMessage & { kind: K },
-    reply: (req: RequestInfo, r: HolderReplies[K]) => Reply,
-  ) =>
-    holderFormRoute<B, HolderReplies[K]>(
-      {
-        path,
-        summary,
-        body,
-        answer,
-        reply,
-        run: (holder, { body: b, idem }) =>
-          s.runtime.ask<HolderMessage, HolderReplies, K>(
-            holderRef(holder.email),
-            message(holder, b),
-            { idem },
-          ),
-      },
-      agentsPage,
-    );
   return [
-    holderPost<GrantFields, 'grant'>(
-      '/cart/grant',
-      'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)',
-      GrantFields,
-      GrantForm,
-      (h, b) => ({
-        kind: 'grant',
-        holderId: h.holderId,
-        agentId: b.agent_id,
-        cartId: b.cart_id,
-        level: b.level,
-        payWith: b.pay_with,
-        cardId: b.card_id,
-        note: b.note,
-      }),
-      (req, g) =>
+    grantPost<GrantFields, 'grant'>(s, agentsPage, {
+      path: '/cart/grant',
+      summary:
+        'Let an agent (or every agent of yours) write to, or execute, a cart (or every cart of yours)',
+      body: GrantFields,
+      answer: GrantForm,
+      message: grantMessage,
+      reply: (req, g) =>
         consoleReply(
           req,
           '/console/agents',
@@ -785,14 +769,14 @@ function grantRoutes(
           { kind: 'grant', grant_id: g.grant_id },
           base,
         ),
-    ),
-    holderPost<Static<typeof RevokeFields>, 'revoke'>(
-      '/cart/grant/revoke',
-      'Revoke a grant',
-      RevokeFields,
-      RevokedForm,
-      (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
-      (req, r) =>
+    }),
+    grantPost<RevokeFields, 'revoke'>(s, agentsPage, {
+      path: '/cart/grant/revoke',
+      summary: 'Revoke a grant',
+      body: RevokeFields,
+      answer: RevokedForm,
+      message: (h, b) => ({ kind: 'revoke', holderId: h.holderId, grantId: b.grant_id }),
+      reply: (req, r) =>
         consoleReply(
           req,
           '/console/agents',
@@ -800,9 +784,50 @@ function grantRoutes(
           { kind: 'revoke', grant_id: r.grant_id },
           base,
         ),
-    ),
+    }),
   ];
 }
+
+/** A grant form: the turn of the holder's actor it asks for (`message`) in place of a `run`. */
+type GrantPost<B, K extends GrantMessage['kind']> = Omit<
+  HolderForm<B, HolderReplies[K]>,
+  'run' | 'words'
+> & {
+  message: (holder: HolderPrincipal, body: B) => GrantMessage & { kind: K };
+};
+
+/** A grant form's route: its message asked of the holder's actor under the form's Idempotency-Key. */
+function grantPost<B, K extends GrantMessage['kind']>(
+  s: Services,
+  agentsPage: AgentsTab,
+  { message, ...form }: GrantPost<B, K>,
+): Route {
+  return holderFormRoute<B, HolderReplies[K]>(
+    {
+      ...form,
+      run: (holder, { body: b, idem }) =>
+        s.runtime.ask<HolderMessage, HolderReplies, K>(
+          holderRef(holder.email),
+          message(holder, b),
+          {
+            idem,
+          },
+        ),
+    },
+    agentsPage,
+  );
+}
+
+const grantMessage = (h: HolderPrincipal, b: GrantFields): GrantMessage & { kind: 'grant' } => ({
+  kind: 'grant',
+  holderId: h.holderId,
+  agentId: b.agent_id,
+  cartId: b.cart_id,
+  level: b.level,
+  payWith: b.pay_with,
+  cardId: b.card_id,
+  note: b.note,
+});
 
 function limitsReply(req: RequestInfo, set: LimitsSet, baseUrl: string): Reply {
   return consoleReply(
