@@ -22,17 +22,6 @@ const REFERENCES: RegExp[] = [
   /\b[a-z][\w.-]*(?:\/[\w.-]+)?#\d+\b/i,
 ];
 
-/**
- * Temporary: files being split on other branches, not edited on this one, with the references they
- * still hold (each the text REFERENCES matched). To be emptied once those branches are merged; an
- * entry that matches nothing any more fails, so the list cannot outlive its reason.
- */
-const PENDING: Record<string, string[]> = {
-  'src/events/asyncapi.ts': ['issue 27'],
-  'src/events/hub.ts': ['issue 41', 'Issue 27'],
-  'src/mcp/tools.ts': ['issue 43', 'issue 41'],
-};
-
 type Finding = { file: string; line: number; text: string; reference: string };
 
 const firstReference = (text: string) =>
@@ -112,23 +101,9 @@ t.test('no comment names an issue by its number', async (t) => {
   const found = DIRS.flatMap((d) => sourceFiles(d, EXTENSIONS)).flatMap((f) =>
     scan(f, readFileSync(path.join(ROOT, f), 'utf8')),
   );
-  const unexpected: Finding[] = [];
-  const left = new Map(Object.entries(PENDING).map(([f, refs]) => [f, [...refs]]));
-  for (const f of found) {
-    const refs = left.get(f.file);
-    const at = refs?.indexOf(f.reference) ?? -1;
-    if (refs && at >= 0) refs.splice(at, 1);
-    else unexpected.push(f);
-  }
   t.same(
-    unexpected.map(show),
+    found.map(show),
     [],
-    `comments that name an issue by its number (give the reason instead):\n${unexpected.map(show).join('\n')}`,
-  );
-  const stale = [...left].flatMap(([file, refs]) => refs.map((r) => `${file}: ${r}`));
-  t.same(
-    stale,
-    [],
-    `PENDING entries that match nothing any more (remove them): ${stale.join(', ')}`,
+    `comments that name an issue by its number (give the reason instead):\n${found.map(show).join('\n')}`,
   );
 });
