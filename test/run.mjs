@@ -41,6 +41,8 @@ const SLOWEST_FIRST = [
   'test/api/ws-processes.test.ts',
   'test/api/holder-money.test.ts',
 ];
+// How far the test processes' date is moved from the machine's ('0': not moved; see dateMoved).
+const DATE_MOVE = process.env.SVC_TEST_DATE_MOVE ?? '+400d';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const started = performance.now();
 const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-run-'));
@@ -101,6 +103,19 @@ function tapArguments(args) {
   });
 }
 
+/**
+ * The tap command run with the machine's date moved (libfaketime's `faketime`), the database server
+ * left on the real date: a service instant taken from the database instead of the injected Clock
+ * (ARCHITECTURE rule 7) is then DATE_MOVE off, and some test sees it. The monotonic clock (timers,
+ * bounds of waits) is left alone; Chromium runs on the real date (test/helpers/browser.ts).
+ */
+function dateMoved(command, env) {
+  if (DATE_MOVE === '0') return command;
+  env.FAKETIME_DONT_FAKE_MONOTONIC = '1';
+  env.SVC_TEST_DATE_MOVE = DATE_MOVE;
+  return ['faketime', '-f', DATE_MOVE, ...command];
+}
+
 async function admin(sql) {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -158,16 +173,15 @@ try {
     SVC_TEST_TIMINGS: timingDir,
     SVC_TEST_PASS: passName,
   };
-  const tap = spawn(
+  const tapCommand = [
     process.execPath,
-    [
-      '--import',
-      path.join(root, 'test/loader/order.mjs'),
-      path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
-      ...tapArguments(process.argv.slice(2)),
-    ],
-    { env, stdio: 'inherit' },
-  );
+    '--import',
+    path.join(root, 'test/loader/order.mjs'),
+    path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
+    ...tapArguments(process.argv.slice(2)),
+  ];
+  const [command, ...args] = dateMoved(tapCommand, env);
+  const tap = spawn(command, args, { env, stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => tap.kill(signal));
   code = await new Promise((resolve) => tap.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
 
