@@ -647,8 +647,8 @@ const OMIT = Symbol('omit');
 
 /**
  * What a 422 echoes of an offending value: primitives (long strings cut), and objects or arrays only
- * when small and flat. An answer never re-serialises unbounded input (a 5000-deep body once
- * overflowed the stack in JSON.stringify).
+ * when small and flat. An answer never re-serialises unbounded input (deeply nested input would
+ * overflow the stack in JSON.stringify).
  */
 function echo(v: unknown): unknown {
   if (typeof v === 'string') return cut(v);
