@@ -338,6 +338,29 @@ export async function startEmbedded(
   const bin = await binaries();
   const who = serverIdentity(opts.serverUser ?? 'postgres');
   dataDir = path.resolve(dataDir);
+  openDataDir(dataDir);
+  const notes: string[] = [];
+  const release = claim(dataDir);
+  try {
+    const passwordFile = path.join(dataDir, 'postgres.password');
+    const clusterDir = await prepareCluster(dataDir, bin, who, passwordFile, opts, notes);
+    await stopOrphan(bin, who, clusterDir, notes);
+    const port = opts.port ?? (await freePort());
+    await startServer(bin, who, clusterDir, port, opts.maxConnections);
+    const password = fs.readFileSync(passwordFile, 'utf8').trim();
+    const url = `postgres://${USER}:${encodeURIComponent(password)}@${HOST}:${port}/${DATABASE}`;
+    const stop = stopper(bin, who, clusterDir, release);
+    return { url, host: HOST, port, clusterDir, passwordFile, notes, stop };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+type Binaries = Awaited<ReturnType<typeof binaries>>;
+
+/** DATA_DIR, made if missing; one this process cannot read, write and enter is refused. */
+function openDataDir(dataDir: string): void {
   try {
     fs.mkdirSync(dataDir, { recursive: true });
     fs.accessSync(dataDir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
@@ -346,103 +369,129 @@ export async function startEmbedded(
       `DATA_DIR ${dataDir} cannot be used: ${(err as Error).message}`,
     );
   }
-  const notes: string[] = [];
-  const release = claim(dataDir);
-  try {
-    const passwordFile = path.join(dataDir, 'postgres.password');
-    if (fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
-      notes.push(
-        `${dataDir} also holds an earlier version's embedded database (PGlite), which is not read: the data now lives in ${path.join(dataDir, 'postgres')}`,
-      );
-    }
-    const clusterDir = placeCluster(dataDir, who, opts.fallbackRoot ?? FALLBACK_ROOT, notes);
-    fs.chmodSync(clusterDir, 0o700);
-    if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) {
-      await initialise(bin.initdb, who, clusterDir, passwordFile);
-      notes.push(`initialised a new cluster in ${clusterDir}`);
-    } else if (!fs.existsSync(passwordFile)) {
-      throw new EmbeddedDatabaseError(
-        `${passwordFile} is missing: the embedded database in ${clusterDir} cannot be opened without it (restore it with the cluster)`,
-      );
-    }
-    // We hold service.pid, so a server still running on this cluster (its postmaster's command line
-    // names the cluster) was left by a service that died without stopping it (kill -9): stop it and
-    // start afresh. A lock file naming no such server is removed (its pid may have been reused).
-    const orphan = serverPid(clusterDir);
-    if (orphan !== undefined) {
-      await run(who, bin.pg_ctl, [
-        'stop',
-        '-D',
-        clusterDir,
-        '-m',
-        'fast',
-        '-w',
-        '-t',
-        String(STOP_TIMEOUT_S),
-      ]);
-      notes.push(`stopped the server (pid ${orphan}) a previous service process left running`);
-    }
-    fs.rmSync(path.join(clusterDir, 'postmaster.pid'), { force: true });
-    const port = opts.port ?? (await freePort());
-    const settings = [
-      // cluster_name: its processes read "postgres: embedded: ..." in ps (and in the benches' CPU counts).
-      `listen_addresses=${HOST}`,
-      `port=${port}`,
-      "unix_socket_directories=''",
-      'cluster_name=embedded',
-      `max_connections=${Math.max(100, opts.maxConnections ?? 0)}`,
-      ...LOG_SETTINGS,
-    ];
-    const started = await run(who, bin.pg_ctl, [
-      'start',
-      '-D',
-      clusterDir,
-      '-l',
-      path.join(clusterDir, 'startup.log'),
-      '-w',
-      '-t',
-      String(START_TIMEOUT_S),
-      '-o',
-      settings.map((s) => `-c ${s}`).join(' '),
-    ]);
-    if (started.code !== 0) throw startFailure(started.out, clusterDir, port);
-    const password = fs.readFileSync(passwordFile, 'utf8').trim();
-    const url = `postgres://${USER}:${encodeURIComponent(password)}@${HOST}:${port}/${DATABASE}`;
+}
 
-    // A process that exits without stop() (a fatal error, process.exit) still stops its server:
-    // the postmaster's fast shutdown on SIGINT, sent synchronously from the exit event.
-    const onExit = () => {
-      const pid = serverPid(clusterDir);
-      if (pid !== undefined) process.kill(pid, 'SIGINT');
-      release();
-    };
-    process.on('exit', onExit);
-    let stopping: Promise<void> | undefined;
-    const stop = () =>
-      (stopping ??= (async () => {
-        process.off('exit', onExit);
-        const r = await run(who, bin.pg_ctl, [
-          'stop',
-          '-D',
-          clusterDir,
-          '-m',
-          'fast',
-          '-w',
-          '-t',
-          String(STOP_TIMEOUT_S),
-        ]);
-        release();
-        if (r.code !== 0 && postmasterPid(clusterDir) !== undefined) {
-          throw new EmbeddedDatabaseError(
-            `the embedded PostgreSQL server did not stop: ${r.out.trim()}`,
-          );
-        }
-      })());
-    return { url, host: HOST, port, clusterDir, passwordFile, notes, stop };
-  } catch (err) {
-    release();
-    throw err;
+/** The cluster's directory, placed (placeCluster) and initialised on first use; its password must be there. */
+async function prepareCluster(
+  dataDir: string,
+  bin: Binaries,
+  who: Identity,
+  passwordFile: string,
+  opts: EmbeddedOptions,
+  notes: string[],
+): Promise<string> {
+  if (fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    notes.push(
+      `${dataDir} also holds an earlier version's embedded database (PGlite), which is not read: the data now lives in ${path.join(dataDir, 'postgres')}`,
+    );
   }
+  const clusterDir = placeCluster(dataDir, who, opts.fallbackRoot ?? FALLBACK_ROOT, notes);
+  fs.chmodSync(clusterDir, 0o700);
+  if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    await initialise(bin.initdb, who, clusterDir, passwordFile);
+    notes.push(`initialised a new cluster in ${clusterDir}`);
+  } else if (!fs.existsSync(passwordFile)) {
+    throw new EmbeddedDatabaseError(
+      `${passwordFile} is missing: the embedded database in ${clusterDir} cannot be opened without it (restore it with the cluster)`,
+    );
+  }
+  return clusterDir;
+}
+
+/**
+ * We hold service.pid, so a server still running on this cluster (its postmaster's command line
+ * names the cluster) was left by a service that died without stopping it (kill -9): stop it and
+ * start afresh. A lock file naming no such server is removed (its pid may have been reused).
+ */
+async function stopOrphan(
+  bin: Binaries,
+  who: Identity,
+  clusterDir: string,
+  notes: string[],
+): Promise<void> {
+  const orphan = serverPid(clusterDir);
+  if (orphan !== undefined) {
+    await stopServer(bin, who, clusterDir);
+    notes.push(`stopped the server (pid ${orphan}) a previous service process left running`);
+  }
+  fs.rmSync(path.join(clusterDir, 'postmaster.pid'), { force: true });
+}
+
+/** pg_ctl start on `port`, waiting until the server accepts connections; why it did not, otherwise. */
+async function startServer(
+  bin: Binaries,
+  who: Identity,
+  clusterDir: string,
+  port: number,
+  maxConnections = 0,
+): Promise<void> {
+  const settings = [
+    // cluster_name: its processes read "postgres: embedded: ..." in ps (and in the benches' CPU counts).
+    `listen_addresses=${HOST}`,
+    `port=${port}`,
+    "unix_socket_directories=''",
+    'cluster_name=embedded',
+    `max_connections=${Math.max(100, maxConnections)}`,
+    ...LOG_SETTINGS,
+  ];
+  const started = await run(who, bin.pg_ctl, [
+    'start',
+    '-D',
+    clusterDir,
+    '-l',
+    path.join(clusterDir, 'startup.log'),
+    '-w',
+    '-t',
+    String(START_TIMEOUT_S),
+    '-o',
+    settings.map((s) => `-c ${s}`).join(' '),
+  ]);
+  if (started.code !== 0) throw startFailure(started.out, clusterDir, port);
+}
+
+/** pg_ctl's fast shutdown, waited for. */
+function stopServer(bin: Binaries, who: Identity, clusterDir: string): ReturnType<typeof run> {
+  return run(who, bin.pg_ctl, [
+    'stop',
+    '-D',
+    clusterDir,
+    '-m',
+    'fast',
+    '-w',
+    '-t',
+    String(STOP_TIMEOUT_S),
+  ]);
+}
+
+/**
+ * The server's stop (once, however often it is called), which gives DATA_DIR back. A process that
+ * exits without it (a fatal error, process.exit) still stops its server: the postmaster's fast
+ * shutdown on SIGINT, sent synchronously from the exit event.
+ */
+function stopper(
+  bin: Binaries,
+  who: Identity,
+  clusterDir: string,
+  release: () => void,
+): () => Promise<void> {
+  const onExit = () => {
+    const pid = serverPid(clusterDir);
+    if (pid !== undefined) process.kill(pid, 'SIGINT');
+    release();
+  };
+  process.on('exit', onExit);
+  let stopping: Promise<void> | undefined;
+  return () =>
+    (stopping ??= (async () => {
+      process.off('exit', onExit);
+      const r = await stopServer(bin, who, clusterDir);
+      release();
+      if (r.code !== 0 && postmasterPid(clusterDir) !== undefined) {
+        throw new EmbeddedDatabaseError(
+          `the embedded PostgreSQL server did not stop: ${r.out.trim()}`,
+        );
+      }
+    })());
 }
 
 /** C.UTF-8 (code-point order, as the tests' PostgreSQL) where the C library has it, else C (the same order). */

@@ -28,7 +28,13 @@ import { migrate, openOrm, schemaInfo, type Orm } from '../orm/database.js';
 import { EmbeddedDatabaseError, startEmbedded, type EmbeddedDatabase } from '../orm/embedded.js';
 import { initMeta, writeMeta } from '../orm/meta.js';
 import { Metrics } from './metrics.js';
-import { createApp, listen } from './http/server.js';
+import {
+  createApp,
+  listen,
+  type FrontEnd,
+  type Listening,
+  type ServerOptions,
+} from './http/server.js';
 import { errorPage } from './web/pages.js';
 import { routeTable } from './http/route-table.js';
 import { keyAuthenticator } from './http/authenticators/agent-key.js';
@@ -134,6 +140,29 @@ export async function startService(
   }
 }
 
+/** Counts an answer: its route, method, status and seconds. */
+type OnRequest = NonNullable<ServerOptions['onRequest']>;
+
+/** What changes while the service runs, read by what was made before it changed. */
+type Live = {
+  /** This node's name: host and port, the listening port once it is known (or SVC_NODE_NAME). */
+  node: string;
+  /** Stopping: /readyz answers 503. */
+  draining: boolean;
+};
+
+/** The actors of this process and what is kept and counted of them. */
+type Core = { clock: Clock; metrics: Metrics; runtime: ActorRuntime; record: RecordFragments };
+
+/** What runs the closes and follows them: the supervisor, its lease, the events it publishes. */
+type Closes = {
+  listener: NotifyListener;
+  events: EventHub;
+  lease: CloseLease;
+  supervisor: Supervisor;
+};
+
+/** The service on its database: the actors, the supervisor, the servers, and how it all stops. */
 async function serve(
   config: Config,
   opts: StartOptions,
@@ -141,6 +170,62 @@ async function serve(
   databaseUrl: string,
   embedded: EmbeddedDatabase | undefined,
 ): Promise<RunningService> {
+  const { orm, schema, clock } = await openDatabase(config, opts, log, databaseUrl);
+  let readMark: () => unknown = () => undefined;
+  // What this process has seen closed (reads a replica may serve): the supervisor's, once it exists.
+  const core = newCore(config, opts, log, databaseUrl, orm, clock, () => readMark());
+  const live: Live = { node: config.nodeName ?? `${config.host}:${config.port}`, draining: false };
+  const closes = newCloses(config, opts, log, databaseUrl, core, live, () => services);
+  readMark = () => closes.supervisor.readMark();
+  await followNotices(closes);
+  const { services, opsFeed, onRequest } = newServices(
+    config,
+    opts,
+    log,
+    core,
+    closes,
+    schema,
+    live,
+  );
+  const { front, listening, url } = await startServers(config, opts, services, onRequest, live);
+  log.info(
+    {
+      url,
+      node: live.node,
+      shards: config.shards,
+      timeScale: config.timeScale,
+      database: embedded ? 'embedded' : 'postgresql',
+    },
+    'listening',
+  );
+
+  const ready = closes.supervisor.start();
+  // The supervisor logged each failed attempt; on the last one main.ts exits (tests see `ready` reject).
+  ready.catch(() => {});
+  const sweep = startSweep(core, log);
+  const stop = stopSequence(config, log, live, {
+    ...closes,
+    runtime: core.runtime,
+    orm,
+    embedded,
+    opsFeed,
+    front,
+    listening,
+    sweep,
+  });
+  return { port: listening.port, url, services, orm, ready, stop };
+}
+
+/**
+ * The process's database handle, once the shards' pools are known to fit, the migrations are
+ * applied and the clock's anchor is read (or made).
+ */
+async function openDatabase(
+  config: Config,
+  opts: StartOptions,
+  log: Logger,
+  databaseUrl: string,
+): Promise<{ orm: Orm; schema: Services['schema']; clock: Clock }> {
   const orm = await openOrm(databaseUrl, MAIN_POOL);
   // Every shard's pools must fit in what the database accepts: refuse to start rather than fail under load.
   const problem = budgetProblem(config.shards, await connectionLimit(orm));
@@ -152,11 +237,21 @@ async function serve(
   if (applied.length) log.info({ applied }, 'migrations applied');
   const schema = await schemaInfo(orm);
   const clock = await loadClock(orm, config.timeScale, opts.realMs ?? Date.now);
+  return { orm, schema, clock };
+}
 
+/** The actors' shards, the closed record's cache over them, and the metrics that watch both. */
+function newCore(
+  config: Config,
+  opts: StartOptions,
+  log: Logger,
+  databaseUrl: string,
+  orm: Orm,
+  clock: Clock,
+  readMark: () => unknown,
+): Core {
   const metrics = new Metrics();
-  let readMark: () => unknown = () => undefined;
-  // What this process has seen closed (reads a replica may serve): the supervisor's, once it exists.
-  const runtime = newRuntime(config, opts, databaseUrl, metrics, clock, () => readMark());
+  const runtime = newRuntime(config, opts, databaseUrl, metrics, clock, readMark);
   metrics.watch(runtime, () => poolStats(orm));
   const record = new RecordFragments(runtime, config.recordCacheBytes, log, (market) => [
     // What a request with default flags reads: warmed at each close even before anyone asked.
@@ -167,7 +262,20 @@ async function serve(
     { kind: 'dataset', market, split: 'labeled', expandQty: false },
   ]);
   metrics.watchRecord(() => record.stats());
+  return { clock, metrics, runtime, record };
+}
 
+/** The supervisor, the lease that lets one process of those on the database run the closes, and the events hub. */
+function newCloses(
+  config: Config,
+  opts: StartOptions,
+  log: Logger,
+  databaseUrl: string,
+  core: Core,
+  live: Live,
+  services: () => Services,
+): Closes {
+  const { clock, metrics, runtime } = core;
   const listener = new NotifyListener(databaseUrl, (err) =>
     log.warn({ err }, 'event notices: the listening connection failed; reconnecting'),
   );
@@ -179,32 +287,37 @@ async function serve(
     metrics.events,
   );
   metrics.watchEvents(() => events.size());
-  let node = config.nodeName ?? `${config.host}:${config.port}`;
   // One process of those on this database runs the closes; its lease names it by this node's name.
   const lease = new CloseLease(
     databaseUrl,
-    () => node,
+    () => live.node,
     (err) => log.error({ err }, "the closes' lease connection ended"),
   );
-  const supervisor = newSupervisor(config, opts, log, {
-    runtime,
-    clock,
-    lease,
-    metrics,
-    events,
-    record,
-    services: () => services,
-  });
+  const supervisor = newSupervisor(config, opts, log, { ...core, lease, events, services });
+  return { listener, events, lease, supervisor };
+}
 
-  readMark = () => supervisor.readMark();
+/** The events hub started, and the database's notices followed. */
+async function followNotices({ listener, events, supervisor }: Closes): Promise<void> {
   await events.start();
   // Webhook deliveries start soon after an account's log grew, not only at the next pass (CONTRACT.md "Events" → Webhooks).
   await listener.listen(EVENTS_CHANNEL, () => supervisor.wakeWebhooks());
   // A process that does not run the closes follows each one as it commits.
   await listener.listen(SESSIONS_CHANNEL, (payload) => supervisor.heardClose(payload));
-  let draining = false;
+}
+
+/** What the routes are given (Services), with /ops's feed started and each answer counted for it. */
+function newServices(
+  config: Config,
+  opts: StartOptions,
+  log: Logger,
+  { clock, metrics, runtime, record }: Core,
+  { events, lease, supervisor }: Closes,
+  schema: Services['schema'],
+  live: Live,
+): { services: Services; opsFeed: OpsFeed; onRequest: OnRequest } {
   metrics.watchService({
-    ready: () => supervisor.ready && !draining,
+    ready: () => supervisor.ready && !live.draining,
     holdsCloses: () => supervisor.holdsCloses,
     mailboxLimit: config.mailboxLimit,
     intervals: Object.fromEntries(
@@ -214,12 +327,10 @@ async function serve(
   const opsFeed = new OpsFeed(metrics, () => clock.realNow() * 1000, opts.ops);
   opsFeed.start();
   // Each answer is counted, and a 5xx kept for /ops with its route and instant.
-  const onRequest = (route: string, method: string, status: number, seconds: number) => {
+  const onRequest: OnRequest = (route, method, status, seconds) => {
     metrics.observeRequest(route, method, status, seconds);
     opsFeed.served(method, route, status);
   };
-  const unauthenticated = new Places(UNAUTHENTICATED_PER_ADDRESS);
-  const streams = new StreamPlaces(opts.streamsPerKey);
   const services: Services = {
     config,
     log,
@@ -231,12 +342,24 @@ async function serve(
     record,
     events,
     opsFeed,
-    unauthenticated,
-    streams,
-    node: () => node,
-    draining: () => draining,
+    unauthenticated: new Places(UNAUTHENTICATED_PER_ADDRESS),
+    streams: new StreamPlaces(opts.streamsPerKey),
+    node: () => live.node,
+    draining: () => live.draining,
     closesHolder: () => lease.holder(),
   };
+  return { services, opsFeed, onRequest };
+}
+
+/** The HTTP front end and the WebSocket on it, listening; the node is then named by its port. */
+async function startServers(
+  config: Config,
+  opts: StartOptions,
+  services: Services,
+  onRequest: OnRequest,
+  live: Live,
+): Promise<{ front: FrontEnd; listening: Listening; url: string }> {
+  const { log, runtime } = services;
   const keyAuth = keyAuthenticator(services);
   const front = createApp({
     routes: routeTable(services),
@@ -256,78 +379,87 @@ async function serve(
         (await read(runtime, 'idempotency.find', { scope, key })) ?? undefined,
     },
     onRequest,
-    onCut: metrics.observeCut,
+    onCut: services.metrics.observeCut,
     errorPage,
   });
   // The WebSocket (uWS answers its upgrades before the route table's GET of the same path).
   attachWebSocket(front.app, {
-    hub: events,
+    hub: services.events,
     authenticate: keyAuth,
     log,
     onRequest,
-    unauthenticated,
-    keyStreams: streams.byKey,
+    unauthenticated: services.unauthenticated,
+    keyStreams: services.streams.byKey,
     trustedProxies: config.trustedProxies,
     authTimeoutMs: opts.wsAuthTimeoutMs,
   });
   const listening = await listen(front.app, config.host, config.port);
   const url = `http://${config.host}:${listening.port}`;
-  node = config.nodeName ?? `${config.host}:${listening.port}`;
-  log.info(
-    {
-      url,
-      node,
-      shards: config.shards,
-      timeScale: config.timeScale,
-      database: embedded ? 'embedded' : 'postgresql',
-    },
-    'listening',
-  );
+  live.node = config.nodeName ?? `${config.host}:${listening.port}`;
+  return { front, listening, url };
+}
 
-  const ready = supervisor.start();
-  // The supervisor logged each failed attempt; on the last one main.ts exits (tests see `ready` reject).
-  ready.catch(() => {});
-
-  // Stored Idempotency-Key answers are forgotten after 24 h and events after 7 days (CONTRACT.md), bounded batches an hour.
+/** Stored Idempotency-Key answers are forgotten after 24 h and events after 7 days (CONTRACT.md), bounded batches an hour. */
+function startSweep({ runtime, clock }: Core, log: Logger): NodeJS.Timeout {
   const sweep = setInterval(() => {
     runtime
       .ask(answersRef, { kind: 'sweep', at: clock.realNow() })
       .catch((err) => log.warn({ err }, 'retention sweep failed; the next one retries'));
   }, ANSWER_SWEEP_MS);
   sweep.unref();
+  return sweep;
+}
 
+/** What the stop sequence ends, in its order. */
+type Stoppable = Closes & {
+  runtime: ActorRuntime;
+  orm: Orm;
+  embedded: EmbeddedDatabase | undefined;
+  opsFeed: OpsFeed;
+  front: FrontEnd;
+  listening: Listening;
+  sweep: NodeJS.Timeout;
+};
+
+/**
+ * The service's stop, once however often it is called: drained (behind a balancer), the closes
+ * finished and their lease given up, the requests under way answered, then the shards, the
+ * connections and the database.
+ */
+function stopSequence(config: Config, log: Logger, live: Live, p: Stoppable): () => Promise<void> {
   let stopping: Promise<void> | undefined;
-  const stop = () =>
+  return () =>
     (stopping ??= (async () => {
       // Behind a balancer: /readyz answers 503 until its health checks have taken this node out, then it stops.
-      draining = true;
-      if (config.drainMs > 0 && supervisor.ready) {
+      live.draining = true;
+      if (config.drainMs > 0 && p.supervisor.ready) {
         log.info(
           { drainMs: config.drainMs },
           'draining: /readyz answers 503 before the node stops',
         );
         await new Promise((r) => setTimeout(r, config.drainMs));
       }
-      clearInterval(sweep);
-      events.stop();
-      listening.close();
-      opsFeed.stop();
-      await supervisor.stop();
+      clearInterval(p.sweep);
+      p.events.stop();
+      p.listening.close();
+      p.opsFeed.stop();
+      await p.supervisor.stop();
       // After the closes under way: another process takes them at its next try.
-      await lease.release();
-      // Let answered-but-unfinished requests finish (bounded), then drain the mailboxes.
-      for (let i = 0; i < 100 && front.inflight() > 0; i++)
-        await new Promise((r) => setTimeout(r, 50));
-      if (front.inflight() > 0)
-        log.warn({ inflight: front.inflight() }, 'stopping with requests still unanswered');
-      await runtime.close();
-      await listener.close();
-      await orm.close();
-      await embedded?.stop();
+      await p.lease.release();
+      await answerInflight(p.front, log);
+      await p.runtime.close();
+      await p.listener.close();
+      await p.orm.close();
+      await p.embedded?.stop();
       log.info('stopped');
     })());
+}
 
-  return { port: listening.port, url, services, orm, ready, stop };
+/** Lets answered-but-unfinished requests finish (bounded), before the mailboxes drain. */
+async function answerInflight(front: FrontEnd, log: Logger): Promise<void> {
+  for (let i = 0; i < 100 && front.inflight() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  if (front.inflight() > 0)
+    log.warn({ inflight: front.inflight() }, 'stopping with requests still unanswered');
 }
 
 /** The actors' shards, with the settings of this process. */

@@ -449,80 +449,14 @@ const COMMANDS: Record<string, Command> = {
     }
   },
 
-  async cart({ api }, [sub, market, offerKey, qty], o, out) {
-    if (sub === undefined || sub === 'show') {
-      const data = await answer(api.GET('/api/v1/cart'));
-      print(out, data, () =>
-        [
-          `cart ${data.id} (${data.kind}${data.paired ? ', connected to a holder' : ''}): ${data.items.length} lines`,
-          table(
-            data.items.map((i) => ({
-              id: i.id,
-              market: i.market,
-              offer_key: i.offer_key,
-              deal: i.deal_title,
-              qty: i.qty,
-              total: money(i.total),
-              status: i.status,
-            })),
-            ['id', 'market', 'offer_key', 'deal', 'qty', 'total', 'status'],
-          ),
-          `checkout_url (for your holder): ${data.checkout_url}`,
-        ].join('\n'),
-      );
-      return;
-    }
-    if (sub === 'list') {
-      const data = await answer(api.GET('/api/v1/carts'));
-      print(out, data, () =>
-        table(
-          data.carts.map((c) => ({
-            id: c.id,
-            name: c.name,
-            kind: c.kind,
-            mine: c.mine,
-            connected: c.associated,
-            open: c.open_items,
-            stale: c.stale_items,
-            total: money(c.total),
-            checkout_url: c.checkout_url,
-          })),
-          ['id', 'name', 'kind', 'mine', 'connected', 'open', 'stale', 'total', 'checkout_url'],
-        ),
-      );
-      return;
-    }
-    if (sub === 'link') {
-      const data = await answer(api.POST('/api/v1/cart/link'));
-      print(out, data, () =>
-        [
-          `cart ${data.cart_id}: hand one of these to your holder`,
-          `  to review and pay it:      ${data.checkout_url}`,
-          `  to connect you to them:    ${data.pairing_url}`,
-        ].join('\n'),
-      );
-      return;
-    }
-    if (sub !== 'add' || !market || !offerKey)
+  async cart(s, args, o, out) {
+    const [sub, ...rest] = args;
+    if (sub === undefined || sub === 'show') return cartShow(s, rest, o, out);
+    if (sub === 'list') return cartList(s, rest, o, out);
+    if (sub === 'link') return cartLink(s, rest, o, out);
+    if (sub !== 'add' || !rest[0] || !rest[1])
       throw new Usage('cart [show | list | link | add <market> <offer_key> <qty> [--note TEXT]]');
-    const data = await answer(
-      api.POST('/api/v1/cart/items', {
-        body: {
-          market,
-          offer_key: offerKey,
-          qty: int(qty, 'qty'),
-          ...(o.note ? { note: String(o.note) } : {}),
-        } as never,
-        params: { header: idem(o['idempotency-key'] as string | undefined) } as never,
-      }),
-    );
-    print(out, data, () =>
-      [
-        `line ${data.item_id} in cart ${data.cart_id}: ${data.qty} (${data.status})${data.clamped ? ', clamped to max_qty' : ''}`,
-        data.note,
-        `checkout_url: ${data.checkout_url}`,
-      ].join('\n'),
-    );
+    return cartAdd(s, rest, o, out);
   },
 
   /** Verifies with jose against the service's JWKS (never hand-written crypto), as SPEC's receipts say anyone can. */
@@ -565,6 +499,84 @@ const COMMANDS: Record<string, Command> = {
       ].join('\n'),
     );
   },
+};
+
+/** My default cart: its lines and its checkout link. */
+const cartShow: Command = async ({ api }, _args, _o, out) => {
+  const data = await answer(api.GET('/api/v1/cart'));
+  print(out, data, () =>
+    [
+      `cart ${data.id} (${data.kind}${data.paired ? ', connected to a holder' : ''}): ${data.items.length} lines`,
+      table(
+        data.items.map((i) => ({
+          id: i.id,
+          market: i.market,
+          offer_key: i.offer_key,
+          deal: i.deal_title,
+          qty: i.qty,
+          total: money(i.total),
+          status: i.status,
+        })),
+        ['id', 'market', 'offer_key', 'deal', 'qty', 'total', 'status'],
+      ),
+      `checkout_url (for your holder): ${data.checkout_url}`,
+    ].join('\n'),
+  );
+};
+
+/** Every cart I can see. */
+const cartList: Command = async ({ api }, _args, _o, out) => {
+  const data = await answer(api.GET('/api/v1/carts'));
+  print(out, data, () =>
+    table(
+      data.carts.map((c) => ({
+        id: c.id,
+        name: c.name,
+        kind: c.kind,
+        mine: c.mine,
+        connected: c.associated,
+        open: c.open_items,
+        stale: c.stale_items,
+        total: money(c.total),
+        checkout_url: c.checkout_url,
+      })),
+      ['id', 'name', 'kind', 'mine', 'connected', 'open', 'stale', 'total', 'checkout_url'],
+    ),
+  );
+};
+
+/** The links of my default cart to hand to a holder. */
+const cartLink: Command = async ({ api }, _args, _o, out) => {
+  const data = await answer(api.POST('/api/v1/cart/link'));
+  print(out, data, () =>
+    [
+      `cart ${data.cart_id}: hand one of these to your holder`,
+      `  to review and pay it:      ${data.checkout_url}`,
+      `  to connect you to them:    ${data.pairing_url}`,
+    ].join('\n'),
+  );
+};
+
+/** A deal proposed as a line of my default cart. */
+const cartAdd: Command = async ({ api }, [market, offerKey, qty], o, out) => {
+  const data = await answer(
+    api.POST('/api/v1/cart/items', {
+      body: {
+        market,
+        offer_key: offerKey,
+        qty: int(qty, 'qty'),
+        ...(o.note ? { note: String(o.note) } : {}),
+      } as never,
+      params: { header: idem(o['idempotency-key'] as string | undefined) } as never,
+    }),
+  );
+  print(out, data, () =>
+    [
+      `line ${data.item_id} in cart ${data.cart_id}: ${data.qty} (${data.status})${data.clamped ? ', clamped to max_qty' : ''}`,
+      data.note,
+      `checkout_url: ${data.checkout_url}`,
+    ].join('\n'),
+  );
 };
 
 /** A compact JWS: three base64url parts. */

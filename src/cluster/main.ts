@@ -94,29 +94,7 @@ class Cluster {
 
   async start(): Promise<string> {
     const { args, config } = this;
-    const budget = connectionBudget(config.shards).total;
-    let databaseUrl = config.databaseUrl;
-    if (!databaseUrl) {
-      this.primary = await startEmbedded(config.dataDir, {
-        maxConnections: args.nodes * budget + SPARE_CONNECTIONS,
-      });
-      databaseUrl = this.primary.url;
-      say(
-        `primary: embedded PostgreSQL on 127.0.0.1:${this.primary.port} (${this.primary.clusterDir})`,
-      );
-      for (let i = 1; i <= args.replicas; i++) {
-        const dir = path.join(path.dirname(this.primary.clusterDir), `replica-${i}`);
-        const r = await startReplica(this.primary, dir, `replica-${i}`, {
-          maxConnections: args.nodes * budget + SPARE_CONNECTIONS,
-        });
-        this.replicas.push(r);
-        say(`replica-${i}: streaming from the primary on 127.0.0.1:${r.port} (${dir})`);
-      }
-    } else {
-      say(
-        'primary: the server of DATABASE_URL (no replicas: they are made of the embedded primary)',
-      );
-    }
+    const databaseUrl = await this.startDatabase();
     const base = process.env.BASE_URL ? config.baseUrl : `http://${config.host}:${args.port}`;
     const logs = path.join(this.dir, 'logs');
     fs.mkdirSync(logs, { recursive: true });
@@ -124,7 +102,37 @@ class Cluster {
     const names = Array.from({ length: args.nodes }, (_, i) => `node-${i + 1}`);
     await this.startNode(names[0], databaseUrl, base, logs);
     await Promise.all(names.slice(1).map((n) => this.startNode(n, databaseUrl, base, logs)));
+    const cfgFile = await this.startBalancer(logs);
+    this.writeClusterFile(base, cfgFile, databaseUrl);
+    return base;
+  }
 
+  /** The primary (the embedded server, or DATABASE_URL's) and the embedded one's replicas: the primary's URL. */
+  private async startDatabase(): Promise<string> {
+    const { args, config } = this;
+    if (config.databaseUrl) {
+      say(
+        'primary: the server of DATABASE_URL (no replicas: they are made of the embedded primary)',
+      );
+      return config.databaseUrl;
+    }
+    const maxConnections = args.nodes * connectionBudget(config.shards).total + SPARE_CONNECTIONS;
+    this.primary = await startEmbedded(config.dataDir, { maxConnections });
+    say(
+      `primary: embedded PostgreSQL on 127.0.0.1:${this.primary.port} (${this.primary.clusterDir})`,
+    );
+    for (let i = 1; i <= args.replicas; i++) {
+      const dir = path.join(path.dirname(this.primary.clusterDir), `replica-${i}`);
+      const r = await startReplica(this.primary, dir, `replica-${i}`, { maxConnections });
+      this.replicas.push(r);
+      say(`replica-${i}: streaming from the primary on 127.0.0.1:${r.port} (${dir})`);
+    }
+    return this.primary.url;
+  }
+
+  /** HAProxy in front of the nodes, once it answers /readyz 200: its configuration file. */
+  private async startBalancer(logs: string): Promise<string> {
+    const { args, config } = this;
     const cfgFile = path.join(this.dir, 'haproxy.cfg');
     fs.writeFileSync(
       cfgFile,
@@ -155,10 +163,15 @@ class Cluster {
         `the balancer did not answer /readyz 200 on ${local}: ${tail(path.join(logs, 'haproxy.log'))}`,
       );
     }
+    return cfgFile;
+  }
+
+  /** DATA_DIR/cluster.json: the base URL and every process of the cluster with its port. */
+  private writeClusterFile(base: string, cfgFile: string, databaseUrl: string): void {
     const file: ClusterFile = {
       base_url: base,
       nodes: this.nodes.map((n) => ({ name: n.name, pid: n.child.pid!, port: n.port })),
-      balancer: { pid: this.balancer.pid!, port: args.port, config: cfgFile },
+      balancer: { pid: this.balancer!.pid!, port: this.args.port, config: cfgFile },
       primary: {
         pid: this.primary ? serverPidOf(this.primary.clusterDir) : null,
         port: this.primary?.port ?? Number(new URL(databaseUrl).port || 5432),
@@ -169,7 +182,6 @@ class Cluster {
       path.join(this.config.dataDir, 'cluster.json'),
       `${JSON.stringify(file, null, 2)}\n`,
     );
-    return base;
   }
 
   private async startNode(

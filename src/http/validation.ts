@@ -286,40 +286,9 @@ const BOOLS = new Map(
 
 /** Built once per schema node, so the request path does no schema inspection. */
 function scalarCoercer(schema: any): Coerce {
-  if (Array.isArray(schema.anyOf)) {
-    // First branch that both parses and checks wins (e.g. Integer | Literal('all')); otherwise the
-    // first that parses (its constraint is reported later), otherwise the first parse failure.
-    const branches = (schema.anyOf as any[])
-      .filter((b) => b.type !== 'null')
-      .map((b) => {
-        const compiled = Compile(b as TSchema);
-        return { coerce: scalarCoercer(b), check: (v: unknown) => compiled.Check(v) };
-      });
-    return (raw) => {
-      let parsed: unknown = undefined,
-        failure: Parse | undefined;
-      for (const b of branches) {
-        const v = b.coerce(raw);
-        if (v instanceof Parse) failure ??= v;
-        else if (b.check(v)) return v;
-        else if (parsed === undefined) parsed = v;
-      }
-      return parsed ?? failure ?? raw;
-    };
-  }
-  // Literals / enums of numbers or booleans: convert when possible, else the check reports literal_error.
+  if (Array.isArray(schema.anyOf)) return unionCoercer(schema.anyOf as any[]);
   const literals: unknown[] | undefined = 'const' in schema ? [schema.const] : schema.enum;
-  if (literals) {
-    const numbers = literals.some((l) => typeof l === 'number');
-    const bools = literals.some((l) => typeof l === 'boolean');
-    return (raw) => {
-      if (typeof raw !== 'string' || literals.includes(raw)) return raw;
-      const s = raw.trim();
-      if (numbers && FLOAT.test(s)) return Number(s);
-      if (bools && BOOLS.has(s.toLowerCase())) return BOOLS.get(s.toLowerCase());
-      return raw;
-    };
-  }
+  if (literals) return literalCoercer(literals);
   switch (schema.type) {
     case 'integer':
       return (raw) => {
@@ -360,6 +329,44 @@ function scalarCoercer(schema: any): Coerce {
     default:
       return (raw) => raw;
   }
+}
+
+/**
+ * A union's: the first branch that both parses and checks wins (e.g. Integer | Literal('all'));
+ * otherwise the first that parses (its constraint is reported later), otherwise the first parse
+ * failure.
+ */
+function unionCoercer(anyOf: any[]): Coerce {
+  const branches = anyOf
+    .filter((b) => b.type !== 'null')
+    .map((b) => {
+      const compiled = Compile(b as TSchema);
+      return { coerce: scalarCoercer(b), check: (v: unknown) => compiled.Check(v) };
+    });
+  return (raw) => {
+    let parsed: unknown = undefined,
+      failure: Parse | undefined;
+    for (const b of branches) {
+      const v = b.coerce(raw);
+      if (v instanceof Parse) failure ??= v;
+      else if (b.check(v)) return v;
+      else if (parsed === undefined) parsed = v;
+    }
+    return parsed ?? failure ?? raw;
+  };
+}
+
+/** Literals / enums of numbers or booleans: converted when possible, else the check reports literal_error. */
+function literalCoercer(literals: unknown[]): Coerce {
+  const numbers = literals.some((l) => typeof l === 'number');
+  const bools = literals.some((l) => typeof l === 'boolean');
+  return (raw) => {
+    if (typeof raw !== 'string' || literals.includes(raw)) return raw;
+    const s = raw.trim();
+    if (numbers && FLOAT.test(s)) return Number(s);
+    if (bools && BOOLS.has(s.toLowerCase())) return BOOLS.get(s.toLowerCase());
+    return raw;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -640,8 +647,8 @@ const OMIT = Symbol('omit');
 
 /**
  * What a 422 echoes of an offending value: primitives (long strings cut), and objects or arrays only
- * when small and flat. An answer never re-serialises unbounded input (a 5000-deep body once
- * overflowed the stack in JSON.stringify).
+ * when small and flat. An answer never re-serialises unbounded input (deeply nested input would
+ * overflow the stack in JSON.stringify).
  */
 function echo(v: unknown): unknown {
   if (typeof v === 'string') return cut(v);
