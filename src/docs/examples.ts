@@ -29,6 +29,9 @@ export function shellJson(value: unknown): string {
 /** `$B/path`: an API path (filled, or with shell variables) checked against the route table. */
 const at$ = (at: RoutePaths, path: string, method = 'GET') => `$B${at.rel(path, method)}`;
 
+/** `$B/path` of a GET: `at$` with the method left out. */
+const getter = (at: RoutePaths) => (path: string) => at$(at, path);
+
 /** `-XPOST $B/path -H ... -d body`: a JSON request's curl arguments. */
 const poster =
   (at: RoutePaths) =>
@@ -44,131 +47,155 @@ export function shellText(e: Example): string {
 
 /** /docs/agents: register → read the menu → order → purchase link → carts. */
 export function agentExamples(at: RoutePaths): Example[] {
+  return [registerWalk(at), menuWalk(at), orderWalk(at), eventsWalk(at), cartsWalk(at)];
+}
+
+/** A key invented for the reader, registered, then who it is. */
+function registerWalk(at: RoutePaths): Example {
   const post = poster(at);
-  const $ = (path: string) => at$(at, path);
-  return [
-    {
-      id: 'walk-register',
-      title: '1. Register',
-      intro:
-        'Invent a key (or generate 80 random characters of A-Z, a-z, 0-9 yourself) and register under it. Keep the key: it is stored hashed and never shown again.',
-      steps: [
-        base(at),
-        {
-          say: 'a key invented for you; nothing is stored until you register it',
-          sh: `KEY=$(curl -s -XPOST "${at$(at, '/agents/token', 'POST')}" | jq -r .token)`,
-        },
-        {
-          say: 'register under it (201; 409 if the key is already registered)',
-          sh: post(
-            '/agents/register',
-            {
-              token: '$KEY',
-              name: 'My scout',
-              recall_phrase: 'blue heron',
-              agent: { model: 'demo', kind: 'llm-agent' },
-              purpose: 'try the loop',
-            },
-            'POST',
-            false,
-          ),
-        },
-        {
-          say: 'who you are now, and whether a holder is connected',
-          sh: `curl -s "${$('/agents/me')}" ${AUTH}`,
-        },
-      ],
-    },
-    {
-      id: 'walk-menu',
-      title: '2. Read the markets and the menu',
-      intro:
-        'Each market publishes a menu of deals every session; a deal key is valid only until its session closes.',
-      steps: [
-        {
-          say: 'the four markets, their open session and when it closes',
-          sh: `curl -s "${$('/markets')}" | jq '.markets[] | {id, current_tick, seconds_to_close}'`,
-        },
-        {
-          say: 'the first deals of the h2 menu',
-          sh: `curl -s "${$('/markets/h2/deals')}?limit=3" | jq '.deals[] | {key, title: .bundle.title, unit_cost, list_price, max_qty}'`,
-        },
-        {
-          say: 'keep one deal key',
-          sh: `DEAL=$(curl -s "${$('/markets/h2/deals')}?limit=1" | jq -r '.deals[0].key')`,
-        },
-        {
-          say: 'what the record says about deals like it (low, mid and high outcome)',
-          sh: `curl -s "${$('/markets/h2/deals/$DEAL/projection')}"`,
-        },
-      ],
-    },
-    {
-      id: 'walk-order',
-      title: '3. Order and hand over the purchase link',
-      intro:
-        'An order waits for your account holder: they open its purchase_url, see who you are and what you ask, and pay before the session closes.',
-      steps: [
-        {
-          say: 'order one unit of the deal (201); keep its purchase link',
-          sh: `URL=$(${post('/orders', { market: 'h2', offer_key: '$DEAL', qty: 1 })} | jq -r .purchase_url)`,
-        },
-        {
-          say: 'the page your holder opens (give them $URL)',
-          sh: `curl -s -o /dev/null -w '%{http_code}\\n' "$URL"`,
-        },
-        {
-          say: 'your orders: awaiting_payment until the holder pays, then paid, then filled at the close',
-          sh: `curl -s "${$('/orders')}" ${AUTH} | jq '.orders[] | {id, status, purchase_url, closes_at}'`,
-        },
-      ],
-    },
-    {
-      id: 'walk-events',
-      title: "4. Follow the order: subscribe, don't poll",
-      intro: `Hold one event stream open instead of polling the order: it tells you order.paid when your holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes and position.settled at the end. Each event's id: line is its id, gap-free; after a dropped connection, reconnect with Last-Event-ID and nothing is missed or repeated.`,
-      steps: followSteps(at),
-    },
-    {
-      id: 'walk-carts',
-      title: '5. Propose deals in a cart',
-      intro:
-        "A cart gathers several proposals with your reasons; the holder pays them together on the cart's checkout_url.",
-      steps: [
-        {
-          say: 'propose the deal with your rationale (201)',
-          sh: post('/cart/items', {
-            market: 'h2',
-            offer_key: '$DEAL',
-            qty: 1,
-            note: 'cheap for its family',
-          }),
-        },
-        {
-          say: "your default cart: its checkout_url and each line's status",
-          sh: `curl -s "${$('/cart')}" ${AUTH} | jq '{checkout_url, items: [.items[] | {id, status, qty, total, stale}]}'`,
-        },
-        {
-          say: 'another cart of your own (201)',
-          sh: `CART=$(${post('/carts', { name: 'Second thoughts' })} | jq -r .id)`,
-        },
-        {
-          say: 'every cart you can see, with what you may do in each',
-          sh: `curl -s "${$('/carts')}" ${AUTH} | jq '.carts[] | {id, name, mine, permissions}'`,
-        },
-        {
-          say: 'paying a cart yourself needs autonomous funding, which your holder switches on',
-          status: 403,
-          sh: post('/carts/$CART/checkout', {}),
-        },
-      ],
-    },
-  ];
+  const $ = getter(at);
+  return {
+    id: 'walk-register',
+    title: '1. Register',
+    intro:
+      'Invent a key (or generate 80 random characters of A-Z, a-z, 0-9 yourself) and register under it. Keep the key: it is stored hashed and never shown again.',
+    steps: [
+      base(at),
+      {
+        say: 'a key invented for you; nothing is stored until you register it',
+        sh: `KEY=$(curl -s -XPOST "${at$(at, '/agents/token', 'POST')}" | jq -r .token)`,
+      },
+      {
+        say: 'register under it (201; 409 if the key is already registered)',
+        sh: post(
+          '/agents/register',
+          {
+            token: '$KEY',
+            name: 'My scout',
+            recall_phrase: 'blue heron',
+            agent: { model: 'demo', kind: 'llm-agent' },
+            purpose: 'try the loop',
+          },
+          'POST',
+          false,
+        ),
+      },
+      {
+        say: 'who you are now, and whether a holder is connected',
+        sh: `curl -s "${$('/agents/me')}" ${AUTH}`,
+      },
+    ],
+  };
+}
+
+/** The markets, the first deals of a menu, one deal kept and its projection. */
+function menuWalk(at: RoutePaths): Example {
+  const $ = getter(at);
+  return {
+    id: 'walk-menu',
+    title: '2. Read the markets and the menu',
+    intro:
+      'Each market publishes a menu of deals every session; a deal key is valid only until its session closes.',
+    steps: [
+      {
+        say: 'the four markets, their open session and when it closes',
+        sh: `curl -s "${$('/markets')}" | jq '.markets[] | {id, current_tick, seconds_to_close}'`,
+      },
+      {
+        say: 'the first deals of the h2 menu',
+        sh: `curl -s "${$('/markets/h2/deals')}?limit=3" | jq '.deals[] | {key, title: .bundle.title, unit_cost, list_price, max_qty}'`,
+      },
+      {
+        say: 'keep one deal key',
+        sh: `DEAL=$(curl -s "${$('/markets/h2/deals')}?limit=1" | jq -r '.deals[0].key')`,
+      },
+      {
+        say: 'what the record says about deals like it (low, mid and high outcome)',
+        sh: `curl -s "${$('/markets/h2/deals/$DEAL/projection')}"`,
+      },
+    ],
+  };
+}
+
+/** An order on the kept deal, the page its purchase link opens, the orders. */
+function orderWalk(at: RoutePaths): Example {
+  const post = poster(at);
+  const $ = getter(at);
+  return {
+    id: 'walk-order',
+    title: '3. Order and hand over the purchase link',
+    intro:
+      'An order waits for your account holder: they open its purchase_url, see who you are and what you ask, and pay before the session closes.',
+    steps: [
+      {
+        say: 'order one unit of the deal (201); keep its purchase link',
+        sh: `URL=$(${post('/orders', { market: 'h2', offer_key: '$DEAL', qty: 1 })} | jq -r .purchase_url)`,
+      },
+      {
+        say: 'the page your holder opens (give them $URL)',
+        sh: `curl -s -o /dev/null -w '%{http_code}\\n' "$URL"`,
+      },
+      {
+        say: 'your orders: awaiting_payment until the holder pays, then paid, then filled at the close',
+        sh: `curl -s "${$('/orders')}" ${AUTH} | jq '.orders[] | {id, status, purchase_url, closes_at}'`,
+      },
+    ],
+  };
+}
+
+/** The account's events followed instead of polling the order. */
+function eventsWalk(at: RoutePaths): Example {
+  return {
+    id: 'walk-events',
+    title: "4. Follow the order: subscribe, don't poll",
+    intro: `Hold one event stream open instead of polling the order: it tells you order.paid when your holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes and position.settled at the end. Each event's id: line is its id, gap-free; after a dropped connection, reconnect with Last-Event-ID and nothing is missed or repeated.`,
+    steps: followSteps(at),
+  };
+}
+
+/** The deal proposed in the default cart, another cart, the carts seen, a refused checkout. */
+function cartsWalk(at: RoutePaths): Example {
+  const post = poster(at);
+  const $ = getter(at);
+  return {
+    id: 'walk-carts',
+    title: '5. Propose deals in a cart',
+    intro:
+      "A cart gathers several proposals with your reasons; the holder pays them together on the cart's checkout_url.",
+    steps: [
+      {
+        say: 'propose the deal with your rationale (201)',
+        sh: post('/cart/items', {
+          market: 'h2',
+          offer_key: '$DEAL',
+          qty: 1,
+          note: 'cheap for its family',
+        }),
+      },
+      {
+        say: "your default cart: its checkout_url and each line's status",
+        sh: `curl -s "${$('/cart')}" ${AUTH} | jq '{checkout_url, items: [.items[] | {id, status, qty, total, stale}]}'`,
+      },
+      {
+        say: 'another cart of your own (201)',
+        sh: `CART=$(${post('/carts', { name: 'Second thoughts' })} | jq -r .id)`,
+      },
+      {
+        say: 'every cart you can see, with what you may do in each',
+        sh: `curl -s "${$('/carts')}" ${AUTH} | jq '.carts[] | {id, name, mine, permissions}'`,
+      },
+      {
+        say: 'paying a cart yourself needs autonomous funding, which your holder switches on',
+        status: 403,
+        sh: post('/carts/$CART/checkout', {}),
+      },
+    ],
+  };
 }
 
 /** Following the account's events: the stream, waiting for a settlement, resuming, the replay. */
 function followSteps(at: RoutePaths): Step[] {
-  const $ = (path: string) => at$(at, path);
+  const $ = getter(at);
   return [
     {
       say: 'your events, then each as it happens (Ctrl-C to stop): order.created is there already',
@@ -191,7 +218,7 @@ function followSteps(at: RoutePaths): Step[] {
 
 /** /docs/events: the account's stream, its replay and a market's stream, as runnable commands. */
 export function eventExamples(at: RoutePaths): Example[] {
-  const $ = (path: string) => at$(at, path);
+  const $ = getter(at);
   return [
     {
       id: 'stream-example',
@@ -227,74 +254,91 @@ export function eventExamples(at: RoutePaths): Example[] {
 
 /** /docs/developers: authentication, ranges, idempotency and errors as runnable requests. */
 export function developerExamples(at: RoutePaths): Example[] {
-  const post = poster(at);
-  const $ = (path: string) => at$(at, path);
+  return [authExample(at), rangesExample(at), idempotencyExample(at), errorsExample(at)];
+}
+
+/** The key as a bearer token, in X-API-Token, and left out. */
+function authExample(at: RoutePaths): Example {
+  const $ = getter(at);
+  return {
+    id: 'auth-example',
+    title: 'Sending the key',
+    steps: [
+      base(at),
+      { say: 'a key you registered (see /docs/agents)', sh: `KEY=${KEY_PLACEHOLDER}` },
+      { say: 'as a bearer token', sh: `curl -s "${$('/agents/me')}" ${AUTH}` },
+      { say: 'or in X-API-Token', sh: `curl -s "${$('/agents/me')}" -H "x-api-token: $KEY"` },
+      { say: 'without a key', status: 401, sh: `curl -s "${$('/agents/me')}"` },
+    ],
+  };
+}
+
+/** The record's coverage and the widest history range, then one session too many. */
+function rangesExample(at: RoutePaths): Example {
+  const $ = getter(at);
   const last = '$((T-1))';
-  return [
-    {
-      id: 'auth-example',
-      title: 'Sending the key',
-      steps: [
-        base(at),
-        { say: 'a key you registered (see /docs/agents)', sh: `KEY=${KEY_PLACEHOLDER}` },
-        { say: 'as a bearer token', sh: `curl -s "${$('/agents/me')}" ${AUTH}` },
-        { say: 'or in X-API-Token', sh: `curl -s "${$('/agents/me')}" -H "x-api-token: $KEY"` },
-        { say: 'without a key', status: 401, sh: `curl -s "${$('/agents/me')}"` },
-      ],
-    },
-    {
-      id: 'ranges-example',
-      title: 'Reading a range of the record',
-      steps: [
-        base(at),
-        {
-          say: 'what the market has on record',
-          sh: `curl -s "${$(COVERAGE_PATH.replace('{market_id}', 'm15'))}"`,
-        },
-        { say: 'the open session', sh: `T=$(curl -s "${$('/markets/m15')}" | jq .current_tick)` },
-        {
-          say: `the last ${HISTORY_SPAN} closed sessions: the most one history call spans`,
-          sh: `curl -s "${$('/markets/m15/history')}?from_tick=$((T-${HISTORY_SPAN}))&to_tick=${last}"`,
-        },
-        {
-          say: 'one session more is refused at to_tick',
-          status: 422,
-          sh: `curl -s "${$('/markets/m15/history')}?from_tick=$((T-${HISTORY_SPAN + 1}))&to_tick=${last}"`,
-        },
-      ],
-    },
-    {
-      id: 'idempotency-example',
-      title: 'Retrying safely',
-      steps: [
-        base(at),
-        {
-          say: 'a new cart under a retry key (201)',
-          sh: `${post('/carts', { name: 'Retried' })} -H 'idempotency-key: cart-2024-a'`,
-        },
-        {
-          say: 'the same again: the first answer, with Idempotent-Replayed: true, and still one cart',
-          sh: `${post('/carts', { name: 'Retried' })} -H 'idempotency-key: cart-2024-a' -i`,
-        },
-        {
-          say: 'the same key with another body',
-          status: 400,
-          sh: `${post('/carts', { name: 'Other' })} -H 'idempotency-key: cart-2024-a'`,
-        },
-      ],
-    },
-    {
-      id: 'errors-example',
-      title: 'Errors',
-      steps: [
-        base(at),
-        { say: 'an unknown market', status: 404, sh: `curl -s "${$('/markets/x99')}"` },
-        {
-          say: 'a query out of bounds: each invalid field with loc, msg and type',
-          status: 422,
-          sh: `curl -s "${$('/markets/m15/deals')}?limit=0"`,
-        },
-      ],
-    },
-  ];
+  return {
+    id: 'ranges-example',
+    title: 'Reading a range of the record',
+    steps: [
+      base(at),
+      {
+        say: 'what the market has on record',
+        sh: `curl -s "${$(COVERAGE_PATH.replace('{market_id}', 'm15'))}"`,
+      },
+      { say: 'the open session', sh: `T=$(curl -s "${$('/markets/m15')}" | jq .current_tick)` },
+      {
+        say: `the last ${HISTORY_SPAN} closed sessions: the most one history call spans`,
+        sh: `curl -s "${$('/markets/m15/history')}?from_tick=$((T-${HISTORY_SPAN}))&to_tick=${last}"`,
+      },
+      {
+        say: 'one session more is refused at to_tick',
+        status: 422,
+        sh: `curl -s "${$('/markets/m15/history')}?from_tick=$((T-${HISTORY_SPAN + 1}))&to_tick=${last}"`,
+      },
+    ],
+  };
+}
+
+/** A retried create answered once, and a reused retry key refused. */
+function idempotencyExample(at: RoutePaths): Example {
+  const post = poster(at);
+  return {
+    id: 'idempotency-example',
+    title: 'Retrying safely',
+    steps: [
+      base(at),
+      {
+        say: 'a new cart under a retry key (201)',
+        sh: `${post('/carts', { name: 'Retried' })} -H 'idempotency-key: cart-2024-a'`,
+      },
+      {
+        say: 'the same again: the first answer, with Idempotent-Replayed: true, and still one cart',
+        sh: `${post('/carts', { name: 'Retried' })} -H 'idempotency-key: cart-2024-a' -i`,
+      },
+      {
+        say: 'the same key with another body',
+        status: 400,
+        sh: `${post('/carts', { name: 'Other' })} -H 'idempotency-key: cart-2024-a'`,
+      },
+    ],
+  };
+}
+
+/** An unknown market and a query out of bounds. */
+function errorsExample(at: RoutePaths): Example {
+  const $ = getter(at);
+  return {
+    id: 'errors-example',
+    title: 'Errors',
+    steps: [
+      base(at),
+      { say: 'an unknown market', status: 404, sh: `curl -s "${$('/markets/x99')}"` },
+      {
+        say: 'a query out of bounds: each invalid field with loc, msg and type',
+        status: 422,
+        sh: `curl -s "${$('/markets/m15/deals')}?limit=0"`,
+      },
+    ],
+  };
 }

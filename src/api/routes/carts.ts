@@ -58,26 +58,38 @@ const agentOf = (principal: AgentPrincipal): Caller => ({
 /** Which cart a line route adds to: the default cart, or the one its path names. */
 type CartOf = (ctx: { params: any; principal: AgentPrincipal }) => Promise<number>;
 
+/** The cart routes, in the order OpenAPI, the MCP tools and the docs list them. */
 export function cartRoutes(s: Services): Route[] {
-  const lineRoutes = (path: string, operationId: string, cartOf: CartOf) => [
-    route<any, unknown, CartItemCreate>({
-      method: 'POST',
-      path,
-      operationId,
-      auth: 'key',
-      summary: 'Propose a deal of the current menu as a cart line (qty clamped to max_qty)',
-      params: path.includes('{cart_id}') ? CartParams : undefined,
-      body: CartItemCreate,
-      response: { 201: LineAddedAnswer },
-      responses: {
-        403: { description: 'the cart is not yours and you have no write grant' },
-        404: { description: 'unknown market, deal not on the current menu, or no such cart' },
-      },
-      handler: (c) => addCartLine(s, cartOf, c),
-      replay: (r: LineAdded) => added(s, r),
-    }),
+  return [
+    ...defaultCartRoutes(s),
+    ...cartCollectionRoutes(s),
+    ...cartLineRoutes(s),
+    ...cartCheckoutRoutes(s),
   ];
+}
 
+/** The route that proposes a line of the cart `cartOf` names, at `path`. */
+function addLineRoute(s: Services, path: string, operationId: string, cartOf: CartOf): Route {
+  return route<any, unknown, CartItemCreate>({
+    method: 'POST',
+    path,
+    operationId,
+    auth: 'key',
+    summary: 'Propose a deal of the current menu as a cart line (qty clamped to max_qty)',
+    params: path.includes('{cart_id}') ? CartParams : undefined,
+    body: CartItemCreate,
+    response: { 201: LineAddedAnswer },
+    responses: {
+      403: { description: 'the cart is not yours and you have no write grant' },
+      404: { description: 'unknown market, deal not on the current menu, or no such cart' },
+    },
+    handler: (c) => addCartLine(s, cartOf, c),
+    replay: (r: LineAdded) => added(s, r),
+  });
+}
+
+/** /cart: the agent's default cart, its lines and its links. */
+function defaultCartRoutes(s: Services): Route[] {
   return [
     route({
       method: 'GET',
@@ -89,7 +101,8 @@ export function cartRoutes(s: Services): Route[] {
       response: { 200: DefaultCartAnswer },
       handler: (c) => getDefaultCart(s, c),
     }),
-    ...lineRoutes(
+    addLineRoute(
+      s,
       '/api/v1/cart/items',
       'add_cart_item',
       async ({ principal }) => (await defaultCart(s, principal)).id,
@@ -117,6 +130,12 @@ export function cartRoutes(s: Services): Route[] {
       response: { 201: CartLinkAnswer },
       handler: (c) => createCartLink(s, c),
     }),
+  ];
+}
+
+/** /carts and /carts/{cart_id}: every cart the agent sees, a new one, one with its lines. */
+function cartCollectionRoutes(s: Services): Route[] {
+  return [
     route<unknown, SinceQuery>({
       method: 'GET',
       path: '/api/v1/carts',
@@ -150,7 +169,14 @@ export function cartRoutes(s: Services): Route[] {
       responses: { 404: { description: 'no cart I can see' } },
       handler: (c) => getCart(s, c),
     }),
-    ...lineRoutes(
+  ];
+}
+
+/** /carts/{cart_id}/items: the line changes of a cart the path names. */
+function cartLineRoutes(s: Services): Route[] {
+  return [
+    addLineRoute(
+      s,
       '/api/v1/carts/{cart_id}/items',
       'add_item_to_cart',
       async ({ params }) => params.cart_id,
@@ -186,6 +212,12 @@ export function cartRoutes(s: Services): Route[] {
       },
       handler: (c) => removeItemFromCart(s, c),
     }),
+  ];
+}
+
+/** A named cart's checkout by the agent itself, and its checkout link. */
+function cartCheckoutRoutes(s: Services): Route[] {
+  return [
     route<CartParams, unknown, CartCheckout>({
       method: 'POST',
       path: '/api/v1/carts/{cart_id}/checkout',

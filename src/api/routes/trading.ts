@@ -66,33 +66,42 @@ type OrderParams = Static<typeof OrderParams>;
 const PositionParams = Type.Object({ position_id: rowId('position id') });
 type PositionParams = Static<typeof PositionParams>;
 
+/** The trading routes, in the order OpenAPI, the MCP tools and the docs list them. */
 export function tradingRoutes(s: Services): Route[] {
-  return [
-    route<unknown, unknown, OrderCreate>({
-      method: 'POST',
-      path: '/api/v1/orders',
-      operationId: 'create_order',
-      auth: 'key',
-      summary:
-        'Order a deal of the current menu; the holder funds it on purchase_url before the close (or pay_from_balance)',
-      body: OrderCreate,
-      response: { 201: OrderPlacedAnswer },
-      responses: {
-        400: { description: 'pay_from_balance with an insufficient balance' },
-        403: { description: 'pay_from_balance before the holder switched autonomous funding on' },
-        404: {
-          description:
-            'unknown market, or the deal is not on the current menu (its session closed)',
-        },
-        503: {
-          description:
-            "the record has not opened the deal's session yet (the previous close still runs); retry",
-        },
+  return [orderPlacementRoute(s), ...orderReadRoutes(s), ...positionRoutes(s), ...accountRoutes(s)];
+}
+
+/** POST /orders: an order on a deal of the current menu. */
+function orderPlacementRoute(s: Services): Route {
+  return route<unknown, unknown, OrderCreate>({
+    method: 'POST',
+    path: '/api/v1/orders',
+    operationId: 'create_order',
+    auth: 'key',
+    summary:
+      'Order a deal of the current menu; the holder funds it on purchase_url before the close (or pay_from_balance)',
+    body: OrderCreate,
+    response: { 201: OrderPlacedAnswer },
+    responses: {
+      400: { description: 'pay_from_balance with an insufficient balance' },
+      403: { description: 'pay_from_balance before the holder switched autonomous funding on' },
+      404: {
+        description: 'unknown market, or the deal is not on the current menu (its session closed)',
       },
-      handler: (c) => createOrder(s, c),
-      // The account actor builds the whole answer, so a stored one is answered as it was.
-      replay: (placed) => json(placed, 201),
-    }),
+      503: {
+        description:
+          "the record has not opened the deal's session yet (the previous close still runs); retry",
+      },
+    },
+    handler: (c) => createOrder(s, c),
+    // The account actor builds the whole answer, so a stored one is answered as it was.
+    replay: (placed) => json(placed, 201),
+  });
+}
+
+/** The agent's orders: the list and one of them. */
+function orderReadRoutes(s: Services): Route[] {
+  return [
     route<unknown, OrdersQuery>({
       method: 'GET',
       path: '/api/v1/orders',
@@ -114,6 +123,12 @@ export function tradingRoutes(s: Services): Route[] {
       responses: { 404: { description: 'no such order on my account' } },
       handler: (c) => getOrder(s, c),
     }),
+  ];
+}
+
+/** The agent's positions: the list and one of them. */
+function positionRoutes(s: Services): Route[] {
+  return [
     route<unknown, PositionsQuery>({
       method: 'GET',
       path: '/api/v1/positions',
@@ -135,6 +150,12 @@ export function tradingRoutes(s: Services): Route[] {
       responses: { 404: { description: 'no such position on my account' } },
       handler: (c) => getPosition(s, c),
     }),
+  ];
+}
+
+/** What the agent's account holds and did: its trades, the account with its ledger, goods, rounds. */
+function accountRoutes(s: Services): Route[] {
+  return [
     route<unknown, LimitQuery>({
       method: 'GET',
       path: '/api/v1/trades',

@@ -54,13 +54,18 @@ function once<T>(make: () => T): () => T {
  * serves stops the start.
  */
 export function discoveryRoutes(s: Services, texts: Texts): Route[] {
-  const base = s.config.baseUrl;
-  // Everything here is constant for the life of the process: serialise once.
+  return [
+    ...serviceDocumentRoutes(s.config.baseUrl, texts),
+    ...plainTextRoutes(texts),
+    ...apiDescriptionRoutes(s.config.baseUrl),
+  ];
+}
+
+/** The API's documents of the service: manifest, catalog, payment methods, agent protocol. */
+function serviceDocumentRoutes(base: string, texts: Texts): Route[] {
+  // Constant for the life of the process: serialised once.
   const catalogBytes = bytes(catalog());
   const paymentsBytes = bytes(paymentMethods(base));
-  const asyncApiBytes = once(() => bytes(asyncApiDocument(base)));
-  const assets = new Map<string, Buffer>();
-
   return [
     route({
       method: 'GET',
@@ -98,6 +103,12 @@ export function discoveryRoutes(s: Services, texts: Texts): Route[] {
       response: { 200: AgentProtocol },
       handler: () => getProtocol(texts),
     }),
+  ];
+}
+
+/** The plain texts at the site's root: the guide for language models and the crawler rules. */
+function plainTextRoutes(texts: Texts): Route[] {
+  return [
     route({
       method: 'GET',
       path: '/llms.txt',
@@ -114,6 +125,15 @@ export function discoveryRoutes(s: Services, texts: Texts): Route[] {
       response: { 200: media('text/plain; charset=utf-8', 'robots.txt') },
       handler: () => getRobotsTxt(),
     }),
+  ];
+}
+
+/** The AsyncAPI document and the interactive API docs with their files (outside the API). */
+function apiDescriptionRoutes(base: string): Route[] {
+  // Constant for the life of the process: serialised (or read) once, on first use.
+  const asyncApiBytes = once(() => bytes(asyncApiDocument(base)));
+  const assets = new Map<string, Buffer>();
+  return [
     route({
       method: 'GET',
       path: ASYNCAPI_PATH,
