@@ -12,7 +12,7 @@ export const PROGRAMS = [
   { program: 'chromium', pkg: 'chromium', for: 'the browser tests (test/web)' },
   { program: 'haproxy', pkg: 'haproxy', for: 'the cluster tests' },
   { program: 'pg_basebackup', pkg: 'postgresql-client', for: 'the replica tests' },
-  { program: 'faketime', pkg: 'faketime', for: 'the clock-moved pass (.ci/run)' },
+  { program: 'faketime', pkg: 'faketime', for: 'the moved date (test/run.mjs)' },
 ];
 
 /** Bounds of the install: apt waits this long for another apt to let go of its lock. */
