@@ -8,8 +8,8 @@
 //   files that read the record start on a copy of it (test/helpers/service.ts startRecordedService).
 // - Each test process records where its time went (test/loader/register.mjs); the slowest files
 //   are printed at the end, and appended to SVC_TEST_TIMINGS_FILE when set (.ci/run sums passes).
-// - The tests' TypeScript is transpiled once, here, into a cache the test processes read
-//   (test/loader/typescript.mjs).
+// - The tests' TypeScript is compiled here into dist/test (test/loader/compile.mjs): the test
+//   processes run it as they run the service, without module hooks.
 // - The slowest files start first (SLOWEST_FIRST, test/loader/order.mjs), the others follow in name order.
 // Arguments are tap's (files, --grep...). Needs dist/ (npm test builds it first).
 import { spawn, spawnSync } from 'node:child_process';
@@ -23,18 +23,18 @@ import { migrate, openOrm } from '../dist/orm/database.js';
 import { loadConfig } from '../dist/src/config.js';
 import { startService } from '../dist/src/service.js';
 import { readRecords, summary } from './timings.mjs';
-import { transpileAll } from './loader/typescript.mjs';
+import { compileTests, compiledPath } from './loader/compile.mjs';
 
-// The files that start first, slowest first (their times on the PostgreSQL pass, 2026-11-26); the
-// others follow in name order (test/loader/order.mjs). With 2 jobs, a long file started last ran
-// alone at the end of the run (test/web/ sorts last): started first, it overlaps the short ones.
+// The files that start first, slowest first; the others follow in name order
+// (test/loader/order.mjs). With 2 jobs, a long file started last runs alone at the end of the run
+// (test/web/ sorts last): started first, it overlaps the short ones.
 const SLOWEST_FIRST = [
-  'test/api/embedded.test.ts', // 75 s: child processes with their own servers (little CPU of its own)
-  'test/api/calibration.test.ts', // 58 s of CPU: 30 days of 4 markets
-  'test/api/crash.test.ts', // 55 s: child services killed and restarted
-  'test/web/site-quality.test.ts', // 81 s before axe ran in the page itself (2026-11-26)
-  'test/api/lifecycle.test.ts', // 46 s
-  'test/api/ops.test.ts', // 45 s
+  'test/api/embedded.test.ts', // child processes with their own servers (little CPU of its own)
+  'test/api/calibration.test.ts', // CPU-bound: 30 days of 4 markets
+  'test/api/crash.test.ts', // child services killed and restarted
+  'test/web/site-quality.test.ts', // axe on every kind of page
+  'test/api/lifecycle.test.ts',
+  'test/api/ops.test.ts',
   'test/api/competitions.test.ts',
   'test/api/actor-runtime.test.ts',
   'test/api/events-processes.test.ts',
@@ -51,7 +51,7 @@ const timingDir = path.join(temp, 'timings');
 fs.mkdirSync(timingDir);
 
 // tap's Test class is built with the plugins package.json names ("tap".plugin: its TypeScript plugin
-// off, test/loader/typescript.mjs instead). tap rebuilds it when they differ, but only after it has
+// off, test/loader/compile.mjs instead). tap rebuilds it when they differ, but only after it has
 // started the run's files with the old plugins' loaders (a fresh `npm ci` ran the whole first pass
 // under ts-node): it is built here first, once per install (the stamp is in node_modules).
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -89,16 +89,18 @@ const dayTemplate = `${template}_day`;
 const urlOf = (db) => Object.assign(new URL(adminUrl), { pathname: `/${db}` }).href;
 
 /**
- * The arguments for tap, a folder named in them replaced by its test files: tap expands folders by
- * the extensions of its plugins, and its TypeScript plugin is off here (test/loader/typescript.mjs).
+ * The arguments for tap: a test file named by its source (test/x.test.ts) becomes its compiled file
+ * (dist/test/x.test.js), a folder its compiled test files; flags and the rest pass as they are.
  */
 function tapArguments(args) {
   return args.flatMap((arg) => {
-    if (arg.startsWith('-') || !fs.existsSync(arg) || !fs.statSync(arg).isDirectory()) return [arg];
+    if (arg.startsWith('-') || !fs.existsSync(arg)) return [arg];
+    const rel = path.relative(root, path.resolve(arg));
+    if (!fs.statSync(arg).isDirectory()) return [rel.endsWith('.ts') ? compiledPath(rel) : arg];
     return fs
       .readdirSync(arg, { recursive: true })
       .filter((f) => f.endsWith('.test.ts'))
-      .map((f) => path.join(arg, f))
+      .map((f) => compiledPath(path.join(rel, f)))
       .sort();
   });
 }
@@ -139,7 +141,7 @@ async function cleanUp() {
 
 let code = 1;
 try {
-  await transpileAll();
+  await compileTests();
   await admin(`create database ${template}`);
   const orm = await openOrm(urlOf(template), 1);
   await migrate(orm);
@@ -165,7 +167,7 @@ try {
 
   const env = {
     ...process.env,
-    SVC_TEST_FIRST: JSON.stringify(SLOWEST_FIRST),
+    SVC_TEST_FIRST: JSON.stringify(SLOWEST_FIRST.map(compiledPath)),
     DATABASE_URL: adminUrl,
     SVC_TEST_TEMPLATE: template,
     SVC_TEST_DAY_TEMPLATE: dayTemplate,

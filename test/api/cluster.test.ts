@@ -25,10 +25,10 @@ import { fileTimeout } from '../helpers/file-timeout.js';
 import { instantSql } from '../../actors/runtime/sql.js';
 import { T0 } from '../helpers/clock-rig.js';
 import { metricValue } from '../helpers/metrics.js';
+import { ROOT } from '../helpers/root.js';
 
 fileTimeout(300);
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLUSTER_MAIN = path.join(ROOT, 'dist', 'src', 'cluster', 'main.js');
 const SCALE = 60;
 const MARKET = 'h10';

@@ -9,6 +9,7 @@ import { embeddedTestConfig, startTestService } from '../helpers/service.js';
 import { registerHolder } from '../helpers/holders.js';
 import { commandsOf, run, type Ran } from '../helpers/shell-curl.js';
 import { T0 } from '../helpers/clock-rig.js';
+import { ROOT } from '../helpers/root.js';
 
 const README_BASE = 'http://127.0.0.1:8080';
 const MARKET = 'h2';
@@ -16,14 +17,14 @@ const INTERVAL = MARKETS[MARKET].interval_seconds;
 
 /** The ```sh blocks of the README's "Quick start" section, in order. */
 function quickStartBlocks(): string[] {
-  const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const section = /^## Quick start[^\n]*\n([\s\S]*?)^## /m.exec(readme)?.[1];
   if (!section) throw new Error('README.md has no "## Quick start" section');
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
 }
 
 t.test('the README quick start: an order and a cart, paid, filled and settled', async (t) => {
-  const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   t.match(
     readme,
     /SVC_TIME_SCALE=300 npm start/,

@@ -6,20 +6,13 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openOrm, migrate } from '../../orm/database.js';
 import { startEmbedded } from '../../orm/embedded.js';
 import { embeddedDataDir, freshDatabase, usingPostgres } from '../helpers/db.js';
 import { productionEnv } from '../helpers/child-env.js';
+import { ROOT } from '../helpers/root.js';
 
-const MAIN = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  'dist',
-  'src',
-  'main.js',
-);
+const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 
 type Run = { code: number | null; lines: Record<string, any>[]; stderr: string; readyz: number[] };
 

@@ -5,14 +5,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { eventually } from './wait.js';
 import { productionEnv } from './child-env.js';
+import { ROOT } from './root.js';
 
 type T = { teardown: (fn: () => unknown) => void };
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SERVICE_MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 
 /** A TCP port free on 127.0.0.1 right now. */

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { startService, type RunningService, type StartOptions } from '../../src/service.js';
 import { embeddedDataDir, freshDatabase } from './db.js';
 import { timed } from './timing.js';
+import { ROOT } from './root.js';
 
 type T = { teardown: (fn: () => unknown) => void };
 
@@ -39,7 +40,13 @@ const TWO_SHARD_FILES = [
   'record-cache',
   'embedded',
 ].map((name) => `test/api/${name}.test.ts`);
-const thisFile = process.argv[1] ? path.relative(process.cwd(), process.argv[1]) : '';
+// The file under test by its source name (tap runs its compiled copy, dist/test/...js).
+const thisFile = process.argv[1]
+  ? path
+      .relative(ROOT, process.argv[1])
+      .replace(/^dist\//, '')
+      .replace(/\.js$/, '.ts')
+  : '';
 export const TEST_SHARDS = TWO_SHARD_FILES.includes(thisFile) ? '2' : '1';
 
 // A loaded CI machine can take seconds to start a worker: tests wait longer than the default.

@@ -4,10 +4,10 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type * as TS from 'typescript';
+import { ROOT } from './root.js';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { ROOT };
 
 /** Root-relative paths of the files under `dir` whose names end with one of `extensions` (no .d.ts), sorted. */
 export function sourceFiles(dir: string, extensions: string[] = ['.ts']): string[] {

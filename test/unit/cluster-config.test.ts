@@ -7,6 +7,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseClusterArgs, type UsageError } from '../../src/cluster/args.js';
 import { haproxyConfig, NODE_DRAIN_MS, CHECK_INTERVAL_MS } from '../../src/cluster/haproxy.js';
+import { ROOT } from '../helpers/root.js';
 
 t.test('arguments: defaults, bounds, DATABASE_URL without replicas', async (t) => {
   t.same(parseClusterArgs([], {}), { nodes: 3, port: 8080, replicas: 1 });
@@ -108,10 +109,7 @@ t.test("the balancer's configuration", async (t) => {
 t.test(
   'ops/haproxy.cfg, the template for real machines, is what the command generates',
   async (t) => {
-    const template = fs.readFileSync(
-      path.join(import.meta.dirname, '..', '..', 'ops', 'haproxy.cfg'),
-      'utf8',
-    );
+    const template = fs.readFileSync(path.join(ROOT, 'ops', 'haproxy.cfg'), 'utf8');
     const generated = haproxyConfig({
       bind: { host: '0.0.0.0', port: 80 },
       nodes: [1, 2, 3].map((i) => ({ name: `node-${i}`, host: `10.0.0.1${i}`, port: 8080 })),

@@ -23,6 +23,7 @@ import { MONTHLY_FEE as SERVED_TERMS } from '../../src/payments/terms.js';
 import { batchFeeDue, chargeBatch, chargeEntries } from '../../actors/money/charge.js';
 import { centsToNumber, numberToCents } from '../../src/engine/index.js';
 import { usd } from '../../src/web/answers.js';
+import { ROOT } from '../helpers/root.js';
 
 const prop = (p: fc.IProperty<any>) => fc.assert(p, { numRuns: 500 });
 const goodsArb = fc.integer({ min: 1, max: 10_000_000_00 });
@@ -104,7 +105,7 @@ t.test('the order batch decides the fee as the pages do, month by month', async 
 
 // --- named in one module ----------------------------------------------------------------------
 
-const root = path.resolve(import.meta.dirname, '..', '..');
+const root = ROOT;
 const FEE_MODULE = 'src/payments/fee.ts';
 /** The kernel charges the amount (the fee row it inserts, its postconditions): it may name it. */
 const KERNEL = 'actors/money/charge.ts';

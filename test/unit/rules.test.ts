@@ -19,6 +19,7 @@ import { RoutePaths } from '../../src/docs/route-paths.js';
 import { orderInstructions } from '../../actors/account/order-reply.js';
 import { DECLINED_DETAIL, TEST_CARDS, checkCard } from '../../src/payments/cards.js';
 import { paymentMethods } from '../../src/docs/payments.js';
+import { ROOT } from '../helpers/root.js';
 
 const prop = (p: fc.IProperty<any>) => fc.assert(p, { numRuns: 500 });
 
@@ -186,7 +187,7 @@ t.test(
 
 // --- no second copy of a rule in the sources --------------------------------------------------
 
-const root = path.resolve(import.meta.dirname, '..', '..');
+const root = ROOT;
 function files(dir: string, ext: RegExp): string[] {
   return fs
     .readdirSync(path.join(root, dir), { withFileTypes: true, recursive: true })
