@@ -40,6 +40,9 @@ const SLOWEST_FIRST = [
   'test/api/events-processes.test.ts',
   'test/api/ws-processes.test.ts',
   'test/api/holder-money.test.ts',
+  'test/api/cluster.test.ts', // HAProxy, two nodes and a replica, each a process of its own
+  'test/api/cli.test.ts',
+  'test/web/ops.test.ts',
 ];
 // How far the test processes' date is moved from the machine's ('0': not moved; see dateMoved).
 const DATE_MOVE = process.env.SVC_TEST_DATE_MOVE ?? '+400d';
