@@ -94,8 +94,11 @@ const urlOf = (db) => Object.assign(new URL(adminUrl), { pathname: `/${db}` }).h
 /**
  * The arguments for tap: a test file named by its source (test/x.test.ts) becomes its compiled file
  * (dist/test/x.test.js), a folder its compiled test files; flags and the rest pass as they are.
+ * A flag's value given as its own argument (`--grep x`) must be written `--grep=x`.
  */
 function tapArguments(args) {
+  // No file named: every test file, listed here (tap's own search skips git-ignored dist/).
+  if (args.every((arg) => arg.startsWith('-'))) args = [...args, 'test'];
   return args.flatMap((arg) => {
     if (arg.startsWith('-') || !fs.existsSync(arg)) return [arg];
     const rel = path.relative(root, path.resolve(arg));
