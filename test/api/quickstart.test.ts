@@ -4,6 +4,7 @@
 // same forms a browser posts. The clock is driven through the closes until both positions settle.
 import t from 'tap';
 import fs from 'node:fs';
+import path from 'node:path';
 import { MARKETS } from '../../src/engine/index.js';
 import { embeddedTestConfig, startTestService } from '../helpers/service.js';
 import { registerHolder } from '../helpers/holders.js';
