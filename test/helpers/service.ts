@@ -9,6 +9,7 @@ import { startService, type RunningService, type StartOptions } from '../../src/
 import { embeddedDataDir, freshDatabase } from './db.js';
 import { timed } from './timing.js';
 import { ROOT } from './root.js';
+import { sourcePath } from '../loader/compile.mjs';
 
 type T = { teardown: (fn: () => unknown) => void };
 
@@ -41,12 +42,7 @@ const TWO_SHARD_FILES = [
   'embedded',
 ].map((name) => `test/api/${name}.test.ts`);
 // The file under test by its source name (tap runs its compiled copy, dist/test/...js).
-const thisFile = process.argv[1]
-  ? path
-      .relative(ROOT, process.argv[1])
-      .replace(/^dist\//, '')
-      .replace(/\.js$/, '.ts')
-  : '';
+const thisFile = process.argv[1] ? sourcePath(path.relative(ROOT, process.argv[1])) : '';
 export const TEST_SHARDS = TWO_SHARD_FILES.includes(thisFile) ? '2' : '1';
 
 // A loaded CI machine can take seconds to start a worker: tests wait longer than the default.
