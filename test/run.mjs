@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `npm test` and `npm run test:embedded`: runs tap on one database server for the whole run.
-// - DATABASE_URL set: that server (CI's PostgreSQL). Unset: one embedded PostgreSQL server
-//   (orm/embedded.ts, the service's own default) started here for the run and stopped after it.
+// `npm test`: runs tap once, every file once, on database servers kept for the whole run.
+// - DATABASE_URL set: that server (CI's PostgreSQL), but for the files of ON_EMBEDDED (money,
+//   orders, carts, the close), which run on one embedded PostgreSQL server (orm/embedded.ts, the
+//   service's own default) started here for the run: one run covers both servers, each file once.
+//   Unset: every file on the embedded server.
 // - The schema is migrated once, into a template database; every test's fresh database is a copy
 //   of it (CREATE DATABASE ... TEMPLATE), instead of each service start migrating its own.
 // - One day of history is recorded once, at the run's first instant, into a second template: the
@@ -44,6 +46,19 @@ const SLOWEST_FIRST = [
   'test/api/cli.test.ts',
   'test/web/ops.test.ts',
 ];
+// The files run on the embedded default's server when DATABASE_URL names another
+// (test/loader/register.mjs moves them there).
+const ON_EMBEDDED = [
+  'trading',
+  'order-batch',
+  'orders-concurrency',
+  'idempotency',
+  'ledger',
+  'holder-money',
+  'checkout',
+  'carts',
+  'close-retry',
+].map((name) => `test/api/${name}.test.ts`);
 // How far the test processes' date is moved from the machine's ('0': not moved; see dateMoved).
 const DATE_MOVE = process.env.SVC_TEST_DATE_MOVE ?? '+400d';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -77,19 +92,23 @@ if ((fs.existsSync(stamp) ? fs.readFileSync(stamp, 'utf8') : '') !== wanted) {
   fs.writeFileSync(stamp, wanted);
 }
 
+const tapFiles = tapArguments(process.argv.slice(2));
+// The embedded server: the only one without DATABASE_URL, else the ON_EMBEDDED files' when the run has any.
+const movedFiles = process.env.DATABASE_URL
+  ? ON_EMBEDDED.filter((f) => tapFiles.includes(compiledPath(f)))
+  : [];
 let embedded;
-let adminUrl = process.env.DATABASE_URL;
-if (!adminUrl) {
+if (!process.env.DATABASE_URL || movedFiles.length)
   embedded = await startEmbedded(temp, { maxConnections: 400 });
-  adminUrl = embedded.url;
-}
-const passName = process.env.SVC_TEST_PASS ?? (embedded ? 'embedded' : 'postgresql');
+const adminUrl = process.env.DATABASE_URL ?? embedded.url;
+const passName = process.env.DATABASE_URL ? 'postgresql' : 'embedded';
 // The instant the recorded day ends (RECORDED_DAY_MS in the tests): fixed, so the recorded menus,
 // trades and tape are the same whatever the date of the run (ARCHITECTURE rule 7). Mid-session of m15.
 const dayMs = Date.UTC(2026, 10, 26, 12, 7, 30, 250);
 const template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
 const dayTemplate = `${template}_day`;
-const urlOf = (db) => Object.assign(new URL(adminUrl), { pathname: `/${db}` }).href;
+const urlOf = (db, server = adminUrl) =>
+  Object.assign(new URL(server), { pathname: `/${db}` }).href;
 
 /**
  * The arguments for tap: a test file named by its source (test/x.test.ts) becomes its compiled file
@@ -124,8 +143,8 @@ function dateMoved(command, env) {
   return ['faketime', '-f', DATE_MOVE, ...command];
 }
 
-async function admin(sql) {
-  const client = new pg.Client({ connectionString: adminUrl });
+async function admin(sql, server = adminUrl) {
+  const client = new pg.Client({ connectionString: server });
   await client.connect();
   try {
     await client.query(sql);
@@ -134,11 +153,21 @@ async function admin(sql) {
   }
 }
 
+/** Creates `template` on `server`, migrated: the database every test database there copies. */
+async function migratedTemplate(server) {
+  await admin(`create database ${template}`, server);
+  const orm = await openOrm(urlOf(template, server), 1);
+  await migrate(orm);
+  await orm.close(); // a template must have no connection while it is copied
+}
+
 async function cleanUp() {
-  for (const db of [dayTemplate, template])
-    await admin(`drop database if exists ${db} with (force)`).catch((err) =>
-      console.error(`could not drop ${db}: ${err.message}`),
-    );
+  // The embedded server goes with its databases; the other server keeps none of this run's.
+  if (process.env.DATABASE_URL)
+    for (const db of [dayTemplate, template])
+      await admin(`drop database if exists ${db} with (force)`).catch((err) =>
+        console.error(`could not drop ${db}: ${err.message}`),
+      );
   await embedded
     ?.stop()
     .catch((err) => console.error(`the embedded server did not stop: ${err.message}`));
@@ -148,10 +177,8 @@ async function cleanUp() {
 let code = 1;
 try {
   await compileTests();
-  await admin(`create database ${template}`);
-  const orm = await openOrm(urlOf(template), 1);
-  await migrate(orm);
-  await orm.close(); // a template must have no connection while it is copied
+  await migratedTemplate(adminUrl);
+  if (movedFiles.length) await migratedTemplate(embedded.url);
   // The recorded day: the service itself records it, on a copy of the migrated template, at dayMs.
   await admin(`create database ${dayTemplate} template ${template}`);
   const recorder = await startService(
@@ -179,14 +206,15 @@ try {
     SVC_TEST_DAY_TEMPLATE: dayTemplate,
     SVC_TEST_DAY_MS: String(dayMs),
     SVC_TEST_TIMINGS: timingDir,
-    SVC_TEST_PASS: passName,
+    SVC_TEST_ON_EMBEDDED: JSON.stringify(movedFiles),
+    SVC_TEST_EMBEDDED_URL: movedFiles.length ? embedded.url : '',
   };
   const tapCommand = [
     process.execPath,
     '--import',
     path.join(root, 'test/loader/order.mjs'),
     path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
-    ...tapArguments(process.argv.slice(2)),
+    ...tapFiles,
   ];
   const [command, ...args] = dateMoved(tapCommand, env);
   const tap = spawn(command, args, { env, stdio: 'inherit' });

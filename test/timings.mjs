@@ -1,7 +1,7 @@
 // Where a test run's time went: one record per test process (test/loader/register.mjs writes it at
 // exit: the file, its wall and CPU time, and the phases the helpers timed: databases, service
 // starts, browsers...), one per run (test/run.mjs). `node test/timings.mjs FILE.jsonl [N]` prints
-// the summary of the records in FILE (.ci/run: both passes), with the N slowest files (default 10).
+// the summary of the records in FILE (.ci/run: its run), with the N slowest files (default 10).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

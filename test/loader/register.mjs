@@ -12,13 +12,23 @@ import { sourcePath } from './compile.mjs';
 // test.
 setGlobalDispatcher(new Agent({ keepAliveTimeout: 250, keepAliveMaxTimeout: 250 }));
 
+// The file under test, by its source name (tap runs its compiled copy).
+const file = process.argv[1] ? sourcePath(path.relative(process.cwd(), process.argv[1])) : '';
+
+// A file test/run.mjs puts on the embedded server (its ON_EMBEDDED, when DATABASE_URL names
+// another) finds that server in DATABASE_URL, before any module reads it; workers and child
+// processes inherit it.
+const onEmbedded = JSON.parse(process.env.SVC_TEST_ON_EMBEDDED || '[]').includes(file);
+if (onEmbedded) process.env.DATABASE_URL = process.env.SVC_TEST_EMBEDDED_URL;
+
 const dir = process.env.SVC_TEST_TIMINGS;
-if (dir && process.argv[1]) {
+if (dir && file) {
   const registry = (globalThis[Symbol.for('agent-market.test-timing')] ??= { phases: {} });
   process.on('exit', () => {
     const cpu = process.cpuUsage();
     const record = {
-      file: sourcePath(path.relative(process.cwd(), process.argv[1])),
+      file,
+      ...(onEmbedded ? { pass: 'embedded' } : {}),
       wallMs: Math.round(performance.now()),
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),
       phases: registry.phases,
