@@ -1,6 +1,7 @@
 // Starts the real service (uWS front end, worker shards, supervisor) on a fresh database and
 // speaks HTTP to it.
 import pino from 'pino';
+import tap from 'tap';
 import { Agent } from 'undici';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -99,6 +100,20 @@ export async function startRecordedService(
   });
   const svc = await startTestService(t, {}, { realMs: () => RECORDED_DAY_MS, ...opts }, cfg);
   await timed('history load', () => svc.services.supervisor.backfilled());
+  return svc;
+}
+
+const shared = new Map<string, Promise<TestService>>();
+
+/**
+ * A service on the recorded day (startRecordedService, its clock at RECORDED_DAY_MS) shared by the
+ * modules of one test process that only read it (test/api/record-reads.test.ts): started once per
+ * `env`, stopped when the process's tests end. One start instead of one per module.
+ */
+export function sharedRecordedService(env: Record<string, string> = {}): Promise<TestService> {
+  const key = JSON.stringify(env);
+  let svc = shared.get(key);
+  if (!svc) shared.set(key, (svc = startRecordedService(tap, env)));
   return svc;
 }
 

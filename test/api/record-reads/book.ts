@@ -1,10 +1,10 @@
 // GET /markets/{id}/book over HTTP: the synthetic book drawn from the recorded tape.
 import t, { type Test } from 'tap';
-import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
-import { chooseSpread } from '../../src/analytics/spread.js';
+import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { chooseSpread } from '../../../src/analytics/spread.js';
 
 const T0 = RECORDED_DAY_MS;
-const svc = await startRecordedService(t, {}, { realMs: () => T0 });
+const svc = await sharedRecordedService();
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;

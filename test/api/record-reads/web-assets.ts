@@ -3,13 +3,13 @@
 // /markets/{id}/families; a family's history with the rows of /tape?cluster= and, on ranking markets,
 // of /families/{cluster}/signals; charts with their text alternatives; defaults, 404 and 422 pages.
 import t from 'tap';
-import { FAMILIES, MARKETS } from '../../src/engine/index.js';
-import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
-import { getPage } from '../helpers/web.js';
+import { FAMILIES, MARKETS } from '../../../src/engine/index.js';
+import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { getPage } from '../../helpers/web.js';
 
 // A frozen clock: no session closes while the pages are compared with the JSON answers.
 const T0 = RECORDED_DAY_MS;
-const svc = await startRecordedService(t, {}, { realMs: () => T0 });
+const svc = await sharedRecordedService();
 const open = (m: string) => svc.services.supervisor.openTick(m)!;
 const usd = (x: number | null) => (x === null ? '' : x.toFixed(2));
 /** A path as the pages write it in an attribute (mustache escapes & and =). */

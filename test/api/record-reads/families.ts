@@ -1,9 +1,9 @@
 // GET /markets/{id}/families and /families/{cluster}/signals over HTTP on one day of history.
 import t from 'tap';
-import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
 
 const T0 = RECORDED_DAY_MS;
-const svc = await startRecordedService(t, {}, { realMs: () => T0 });
+const svc = await sharedRecordedService();
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;

@@ -1,10 +1,10 @@
 // GET /markets/{id}/stats over HTTP on one day of recorded history, with and without the oracle.
 import t from 'tap';
-import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
-import { dealProfitCurve, sessionRows, type MarketId } from '../../src/engine/index.js';
+import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { dealProfitCurve, sessionRows, type MarketId } from '../../../src/engine/index.js';
 
 const T0 = RECORDED_DAY_MS;
-const svc = await startRecordedService(t, {}, { realMs: () => T0 });
+const svc = await sharedRecordedService();
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);
 const open = (m: string) => svc.services.supervisor.openTick(m)!;
@@ -175,7 +175,7 @@ t.test('ranges: unsettled only is empty, cap 400, reversed, unknown market', asy
 });
 
 t.test('with SVC_ORACLE=1 every row carries the engine outcomes of all menu rows', async (t) => {
-  const osvc = await startRecordedService(t, { SVC_ORACLE: '1' }, { realMs: () => T0 });
+  const osvc = await sharedRecordedService({ SVC_ORACLE: '1' });
   const osql = (q: string, p: unknown[] = []) => osvc.orm.em.fork().execute(q, p);
   for (const market of ['m15', 'h2'] as MarketId[]) {
     const o = osvc.services.supervisor.openTick(market)!;

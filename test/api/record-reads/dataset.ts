@@ -2,11 +2,11 @@
 // expanded and unlabeled frames per market kind, checked against the history and trades answers
 // (themselves checked against the engine), RFC 4180 quoting, caps and caching.
 import t from 'tap';
-import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
+import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
 
 // A frozen clock: no session closes while the test compares answers about the same range.
 const frozen = RECORDED_DAY_MS;
-const svc = await startRecordedService(t, {}, { realMs: () => frozen });
+const svc = await sharedRecordedService();
 const openOf = (m: string) => svc.services.supervisor.openTick(m)!;
 
 /** A strict RFC 4180 reader: CRLF records, quoted fields with doubled quotes. */

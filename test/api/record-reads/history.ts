@@ -10,12 +10,12 @@ import {
   menu,
   MARKETS,
   type MarketId,
-} from '../../src/engine/index.js';
-import { RECORDED_DAY_MS, startRecordedService } from '../helpers/service.js';
+} from '../../../src/engine/index.js';
+import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
 
 // A frozen clock: no session closes while the test compares answers about the same range.
 const frozen = RECORDED_DAY_MS;
-const svc = await startRecordedService(t, {}, { realMs: () => frozen });
+const svc = await sharedRecordedService();
 const seed = svc.config.seed;
 
 const cents = (x: number) => Math.round(x * 100);
@@ -439,7 +439,7 @@ t.test('coverage: recorded range, finished history load, trade count, frozen eng
 t.test(
   'reveal=full with the oracle switch: rejected rows of settled sessions carry counterfactual curves',
   async (t) => {
-    const oracle = await startRecordedService(t, { SVC_ORACLE: '1' }, { realMs: () => frozen });
+    const oracle = await sharedRecordedService({ SVC_ORACLE: '1' });
     const open = oracle.services.supervisor.openTick('m45')!;
     const { status, body } = await oracle.getJson(
       `/api/v1/markets/m45/history?from_tick=${open - 12}&to_tick=${open - 1}&reveal=full`,
