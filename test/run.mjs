@@ -31,10 +31,11 @@ import { compileTests, compiledPath } from './loader/compile.mjs';
 // (test/loader/order.mjs). With 2 jobs, a long file started last runs alone at the end of the run
 // (test/web/ sorts last): started first, it overlaps the short ones.
 const SLOWEST_FIRST = [
+  'test/web/site.test.ts', // a crawl of every page, then Chromium on 30 pages
   'test/api/embedded.test.ts', // child processes with their own servers (little CPU of its own)
   'test/api/calibration.test.ts', // CPU-bound: 30 days of 4 markets
   'test/api/crash.test.ts', // child services killed and restarted
-  'test/web/site-quality.test.ts', // axe on every kind of page
+  'test/api/one-service.test.ts', // eleven modules on one service
   'test/api/lifecycle.test.ts',
   'test/api/ops.test.ts',
   'test/api/competitions.test.ts',

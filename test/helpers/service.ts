@@ -106,15 +106,32 @@ export async function startRecordedService(
 const shared = new Map<string, Promise<TestService>>();
 
 /**
- * A service on the recorded day (startRecordedService, its clock at RECORDED_DAY_MS) shared by the
- * modules of one test process that only read it (test/api/record-reads.test.ts): started once per
- * `env`, stopped when the process's tests end. One start instead of one per module.
+ * The service named `key` of this test process, started by `start` on first use and stopped when
+ * the process's tests end: one start for the test modules that share a process (the runners that
+ * import several, runModules) instead of one per module.
  */
-export function sharedRecordedService(env: Record<string, string> = {}): Promise<TestService> {
-  const key = JSON.stringify(env);
+export function sharedService(
+  key: string,
+  start: (t: T) => Promise<TestService>,
+): Promise<TestService> {
   let svc = shared.get(key);
-  if (!svc) shared.set(key, (svc = startRecordedService(tap, env)));
+  if (!svc) shared.set(key, (svc = start(tap)));
   return svc;
+}
+
+/**
+ * A shared service (sharedService) on the recorded day, its clock at RECORDED_DAY_MS
+ * (startRecordedService), one per `env`: for the modules that only read the record.
+ */
+export const sharedRecordedService = (env: Record<string, string> = {}) =>
+  sharedService(`recorded ${JSON.stringify(env)}`, (t) => startRecordedService(t, env));
+
+/**
+ * Runs the test modules `names` (of the folder `folder`, a URL) in this process, one after
+ * another: each queues its top-level subtests on this file's root as it is evaluated.
+ */
+export async function runModules(folder: URL, names: string[]): Promise<void> {
+  for (const name of names) await import(new URL(`${name}.js`, folder).href);
 }
 
 export async function startTestService(

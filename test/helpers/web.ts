@@ -3,7 +3,12 @@
 // browser (303s not followed) or as a JSON client.
 import net from 'node:net';
 import type { StartOptions } from '../../src/service.js';
-import { startRecordedService, startTestService, type TestService } from './service.js';
+import {
+  sharedService,
+  startRecordedService,
+  startTestService,
+  type TestService,
+} from './service.js';
 
 type T = Parameters<typeof startTestService>[0];
 
@@ -32,6 +37,9 @@ export async function startWebService(
     opts,
   );
 }
+
+/** The web service (startWebService, default settings) shared by the modules of one test process. */
+export const sharedWebService = () => sharedService('web', (t) => startWebService(t));
 
 export type WebAnswer = {
   status: number;
@@ -114,6 +122,9 @@ export async function registerHolder(
   if (r.status !== 200) throw new Error(`register: ${r.status} ${r.text}`);
   return { cookie: sessionCookieOf(r), holderId: r.body.holder_id };
 }
+
+/** The recorded site (startRecordedSite, its clock frozen) shared by the modules of one test process. */
+export const sharedRecordedSite = () => sharedService('recorded site', (t) => startRecordedSite(t));
 
 /**
  * A service at its real address on a day of recorded history, with the clock frozen (no session

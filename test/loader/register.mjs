@@ -28,6 +28,7 @@ if (dir && file) {
     const cpu = process.cpuUsage();
     const record = {
       file,
+      pid: process.pid,
       ...(onEmbedded ? { pass: 'embedded' } : {}),
       wallMs: Math.round(performance.now()),
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),

@@ -1,11 +1,11 @@
 // Discovery and market routes of the running service over HTTP on a real database.
 import t from 'tap';
-import { startTestService } from '../helpers/service.js';
-import { migrationsList } from '../../orm/migrations/index.js';
-import { asyncApiDocument } from '../../src/events/asyncapi.js';
-import { EVENT_TYPES } from '../../src/schemas/index.js';
+import { sharedWebService } from '../../helpers/web.js';
+import { migrationsList } from '../../../orm/migrations/index.js';
+import { asyncApiDocument } from '../../../src/events/asyncapi.js';
+import { EVENT_TYPES } from '../../../src/schemas/index.js';
 
-const svc = await startTestService(t);
+const svc = await sharedWebService();
 
 t.test('manifest carries every top-level key of SPEC.md with its contents', async (t) => {
   const { status, body } = await svc.getJson('/api/v1/manifest');

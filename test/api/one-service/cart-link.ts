@@ -2,12 +2,12 @@
 // holder who opens it connects the agent and sees its orders waiting for a payment; a second holder
 // cannot take the agent over.
 import t from 'tap';
-import { startTestService } from '../helpers/service.js';
-import { registerAgent, send } from '../helpers/agents.js';
-import { registerHolder } from '../helpers/holders.js';
+import { sharedWebService } from '../../helpers/web.js';
+import { registerAgent, send } from '../../helpers/agents.js';
+import { registerHolder } from '../../helpers/holders.js';
 
 t.test('GET /carts/{token}', async (t) => {
-  const svc = await startTestService(t);
+  const svc = await sharedWebService();
   const agent = await registerAgent(svc, {
     name: 'Cart scout',
     agent: { model: 'cart-model-7' },

@@ -4,12 +4,12 @@
 // and carries the security headers. A page kind is checked on a few of its pages, not all of them.
 import t from 'tap';
 import { HtmlValidate } from 'html-validate';
-import { registerAgent } from '../helpers/agents.js';
-import { crawl, shapeOf, type Fetched } from '../helpers/crawl.js';
-import { registerHolder, startRecordedSite } from '../helpers/web.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { crawl, shapeOf, type Fetched } from '../../helpers/crawl.js';
+import { registerHolder, sharedRecordedSite } from '../../helpers/web.js';
 
 // A frozen clock on a day of history: the record has closed and settled sessions to link to.
-const svc = await startRecordedSite(t);
+const svc = await sharedRecordedSite();
 
 // Subresource integrity matters for other origins' files; every script and stylesheet here is the site's own.
 const validator = new HtmlValidate({

@@ -9,16 +9,14 @@
 import t from 'tap';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser } from 'playwright-core';
-import { registerAgent } from '../helpers/agents.js';
-import { artifact, launchChromium, useServiceClock } from '../helpers/browser.js';
-import { crawl, shapeOf } from '../helpers/crawl.js';
-import { registerHolder, startRecordedSite } from '../helpers/web.js';
-import { fileTimeout } from '../helpers/file-timeout.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { artifact, launchChromium, useServiceClock } from '../../helpers/browser.js';
+import { crawl, shapeOf } from '../../helpers/crawl.js';
+import { registerHolder, sharedRecordedSite } from '../../helpers/web.js';
 
-fileTimeout(300); // Chromium on 30 pages
 
 // A frozen clock on a day of history: the record has closed and settled sessions to link to.
-const svc = await startRecordedSite(t);
+const svc = await sharedRecordedSite();
 const browser: Browser = await launchChromium(t);
 
 /**

@@ -5,21 +5,21 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { LIST_CAPS } from '../../src/rules.js';
-import { budgetProblem, connectionBudget, connectionLimit } from '../../orm/connections.js';
-import { openOrm } from '../../orm/database.js';
-import { instantSql } from '../../actors/runtime/sql.js';
-import { freshDatabase } from '../helpers/db.js';
-import { registerAgent } from '../helpers/agents.js';
-import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
-import { productionEnv } from '../helpers/child-env.js';
+import { LIST_CAPS } from '../../../src/rules.js';
+import { budgetProblem, connectionBudget, connectionLimit } from '../../../orm/connections.js';
+import { openOrm } from '../../../orm/database.js';
+import { instantSql } from '../../../actors/runtime/sql.js';
+import { freshDatabase } from '../../helpers/db.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { getPage, postForm, registerHolder, sharedWebService } from '../../helpers/web.js';
+import { productionEnv } from '../../helpers/child-env.js';
 
 const MAIN = path.resolve('dist/src/main.js');
 
 t.test(
   'lists stop at their caps; an agent beyond the console cap can still be switched',
   async (t) => {
-    const svc = await startWebService(t);
+    const svc = await sharedWebService();
     const db = (sql: string, params: unknown[] = []) => svc.orm.em.fork().execute(sql, params);
     const { cookie, holderId } = await registerHolder(svc, 'many@example.com');
 

@@ -8,16 +8,16 @@ import {
   postForm,
   registerHolder,
   sessionCookieOf,
-  startWebService,
-} from '../helpers/web.js';
-import { sessionCookie } from '../../src/http/authenticators/holder-session.js';
-import type { Services } from '../../src/http/services.js';
-import { instantSql } from '../../actors/runtime/sql.js';
+  sharedWebService,
+} from '../../helpers/web.js';
+import { sessionCookie } from '../../../src/http/authenticators/holder-session.js';
+import type { Services } from '../../../src/http/services.js';
+import { instantSql } from '../../../actors/runtime/sql.js';
 
 const PASSWORD = 'correct horse 1';
 
 t.test('holders: register, login, logout', async (t) => {
-  const svc = await startWebService(t);
+  const svc = await sharedWebService();
   const db = (sql: string, params: unknown[] = []) => svc.orm.em.fork().execute(sql, params);
 
   await t.test(
@@ -50,8 +50,8 @@ t.test('holders: register, login, logout', async (t) => {
       const token = sessionCookieOf(r).split('=')[1];
       // Compared with the service clock's now, as the service compares it (never the database's clock).
       const [row] = await db(
-        `select token_hash, expires_at > ${instantSql()} + interval '29 days' as long from holder_session`,
-        [svc.services.clock.realNow()],
+        `select token_hash, expires_at > ${instantSql()} + interval '29 days' as long from holder_session where holder_id = ?`,
+        [svc.services.clock.realNow(), r.body.holder_id],
       );
       t.equal(
         row.token_hash,
@@ -59,7 +59,9 @@ t.test('holders: register, login, logout', async (t) => {
         "only the token's sha256 is stored",
       );
       t.ok(row.long, 'the session lasts 30 days');
-      const [h] = await db('select email, password_hash from holder');
+      const [h] = await db('select email, password_hash from holder where id = ?', [
+        r.body.holder_id,
+      ]);
       t.equal(h.email, 'ada@example.com');
       t.match(h.password_hash, /^scrypt\$/);
       t.notOk(h.password_hash.includes(PASSWORD));

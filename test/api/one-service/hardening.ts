@@ -2,10 +2,10 @@
 // pages, GET /logout refused cross-site, API bodies JSON-only (415), NUL and lone surrogates
 // answered 422 at their field before anything reaches the database.
 import t from 'tap';
-import { registerAgent, send } from '../helpers/agents.js';
-import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
+import { registerAgent, send } from '../../helpers/agents.js';
+import { getPage, postForm, registerHolder, sharedWebService } from '../../helpers/web.js';
 
-const svc = await startWebService(t);
+const svc = await sharedWebService();
 
 t.test('every page carries the security headers and nothing inline', async (t) => {
   const { cookie } = await registerHolder(svc, 'headers@example.org');

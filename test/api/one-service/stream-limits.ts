@@ -9,19 +9,19 @@
 //   loopback address is another client).
 import t from 'tap';
 import { Agent } from 'undici';
-import { startTestService } from '../helpers/service.js';
-import { registerAgent, type TestAgent } from '../helpers/agents.js';
-import { openSse, type SseStream } from '../helpers/sse.js';
-import { connectAs, connectWs } from '../helpers/ws.js';
-import { within } from '../helpers/wait.js';
-import { keyIdOf } from '../../src/auth/api-keys.js';
+import { sharedWebService } from '../../helpers/web.js';
+import { registerAgent, type TestAgent } from '../../helpers/agents.js';
+import { openSse, type SseStream } from '../../helpers/sse.js';
+import { connectAs, connectWs } from '../../helpers/ws.js';
+import { within } from '../../helpers/wait.js';
+import { keyIdOf } from '../../../src/auth/api-keys.js';
 import {
   MARKET_STREAMS_PER_ADDRESS,
   STREAMS_PER_KEY,
   STREAM_LIMIT_RETRY_AFTER_S,
-} from '../../src/http/limits.js';
+} from '../../../src/http/limits.js';
 
-const svc = await startTestService(t);
+const svc = await sharedWebService();
 const STREAM = '/api/v1/events/stream';
 const auth = (a: TestAgent) => ({ authorization: `Bearer ${a.key}` });
 /** A refused stream request: its status, Retry-After and detail (the body read whole). */

@@ -4,12 +4,12 @@
 // paying. Screenshots of every step go to test-artifacts/ (not committed).
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { registerAgent } from '../helpers/agents.js';
-import { artifact, launchChromium, useServiceClock } from '../helpers/browser.js';
-import { registerHolder, startRecordedSite } from '../helpers/web.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { artifact, launchChromium, useServiceClock } from '../../helpers/browser.js';
+import { registerHolder, sharedRecordedSite } from '../../helpers/web.js';
 
 // A frozen clock on a day of history: the record has closed and settled sessions to link to.
-const svc = await startRecordedSite(t);
+const svc = await sharedRecordedSite();
 const browser = await launchChromium(t);
 
 async function step(

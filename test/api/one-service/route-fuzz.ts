@@ -5,18 +5,15 @@
 // SPEC.md's shape. Also: a 5000-deep body to every POST route is a 422 or 413, never a crash.
 import t from 'tap';
 import fc from 'fast-check';
-import { MARKET_IDS } from '../../src/engine/markets.js';
-import { routeTable } from '../../src/http/route-table.js';
-import type { Route } from '../../src/http/route.js';
-import { registerAgent } from '../helpers/agents.js';
-import { registerHolder } from '../helpers/holders.js';
-import { arbOf, hostileString, objectOf, spell } from '../helpers/schema-arb.js';
-import { startWebService } from '../helpers/web.js';
-import { fileTimeout } from '../helpers/file-timeout.js';
+import { MARKET_IDS } from '../../../src/engine/markets.js';
+import { routeTable } from '../../../src/http/route-table.js';
+import type { Route } from '../../../src/http/route.js';
+import { registerAgent } from '../../helpers/agents.js';
+import { registerHolder } from '../../helpers/holders.js';
+import { arbOf, hostileString, objectOf, spell } from '../../helpers/schema-arb.js';
+import { sharedWebService } from '../../helpers/web.js';
 
-fileTimeout(160); // every route, with many drawn requests each
-
-const svc = await startWebService(t);
+const svc = await sharedWebService();
 const agent = await registerAgent(svc);
 const holder = await registerHolder(svc);
 const routes = routeTable(svc.services);

@@ -1,13 +1,13 @@
 // The site's front pages: home and markets list the four markets as they stand; opening a purchase
 // link while logged in connects the agent to the holder.
 import t from 'tap';
-import { MARKETS, MARKET_IDS } from '../../src/engine/index.js';
-import { startTestService } from '../helpers/service.js';
-import { registerAgent, send } from '../helpers/agents.js';
-import { registerHolder } from '../helpers/holders.js';
+import { MARKETS, MARKET_IDS } from '../../../src/engine/index.js';
+import { sharedWebService } from '../../helpers/web.js';
+import { registerAgent, send } from '../../helpers/agents.js';
+import { registerHolder } from '../../helpers/holders.js';
 
 t.test('home, markets and connecting on a purchase link', async (t) => {
-  const svc = await startTestService(t);
+  const svc = await sharedWebService();
   for (const path of ['/', '/markets']) {
     const r = await svc.get(path);
     t.equal(r.status, 200, path);
@@ -55,7 +55,7 @@ t.test('home, markets and connecting on a purchase link', async (t) => {
 });
 
 t.test('session lengths are shown as they run (SVC_TIME_SCALE divides them)', async (t) => {
-  const { sessionLength } = await import('../../src/market-data/live-session.js');
+  const { sessionLength } = await import('../../../src/market-data/live-session.js');
   t.equal(sessionLength(900), '15 min');
   t.equal(sessionLength(36000), '10 h');
   t.equal(sessionLength(900 / 900), '1 s');

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { tempDir } from '../helpers/db.js';
-import { startTestService } from '../helpers/service.js';
+import { tempDir } from '../../helpers/db.js';
+import { sharedWebService } from '../../helpers/web.js';
 
 const run = promisify(execFile);
-const svc = await startTestService(t);
+const svc = await sharedWebService();
 
 type Problem = {
   ruleId: string;

@@ -2,10 +2,10 @@
 // post refused (403), and the page the app renders for 429 and 500, each in the site's layout with
 // words for what to do next; JSON clients and /api/ keep their {"detail"} answers.
 import t from 'tap';
-import { errorPage } from '../../src/web/pages.js';
-import { getPage, postForm, startWebService } from '../helpers/web.js';
+import { errorPage } from '../../../src/web/pages.js';
+import { getPage, postForm, sharedWebService } from '../../helpers/web.js';
 
-const svc = await startWebService(t);
+const svc = await sharedWebService();
 
 const html = (r: { headers: Headers }) => r.headers.get('content-type') ?? '';
 

@@ -1,13 +1,13 @@
 // Agents over HTTP: key invention, every registration constraint, 409 on a taken key, recall,
 // /agents/me, and the authorization matrix of every key-required route.
 import t from 'tap';
-import { startTestService } from '../helpers/service.js';
-import { registerAgent, send } from '../helpers/agents.js';
+import { sharedWebService } from '../../helpers/web.js';
+import { registerAgent, send } from '../../helpers/agents.js';
 
 const KEY = (c: string) => c.repeat(80).slice(0, 80);
 
 t.test('agents: token, register, recall, me', async (t) => {
-  const svc = await startTestService(t);
+  const svc = await sharedWebService();
 
   await t.test('POST /agents/token invents an 80-character key and stores nothing', async (t) => {
     const a = await send(svc, 'POST', '/api/v1/agents/token');
