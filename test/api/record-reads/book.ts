@@ -1,9 +1,8 @@
 // GET /markets/{id}/book over HTTP: the synthetic book drawn from the recorded tape.
 import t, { type Test } from 'tap';
-import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { sharedRecordedService } from '../../helpers/service.js';
 import { chooseSpread } from '../../../src/analytics/spread.js';
 
-const T0 = RECORDED_DAY_MS;
 const svc = await sharedRecordedService();
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);

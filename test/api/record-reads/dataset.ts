@@ -2,10 +2,9 @@
 // expanded and unlabeled frames per market kind, checked against the history and trades answers
 // (themselves checked against the engine), RFC 4180 quoting, caps and caching.
 import t from 'tap';
-import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { sharedRecordedService } from '../../helpers/service.js';
 
-// A frozen clock: no session closes while the test compares answers about the same range.
-const frozen = RECORDED_DAY_MS;
+// The shared service's clock stands at RECORDED_DAY_MS: no session closes while the tests read.
 const svc = await sharedRecordedService();
 const openOf = (m: string) => svc.services.supervisor.openTick(m)!;
 

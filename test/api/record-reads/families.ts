@@ -1,8 +1,7 @@
 // GET /markets/{id}/families and /families/{cluster}/signals over HTTP on one day of history.
 import t from 'tap';
-import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { sharedRecordedService } from '../../helpers/service.js';
 
-const T0 = RECORDED_DAY_MS;
 const svc = await sharedRecordedService();
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);

@@ -13,8 +13,7 @@ import {
 } from '../../../src/engine/index.js';
 import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
 
-// A frozen clock: no session closes while the test compares answers about the same range.
-const frozen = RECORDED_DAY_MS;
+// The shared service's clock stands at RECORDED_DAY_MS: no session closes while the tests read.
 const svc = await sharedRecordedService();
 const seed = svc.config.seed;
 

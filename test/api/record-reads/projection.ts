@@ -2,11 +2,10 @@
 // service with one day of history: every field against the record (SQL) and a hand computation of
 // the fit, the projected path and the cash curve; bounds, 404s and the hypothetical deal.
 import t from 'tap';
-import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { sharedRecordedService } from '../../helpers/service.js';
 import { FAMILIES, MARKETS } from '../../../src/engine/index.js';
 
-// A frozen clock: no session closes while the test compares answers with the record.
-const frozen = RECORDED_DAY_MS;
+// The shared service's clock stands at RECORDED_DAY_MS: no session closes while the tests read.
 const svc = await sharedRecordedService();
 const openOf = (m: string) => svc.services.supervisor.openTick(m)!;
 const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p) as Promise<any[]>;

@@ -1,9 +1,8 @@
 // GET /markets/{id}/stats over HTTP on one day of recorded history, with and without the oracle.
 import t from 'tap';
-import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { sharedRecordedService } from '../../helpers/service.js';
 import { dealProfitCurve, sessionRows, type MarketId } from '../../../src/engine/index.js';
 
-const T0 = RECORDED_DAY_MS;
 const svc = await sharedRecordedService();
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);

@@ -1,10 +1,9 @@
 // GET /markets/{id}/tape over HTTP on one day of recorded history, checked against the tables.
 import t from 'tap';
-import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { sharedRecordedService } from '../../helpers/service.js';
 import { SETTLED_TAPE_FIELDS, TAPE_FIELDS } from '../../../src/analytics/tape.js';
 
-// A frozen clock: no session closes while the test compares answers with the tables.
-const T0 = RECORDED_DAY_MS;
+// The shared service's clock stands at RECORDED_DAY_MS: no session closes while the tests read.
 const svc = await sharedRecordedService();
 
 const sql = (q: string, p: unknown[] = []) => svc.orm.em.fork().execute(q, p);

@@ -4,11 +4,10 @@
 // of /families/{cluster}/signals; charts with their text alternatives; defaults, 404 and 422 pages.
 import t from 'tap';
 import { FAMILIES, MARKETS } from '../../../src/engine/index.js';
-import { RECORDED_DAY_MS, sharedRecordedService } from '../../helpers/service.js';
+import { sharedRecordedService } from '../../helpers/service.js';
 import { getPage } from '../../helpers/web.js';
 
-// A frozen clock: no session closes while the pages are compared with the JSON answers.
-const T0 = RECORDED_DAY_MS;
+// The shared service's clock stands at RECORDED_DAY_MS: no session closes while the tests read.
 const svc = await sharedRecordedService();
 const open = (m: string) => svc.services.supervisor.openTick(m)!;
 const usd = (x: number | null) => (x === null ? '' : x.toFixed(2));
