@@ -14,7 +14,6 @@ import { artifact, launchChromium, useServiceClock } from '../../helpers/browser
 import { crawl, shapeOf } from '../../helpers/crawl.js';
 import { registerHolder, sharedRecordedSite } from '../../helpers/web.js';
 
-
 // A frozen clock on a day of history: the record has closed and settled sessions to link to.
 const svc = await sharedRecordedSite();
 const browser: Browser = await launchChromium(t);
