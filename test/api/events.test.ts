@@ -5,6 +5,7 @@ import t from 'tap';
 import { metricValue } from '../helpers/metrics.js';
 import { answersRef } from '../../actors/answers/messages.js';
 import { startClockedService } from '../helpers/clocked.js';
+import { sharedService } from '../helpers/service.js';
 import { registerAgent, send, type Menu } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder, submit } from '../helpers/holders.js';
 import { openSse } from '../helpers/sse.js';
@@ -13,7 +14,11 @@ import { fileTimeout } from '../helpers/file-timeout.js';
 /** An order as GET serves it without `instructions` (what to do next is the API's answer, not part of the event). */
 const withoutNext = ({ instructions: _next, ...order }: Record<string, unknown>) => order;
 
-fileTimeout(150); // 5 clocked services
+fileTimeout(150); // 2 clocked services
+
+// The subtests after the first leave the clock where it starts: they share one service, each with
+// agents of its own (the first moves the clock 8 days, and has its own).
+const unmoved = () => sharedService('unmoved clock', (t) => startClockedService(t));
 
 const MARKET = 'm15';
 const HORIZON = 8;
@@ -209,7 +214,7 @@ t.test('events: a real flow, gap-free, replayable', async (t) => {
 });
 
 t.test('events: ids stay gap-free under concurrent orders of one account', async (t) => {
-  const c = await startClockedService(t);
+  const c = await unmoved();
   const agent = await registerAgent(c.svc);
   const m: Menu = (await send(c.svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
   const n = 40;
@@ -244,7 +249,7 @@ t.test('events: ids stay gap-free under concurrent orders of one account', async
 t.test(
   'events: order.created, GET /orders/{id} and the placing answer are one object, in every kind of market',
   async (t) => {
-    const c = await startClockedService(t);
+    const c = await unmoved();
     const agent = await registerAgent(c.svc);
     for (const market of ['m15', 'h2']) {
       const m: Menu = (await send(c.svc, 'GET', `/api/v1/markets/${market}/deals`)).body;
@@ -276,7 +281,7 @@ t.test(
 t.test(
   'events: the stream sends what was missed, then each event as it happens, exactly once across reconnections',
   async (t) => {
-    const c = await startClockedService(t);
+    const c = await unmoved();
     const svc = c.svc;
     const agent = await registerAgent(svc);
     const auth = { authorization: `Bearer ${agent.key}` };
@@ -410,7 +415,7 @@ t.test(
 );
 
 t.test("events: a cart's lines added, removed, connected and ordered", async (t) => {
-  const c = await startClockedService(t);
+  const c = await unmoved();
   const svc = c.svc;
   const agent = await registerAgent(svc);
   const holder = await registerHolder(svc);

@@ -7,7 +7,7 @@ import t from 'tap';
 import { HtmlValidate } from 'html-validate';
 import { MAX_FOLLOWERS } from '../../src/ops/feed.js';
 import { eventually } from '../helpers/wait.js';
-import { getPage, postForm, startWebService } from '../helpers/web.js';
+import { getPage, postForm, sharedWebService, startWebService } from '../helpers/web.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startChild } from '../helpers/child-service.js';
 import { freshDatabase } from '../helpers/db.js';
@@ -19,7 +19,7 @@ import { Compile } from 'typebox/compile';
 import { FiguresJson, HistoryJson, PointJson } from '../../src/schemas/ops.js';
 import { HISTORY_POINTS } from '../../src/ops/feed.js';
 
-fileTimeout(300); // 8 services started and stopped
+fileTimeout(300); // 6 services started and stopped (the default one shared by three subtests)
 
 const TOKEN = 'ops-token-for-tests-0123456789';
 // The rules the site crawl holds every page to (test/api/site-crawl.test.ts).
@@ -85,7 +85,7 @@ async function traffic(svc: TestService, n = 20): Promise<void> {
 }
 
 t.test('on loopback: /ops and /ops/bench open without a token and show real figures', async (t) => {
-  const svc = await startWebService(t);
+  const svc = await sharedWebService();
   await traffic(svc);
 
   const page = await getPage(svc, '/ops');
@@ -342,7 +342,7 @@ t.test(
 );
 
 t.test('the live feed sends figures that move after traffic', async (t) => {
-  const svc = await startWebService(t);
+  const svc = await sharedWebService();
   const first = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });
   t.equal(first.status, 200);
   t.match(first.headers.get('content-type'), /^text\/event-stream/);
@@ -424,7 +424,7 @@ t.test(
 t.test(
   'the feed has at most MAX_FOLLOWERS followers: the next one gets 503 with Retry-After',
   async (t) => {
-    const svc = await startWebService(t);
+    const svc = await sharedWebService();
     const open: Response[] = [];
     for (let i = 0; i < MAX_FOLLOWERS; i++) {
       const res = await svc.get('/ops/feed', { headers: { accept: 'text/event-stream' } });

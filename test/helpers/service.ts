@@ -103,18 +103,15 @@ export async function startRecordedService(
   return svc;
 }
 
-const shared = new Map<string, Promise<TestService>>();
+const shared = new Map<string, Promise<unknown>>();
 
 /**
  * The service named `key` of this test process, started by `start` on first use and stopped when
- * the process's tests end: one start for the test modules that share a process (the runners that
- * import several, runModules) instead of one per module.
+ * the process's tests end: one start for the subtests, or the test modules of one process
+ * (runModules), that can share it, instead of one each.
  */
-export function sharedService(
-  key: string,
-  start: (t: T) => Promise<TestService>,
-): Promise<TestService> {
-  let svc = shared.get(key);
+export function sharedService<S>(key: string, start: (t: T) => Promise<S>): Promise<S> {
+  let svc = shared.get(key) as Promise<S> | undefined;
   if (!svc) shared.set(key, (svc = start(tap)));
   return svc;
 }
