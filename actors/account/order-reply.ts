@@ -8,8 +8,13 @@ import { SETTLEMENT_HORIZON_SESSIONS } from '../../src/rules.js';
  * What the agent does next, by the case: an order waiting for payment goes to the holder; one already
  * paid from the balance only waits for its close (telling it to hand over purchase_url would have a
  * holder asked to pay a paid order); a filled one is followed as its position; an expired one has no
- * link left and is ordered again from the current menu, whose URL it names.
+ * link left and is ordered again from the current menu, whose URL it names. What happens next is
+ * told by events (CONTRACT.md "Events"): the answer points to them, never to polling the order.
  */
+/** Where an agent hears what happens next, without polling. */
+const EVENTS =
+  'GET /api/v1/events/stream or the WebSocket, and GET /api/v1/events?after= with the last id you saw to catch up';
+
 export function orderInstructions(
   order: Pick<OrderRow, 'id' | 'status' | 'payment_source' | 'market' | 'position_id'>,
   baseUrl: string,
@@ -22,7 +27,7 @@ export function orderInstructions(
     );
   }
   if (order.status === 'filled') {
-    return `This order filled into position ${order.position_id}: it sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settles; follow it with GET /api/v1/positions/${order.position_id}.`;
+    return `This order filled into position ${order.position_id}: it sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settles; its position.advanced and position.settled events tell you as it does (${EVENTS}), and GET /api/v1/positions/${order.position_id} serves it.`;
   }
   if (order.status === 'refunded') {
     return "This order was paid but could not fill: it was refunded (refund_reason says why). Order again from the current menu if you still want the deal's kind.";
@@ -30,7 +35,7 @@ export function orderInstructions(
   if (order.status === 'paid') {
     return (
       `This order is paid${order.payment_source === 'balance' ? ' from your account balance' : ''}: nothing is left for your holder to do. ` +
-      `It fills at the close of its session (closes_at, unix seconds); follow it with GET /api/v1/orders/${order.id}. ${after}`
+      `It fills at the close of its session (closes_at, unix seconds): its order.filled event tells you (${EVENTS}), so there is no need to poll GET /api/v1/orders/${order.id}. ${after}`
     );
   }
   return (

@@ -90,7 +90,9 @@ t.test('what an agent tripped on', async (t) => {
         'no "hand purchase_url to your holder" on a paid order',
       );
       t.match(o.instructions, 'paid from your account balance');
-      t.match(o.instructions, `GET /api/v1/orders/${o.id}`);
+      t.match(o.instructions, 'order.filled event', 'the next step is told by an event');
+      t.match(o.instructions, 'GET /api/v1/events/stream');
+      t.match(o.instructions, `no need to poll GET /api/v1/orders/${o.id}`);
       t.match(o.instructions, 'closes_at');
       const amounts = orderAmounts(1, cents(deal.unit_cost), fee);
       t.same(
