@@ -11,6 +11,7 @@ import type { TestService } from '../helpers/service.js';
 import { startClockedService } from '../helpers/clocked.js';
 import { registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
 import { APPROVED_CARD, registerHolder } from '../helpers/holders.js';
+import { getPage } from '../helpers/web.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
@@ -100,6 +101,17 @@ t.test('what an agent tripped on', async (t) => {
         [amounts.grossCents, amounts.feeAmountCents, amounts.totalCents],
         'the amounts of orderAmounts',
       );
+
+      // The confirmation page tells what happened to this order, whatever its address claims.
+      const token = new URL(o.purchase_url).pathname.split('/')[2];
+      const done = await getPage(svc, `/checkout/${token}/done?card=4242&saved=1`, {
+        cookie: holder.cookie,
+      });
+      t.equal(done.status, 200);
+      t.match(done.text, 'paid its order for 1 ×', 'the agent paid it, from its balance');
+      t.match(done.text, "the agent's account balance");
+      t.notMatch(done.text, 'You approved', 'the holder approved nothing on this page');
+      t.notMatch(done.text, /Card stored|•••• 4242/, 'and no card was used');
 
       const waiting = (await order(svc, agent, {})).r;
       t.equal(waiting.status, 201);

@@ -293,16 +293,20 @@ async function donePage(
   if (o.status !== 'paid' && o.status !== 'filled')
     return { status: 303, headers: { location: `/checkout/${encodeURIComponent(token)}` } };
   const ref = `order:${o.id}`;
+  // The order says how it was paid: an order the agent paid from its balance used no card, whatever
+  // the query string claims (a pay form's redirect carries the card it was sent with).
+  const byBalance = o.payment_source === 'balance';
+  const cardQuery: DoneQuery = byBalance ? {} : q;
   const [ledger, cards] = await Promise.all([
     read(s.runtime, 'account.ledger', { accountIds: [o.account_id], limit: 100 }),
-    q.card_id === undefined && q.card === undefined
+    cardQuery.card_id === undefined && cardQuery.card === undefined
       ? Promise.resolve([])
       : read(s.runtime, 'holder.cards', { holderId: holder.holderId }),
   ]);
   const feeCents = ledger
     .filter((e) => e.ref === ref && e.kind === 'monthly_fee')
     .reduce((t, e) => t - Math.round(e.amount * 100), 0);
-  const card = paidCardView(q, cards);
+  const card = paidCardView(cardQuery, cards);
   return renderPage('checkout-done', {
     title: `Order ${o.id} is paid`,
     holder,
