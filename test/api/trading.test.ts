@@ -108,6 +108,12 @@ t.test('orders, checkout, fills, settlement and autonomous funding', async (t) =
     });
     t.equal(over.status, 422, 'above max_qty');
     t.same(over.body.detail[0].loc, ['body', 'qty']);
+    t.match(over.body.detail[0].msg, "this deal's max_qty", 'the refusal names the limit');
+    t.same(
+      over.body.detail[0].ctx,
+      { le: deal.max_qty, max_qty: deal.max_qty },
+      'for a program too',
+    );
     const auto = await agent.post('/api/v1/orders', {
       market: MARKET,
       offer_key: deal.key,

@@ -236,10 +236,10 @@ async function createOrder(
     throw new HttpError(422, [
       {
         loc: ['body', 'qty'],
-        msg: `Input should be less than or equal to ${deal.max_qty}`,
+        msg: `Input should be less than or equal to ${deal.max_qty}, this deal's max_qty`,
         type: 'less_than_equal',
         input: body.qty,
-        ctx: { le: deal.max_qty },
+        ctx: { le: deal.max_qty, max_qty: deal.max_qty },
       },
     ]);
   }
