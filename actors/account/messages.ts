@@ -133,7 +133,12 @@ export type OrderAgent = {
   contact: string | null;
   holder_id: number | null;
 };
-export type OrderByTokenReply = { order: ServedOrder; agent: OrderAgent } | null;
+/** `fundedByAgent`: the agent funded it without the holder present (its standing instructions). */
+export type OrderByTokenReply = {
+  order: ServedOrder;
+  agent: OrderAgent;
+  fundedByAgent: boolean;
+} | null;
 // The served objects' types derive from their schemas (src/schemas), the one definition.
 export type LedgerEntry = Static<typeof schemas.LedgerEntry>;
 export type MonthlyFeeStatus = Static<typeof schemas.MonthlyFee>;

@@ -221,16 +221,22 @@ export async function orderOf(
   return row?.order ?? null;
 }
 
-/** An order by its purchase-link token (the checkout page), with the agent's declared identity. */
+/**
+ * An order by its purchase-link token (the checkout page), with the agent's declared identity and
+ * whether the agent funded it without the holder present (pay_from_balance, an execute checkout).
+ */
 export async function orderByToken(em: EntityManager, token: string, baseUrl: string, at: number) {
   if (!isLinkToken(token)) return null;
-  const [row] = await em.execute<{ order: ServedOrder; agent: Record<string, unknown> }[]>(
+  const [row] = await em.execute<
+    { order: ServedOrder; agent: Record<string, unknown>; by_agent: boolean }[]
+  >(
     `select ${ORDER_SELECT}, json_build_object('id', g.id, 'name', g.name, 'key_id', g.key_id, 'identity', g.identity, 'operator', g.operator,
-            'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent
+            'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent,
+            o.standing_agent_id is not null as by_agent
        from ${ORDER_READ} join agent g on g.id = o.agent_id where o.token = ?`,
     [baseUrl, feeMonthAt(at), token],
   );
-  return row ? { order: row.order, agent: row.agent } : null;
+  return row ? { order: row.order, agent: row.agent, fundedByAgent: row.by_agent } : null;
 }
 
 /**

@@ -180,6 +180,10 @@ type CartOrder = PaidOrder & { offer_key: string };
  * what was charged (their totals, and the month's fee when this checkout carried it), how,
  * and when each fills and settles.
  */
+/** Orders all paid from an account balance: no card paid them, whatever a confirmation's address says. */
+export const paidByBalance = (orders: { payment_source: string | null }[]) =>
+  orders.length > 0 && orders.every((o) => o.payment_source === 'balance');
+
 export function cartConfirmationView(
   orders: CartOrder[],
   feeCents: number,
@@ -193,7 +197,7 @@ export function cartConfirmationView(
     orders_total: usd(centsToNumber(totalCents)),
     fee: usd(centsToNumber(feeCents)),
     has_fee: feeCents > 0,
-    by_balance: orders.length > 0 && orders.every((o) => o.payment_source === 'balance'),
+    by_balance: paidByBalance(orders),
     card,
     has_card: !!card,
     count: orders.length,

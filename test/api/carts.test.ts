@@ -404,6 +404,16 @@ t.test(
       "the order is on the proposing agent's account",
     );
     t.equal(paid.body.orders[0].status, 'paid');
+    // Its confirmation page says no card paid, whatever its address claims.
+    const link = (await call(a, 'GET', '/api/v1/cart')).body.checkout_url as string;
+    const done = await svc.get(
+      `${new URL(link).pathname}/done?orders=${paid.body.orders[0].id}&card=4242&saved=1`,
+      { headers: { cookie: h.cookie } },
+    );
+    const page = await done.text();
+    t.equal(done.status, 200);
+    t.match(page, "the accounts' balances", 'paid from the balance');
+    t.notMatch(page, /Card stored|•••• 4242/, 'no card in it');
     t.equal(paid.body.fee, 15, "the month's participation fee with the first checkout");
     t.equal(paid.body.charged, Math.round((paid.body.total + 15) * 100) / 100);
     const replay = await call(b, 'POST', `/api/v1/carts/${aCart}/checkout`, undefined, {

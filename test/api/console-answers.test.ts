@@ -412,6 +412,7 @@ t.test(
       'No: the card paid this once and is not stored.',
       'the address cannot call a card stored',
     );
+    t.match(crafted.text, /You approved [^<]*'s order/, 'the holder paid it: they approved it');
 
     const served = (await agent.get(`/api/v1/orders/${first.id}`)).body;
     t.type(served.receipt, 'string', 'the paid order carries a receipt');

@@ -24,6 +24,7 @@ import {
   cardOf,
   cartConfirmationView,
   cartDonePath,
+  paidByBalance,
   paidCardView,
 } from '../checkout-view.js';
 import { numberToCents } from '../../engine/index.js';
@@ -546,7 +547,7 @@ async function donePage(
   const orders = rows.filter(
     (o) => ofCart.has(o.id) && (o.status === 'paid' || o.status === 'filled'),
   );
-  const card = paidCardView(q, cards);
+  const card = paidCardView(paidByBalance(orders) ? {} : q, cards);
   // The fee the redirect says this checkout carried, as the ledger booked it under the cart's ref.
   const fee = ledger.find((e) => e.kind === 'monthly_fee' && e.ref === `cart:${found.cart.id}`);
   const feeCents = fee ? -Math.round(fee.amount * 100) : 0;

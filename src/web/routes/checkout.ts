@@ -38,6 +38,7 @@ import {
   donePath,
   isoOf,
   orderStatusWords,
+  paidByBalance,
   paidCardView,
 } from '../checkout-view.js';
 
@@ -153,7 +154,10 @@ async function submitPayment(
   );
 }
 
-async function findOrder(s: Services, token: string): Promise<{ order: Order; agent: Agent }> {
+async function findOrder(
+  s: Services,
+  token: string,
+): Promise<{ order: Order; agent: Agent; fundedByAgent: boolean }> {
   const found = await read(s.runtime, 'account.orderByToken', { token, baseUrl: s.config.baseUrl });
   if (!found)
     throw new HttpError(
@@ -287,7 +291,7 @@ async function donePage(
   holder: HolderPrincipal,
   q: DoneQuery,
 ): Promise<Reply> {
-  const { order: o, agent: a } = await findOrder(s, token);
+  const { order: o, agent: a, fundedByAgent } = await findOrder(s, token);
   if (a.holder_id !== holder.holderId)
     throw new HttpError(404, 'no order of yours has this purchase link');
   if (o.status !== 'paid' && o.status !== 'filled')
@@ -295,8 +299,7 @@ async function donePage(
   const ref = `order:${o.id}`;
   // The order says how it was paid: an order the agent paid from its balance used no card, whatever
   // the query string claims (a pay form's redirect carries the card it was sent with).
-  const byBalance = o.payment_source === 'balance';
-  const cardQuery: DoneQuery = byBalance ? {} : q;
+  const cardQuery: DoneQuery = paidByBalance([o]) ? {} : q;
   const [ledger, cards] = await Promise.all([
     read(s.runtime, 'account.ledger', { accountIds: [o.account_id], limit: 100 }),
     cardQuery.card_id === undefined && cardQuery.card === undefined
@@ -312,6 +315,7 @@ async function donePage(
     holder,
     token,
     agent_name: a.name,
+    by_agent: fundedByAgent,
     deal_title: o.deal_title,
     qty: o.qty,
     market: o.market,
