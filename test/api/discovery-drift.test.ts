@@ -293,6 +293,11 @@ t.test(
       /POST \S+\/orders with \{market, offer_key, qty\} \(qty 1\.\.max_qty: more is refused with 422, never clamped\)/,
     );
     t.match(llms, /a line's qty above the deal's max_qty is clamped to it/);
+    t.match(
+      llms,
+      /A downside event [^\n]*settlement surcharge, debited when the position settles[^\n]*pnl_so_far leaves it out until then/,
+      'llms.txt tells the loss a position shows only when it settles',
+    );
     const study = llms.split('\n').find((l) => l.includes('Study the public record'))!;
     for (const p of [
       '/markets/{market_id}/families',

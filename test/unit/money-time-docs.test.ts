@@ -38,19 +38,20 @@ t.test('the fees are stated by their definitions', async (t) => {
   );
 });
 
+/** The section's sentence about time (the one that starts "Time:"). */
+const timeItem = (scale: number) =>
+  moneyAndTimeSection(at, scale).items.find((i) => i.startsWith('Time:'))!;
+
 t.test(
   'time: at scale 1 market time is real; at 300 a session lasts its interval / 300 real seconds',
   async (t) => {
-    t.match(moneyAndTimeSection(at, 1).items[3], /time_scale 1 \(market time is real time\)/);
+    t.match(timeItem(1), /time_scale 1 \(market time is real time\)/);
     t.notMatch(
       marketsSection(1).items.join('\n'),
       /real time here/,
       'no conversion to state at scale 1',
     );
-    t.match(
-      moneyAndTimeSection(at, 300).items[3],
-      /a session lasts interval_seconds \/ 300 real seconds/,
-    );
+    t.match(timeItem(300), /a session lasts interval_seconds \/ 300 real seconds/);
     const m15 = marketsSection(300).items.find((i) => i.startsWith('m15'))!;
     t.match(
       m15,
