@@ -19,7 +19,7 @@ export function orderInstructions(
   order: Pick<OrderRow, 'id' | 'status' | 'payment_source' | 'market' | 'position_id'>,
   baseUrl: string,
 ): string {
-  const after = `A funded order fills at the session close and sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions as a position (GET /api/v1/positions).`;
+  const after = `A funded order fills at the session close and sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions as a position (GET /api/v1/positions); a downside event can add a settlement surcharge when it settles, which pnl_so_far leaves out until then.`;
   if (order.status === 'expired') {
     return (
       'This order expired unfunded when its session closed: its purchase link no longer works and nothing was charged. ' +

@@ -95,6 +95,7 @@ t.test('what an agent tripped on', async (t) => {
       t.match(o.instructions, 'GET /api/v1/events/stream');
       t.match(o.instructions, `no need to poll GET /api/v1/orders/${o.id}`);
       t.match(o.instructions, 'closes_at');
+      t.match(o.instructions, 'settlement surcharge', 'the loss told before it happens');
       const amounts = orderAmounts(1, cents(deal.unit_cost), fee);
       t.same(
         [cents(o.gross_amount), cents(o.fee_amount), cents(o.total_amount)],
