@@ -118,10 +118,15 @@ export function recordClass(s: SimilarDeals | undefined): 'loss' | 'mixed' | 'un
 
 /**
  * The headline of the risk box: what the holder can lose, first and in plain words: the cash paid,
- * the holding fees while units stay unsold, and what happens to units left unsold.
+ * the holding fees while units stay unsold, a downside event's surcharge, and what happens to units
+ * left unsold.
  */
+/** What a downside event adds to a loss (the engine's settlement surcharge), in the risk boxes' words. */
+const SURCHARGE_WORDS =
+  'and, if a downside event hits the deal, a settlement surcharge when its position settles';
+
 export function lossHeadline(paid: number, qty: number, holdingPerUnitSession: number): string {
-  return `You pay ${usd(paid)} USD for ${units(qty)} and can lose all of it, plus a holding fee of ${usd(holdingPerUnitSession)} USD a unit for each session a unit stays unsold; units still unsold at the end become your goods.`;
+  return `You pay ${usd(paid)} USD for ${units(qty)} and can lose all of it, plus a holding fee of ${usd(holdingPerUnitSession)} USD a unit for each session a unit stays unsold ${SURCHARGE_WORDS}; units still unsold at the end become your goods.`;
 }
 
 /**
@@ -304,7 +309,7 @@ export function cartRiskFirst(
     .map((m) => `${usd(centsToNumber(MARKETS[m].fees.holding_per_unit_session_cents))} USD on ${m}`)
     .join(', ');
   return {
-    headline: `You pay ${usd(paid)} USD for ${lines.length} line${lines.length === 1 ? '' : 's'} and can lose all of it, plus a holding fee a unit for each session a unit stays unsold (${fees}); units still unsold at the end become your goods.`,
+    headline: `You pay ${usd(paid)} USD for ${lines.length} line${lines.length === 1 ? '' : 's'} and can lose all of it, plus a holding fee a unit for each session a unit stays unsold (${fees}) ${SURCHARGE_WORDS}; units still unsold at the end become your goods.`,
     outcome: outcomes.includes('loss')
       ? 'loss'
       : outcomes.length && outcomes.every((o) => o === 'unknown')

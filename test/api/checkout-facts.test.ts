@@ -118,8 +118,8 @@ function checkFacts(
   );
   t.match(
     text,
-    /You pay [\d.]+ USD for \d+ units? and can lose all of it, plus a holding fee of [\d.]+ USD a unit for each session a unit stays unsold/,
-    'what can be lost, first, in one plain sentence',
+    /You pay [\d.]+ USD for \d+ units? and can lose all of it, plus a holding fee of [\d.]+ USD a unit for each session a unit stays unsold and, if a downside event hits the deal, a settlement surcharge when its position settles;/,
+    'what can be lost, first, in one plain sentence, the surcharge with it',
   );
   t.match(text, /A naive projection, not a promise/, 'the projection labelled as what it is');
   t.notMatch(text, /Even the low scenario/, 'never a gain promised');

@@ -289,7 +289,7 @@ t.test(
     t.equal(recordClass(similar(10, 4, 1, -0.5)), 'loss', 'a losing median');
     t.equal(
       lossHeadline(103.62, 2, 0.02),
-      'You pay 103.62 USD for 2 units and can lose all of it, plus a holding fee of 0.02 USD a unit for each session a unit stays unsold; units still unsold at the end become your goods.',
+      'You pay 103.62 USD for 2 units and can lose all of it, plus a holding fee of 0.02 USD a unit for each session a unit stays unsold and, if a downside event hits the deal, a settlement surcharge when its position settles; units still unsold at the end become your goods.',
     );
     t.equal(chartRange(3, 34), 7, 'an order of 3: up to 7 of 34');
     t.equal(chartRange(10, 34), 20);
