@@ -173,6 +173,10 @@ export function confirmationView(
   };
 }
 
+/** Orders all paid from an account balance: no card paid them, whatever a confirmation's address says. */
+export const paidByBalance = (orders: { payment_source: string | null }[]) =>
+  orders.length > 0 && orders.every((o) => o.payment_source === 'balance');
+
 type CartOrder = PaidOrder & { offer_key: string };
 
 /**
@@ -180,10 +184,6 @@ type CartOrder = PaidOrder & { offer_key: string };
  * what was charged (their totals, and the month's fee when this checkout carried it), how,
  * and when each fills and settles.
  */
-/** Orders all paid from an account balance: no card paid them, whatever a confirmation's address says. */
-export const paidByBalance = (orders: { payment_source: string | null }[]) =>
-  orders.length > 0 && orders.every((o) => o.payment_source === 'balance');
-
 export function cartConfirmationView(
   orders: CartOrder[],
   feeCents: number,

@@ -297,8 +297,8 @@ async function donePage(
   if (o.status !== 'paid' && o.status !== 'filled')
     return { status: 303, headers: { location: `/checkout/${encodeURIComponent(token)}` } };
   const ref = `order:${o.id}`;
-  // The order says how it was paid: an order the agent paid from its balance used no card, whatever
-  // the query string claims (a pay form's redirect carries the card it was sent with).
+  // The order says how it was paid: one paid from a balance used no card, whatever the query string
+  // claims (a pay form's redirect carries the card it was sent with).
   const cardQuery: DoneQuery = paidByBalance([o]) ? {} : q;
   const [ledger, cards] = await Promise.all([
     read(s.runtime, 'account.ledger', { accountIds: [o.account_id], limit: 100 }),
