@@ -25,6 +25,7 @@ import type {
   PayoutScheduled,
   ToppedUp,
 } from './messages.js';
+import { cancelOrder } from './cancel.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { schedulePayout, topup } from './holder-money.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../src/rules.js';
@@ -43,6 +44,7 @@ type OrderRow = {
   total_cents: number;
   agent_id: number;
   closes_at: number;
+  cancelled_by: string | null;
 };
 
 export const accountActor = defineActor<AccountState, AccountMessage, AccountReplies>({
@@ -71,6 +73,12 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
       batcher ??= new OrderBatcher(() => ctx.em, ctx.log);
       const { kind: _k, ...req } = msg;
       return batcher.submit({ ...req, accountId: state.accountId, idem: ctx.idem });
+    },
+
+    async cancel(state, msg, ctx): Promise<AccountReplies['cancel']> {
+      return ctx.em.transactional((em) =>
+        cancelOrder(em, state.accountId, msg.orderId, msg.who, ctx.at, ctx.baseUrl),
+      );
     },
 
     async pay(state, msg, ctx): Promise<Paid> {
@@ -175,7 +183,7 @@ async function pay(
 ): Promise<Paid> {
   const [order] = await em.execute<OrderRow[]>(
     `select id::float8 as id, round_id::float8 as round_id, market, tick::float8 as tick, offer_key, qty, status, total_cents::float8 as total_cents,
-            agent_id::float8 as agent_id, closes_at
+            agent_id::float8 as agent_id, closes_at, cancelled_by
        from orders where id = ? and account_id = ? for update`,
     [msg.orderId, accountId],
   );
@@ -196,6 +204,13 @@ async function pay(
       receipt: null,
     };
   }
+  if (order.status === 'cancelled')
+    throw new ActorError(
+      409,
+      order.cancelled_by === 'holder'
+        ? 'this order was declined on its purchase page and takes no payment; nothing was charged'
+        : 'this order was withdrawn by its agent and takes no payment; nothing was charged',
+    );
   const expired =
     "this purchase link expired: the order's session closed before it was paid; nothing was charged";
   // CONTRACT.md "Session boundary": the clock decides, whether or not the record's close has run.

@@ -4,6 +4,7 @@ import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
 import type { CardPayment, Payment } from '../money/messages.js';
 import { actorRef, type IdemRequest } from '../runtime/protocol.js';
+import type { Canceller } from './cancel.js';
 
 /** One order as the batch places it (actors/account/order-batch.ts). */
 export type OrderRequest = {
@@ -36,6 +37,11 @@ export type AccountMessage =
    * `at`: when the holder paid, on the service clock (real unix seconds): a link past its session's close is refused.
    */
   | { kind: 'pay'; orderId: number; holderId: number; payment: Payment; at: number }
+  /**
+   * The order withdrawn (CONTRACT.md "Withdrawing an order"): by its agent, or declined by the holder
+   * on its purchase link. Answers the order as served, `cancelled`.
+   */
+  | { kind: 'cancel'; orderId: number; who: Canceller }
   /** A logged-in holder opened the agent's cart link: connects the agent if it has no holder yet. */
   | { kind: 'connect'; agentId: number; holderId: number }
   /** The holder's autonomous-funding switch for the agent of this account. */
@@ -84,6 +90,7 @@ export type Connected = { agent_id: number; connected: boolean };
 export type AccountReplies = {
   order: OrderPlaced;
   pay: Paid;
+  cancel: ServedOrder & { instructions: string };
   connect: Connected;
   funding: FundingSet;
   topup: ToppedUp;
@@ -138,6 +145,8 @@ export type OrderByTokenReply = {
   order: ServedOrder;
   agent: OrderAgent;
   fundedByAgent: boolean;
+  /** Who withdrew it, once cancelled: its agent, or the holder who declined it. */
+  cancelledBy: 'agent' | 'holder' | null;
 } | null;
 // The served objects' types derive from their schemas (src/schemas), the one definition.
 export type LedgerEntry = Static<typeof schemas.LedgerEntry>;

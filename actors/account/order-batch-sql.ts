@@ -5,7 +5,7 @@
 // rather than the protocol's own prepared statements: several EXECUTEs still ride in one simple
 // query, so a batch keeps its two round trips (BEGIN with the read, the write with COMMIT).
 import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
-import { arrayLiteral, instantSql } from '../runtime/sql.js';
+import { arrayLiteral, arrayParam, instantSql } from '../runtime/sql.js';
 import { sessionLockKey } from '../market/session-lock.js';
 import {
   entriesArraysCte,
@@ -19,6 +19,7 @@ import { orderJsonSql } from './views.js';
 import { chargedFeesSql, feeRowsInsertSql } from '../money/charge.js';
 import { spentSql } from '../money/limits.js';
 import { PLACED_COLUMNS, placeOrdersCtes } from './order-write.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** One column of values per array parameter. */
 type Column = readonly (string | number | boolean | null)[];
@@ -78,6 +79,22 @@ function readSql(): string {
        (select json_agg(json_build_object('o', nextval('orders_id_seq'), 'r', nextval('trade_round_id_seq'))) from generate_series(1, $11)) as ids`;
 }
 
+/** The types of the read's parameters, $1 to $12. */
+const READ_TYPES = [
+  'text[]',
+  'bigint[]',
+  'bigint[]',
+  'bigint[]',
+  'text[]',
+  'text[]',
+  'bigint[]',
+  'int[]',
+  'text[]',
+  'text[]',
+  'int',
+  'float8[]',
+] as const;
+
 /** The read's values, in its parameters' order. */
 export type ReadArgs = {
   markets: string[];
@@ -94,6 +111,40 @@ export type ReadArgs = {
   at: number;
 };
 
+/** The read's parameters $1 to $12, in order. */
+const readValues = (a: ReadArgs) => [
+  a.markets,
+  a.agents,
+  a.accounts,
+  a.funded,
+  a.months,
+  a.menu.map((m) => m.market),
+  a.menu.map((m) => m.tick),
+  a.menu.map((m) => m.idx),
+  a.keys.map((k) => k.scope),
+  a.keys.map((k) => k.key),
+  a.n,
+  a.days,
+];
+
+/**
+ * The batch's read alone, on `em` (a quote: quote.ts): the same statement on a snapshot, with no
+ * session or account locks taken and no ids drawn (`n` is 0), so nothing is held or changed.
+ */
+export async function readUnlocked(em: EntityManager, a: ReadArgs): Promise<unknown> {
+  if (a.n !== 0) throw new Error('an unlocked read draws no ids');
+  const values = readValues(a);
+  const bindings: unknown[] = [];
+  const sql = readSql().replace(/\$(\d+)(::[a-z0-9]+\[\])?/g, (_, i: string) => {
+    const v = values[Number(i) - 1];
+    // An array goes as its literal: the ORM would spread a JS array into a list.
+    bindings.push(Array.isArray(v) ? arrayParam(v) : v);
+    return `?::${READ_TYPES[Number(i) - 1]}`;
+  });
+  const [row] = await em.execute(sql, bindings);
+  return row;
+}
+
 /** BEGIN's statements: the session locks, the account locks (their own statements: a snapshot is taken before a wait), expired answers, the read. */
 export function readStatements(a: ReadArgs, lit: (s: string) => string): string {
   const arr = (c: Column) => arrayLiteral(c, lit);
@@ -104,19 +155,9 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
     ...(a.keys.length
       ? [`execute order_batch_expire(${keys.join(', ')}, ${lit(String(a.at))})`]
       : []),
-    `execute order_batch_read(${[
-      arr(a.markets),
-      arr(a.agents),
-      arr(a.accounts),
-      arr(a.funded),
-      arr(a.months),
-      arr(a.menu.map((m) => m.market)),
-      arr(a.menu.map((m) => m.tick)),
-      arr(a.menu.map((m) => m.idx)),
-      ...keys,
-      String(a.n),
-      arr(a.days),
-    ].join(', ')})`,
+    `execute order_batch_read(${readValues(a)
+      .map((v) => (Array.isArray(v) ? arr(v) : String(v)))
+      .join(', ')})`,
   ].join(';\n');
 }
 
@@ -238,7 +279,7 @@ prepare order_batch_expire(text[], text[], float8) as
     select i.ctid from unnest($1, $2) as k(scope, key)
       join lateral (select ctid, created_at from idempotency i where i.scope = k.scope and i.key = k.key limit 1) i on true
      where i.created_at <= ${instantSql('$3')} - make_interval(hours => ${ANSWER_RETENTION_HOURS})));
-prepare order_batch_read(text[], bigint[], bigint[], bigint[], text[], text[], bigint[], int[], text[], text[], int, float8[]) as
+prepare order_batch_read(${READ_TYPES.join(', ')}) as
 ${readSql()};
 prepare order_batch_write(${WRITE_TYPES().join(', ')}) as
 ${writeSql()};`;

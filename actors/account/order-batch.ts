@@ -9,20 +9,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
-import { centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
-import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
 import { feeDue, feeKey, feeMonthAt } from '../../src/payments/fee.js';
 import { orderReply } from './order-reply.js';
-import { placedOrder, type PlacedOrder, type Terms } from './order-row.js';
+import { placedOrder, type PlacedOrder } from './order-row.js';
 import { ActorError } from '../runtime/actor.js';
 import { replayOf } from '../runtime/idempotency.js';
 import type { OrderPlaced, OrderRequest } from './messages.js';
 import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { NOTIFY_KEPT_SQL } from '../events/log.js';
-import { payFromBalanceRefusal } from './funding.js';
-import { batchFeeDue, chargeBatch } from '../money/charge.js';
-import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
+import { chargeBatch } from '../money/charge.js';
+import { dayStart } from '../money/limits.js';
 import { CONNECTION_SETTINGS } from '../../orm/config.js';
 import {
   PREPARE_BATCH,
@@ -32,6 +29,15 @@ import {
   type OrderColumn,
 } from './order-batch-sql.js';
 import { placedValues } from './order-write.js';
+import {
+  decide,
+  decisionState,
+  menuKey,
+  type BatchState,
+  type Decision,
+  type MenuRow,
+  type StoredRow,
+} from './order-decision.js';
 
 /** An order's answer: fresh, a stored one answered again (its key was retried), or a refusal. */
 export type Placed = OrderPlaced | { replayed: true; reply: OrderPlaced };
@@ -166,71 +172,13 @@ export async function placeOrders(
   }
 }
 
-type MenuRow = {
-  market: string;
-  tick: number;
-  idx: number;
-  offer_key: string;
-  unit_cost_cents: number;
-  list_price_cents: number;
-  max_qty: number;
-  title: string | null;
-  items: unknown[] | null;
-  sales_velocity: number | null;
-};
-type StoredRow = { scope: string; key: string; hash: string; status: number; reply: OrderPlaced };
-type BatchState = {
-  sessions: { market: string; tick: number }[];
-  agents: ({
-    id: number;
-    on: boolean;
-    holder: number | null;
-    changed_at: string | null;
-  } & Parameters<typeof limitsOf>[0])[];
-  /** What each paying agent funded without its holder on each UTC day (`day`: its first unix second). */
-  spent: { agent: number; day: number; cents: number }[];
-  accounts: { id: number; balance: number }[];
-  /** The competition of each competition account in the batch (its window in real unix seconds). */
-  competitions: Competing[];
-  /** `holder/month` of the fees already charged. */
-  fees: string[];
-  menu: MenuRow[];
-  answers: StoredRow[];
-  ids: { o: number; r: number }[];
-};
-type Competing = {
-  account: number;
-  id: string;
-  market: string;
-  starts_at: number;
-  ends_at: number;
-  status: string;
-};
-/**
- * What an accepted order's decision fixed: its terms and amounts, whether it is funded at once from
- * the balance (pay_from_balance, or any order of a competition account), the monthly fee it
- * carries, and the holder paying that fee.
- */
-type Decision = {
-  terms: Terms;
-  amounts: OrderAmounts;
-  funded: boolean;
-  fee: number;
-  holder: number | null;
-  /** The agent that funds it without its holder present (pay_from_balance): its spending limits count it. */
-  standing: number | null;
-};
-
 /** The fee month of an order: its placing time on the service clock. */
 const monthOf = (r: OrderRequest) => feeMonthAt(r.at);
 /** An accepted order: its decision and its row (order-row.ts). */
 type Accepted = Decision & { req: OrderRequest; row: PlacedOrder; participation: number | null };
 
-const menuKey = (m: { market: string; tick: number; idx: number }) =>
-  `${m.market}/${m.tick}/${m.idx}`;
 /** The batch's instant (its postings and events; its expiry of stored answers): its latest request's, on the service clock. */
 const batchInstant = (batch: readonly OrderRequest[]) => Math.max(...batch.map((r) => r.at));
-const spentKey = (agent: number, day: number) => `${agent}/${day}`;
 const answerKey = (a: { scope: string; key: string }) => `${a.scope}\n${a.key}`;
 
 /** The batch's reads (order-batch-sql.ts): what each request needs decided, for the prepared read. */
@@ -265,14 +213,8 @@ async function placeOnce(
   batch: OrderRequest[],
 ): Promise<Outcome[]> {
   const state = (await exec(readSql(batch, lit))).at(-1)![0] as BatchState;
-  const isOpen = new Set(state.sessions.map((x) => `${x.market}/${x.tick}`));
-  const agents = new Map(state.agents.map((a) => [a.id, a]));
-  const balances = new Map(state.accounts.map((a) => [a.id, a.balance]));
-  const feePaid = new Set(state.fees);
-  const competing = new Map(state.competitions.map((c) => [c.account, c]));
-  const menu = new Map(state.menu.map((m) => [menuKey(m), m]));
+  const st = decisionState(state);
   const stored = new Map(state.answers.map((a) => [answerKey(a), a]));
-  const spent = new Map(state.spent.map((s) => [spentKey(s.agent, s.day), s.cents]));
 
   const outcomes: Outcome[] = new Array(batch.length);
   const accepted: Accepted[] = [];
@@ -280,29 +222,20 @@ async function placeOnce(
   batch.forEach((req, i) => {
     const prior = req.idem && stored.get(answerKey(req.idem));
     if (prior) return void (outcomes[i] = replay(prior, req.idem!));
-    const decided = decide(
-      req,
-      isOpen,
-      menu.get(menuKey(req)),
-      agents,
-      balances,
-      feePaid,
-      spent,
-      competing.get(req.accountId),
-    );
+    const decided = decide(req, st);
     if (decided instanceof ActorError) return void (outcomes[i] = decided);
     const token = tokens.subarray(i * TOKEN_BYTES, (i + 1) * TOKEN_BYTES).toString('base64url');
     const row = rowOf(
       req,
       decided,
-      { orderId: state.ids[i].o, roundId: state.ids[i].r, token },
-      menu.get(menuKey(req))!,
+      { orderId: state.ids![i].o, roundId: state.ids![i].r, token },
+      st.menu.get(menuKey(req))!,
     );
     // An order left awaiting payment: whether its holder's fee is charged, as a payment made now would find it.
-    const holder = agents.get(req.agentId)?.holder ?? null;
+    const holder = st.agents.get(req.agentId)?.holder ?? null;
     const feeCharged = decided.funded
       ? undefined
-      : holder !== null && feePaid.has(feeKey(holder, req.at));
+      : holder !== null && st.feePaid.has(feeKey(holder, req.at));
     accepted.push({
       ...decided,
       req,
@@ -315,7 +248,7 @@ async function placeOnce(
     const o = outcomes[i];
     // A key answered before keeps its first answer (a reused key's 400 is not stored).
     if (!req.idem || stored.has(answerKey(req.idem))) return [];
-    const [status, body] = o instanceof ActorError ? [o.status, { detail: o.detail }] : [200, o];
+    const [status, body] = o instanceof ActorError ? [o.status, o.body] : [200, o];
     return [
       {
         scope: req.idem.scope,
@@ -330,107 +263,6 @@ async function placeOnce(
   if (!accepted.length && !answers.length) return outcomes;
   await exec(writeSql(accepted, answers, batchInstant(batch), lit));
   return outcomes;
-}
-
-/** One order's decision under the batch's locks: its terms from the recorded menu row, or the refusal. */
-function decide(
-  req: OrderRequest,
-  isOpen: Set<string>,
-  row: MenuRow | undefined,
-  agents: Map<number, BatchState['agents'][number]>,
-  balances: Map<number, number>,
-  feePaid: Set<string>,
-  spent: Map<string, number>,
-  competition?: Competing,
-): Decision | ActorError {
-  if (!isOpen.has(`${req.market}/${req.tick}`))
-    return new ActorError(
-      404,
-      dealNotOnMenu(
-        req.baseUrl,
-        req.market,
-        req.offerKey,
-        'is no longer on the menu: its session closed',
-      ),
-    );
-  // The recorded row is what the close fills: an order that does not match it is refused now,
-  // never discovered at the close.
-  if (!row || row.offer_key !== req.offerKey)
-    return new ActorError(
-      404,
-      dealNotOnMenu(
-        req.baseUrl,
-        req.market,
-        req.offerKey,
-        `is not on the recorded menu of ${req.market} session ${req.tick}`,
-      ),
-    );
-  if (req.qty > row.max_qty)
-    return new ActorError(409, `deal ${req.offerKey} takes at most ${row.max_qty} units`);
-  const terms = positionTerms(req.market as MarketId, row as never, req.qty);
-  const amounts = orderAmounts(req.qty, terms.unitCostCents, terms.feeCents);
-  const total = amounts.totalCents;
-  if (competition) return competitionOrder(req, competition, balances, { amounts, terms });
-  if (!req.payFromBalance)
-    return { amounts, funded: false, fee: 0, holder: null, standing: null, terms };
-  const agent = agents.get(req.agentId);
-  if (!agent?.on || agent.holder === null) {
-    return new ActorError(
-      403,
-      payFromBalanceRefusal(agent ?? { on: false, holder: null, changed_at: null }),
-    );
-  }
-  // The holder's standing instructions bound what the agent funds without them (the money kernel's decision).
-  const day = spentKey(req.agentId, dayStart(req.at));
-  const over = limitRefusal(limitsOf(agent), spent.get(day) ?? 0, req.market, total);
-  if (over) return new ActorError(403, over);
-  // The holder's first real-money checkout of the month carries the participation fee (the money kernel's decision).
-  const fee = batchFeeDue(feePaid, agent.holder, req.at);
-  const balance = balances.get(req.accountId) ?? 0;
-  if (balance < total + fee) {
-    return new ActorError(
-      400,
-      `insufficient balance: this order needs ${centsToNumber(total + fee)} USD, the account holds ${centsToNumber(balance)} USD`,
-    );
-  }
-  balances.set(req.accountId, balance - total - fee);
-  feePaid.add(feeKey(agent.holder, req.at));
-  spent.set(day, (spent.get(day) ?? 0) + total);
-  return { amounts, funded: true, fee, holder: agent.holder, standing: req.agentId, terms };
-}
-
-/**
- * An order of a competition account (CONTRACT.md "Competitions"): funded at once from the
- * simulated balance, with no switch and no participation fee (no real money moves), only while its
- * competition runs (its window on the service clock) and only on the competition's market (403).
- */
-function competitionOrder(
-  req: OrderRequest,
-  c: Competing,
-  balances: Map<number, number>,
-  d: Pick<Decision, 'amounts' | 'terms'>,
-): Decision | ActorError {
-  if (c.status !== 'running' || req.at < c.starts_at || req.at >= c.ends_at) {
-    return new ActorError(
-      403,
-      `competition ${c.id} is not running (it runs from ${new Date(c.starts_at * 1000).toISOString()} to ${new Date(c.ends_at * 1000).toISOString()}): its account places no orders now`,
-    );
-  }
-  if (req.market !== c.market)
-    return new ActorError(
-      403,
-      `competition ${c.id} trades market ${c.market} only, not ${req.market}`,
-    );
-  const total = d.amounts.totalCents;
-  const balance = balances.get(req.accountId) ?? 0;
-  if (balance < total) {
-    return new ActorError(
-      400,
-      `insufficient balance: this order needs ${centsToNumber(total)} USD, the competition account holds ${centsToNumber(balance)} simulated USD`,
-    );
-  }
-  balances.set(req.accountId, balance - total);
-  return { ...d, funded: true, fee: 0, holder: null, standing: null };
 }
 
 /** A stored answer as this order's outcome (replayOf throws the refusals; a batch returns them). */

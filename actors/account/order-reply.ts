@@ -26,6 +26,12 @@ export function orderInstructions(
       `To trade again, pick a deal of the current menu, ${baseUrl}/api/v1/markets/${order.market}/deals, and order it (POST /api/v1/orders); hand the new purchase_url to your holder before that session closes.`
     );
   }
+  if (order.status === 'cancelled') {
+    return (
+      'This order was withdrawn unfunded (order.cancelled says by whom): its purchase link takes no payment and nothing was charged. ' +
+      `To trade again, pick a deal of the current menu, ${baseUrl}/api/v1/markets/${order.market}/deals, and order it (POST /api/v1/orders).`
+    );
+  }
   if (order.status === 'filled') {
     return `This order filled into position ${order.position_id}: it sells through over ${SETTLEMENT_HORIZON_SESSIONS} sessions and settles; its position.advanced and position.settled events tell you as it does (${EVENTS}), and GET /api/v1/positions/${order.position_id} serves it.`;
   }

@@ -18,6 +18,7 @@ import type {
   ServedOrder,
 } from './messages.js';
 import { orderInstructions } from './order-reply.js';
+import { quoteOf, type QuoteArgs } from './quote.js';
 import {
   accountIdsOf,
   accountSummary,
@@ -99,4 +100,6 @@ export const accountReads = defineReads({
     payNow(em, a.holderId, a.at, a.goodsCents),
   'account.checkoutBalance': async ({ em }, a: CheckoutBalanceArgs) =>
     checkoutBalanceCents(em, a.accountId, a.holderId),
+  /** What POST /orders would answer for this order now, and the limits and funding behind it (nothing written). */
+  'account.quote': async ({ em }, a: QuoteArgs) => quoteOf(em, a),
 });

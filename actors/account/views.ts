@@ -228,15 +228,27 @@ export async function orderOf(
 export async function orderByToken(em: EntityManager, token: string, baseUrl: string, at: number) {
   if (!isLinkToken(token)) return null;
   const [row] = await em.execute<
-    { order: ServedOrder; agent: Record<string, unknown>; by_agent: boolean }[]
+    {
+      order: ServedOrder;
+      agent: Record<string, unknown>;
+      by_agent: boolean;
+      cancelled_by: 'agent' | 'holder' | null;
+    }[]
   >(
     `select ${ORDER_SELECT}, json_build_object('id', g.id, 'name', g.name, 'key_id', g.key_id, 'identity', g.identity, 'operator', g.operator,
             'purpose', g.purpose, 'contact', g.contact, 'holder_id', g.holder_id) as agent,
-            o.standing_agent_id is not null as by_agent
+            o.standing_agent_id is not null as by_agent, o.cancelled_by
        from ${ORDER_READ} join agent g on g.id = o.agent_id where o.token = ?`,
     [baseUrl, feeMonthAt(at), token],
   );
-  return row ? { order: row.order, agent: row.agent, fundedByAgent: row.by_agent } : null;
+  return row
+    ? {
+        order: row.order,
+        agent: row.agent,
+        fundedByAgent: row.by_agent,
+        cancelledBy: row.cancelled_by,
+      }
+    : null;
 }
 
 /**

@@ -197,7 +197,7 @@ async function withinLimits(
   for (const l of lines) {
     const total = lineAmounts(l).amounts.totalCents;
     const over = limitRefusal(limitsOf(agent), spent, l.market, total);
-    if (over) throw new ActorError(403, `line ${l.id}: ${over}`);
+    if (over) throw new ActorError(403, `line ${l.id}: ${over.detail}`, undefined, over.facts);
     spent += total;
   }
 }

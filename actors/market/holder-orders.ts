@@ -23,6 +23,9 @@ import { FIGURE_COLUMNS, figureArrays, type PositionFigures } from '../events/po
 import type { EventType } from '../events/messages.js';
 import { ORDER_FROM, orderJsonSql } from '../account/views.js';
 
+/** The statuses of orders that never become (or stay) a position: nothing of theirs is left to settle. */
+const NEVER_TRADED = `('expired', 'refunded', 'cancelled')`;
+
 type PaidOrder = {
   id: number;
   account_id: number;
@@ -266,7 +269,7 @@ async function refundOrders(
   await em.execute(
     `update trade_round r
         set refunded_cents = r.refunded_cents + x.cents,
-            status = case when exists (select 1 from orders o where o.round_id = r.id and o.status not in ('refunded', 'expired')) then r.status else 'refunded' end
+            status = case when exists (select 1 from orders o where o.round_id = r.id and o.status not in ${NEVER_TRADED}) then r.status else 'refunded' end
        from (select round_id, sum(cents) as cents from jsonb_to_recordset(?::jsonb) as y(round_id bigint, cents bigint) group by round_id) x
       where r.id = x.round_id`,
     [json(rows.map((r) => ({ round_id: r.round_id, cents: r.debited_cents })))],
@@ -560,7 +563,7 @@ async function completeRounds(em: EntityManager, rows: SettledRow[], at: number)
        from (select r2.id,
                     (select coalesce(sum(p.transferred_units), 0) from orders o join position p on p.order_id = o.id where o.round_id = r2.id) as units,
                     not exists (select 1 from orders o left join trade t on t.position_id = o.position_id
-                                 where o.round_id = r2.id and o.status not in ('expired', 'refunded') and (t.id is null or not t.settled)) as done
+                                 where o.round_id = r2.id and o.status not in ${NEVER_TRADED} and (t.id is null or not t.settled)) as done
                from trade_round r2 where r2.id = any(?::bigint[])) x
       where r.id = x.id`,
     [at, intArrayParam([...new Set(rows.map((r) => r.round_id))])],

@@ -2,7 +2,9 @@
 // holder present (pay_from_balance, an execute checkout). One decision, used by the order batch
 // (per order, under its account locks) and the cart's execute checkout (per line, under the agent's
 // account lock): so a concurrent burst cannot pass max_day, whichever path it takes.
+import type { Static } from 'typebox';
 import { centsToNumber } from '../../src/engine/money.js';
+import type { LimitCheck as LimitCheckSchema } from '../../src/schemas/quote.js';
 
 /** Null: no limit. Cents; markets as ids. */
 export type Limits = {
@@ -21,26 +23,87 @@ export const dayStart = (at: number) => Math.floor(at / SECONDS_PER_DAY) * SECON
 const usd = (cents: number) => `${centsToNumber(cents).toFixed(2)} USD`;
 
 /**
- * Why an order of `totalCents` on `market` is over the agent's limits, given what it funded
- * without the holder earlier that day (`spentCents`), or null when it is within them. The month's
- * fee counts in neither limit.
+ * One limit checked against an order (CONTRACT.md "Spending limits"; a quote lists them): the limit
+ * (USD, or the markets), what already counts against it and what is left (USD; null where nothing
+ * accumulates), and whether the order is within it. Its schema is the served one.
+ */
+export type LimitCheck = Static<typeof LimitCheckSchema>;
+type LimitName = LimitCheck['limit'];
+
+/**
+ * Every limit the holder set, checked against an order of `totalCents` on `market`, given what the
+ * agent funded without the holder earlier that day (`spentCents`). The month's fee counts in none.
+ */
+export function limitChecks(
+  l: Limits,
+  spentCents: number,
+  market: string,
+  totalCents: number,
+): LimitCheck[] {
+  const checks: LimitCheck[] = [];
+  if (l.markets)
+    checks.push({
+      limit: 'markets',
+      limit_value: l.markets,
+      spent: null,
+      remaining: null,
+      ok: l.markets.includes(market),
+    });
+  if (l.maxOrderCents !== null)
+    checks.push({
+      limit: 'max_order',
+      limit_value: centsToNumber(l.maxOrderCents),
+      spent: null,
+      remaining: centsToNumber(l.maxOrderCents),
+      ok: totalCents <= l.maxOrderCents,
+    });
+  if (l.maxDayCents !== null)
+    checks.push({
+      limit: 'max_day',
+      limit_value: centsToNumber(l.maxDayCents),
+      spent: centsToNumber(spentCents),
+      remaining: centsToNumber(Math.max(0, l.maxDayCents - spentCents)),
+      ok: spentCents + totalCents <= l.maxDayCents,
+    });
+  return checks;
+}
+
+/** A refusal over a limit: its sentence and the 403 body's machine-readable fields beside it. */
+export type LimitRefusal = {
+  detail: string;
+  facts: Omit<LimitCheck, 'ok'> & { order_total: number };
+};
+
+/**
+ * Why an order of `totalCents` on `market` is over the agent's limits (the first limit it passes,
+ * in limitChecks' order), or null when it is within them.
  */
 export function limitRefusal(
   l: Limits,
   spentCents: number,
   market: string,
   totalCents: number,
-): string | null {
-  const over = 'over the spending limits your holder set';
-  if (l.markets && !l.markets.includes(market))
-    return `${over}: markets is ${l.markets.join(', ')}, not ${market}; nothing was charged`;
-  if (l.maxOrderCents !== null && totalCents > l.maxOrderCents) {
-    return `${over}: max_order is ${usd(l.maxOrderCents)} and this order is ${usd(totalCents)}; nothing was charged`;
-  }
-  if (l.maxDayCents !== null && spentCents + totalCents > l.maxDayCents) {
-    return `${over}: max_day is ${usd(l.maxDayCents)}, ${usd(spentCents)} already spent today (UTC) and this order is ${usd(totalCents)}; nothing was charged`;
-  }
-  return null;
+): LimitRefusal | null {
+  const failed = limitChecks(l, spentCents, market, totalCents).find((c) => !c.ok);
+  if (!failed) return null;
+  const { ok: _ok, ...check } = failed;
+  return {
+    detail: `over the spending limits your holder set: ${refusalWords(l, spentCents, market, totalCents, failed.limit)}; nothing was charged`,
+    facts: { ...check, order_total: centsToNumber(totalCents) },
+  };
+}
+
+function refusalWords(
+  l: Limits,
+  spentCents: number,
+  market: string,
+  totalCents: number,
+  limit: LimitName,
+): string {
+  if (limit === 'markets') return `markets is ${l.markets!.join(', ')}, not ${market}`;
+  if (limit === 'max_order')
+    return `max_order is ${usd(l.maxOrderCents!)} and this order is ${usd(totalCents)}`;
+  return `max_day is ${usd(l.maxDayCents!)}, ${usd(spentCents)} already spent today (UTC) and this order is ${usd(totalCents)}`;
 }
 
 /**

@@ -21,6 +21,7 @@ import { project, scenariosFrom } from '../../src/analytics/projection.js';
 import {
   belowLowScenario,
   settledResults,
+  surchargeRecord,
   type SettledDeal,
 } from '../../src/analytics/similar-deals.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -114,6 +115,17 @@ export const dealProjectionReads = defineReads({
       params: paramsOf(a, w, price),
       quoted_velocity: MARKETS[a.market].quotes_velocity ? a.quotedVelocity : null,
       calibration: calibrationOf(a, w, reached, reachedTrades),
+      // The curve replays sales only: a downside event's surcharge comes on top, as the record shows it.
+      surcharge: {
+        in_scenarios: false,
+        ...surchargeRecord(
+          settled.map((t) => ({
+            qty: t.qty,
+            downside: !!t.regime,
+            surchargeCents: t.surcharge_cents ?? 0,
+          })),
+        ),
+      },
     };
   },
 });

@@ -71,8 +71,26 @@ export class ActorError extends Error {
     readonly detail: string,
     /** Seconds a client should wait before retrying (503 answers). */
     readonly retryAfter?: number,
+    /** Machine-readable fields answered beside `detail` (a limit refusal's limit and figures). */
+    readonly facts?: Record<string, unknown>,
   ) {
     super(detail);
+  }
+
+  /** The refusal's JSON body, as answered and as stored under an Idempotency-Key. */
+  get body(): Record<string, unknown> {
+    return { detail: this.detail, ...this.facts };
+  }
+
+  /** A refusal from its stored body (`{detail, ...facts}`). */
+  static fromBody(status: number, body: unknown): ActorError {
+    const { detail, ...facts } = (body ?? {}) as Record<string, unknown>;
+    return new ActorError(
+      status,
+      String(detail ?? 'refused'),
+      undefined,
+      Object.keys(facts).length ? facts : undefined,
+    );
   }
 
   /** A refusal answered again from a stored answer (Idempotency-Key), not decided now. */

@@ -76,10 +76,7 @@ export function replayOf(
 ): { replayed: true; reply: unknown } {
   if (stored.hash !== idem.hash) throw new ActorError(400, REUSED_KEY);
   if (stored.status >= 400) {
-    const refusal = new ActorError(
-      stored.status,
-      String((stored.reply as { detail?: unknown })?.detail ?? 'refused'),
-    );
+    const refusal = ActorError.fromBody(stored.status, stored.reply);
     refusal.replayed = true;
     throw refusal;
   }
@@ -111,7 +108,7 @@ export async function withIdempotency(
       } catch (err) {
         // A throttle's 429 passes with time: it is not the request's answer.
         if (!(err instanceof ActorError) || err.status >= 500 || err.status === 429) throw err;
-        await storeAnswer(tem, idem, err.status, { detail: err.detail }, at);
+        await storeAnswer(tem, idem, err.status, err.body, at);
         return { refused: err };
       }
     });
@@ -171,7 +168,7 @@ export async function refused(
 ): Promise<{ replayed: true; reply: unknown }> {
   if (!idem || err.status === 429 || err.status >= 500) throw err;
   try {
-    await storeAnswer(em, idem, err.status, { detail: err.detail }, at);
+    await storeAnswer(em, idem, err.status, err.body, at);
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
     const prior = await findAnswer(em, idem, at);

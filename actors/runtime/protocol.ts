@@ -35,6 +35,7 @@ export type TurnResult =
       detail: string;
       turnMs: number;
       retryAfter?: number;
+      facts?: Record<string, unknown>;
       replayed?: boolean;
     };
 

@@ -323,7 +323,8 @@ export class ActorRuntime {
       );
       if (idem && result.replayed) idem.replayed = true;
       if (result.ok && result.from) this.readsFrom[result.from]++;
-      if (!result.ok) throw new ActorError(result.status, result.detail, result.retryAfter);
+      if (!result.ok)
+        throw new ActorError(result.status, result.detail, result.retryAfter, result.facts);
       return result.reply as T;
     } finally {
       clearTimeout(timer);

@@ -204,6 +204,7 @@ async function turn(envelope: Envelope): Promise<TurnResult> {
           status: err.status,
           detail: err.detail,
           retryAfter: err.retryAfter,
+          facts: err.facts,
           replayed: err.replayed,
           turnMs: performance.now() - t0,
         };

@@ -13,6 +13,7 @@ export const ROUND_STATUSES = [
   'expired',
   'completed',
   'refunded',
+  'cancelled',
 ] as const;
 export const ORDER_STATUSES = [
   'awaiting_payment',
@@ -20,7 +21,10 @@ export const ORDER_STATUSES = [
   'filled',
   'expired',
   'refunded',
+  'cancelled',
 ] as const;
+/** Who withdrew an order awaiting payment: its agent (DELETE /orders/{id}) or the holder (declined). */
+export const CANCELLED_BY = ['agent', 'holder'] as const;
 export const LEDGER_KINDS = [
   'card_charge',
   'crypto_payment',
@@ -313,6 +317,8 @@ export type Order = {
   positionId?: number | null;
   refundReason?: string | null;
   refundedAt?: Date | null;
+  cancelledBy?: (typeof CANCELLED_BY)[number] | null;
+  cancelledAt?: Date | null;
   /** The agent that funded it without the holder present (its spending limits count it). */
   standingAgentId?: number | null;
   /** The signed approval receipt (compact JWS) when the holder's hand or grant funded it. */
@@ -363,6 +369,14 @@ export const OrderSchema = new EntitySchema<Order>({
     positionId: { type: bigint(), fieldName: 'position_id', nullable: true },
     refundReason: { type: 'text', fieldName: 'refund_reason', nullable: true },
     refundedAt: timestampNull('refunded_at'),
+    cancelledBy: {
+      enum: true,
+      items: [...CANCELLED_BY],
+      columnType: 'text',
+      fieldName: 'cancelled_by',
+      nullable: true,
+    },
+    cancelledAt: timestampNull('cancelled_at'),
     standingAgentId: { type: bigint(), fieldName: 'standing_agent_id', nullable: true },
     receipt: { type: 'text', nullable: true },
   },
@@ -372,6 +386,10 @@ export const OrderSchema = new EntitySchema<Order>({
     {
       name: 'orders_refund_reason',
       expression: `(status = 'refunded') = (refund_reason is not null and refunded_at is not null)`,
+    },
+    {
+      name: 'orders_cancelled',
+      expression: `(status = 'cancelled') = (cancelled_by is not null and cancelled_at is not null)`,
     },
   ],
   indexes: [

@@ -46,6 +46,27 @@ export function settledResults(deals: readonly Pick<SettledDeal, 'qty' | 'pnlCen
 }
 
 /**
+ * The settlement surcharges of the settled deals: a downside event brings one, debited at settlement
+ * (ENGINE.md). How often it happened (the share of settled deals with one) and its median per unit
+ * bought when it did (USD, to the cent); null when nothing settled or none was hit.
+ */
+export function surchargeRecord(
+  deals: readonly { qty: number; downside: boolean; surchargeCents: number }[],
+) {
+  const sized = deals.filter((d) => d.qty > 0);
+  const hit = sized.filter((d) => d.downside);
+  const median = quantile(
+    hit.map((d) => d.surchargeCents / d.qty).sort((x, y) => x - y),
+    0.5,
+  );
+  return {
+    events: hit.length,
+    rate: sized.length ? Math.round((hit.length / sized.length) * 1e4) / 1e4 : null,
+    median_per_unit: median === null ? null : round2(median / 100),
+  };
+}
+
+/**
  * The deals settled by the open of session `open` among those filled in its lookback: the ones a
  * projection of `open`'s menu draws its scenarios from (a deal filled at t settles at the close of
  * t + horizon).

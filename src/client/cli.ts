@@ -25,6 +25,7 @@ usage: agent-market [--json] [--key KEY] [--url URL] <command> [arguments]
   projection <market> <offer_key> [--lookback N] the naive projection of a deal: P&L by volume
   order <market> <offer_key> <qty> [--pay-from-balance] [--idempotency-key K]
                                                  order a deal; hand the purchase_url to your holder
+  cancel <order_id> [--idempotency-key K]        withdraw an order still awaiting payment
   orders [--status S]                            my orders, newest first
   positions [--status open|settled]              my positions, newest first
   account                                        my balance, counts, realised P&L
@@ -337,6 +338,24 @@ const COMMANDS: Record<string, Command> = {
       ]
         .filter(Boolean)
         .join('\n'),
+    );
+  },
+
+  async cancel({ api }, [orderId], o, out) {
+    if (!orderId) throw new Usage('cancel <order_id>');
+    const data = await answer(
+      api.DELETE('/api/v1/orders/{order_id}', {
+        params: {
+          path: { order_id: int(orderId, 'order_id') },
+          header: idem(o['idempotency-key'] as string | undefined),
+        } as never,
+      }),
+    );
+    print(
+      out,
+      data,
+      () =>
+        `order ${data.id}: ${data.status}; its purchase link takes no payment and nothing was charged`,
     );
   },
 

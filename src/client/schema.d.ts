@@ -426,6 +426,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What an order would be before placing it: the total the holder pays, the limits and funding against it, its risk, and what POST /orders would answer now; nothing is stored or charged */
+        post: operations["quote_order"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orders": {
         parameters: {
             query?: never;
@@ -455,7 +472,8 @@ export interface paths {
         get: operations["get_order"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Withdraw one of my orders while it awaits payment: it becomes cancelled and its purchase link takes no payment */
+        delete: operations["cancel_order"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1300,11 +1318,11 @@ export interface components {
             fee_amount: number;
             /** @description gross_amount + fee_amount: what funding the order costs */
             total_amount: number;
-            /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill) */
-            status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
+            /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+            status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
             /** @description how it was funded; null while unfunded */
             payment_source: ("card" | "balance") | null;
-            /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+            /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
             purchase_url: string | null;
             /** @description when the order's session closes (real unix seconds): fund it before */
             closes_at: number;
@@ -1446,7 +1464,7 @@ export interface components {
             /** @description how it was funded; null while unfunded */
             source: ("card" | "balance") | null;
             /** @description the round's status: refunded when the close could not fill its paid orders */
-            status: "awaiting_payment" | "funded" | "expired" | "completed" | "refunded";
+            status: "awaiting_payment" | "funded" | "expired" | "completed" | "refunded" | "cancelled";
             /** @description unsold units that became owned goods */
             transferred_units: number;
             /** @description when it was opened (unix seconds) */
@@ -3249,6 +3267,20 @@ export interface operations {
                             /** @description below_low / settled; null without a settled trade */
                             below_low_rate: number | null;
                         };
+                        /** @description the settlement surcharge on the record: a loss the curve's scenarios do not include */
+                        surcharge: {
+                            /**
+                             * @description false: the curve's scenarios leave the settlement surcharge out; a downside event adds it when the position settles
+                             * @constant
+                             */
+                            in_scenarios: false;
+                            /** @description settled trades of the family in the lookback that a downside event hit */
+                            events: number;
+                            /** @description events / settled trades; null without a settled trade */
+                            rate: number | null;
+                            /** @description the median surcharge per unit bought when it happened (USD); null when none was hit */
+                            median_per_unit: number | null;
+                        };
                     };
                 };
             };
@@ -3452,6 +3484,20 @@ export interface operations {
                             below_low: number;
                             /** @description below_low / settled; null without a settled trade */
                             below_low_rate: number | null;
+                        };
+                        /** @description the settlement surcharge on the record: a loss the curve's scenarios do not include */
+                        surcharge: {
+                            /**
+                             * @description false: the curve's scenarios leave the settlement surcharge out; a downside event adds it when the position settles
+                             * @constant
+                             */
+                            in_scenarios: false;
+                            /** @description settled trades of the family in the lookback that a downside event hit */
+                            events: number;
+                            /** @description events / settled trades; null without a settled trade */
+                            rate: number | null;
+                            /** @description the median surcharge per unit bought when it happened (USD); null when none was hit */
+                            median_per_unit: number | null;
                         };
                     };
                 };
@@ -4108,11 +4154,177 @@ export interface operations {
             };
         };
     };
+    quote_order: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description m15, m45, h2 or h10 */
+                    market: string;
+                    /** @description a deal key of the market's current menu */
+                    offer_key: string;
+                    /** @description units, at most the deal's max_qty */
+                    qty: number;
+                    /**
+                     * @description fund at once from the account balance (needs autonomous funding)
+                     * @default false
+                     */
+                    pay_from_balance?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description what the order would be; nothing is stored, reserved or charged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description market id */
+                        market: string;
+                        /** @description the deal's key */
+                        offer_key: string;
+                        /** @description units quoted */
+                        qty: number;
+                        /** @description landed cost per unit */
+                        unit_cost: number;
+                        /** @description qty x fulfilment fee per unit */
+                        fee_amount: number;
+                        /** @description what funding the order costs (its total_amount) */
+                        total_amount: number;
+                        /** @description what the holder will pay */
+                        holder_pays: {
+                            /** @description the order's total_amount, or the sum of the cart's current lines */
+                            goods: number;
+                            /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                            participation_fee: number;
+                            /** @description goods + participation_fee: the one total a card payment now would charge */
+                            total: number;
+                        };
+                        /** @description the holder's spending limits against this order */
+                        limits: {
+                            /** @description every limit the holder set allows funding it without them (pay_from_balance) */
+                            allowed: boolean;
+                            /** @description each limit set, checked; empty when none is set */
+                            checks: {
+                                /** @description which of the limits the holder set */
+                                limit: "markets" | "max_order" | "max_day";
+                                /** @description the limit: USD, or the markets allowed */
+                                limit_value: number | string[];
+                                /** @description USD already counted against it (max_day: funded today, UTC); null where nothing accumulates */
+                                spent: number | null;
+                                /** @description USD left under it (max_order: what one order may total); null for markets */
+                                remaining: number | null;
+                                /** @description the order is within it */
+                                ok: boolean;
+                            }[];
+                        };
+                        /** @description funding it from the balance */
+                        funding: {
+                            /** @description pay_from_balance would fund it now: autonomous funding on, within the limits, balance enough */
+                            pay_from_balance_allowed: boolean;
+                            /** @description the account balance (USD) */
+                            balance: number;
+                        };
+                        /** @description the deal's session */
+                        session: {
+                            /** @description the session it would be placed in */
+                            tick: number;
+                            /** @description when that session closes (real unix seconds): the holder pays before */
+                            closes_at: number;
+                            /** @description real seconds until then */
+                            seconds_to_close: number;
+                        };
+                        /** @description what this order risks */
+                        risk: {
+                            /** @description how similar deals ended (the projection samples) */
+                            similar: {
+                                /** @description settled deals of the family in the projection's lookback */
+                                n: number;
+                                /** @description of those, settled at a loss */
+                                lost: number;
+                                /** @description their median realised P&L per unit bought (USD) */
+                                median_per_unit: number | null;
+                                /** @description the lowest of the same */
+                                worst_per_unit: number | null;
+                            };
+                            /** @description the settlement surcharge: a loss the projection curve leaves out */
+                            surcharge: {
+                                /** @description share of those settled deals a downside event hit, bringing a settlement surcharge */
+                                rate: number | null;
+                                /** @description the median surcharge per unit bought when it happened (USD) */
+                                median: number | null;
+                                /** @description what a downside event would add to this order at the least (USD) */
+                                this_order_low: number;
+                                /** @description and at the most */
+                                this_order_high: number;
+                            };
+                            /** @description USD: everything paid (total_amount) plus the holding fees of every unit for every session if nothing sells */
+                            max_loss: number;
+                            /** @description max_loss plus this_order_high: the most this order can lose */
+                            max_loss_with_surcharge: number;
+                        };
+                        /** @description what POST /orders with this body would answer now (a limit refusal carries its fields beside detail) */
+                        would_answer: {
+                            /** @description the status POST /orders would answer now */
+                            status: 201 | 400 | 403 | 404 | 409 | 422;
+                            /** @description its detail, when not 201 */
+                            detail?: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unknown market, or the deal is not on the current menu (its session closed) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the record has not opened the deal's session yet (the previous close still runs); retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_orders: {
         parameters: {
             query?: {
                 /** @description only orders in this status */
-                status?: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
+                status?: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
                 /** @description most entries answered (1..1000) */
                 limit?: number;
             };
@@ -4164,11 +4376,11 @@ export interface operations {
                             fee_amount: number;
                             /** @description gross_amount + fee_amount: what funding the order costs */
                             total_amount: number;
-                            /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill) */
-                            status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
+                            /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+                            status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
                             /** @description how it was funded; null while unfunded */
                             payment_source: ("card" | "balance") | null;
-                            /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+                            /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
                             purchase_url: string | null;
                             /** @description when the order's session closes (real unix seconds): fund it before */
                             closes_at: number;
@@ -4293,11 +4505,11 @@ export interface operations {
                         fee_amount: number;
                         /** @description gross_amount + fee_amount: what funding the order costs */
                         total_amount: number;
-                        /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill) */
-                        status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
+                        /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+                        status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
                         /** @description how it was funded; null while unfunded */
                         payment_source: ("card" | "balance") | null;
-                        /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+                        /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
                         purchase_url: string | null;
                         /** @description when the order's session closes (real unix seconds): fund it before */
                         closes_at: number;
@@ -4452,11 +4664,11 @@ export interface operations {
                         fee_amount: number;
                         /** @description gross_amount + fee_amount: what funding the order costs */
                         total_amount: number;
-                        /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill) */
-                        status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded";
+                        /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+                        status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
                         /** @description how it was funded; null while unfunded */
                         payment_source: ("card" | "balance") | null;
-                        /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again) */
+                        /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
                         purchase_url: string | null;
                         /** @description when the order's session closes (real unix seconds): fund it before */
                         closes_at: number;
@@ -4503,6 +4715,136 @@ export interface operations {
             };
             /** @description no such order on my account */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancel_order: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description order id */
+                order_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description an order, with what to do next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description order id */
+                        id: number;
+                        /** @description market id */
+                        market: string;
+                        /** @description the session the order is placed in; it fills at that session's close */
+                        tick: number;
+                        /** @description the deal's key */
+                        offer_key: string;
+                        /** @description the bundle's title */
+                        deal_title: string;
+                        /** @description the items of one unit */
+                        items: {
+                            /** @description item name */
+                            name: string;
+                            /** @description units of the item per bundle unit */
+                            qty: number;
+                            /** @description condition grade */
+                            grade: string;
+                        }[];
+                        /** @description units ordered */
+                        qty: number;
+                        /** @description landed cost per unit */
+                        unit_cost: number;
+                        /** @description resale price per unit */
+                        list_price: number;
+                        /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                        sales_velocity?: number | null;
+                        /** @description qty x unit_cost */
+                        gross_amount: number;
+                        /** @description qty x fulfilment fee per unit */
+                        fee_amount: number;
+                        /** @description gross_amount + fee_amount: what funding the order costs */
+                        total_amount: number;
+                        /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+                        status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
+                        /** @description how it was funded; null while unfunded */
+                        payment_source: ("card" | "balance") | null;
+                        /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
+                        purchase_url: string | null;
+                        /** @description when the order's session closes (real unix seconds): fund it before */
+                        closes_at: number;
+                        /** @description when it was placed (unix seconds) */
+                        created_at: number;
+                        /** @description when it was funded (unix seconds), null until it happens */
+                        paid_at: number | null;
+                        /** @description when it filled (unix seconds), null until it happens */
+                        filled_at: number | null;
+                        /** @description the position it filled into; null until filled */
+                        position_id: number | null;
+                        /** @description the trade round it is funded with */
+                        round_id: number;
+                        /** @description the trading account */
+                        account_id: number;
+                        /** @description the agent that placed it; null on an order of the holder's Manual desk */
+                        agent_id: number | null;
+                        /** @description why a paid order was refunded instead of filled; null otherwise */
+                        refund_reason: string | null;
+                        /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+                        holder_pays: {
+                            /** @description the order's total_amount, or the sum of the cart's current lines */
+                            goods: number;
+                            /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                            participation_fee: number;
+                            /** @description goods + participation_fee: the one total a card payment now would charge */
+                            total: number;
+                        } | null;
+                        /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+                        receipt: string | null;
+                        /** @description what to do next with this order (an expired one: order again from the current menu, at the URL given) */
+                        instructions: string;
+                    };
+                };
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such order on my account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the order is paid, filled, expired or refunded: nothing to withdraw */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4947,6 +5289,89 @@ export interface operations {
                             /** @description when it was appended (unix seconds) */
                             created_at: number;
                             data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.cancelled";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the order as GET /orders/{id} serves it, cancelled, with who withdrew it */
+                            data: {
+                                /** @description order id */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session the order is placed in; it fills at that session's close */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description the items of one unit */
+                                items: {
+                                    /** @description item name */
+                                    name: string;
+                                    /** @description units of the item per bundle unit */
+                                    qty: number;
+                                    /** @description condition grade */
+                                    grade: string;
+                                }[];
+                                /** @description units ordered */
+                                qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description qty x unit_cost */
+                                gross_amount: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee_amount: number;
+                                /** @description gross_amount + fee_amount: what funding the order costs */
+                                total_amount: number;
+                                /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+                                status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
+                                /** @description how it was funded; null while unfunded */
+                                payment_source: ("card" | "balance") | null;
+                                /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
+                                purchase_url: string | null;
+                                /** @description when the order's session closes (real unix seconds): fund it before */
+                                closes_at: number;
+                                /** @description when it was placed (unix seconds) */
+                                created_at: number;
+                                /** @description when it was funded (unix seconds), null until it happens */
+                                paid_at: number | null;
+                                /** @description when it filled (unix seconds), null until it happens */
+                                filled_at: number | null;
+                                /** @description the position it filled into; null until filled */
+                                position_id: number | null;
+                                /** @description the trade round it is funded with */
+                                round_id: number;
+                                /** @description the trading account */
+                                account_id: number;
+                                /** @description the agent that placed it; null on an order of the holder's Manual desk */
+                                agent_id: number | null;
+                                /** @description why a paid order was refunded instead of filled; null otherwise */
+                                refund_reason: string | null;
+                                /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+                                holder_pays: {
+                                    /** @description the order's total_amount, or the sum of the cart's current lines */
+                                    goods: number;
+                                    /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                                    participation_fee: number;
+                                    /** @description goods + participation_fee: the one total a card payment now would charge */
+                                    total: number;
+                                } | null;
+                                /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+                                receipt: string | null;
+                                /** @description agent: its agent withdrew it (DELETE /orders/{id}); holder: declined on its purchase page */
+                                by: "agent" | "holder";
+                            };
                         } | {
                             /** @description the account's event id: gap-free and increasing */
                             id: number;
@@ -5537,6 +5962,89 @@ export interface operations {
                             /** @description when it was appended (unix seconds) */
                             created_at: number;
                             data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.cancelled";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the order as GET /orders/{id} serves it, cancelled, with who withdrew it */
+                            data: {
+                                /** @description order id */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session the order is placed in; it fills at that session's close */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description the items of one unit */
+                                items: {
+                                    /** @description item name */
+                                    name: string;
+                                    /** @description units of the item per bundle unit */
+                                    qty: number;
+                                    /** @description condition grade */
+                                    grade: string;
+                                }[];
+                                /** @description units ordered */
+                                qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description qty x unit_cost */
+                                gross_amount: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee_amount: number;
+                                /** @description gross_amount + fee_amount: what funding the order costs */
+                                total_amount: number;
+                                /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+                                status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
+                                /** @description how it was funded; null while unfunded */
+                                payment_source: ("card" | "balance") | null;
+                                /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
+                                purchase_url: string | null;
+                                /** @description when the order's session closes (real unix seconds): fund it before */
+                                closes_at: number;
+                                /** @description when it was placed (unix seconds) */
+                                created_at: number;
+                                /** @description when it was funded (unix seconds), null until it happens */
+                                paid_at: number | null;
+                                /** @description when it filled (unix seconds), null until it happens */
+                                filled_at: number | null;
+                                /** @description the position it filled into; null until filled */
+                                position_id: number | null;
+                                /** @description the trade round it is funded with */
+                                round_id: number;
+                                /** @description the trading account */
+                                account_id: number;
+                                /** @description the agent that placed it; null on an order of the holder's Manual desk */
+                                agent_id: number | null;
+                                /** @description why a paid order was refunded instead of filled; null otherwise */
+                                refund_reason: string | null;
+                                /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+                                holder_pays: {
+                                    /** @description the order's total_amount, or the sum of the cart's current lines */
+                                    goods: number;
+                                    /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                                    participation_fee: number;
+                                    /** @description goods + participation_fee: the one total a card payment now would charge */
+                                    total: number;
+                                } | null;
+                                /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+                                receipt: string | null;
+                                /** @description agent: its agent withdrew it (DELETE /orders/{id}); holder: declined on its purchase page */
+                                by: "agent" | "holder";
+                            };
                         } | {
                             /** @description the account's event id: gap-free and increasing */
                             id: number;
@@ -6223,7 +6731,7 @@ export interface operations {
                             /** @description where events are POSTed */
                             url: string;
                             /** @description the event types delivered; null: every type */
-                            types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
+                            types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "order.cancelled" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
                             /** @description attempts in a row that got no 2xx answer (0 after any 2xx); from 3 the endpoint is slowed */
                             consecutive_failures: number;
                             /** @description while the endpoint keeps failing, nothing is sent to it before this instant (unix seconds), then one attempt at a time: the wait doubles with each further failure (5 s to an hour) and ends at the first 2xx; null: not slowed */
@@ -6261,7 +6769,7 @@ export interface operations {
                     /** @description where each event is POSTed: http:// or https://, not a private, loopback or link-local address */
                     url: string;
                     /** @description only these event types (absent: every type) */
-                    types?: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[];
+                    types?: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "order.cancelled" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[];
                 };
             };
         };
@@ -6278,7 +6786,7 @@ export interface operations {
                         /** @description where events are POSTed */
                         url: string;
                         /** @description the event types delivered; null: every type */
-                        types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
+                        types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "order.cancelled" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
                         /** @description the signing secret (`whsec_` + base64), shown only in this answer: verify each delivery's `webhook-signature` with it (Standard Webhooks) */
                         secret: string;
                     };
@@ -6406,7 +6914,7 @@ export interface operations {
                             /** @description where events are POSTed */
                             url: string;
                             /** @description the event types delivered; null: every type */
-                            types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
+                            types: ("order.created" | "order.paid" | "order.filled" | "order.expired" | "order.refunded" | "order.cancelled" | "position.advanced" | "position.settled" | "cart.connected" | "cart.line_added" | "cart.line_ordered" | "cart.line_removed" | "funding.changed" | "grant.changed" | "limits.changed" | "ledger.posted")[] | null;
                             /** @description attempts in a row that got no 2xx answer (0 after any 2xx); from 3 the endpoint is slowed */
                             consecutive_failures: number;
                             /** @description while the endpoint keeps failing, nothing is sent to it before this instant (unix seconds), then one attempt at a time: the wait doubles with each further failure (5 s to an hour) and ends at the first 2xx; null: not slowed */

@@ -26,6 +26,8 @@ export const EVENT_WHEN = {
   'order.expired': 'the session closes and the order was never funded',
   'order.refunded':
     'the close could not fill a paid order (its quarantine) and refunded it (refund_reason)',
+  'order.cancelled':
+    'an order awaiting payment is withdrawn: by its agent (DELETE /orders/{id}) or declined by the holder on its purchase page (data.by)',
   'position.advanced':
     "each session close while the position sells through: data.session has that session's sold, revenue and holding_cost",
   'position.settled': `the close of its last session (after ${SETTLEMENT_HORIZON_SESSIONS}): realized_pnl is set`,

@@ -15,6 +15,7 @@ import { dealWithLatent, parseDealKey } from './menu.js';
 import { DYNAMICS, LISTING, REGIME } from './params.js';
 import { keyedStream } from './rng.js';
 import type { DealLatent, OutcomeInputs } from './types.js';
+import { surchargeCents } from './accounting.js';
 
 /** The deal's demand path, regime and surcharge parameters. `ref` is the menu index or the key. */
 export function dealOutcomeInputs(
@@ -86,4 +87,21 @@ export function outcomeInputsFor(
     extra_cost_frac: regime ? frac : 0,
     flat_extra_cost_cents: regime ? flat : 0,
   };
+}
+
+/**
+ * The settlement surcharge a downside event would bring a position of `qty` bought at
+ * `unitCostCents` on `market`, at the least and the most its draw allows (cents): the fraction and
+ * the flat amount are drawn per deal in REGIME's and the market's ranges (outcomeInputsFor).
+ */
+export function surchargeRangeCents(
+  market: MarketId,
+  qty: number,
+  unitCostCents: number,
+): { low: number; high: number } {
+  const [fracLo, fracHi] = REGIME.extra_cost_frac;
+  const [flatLo, flatHi] = DYNAMICS[market].flat_surcharge_cents;
+  const at = (extraCostFrac: number, flatExtraCostCents: number) =>
+    surchargeCents(qty, unitCostCents, { regime: true, extraCostFrac, flatExtraCostCents });
+  return { low: at(fracLo, flatLo), high: at(fracHi, flatHi) };
 }

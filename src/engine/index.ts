@@ -19,7 +19,7 @@ export {
   type MarketSpec,
 } from './markets.js';
 export { menu, menuSize, dealAt, dealKey, parseDealKey, type ParsedKey } from './menu.js';
-export { dealOutcomeInputs, outcomeInputsMemo } from './demand.js';
+export { dealOutcomeInputs, outcomeInputsMemo, surchargeRangeCents } from './demand.js';
 export {
   familyTicks,
   familyTick,

@@ -214,7 +214,7 @@ export function errorReply(f: Front, err: unknown): Reply {
     const headers: Record<string, string> = err.retryAfter
       ? { 'retry-after': String(err.retryAfter) }
       : {};
-    return { status: err.status, json: { detail: bounded(err.detail) }, headers };
+    return { status: err.status, json: { ...err.facts, detail: bounded(err.detail) }, headers };
   }
   f.opts.log.error({ err: safeError(err) }, 'unhandled error'); // never a statement's values, whatever the logger
   return { status: 500, json: { detail: 'internal error' } };

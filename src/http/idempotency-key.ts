@@ -127,7 +127,7 @@ export async function answerOnce(
     } catch (err) {
       // A refusal the turn found stored (another process answered this key first).
       if (ticket.replayed && err instanceof ActorError && err.status < 500)
-        return replayed({ status: err.status, json: { detail: err.detail } });
+        return replayed({ status: err.status, json: err.body });
       throw err;
     }
   } finally {

@@ -348,13 +348,14 @@ export function resultOf(reply: Reply, name = 'the tool'): CallToolResult {
     }
   }
   if (status >= 400) {
-    const detail =
+    // The API's refusal object as it is (its detail, and a limit refusal's fields beside it).
+    const refusal =
       typeof value === 'object' && value !== null && 'detail' in value
-        ? (value as { detail: unknown }).detail
-        : value;
+        ? (value as Record<string, unknown>)
+        : { detail: value };
     const retry = reply.headers?.['retry-after'];
     return textResult(
-      { status, detail, ...(retry ? { retry_after_seconds: Number(retry) } : {}) },
+      { status, ...refusal, ...(retry ? { retry_after_seconds: Number(retry) } : {}) },
       true,
     );
   }

@@ -384,6 +384,20 @@ export const ProjectionAnswer = obj(
       },
       "how often, on the record, results fell below the projection's low scenario",
     ),
+    surcharge: obj(
+      {
+        in_scenarios: Type.Literal(false, {
+          description:
+            "false: the curve's scenarios leave the settlement surcharge out; a downside event adds it when the position settles",
+        }),
+        events: int('settled trades of the family in the lookback that a downside event hit'),
+        rate: numOrNull('events / settled trades; null without a settled trade'),
+        median_per_unit: numOrNull(
+          'the median surcharge per unit bought when it happened (USD); null when none was hit',
+        ),
+      },
+      "the settlement surcharge on the record: a loss the curve's scenarios do not include",
+    ),
   },
   'a naive projection of a deal',
 );

@@ -34,6 +34,20 @@ const CartLineEventData = Type.Object(
   },
 );
 
+const OrderCancelledData = Type.Object(
+  {
+    ...Order.properties,
+    by: Type.Union([Type.Literal('agent'), Type.Literal('holder')], {
+      description:
+        'agent: its agent withdrew it (DELETE /orders/{id}); holder: declined on its purchase page',
+    }),
+  },
+  {
+    description: 'the order as GET /orders/{id} serves it, cancelled, with who withdrew it',
+    additionalProperties: false,
+  },
+);
+
 /** Each type and its `data`. */
 export const EVENT_DATA = {
   'order.created': Order,
@@ -41,6 +55,7 @@ export const EVENT_DATA = {
   'order.filled': Order,
   'order.expired': Order,
   'order.refunded': Order,
+  'order.cancelled': OrderCancelledData,
   'position.advanced': PositionEventData,
   'position.settled': PositionEventData,
   'cart.connected': obj(

@@ -42,3 +42,4 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   Round,
   InventoryItem,
 };
+export * from './quote.js';

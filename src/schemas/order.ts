@@ -76,14 +76,14 @@ const orderFields = {
   total_amount: num('gross_amount + fee_amount: what funding the order costs'),
   status: oneOf(
     ORDER_STATUSES,
-    'awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close) or refunded (could not fill)',
+    'awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder)',
   ),
   payment_source: Type.Union([oneOf(PAYMENT_SOURCES, 'how it was funded'), Type.Null()], {
     description: 'how it was funded; null while unfunded',
   }),
   purchase_url: Type.Union([Type.String(), Type.Null()], {
     description:
-      'the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again)',
+      "the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment",
   }),
   closes_at: num("when the order's session closes (real unix seconds): fund it before"),
   created_at: num('when it was placed (unix seconds)'),

@@ -32,6 +32,17 @@ export const PaidForm = obj(
   'the order is paid',
 );
 
+export const DeclinedForm = obj(
+  {
+    ok,
+    order_id: int('the order declined'),
+    status: Type.Literal('cancelled', {
+      description: 'the order is cancelled: it takes no payment',
+    }),
+  },
+  'the order is declined; nothing was charged',
+);
+
 export const LimitsForm = obj(
   {
     ok,

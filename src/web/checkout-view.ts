@@ -19,7 +19,7 @@ export const ORDER_STATUS_WORDS: Record<string, string> = {
   filled: 'filled: selling through',
   expired: 'expired: not paid in time, nothing charged',
   refunded: 'refunded',
-  cancelled: 'cancelled',
+  cancelled: 'withdrawn: takes no payment, nothing charged',
 };
 export const orderStatusWords = (status: string) =>
   ORDER_STATUS_WORDS[status] ?? status.replace(/_/g, ' ');

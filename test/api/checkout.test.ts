@@ -2,7 +2,7 @@
 // page shows who asks and for what; paying needs a holder; bad cards charge nothing; a good card
 // pays with the monthly fee once; stored cards, balance, another holder's agent, an expired order.
 import t from 'tap';
-import { registerAgent, ledgerSumCents, type TestAgent } from '../helpers/agents.js';
+import { registerAgent, ledgerSumCents, send, type TestAgent } from '../helpers/agents.js';
 import { getPage, postForm, registerHolder, startWebService } from '../helpers/web.js';
 import type { TestService } from '../helpers/service.js';
 import { instantSql } from '../../actors/runtime/sql.js';
@@ -344,6 +344,153 @@ t.test('checkout: purchase links', async (t) => {
         'This purchase link expired',
         'a passed closes_at reads as expired',
       );
+    },
+  );
+
+  await t.test(
+    'withdrawing: the agent cancels an order awaiting payment; its link takes no payment; a second DELETE answers it again',
+    async (t) => {
+      const o = await order(svc, agent);
+      const auth = { authorization: `Bearer ${agent.key}` };
+      const gone = await send(svc, 'DELETE', `/api/v1/orders/${o.id}`, undefined, auth);
+      t.equal(gone.status, 200);
+      t.equal(gone.body.status, 'cancelled');
+      t.equal(gone.body.id, o.id);
+      t.equal(gone.body.holder_pays, null, 'nothing left to pay');
+      t.match(gone.body.instructions, /withdrawn unfunded/);
+      t.equal((await agent.get(`/api/v1/orders/${o.id}`)).body.status, 'cancelled');
+      const again = await send(svc, 'DELETE', `/api/v1/orders/${o.id}`, undefined, auth);
+      t.equal(again.status, 200);
+      t.equal(again.body.status, 'cancelled');
+      const events = (await agent.get('/api/v1/events?types=order.cancelled&limit=1000')).body
+        .events;
+      const mine = events.filter((e: any) => e.data.id === o.id);
+      t.equal(mine.length, 1, 'one order.cancelled, however often it is withdrawn');
+      t.equal(mine[0].data.by, 'agent');
+      t.equal(mine[0].data.status, 'cancelled');
+
+      const page = await getPage(svc, `/checkout/${o.token}`, { cookie: ada.cookie });
+      t.match(page.text, 'Quartz Scout withdrew this order');
+      t.notMatch(page.text, 'name="number"', 'no payment form');
+      t.notMatch(page.text, '/decline"', 'nothing to decline');
+      const before = (await agent.get('/api/v1/account')).body.ledger.length;
+      const pay = await postForm(svc, `/checkout/${o.token}/pay`, CARD, {
+        cookie: ada.cookie,
+        json: true,
+      });
+      t.equal(pay.status, 409);
+      t.match(pay.body.detail, /withdrawn by its agent.*nothing was charged/);
+      t.equal((await agent.get('/api/v1/account')).body.ledger.length, before, 'nothing charged');
+      const [round] = await db('select status from trade_round where id = ?', [gone.body.round_id]);
+      t.equal(round.status, 'cancelled', 'its round goes with it');
+    },
+  );
+
+  await t.test(
+    'withdrawing is refused once paid, filled or past the close (409), and another agent gets 404',
+    async (t) => {
+      const auth = { authorization: `Bearer ${agent.key}` };
+      const paid = await order(svc, agent);
+      t.equal(
+        (
+          await postForm(svc, `/checkout/${paid.token}/pay`, CARD, {
+            cookie: ada.cookie,
+            json: true,
+          })
+        ).status,
+        200,
+      );
+      const r = await send(svc, 'DELETE', `/api/v1/orders/${paid.id}`, undefined, auth);
+      t.equal(r.status, 409);
+      t.match(r.body.detail, /paid.*can no longer be withdrawn/);
+      t.equal((await agent.get(`/api/v1/orders/${paid.id}`)).body.status, 'paid');
+      for (const [status, words] of [
+        ['filled', /filled into a position/],
+        ['expired', /expired unfunded/],
+      ] as const) {
+        const o = await order(svc, agent);
+        await db(`update orders set status = ? where id = ?`, [status, o.id]);
+        const refused = await send(svc, 'DELETE', `/api/v1/orders/${o.id}`, undefined, auth);
+        t.equal(refused.status, 409, status);
+        t.match(refused.body.detail, words);
+      }
+      const late = await order(svc, agent);
+      await db('update orders set closes_at = ? where id = ?', [Date.now() / 1000 - 1, late.id]);
+      const tooLate = await send(svc, 'DELETE', `/api/v1/orders/${late.id}`, undefined, auth);
+      t.equal(tooLate.status, 409, 'the clock decides, before the close has run');
+      t.equal((await agent.get(`/api/v1/orders/${late.id}`)).body.status, 'awaiting_payment');
+
+      const stranger = await registerAgent(svc, { name: 'Stranger' });
+      const mine = await order(svc, agent);
+      const other = await send(svc, 'DELETE', `/api/v1/orders/${mine.id}`, undefined, {
+        authorization: `Bearer ${stranger.key}`,
+      });
+      t.equal(other.status, 404);
+      t.equal((await agent.get(`/api/v1/orders/${mine.id}`)).body.status, 'awaiting_payment');
+      t.equal((await send(svc, 'DELETE', '/api/v1/orders/999999999', undefined, auth)).status, 404);
+    },
+  );
+
+  await t.test(
+    'declining: the holder cancels on the purchase page instead of paying; the agent hears by: holder',
+    async (t) => {
+      const o = await order(svc, agent);
+      const open = await getPage(svc, `/checkout/${o.token}`, { cookie: ada.cookie });
+      t.match(open.text, `action="/checkout/${o.token}/decline"`);
+      t.equal(
+        (
+          await postForm(
+            svc,
+            `/checkout/${o.token}/decline`,
+            {},
+            { cookie: bob.cookie, json: true },
+          )
+        ).status,
+        403,
+        "another holder cannot decline Ada's agent's order",
+      );
+      t.equal(
+        (await postForm(svc, `/checkout/${o.token}/decline`, {}, { json: true })).status,
+        401,
+        'declining needs a holder',
+      );
+      const browser = await postForm(
+        svc,
+        `/checkout/${o.token}/decline`,
+        {},
+        { cookie: ada.cookie },
+      );
+      t.equal(browser.status, 303);
+      t.equal(browser.location, `/checkout/${o.token}`);
+      const page = await getPage(svc, `/checkout/${o.token}`, { cookie: ada.cookie });
+      t.match(page.text, 'This order was declined on this page');
+      t.notMatch(page.text, 'name="number"');
+      t.equal((await agent.get(`/api/v1/orders/${o.id}`)).body.status, 'cancelled');
+      const json = await postForm(
+        svc,
+        `/checkout/${o.token}/decline`,
+        {},
+        {
+          cookie: ada.cookie,
+          json: true,
+        },
+      );
+      t.same(
+        json.body,
+        { ok: true, order_id: o.id, status: 'cancelled' },
+        'declining again answers it',
+      );
+      const events = (
+        await agent.get('/api/v1/events?types=order.cancelled&limit=1000')
+      ).body.events.filter((e: any) => e.data.id === o.id);
+      t.equal(events.length, 1);
+      t.equal(events[0].data.by, 'holder');
+      const pay = await postForm(svc, `/checkout/${o.token}/pay`, CARD, {
+        cookie: ada.cookie,
+        json: true,
+      });
+      t.equal(pay.status, 409);
+      t.match(pay.body.detail, /declined.*nothing was charged/);
     },
   );
 

@@ -87,11 +87,95 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
       const big = await order(3);
       t.equal(big.status, 403);
       t.match(big.body.detail, /max_order/);
+      t.same(
+        big.body,
+        {
+          detail: big.body.detail,
+          limit: 'max_order',
+          limit_value: (unit * 2) / 100,
+          spent: null,
+          remaining: (unit * 2) / 100,
+          order_total: (unit * 3) / 100,
+        },
+        'a program reads the limit and the figures, not the sentence',
+      );
       const h10 = (await send(svc, 'GET', '/api/v1/markets/h10/deals')).body.deals[0];
       const elsewhere = await order(1, 'h10', h10.key);
       t.equal(elsewhere.status, 403);
       t.match(elsewhere.body.detail, /markets is m15, h2, not h10/);
+      t.same(elsewhere.body.limit_value, [MARKET, 'h2']);
+      t.equal(elsewhere.body.limit, 'markets');
       t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
+    },
+  );
+
+  await t.test(
+    'a quote says what an order would be and what POST /orders would answer, and changes nothing',
+    async (t) => {
+      const quote = (qty: number, pay = true, key = cheapest.key) =>
+        agent.post('/api/v1/orders/quote', {
+          market: MARKET,
+          offer_key: key,
+          qty,
+          pay_from_balance: pay,
+        });
+      const ordersBefore = (await agent.get('/api/v1/orders?limit=1000')).body.orders.length;
+      const ok = await quote(1);
+      t.equal(ok.status, 200, JSON.stringify(ok.body));
+      t.match(ok.body, {
+        market: MARKET,
+        offer_key: cheapest.key,
+        qty: 1,
+        unit_cost: cheapest.unit_cost,
+        total_amount: unit / 100,
+        would_answer: { status: 201 },
+        limits: { allowed: true },
+        funding: { pay_from_balance_allowed: true, balance: 10_000 },
+        session: { tick: m.tick, closes_at: m.closes_at },
+      });
+      t.same(
+        ok.body.limits.checks.map((c: any) => [c.limit, c.ok]),
+        [
+          ['markets', true],
+          ['max_order', true],
+          ['max_day', true],
+        ],
+      );
+      t.same(ok.body.holder_pays, {
+        goods: unit / 100,
+        participation_fee: 15,
+        total: unit / 100 + 15,
+      });
+      t.ok(ok.body.risk.max_loss > ok.body.total_amount, 'max_loss adds the holding fees');
+      t.ok(
+        ok.body.risk.max_loss_with_surcharge >=
+          ok.body.risk.max_loss + ok.body.risk.surcharge.this_order_high - 0.001,
+      );
+      t.ok(ok.body.risk.surcharge.this_order_low <= ok.body.risk.surcharge.this_order_high);
+      t.type(ok.body.risk.similar.n, 'number');
+
+      const big = await quote(3);
+      t.equal(big.status, 200);
+      t.match(big.body.would_answer, { status: 403, limit: 'max_order' });
+      t.equal(big.body.limits.allowed, false);
+      t.equal(big.body.funding.pay_from_balance_allowed, false);
+      t.equal((await order(3)).status, big.body.would_answer.status, 'the order answers as quoted');
+      const unpaid = await quote(3, false);
+      t.same(unpaid.body.would_answer, { status: 201 }, 'left for the holder, no limit applies');
+      const tooMany = await quote(cheapest.max_qty + 1);
+      t.equal(tooMany.body.would_answer.status, 422);
+      t.same((await quote(1)).body, ok.body, 'the same answer for the same state');
+      t.equal(
+        (await agent.get('/api/v1/orders?limit=1000')).body.orders.length,
+        ordersBefore,
+        'nothing was placed',
+      );
+      t.equal((await agent.get('/api/v1/agents/me')).body.limits.spent_today, 0);
+      t.equal(
+        (await quote(1, true, 'no-such-deal')).status,
+        404,
+        'a deal not on the menu has nothing to quote',
+      );
     },
   );
 
@@ -99,11 +183,36 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     const burst = await Promise.all(Array.from({ length: 20 }, () => order(1)));
     const ok = burst.filter((r) => r.status === 201);
     t.equal(ok.length, 5, 'exactly what max_day holds');
+    const spent = ok.reduce((s, r) => s + cents(r.body.total_amount), 0);
     for (const r of burst.filter((r) => r.status !== 201)) {
       t.equal(r.status, 403);
       t.match(r.body.detail, /max_day/);
+      t.match(r.body, { limit: 'max_day', limit_value: maxDay, order_total: unit / 100 });
+      t.equal(
+        cents(r.body.spent) + cents(r.body.remaining),
+        cents(maxDay),
+        'spent + remaining = max_day',
+      );
     }
-    const spent = ok.reduce((s, r) => s + cents(r.body.total_amount), 0);
+    // The refusal stored under a key answers again with its figures.
+    const keyed = (k: string) =>
+      send(
+        svc,
+        'POST',
+        '/api/v1/orders',
+        { market: MARKET, offer_key: cheapest.key, qty: 1, pay_from_balance: true },
+        { authorization: `Bearer ${agent.key}`, 'idempotency-key': k },
+      );
+    const first = await keyed('limits-burst-over');
+    const again = await keyed('limits-burst-over');
+    t.equal(again.status, 403);
+    t.equal(again.headers.get('idempotent-replayed'), 'true');
+    t.same(again.body, first.body, 'the replay carries the same limit and figures');
+    t.match(again.body, {
+      limit: 'max_day',
+      spent: spent / 100,
+      remaining: (cents(maxDay) - spent) / 100,
+    });
     t.ok(spent <= cents(maxDay), 'within max_day');
     t.equal(
       cents((await agent.get('/api/v1/agents/me')).body.limits.spent_today),

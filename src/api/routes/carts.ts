@@ -29,6 +29,7 @@ import {
   LineAddedAnswer,
   LineChangedAnswer,
   rowId,
+  FundingRefused,
 } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 import { menuSnapshots, recordOpen } from '../../market-data/live-session.js';
@@ -228,15 +229,12 @@ function cartCheckoutRoutes(s: Services): Route[] {
       params: CartParams,
       body: CartCheckout,
       optionalBody: true,
-      response: { 200: CartCheckoutAnswer },
+      // 403: autonomous funding is off, no execute grant covers this cart and payment, or a line is over a limit.
+      response: { 200: CartCheckoutAnswer, 403: FundingRefused },
       responses: {
         400: {
           description:
             "a balance does not cover the lines, or the grant's card expired (nothing charged)",
-        },
-        403: {
-          description:
-            'autonomous funding is off, or no execute grant covers this cart and payment',
         },
         404: { description: 'no cart I can see' },
         409: {

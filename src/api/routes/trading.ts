@@ -27,11 +27,12 @@ import {
   PositionsAnswer,
   RoundsAnswer,
   rowId,
+  FundingRefused,
 } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
-import { marketOr404 } from '../market-params.js';
-import { menuSnapshots, recordOpen } from '../../market-data/live-session.js';
-import { dealNotOnMenu } from '../../rules.js';
+import { recordOpen } from '../../market-data/live-session.js';
+import { menuDealOr404, qtyRefusal } from '../order-terms.js';
+import { orderQuoteRoute } from './order-quote.js';
 
 const limit = (max: number, dflt: number) =>
   Type.Integer({
@@ -68,7 +69,13 @@ type PositionParams = Static<typeof PositionParams>;
 
 /** The trading routes, in the order OpenAPI, the MCP tools and the docs list them. */
 export function tradingRoutes(s: Services): Route[] {
-  return [orderPlacementRoute(s), ...orderReadRoutes(s), ...positionRoutes(s), ...accountRoutes(s)];
+  return [
+    orderQuoteRoute(s),
+    orderPlacementRoute(s),
+    ...orderReadRoutes(s),
+    ...positionRoutes(s),
+    ...accountRoutes(s),
+  ];
 }
 
 /** POST /orders: an order on a deal of the current menu. */
@@ -81,10 +88,10 @@ function orderPlacementRoute(s: Services): Route {
     summary:
       'Order a deal of the current menu; the holder funds it on purchase_url before the close (or pay_from_balance)',
     body: OrderCreate,
-    response: { 201: OrderPlacedAnswer },
+    // 403: pay_from_balance before the holder switched autonomous funding on, or over a limit.
+    response: { 201: OrderPlacedAnswer, 403: FundingRefused },
     responses: {
       400: { description: 'pay_from_balance with an insufficient balance' },
-      403: { description: 'pay_from_balance before the holder switched autonomous funding on' },
       404: {
         description: 'unknown market, or the deal is not on the current menu (its session closed)',
       },
@@ -122,6 +129,21 @@ function orderReadRoutes(s: Services): Route[] {
       response: { 200: ServedOrderAnswer },
       responses: { 404: { description: 'no such order on my account' } },
       handler: (c) => getOrder(s, c),
+    }),
+    route<OrderParams>({
+      method: 'DELETE',
+      path: '/api/v1/orders/{order_id}',
+      operationId: 'cancel_order',
+      auth: 'key',
+      summary:
+        'Withdraw one of my orders while it awaits payment: it becomes cancelled and its purchase link takes no payment',
+      params: OrderParams,
+      response: { 200: ServedOrderAnswer },
+      responses: {
+        404: { description: 'no such order on my account' },
+        409: { description: 'the order is paid, filled, expired or refunded: nothing to withdraw' },
+      },
+      handler: (c) => cancelOrder(s, c),
     }),
   ];
 }
@@ -214,35 +236,9 @@ async function createOrder(
   { body, principal, idem }: AgentContext<unknown, unknown, OrderCreate>,
 ): Promise<Reply> {
   const base = s.config.baseUrl;
-  const market = marketOr404(body.market);
-  const snap = menuSnapshots(s).get(market);
-  const row = snap.rows.get(body.offer_key);
-  // The instant the order is accepted: its created_at (never after closes_at).
-  const at = s.clock.realNow();
-  // CONTRACT.md "Session boundary": past tick_closes_at the deal is gone, even while its close runs.
-  if (!row || at >= snap.closesAt) {
-    throw new HttpError(
-      404,
-      dealNotOnMenu(
-        base,
-        market,
-        body.offer_key,
-        `is not on the current menu of ${market} (session ${snap.tick})`,
-      ),
-    );
-  }
-  const { deal, idx } = row;
-  if (body.qty > deal.max_qty) {
-    throw new HttpError(422, [
-      {
-        loc: ['body', 'qty'],
-        msg: `Input should be less than or equal to ${deal.max_qty}, this deal's max_qty`,
-        type: 'less_than_equal',
-        input: body.qty,
-        ctx: { le: deal.max_qty, max_qty: deal.max_qty },
-      },
-    ]);
-  }
+  const { market, snap, deal, idx, at } = menuDealOr404(s, body.market, body.offer_key);
+  const tooMany = qtyRefusal(deal, body.qty);
+  if (tooMany) throw tooMany;
   await recordOpen(s, snap);
   const placed = await s.runtime.ask(
     accountRef(principal.accountId),
@@ -288,6 +284,20 @@ async function getOrder(
     baseUrl: s.config.baseUrl,
   });
   return json(order ?? raise(notMine('order', params.order_id)));
+}
+
+/** Withdraws an order awaiting payment: a turn of the agent's account actor (order.cancelled). */
+async function cancelOrder(
+  s: Services,
+  { params, principal, idem }: AgentContext<OrderParams>,
+): Promise<Reply> {
+  return json(
+    await s.runtime.ask(
+      accountRef(principal.accountId),
+      { kind: 'cancel', orderId: params.order_id, who: { by: 'agent' } },
+      { idem },
+    ),
+  );
 }
 
 async function listPositions(

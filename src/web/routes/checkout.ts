@@ -6,7 +6,7 @@
 import Type, { type Static } from 'typebox';
 import {
   accountRef,
-  type OrderAgent,
+  type OrderByTokenReply,
   type Paid,
   type ServedOrder,
 } from '../../../actors/account/messages.js';
@@ -24,7 +24,7 @@ import {
   type RequestInfo,
   type Route,
 } from '../../http/route.js';
-import { PaidForm } from '../../schemas/index.js';
+import { DeclinedForm, PaidForm } from '../../schemas/index.js';
 import type { Services } from '../../http/services.js';
 import { webAction, formReply, invalidForm, usd, type Problem } from '../answers.js';
 import { centsToNumber, numberToCents } from '../../engine/index.js';
@@ -49,7 +49,6 @@ const DoneQuery = Type.Object(DoneCardFields);
 type DoneQuery = Static<typeof DoneQuery>;
 
 type Order = ServedOrder;
-type Agent = OrderAgent;
 
 export function webCheckoutRoutes(s: Services): Route[] {
   return [
@@ -88,6 +87,18 @@ export function webCheckoutRoutes(s: Services): Route[] {
       ),
       handler: (c) => submitPayment(s, c),
       replay: (paid: Paid, { req, params, body }) => paidReply(req, params.token, body, paid),
+    }),
+    route<{ token: string }>({
+      method: 'POST',
+      path: '/checkout/{token}/decline',
+      auth: 'holder',
+      summary:
+        'Decline an order instead of paying it: it is cancelled, its agent is told (order.cancelled) and nothing is charged',
+      response: { 200: DeclinedForm },
+      responses: { 303: { description: 'browsers: back to the purchase link, which says so' } },
+      params: TokenParams,
+      handler: (c) => declineOrder(s, c),
+      replay: (order: Declined, { req, params }) => declinedReply(req, params.token, order),
     }),
   ];
 }
@@ -154,10 +165,37 @@ async function submitPayment(
   );
 }
 
-async function findOrder(
+/** Declines an order on its purchase link: one turn of the order's account actor, as paying is. */
+async function declineOrder(
   s: Services,
-  token: string,
-): Promise<{ order: Order; agent: Agent; fundedByAgent: boolean }> {
+  { req, params, principal: holder, idem }: HolderContext<{ token: string }>,
+): Promise<Reply> {
+  return webAction(
+    req,
+    async () => {
+      const { order } = await findOrder(s, params.token);
+      const declined = await s.runtime.ask(
+        accountRef(order.account_id),
+        { kind: 'cancel', orderId: order.id, who: { by: 'holder', holderId: holder.holderId } },
+        { idem },
+      );
+      return declinedReply(req, params.token, declined);
+    },
+    (p) => pageOrMessage(s, req, params.token, holder, p),
+  );
+}
+
+type Declined = { id: number; status: string };
+
+/** Browsers go back to the purchase link, which now says the order was declined. */
+function declinedReply(req: RequestInfo, token: string, order: Declined): Reply {
+  return formReply(req, `/checkout/${encodeURIComponent(token)}`, {
+    order_id: order.id,
+    status: order.status,
+  });
+}
+
+async function findOrder(s: Services, token: string): Promise<NonNullable<OrderByTokenReply>> {
   const found = await read(s.runtime, 'account.orderByToken', { token, baseUrl: s.config.baseUrl });
   if (!found)
     throw new HttpError(
@@ -199,7 +237,7 @@ async function page(
   holder: HolderPrincipal | null,
   p?: Problem,
 ): Promise<Reply> {
-  const { order: o, agent: a } = await findOrder(s, token);
+  const { order: o, agent: a, cancelledBy } = await findOrder(s, token);
   // Opening a link while logged in connects the agent to the holder (SPEC.md "Authentication" 8).
   if (holder && a.holder_id === null) {
     const c = await s.runtime.ask(accountRef(o.account_id), {
@@ -210,7 +248,9 @@ async function page(
     if (c.connected) a.holder_id = holder.holderId;
   }
   const paid = o.status === 'paid' || o.status === 'filled';
-  const closed = !paid && (o.status === 'expired' || o.closes_at <= s.clock.realNow());
+  const cancelled = o.status === 'cancelled';
+  const closed =
+    !paid && !cancelled && (o.status === 'expired' || o.closes_at <= s.clock.realNow());
   const otherHolder = !!holder && a.holder_id !== null && a.holder_id !== holder.holderId;
   const canPay = !!holder && !paid && !closed && !otherHolder;
   const [facts] = await dealFacts(s, [o]);
@@ -245,7 +285,9 @@ async function page(
       scripts: ['/static/countdown.js', '/static/card-input.js'],
       paid,
       expired: closed,
-      open: !paid && !closed,
+      cancelled,
+      declined: cancelledBy === 'holder',
+      open: !paid && !closed && !cancelled,
       other_holder: otherHolder,
       can_pay: canPay,
       here_q: encodeURIComponent(`/checkout/${token}`),
