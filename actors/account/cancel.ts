@@ -10,12 +10,10 @@ import { appendEvents } from '../events/log.js';
 import { instantDate } from '../runtime/sql.js';
 import { connectAgent } from './pairing.js';
 import { orderOf } from './views.js';
-import type { ServedOrder } from './messages.js';
+import type { Canceller, ServedOrder } from './messages.js';
 import { orderInstructions } from './order-reply.js';
 
-export type CancelledBy = (typeof CANCELLED_BY)[number];
-/** Who withdraws: the order's agent, or a holder on the purchase page (who must be the agent's holder). */
-export type Canceller = { by: 'agent' } | { by: 'holder'; holderId: number };
+type CancelledBy = (typeof CANCELLED_BY)[number];
 
 /** Why an order that is not awaiting payment cannot be withdrawn (409), by its status. */
 const NOT_WITHDRAWABLE: Record<string, string> = {

@@ -4,7 +4,10 @@ import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
 import type { CardPayment, Payment } from '../money/messages.js';
 import { actorRef, type IdemRequest } from '../runtime/protocol.js';
-import type { Canceller } from './cancel.js';
+import type { LimitCheck } from '../money/limits.js';
+
+/** Who withdraws an order: its agent, or a holder on the purchase page (who must be the agent's holder). */
+export type Canceller = { by: 'agent' } | { by: 'holder'; holderId: number };
 
 /** One order as the batch places it (actors/account/order-batch.ts). */
 export type OrderRequest = {
@@ -152,3 +155,15 @@ export type OrderByTokenReply = {
 export type LedgerEntry = Static<typeof schemas.LedgerEntry>;
 export type MonthlyFeeStatus = Static<typeof schemas.MonthlyFee>;
 export type AccountSummary = Static<typeof schemas.AccountAnswer>;
+
+/** A quote's order (the account.quote read): as POST /orders would place it, with its total. */
+export type QuoteArgs = Omit<OrderRequest, 'idem'> & { totalCents: number };
+
+export type QuoteFacts = {
+  /** What POST /orders would answer: 201, or the refusal's status and body. */
+  would: { status: number } & Record<string, unknown>;
+  limits: { allowed: boolean; checks: LimitCheck[] };
+  funding: { pay_from_balance_allowed: boolean; balance: number };
+  /** Whether the holder's participation fee of the month is charged (no holder: not). */
+  feeCharged: boolean;
+};

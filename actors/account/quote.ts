@@ -3,24 +3,12 @@
 // no lock held and nothing written: the same answer for the same state, nothing reserved.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { feeKey, feeMonthAt } from '../../src/payments/fee.js';
-import { dayStart, limitChecks, limitsOf, type LimitCheck } from '../money/limits.js';
+import { dayStart, limitChecks, limitsOf } from '../money/limits.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { ActorError } from '../runtime/actor.js';
 import { readUnlocked } from './order-batch-sql.js';
 import { decide, decisionState, spentKey, type BatchState } from './order-decision.js';
-import type { OrderRequest } from './messages.js';
-
-/** The order as POST /orders would place it (its Idempotency-Key aside). */
-export type QuoteArgs = Omit<OrderRequest, 'idem'> & { totalCents: number };
-
-export type QuoteFacts = {
-  /** What POST /orders would answer: 201, or the refusal's status and body. */
-  would: { status: number } & Record<string, unknown>;
-  limits: { allowed: boolean; checks: LimitCheck[] };
-  funding: { pay_from_balance_allowed: boolean; balance: number };
-  /** Whether the holder's participation fee of the month is charged (no holder: not). */
-  feeCharged: boolean;
-};
+import type { QuoteArgs, QuoteFacts } from './messages.js';
 
 export async function quoteOf(em: EntityManager, q: QuoteArgs): Promise<QuoteFacts> {
   const { totalCents, ...req } = q;

@@ -14,11 +14,12 @@ import type {
   OrdersArgs,
   PositionArgs,
   PositionsArgs,
+  QuoteArgs,
   SummaryArgs,
   ServedOrder,
 } from './messages.js';
 import { orderInstructions } from './order-reply.js';
-import { quoteOf, type QuoteArgs } from './quote.js';
+import { quoteOf } from './quote.js';
 import {
   accountIdsOf,
   accountSummary,

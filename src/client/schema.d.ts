@@ -4565,13 +4565,26 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description pay_from_balance before the holder switched autonomous funding on */
+            /** @description refused: over a spending limit the holder set (limit, limit_value, spent, remaining and order_total beside detail), or autonomous funding is off */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @description the refusal in words */
+                        detail: string;
+                        /** @description which of the limits the holder set */
+                        limit: "markets" | "max_order" | "max_day";
+                        /** @description the limit: USD, or the markets allowed */
+                        limit_value: number | string[];
+                        /** @description USD already counted against it (max_day: funded today, UTC); null where nothing accumulates */
+                        spent: number | null;
+                        /** @description USD left under it (max_order: what one order may total); null for markets */
+                        remaining: number | null;
+                        /** @description the order's total_amount (USD) */
+                        order_total: number;
+                    } | components["schemas"]["Problem"];
                 };
             };
             /** @description unknown market, or the deal is not on the current menu (its session closed) */
@@ -8079,13 +8092,26 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description autonomous funding is off, or no execute grant covers this cart and payment */
+            /** @description refused: over a spending limit the holder set (limit, limit_value, spent, remaining and order_total beside detail), or autonomous funding is off */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Problem"];
+                    "application/json": {
+                        /** @description the refusal in words */
+                        detail: string;
+                        /** @description which of the limits the holder set */
+                        limit: "markets" | "max_order" | "max_day";
+                        /** @description the limit: USD, or the markets allowed */
+                        limit_value: number | string[];
+                        /** @description USD already counted against it (max_day: funded today, UTC); null where nothing accumulates */
+                        spent: number | null;
+                        /** @description USD left under it (max_order: what one order may total); null for markets */
+                        remaining: number | null;
+                        /** @description the order's total_amount (USD) */
+                        order_total: number;
+                    } | components["schemas"]["Problem"];
                 };
             };
             /** @description no cart I can see */

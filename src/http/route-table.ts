@@ -17,6 +17,7 @@ import { projectionRoutes } from '../api/routes/projection.js';
 import { pulseRoutes } from '../market-data/routes/pulse.js';
 import { agentRoutes } from '../api/routes/agents.js';
 import { tradingRoutes } from '../api/routes/trading.js';
+import { orderQuoteRoute } from '../api/routes/order-quote.js';
 import { eventRoutes } from '../events/routes/events.js';
 import { receiptRoutes } from '../api/routes/receipts.js';
 import { webhookRoutes } from '../api/routes/webhooks.js';
@@ -41,6 +42,7 @@ export function routeTable(s: Services): Route[] {
     ...projectionRoutes(s),
     ...pulseRoutes(s, menuSnapshots(s)),
     ...agentRoutes(s),
+    orderQuoteRoute(s),
     ...tradingRoutes(s),
     ...eventRoutes(s),
     ...receiptRoutes(s),

@@ -60,15 +60,25 @@ const newLine = async () => {
   return String(r.body.item_id);
 };
 
-/** Real values for every placeholder a text may use: `{param}` of a route, or a shell variable of the examples. */
-const VALUES: Record<string, () => string | Promise<string>> = {
+/** A fresh order awaiting payment (a DELETE probe withdraws one; the filled order answers every other method). */
+const newOrder = async () => {
+  const r = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1 });
+  if (r.status !== 201) throw new Error(`order: ${r.status} ${JSON.stringify(r.body)}`);
+  return String(r.body.id);
+};
+
+/**
+ * Real values for every placeholder a text may use: `{param}` of a route, or a shell variable of
+ * the examples; `method` is the probe's.
+ */
+const VALUES: Record<string, (method: string) => string | Promise<string>> = {
   market_id: () => MARKET,
   offer_key: () => deal.key,
   DEAL: () => deal.key,
   cart_id: () => String(cart.id),
   CART: () => String(cart.id),
   item_id: newLine,
-  order_id: () => String(order.body.id),
+  order_id: (method) => (method === 'DELETE' ? newOrder() : String(order.body.id)),
   position_id: () => String(filled.position_id),
   cluster: () => String(family.cluster),
   id: () => String(competition.id),
@@ -133,14 +143,14 @@ function resolve(m: Mention): Mention {
     : m;
 }
 
-async function fill(path: string): Promise<string> {
+async function fill(path: string, method = 'GET'): Promise<string> {
   let out = '';
   let last = 0;
   for (const m of path.matchAll(/\{([a-z_]+)\}|\$([A-Z]+)|<[^>]*>/g)) {
     const name = m[1] ?? m[2];
     const value = name ? VALUES[name] : undefined;
     if (!value) throw new Error(`no real value for ${m[0]} in ${path}`);
-    out += path.slice(last, m.index) + encodeURIComponent(await value());
+    out += path.slice(last, m.index) + encodeURIComponent(await value(method));
     last = m.index! + m[0].length;
   }
   return out + path.slice(last);
@@ -154,7 +164,7 @@ async function probe(
   for (const m of method ? [method] : ['GET', 'POST', 'PUT', 'DELETE']) {
     const get = m === 'GET';
     // A body that is no request body of any route: a route that validates one answers 422 and does nothing.
-    const res = await svc.get(await fill(path), {
+    const res = await svc.get(await fill(path, m), {
       method: m,
       redirect: 'manual',
       headers: get ? auth : { ...auth, 'content-type': 'application/json' },

@@ -32,7 +32,6 @@ import {
 import type { Services } from '../../http/services.js';
 import { recordOpen } from '../../market-data/live-session.js';
 import { menuDealOr404, qtyRefusal } from '../order-terms.js';
-import { orderQuoteRoute } from './order-quote.js';
 
 const limit = (max: number, dflt: number) =>
   Type.Integer({
@@ -69,13 +68,7 @@ type PositionParams = Static<typeof PositionParams>;
 
 /** The trading routes, in the order OpenAPI, the MCP tools and the docs list them. */
 export function tradingRoutes(s: Services): Route[] {
-  return [
-    orderQuoteRoute(s),
-    orderPlacementRoute(s),
-    ...orderReadRoutes(s),
-    ...positionRoutes(s),
-    ...accountRoutes(s),
-  ];
+  return [orderPlacementRoute(s), ...orderReadRoutes(s), ...positionRoutes(s), ...accountRoutes(s)];
 }
 
 /** POST /orders: an order on a deal of the current menu. */
