@@ -280,6 +280,8 @@ async function startService() {
     HOST,
     LOG_LEVEL: 'warn',
     BASE_URL: `http://${HOST}:${port}`,
+    // A scenario drives a few keys at full speed: the per-key rate limit would answer it 429s.
+    SVC_RATE_LIMIT: process.env.SVC_RATE_LIMIT ?? '100000000',
   };
   delete env.DATA_DIR;
   delete env.DATABASE_URL;

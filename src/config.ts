@@ -1,5 +1,6 @@
 // Settings of CONTRACT.md "Running it", read once from the environment and validated:
 // a bad value stops start-up with a message instead of surfacing later as a 5xx.
+import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from './http/rate-limit.js';
 import os from 'node:os';
 import path from 'node:path';
 import { SEND_TIMEOUT_MAX_MS, SEND_TIMEOUT_MS } from '../actors/webhooks/messages.js';
@@ -43,6 +44,8 @@ export type Config = {
   drainMs: number;
   /** Streaming replicas that may serve the closed record on a cache miss (SVC_REPLICA_URLS); none by default. */
   replicaUrls: string[];
+  /** The per-key rate limit of the API (SVC_RATE_LIMIT requests a minute; CONTRACT.md "Rate-limit headers"). */
+  rateLimit: RateLimitPolicy;
 };
 
 export class ConfigError extends Error {}
@@ -170,5 +173,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: int(env, 'SVC_WEBHOOK_TIMEOUT_MS', SEND_TIMEOUT_MS, 100, SEND_TIMEOUT_MAX_MS),
     drainMs: int(env, 'SVC_DRAIN_MS', 0, 0, 60_000),
     replicaUrls: replicaUrls(env),
+    rateLimit: {
+      quota: int(env, 'SVC_RATE_LIMIT', DEFAULT_RATE_LIMIT.quota, 1, 100_000_000),
+      windowSeconds: DEFAULT_RATE_LIMIT.windowSeconds,
+    },
   };
 }

@@ -1,5 +1,6 @@
 // Assembles the service: database (PostgreSQL or embedded), migrations, clock, actor shards,
 // supervisor, front end. `startService` is what `npm start` runs and what the API tests start.
+import { KeyRateLimit } from './http/rate-limit.js';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { MARKETS, MARKET_IDS, type MarketId } from './engine/index.js';
@@ -372,6 +373,7 @@ async function startServers(
       ops: opsAuthenticator(config),
     },
     siteOrigin: new URL(config.baseUrl).origin,
+    rateLimit: new KeyRateLimit(config.rateLimit, () => services.clock.realNow()),
     answers: {
       keyBusy: (k) => runtime.keyBusy(k),
       holdKey: (k) => runtime.holdKey(k),

@@ -1734,6 +1734,17 @@ export interface operations {
                         }[];
                         /** @description SVC_TIME_SCALE in force: the service clock runs this many times faster than real time (a session lasts interval_seconds / time_scale real seconds); every instant served is real unix seconds */
                         time_scale: number;
+                        /** @description the rate limits and their windows (CONTRACT.md "Rate-limit headers") */
+                        rate_limits: {
+                            /** @description the policy name the RateLimit headers carry */
+                            name: string;
+                            /** @description requests allowed per window */
+                            quota: number;
+                            /** @description the window, in seconds */
+                            window_seconds: number;
+                            /** @description what the limit counts and what its headers say */
+                            counts: string;
+                        }[];
                         /** @description what the holder pays and how time runs, a paragraph each (the guide's "Money and time") */
                         money_and_time: {
                             /** @description the per-unit fee inside every order's total_amount */

@@ -14,9 +14,9 @@ export function discoveryTexts(s: Services, routes: readonly Route[]) {
   const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
   return {
     at,
-    manifest: bytes(manifest(at, s.schema, s.config.timeScale)),
+    manifest: bytes(manifest(at, s.schema, s.config.timeScale, s.config.rateLimit)),
     protocol: bytes(agentProtocol(at)),
-    llms: llmsTxt(at, s.config.timeScale),
+    llms: llmsTxt(at, s.config.timeScale, s.config.rateLimit),
     examples: {
       agents: agentExamples(at),
       developers: developerExamples(at),

@@ -10,6 +10,7 @@ import { ASYNCAPI_PATH, EVENTS_DOC_PATH, eventsSection } from './events.js';
 import { approvalSection } from './approval.js';
 
 import type { Section } from './section.js';
+import { DEFAULT_RATE_LIMIT, RATE_LIMIT_POLICY, type RateLimitPolicy } from '../http/rate-limit.js';
 export type { Section };
 
 export const SUMMARY = [
@@ -147,7 +148,11 @@ export function testCardsSection(at: RoutePaths): Section {
   };
 }
 
-export function rulesSection(): Section {
+/** The rate limit in words (llms.txt, /docs/agents; the manifest's rate_limits carries the figures). */
+export const rateLimitWords = (p: RateLimitPolicy) =>
+  `Rate limit "${RATE_LIMIT_POLICY}": each key may make ${p.quota} API requests per ${p.windowSeconds} seconds (counted per front end). Every answer to a request with your key carries RateLimit-Policy ("${RATE_LIMIT_POLICY}";q=${p.quota};w=${p.windowSeconds}) and RateLimit ("${RATE_LIMIT_POLICY}";r=<requests left>;t=<seconds until the window ends>); past the quota, 429 with Retry-After.`;
+
+export function rulesSection(rateLimit: RateLimitPolicy = DEFAULT_RATE_LIMIT): Section {
   return {
     id: 'rules',
     title: 'Rules',
@@ -157,6 +162,7 @@ export function rulesSection(): Section {
       'Errors are JSON {"detail": ...}; 422 lists each invalid field with loc, msg and type.',
       'Retry POST, PUT and DELETE safely with an Idempotency-Key header (1..255 printable ASCII characters): a repeat with the same key and body gets the first answer again (Idempotent-Replayed: true) for 24 hours; the same key with another body answers 400.',
       'Respect 429 and 503 answers: wait for Retry-After before retrying.',
+      rateLimitWords(rateLimit),
     ],
   };
 }
@@ -178,7 +184,11 @@ export function docsSection(at: RoutePaths): Section {
 }
 
 /** The whole guide in the order /llms.txt gives it. */
-export function guideSections(at: RoutePaths, timeScale = 1): Section[] {
+export function guideSections(
+  at: RoutePaths,
+  timeScale = 1,
+  rateLimit: RateLimitPolicy = DEFAULT_RATE_LIMIT,
+): Section[] {
   return [
     marketsSection(timeScale),
     flowSection(at),
@@ -190,7 +200,7 @@ export function guideSections(at: RoutePaths, timeScale = 1): Section[] {
     goodsSection(at),
     competitionsSection(at),
     testCardsSection(at),
-    rulesSection(),
+    rulesSection(rateLimit),
     docsSection(at),
   ];
 }

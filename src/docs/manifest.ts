@@ -4,7 +4,14 @@ import { ENGINE_NAME, MARKETS, MARKET_IDS } from '../engine/index.js';
 import type { SchemaInfo } from '../../orm/database.js';
 import { GOLD_COINS, MONTHLY_FEE, PAYOUTS, TERMS_VERSION } from './payments.js';
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
-import { SUMMARY, guideSections, moneyAndTimeSection, sectionText } from './guide.js';
+import {
+  SUMMARY,
+  guideSections,
+  moneyAndTimeSection,
+  rateLimitWords,
+  sectionText,
+} from './guide.js';
+import { DEFAULT_RATE_LIMIT, RATE_LIMIT_POLICY, type RateLimitPolicy } from '../http/rate-limit.js';
 import type { RoutePaths } from './route-paths.js';
 import { ASYNCAPI_PATH, EVENTS_DOC_PATH, manifestEvents } from './events.js';
 
@@ -34,7 +41,12 @@ function moneyAndTime(at: RoutePaths, timeScale: number) {
 }
 
 /** Every address is named through `at`, so the manifest names only routes of the table. */
-export function manifest(at: RoutePaths, schema: SchemaInfo, timeScale = 1) {
+export function manifest(
+  at: RoutePaths,
+  schema: SchemaInfo,
+  timeScale = 1,
+  rateLimit: RateLimitPolicy = DEFAULT_RATE_LIMIT,
+) {
   const baseUrl = at.baseUrl;
   return {
     name: SERVICE_NAME,
@@ -53,6 +65,14 @@ export function manifest(at: RoutePaths, schema: SchemaInfo, timeScale = 1) {
       interval_seconds: MARKETS[id].interval_seconds,
     })),
     time_scale: timeScale,
+    rate_limits: [
+      {
+        name: RATE_LIMIT_POLICY,
+        quota: rateLimit.quota,
+        window_seconds: rateLimit.windowSeconds,
+        counts: rateLimitWords(rateLimit),
+      },
+    ],
     money_and_time: moneyAndTime(at, timeScale),
     engine: engineEntry(),
     layers: layersEntry(),
@@ -190,6 +210,10 @@ function paymentsEntry() {
 }
 
 /** /llms.txt: the guide's sections as plain text (the docs pages render the same sections). */
-export function llmsTxt(at: RoutePaths, timeScale = 1): string {
-  return `# ${SERVICE_NAME}\n\n${SUMMARY.map((l) => `> ${l}`).join('\n')}\n\n${guideSections(at, timeScale).map(sectionText).join('\n')}`;
+export function llmsTxt(
+  at: RoutePaths,
+  timeScale = 1,
+  rateLimit: RateLimitPolicy = DEFAULT_RATE_LIMIT,
+): string {
+  return `# ${SERVICE_NAME}\n\n${SUMMARY.map((l) => `> ${l}`).join('\n')}\n\n${guideSections(at, timeScale, rateLimit).map(sectionText).join('\n')}`;
 }

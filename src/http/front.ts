@@ -5,6 +5,7 @@ import type { Auth, InternalRequest, Reply, RequestInfo, Route } from './route.j
 import type { Principals } from './principal.js';
 import type { AnswerStore } from './idempotency-key.js';
 import type { TrustedProxies } from './client-address.js';
+import type { KeyRateLimit } from './rate-limit.js';
 
 export type Authenticator<A extends Exclude<Auth, 'none'> = Exclude<Auth, 'none'>> = (
   req: RequestInfo,
@@ -39,6 +40,8 @@ export type ServerOptions = {
    * text/html): the status stays, the words are the error's. Unset: errors are JSON everywhere.
    */
   errorPage?: (status: number, message: string) => Reply;
+  /** Counts the requests of each agent key (routes with `auth: 'key'`); unset: no limit (unit tests). */
+  rateLimit?: KeyRateLimit;
 };
 
 /** What every step of a request reads: the options, and what the front end counts. */

@@ -20,6 +20,7 @@ import { holdFor, settle, type Exchange } from './reply-writer.js';
 import { clientAddress } from './client-address.js';
 import { isRecord, type Front } from './front.js';
 import { HAS_BODY, type Compiled } from './compiled-route.js';
+import { rateLimitedDetail, type KeyRateLimit } from './rate-limit.js';
 import {
   asPage,
   checked,
@@ -198,7 +199,33 @@ function handle(f: Front, call: Call): Reply | PromiseLike<Reply> {
   // Who is asking comes first: a caller without a valid key learns nothing about the request's shape.
   const auth = call.c.route.auth;
   if (auth === 'none') return proceed(f, call, undefined);
-  return authenticate(f, auth, call.req).then((principal) => proceed(f, call, principal));
+  return authenticate(f, auth, call.req).then((principal) =>
+    auth === 'key' && f.opts.rateLimit
+      ? counted(f, f.opts.rateLimit, call, principal as Principals['key'])
+      : proceed(f, call, principal),
+  );
+}
+
+/** A key's request counted against its rate limit: refused past it (429), else answered with the headers, errors too. */
+async function counted(
+  f: Front,
+  limit: KeyRateLimit,
+  call: Call,
+  principal: Principals['key'],
+): Promise<Reply> {
+  const c = limit.take(String(principal.agentId));
+  if (!c.allowed)
+    throw new HttpError(429, rateLimitedDetail(limit.policy, c.retryAfter), {
+      ...c.headers,
+      'retry-after': String(c.retryAfter),
+    });
+  let reply: Reply;
+  try {
+    reply = await proceed(f, call, principal);
+  } catch (err) {
+    reply = errorReply(f, err);
+  }
+  return { ...reply, headers: { ...reply.headers, ...c.headers } };
 }
 
 function authenticate(

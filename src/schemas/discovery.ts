@@ -90,6 +90,18 @@ export const Manifest = obj(
       'the four markets',
     ),
     time_scale: num(TIME_SCALE),
+    rate_limits: list(
+      obj(
+        {
+          name: str('the policy name the RateLimit headers carry'),
+          quota: int('requests allowed per window'),
+          window_seconds: int('the window, in seconds'),
+          counts: str('what the limit counts and what its headers say'),
+        },
+        'a rate limit',
+      ),
+      'the rate limits and their windows (CONTRACT.md "Rate-limit headers")',
+    ),
     money_and_time: obj(
       {
         fulfilment_fee: str("the per-unit fee inside every order's total_amount"),

@@ -3,7 +3,7 @@
 // address per day, which block that address for every e-mail; registrations per address; answered
 // 429 with Retry-After. A stranger's wrong passwords do not lock the holder out of their own address.
 // The counters live in PostgreSQL, so two service processes on one database share them. Agent
-// registration is never throttled. Requests come from distinct loopback addresses (127.0.0.x: the
+// registration is never throttled. An agent key's API requests count against its rate limit, per front end. Requests come from distinct loopback addresses (127.0.0.x: the
 // service keys on the socket's peer address) to tell clients apart.
 import t from 'tap';
 import { Agent } from 'undici';
@@ -11,8 +11,11 @@ import { HOLDER_LIMITS } from '../../actors/holder/throttle.js';
 import { freshDatabase } from '../helpers/db.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { CLOCKED_START_MS } from '../helpers/clocked.js';
+import { registerAgent, send } from '../helpers/agents.js';
 
 const PASSWORD = 'correct horse 1';
+/** Service a's per-key rate limit (SVC_RATE_LIMIT): small enough to pass in a few requests. */
+const RATE = 5;
 const PAIR = HOLDER_LIMITS.loginFailsPerEmailAndAddress;
 const DAY = HOLDER_LIMITS.loginFailsPerAddressPerDay;
 const REGISTER = HOLDER_LIMITS.registerPerAddress;
@@ -62,7 +65,11 @@ t.test('login and registration throttles, shared by two processes on one databas
   let nowMs = CLOCKED_START_MS;
   const realMs = () => nowMs;
   // One after the other: the first runs the migrations.
-  const a = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' }, { realMs });
+  const a = await startTestService(
+    t,
+    { DATABASE_URL: url, SVC_SHARDS: '1', SVC_RATE_LIMIT: String(RATE) },
+    { realMs },
+  );
   const b = await startTestService(t, { DATABASE_URL: url, SVC_SHARDS: '1' }, { realMs });
   const db = (sql: string, params: unknown[] = []) => a.orm.em.fork().execute(sql, params);
   for (const email of ['ada@example.com', 'bob@example.com']) {
@@ -279,6 +286,70 @@ t.test('login and registration throttles, shared by two processes on one databas
           .status,
         200,
       );
+    },
+  );
+
+  await t.test(
+    "an agent key's API requests: RateLimit headers on every answer, 429 past the quota until the window ends",
+    async (t) => {
+      const agent = await registerAgent(a);
+      const me = () =>
+        send(a, 'GET', '/api/v1/agents/me', undefined, { authorization: `Bearer ${agent.key}` });
+      const manifest = (await send(a, 'GET', '/api/v1/manifest')).body;
+      t.match(manifest.rate_limits, [{ name: 'per-key', quota: RATE, window_seconds: 60 }]);
+      t.notOk(
+        (await send(a, 'GET', '/api/v1/markets')).headers.get('ratelimit'),
+        'a public request counts against nothing',
+      );
+      const seen: string[] = [];
+      for (let i = 0; i < RATE - 1; i++) {
+        const r = await me();
+        t.equal(r.status, 200);
+        t.equal(r.headers.get('ratelimit-policy'), `"per-key";q=${RATE};w=60`);
+        seen.push(r.headers.get('ratelimit')!);
+      }
+      t.same(
+        seen,
+        Array.from({ length: RATE - 1 }, (_, i) => `"per-key";r=${RATE - 1 - i};t=60`),
+        'what is left counts down; the window ends 60 s after its first request',
+      );
+      nowMs += 20_000;
+      const missing = await send(a, 'GET', '/api/v1/orders/999999', undefined, {
+        authorization: `Bearer ${agent.key}`,
+      });
+      t.equal(missing.status, 404);
+      t.equal(
+        missing.headers.get('ratelimit'),
+        '"per-key";r=0;t=40',
+        'an error answer counts and says so',
+      );
+      const over = await me();
+      t.equal(over.status, 429);
+      t.equal(over.headers.get('retry-after'), '40');
+      t.equal(over.headers.get('ratelimit'), '"per-key";r=0;t=40');
+      t.match(over.body.detail, /5 requests per 60 s are used up; retry after 40 s/);
+      const other = await registerAgent(a);
+      t.equal(
+        (
+          await send(a, 'GET', '/api/v1/agents/me', undefined, {
+            authorization: `Bearer ${other.key}`,
+          })
+        ).status,
+        200,
+        'another key has its own quota',
+      );
+      const fromB = (
+        await send(b, 'GET', '/api/v1/agents/me', undefined, {
+          authorization: `Bearer ${agent.key}`,
+        })
+      ).headers;
+      const quotaB = Number(/q=(\d+)/.exec(fromB.get('ratelimit-policy') ?? '')?.[1]);
+      t.not(quotaB, RATE, 'b has its own setting');
+      t.equal(fromB.get('ratelimit'), `"per-key";r=${quotaB - 1};t=60`, 'and counts its own share');
+      nowMs += 40_000;
+      const next = await me();
+      t.equal(next.status, 200, 'a new window');
+      t.equal(next.headers.get('ratelimit'), `"per-key";r=${RATE - 1};t=60`);
     },
   );
 

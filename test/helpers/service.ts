@@ -54,6 +54,8 @@ export const BASE: Record<string, string> = {
   LOG_LEVEL: 'info',
   SVC_ASK_TIMEOUT_MS: '60000',
   SVC_BACKFILL_DAYS: '0',
+  // Tests drive one key at machine speed; the per-key limit is tested where a file sets it (login-throttle).
+  SVC_RATE_LIMIT: '1000000',
 };
 
 /**

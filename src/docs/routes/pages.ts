@@ -176,7 +176,7 @@ function docsViews(s: Services, routes: Route[], t: ReturnType<Texts>): DocsView
       title: 'For agents',
       description: 'From registration to a cart, as curl commands that run against this service.',
       examples: examples.agents.map(exampleView),
-      sections: guideSections(at, s.config.timeScale)
+      sections: guideSections(at, s.config.timeScale, s.config.rateLimit)
         .filter((x) => x.id !== 'docs')
         .map((x) => sectionView(x, base, openable)),
       llms_txt: '/llms.txt',
@@ -202,7 +202,7 @@ function developersView(
 ) {
   const base = s.config.baseUrl;
   const api = `${base}/api/v1`;
-  const m = manifest(at, s.schema, s.config.timeScale);
+  const m = manifest(at, s.schema, s.config.timeScale, s.config.rateLimit);
   const dev = Object.fromEntries(
     examples.developers.map((e) => [e.id.replace(/-example$/, ''), exampleView(e)]),
   );

@@ -28,6 +28,7 @@ const KEYS = [
   'params',
   'quoted_velocity',
   'calibration',
+  'surcharge',
 ];
 const cents = (x: number) => Math.round(x * 100);
 const twoDecimals = (x: number) => typeof x === 'number' && cents(x) / 100 === x;
@@ -222,6 +223,26 @@ async function checkAnswer(
       `median ${m}, worst ${perUnit[0]} per unit`,
     );
   } else t.same([body.samples.median_pnl_per_unit, body.samples.worst_pnl_per_unit], [null, null]);
+  // The surcharges a downside event brought, by hand: how often, and the median per unit when it did.
+  const hit = settled.filter((x) => x.regime);
+  const surchargePerUnit = hit.map((x) => x.surcharge / x.qty / 100).sort((a, b) => a - b);
+  t.same(
+    [body.surcharge.in_scenarios, body.surcharge.events, body.surcharge.rate],
+    [
+      false,
+      hit.length,
+      settled.length ? Math.round((hit.length / settled.length) * 1e4) / 1e4 : null,
+    ],
+    'surcharge: left out of the scenarios; how often the record had one',
+  );
+  if (hit.length) {
+    const n = surchargePerUnit.length;
+    const m =
+      n % 2
+        ? surchargePerUnit[(n - 1) / 2]
+        : (surchargePerUnit[n / 2 - 1] + surchargePerUnit[n / 2]) / 2;
+    t.ok(near(body.surcharge.median_per_unit, m, 0.005 + 1e-9), `median surcharge ${m} per unit`);
+  } else t.equal(body.surcharge.median_per_unit, null);
   await checkCalibration(t, market, deal.cluster, body, lookback, fit, settled);
   const v = settled.map((x) => x.units_sold / x.horizon).sort((a, b) => a - b);
   const qt = (p: number) => {
