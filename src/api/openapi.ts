@@ -1,6 +1,7 @@
 // /api/openapi.json, generated from the same route table the server validates with, so the
 // document cannot drift from behaviour. TypeBox schemas are JSON Schema already (OpenAPI 3.1 uses
 // JSON Schema 2020-12), they only need TypeBox's internal `~kind`-style markers removed.
+import { API_TAGS, apiTag } from './tags.js';
 import type { TSchema } from 'typebox';
 import { Media, type Route } from '../http/route.js';
 import { NAMED_SCHEMAS, Problem } from '../schemas/index.js';
@@ -63,7 +64,7 @@ export function buildOpenApi(
       ...(info.description ? { description: info.description } : {}),
     },
     servers: [{ url: info.serverUrl }],
-    tags: [{ name: 'v1', description: 'version 1 of the API' }],
+    tags: API_TAGS.map((t) => ({ name: t.name, description: t.description })),
     paths: plainPaths,
     components: { schemas: sorted, securitySchemes },
   };
@@ -80,7 +81,7 @@ const IDEMPOTENCY_PARAM = {
 };
 
 function operation(r: Route, operationId: string): Record<string, unknown> {
-  const op: Record<string, unknown> = { tags: ['v1'], operationId, summary: r.summary };
+  const op: Record<string, unknown> = { tags: [apiTag(r.path)], operationId, summary: r.summary };
   const parameters = [
     ...params('path', r.params),
     ...undeclaredPathParams(r),

@@ -25,12 +25,16 @@ usage: agent-market [--json] [--key KEY] [--url URL] <command> [arguments]
   projection <market> <offer_key> [--lookback N] the naive projection of a deal: P&L by volume
   order <market> <offer_key> <qty> [--pay-from-balance] [--idempotency-key K]
                                                  order a deal; hand the purchase_url to your holder
+  quote <market> <offer_key> <qty> [--pay-from-balance]
+                                                 what the order would be: the total the holder
+                                                 pays, the limits, its risk, what ordering answers
   cancel <order_id> [--idempotency-key K]        withdraw an order still awaiting payment
   orders [--status S]                            my orders, newest first
   positions [--status open|settled]              my positions, newest first
   account                                        my balance, counts, realised P&L
   events [--after ID] [--types a,b] [--follow] [--max N]
                                                  my account's events (--follow: as they happen)
+  wait [--after ID] [--types a,b] [--timeout S]  wait for my next events after ID (at most S s)
   cart                                           my default cart and its checkout_url
   cart add <market> <offer_key> <qty> [--note TEXT] [--idempotency-key K]
                                                  propose a deal as a cart line
@@ -123,6 +127,7 @@ export async function run(
         'recall-phrase': { type: 'string' },
         token: { type: 'string' },
         lookback: { type: 'string' },
+        timeout: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -190,6 +195,11 @@ const money = (x: number | null | undefined) =>
   x === null || x === undefined ? '-' : x.toFixed(2);
 const time = (unix: number | null | undefined) =>
   unix ? new Date(unix * 1000).toISOString().replace('.000Z', 'Z') : '-';
+
+type ServedEvent = { id: number; type: string; created_at: number; data: unknown };
+/** An event as one line: id, instant, type, what it is about. */
+const eventLine = (e: ServedEvent) =>
+  `${String(e.id).padStart(6)}  ${time(e.created_at)}  ${e.type.padEnd(18)}  ${summary(e.data)}`;
 
 const COMMANDS: Record<string, Command> = {
   async token({ api }, _args, _o, out) {
@@ -341,6 +351,50 @@ const COMMANDS: Record<string, Command> = {
     );
   },
 
+  async quote({ api }, [market, offerKey, qty], o, out) {
+    if (!market || !offerKey) throw new Usage('quote <market> <offer_key> <qty>');
+    const data = await answer(
+      api.POST('/api/v1/orders/quote', {
+        body: {
+          market,
+          offer_key: offerKey,
+          qty: int(qty, 'qty'),
+          pay_from_balance: !!o['pay-from-balance'],
+        },
+      }),
+    );
+    const w = data.would_answer;
+    print(out, data, () =>
+      [
+        `${data.qty} x ${offerKey} on ${data.market}: total ${money(data.total_amount)}; the holder pays ${money(data.holder_pays.total)} now (fee ${money(data.holder_pays.participation_fee)})`,
+        `ordering now would answer ${w.status}${w.detail === undefined ? '' : `: ${typeof w.detail === 'string' ? w.detail : JSON.stringify(w.detail)}`}`,
+        `limits ${data.limits.allowed ? 'allow' : 'refuse'} funding it without the holder; pay_from_balance ${data.funding.pay_from_balance_allowed ? 'would fund it' : 'would not fund it'} (balance ${money(data.funding.balance)})`,
+        `risk: ${data.risk.similar.lost} of ${data.risk.similar.n} similar settled deals lost; a downside surcharge would add ${money(data.risk.surcharge.this_order_low)} to ${money(data.risk.surcharge.this_order_high)}; at most ${money(data.risk.max_loss_with_surcharge)} can be lost`,
+        `session ${data.session.tick} closes ${time(data.session.closes_at)} (${Math.round(data.session.seconds_to_close)} s)`,
+      ].join('\n'),
+    );
+  },
+
+  async wait({ api }, _args, o, out) {
+    const data = await answer(
+      api.GET('/api/v1/events/wait', {
+        params: {
+          query: {
+            after: o.after === undefined ? 0 : int(o.after as string, '--after'),
+            ...(o.types ? { types: String(o.types) } : {}),
+            ...(o.timeout === undefined
+              ? {}
+              : { timeout_s: int(o.timeout as string, '--timeout') }),
+          } as never,
+        },
+      }),
+    );
+    if (out.json) return out.write(JSON.stringify(data));
+    if (!data.events.length)
+      return out.write(`(no events after ${o.after ?? 0}; next_after ${data.next_after})`);
+    for (const e of data.events) out.write(eventLine(e));
+  },
+
   async cancel({ api }, [orderId], o, out) {
     if (!orderId) throw new Usage('cancel <order_id>');
     const data = await answer(
@@ -420,12 +474,7 @@ const COMMANDS: Record<string, Command> = {
     const max = o.max === undefined ? Infinity : int(o.max as string, '--max');
     let after = o.after === undefined ? 0 : int(o.after as string, '--after');
     const types = o.types as string | undefined;
-    const line = (e: { id: number; type: string; created_at: number; data: unknown }) =>
-      out.write(
-        out.json
-          ? JSON.stringify(e)
-          : `${String(e.id).padStart(6)}  ${time(e.created_at)}  ${e.type.padEnd(18)}  ${summary(e.data)}`,
-      );
+    const line = (e: ServedEvent) => out.write(out.json ? JSON.stringify(e) : eventLine(e));
     if (!o.follow) {
       const data = await answer(
         api.GET('/api/v1/events', {

@@ -649,6 +649,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Wait for my account's next events after an id: answers as soon as there are some (at most 100, as GET /api/v1/events), or none after timeout_s (at most 25 s) */
+        get: operations["wait_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -6665,6 +6682,698 @@ export interface operations {
                 };
             };
             /** @description your address holds as many market streams as it may: close one, or retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description this process holds as many streams as it may: retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    wait_events: {
+        parameters: {
+            query?: {
+                /** @description the last event id you have (0: from the oldest kept) */
+                after?: number;
+                /** @description comma-separated event types; absent: every type */
+                types?: string;
+                /** @description seconds to wait for an event before answering none (1..25) */
+                timeout_s?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description your account's events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the events after `after`, oldest first */
+                        events: ({
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.created";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.paid";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.filled";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.expired";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.refunded";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["Order"];
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "order.cancelled";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the order as GET /orders/{id} serves it, cancelled, with who withdrew it */
+                            data: {
+                                /** @description order id */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session the order is placed in; it fills at that session's close */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description the items of one unit */
+                                items: {
+                                    /** @description item name */
+                                    name: string;
+                                    /** @description units of the item per bundle unit */
+                                    qty: number;
+                                    /** @description condition grade */
+                                    grade: string;
+                                }[];
+                                /** @description units ordered */
+                                qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description qty x unit_cost */
+                                gross_amount: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee_amount: number;
+                                /** @description gross_amount + fee_amount: what funding the order costs */
+                                total_amount: number;
+                                /** @description awaiting_payment, paid (funded), filled (a position), expired (unfunded at the close), refunded (could not fill) or cancelled (withdrawn unfunded by its agent or declined by the holder) */
+                                status: "awaiting_payment" | "paid" | "filled" | "expired" | "refunded" | "cancelled";
+                                /** @description how it was funded; null while unfunded */
+                                payment_source: ("card" | "balance") | null;
+                                /** @description the page where the holder reviews and funds the order; null once it expired unfunded (the link no longer works: order again); a cancelled order's page says it was withdrawn and takes no payment */
+                                purchase_url: string | null;
+                                /** @description when the order's session closes (real unix seconds): fund it before */
+                                closes_at: number;
+                                /** @description when it was placed (unix seconds) */
+                                created_at: number;
+                                /** @description when it was funded (unix seconds), null until it happens */
+                                paid_at: number | null;
+                                /** @description when it filled (unix seconds), null until it happens */
+                                filled_at: number | null;
+                                /** @description the position it filled into; null until filled */
+                                position_id: number | null;
+                                /** @description the trade round it is funded with */
+                                round_id: number;
+                                /** @description the trading account */
+                                account_id: number;
+                                /** @description the agent that placed it; null on an order of the holder's Manual desk */
+                                agent_id: number | null;
+                                /** @description why a paid order was refunded instead of filled; null otherwise */
+                                refund_reason: string | null;
+                                /** @description while it awaits payment: what a card payment made now would charge the holder (the order and the month's participation fee unless paid); null otherwise (a payment's own figures are its receipt and the ledger) */
+                                holder_pays: {
+                                    /** @description the order's total_amount, or the sum of the cart's current lines */
+                                    goods: number;
+                                    /** @description the month's participation fee: 15.00 unless the connected holder has paid this calendar month's, then 0.00 */
+                                    participation_fee: number;
+                                    /** @description goods + participation_fee: the one total a card payment now would charge */
+                                    total: number;
+                                } | null;
+                                /** @description the signed approval receipt (a compact JWS, EdDSA; verify it against GET /.well-known/jwks.json) when the holder's hand or standing grant funded it; null otherwise (pay_from_balance, unpaid) */
+                                receipt: string | null;
+                                /** @description agent: its agent withdrew it (DELETE /orders/{id}); holder: declined on its purchase page */
+                                by: "agent" | "holder";
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "position.advanced";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the position as GET /positions/{id} serves it, with the session just booked */
+                            data: {
+                                /** @description position id */
+                                id: number;
+                                /** @description the order it filled from */
+                                order_id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session it filled at */
+                                opened_tick: number;
+                                /** @description the session it settles at */
+                                settles_at_tick: number;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description units bought */
+                                qty: number;
+                                /** @description units not sold yet */
+                                qty_left: number;
+                                /** @description sessions of the horizon done */
+                                ticks_done: number;
+                                /** @description sessions it sells over */
+                                horizon: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description qty x unit_cost + qty x fulfilment fee, debited at payment */
+                                cost_basis: number;
+                                /** @description sales revenue so far */
+                                revenue: number;
+                                /** @description units sold so far */
+                                units_sold: number;
+                                /** @description holding fees so far */
+                                holding_cost: number;
+                                /** @description value of the units left at settlement (no cash move); null before */
+                                writeoff: number | null;
+                                /** @description settlement surcharge (debited); null until settled */
+                                surcharge: number | null;
+                                /** @description revenue - cost_basis - holding_cost - surcharge so far */
+                                pnl_so_far: number;
+                                /** @description revenue - cost_basis - holding - surcharge; null until settled */
+                                realized_pnl: number | null;
+                                /** @description open while selling; settled after its horizon */
+                                status: "open" | "settled";
+                                /** @description units sold in each session done */
+                                sales_by_tick: number[];
+                                /** @description when it opened (unix seconds) */
+                                created_at: number;
+                                /** @description when it settled (unix seconds), null until it happens */
+                                settled_at: number | null;
+                                /** @description how it ended (settled only) */
+                                outcome?: {
+                                    /** @description whether the stock sold out */
+                                    sold_out: boolean | null;
+                                    /** @description whether a downside regime hit */
+                                    downside_event: boolean | null;
+                                    /** @description settlement surcharge */
+                                    surcharge: number | null;
+                                    /** @description value of the units left */
+                                    writeoff: number | null;
+                                };
+                                /** @description the unsold units as owned goods (once settled) */
+                                inventory?: {
+                                    /** @description unsold units that became owned goods */
+                                    transferred_units: number | null;
+                                    /** @description the inventory item holding them */
+                                    item_id: number | null;
+                                    /** @description when they were transferred (unix seconds), null until it happens */
+                                    transferred_at: number | null;
+                                };
+                                /** @description the session this event books */
+                                session: {
+                                    /** @description the session the close booked */
+                                    tick: number;
+                                    /** @description units sold in that session */
+                                    sold: number;
+                                    /** @description what they sold for (credited) */
+                                    revenue: number;
+                                    /** @description holding fees of that session (debited) */
+                                    holding_cost: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "position.settled";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the position as GET /positions/{id} serves it, with the session just booked */
+                            data: {
+                                /** @description position id */
+                                id: number;
+                                /** @description the order it filled from */
+                                order_id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session it filled at */
+                                opened_tick: number;
+                                /** @description the session it settles at */
+                                settles_at_tick: number;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description units bought */
+                                qty: number;
+                                /** @description units not sold yet */
+                                qty_left: number;
+                                /** @description sessions of the horizon done */
+                                ticks_done: number;
+                                /** @description sessions it sells over */
+                                horizon: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description qty x unit_cost + qty x fulfilment fee, debited at payment */
+                                cost_basis: number;
+                                /** @description sales revenue so far */
+                                revenue: number;
+                                /** @description units sold so far */
+                                units_sold: number;
+                                /** @description holding fees so far */
+                                holding_cost: number;
+                                /** @description value of the units left at settlement (no cash move); null before */
+                                writeoff: number | null;
+                                /** @description settlement surcharge (debited); null until settled */
+                                surcharge: number | null;
+                                /** @description revenue - cost_basis - holding_cost - surcharge so far */
+                                pnl_so_far: number;
+                                /** @description revenue - cost_basis - holding - surcharge; null until settled */
+                                realized_pnl: number | null;
+                                /** @description open while selling; settled after its horizon */
+                                status: "open" | "settled";
+                                /** @description units sold in each session done */
+                                sales_by_tick: number[];
+                                /** @description when it opened (unix seconds) */
+                                created_at: number;
+                                /** @description when it settled (unix seconds), null until it happens */
+                                settled_at: number | null;
+                                /** @description how it ended (settled only) */
+                                outcome?: {
+                                    /** @description whether the stock sold out */
+                                    sold_out: boolean | null;
+                                    /** @description whether a downside regime hit */
+                                    downside_event: boolean | null;
+                                    /** @description settlement surcharge */
+                                    surcharge: number | null;
+                                    /** @description value of the units left */
+                                    writeoff: number | null;
+                                };
+                                /** @description the unsold units as owned goods (once settled) */
+                                inventory?: {
+                                    /** @description unsold units that became owned goods */
+                                    transferred_units: number | null;
+                                    /** @description the inventory item holding them */
+                                    item_id: number | null;
+                                    /** @description when they were transferred (unix seconds), null until it happens */
+                                    transferred_at: number | null;
+                                };
+                                /** @description the session this event books */
+                                session: {
+                                    /** @description the session the close booked */
+                                    tick: number;
+                                    /** @description units sold in that session */
+                                    sold: number;
+                                    /** @description what they sold for (credited) */
+                                    revenue: number;
+                                    /** @description holding fees of that session (debited) */
+                                    holding_cost: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.connected";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description a holder opened the cart's link */
+                            data: {
+                                /** @description the cart */
+                                cart_id: number;
+                                /** @description the holder */
+                                holder: {
+                                    /** @description a holder has the cart now */
+                                    connected: boolean;
+                                    /** @description since when (unix seconds) */
+                                    since: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.line_added";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the cart line as the cart's GET serves it, with its cart */
+                            data: {
+                                /** @description line id (item_id) */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session of the deal */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description units */
+                                qty: number;
+                                /** @description the deal's most units */
+                                max_qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description the proposer's rationale */
+                                note: string;
+                                /** @description who proposed the line */
+                                proposed_by: {
+                                    /** @description who */
+                                    kind: "agent" | "holder";
+                                    /** @description the agent */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    name: string;
+                                };
+                                /** @description pending_pairing (no holder yet), in_cart, or ordered */
+                                status: "pending_pairing" | "in_cart" | "ordered";
+                                /** @description the deal's session closed: checkout skips the line; a refresh on the web re-maps it */
+                                stale: boolean;
+                                /** @description when the deal's session closes (real unix seconds) */
+                                closes_at: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee: number;
+                                /** @description qty x unit_cost + fee */
+                                total: number;
+                                /** @description the order the line became (trade carts) */
+                                order_id: number | null;
+                                /** @description the goods the line became (own carts) */
+                                inventory_item_id: number | null;
+                                /** @description the cart */
+                                cart_id: number;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.line_ordered";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the cart line as the cart's GET serves it, with its cart */
+                            data: {
+                                /** @description line id (item_id) */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session of the deal */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description units */
+                                qty: number;
+                                /** @description the deal's most units */
+                                max_qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description the proposer's rationale */
+                                note: string;
+                                /** @description who proposed the line */
+                                proposed_by: {
+                                    /** @description who */
+                                    kind: "agent" | "holder";
+                                    /** @description the agent */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    name: string;
+                                };
+                                /** @description pending_pairing (no holder yet), in_cart, or ordered */
+                                status: "pending_pairing" | "in_cart" | "ordered";
+                                /** @description the deal's session closed: checkout skips the line; a refresh on the web re-maps it */
+                                stale: boolean;
+                                /** @description when the deal's session closes (real unix seconds) */
+                                closes_at: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee: number;
+                                /** @description qty x unit_cost + fee */
+                                total: number;
+                                /** @description the order the line became (trade carts) */
+                                order_id: number | null;
+                                /** @description the goods the line became (own carts) */
+                                inventory_item_id: number | null;
+                                /** @description the cart */
+                                cart_id: number;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "cart.line_removed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the cart line as the cart's GET serves it, with its cart */
+                            data: {
+                                /** @description line id (item_id) */
+                                id: number;
+                                /** @description market id */
+                                market: string;
+                                /** @description the session of the deal */
+                                tick: number;
+                                /** @description the deal's key */
+                                offer_key: string;
+                                /** @description the bundle's title */
+                                deal_title: string;
+                                /** @description units */
+                                qty: number;
+                                /** @description the deal's most units */
+                                max_qty: number;
+                                /** @description landed cost per unit */
+                                unit_cost: number;
+                                /** @description resale price per unit */
+                                list_price: number;
+                                /** @description the deal's quoted velocity (markets with quotes_velocity: true; absent on ranking markets) */
+                                sales_velocity?: number | null;
+                                /** @description the proposer's rationale */
+                                note: string;
+                                /** @description who proposed the line */
+                                proposed_by: {
+                                    /** @description who */
+                                    kind: "agent" | "holder";
+                                    /** @description the agent */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    name: string;
+                                };
+                                /** @description pending_pairing (no holder yet), in_cart, or ordered */
+                                status: "pending_pairing" | "in_cart" | "ordered";
+                                /** @description the deal's session closed: checkout skips the line; a refresh on the web re-maps it */
+                                stale: boolean;
+                                /** @description when the deal's session closes (real unix seconds) */
+                                closes_at: number;
+                                /** @description qty x fulfilment fee per unit */
+                                fee: number;
+                                /** @description qty x unit_cost + fee */
+                                total: number;
+                                /** @description the order the line became (trade carts) */
+                                order_id: number | null;
+                                /** @description the goods the line became (own carts) */
+                                inventory_item_id: number | null;
+                                /** @description the cart */
+                                cart_id: number;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "funding.changed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the holder flipped the autonomous-funding switch */
+                            data: {
+                                /** @description the agent */
+                                agent_id: number;
+                                /** @description the switch now */
+                                autonomous_funding: boolean;
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "grant.changed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description a cart grant of the holder's changed */
+                            data: {
+                                /** @description granted or revoked */
+                                action: "granted" | "revoked";
+                                /** @description the grant */
+                                grant: {
+                                    /** @description grant id */
+                                    id: number;
+                                    /** @description the agent; null: every agent of yours */
+                                    agent_id: number | null;
+                                    /** @description its name */
+                                    agent_name: string | null;
+                                    /** @description the cart; null: every cart */
+                                    cart_id: number | null;
+                                    /** @description its name */
+                                    cart_name: string | null;
+                                    /** @description write: add and change lines; execute: also check out (with autonomous funding on) */
+                                    level: "write" | "execute";
+                                    /** @description how an execute checkout pays */
+                                    pay_with: "balance" | "card";
+                                    /** @description the stored card it charges */
+                                    card_id: number | null;
+                                    /** @description your note */
+                                    note: string;
+                                    /** @description when (unix seconds) */
+                                    created_at: number;
+                                    /** @description the grant */
+                                    grant_id: number;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "limits.changed";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            /** @description the holder changed the agent's spending limits */
+                            data: {
+                                /** @description the agent */
+                                agent_id: number;
+                                /** @description the limits now */
+                                limits: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        } | {
+                            /** @description the account's event id: gap-free and increasing */
+                            id: number;
+                            /**
+                             * @description the event type
+                             * @constant
+                             */
+                            type: "ledger.posted";
+                            /** @description when it was appended (unix seconds) */
+                            created_at: number;
+                            data: components["schemas"]["LedgerEntry"];
+                        })[];
+                        /** @description the id of the last event served (or `after` when none): pass it as `after` next */
+                        next_after: number;
+                    };
+                };
+            };
+            /** @description Missing or invalid API token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `after` is older than the 7 days kept: the detail says from which id events exist */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description this API key holds as many streams as it may (streams, WebSockets and waits together): close one, or retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;

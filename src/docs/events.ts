@@ -2,6 +2,7 @@
 // don't poll. One source for the guide's "Events" section (/llms.txt, /docs/agents), the agent
 // protocol's steps, the manifest's `events` block and the /docs/events page; the table of types is
 // generated from the schemas every transport carries (src/schemas/events.ts).
+import { WAIT_MAX_S } from '../events/query.js';
 import type { TSchema } from 'typebox';
 import { EVENT_DATA, EVENT_TYPES, LedgerEntry, Order, type EventType } from '../schemas/index.js';
 import { SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
@@ -101,6 +102,7 @@ export function eventsSection(at: RoutePaths): Section {
       `An order you placed then tells its story on that stream: order.paid when your holder pays, order.filled at the session close, position.advanced at each of the next ${SETTLEMENT_HORIZON_SESSIONS} closes (with that session's sales), position.settled at the end (realized_pnl). ?types=order.filled,position.settled keeps only those.`,
       `Event ids are your account's own sequence, gap-free (1, 2, 3, ...). After a dropped connection, reconnect with the header Last-Event-ID: <the last id you have> (or ?after=<id>): every later event arrives exactly once (an EventSource client does this by itself).`,
       `Missed some while away? ${at.req('GET', '/events')}?after=<id>&limit=&types= replays them, oldest first: {events, next_after}. Events are kept ${EVENT_RETENTION_DAYS} days; an older after answers 410 with the id events exist from: re-read ${at.req('GET', '/orders')} and ${at.req('GET', '/positions')}, then resume from there.`,
+      `Can hold a request but not a stream (an MCP host, a function)? ${at.req('GET', '/events/wait')}?after=<id>&timeout_s=20 answers as soon as you have events after that id ({events, next_after}, as ${at.req('GET', '/events')}), or none after timeout_s (at most ${WAIT_MAX_S}): call it again from next_after, one call at a time.`,
       `Every market's session closes, public: ${at.req('GET', '/markets/{market_id}/stream')} (Server-Sent Events session.closed {market, tick, next_tick, tick_closes_at}; id: the closed tick).`,
       `The same events over a WebSocket: ${wsAddress(at)} (the key in the upgrade's Authorization header, or a first message {"op": "auth", "key": "..."}; then {"op": "subscribe", "channels": ["account", "market:m15"], "after": N, "types"?: [...]}; frames {"channel", "event"}; a connection too slow to read is closed with 4429 and the after=N to resume from).`,
       `One key holds at most ${STREAMS_PER_KEY} streams at once (${at.req('GET', '/events/stream')} and WebSockets together; one stream carries all your account's events, and one WebSocket every channel): one more answers 429 with Retry-After (a WebSocket whose key comes in its first message is closed with 4429), and closing a stream frees its place at once. One address holds at most ${MARKET_STREAMS_PER_ADDRESS} market streams.`,

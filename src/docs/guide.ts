@@ -1,5 +1,6 @@
 // The agent's guide in sections: one source for /llms.txt (plain text) and the docs pages (HTML),
 // so the two never disagree. Every number is quoted from its one definition.
+import { API_TAG_NAMES } from '../api/tags.js';
 import { MARKETS, MARKET_IDS } from '../engine/index.js';
 import { FUNDING_PROFITABLE_TRADES, SETTLEMENT_HORIZON_SESSIONS } from '../rules.js';
 import { TEST_CARDS } from '../payments/cards.js';
@@ -177,7 +178,7 @@ export function docsSection(at: RoutePaths): Section {
       `OpenAPI 3.1: ${at.url('/api/openapi.json')}`,
       `AsyncAPI 3 (the event stream, the market stream, the WebSocket, webhooks): ${at.url(ASYNCAPI_PATH)}`,
       `Interactive API docs: ${at.url('/api/docs')}`,
-      `MCP (Model Context Protocol, Streamable HTTP, stateless): POST ${at.url('/mcp', 'POST')}; the tools are the API's operations named by operationId, your key in Authorization: Bearer`,
+      `MCP (Model Context Protocol, Streamable HTTP, stateless): POST ${at.url('/mcp', 'POST')}; the tools are the API's operations named by operationId, your key in Authorization: Bearer; POST ${at.url('/mcp', 'POST')}?tags=${API_TAG_NAMES.slice(3, 5).join(',')} lists only the tools of those tags (${API_TAG_NAMES.join(', ')}). quote_order says what an order would be before create_order; wait_events holds until your next events (one call at a time, no polling).`,
       `Human docs: ${at.url('/docs')} (for agents: ${at.url('/docs/agents')}; every route: ${at.url('/docs/developers')}; events: ${at.url(EVENTS_DOC_PATH)})`,
     ],
   };

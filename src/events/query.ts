@@ -35,3 +35,6 @@ export const goneDetail = (from: number) =>
   `events before id ${from} are no longer kept (7 days): re-read GET /api/v1/orders and GET /api/v1/positions, then resume with after=${from - 1}`;
 
 export const gone = (from: number) => new HttpError(410, goneDetail(from));
+
+/** The longest GET /events/wait holds (seconds): under the usual 30 s of a proxy's or an MCP host's time-out. */
+export const WAIT_MAX_S = 25;

@@ -19,6 +19,7 @@ import { agentRoutes } from '../api/routes/agents.js';
 import { tradingRoutes } from '../api/routes/trading.js';
 import { orderQuoteRoute } from '../api/routes/order-quote.js';
 import { eventRoutes } from '../events/routes/events.js';
+import { waitEventsRoute } from '../events/routes/wait.js';
 import { receiptRoutes } from '../api/routes/receipts.js';
 import { webhookRoutes } from '../api/routes/webhooks.js';
 import { wsRoutes } from '../events/routes/websocket.js';
@@ -45,6 +46,7 @@ export function routeTable(s: Services): Route[] {
     orderQuoteRoute(s),
     ...tradingRoutes(s),
     ...eventRoutes(s),
+    waitEventsRoute(s),
     ...receiptRoutes(s),
     ...webhookRoutes(s),
     ...wsRoutes(),

@@ -14,6 +14,7 @@
 // a request without a valid key holds a place of its client address until its answer is sent
 // (limits.ts UNAUTHENTICATED_PER_ADDRESS, 429 beyond), and answers are built within a byte budget
 // (MCP_RESULT_BYTES per tool result, MCP_ANSWER_BYTES per answer).
+import { API_TAG_NAMES, apiTag, type ApiTag } from '../api/tags.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -67,6 +68,8 @@ export type McpTool = {
   mutates: boolean;
   /** Arguments the tool gives the request when the call leaves them out (a list's page of MCP_LIST_DEFAULT). */
   defaults: Record<string, unknown>;
+  /** The operation's OpenAPI tag (src/api/tags.ts): what `POST /mcp?tags=` filters by. */
+  tag: ApiTag;
 };
 
 const IDEMPOTENCY_KEY = 'idempotency_key';
@@ -154,7 +157,7 @@ function toolOf(r: Route, answer: TSchema): McpTool {
     inputSchema,
     annotations: toolAnnotations(r, mutates),
   };
-  return { tool, route: r, places, mutates, defaults };
+  return { tool, route: r, places, mutates, defaults, tag: apiTag(r.path) };
 }
 
 /** The route's path, query and body fields as one flat list of arguments, then idempotency_key and api_key. */
@@ -555,19 +558,60 @@ const BATCH_REFUSED =
 /** What a request's server serves: the tools by name, their listing, the resources. */
 type Catalogue = { byName: Map<string, McpTool>; list: Tool[]; resources: McpResource[] };
 
+const catalogueOf = (tools: McpTool[], resources: McpResource[]): Catalogue => ({
+  byName: new Map(tools.map((t) => [t.tool.name, t])),
+  list: tools.map((t) => t.tool),
+  resources,
+});
+
 /** The MCP endpoint over a finished route table. */
 export function mcpEndpoint(routes: Route[], baseUrl: string, opts: McpOptions): McpEndpoint {
   const tools = mcpTools(routes);
-  const catalogue: Catalogue = {
-    byName: new Map(tools.map((t) => [t.tool.name, t])),
-    list: tools.map((t) => t.tool),
-    resources: mcpResources(baseUrl),
+  const resources = mcpResources(baseUrl);
+  const all = catalogueOf(tools, resources);
+  // One catalogue per set of tags asked for (at most one per subset of API_TAG_NAMES).
+  const byTags = new Map<string, Catalogue>();
+  const catalogue = (tags: ApiTag[] | undefined) => {
+    if (!tags) return all;
+    const key = [...tags].sort().join(',');
+    let c = byTags.get(key);
+    if (!c)
+      byTags.set(
+        key,
+        (c = catalogueOf(
+          tools.filter((t) => tags.includes(t.tag)),
+          resources,
+        )),
+      );
+    return c;
   };
   return {
     tools,
-    resources: catalogue.resources,
-    handle: (ctx) => handle(ctx, catalogue, baseUrl, opts),
+    resources,
+    handle: async (ctx) => {
+      const tags = tagsOf(ctx.req.query);
+      if (typeof tags === 'string') return rpcError(400, -32602, tags);
+      return handle(ctx, catalogue(tags), baseUrl, opts);
+    },
   };
+}
+
+/** `?tags=a,b`: the tags asked for (undefined: every tool), or why one is unknown. */
+function tagsOf(query: string): ApiTag[] | undefined | string {
+  const raw = new URLSearchParams(query).get('tags');
+  if (raw === null || raw.trim() === '') return undefined;
+  const asked = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  ];
+  const unknown = asked.filter((x) => !(API_TAG_NAMES as readonly string[]).includes(x));
+  if (unknown.length)
+    return `Invalid params: unknown tag ${JSON.stringify(unknown[0].slice(0, 40))}; tags are ${API_TAG_NAMES.join(', ')}`;
+  return asked as ApiTag[];
 }
 
 /** One request's server: stateless, so each POST gets its own Server and transport (the SDK's rule). */

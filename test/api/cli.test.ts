@@ -100,6 +100,31 @@ t.test(
   },
 );
 
+t.test('quote, cancel and wait', async (t) => {
+  const key = { AGENT_MARKET_KEY: agent.key };
+  const q = await cli(['quote', MARKET, deal, '1'], key);
+  t.equal(q.code, 0, q.stderr);
+  t.match(q.stdout, /the holder pays \d+\.\d\d now/);
+  t.match(q.stdout, /ordering now would answer 201/);
+  const quote = JSON.parse((await cli(['quote', MARKET, deal, '1', '--json'], key)).stdout);
+  const placed = JSON.parse((await cli(['order', MARKET, deal, '1', '--json'], key)).stdout);
+  t.equal(placed.total_amount, quote.total_amount, 'the order is what the quote said');
+  const last = (await agent.get('/api/v1/events?limit=1000')).body.next_after;
+  const gone = await cli(['cancel', String(placed.id)], key);
+  t.equal(gone.code, 0, gone.stderr);
+  t.match(gone.stdout, new RegExp(`order ${placed.id}: cancelled`));
+  const again = await cli(['cancel', String(placed.id), '--json'], key);
+  t.equal(JSON.parse(again.stdout).status, 'cancelled');
+  const waited = await cli(['wait', '--after', String(last), '--types', 'order.cancelled'], key);
+  t.equal(waited.code, 0, waited.stderr);
+  t.match(waited.stdout, /order\.cancelled/);
+  const none = await cli(['wait', '--after', String(last + 1000), '--timeout', '1', '--json'], key);
+  t.same(JSON.parse(none.stdout).events, []);
+  const paid = await cli(['cancel', '999999999'], key);
+  t.equal(paid.code, 1);
+  t.match(paid.stderr, /error 404/);
+});
+
 t.test('cart add and cart', async (t) => {
   const r = await cli(['cart', 'add', MARKET, deal, '1', '--note', 'cheap for its family'], {
     AGENT_MARKET_KEY: agent.key,

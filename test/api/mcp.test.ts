@@ -359,6 +359,90 @@ const rpcHeaders = {
   accept: 'application/json, text/event-stream',
 };
 
+t.test('quote_order before create_order, then cancel_order withdraws it', async (t) => {
+  const q: any = await withKey.callTool({
+    name: 'quote_order',
+    arguments: { market: MARKET, offer_key: deal.key, qty: 1 },
+  });
+  t.notOk(q.isError, JSON.stringify(q.content));
+  t.match(q.structuredContent, { market: MARKET, qty: 1, would_answer: { status: 201 } });
+  const placed: any = await withKey.callTool({
+    name: 'create_order',
+    arguments: { market: MARKET, offer_key: deal.key, qty: 1 },
+  });
+  t.equal(placed.structuredContent.total_amount, q.structuredContent.total_amount, 'as quoted');
+  const gone: any = await withKey.callTool({
+    name: 'cancel_order',
+    arguments: { order_id: placed.structuredContent.id },
+  });
+  t.notOk(gone.isError, JSON.stringify(gone.content));
+  t.equal(gone.structuredContent.status, 'cancelled');
+  const again: any = await withKey.callTool({
+    name: 'cancel_order',
+    arguments: { order_id: 999_999_999 },
+  });
+  t.equal(again.isError, true);
+  t.equal(text(again).status, 404);
+});
+
+t.test('wait_events: held until the next event, none once timeout_s has passed', async (t) => {
+  const last = (await agent.get('/api/v1/events?limit=1000')).body.next_after;
+  const empty: any = await withKey.callTool({
+    name: 'wait_events',
+    arguments: { after: last, timeout_s: 1 },
+  });
+  t.notOk(empty.isError, JSON.stringify(empty.content));
+  t.same(empty.structuredContent, { events: [], next_after: last }, 'nothing happened');
+  const waiting = withKey.callTool({
+    name: 'wait_events',
+    arguments: { after: last, types: 'order.created', timeout_s: 25 },
+  });
+  // The order comes after the wait began (it is held: the answer cannot exist before it).
+  const order = await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1 });
+  t.equal(order.status, 201);
+  const r: any = await waiting;
+  t.notOk(r.isError, JSON.stringify(r.content));
+  t.same(
+    r.structuredContent.events.map((e: any) => [e.type, e.data.id]),
+    [['order.created', order.body.id]],
+    'the event it waited for, as GET /events serves it',
+  );
+  t.equal(r.structuredContent.next_after, r.structuredContent.events[0].id);
+  const tooLong: any = await withKey.callTool({
+    name: 'wait_events',
+    arguments: { after: last, timeout_s: 26 },
+  });
+  t.equal(text(tooLong).status, 422, 'at most 25 s');
+});
+
+t.test('?tags= lists only the tools of those OpenAPI tags; an unknown tag is a 400', async (t) => {
+  const list = async (tags: string) => {
+    const r = await svc.get(`/mcp?tags=${tags}`, {
+      method: 'POST',
+      headers: { ...rpcHeaders, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    return { status: r.status, body: (await r.json()) as any };
+  };
+  const trading = await list('trading,events');
+  t.equal(trading.status, 200);
+  const names = trading.body.result.tools.map((x: any) => x.name);
+  for (const n of ['create_order', 'quote_order', 'cancel_order', 'wait_events', 'list_events'])
+    t.ok(names.includes(n), n);
+  t.notOk(names.includes('list_markets'), 'a markets tool is left out');
+  t.ok(names.length < toolNames.length);
+  const openapi = (await svc.getJson('/api/openapi.json')).body;
+  t.same(
+    openapi.paths['/api/v1/orders/quote'].post.tags,
+    ['trading'],
+    "the tags are the OpenAPI document's",
+  );
+  const unknown = await list('trading,nope');
+  t.equal(unknown.status, 400);
+  t.equal(unknown.body.error.code, -32602);
+  t.match(unknown.body.error.message, /unknown tag "nope"; tags are discovery, agents/);
+});
+
 t.test(
   'stateless: GET and DELETE /mcp answer 405; an old protocol version is refused',
   async (t) => {

@@ -70,6 +70,7 @@ t.test(
     const routes = [
       '/api/v1/events',
       '/api/v1/events/stream',
+      '/api/v1/events/wait',
       '/api/v1/orders',
       '/api/v1/positions',
       '/api/v1/markets/{market_id}/stream',

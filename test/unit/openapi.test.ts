@@ -136,38 +136,47 @@ t.test('route selection', async (t) => {
   ]);
 });
 
-t.test('every operation: v1 tag, unique operationId, summary, responses', async (t) => {
-  t.equal(ops.length, 6);
-  for (const op of ops) {
-    t.same(op.tags, ['v1']);
-    t.type(op.summary, 'string');
-    t.match(op.operationId, /^[a-z0-9_]+$/);
-    t.ok(op.responses && Object.keys(op.responses).length);
-  }
-  t.equal(new Set(ops.map((o) => o.operationId)).size, ops.length);
-  t.equal(
-    doc.paths['/api/v1/markets/{market_id}'].get.operationId,
-    'get_markets_market_id',
-    'the declared operationId',
-  );
-  t.same(doc.paths['/api/v1/manifest'].get.responses, {
-    200: {
-      description: 'done',
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            required: ['ok'],
-            properties: { ok: { type: 'boolean' } },
-            description: 'done',
+t.test(
+  'every operation: one tag by its path, unique operationId, summary, responses',
+  async (t) => {
+    t.equal(ops.length, 6);
+    t.same(
+      ops.map((op: any) => op.tags),
+      [['markets'], ['markets'], ['agents'], ['trading'], ['discovery'], ['service']].slice(
+        0,
+        ops.length,
+      ),
+    );
+    for (const op of ops) {
+      t.type(op.summary, 'string');
+      t.match(op.operationId, /^[a-z0-9_]+$/);
+      t.ok(op.responses && Object.keys(op.responses).length);
+    }
+    t.equal(new Set(ops.map((o) => o.operationId)).size, ops.length);
+    t.equal(
+      doc.paths['/api/v1/markets/{market_id}'].get.operationId,
+      'get_markets_market_id',
+      'the declared operationId',
+    );
+    t.same(doc.paths['/api/v1/manifest'].get.responses, {
+      200: {
+        description: 'done',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['ok'],
+              properties: { ok: { type: 'boolean' } },
+              description: 'done',
+            },
           },
         },
       },
-    },
-  });
-  t.notOk(doc.paths['/api/v1/manifest'].get.parameters);
-  t.same(doc.paths['/api/v1/manifest'].get.security, [], 'public: security []');
-});
+    });
+    t.notOk(doc.paths['/api/v1/manifest'].get.parameters);
+    t.same(doc.paths['/api/v1/manifest'].get.security, [], 'public: security []');
+  },
+);
 
 t.test('operationIds: declared on every listed route, snake_case, unique', async (t) => {
   const info = { title: 't', version: '1', serverUrl: '/' };

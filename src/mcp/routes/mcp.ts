@@ -17,13 +17,13 @@ export function mcpRoute(routes: Route[], s: Services): Route {
     auth: 'none',
     api: false,
     summary:
-      "MCP over Streamable HTTP (stateless, JSON answers): the API's operations as tools, llms.txt, the protocol and /docs/agents as resources",
+      "MCP over Streamable HTTP (stateless, JSON answers): the API's operations as tools (?tags=markets,trading: only the operations of those OpenAPI tags), llms.txt, the protocol and /docs/agents as resources",
     optionalBody: true,
     response: {
       200: rpc('the JSON-RPC answer'),
       202: rpc('a notification or response was accepted (no body)'),
       400: rpc(
-        'a JSON-RPC error: unreadable JSON (-32700), a batch (-32600: one message per POST), an invalid message, an unsupported protocol version',
+        'a JSON-RPC error: unreadable JSON (-32700), a batch (-32600: one message per POST), an invalid message, an unsupported protocol version, an unknown tag in ?tags= (-32602)',
       ),
       404: rpc('a JSON-RPC error'),
       406: rpc('a JSON-RPC error: Accept must name application/json and text/event-stream'),

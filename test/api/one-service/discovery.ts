@@ -323,10 +323,13 @@ t.test('OpenAPI 3.1 from the route table, and offline interactive docs', async (
   t.equal(doc.info.version, '1.0.0');
   const ops = Object.values(doc.paths).flatMap((p: any) => Object.values(p)) as any[];
   t.ok(ops.length >= 6, `${ops.length} operations`);
+  const tags = doc.tags.map((x: any) => x.name);
   t.ok(
-    ops.every((o) => o.tags.includes('v1')),
-    'every operation tagged v1',
+    ops.every((o) => o.tags.length === 1 && tags.includes(o.tags[0])),
+    'every operation has one of the declared tags (what MCP ?tags= filters by)',
   );
+  t.same(doc.paths['/api/v1/markets/{market_id}/history'].get.tags, ['record']);
+  t.same(doc.paths['/api/v1/orders/{order_id}'].delete.tags, ['trading']);
   const market = doc.paths['/api/v1/markets/{market_id}'].get;
   t.same(
     market.parameters.map((p: any) => [p.name, p.in, p.required]),
