@@ -98,6 +98,29 @@ const int = (v: string | undefined, what: string): number => {
 };
 const idem = (k: string | undefined) => (k ? { 'idempotency-key': k } : undefined);
 
+/** Every option of every command (parseArgs' table). */
+const OPTIONS = {
+  json: { type: 'boolean', default: false },
+  key: { type: 'string' },
+  url: { type: 'string' },
+  family: { type: 'string' },
+  'house-only': { type: 'boolean' },
+  'pay-from-balance': { type: 'boolean' },
+  'idempotency-key': { type: 'string' },
+  status: { type: 'string' },
+  after: { type: 'string' },
+  types: { type: 'string' },
+  follow: { type: 'boolean' },
+  max: { type: 'string' },
+  note: { type: 'string' },
+  name: { type: 'string' },
+  'recall-phrase': { type: 'string' },
+  token: { type: 'string' },
+  lookback: { type: 'string' },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(
   argv: string[],
   env: NodeJS.ProcessEnv,
@@ -109,27 +132,7 @@ export async function run(
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: {
-        json: { type: 'boolean', default: false },
-        key: { type: 'string' },
-        url: { type: 'string' },
-        family: { type: 'string' },
-        'house-only': { type: 'boolean' },
-        'pay-from-balance': { type: 'boolean' },
-        'idempotency-key': { type: 'string' },
-        status: { type: 'string' },
-        after: { type: 'string' },
-        types: { type: 'string' },
-        follow: { type: 'boolean' },
-        max: { type: 'string' },
-        note: { type: 'string' },
-        name: { type: 'string' },
-        'recall-phrase': { type: 'string' },
-        token: { type: 'string' },
-        lookback: { type: 'string' },
-        timeout: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: OPTIONS,
     });
   } catch (e) {
     err(`${(e as Error).message}\n\n${USAGE}`);
