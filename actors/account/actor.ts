@@ -109,7 +109,9 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
           {
             limitMaxOrderCents: msg.maxOrderCents,
             limitMaxDayCents: msg.maxDayCents,
+            limitMaxWeekCents: msg.maxWeekCents,
             limitMarkets: msg.markets,
+            limitExpiresAt: msg.expiresAt,
           },
         );
         const usd = (c: number | null) => (c === null ? null : centsToNumber(c));
@@ -118,7 +120,9 @@ export const accountActor = defineActor<AccountState, AccountMessage, AccountRep
           limits: {
             max_order: usd(msg.maxOrderCents),
             max_day: usd(msg.maxDayCents),
+            max_week: usd(msg.maxWeekCents),
             markets: msg.markets,
+            expires_at: msg.expiresAt,
           },
         };
         await appendEvents(

@@ -4,7 +4,10 @@ import type { Static } from 'typebox';
 import type * as schemas from '../../src/schemas/index.js';
 import type { CardPayment, Payment } from '../money/messages.js';
 import { actorRef, type IdemRequest } from '../runtime/protocol.js';
-import type { LimitCheck } from '../money/limits.js';
+import type { LimitCheck, Limits } from '../money/limits.js';
+
+/** The holder's spending limits as the `limits` message sets them (money/limits.ts decides with them). */
+export type LimitsSetting = Limits;
 
 /** Who withdraws an order: its agent, or a holder on the purchase page (who must be the agent's holder). */
 export type Canceller = { by: 'agent' } | { by: 'holder'; holderId: number };
@@ -50,14 +53,7 @@ export type AccountMessage =
   /** The holder's autonomous-funding switch for the agent of this account. */
   | { kind: 'funding'; agentId: number; holderId: number; enabled: boolean }
   /** The holder's spending limits for the agent of this account (null: no limit); a limits.changed event. */
-  | {
-      kind: 'limits';
-      agentId: number;
-      holderId: number;
-      maxOrderCents: number | null;
-      maxDayCents: number | null;
-      markets: string[] | null;
-    }
+  | ({ kind: 'limits'; agentId: number; holderId: number } & Limits)
   /**
    * A top-up of this account (one the holder owns) by card: a new card the front end checked, or a
    * stored one. Ledger `card_charge` (+); never a monthly fee. `at`: service clock (real unix seconds).
@@ -103,7 +99,13 @@ export type AccountReplies = {
 /** The limits as set, in USD (CONTRACT.md "Spending limits"). */
 export type LimitsSet = {
   agent_id: number;
-  limits: { max_order: number | null; max_day: number | null; markets: string[] | null };
+  limits: {
+    max_order: number | null;
+    max_day: number | null;
+    max_week: number | null;
+    markets: string[] | null;
+    expires_at: number | null;
+  };
 };
 /** The address of trading account `id`'s actor. */
 export const accountRef = (id: number) => actorRef<AccountMessage, AccountReplies>('account', id);

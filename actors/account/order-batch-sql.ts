@@ -31,6 +31,9 @@ type Column = readonly (string | number | boolean | null)[];
  */
 const DAY_LIMITED =
   'array(select id from agent where id = any($2) and autonomous_funding and limit_max_day_cents is not null)';
+/** The same for a week limit (max_week), summed over the ISO weeks $13. */
+const WEEK_LIMITED =
+  'array(select id from agent where id = any($2) and autonomous_funding and limit_max_week_cents is not null)';
 
 /**
  * The accounts of the batch (`accounts`) whose rows the batch locks: those paying now (`funded`)
@@ -57,10 +60,13 @@ function readSql(): string {
        (select coalesce(json_agg(json_build_object('market', market, 'tick', tick)), '[]') from market_session
          where closed_at is null and market = any($1)) as sessions,
        (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at,
-                 'limit_max_order_cents', limit_max_order_cents, 'limit_max_day_cents', limit_max_day_cents, 'limit_markets', limit_markets)), '[]') from agent
+                 'limit_max_order_cents', limit_max_order_cents, 'limit_max_day_cents', limit_max_day_cents, 'limit_markets', limit_markets,
+                 'limit_max_week_cents', limit_max_week_cents, 'limit_expires_at', limit_expires_at)), '[]') from agent
          where id = any($2)) as agents,
        (select coalesce(json_agg(json_build_object('agent', s.agent, 'day', d.day, 'cents', s.cents)), '[]')
           from unnest($12::float8[]) as d(day) cross join lateral (${spentSql(DAY_LIMITED, 'd.day')}) s) as spent,
+       (select coalesce(json_agg(json_build_object('agent', s.agent, 'day', w.week, 'cents', s.cents)), '[]')
+          from unnest($13::float8[]) as w(week) cross join lateral (${spentSql(WEEK_LIMITED, 'w.week', 7)}) s) as spent_week,
        (select coalesce(json_agg(json_build_object('id', id, 'balance', balance_cents)), '[]') from
          (select id, balance_cents from account where ${LOCKED_ACCOUNTS('$3', '$4')} order by id) a) as accounts,
        (select coalesce(json_agg(json_build_object('account', e.account_id, 'id', c.id, 'market', c.market, 'starts_at', c.starts_at,
@@ -93,6 +99,7 @@ const READ_TYPES = [
   'text[]',
   'int',
   'float8[]',
+  'float8[]',
 ] as const;
 
 /** The read's values, in its parameters' order. */
@@ -107,6 +114,8 @@ export type ReadArgs = {
   n: number;
   /** The UTC days (their first unix second) of the paying orders: what their agents spent on each. */
   days: number[];
+  /** The ISO weeks (their first unix second) of the paying orders, the same for max_week. */
+  weeks: number[];
   /** The batch's instant (its latest order's, real unix seconds from the service clock): answers older than the retention before it are gone. */
   at: number;
 };
@@ -125,6 +134,7 @@ const readValues = (a: ReadArgs) => [
   a.keys.map((k) => k.key),
   a.n,
   a.days,
+  a.weeks,
 ];
 
 /**

@@ -19,7 +19,7 @@ import type { IdemRequest } from '../runtime/protocol.js';
 import { isUniqueViolation } from '../runtime/sql.js';
 import { NOTIFY_KEPT_SQL } from '../events/log.js';
 import { chargeBatch } from '../money/charge.js';
-import { dayStart } from '../money/limits.js';
+import { dayStart, weekStart } from '../money/limits.js';
 import { CONNECTION_SETTINGS } from '../../orm/config.js';
 import {
   PREPARE_BATCH,
@@ -201,6 +201,7 @@ function readSql(batch: OrderRequest[], lit: (s: string) => string): string {
       keys: batch.filter((r) => r.idem).map((r) => ({ scope: r.idem!.scope, key: r.idem!.key })),
       n: batch.length,
       days: distinct(funded.map((r) => dayStart(r.at))),
+      weeks: distinct(funded.map((r) => weekStart(r.at))),
       at: batchInstant(batch),
     },
     lit,

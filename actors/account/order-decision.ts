@@ -9,7 +9,7 @@ import { ActorError } from '../runtime/actor.js';
 import { payFromBalanceRefusal } from './funding.js';
 import { batchFeeDue } from '../money/charge.js';
 import { feeKey } from '../../src/payments/fee.js';
-import { dayStart, limitRefusal, limitsOf } from '../money/limits.js';
+import { dayStart, limitRefusal, limitsOf, weekStart } from '../money/limits.js';
 import type { OrderPlaced, OrderRequest } from './messages.js';
 import type { Terms } from './order-row.js';
 
@@ -44,6 +44,8 @@ export type BatchState = {
   agents: BatchAgent[];
   /** What each paying agent funded without its holder on each UTC day (`day`: its first unix second). */
   spent: { agent: number; day: number; cents: number }[];
+  /** The same per ISO week (`day`: the week's first unix second). */
+  spent_week: { agent: number; day: number; cents: number }[];
   accounts: { id: number; balance: number }[];
   /** The competition of each competition account in the batch (its window in real unix seconds). */
   competitions: Competing[];
@@ -87,6 +89,7 @@ export type DecisionState = {
   balances: Map<number, number>;
   feePaid: Set<string>;
   spent: Map<string, number>;
+  spentWeek: Map<string, number>;
   competing: Map<number, Competing>;
   menu: Map<string, MenuRow>;
 };
@@ -98,6 +101,7 @@ export function decisionState(state: BatchState): DecisionState {
     balances: new Map(state.accounts.map((a) => [a.id, a.balance])),
     feePaid: new Set(state.fees),
     spent: new Map(state.spent.map((s) => [spentKey(s.agent, s.day), s.cents])),
+    spentWeek: new Map(state.spent_week.map((s) => [spentKey(s.agent, s.day), s.cents])),
     competing: new Map(state.competitions.map((c) => [c.account, c])),
     menu: new Map(state.menu.map((m) => [menuKey(m), m])),
   };
@@ -109,7 +113,7 @@ export function decisionState(state: BatchState): DecisionState {
  * spending, the month's fee), so the next order of the same batch is decided after it.
  */
 export function decide(req: OrderRequest, st: DecisionState): Decision | ActorError {
-  const { isOpen, agents, balances, feePaid, spent } = st;
+  const { isOpen, agents, balances, feePaid, spent, spentWeek } = st;
   const row = st.menu.get(menuKey(req));
   const competition = st.competing.get(req.accountId);
   if (!isOpen.has(`${req.market}/${req.tick}`))
@@ -151,7 +155,14 @@ export function decide(req: OrderRequest, st: DecisionState): Decision | ActorEr
   }
   // The holder's standing instructions bound what the agent funds without them (the money kernel's decision).
   const day = spentKey(req.agentId, dayStart(req.at));
-  const over = limitRefusal(limitsOf(agent), spent.get(day) ?? 0, req.market, total);
+  const week = spentKey(req.agentId, weekStart(req.at));
+  const over = limitRefusal(
+    limitsOf(agent),
+    { dayCents: spent.get(day) ?? 0, weekCents: spentWeek.get(week) ?? 0 },
+    req.market,
+    total,
+    req.at,
+  );
   if (over) return new ActorError(403, over.detail, undefined, over.facts);
   // The holder's first real-money checkout of the month carries the participation fee (the money kernel's decision).
   const fee = batchFeeDue(feePaid, agent.holder, req.at);
@@ -165,6 +176,7 @@ export function decide(req: OrderRequest, st: DecisionState): Decision | ActorEr
   balances.set(req.accountId, balance - total - fee);
   feePaid.add(feeKey(agent.holder, req.at));
   spent.set(day, (spent.get(day) ?? 0) + total);
+  spentWeek.set(week, (spentWeek.get(week) ?? 0) + total);
   return { amounts, funded: true, fee, holder: agent.holder, standing: req.agentId, terms };
 }
 

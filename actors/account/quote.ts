@@ -3,7 +3,7 @@
 // no lock held and nothing written: the same answer for the same state, nothing reserved.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { feeKey, feeMonthAt } from '../../src/payments/fee.js';
-import { dayStart, limitChecks, limitsOf } from '../money/limits.js';
+import { dayStart, limitChecks, limitsOf, weekStart } from '../money/limits.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { ActorError } from '../runtime/actor.js';
 import { readUnlocked } from './order-batch-sql.js';
@@ -13,6 +13,7 @@ import type { QuoteArgs, QuoteFacts } from './messages.js';
 export async function quoteOf(em: EntityManager, q: QuoteArgs): Promise<QuoteFacts> {
   const { totalCents, ...req } = q;
   const day = dayStart(req.at);
+  const week = weekStart(req.at);
   const state = (await readUnlocked(em, {
     markets: [req.market],
     agents: [req.agentId],
@@ -23,13 +24,17 @@ export async function quoteOf(em: EntityManager, q: QuoteArgs): Promise<QuoteFac
     keys: [],
     n: 0,
     days: [day],
+    weeks: [week],
     at: req.at,
   })) as BatchState;
   const st = decisionState(state);
   const agent = st.agents.get(req.agentId);
   const balance = st.balances.get(req.accountId) ?? 0;
-  const spent = st.spent.get(spentKey(req.agentId, day)) ?? 0;
-  const checks = agent ? limitChecks(limitsOf(agent), spent, req.market, totalCents) : [];
+  const spent = {
+    dayCents: st.spent.get(spentKey(req.agentId, day)) ?? 0,
+    weekCents: st.spentWeek.get(spentKey(req.agentId, week)) ?? 0,
+  };
+  const checks = agent ? limitChecks(limitsOf(agent), spent, req.market, totalCents, req.at) : [];
   const holder = agent?.holder ?? null;
   const feeCharged = holder !== null && st.feePaid.has(feeKey(holder, req.at));
   // Decided as placed, and once more as pay_from_balance: whether the balance would fund it now.

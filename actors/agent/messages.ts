@@ -85,10 +85,13 @@ export type AgentState = {
   /** The holder's spending limits, and what the agent funded without the holder today (UTC, service clock; `at` of the read). */
   limits: SpendingLimits;
 };
-/** CONTRACT.md "Spending limits": USD or null (no limit), markets as ids or null. */
+/** CONTRACT.md "Spending limits": USD or null (no limit), markets as ids or null, expires_at unix seconds or null. */
 export type SpendingLimits = {
   max_order: number | null;
   max_day: number | null;
+  max_week: number | null;
   markets: string[] | null;
+  expires_at: number | null;
   spent_today: number;
+  spent_week: number;
 };

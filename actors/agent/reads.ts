@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AgentSchema, CartSchema, type Cart } from '../../orm/entities/index.js';
 import { LIST_CAPS } from '../../src/rules.js';
 import { unix } from '../account/views.js';
-import { dayStart, spentSql } from '../money/limits.js';
+import { spentOf } from '../money/limits.js';
 import { centsToNumber } from '../../src/engine/money.js';
 import { defineReads } from '../runtime/read.js';
 import type { AgentKey, AgentRecall, AgentState } from './messages.js';
@@ -34,6 +34,26 @@ async function recallOf(em: EntityManager, keyId: string): Promise<AgentRecall |
   return { name: g.name, recall_phrase: g.recallPhrase, connected: holderId !== null, carts };
 }
 
+/** The columns GET /agents/me serves. */
+const AGENT_FIELDS = [
+  'keyId',
+  'name',
+  'recallPhrase',
+  'identity',
+  'operator',
+  'purpose',
+  'contact',
+  'account.balanceCents',
+  'holder',
+  'pairedAt',
+  'autonomousFunding',
+  'limitMaxOrderCents',
+  'limitMaxDayCents',
+  'limitMarkets',
+  'limitMaxWeekCents',
+  'limitExpiresAt',
+] as const;
+
 /** The agent's row, its balance, and the carts it sees (up to LIST_CAPS.carts). */
 /** `at`: now on the service clock (real unix seconds), for the day of `limits.spent_today`. */
 async function agentState(
@@ -45,29 +65,11 @@ async function agentState(
     AgentSchema,
     { id: agentId },
     {
-      fields: [
-        'keyId',
-        'name',
-        'recallPhrase',
-        'identity',
-        'operator',
-        'purpose',
-        'contact',
-        'account.balanceCents',
-        'holder',
-        'pairedAt',
-        'autonomousFunding',
-        'limitMaxOrderCents',
-        'limitMaxDayCents',
-        'limitMarkets',
-      ],
+      fields: [...AGENT_FIELDS],
     },
   );
   if (!g) return null;
-  const [spent] = await em.execute<{ cents: number }[]>(
-    `select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`,
-    [dayStart(at), agentId],
-  );
+  const spent = await spentOf(em, agentId, at);
   const usd = (c: number | null | undefined) =>
     c === null || c === undefined ? null : centsToNumber(c);
   const holderId = g.holder?.id ?? null;
@@ -100,8 +102,11 @@ async function agentState(
     limits: {
       max_order: usd(g.limitMaxOrderCents),
       max_day: usd(g.limitMaxDayCents),
+      max_week: usd(g.limitMaxWeekCents),
       markets: g.limitMarkets ?? null,
-      spent_today: centsToNumber(spent.cents),
+      expires_at: g.limitExpiresAt ?? null,
+      spent_today: centsToNumber(spent.dayCents),
+      spent_week: centsToNumber(spent.weekCents),
     },
   };
 }

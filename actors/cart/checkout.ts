@@ -18,7 +18,7 @@ import type { Payment } from '../money/messages.js';
 import { orderJson } from '../account/views.js';
 import { placedOrder, type NewOrder, type PlacedOrder } from '../account/order-row.js';
 import { payOrders, placeOrders, placedValues } from '../account/order-write.js';
-import { dayStart, limitRefusal, limitsOf, spentSql } from '../money/limits.js';
+import { limitRefusal, limitsOf, spentOf } from '../money/limits.js';
 import { appendEvents } from '../events/log.js';
 import { appendLineEventsOf } from './events.js';
 import { manualDesk } from '../account/desk.js';
@@ -184,21 +184,19 @@ async function withinLimits(
 ): Promise<void> {
   const [agent] = await em.execute<(Parameters<typeof limitsOf>[0] & { account_id: number })[]>(
     `select a.account_id::float8 as account_id, a.limit_max_order_cents::float8 as limit_max_order_cents,
-            a.limit_max_day_cents::float8 as limit_max_day_cents, a.limit_markets
+            a.limit_max_day_cents::float8 as limit_max_day_cents, a.limit_markets,
+            a.limit_max_week_cents::float8 as limit_max_week_cents, a.limit_expires_at
        from agent a where a.id = ?`,
     [agentId],
   );
   await em.execute('select id from account where id = ? for update', [agent.account_id]);
-  const [row] = await em.execute<{ cents: number }[]>(
-    `select coalesce((select cents from (${spentSql('array[?]::bigint[]', '?')}) s), 0) as cents`,
-    [dayStart(at), agentId],
-  );
-  let spent = row.cents;
+  const spent = await spentOf(em, agentId, at);
   for (const l of lines) {
     const total = lineAmounts(l).amounts.totalCents;
-    const over = limitRefusal(limitsOf(agent), spent, l.market, total);
+    const over = limitRefusal(limitsOf(agent), spent, l.market, total, at);
     if (over) throw new ActorError(403, `line ${l.id}: ${over.detail}`, undefined, over.facts);
-    spent += total;
+    spent.dayCents += total;
+    spent.weekCents += total;
   }
 }
 

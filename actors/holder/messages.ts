@@ -79,7 +79,10 @@ export type ConsoleAgent = {
   /** Its spending limits (USD; null: none), the markets comma-separated (null: every market). */
   max_order: number | null;
   max_day: number | null;
+  max_week: number | null;
   markets: string | null;
+  /** When its limits end (unix seconds), or null. */
+  expires_at: number | null;
 };
 
 // The console's money (money-reads.ts) and timeline (timeline.ts).

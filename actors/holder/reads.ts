@@ -67,7 +67,8 @@ function agentsOf(
   return em.execute<ConsoleAgent[]>(
     `select g.id::float8 as id, g.name, g.key_id, g.identity->>'model' as model, g.account_id::float8 as account_id, g.autonomous_funding,
             ${profitableSettledTradesSql('g.account_id')} as wins,
-            g.limit_max_order_cents::float8 / 100 as max_order, g.limit_max_day_cents::float8 / 100 as max_day, array_to_string(g.limit_markets, ',') as markets
+            g.limit_max_order_cents::float8 / 100 as max_order, g.limit_max_day_cents::float8 / 100 as max_day, array_to_string(g.limit_markets, ',') as markets,
+            g.limit_max_week_cents::float8 / 100 as max_week, g.limit_expires_at as expires_at
        from agent g
       where (g.holder_id = ? or g.account_id in (select id from account where holder_id = ?)) and (?::bigint is null or g.id = ?)
       order by g.id limit ?`,

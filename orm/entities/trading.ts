@@ -172,6 +172,9 @@ export type Agent = {
   limitMaxOrderCents?: number | null;
   limitMaxDayCents?: number | null;
   limitMarkets?: string[] | null;
+  limitMaxWeekCents?: number | null;
+  /** Real unix seconds (service clock): from it the agent funds nothing without its holder. */
+  limitExpiresAt?: number | null;
 };
 // Owner: agent (actors/agent/actor.ts registers agents); the account actor sets the pairing and the
 // funding switch (actors/account/actor.ts).
@@ -196,6 +199,13 @@ export const AgentSchema = new EntitySchema<Agent>({
     limitMaxOrderCents: { type: bigint(), fieldName: 'limit_max_order_cents', nullable: true },
     limitMaxDayCents: { type: bigint(), fieldName: 'limit_max_day_cents', nullable: true },
     limitMarkets: { type: 'text[]', fieldName: 'limit_markets', nullable: true },
+    limitMaxWeekCents: { type: bigint(), fieldName: 'limit_max_week_cents', nullable: true },
+    limitExpiresAt: {
+      type: 'double',
+      runtimeType: 'number',
+      fieldName: 'limit_expires_at',
+      nullable: true,
+    },
     createdAt: createdAt(),
   },
   checks: [
@@ -205,6 +215,7 @@ export const AgentSchema = new EntitySchema<Agent>({
       expression:
         'coalesce(limit_max_order_cents, 0) >= 0 and coalesce(limit_max_day_cents, 0) >= 0',
     },
+    { name: 'agent_limit_max_week_check', expression: 'coalesce(limit_max_week_cents, 0) >= 0' },
   ],
   indexes: [
     {

@@ -4134,10 +4134,16 @@ export interface operations {
                             max_order: number | null;
                             /** @description USD a UTC day (service clock) may total; null: no limit */
                             max_day: number | null;
+                            /** @description USD an ISO week (from Monday 00:00 UTC, service clock) may total; null: no limit */
+                            max_week: number | null;
                             /** @description the markets the agent may fund orders in; null: every market */
                             markets: string[] | null;
+                            /** @description when these limits end (unix seconds): from then on nothing is funded without the holder until they set limits again; null: never */
+                            expires_at: number | null;
                             /** @description USD funded without the holder present today (UTC): pay_from_balance and execute checkouts; the monthly fee counts in neither */
                             spent_today: number;
+                            /** @description USD funded without the holder present this ISO week, counted as spent_today */
+                            spent_week: number;
                         };
                         /** @description carts the agent can see */
                         carts: {
@@ -4242,8 +4248,8 @@ export interface operations {
                             /** @description each limit set, checked; empty when none is set */
                             checks: {
                                 /** @description which of the limits the holder set */
-                                limit: "markets" | "max_order" | "max_day";
-                                /** @description the limit: USD, or the markets allowed */
+                                limit: "expires_at" | "markets" | "max_order" | "max_day" | "max_week";
+                                /** @description the limit: USD, the markets allowed, or (expires_at) the instant in unix seconds */
                                 limit_value: number | string[];
                                 /** @description USD already counted against it (max_day: funded today, UTC); null where nothing accumulates */
                                 spent: number | null;
@@ -4603,8 +4609,8 @@ export interface operations {
                         /** @description the refusal in words */
                         detail: string;
                         /** @description which of the limits the holder set */
-                        limit: "markets" | "max_order" | "max_day";
-                        /** @description the limit: USD, or the markets allowed */
+                        limit: "expires_at" | "markets" | "max_order" | "max_day" | "max_week";
+                        /** @description the limit: USD, the markets allowed, or (expires_at) the instant in unix seconds */
                         limit_value: number | string[];
                         /** @description USD already counted against it (max_day: funded today, UTC); null where nothing accumulates */
                         spent: number | null;
@@ -8822,8 +8828,8 @@ export interface operations {
                         /** @description the refusal in words */
                         detail: string;
                         /** @description which of the limits the holder set */
-                        limit: "markets" | "max_order" | "max_day";
-                        /** @description the limit: USD, or the markets allowed */
+                        limit: "expires_at" | "markets" | "max_order" | "max_day" | "max_week";
+                        /** @description the limit: USD, the markets allowed, or (expires_at) the instant in unix seconds */
                         limit_value: number | string[];
                         /** @description USD already counted against it (max_day: funded today, UTC); null where nothing accumulates */
                         spent: number | null;

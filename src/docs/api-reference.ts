@@ -45,7 +45,8 @@ export type OperationView = {
   responses: { status: string; description: string }[];
   idempotent: boolean;
 };
-export type GroupView = { id: string; title: string; operations: OperationView[] };
+/** `label`: the section's accessible name (a resource may sit under two tags: agents/protocol is discovery's). */
+export type GroupView = { id: string; title: string; label: string; operations: OperationView[] };
 export type TagView = { name: string; description: string; groups: GroupView[]; count: number };
 
 export const IDEMPOTENCY_HEADER_NAME = 'Idempotency-Key';
@@ -177,7 +178,12 @@ export function referenceByTag(doc: OpenApiDoc): TagView[] {
         if (!g)
           groups.set(
             id,
-            (g = { id: `${name}-${id}`.replace(/[^A-Za-z0-9-]/g, '-'), title: id, operations: [] }),
+            (g = {
+              id: `${name}-${id}`.replace(/[^A-Za-z0-9-]/g, '-'),
+              title: id,
+              label: `${id} (${name})`,
+              operations: [],
+            }),
           );
         g.operations.push(operationView(doc, op));
       }

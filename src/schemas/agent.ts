@@ -195,12 +195,21 @@ export const AgentMeAnswer = obj(
           'USD one order (one line of an execute checkout) may total; null: no limit',
         ),
         max_day: numOrNull('USD a UTC day (service clock) may total; null: no limit'),
+        max_week: numOrNull(
+          'USD an ISO week (from Monday 00:00 UTC, service clock) may total; null: no limit',
+        ),
         markets: nullable(
           list(str('a market id'), 'the markets'),
           'the markets the agent may fund orders in; null: every market',
         ),
+        expires_at: numOrNull(
+          'when these limits end (unix seconds): from then on nothing is funded without the holder until they set limits again; null: never',
+        ),
         spent_today: num(
           'USD funded without the holder present today (UTC): pay_from_balance and execute checkouts; the monthly fee counts in neither',
+        ),
+        spent_week: num(
+          'USD funded without the holder present this ISO week, counted as spent_today',
         ),
       },
       "the holder's spending limits on what the agent funds without them (pay_from_balance, execute checkouts)",

@@ -5,14 +5,15 @@ import { bool, int, list, num, numOrNull, obj, oneOf, str } from './common.js';
 import { HolderPays } from './order.js';
 import { Problem } from './common.js';
 
-const LIMIT_NAMES = ['markets', 'max_order', 'max_day'] as const;
+const LIMIT_NAMES = ['expires_at', 'markets', 'max_order', 'max_day', 'max_week'] as const;
 
 /** One spending limit checked against an order: the same fields a 403 over it carries. */
 export const LimitCheck = obj(
   {
     limit: oneOf(LIMIT_NAMES, 'which of the limits the holder set'),
     limit_value: Type.Union([Type.Number(), Type.Array(Type.String())], {
-      description: 'the limit: USD, or the markets allowed',
+      description:
+        'the limit: USD, the markets allowed, or (expires_at) the instant in unix seconds',
     }),
     spent: numOrNull(
       'USD already counted against it (max_day: funded today, UTC); null where nothing accumulates',

@@ -51,10 +51,12 @@ export const LimitsForm = obj(
       {
         max_order: numOrNull('USD per order; null: no limit'),
         max_day: numOrNull('USD per UTC day; null: no limit'),
+        max_week: numOrNull('USD per ISO week (from Monday 00:00 UTC); null: no limit'),
         markets: nullable(
           list(str('a market id'), 'the markets'),
           'the markets; null: every market',
         ),
+        expires_at: numOrNull('when the limits end (unix seconds); null: never'),
       },
       'the limits as set',
     ),

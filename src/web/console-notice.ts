@@ -109,7 +109,9 @@ export type NoticeFacts = {
         autonomous_funding: boolean;
         max_order: number | null;
         max_day: number | null;
+        max_week: number | null;
         markets: string | null;
+        expires_at: number | null;
       }
     | undefined;
 };
@@ -153,7 +155,11 @@ export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
         a.max_day === null
           ? 'no limit per day'
           : `at most ${money(Math.round(a.max_day * 100))} per UTC day`;
-      return `Limits saved for ${a.name}: ${perOrder}; ${perDay}; ${a.markets ? `markets ${a.markets.split(',').join(', ')}` : 'every market'}.`;
+      // The week and the end are named only when set: most holders set neither.
+      const perWeek =
+        a.max_week === null ? '' : `; at most ${money(Math.round(a.max_week * 100))} per week`;
+      const ends = a.expires_at === null ? '' : `; they end ${utcMinute(a.expires_at)}`;
+      return `Limits saved for ${a.name}: ${perOrder}; ${perDay}${perWeek}; ${a.markets ? `markets ${a.markets.split(',').join(', ')}` : 'every market'}${ends}.`;
     }
     case 'funding': {
       const a = facts.agent(n.agent_id);

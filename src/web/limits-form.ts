@@ -5,6 +5,7 @@ import Type, { type Static } from 'typebox';
 import { MARKET_IDS } from '../engine/index.js';
 import { amount } from '../schemas/index.js';
 import { HttpError } from '../http/route.js';
+import type { LimitsSetting } from '../../actors/account/messages.js';
 
 /** The largest limit a form takes (USD): far above any order, and integer cents stay exact. */
 const MAX_LIMIT = 1_000_000;
@@ -23,6 +24,18 @@ const Limit = (what: string) =>
 export const LimitsFields = Type.Object({
   max_order: Limit('what one order (one line of an execute checkout) may total'),
   max_day: Limit('what a UTC day (service clock) may total'),
+  max_week: Limit('what an ISO week (from Monday 00:00 UTC, service clock) may total'),
+  expires_at: Type.Union(
+    [
+      Type.Integer({
+        minimum: 0,
+        maximum: 32_503_680_000,
+        description: 'unix seconds: from then on the agent funds nothing without you',
+      }),
+      Type.Null(),
+    ],
+    { default: null, description: 'when the limits end (unix seconds); empty: never' },
+  ),
   markets: Type.String({
     maxLength: 200,
     default: '',
@@ -35,7 +48,9 @@ export type LimitsFields = Static<typeof LimitsFields>;
 export const LIMIT_LABELS = {
   max_order: 'Most per order (USD)',
   max_day: 'Most per day (USD)',
+  max_week: 'Most per week (USD)',
   markets: 'Markets',
+  expires_at: 'Ends at (unix seconds)',
 };
 const AMOUNT_RULE = `must be an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or empty for no limit`;
 const MARKETS_RULE = `list market ids (${MARKET_IDS.join(', ')}) separated by commas, or leave it empty for every market`;
@@ -43,17 +58,15 @@ const MARKETS_RULE = `list market ids (${MARKET_IDS.join(', ')}) separated by co
 export const LIMIT_WORDS = {
   max_order: `${LIMIT_LABELS.max_order}: ${AMOUNT_RULE}`,
   max_day: `${LIMIT_LABELS.max_day}: ${AMOUNT_RULE}`,
+  max_week: `${LIMIT_LABELS.max_week}: ${AMOUNT_RULE}`,
   markets: `${LIMIT_LABELS.markets}: ${MARKETS_RULE}`,
+  expires_at: `${LIMIT_LABELS.expires_at}: a whole number of unix seconds, or empty for never`,
 };
 
 const cents = (usd: number | null) => (usd === null ? null : Math.round(usd * 100));
 
 /** The form as the account actor's `limits` message takes it. */
-export function limitsOfForm(f: LimitsFields): {
-  maxOrderCents: number | null;
-  maxDayCents: number | null;
-  markets: string[] | null;
-} {
+export function limitsOfForm(f: LimitsFields): LimitsSetting {
   const ids = [
     ...new Set(
       f.markets
@@ -75,6 +88,8 @@ export function limitsOfForm(f: LimitsFields): {
   return {
     maxOrderCents: cents(f.max_order),
     maxDayCents: cents(f.max_day),
+    maxWeekCents: cents(f.max_week),
     markets: ids.length ? ids : null,
+    expiresAt: f.expires_at,
   };
 }

@@ -58,7 +58,15 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
 
   t.same(
     (await agent.get('/api/v1/agents/me')).body.limits,
-    { max_order: null, max_day: null, markets: null, spent_today: 0 },
+    {
+      max_order: null,
+      max_day: null,
+      max_week: null,
+      markets: null,
+      expires_at: null,
+      spent_today: 0,
+      spent_week: 0,
+    },
     'no limits until the holder sets some',
   );
 
@@ -72,7 +80,9 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
   t.same(set.body.limits, {
     max_order: (unit * 2) / 100,
     max_day: maxDay,
+    max_week: null,
     markets: [MARKET, 'h2'],
+    expires_at: null,
   });
   const changed = (await agent.get('/api/v1/events?types=limits.changed')).body.events;
   t.same(
@@ -294,7 +304,13 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
       'and its max_day counts from it',
     );
     const lifted = await limits({ max_order: '', max_day: '', markets: '' });
-    t.same(lifted.body.limits, { max_order: null, max_day: null, markets: null });
+    t.same(lifted.body.limits, {
+      max_order: null,
+      max_day: null,
+      max_week: null,
+      markets: null,
+      expires_at: null,
+    });
     t.equal((await order(3, MARKET, next.key)).status, 201, 'no limit');
     const bad = await limits({ markets: 'm15,zz' });
     t.equal(bad.status, 422);
@@ -313,6 +329,71 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
     t.same((await agent.get('/api/v1/agents/me')).body.limits.max_order, null, 'nothing was set');
     t.equal((await svc.get('/healthz')).status, 200, 'still up');
   });
+
+  await t.test(
+    'max_week counts the ISO week and starts again on Monday; after expires_at nothing is funded until limits are set again',
+    async (t) => {
+      const cheapestNow = async () => {
+        const menu: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
+        return [...menu.deals].sort((a, b) => a.unit_cost - b.unit_cost)[0];
+      };
+      let deal = await cheapestNow();
+      const price = cents(
+        (await agent.post('/api/v1/orders', { market: MARKET, offer_key: deal.key, qty: 1 })).body
+          .total_amount,
+      );
+      const me = async () => (await agent.get('/api/v1/agents/me')).body.limits;
+      const week = cents((await me()).spent_week);
+      t.ok(week >= cents((await me()).spent_today), 'the week holds the day');
+      t.equal((await limits({ max_week: String((week + price) / 100) })).status, 200);
+      t.equal((await order(1, MARKET, deal.key)).status, 201, 'room for one more this week');
+      const over = await order(1, MARKET, deal.key);
+      t.equal(over.status, 403);
+      t.match(over.body, {
+        limit: 'max_week',
+        limit_value: (week + price) / 100,
+        spent: (week + price) / 100,
+        remaining: 0,
+      });
+      t.match(over.body.detail, /max_week is .* already spent this week \(from Monday 00:00 UTC\)/);
+      // The next Monday, 00:00 UTC on the service clock.
+      const day = Math.floor(c.now() / 86_400_000);
+      c.advanceTo((day + 7 - ((day + 3) % 7)) * 86_400_000 + 1000);
+      await c.runDue();
+      t.equal(new Date(c.now()).getUTCDay(), 1, 'a Monday');
+      t.equal((await me()).spent_week, 0, 'a new week starts from nothing');
+      deal = await cheapestNow();
+      t.equal((await order(1, MARKET, deal.key)).status, 201, 'a new week');
+
+      const ends = Math.floor(c.now() / 1000) + 120;
+      const set = await limits({ expires_at: String(ends) });
+      t.equal(set.body.limits.expires_at, ends);
+      t.equal((await me()).expires_at, ends);
+      t.equal((await order(1, MARKET, deal.key)).status, 201, 'before expires_at');
+      c.advanceTo(ends * 1000);
+      await c.runDue();
+      deal = await cheapestNow();
+      const expired = await order(1, MARKET, deal.key);
+      t.equal(expired.status, 403);
+      t.match(expired.body, {
+        limit: 'expires_at',
+        limit_value: ends,
+        spent: null,
+        remaining: null,
+      });
+      const quote = await agent.post('/api/v1/orders/quote', {
+        market: MARKET,
+        offer_key: deal.key,
+        qty: 1,
+        pay_from_balance: true,
+      });
+      t.match(quote.body.limits, { allowed: false, checks: [{ limit: 'expires_at', ok: false }] });
+      t.equal(quote.body.would_answer.status, 403);
+      t.equal((await limits({ expires_at: '' })).status, 200, 'the holder sets the limits again');
+      t.equal((await order(1, MARKET, deal.key)).status, 201, 'and funding works again');
+      t.equal((await limits({ expires_at: 'soon' })).status, 422, 'a whole number of seconds');
+    },
+  );
 
   await t.test("another holder's agent is not found", async (t) => {
     const other = await registerHolder(svc);

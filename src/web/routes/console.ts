@@ -673,7 +673,13 @@ const agentsView = async (
       eligible: a.wins >= FUNDING_PROFITABLE_TRADES,
       limits: refill(
         `/console/agents/${a.id}/limits`,
-        { max_order: usd(a.max_order), max_day: usd(a.max_day), markets: a.markets ?? '' },
+        {
+          max_order: usd(a.max_order),
+          max_day: usd(a.max_day),
+          max_week: usd(a.max_week),
+          markets: a.markets ?? '',
+          expires_at: a.expires_at === null ? '' : String(Math.round(a.expires_at)),
+        },
         p,
       ),
     })),
