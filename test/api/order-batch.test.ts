@@ -1,6 +1,7 @@
 // Group commit of orders, decided per order inside one batch: a closed session is refused (404),
 // pay_from_balance without the switch (403) or beyond the balance (400); the rest are placed in one
 // transaction, the holder's participation fee once, and every balance still equals its ledger.
+import { dayStart, weekStart } from '../../actors/money/limits.js';
 import t from 'tap';
 import pg from 'pg';
 import { batchConnectionOf, placeOrders } from '../../actors/account/order-batch.js';
@@ -226,7 +227,8 @@ t.test(
         menu: [{ market: 'm15', tick: 100, idx: 0 }],
         keys: [{ scope: 'agent:1 POST /api/v1/orders', key: 'k' }],
         n: 1,
-        days: [at - (at % 86_400)],
+        days: [dayStart(at)],
+        weeks: [weekStart(at)],
         at,
       },
       lit,
