@@ -18,7 +18,7 @@ export type RecordCacheStats = {
   warmed: number;
 };
 /** Why the event hub closed a stream (http/event-hub.ts). */
-export type StreamCloseReason = 'behind' | 'gone' | 'stopping';
+export type StreamCloseReason = 'behind' | 'gone' | 'stopping' | 'revoked';
 /** What the event hub reports (http/event-hub.ts): each drain of the log into the streams, each stream it closes. */
 export type EventHubObserver = {
   /** A drain ended: `seconds` from the notice that started it to the last event handed; `events` handed to streams in it. */

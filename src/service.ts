@@ -38,7 +38,8 @@ import {
 } from './http/server.js';
 import { errorPage } from './web/pages.js';
 import { routeTable } from './http/route-table.js';
-import { keyAuthenticator } from './http/authenticators/agent-key.js';
+import { heardRevocation, keyAuthenticator } from './http/authenticators/agent-key.js';
+import { KEYS_CHANNEL } from '../actors/agent/messages.js';
 import { holderAuthenticator } from './http/authenticators/holder-session.js';
 import type { Services } from './http/services.js';
 import { RecordFragments } from './market-data/record-fragments.js';
@@ -188,6 +189,8 @@ async function serve(
     schema,
     live,
   );
+  // A key revoked on any process: this one forgets it and ends its streams.
+  await closes.listener.listen(KEYS_CHANNEL, (payload) => heardRevocation(services, payload));
   const { front, listening, url } = await startServers(config, opts, services, onRequest, live);
   log.info(
     {

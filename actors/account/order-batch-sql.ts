@@ -7,6 +7,7 @@
 import { ANSWER_RETENTION_HOURS } from '../runtime/idempotency.js';
 import { arrayLiteral, arrayParam, instantSql } from '../runtime/sql.js';
 import { sessionLockKey } from '../market/session-lock.js';
+import { REVOCATION_LOCK } from '../agent/messages.js';
 import {
   entriesArraysCte,
   entriesArrays,
@@ -61,7 +62,8 @@ function readSql(): string {
          where closed_at is null and market = any($1)) as sessions,
        (select coalesce(json_agg(json_build_object('id', id, 'on', autonomous_funding, 'holder', holder_id, 'changed_at', funding_changed_at,
                  'limit_max_order_cents', limit_max_order_cents, 'limit_max_day_cents', limit_max_day_cents, 'limit_markets', limit_markets,
-                 'limit_max_week_cents', limit_max_week_cents, 'limit_expires_at', limit_expires_at)), '[]') from agent
+                 'limit_max_week_cents', limit_max_week_cents, 'limit_expires_at', limit_expires_at,
+                 'revoked', revoked_at is not null)), '[]') from agent
          where id = any($2)) as agents,
        (select coalesce(json_agg(json_build_object('agent', s.agent, 'day', d.day, 'cents', s.cents)), '[]')
           from unnest($12::float8[]) as d(day) cross join lateral (${spentSql(DAY_LIMITED, 'd.day')}) s) as spent,
@@ -161,6 +163,8 @@ export function readStatements(a: ReadArgs, lit: (s: string) => string): string 
   const keys = [arr(a.keys.map((k) => k.scope)), arr(a.keys.map((k) => k.key))];
   return [
     ...a.markets.map((m) => `execute order_batch_lock(${lit(sessionLockKey(m))})`),
+    // Revocations wait for the batches under way, and later batches for them (agent/revocation.ts).
+    `execute order_batch_lock(${lit(REVOCATION_LOCK)})`,
     `execute order_batch_lock_accounts(${arr(a.accounts)}, ${arr(a.funded)})`,
     ...(a.keys.length
       ? [`execute order_batch_expire(${keys.join(', ')}, ${lit(String(a.at))})`]

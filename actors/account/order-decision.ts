@@ -6,6 +6,7 @@
 import { centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { dealNotOnMenu, orderAmounts, type OrderAmounts } from '../../src/rules.js';
 import { ActorError } from '../runtime/actor.js';
+import { KEY_REVOKED } from '../agent/messages.js';
 import { payFromBalanceRefusal } from './funding.js';
 import { batchFeeDue } from '../money/charge.js';
 import { feeKey } from '../../src/payments/fee.js';
@@ -37,6 +38,8 @@ export type BatchAgent = {
   on: boolean;
   holder: number | null;
   changed_at: string | null;
+  /** Its holder revoked its key (a front end that had not heard yet let the request through). */
+  revoked: boolean;
 } & Parameters<typeof limitsOf>[0];
 /** What the batch's read answers (order-batch-sql.ts readSql), one object. */
 export type BatchState = {
@@ -116,6 +119,7 @@ export function decide(req: OrderRequest, st: DecisionState): Decision | ActorEr
   const { isOpen, agents, balances, feePaid, spent, spentWeek } = st;
   const row = st.menu.get(menuKey(req));
   const competition = st.competing.get(req.accountId);
+  if (agents.get(req.agentId)?.revoked) return new ActorError(401, KEY_REVOKED);
   if (!isOpen.has(`${req.market}/${req.tick}`))
     return new ActorError(
       404,

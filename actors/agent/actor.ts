@@ -6,7 +6,16 @@ import { AccountSchema, AgentSchema, CartSchema } from '../../orm/entities/index
 import { ActorError, defineActor } from '../runtime/actor.js';
 import { instantDate, isUniqueViolation } from '../runtime/sql.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AgentMessage, AgentReplies, AgentProfile, CartMade, Registered } from './messages.js';
+import {
+  KEY_REVOKED,
+  type AgentMessage,
+  type AgentReplies,
+  type AgentProfile,
+  type CartMade,
+  type KeyRevoked,
+  type Registered,
+} from './messages.js';
+import { revokeKey } from './revocation.js';
 
 /** Carts one agent may own (a bound; SPEC.md leaves it open). */
 export const MAX_CARTS_PER_AGENT = 50;
@@ -49,6 +58,10 @@ export const agentActor = defineActor<{ keyId: string }, AgentMessage, AgentRepl
       return registerAgent(ctx.em, state.keyId, msg.keyHash, msg.profile, null, ctx.at);
     },
 
+    async revoke(state, msg, ctx): Promise<KeyRevoked> {
+      return ctx.em.transactional((em) => revokeKey(em, state.keyId, msg, ctx.at, ctx.baseUrl));
+    },
+
     async registerForHolder(state, msg, ctx): Promise<Registered> {
       return registerAgent(
         ctx.em,
@@ -88,7 +101,9 @@ async function registerAgent(
     new ActorError(409, 'this key is already registered; use it, or register another key');
   try {
     return await em0.transactional(async (em) => {
-      if (await em.count(AgentSchema, { keyId })) throw taken();
+      const known = await em.findOne(AgentSchema, { keyId }, { fields: ['revokedAt'] });
+      if (known?.revokedAt) throw new ActorError(409, KEY_REVOKED);
+      if (known) throw taken();
       const account = holder?.accountId
         ? await holderAccount(em, holder.holderId, holder.accountId)
         : em.create(AccountSchema, { holder: holder?.holderId ?? null, createdAt });

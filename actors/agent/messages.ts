@@ -26,7 +26,9 @@ export type AgentMessage =
       profile: AgentProfile;
       holderId: number;
       accountId: number | null;
-    };
+    }
+  /** The holder revokes the agent's key for good (POST /console/agents/{agent_id}/revoke). */
+  | { kind: 'revoke'; holderId: number; agentId: number };
 
 export type CartMade = { id: number; name: string; kind: 'trade'; token: string };
 
@@ -38,11 +40,20 @@ export type Registered = {
   cart_kind: 'trade';
 };
 
+/** A revocation: `revoked` false when the key was revoked already (at `revoked_at`, unix seconds). */
+export type KeyRevoked = {
+  agent_id: number;
+  revoked: boolean;
+  revoked_at: number;
+  withdrawn_order_ids: number[];
+};
+
 /** The reply to each message kind (actor.ts's handlers answer these). */
 export type AgentReplies = {
   register: Registered;
   newCart: CartMade;
   registerForHolder: Registered;
+  revoke: KeyRevoked;
 };
 /** The address of the agent whose API key has id `keyId`. */
 export const agentRef = (keyId: string) => actorRef<AgentMessage, AgentReplies>('agent', keyId);
@@ -50,7 +61,16 @@ export const agentRef = (keyId: string) => actorRef<AgentMessage, AgentReplies>(
 // Read tasks (reads.ts).
 
 /** An agent found by its key id (the key authenticator's look-up on a cache miss). */
-export type AgentKey = { id: number; account_id: number; key_hash: string };
+export type AgentKey = { id: number; account_id: number; key_hash: string; revoked: boolean };
+
+/** NOTIFY channel of revoked keys: payload `<key id> <account id>` (or `*` after a lost connection). */
+export const KEYS_CHANNEL = 'svc_keys';
+/** The advisory lock a revocation takes exclusively and each order batch shared (agent/revocation.ts). */
+export const REVOCATION_LOCK = 'agent-key-revocations';
+
+/** What every request with a revoked key is answered (401), and a revoked key's registration (409). */
+export const KEY_REVOKED =
+  'this API key was revoked by its holder: it no longer works; ask your holder for a new key';
 /** What POST /agents/recall tells about a key id. */
 export type AgentRecall = {
   name: string;

@@ -11,8 +11,12 @@ import { defineReads } from '../runtime/read.js';
 import type { AgentKey, AgentRecall, AgentState } from './messages.js';
 
 async function agentByKeyId(em: EntityManager, keyId: string): Promise<AgentKey | null> {
-  const g = await em.findOne(AgentSchema, { keyId }, { fields: ['account', 'keyHash'] });
-  return g && { id: g.id, account_id: g.account.id, key_hash: g.keyHash };
+  const g = await em.findOne(
+    AgentSchema,
+    { keyId },
+    { fields: ['account', 'keyHash', 'revokedAt'] },
+  );
+  return g && { id: g.id, account_id: g.account.id, key_hash: g.keyHash, revoked: !!g.revokedAt };
 }
 
 /**

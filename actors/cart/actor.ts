@@ -51,7 +51,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
   handlers: {
     async add(state, msg, ctx): Promise<LineAdded> {
       return ctx.em.transactional(async (em) => {
-        const cart = await forWrite(em, state.cartId, msg.caller);
+        const cart = await forWrite(em, state.cartId, msg.caller, ctx.at);
         const { itemId, qty, clamped } = await addLine(em, cart, msg.caller, msg.line, ctx.at);
         await touch(em, cart.id, ctx.at);
         await appendLineEventsOf(em, cart, 'cart.line_added', [itemId], msg.at);
@@ -63,7 +63,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
           qty,
           clamped,
           paired,
-          other_carts: paired ? await otherCarts(em, msg.caller, cart.id) : 0,
+          other_carts: paired ? await otherCarts(em, msg.caller, cart.id, ctx.at) : 0,
           checkout_url_token: cart.token,
         };
       });
@@ -71,7 +71,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
 
     async addMany(state, msg, ctx): Promise<LinesAdded> {
       return ctx.em.transactional(async (em) => {
-        const cart = await forWrite(em, state.cartId, msg.caller);
+        const cart = await forWrite(em, state.cartId, msg.caller, ctx.at);
         const skipped = [...msg.skipped];
         const added: number[] = [];
         for (const { row, line } of msg.lines) {
@@ -95,7 +95,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
 
     async setQty(state, msg, ctx): Promise<LineChanged> {
       return ctx.em.transactional(async (em) => {
-        const cart = await forWrite(em, state.cartId, msg.caller);
+        const cart = await forWrite(em, state.cartId, msg.caller, ctx.at);
         const line = await openLine(em, cart, msg.itemId);
         const qty = Math.min(msg.qty, line.max_qty);
         if (qty === 0) await em.nativeDelete(CartItemSchema, { id: line.id });
@@ -114,7 +114,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
 
     async remove(state, msg, ctx): Promise<LineChanged> {
       return ctx.em.transactional(async (em) => {
-        const cart = await forWrite(em, state.cartId, msg.caller);
+        const cart = await forWrite(em, state.cartId, msg.caller, ctx.at);
         const line = await openLine(em, cart, msg.itemId);
         await em.nativeDelete(CartItemSchema, { id: line.id });
         await touch(em, cart.id, ctx.at);
@@ -125,7 +125,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
 
     async clear(state, msg, ctx): Promise<Cleared> {
       return ctx.em.transactional(async (em) => {
-        const cart = await forWrite(em, state.cartId, msg.caller);
+        const cart = await forWrite(em, state.cartId, msg.caller, ctx.at);
         const lines = await linesOf(em, [cart.id]);
         const removed = await em.nativeDelete(CartItemSchema, {
           cart: cart.id,
@@ -140,7 +140,7 @@ export const cartActor = defineActor<CartState, CartMessage, CartReplies>({
 
     async refresh(state, msg, ctx): Promise<Refreshed> {
       return ctx.em.transactional(async (em) => {
-        const cart = await forWrite(em, state.cartId, msg.caller);
+        const cart = await forWrite(em, state.cartId, msg.caller, ctx.at);
         const stale = (await linesOf(em, [cart.id])).filter(
           (l) => !isCheckedOut(l) && isStale(l, msg.at),
         );
@@ -271,10 +271,15 @@ async function addLine(
 }
 
 /** The cart locked for a change by `caller`: 404 when the caller cannot see it, 403 when it may not write. */
-async function forWrite(em: EntityManager, cartId: number, caller: Caller): Promise<CartRow> {
+async function forWrite(
+  em: EntityManager,
+  cartId: number,
+  caller: Caller,
+  at: number,
+): Promise<CartRow> {
   const cart = await lockCart(em, cartId);
   if (!cart) throw new ActorError(404, `no cart ${cartId}`);
-  const { agent, grants } = await callerFacts(em, caller);
+  const { agent, grants } = await callerFacts(em, caller, at);
   const p = permissionsOf(cartFacts(cart), caller, agent, grants);
   if (!p.read) throw new ActorError(404, `no cart ${cartId} you can see`);
   if (!p.write)
@@ -299,8 +304,13 @@ const touch = (em: EntityManager, cartId: number, at: number) =>
   em.nativeUpdate(CartSchema, { id: cartId }, { updatedAt: instantDate(at) });
 
 /** How many carts besides this one the caller sees. */
-async function otherCarts(em: EntityManager, caller: Caller, cartId: number): Promise<number> {
-  const { agent } = await callerFacts(em, caller);
+async function otherCarts(
+  em: EntityManager,
+  caller: Caller,
+  cartId: number,
+  at: number,
+): Promise<number> {
+  const { agent } = await callerFacts(em, caller, at);
   return (await cartsSeen(em, caller, agent)).filter((c) => c.id !== cartId).length;
 }
 

@@ -144,7 +144,7 @@ async function fundingOf(em: EntityManager, cart: CartRow, msg: Checkout): Promi
   }
   if (msg.payment.method !== 'grant')
     throw new ActorError(400, "an agent's checkout pays as its grant allows");
-  const { agent, grants } = await callerFacts(em, caller);
+  const { agent, grants } = await callerFacts(em, caller, msg.at);
   const perms = permissionsOf(cartFacts(cart), caller, agent, grants);
   if (!perms.read) throw new ActorError(404, `no cart ${cart.id} you can see`);
   if (!perms.execute) throw new ActorError(403, perms.execute_note);

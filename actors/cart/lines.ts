@@ -4,7 +4,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MARKETS, centsToNumber, positionTerms, type MarketId } from '../../src/engine/index.js';
 import { LIST_CAPS, orderAmounts } from '../../src/rules.js';
-import { intArrayParam, isLinkToken } from '../runtime/sql.js';
+import { instantSql, intArrayParam, isLinkToken } from '../runtime/sql.js';
 import type { Caller, CartDetail, CartEntry } from './messages.js';
 import {
   permissionsOf,
@@ -15,6 +15,8 @@ import {
 } from './permissions.js';
 import { feeCharged } from '../money/charge.js';
 import { holderPays } from '../../src/payments/fee.js';
+import { ActorError } from '../runtime/actor.js';
+import { KEY_REVOKED } from '../agent/messages.js';
 
 /** Lines not yet checked out one cart may hold (a bound; SPEC.md leaves it open). */
 export const MAX_OPEN_LINES = 100;
@@ -72,22 +74,32 @@ function seenBy(
   return { where: '(c.agent_id = ? or c.holder_id = ?)', params: [caller.agentId, holderOfAgent] };
 }
 
-/** The calling agent's facts and its holder's live grants (none for a holder or an unconnected agent). */
+/** The calling agent's facts and its holder's grants live at `at` (none for a holder or an unconnected agent). */
 export async function callerFacts(
   em: EntityManager,
   caller: Caller,
+  at: number,
 ): Promise<{ agent: AgentFacts | null; grants: LiveGrant[] }> {
   if (caller.kind === 'holder') return { agent: null, grants: [] };
-  const [a] = await em.execute<{ id: number; holder_id: number | null; on: boolean }[]>(
-    'select id::float8 as id, holder_id::float8 as holder_id, autonomous_funding as on from agent where id = ?',
+  const [a] = await em.execute<
+    { id: number; holder_id: number | null; on: boolean; revoked: boolean }[]
+  >(
+    'select id::float8 as id, holder_id::float8 as holder_id, autonomous_funding as on, revoked_at is not null as revoked from agent where id = ?',
     [caller.agentId],
   );
   if (!a) throw new Error(`no agent ${caller.agentId}`);
+  // A front end that had not yet heard of the revocation let the request through.
+  if (a.revoked) throw new ActorError(401, KEY_REVOKED);
   const agent = { id: a.id, holderId: a.holder_id, autonomousFunding: a.on };
-  return { agent, grants: a.holder_id === null ? [] : await liveGrants(em, a.holder_id) };
+  return { agent, grants: a.holder_id === null ? [] : await liveGrants(em, a.holder_id, at) };
 }
 
-export async function liveGrants(em: EntityManager, holderId: number): Promise<LiveGrant[]> {
+/** The holder's grants neither revoked nor expired at `at`. */
+export async function liveGrants(
+  em: EntityManager,
+  holderId: number,
+  at: number,
+): Promise<LiveGrant[]> {
   const rows = await em.execute<
     {
       id: number;
@@ -99,8 +111,9 @@ export async function liveGrants(em: EntityManager, holderId: number): Promise<L
     }[]
   >(
     `select id::float8 as id, agent_id::float8 as agent_id, cart_id::float8 as cart_id, level, pay_with, card_id::float8 as card_id
-       from cart_grant where holder_id = ? and revoked_at is null order by id limit 1000`,
-    [holderId],
+       from cart_grant where holder_id = ? and revoked_at is null and (expires_at is null or expires_at > ${instantSql()})
+      order by id limit 1000`,
+    [holderId, at],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -328,7 +341,7 @@ export async function cartEntries(
   caller: Caller,
   opts: { since?: number; baseUrl: string; at: number },
 ): Promise<CartEntry[]> {
-  const { agent, grants } = await callerFacts(em, caller);
+  const { agent, grants } = await callerFacts(em, caller, opts.at);
   const carts = await cartsSeen(em, caller, agent, { since: opts.since });
   const lines = await linesOf(
     em,
@@ -353,7 +366,7 @@ export async function cartDetail(
   cartId: number,
   opts: { baseUrl: string; at: number },
 ): Promise<CartDetail | null> {
-  const { agent, grants } = await callerFacts(em, caller);
+  const { agent, grants } = await callerFacts(em, caller, opts.at);
   const [c] = await cartsSeen(em, caller, agent, { cartId });
   if (!c) return null;
   const [lines, charged] = await Promise.all([

@@ -33,8 +33,15 @@ export async function grant(em: EntityManager, g: Grant, at: number): Promise<Gr
   }
   if (g.cardId !== null && !(await em.count(CardSchema, { id: g.cardId, holder: g.holderId })))
     throw new ActorError(404, `no stored card ${g.cardId} of yours`);
+  const expiresAt = g.expiresAt ?? null;
+  if (expiresAt !== null && expiresAt <= at)
+    throw new ActorError(400, 'expires_at is not in the future: a grant must end after it is made');
   if (
-    (await em.count(CartGrantSchema, { holder: g.holderId, revokedAt: null })) >= MAX_LIVE_GRANTS
+    (await em.count(CartGrantSchema, {
+      holder: g.holderId,
+      revokedAt: null,
+      $or: [{ expiresAt: null }, { expiresAt: { $gt: instantDate(at) } }],
+    })) >= MAX_LIVE_GRANTS
   ) {
     throw new ActorError(
       409,
@@ -50,6 +57,7 @@ export async function grant(em: EntityManager, g: Grant, at: number): Promise<Gr
     card: g.payWith === 'card' ? g.cardId : null,
     note: g.note,
     createdAt: instantDate(at),
+    expiresAt: expiresAt === null ? null : instantDate(expiresAt),
   });
   await em.flush();
   await appendGrantEvents(em, g.holderId, [row.id], 'granted', at);
@@ -73,15 +81,23 @@ export async function revoke(
   return { grant_id: grantId, revoked: n > 0 };
 }
 
-/** The holder's live grants, newest first; or, with `grantIds`, those grants live or revoked (their events). */
+/**
+ * The holder's grants not revoked, newest first, each `expired` or not at `at`; or, with
+ * `grantIds`, those grants live or revoked (their events).
+ */
 export async function grantsOf(
   em: EntityManager,
   holderId: number,
+  at: number,
   grantIds?: number[],
 ): Promise<GrantView[]> {
-  const rows = await em.execute<(Omit<GrantView, 'created_at'> & { created_at: Date })[]>(
+  type Row = Omit<GrantView, 'created_at' | 'expires_at' | 'expired'> & {
+    created_at: Date;
+    expires_at: Date | null;
+  };
+  const rows = await em.execute<Row[]>(
     `select gr.id::float8 as id, gr.agent_id::float8 as agent_id, g.name as agent_name, gr.cart_id::float8 as cart_id, c.name as cart_name,
-            gr.level, gr.pay_with, gr.card_id::float8 as card_id, gr.note, gr.created_at
+            gr.level, gr.pay_with, gr.card_id::float8 as card_id, gr.note, gr.created_at, gr.expires_at
        from cart_grant gr left join agent g on g.id = gr.agent_id left join cart c on c.id = gr.cart_id
       where gr.holder_id = ? and (case when ?::bigint[] is null then gr.revoked_at is null else gr.id = any(?::bigint[]) end)
       order by gr.id desc limit ?`,
@@ -92,7 +108,16 @@ export async function grantsOf(
       MAX_LIVE_GRANTS,
     ],
   );
-  return rows.map((r) => ({ ...r, created_at: new Date(r.created_at).getTime() / 1000 }));
+  const seconds = (d: Date) => new Date(d).getTime() / 1000;
+  return rows.map((r) => {
+    const expiresAt = r.expires_at === null ? null : seconds(r.expires_at);
+    return {
+      ...r,
+      created_at: seconds(r.created_at),
+      expires_at: expiresAt,
+      expired: expiresAt !== null && expiresAt <= at,
+    };
+  });
 }
 
 /**
@@ -107,7 +132,7 @@ export async function appendGrantEvents(
   at: number,
 ): Promise<void> {
   if (!grantIds.length) return;
-  const views = await grantsOf(em, holderId, grantIds);
+  const views = await grantsOf(em, holderId, at, grantIds);
   const agents = await em.execute<{ id: number; account_id: number }[]>(
     'select id::float8 as id, account_id::float8 as account_id from agent where holder_id = ? order by id limit ?',
     [holderId, LIST_CAPS.accounts],

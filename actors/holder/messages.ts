@@ -83,6 +83,8 @@ export type ConsoleAgent = {
   markets: string | null;
   /** When its limits end (unix seconds), or null. */
   expires_at: number | null;
+  /** When its holder revoked its key (unix seconds), or null. */
+  revoked_at: number | null;
 };
 
 // The console's money (money-reads.ts) and timeline (timeline.ts).
@@ -159,6 +161,8 @@ export type GrantMessage =
       payWith: 'balance' | 'card';
       cardId: number | null;
       note: string;
+      /** Unix seconds after which the grant allows nothing; null or absent: until revoked. */
+      expiresAt?: number | null;
     }
   | { kind: 'revoke'; holderId: number; grantId: number };
 export type Granted = { grant_id: number };

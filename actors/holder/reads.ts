@@ -8,7 +8,7 @@ import { defineReads } from '../runtime/read.js';
 import { profitableSettledTradesSql } from '../account/funding.js';
 import type { CardRow, ConsoleAgent, SessionHolder } from './messages.js';
 import { grantsOf } from './grants.js';
-import { instantDate } from '../runtime/sql.js';
+import { instantDate, unixSql } from '../runtime/sql.js';
 
 /** The holder of a session live at `at` (the read's instant). */
 async function sessionHolder(
@@ -68,7 +68,8 @@ function agentsOf(
     `select g.id::float8 as id, g.name, g.key_id, g.identity->>'model' as model, g.account_id::float8 as account_id, g.autonomous_funding,
             ${profitableSettledTradesSql('g.account_id')} as wins,
             g.limit_max_order_cents::float8 / 100 as max_order, g.limit_max_day_cents::float8 / 100 as max_day, array_to_string(g.limit_markets, ',') as markets,
-            g.limit_max_week_cents::float8 / 100 as max_week, g.limit_expires_at as expires_at
+            g.limit_max_week_cents::float8 / 100 as max_week, g.limit_expires_at as expires_at,
+            ${unixSql('g.revoked_at')} as revoked_at
        from agent g
       where (g.holder_id = ? or g.account_id in (select id from account where holder_id = ?)) and (?::bigint is null or g.id = ?)
       order by g.id limit ?`,
@@ -78,7 +79,7 @@ function agentsOf(
 
 /** The holder's live grants, newest first, with the names of their agent and cart. */
 export const holderReads = defineReads({
-  'holder.grants': async ({ em }, a: { holderId: number }) => grantsOf(em, a.holderId),
+  'holder.grants': async ({ em, at }, a: { holderId: number }) => grantsOf(em, a.holderId, at),
   /** The holder of a live session (by the sha256 of its token), or null. */
   'holder.session': async ({ em, at }, a: { tokenHash: string }) =>
     sessionHolder(em, a.tokenHash, at),

@@ -126,6 +126,8 @@ export type CartGrant = {
   note: Opt<string>;
   createdAt: Date;
   revokedAt?: Date | null;
+  /** After it the grant allows nothing (null: until revoked). */
+  expiresAt?: Date | null;
 };
 // Owner: cart (actors/cart/grants.ts, turns of the holder's grants actor).
 export const CartGrantSchema = new EntitySchema<CartGrant>({
@@ -151,6 +153,7 @@ export const CartGrantSchema = new EntitySchema<CartGrant>({
     note: { type: 'text', default: '' },
     createdAt: createdAt(),
     revokedAt: timestampNull('revoked_at'),
+    expiresAt: timestampNull('expires_at'),
   },
   checks: [
     { name: 'cart_grant_note_check', expression: 'length(note) <= 255' },

@@ -175,6 +175,8 @@ export type Agent = {
   limitMaxWeekCents?: number | null;
   /** Real unix seconds (service clock): from it the agent funds nothing without its holder. */
   limitExpiresAt?: number | null;
+  /** When its holder revoked its key for good (null: live). */
+  revokedAt?: Date | null;
 };
 // Owner: agent (actors/agent/actor.ts registers agents); the account actor sets the pairing and the
 // funding switch (actors/account/actor.ts).
@@ -206,6 +208,7 @@ export const AgentSchema = new EntitySchema<Agent>({
       fieldName: 'limit_expires_at',
       nullable: true,
     },
+    revokedAt: timestampNull('revoked_at'),
     createdAt: createdAt(),
   },
   checks: [

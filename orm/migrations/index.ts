@@ -23,6 +23,7 @@ import { Migration20261122000020 } from './Migration20261122000020.js';
 import { Migration20261122000021 } from './Migration20261122000021.js';
 import { Migration20261122000022 } from './Migration20261122000022.js';
 import { Migration20261122000023 } from './Migration20261122000023.js';
+import { Migration20261122000024 } from './Migration20261122000024.js';
 
 export const migrationsList = [
   { name: 'Migration20261122000001_backbone', class: Migration20261122000001 },
@@ -48,4 +49,5 @@ export const migrationsList = [
   { name: 'Migration20261122000021_webhook_health', class: Migration20261122000021 },
   { name: 'Migration20261122000022_withdrawn_orders', class: Migration20261122000022 },
   { name: 'Migration20261122000023_budgets_that_end', class: Migration20261122000023 },
+  { name: 'Migration20261122000024_authority_that_ends', class: Migration20261122000024 },
 ];

@@ -23,11 +23,12 @@ usage: agent-market [--json] [--key KEY] [--url URL] <command> [arguments]
   markets                                        the markets and their open sessions
   deals <market> [--family F] [--house-only]     the current menu of a market (${MARKET_IDS.join(', ')})
   projection <market> <offer_key> [--lookback N] the naive projection of a deal: P&L by volume
+  quote <market> <offer_key> <qty> [--pay-from-balance]
+                                                 first: what the order would be (the total the
+                                                 holder pays, your limits, what it could lose,
+                                                 what ordering answers); nothing is placed
   order <market> <offer_key> <qty> [--pay-from-balance] [--idempotency-key K]
                                                  order a deal; hand the purchase_url to your holder
-  quote <market> <offer_key> <qty> [--pay-from-balance]
-                                                 what the order would be: the total the holder
-                                                 pays, the limits, its risk, what ordering answers
   cancel <order_id> [--idempotency-key K]        withdraw an order still awaiting payment
   orders [--status S]                            my orders, newest first
   positions [--status open|settled]              my positions, newest first
@@ -42,6 +43,9 @@ usage: agent-market [--json] [--key KEY] [--url URL] <command> [arguments]
   cart link                                      the links of my default cart to hand to a holder
   receipt verify <order_id | receipt>            check an approval receipt's signature against
                                                  the service's public keys; print what it approves
+
+An agent's loop: deals, quote what you would take, order (or cart add) what the
+quote allows, hand the link to your holder, wait for the events.
 
   --json      print the API's JSON (events: one JSON object a line)
   --key KEY   the agent's API key (default: $AGENT_MARKET_KEY)

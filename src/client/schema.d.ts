@@ -5862,6 +5862,10 @@ export interface operations {
                                     note: string;
                                     /** @description when (unix seconds) */
                                     created_at: number;
+                                    /** @description after this instant (unix seconds) it allows nothing; null: until revoked */
+                                    expires_at: number | null;
+                                    /** @description it has expired: it allows nothing (grant again to renew it) */
+                                    expired: boolean;
                                     /** @description the grant */
                                     grant_id: number;
                                 };
@@ -6535,6 +6539,10 @@ export interface operations {
                                     note: string;
                                     /** @description when (unix seconds) */
                                     created_at: number;
+                                    /** @description after this instant (unix seconds) it allows nothing; null: until revoked */
+                                    expires_at: number | null;
+                                    /** @description it has expired: it allows nothing (grant again to renew it) */
+                                    expired: boolean;
                                     /** @description the grant */
                                     grant_id: number;
                                 };
@@ -7312,6 +7320,10 @@ export interface operations {
                                     note: string;
                                     /** @description when (unix seconds) */
                                     created_at: number;
+                                    /** @description after this instant (unix seconds) it allows nothing; null: until revoked */
+                                    expires_at: number | null;
+                                    /** @description it has expired: it allows nothing (grant again to renew it) */
+                                    expired: boolean;
                                     /** @description the grant */
                                     grant_id: number;
                                 };

@@ -58,8 +58,10 @@ export type AccountStream = {
    * took. Fewer than given: it waits (handed nothing) until its transport calls EventHub.resume.
    */
   send: (events: EventText[]) => number;
-  /** Ends the stream: `gone` (its `after` is older than the log keeps: 410, from `from`), `behind` (too slow), `stopping`. */
-  close: (why: { reason: 'gone'; from: number } | { reason: 'behind' | 'stopping' }) => void;
+  /** Ends the stream: `gone` (its `after` is older than the log keeps: 410, from `from`), `behind` (too slow), `stopping`, `revoked` (its key). */
+  close: (
+    why: { reason: 'gone'; from: number } | { reason: 'behind' | 'stopping' | 'revoked' },
+  ) => void;
   /** A keep-alive; false: the consumer cannot keep up. */
   ping: () => boolean;
 };
@@ -205,6 +207,14 @@ export class EventHub {
     else this.count++;
     this.wake([stream.accountId]);
     return () => this.remove(stream);
+  }
+
+  /** Ends every stream of the account (its key was revoked: one key, one account). */
+  endAccount(accountId: number, reason: 'revoked'): void {
+    for (const s of [...(this.accounts.get(accountId) ?? [])]) {
+      this.remove(s);
+      this.close(s, { reason });
+    }
   }
 
   /** A waiting stream has room again (its client read): it is handed what it lacks, from its own id. */

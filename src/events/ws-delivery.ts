@@ -101,6 +101,8 @@ function accountClosed(c: Conn, why: Parameters<AccountStream['close']>[0]): voi
     );
   }
   if (why.reason === 'behind') return behind(c);
+  if (why.reason === 'revoked')
+    return end(c, WS_CLOSE.unauthorized, 'revoked: this API key was revoked by its holder');
   stopping(c);
 }
 

@@ -8,6 +8,7 @@ import {
   intOrNull,
   list,
   num,
+  numOrNull,
   obj,
   oneOf,
   rowId,
@@ -274,8 +275,12 @@ export const CartGrantView = obj(
     card_id: intOrNull('the stored card it charges'),
     note: str('your note'),
     created_at: num('when (unix seconds)'),
+    expires_at: numOrNull(
+      'after this instant (unix seconds) it allows nothing; null: until revoked',
+    ),
+    expired: bool('it has expired: it allows nothing (grant again to renew it)'),
   },
-  'a live grant',
+  'a grant not revoked',
 );
 
 /** Holder form answers (CONTRACT.md "Web form posts"). */

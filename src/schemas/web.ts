@@ -69,6 +69,20 @@ export const FundingForm = obj(
   'the autonomous-funding switch is set',
 );
 
+export const KeyRevokedForm = obj(
+  {
+    ok,
+    agent_id: int('the agent'),
+    revoked: bool('revoked now (false: it was revoked already)'),
+    revoked_at: num('when the key was revoked (unix seconds)'),
+    withdrawn_order_ids: list(
+      Type.Integer(),
+      'its orders awaiting payment, withdrawn (order.cancelled)',
+    ),
+  },
+  "the agent's key is revoked: every request with it is a 401",
+);
+
 export const SignedInForm = obj(
   {
     ok,

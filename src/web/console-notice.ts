@@ -23,6 +23,7 @@ const FIELDS = {
   payout: ['payout_id', 'account_id', 'amount_cents', 'commission_cents', 'net_cents', 'pay_at'],
   limits: ['agent_id'],
   funding: ['agent_id'],
+  key_revoked: ['agent_id', 'withdrawn'],
   card_removed: ['card_id', 'brand', 'last4'],
   grant: ['grant_id'],
   revoke: ['grant_id'],
@@ -118,6 +119,32 @@ export type NoticeFacts = {
 
 const money = (cents: number) => `${usd(centsToNumber(cents))} USD`;
 
+type NoticeAgent = NonNullable<ReturnType<NoticeFacts['agent']>>;
+
+function limitsText(a: NoticeAgent): string {
+  const perOrder =
+    a.max_order === null
+      ? 'no limit per order'
+      : `at most ${money(Math.round(a.max_order * 100))} per order`;
+  const perDay =
+    a.max_day === null
+      ? 'no limit per day'
+      : `at most ${money(Math.round(a.max_day * 100))} per UTC day`;
+  // The week and the end are named only when set: most holders set neither.
+  const perWeek =
+    a.max_week === null ? '' : `; at most ${money(Math.round(a.max_week * 100))} per week`;
+  const ends = a.expires_at === null ? '' : `; they end ${utcMinute(a.expires_at)}`;
+  return `Limits saved for ${a.name}: ${perOrder}; ${perDay}${perWeek}; ${a.markets ? `markets ${a.markets.split(',').join(', ')}` : 'every market'}${ends}.`;
+}
+
+function keyRevokedText(name: string, withdrawn: number): string {
+  const orders =
+    withdrawn === 0
+      ? 'it had no order awaiting payment'
+      : `its ${withdrawn} order${withdrawn === 1 ? '' : 's'} awaiting payment ${withdrawn === 1 ? 'was' : 'were'} withdrawn`;
+  return `Revoked ${name}'s key for good: every request with it is now refused, its streams ended and ${orders}. Its account, positions and history stay yours.`;
+}
+
 /** The sentence a notice shows, or undefined when what it names is not the holder's (nothing is said then). */
 export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
   switch (n.kind) {
@@ -146,24 +173,15 @@ export function noticeText(n: Notice, facts: NoticeFacts): string | undefined {
     }
     case 'limits': {
       const a = facts.agent(n.agent_id);
-      if (!a) return undefined;
-      const perOrder =
-        a.max_order === null
-          ? 'no limit per order'
-          : `at most ${money(Math.round(a.max_order * 100))} per order`;
-      const perDay =
-        a.max_day === null
-          ? 'no limit per day'
-          : `at most ${money(Math.round(a.max_day * 100))} per UTC day`;
-      // The week and the end are named only when set: most holders set neither.
-      const perWeek =
-        a.max_week === null ? '' : `; at most ${money(Math.round(a.max_week * 100))} per week`;
-      const ends = a.expires_at === null ? '' : `; they end ${utcMinute(a.expires_at)}`;
-      return `Limits saved for ${a.name}: ${perOrder}; ${perDay}${perWeek}; ${a.markets ? `markets ${a.markets.split(',').join(', ')}` : 'every market'}${ends}.`;
+      return a && limitsText(a);
     }
     case 'funding': {
       const a = facts.agent(n.agent_id);
       return a && `Autonomous funding is now ${a.autonomous_funding ? 'on' : 'off'} for ${a.name}.`;
+    }
+    case 'key_revoked': {
+      const a = facts.agent(n.agent_id);
+      return a && keyRevokedText(a.name, n.withdrawn);
     }
     case 'card_removed': {
       const brand = CARD_BRANDS[n.brand];

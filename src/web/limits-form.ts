@@ -21,21 +21,25 @@ const Limit = (what: string) =>
     { default: null, description: `${what}; empty: no limit` },
   );
 
-export const LimitsFields = Type.Object({
-  max_order: Limit('what one order (one line of an execute checkout) may total'),
-  max_day: Limit('what a UTC day (service clock) may total'),
-  max_week: Limit('what an ISO week (from Monday 00:00 UTC, service clock) may total'),
-  expires_at: Type.Union(
+/** An instant a form takes as whole unix seconds, or empty for never: when an authority ends. */
+export const Expiry = (what: string) =>
+  Type.Union(
     [
       Type.Integer({
         minimum: 0,
         maximum: 32_503_680_000,
-        description: 'unix seconds: from then on the agent funds nothing without you',
+        description: `unix seconds: ${what}`,
       }),
       Type.Null(),
     ],
-    { default: null, description: 'when the limits end (unix seconds); empty: never' },
-  ),
+    { default: null, description: `${what} (unix seconds); empty: never` },
+  );
+
+export const LimitsFields = Type.Object({
+  max_order: Limit('what one order (one line of an execute checkout) may total'),
+  max_day: Limit('what a UTC day (service clock) may total'),
+  max_week: Limit('what an ISO week (from Monday 00:00 UTC, service clock) may total'),
+  expires_at: Expiry('when the limits end: from then on the agent funds nothing without you'),
   markets: Type.String({
     maxLength: 200,
     default: '',

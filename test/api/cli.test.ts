@@ -194,6 +194,11 @@ t.test('help and unknown commands', async (t) => {
     'receipt verify',
   ])
     t.match(help.stdout, `\n  ${command} `, `help names ${command}`);
+  t.ok(
+    help.stdout.indexOf('\n  quote ') < help.stdout.indexOf('\n  order '),
+    'help puts the quote before the order, as an agent calls them',
+  );
+  t.match(help.stdout, /loop: deals, quote .*order/s, 'and says the loop');
   const named = /\(([a-z0-9, ]+)\)/
     .exec(help.stdout.split('\n').find((l) => l.trimStart().startsWith('deals '))!)![1]
     .split(', ');

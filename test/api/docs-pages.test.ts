@@ -409,6 +409,16 @@ t.test(
       'execute grant',
     ])
       t.ok(llms.includes(s), `carts: ${s}`);
+    // The loop's first call on a deal is its quote: the Flow names it before any order or cart line.
+    const flow = llms.slice(
+      llms.indexOf('## Flow'),
+      llms.indexOf('\n## ', llms.indexOf('## Flow') + 1),
+    );
+    const quoted = flow.indexOf(`POST ${base}/api/v1/orders/quote`);
+    t.ok(quoted > 0, 'the flow quotes a deal');
+    t.ok(quoted < flow.indexOf(`POST ${base}/api/v1/cart/items`), 'before proposing it');
+    t.ok(quoted < flow.indexOf(`POST ${base}/api/v1/orders `), 'and before ordering it');
+    t.match(llms, /revoke your key for good.*401/, 'a revoked key is told');
     // The agents page renders the same guide.
     const agents = decode((await html('/docs/agents')).text).replace(/<[^>]+>/g, '');
     for (const r of RECORD_RANGES) {

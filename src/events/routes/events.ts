@@ -3,6 +3,7 @@
 // Streams read the log through the process's event hub (src/events/hub.ts), never from memory.
 import Type, { type Static } from 'typebox';
 import { read } from '../../../actors/runtime/client.js';
+import { KEY_REVOKED } from '../../../actors/agent/messages.js';
 import type { MarketId } from '../../engine/index.js';
 import {
   HttpError,
@@ -102,7 +103,9 @@ const KEEP_ALIVE = sseComment('keep-alive');
 const keepAlive = (write: (chunk: string) => boolean) => (write(KEEP_ALIVE), true);
 
 /** What a stream says as it ends (a stopping service says nothing: its clients reconnect elsewhere). */
-const lastWords = (why: { reason: string }) => (why.reason === 'behind' ? BEHIND : undefined);
+const lastWords = (why: { reason: string }) =>
+  why.reason === 'behind' ? BEHIND : why.reason === 'revoked' ? REVOKED : undefined;
+const REVOKED = sseComment(KEY_REVOKED);
 
 const streamFull = (max: string) =>
   new HttpError(503, `this process holds ${max} streams: retry in a few seconds`, {

@@ -12,6 +12,7 @@ import { WAIT_MAX_S, eventTypes, gone } from '../query.js';
 import type { AccountStream } from '../hub.js';
 import { KEY_STREAMS_DETAIL, placeOr429 } from '../../http/limits.js';
 import { HttpError } from '../../http/route.js';
+import { KEY_REVOKED } from '../../../actors/agent/messages.js';
 
 const WAIT_DEFAULT_S = 20;
 
@@ -77,29 +78,39 @@ async function waitEvents(
       },
     );
   hold!(placeOr429(s.streams.byKey, principal.keyId, KEY_STREAMS_DETAIL));
-  await woken(s, principal.accountId, query.after, eventTypes(query.types), query.timeout_s);
+  const why = await woken(
+    s,
+    principal.accountId,
+    query.after,
+    eventTypes(query.types),
+    query.timeout_s,
+  );
+  if (why === 'revoked') throw new HttpError(401, KEY_REVOKED, { 'www-authenticate': 'Bearer' });
   const next = await page();
   if ('gone' in next) throw gone(next.from);
   return json(next);
 }
 
-/** Resolves when the hub hands the account an event after `after`, the hub stops, or `seconds` pass. */
+/**
+ * Resolves when the hub hands the account an event after `after`, the hub ends the wait (`revoked`:
+ * its key), or `seconds` pass.
+ */
 function woken(
   s: Services,
   accountId: number,
   after: number,
   types: AccountStream['types'],
   seconds: number,
-): Promise<void> {
+): Promise<'revoked' | undefined> {
   return new Promise((resolve) => {
     let unsubscribe: () => void = () => {};
     let ended = false;
-    const done = () => {
+    const done = (why?: 'revoked') => {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
       unsubscribe();
-      resolve();
+      resolve(why);
     };
     // A duration, not an instant: how long this request is held (as the hub's keep-alives are timed).
     const timer = setTimeout(done, seconds * 1000);
@@ -110,7 +121,7 @@ function woken(
       // Taking none leaves the hub holding nothing for this wait; the page is read again.
       send: (events) => (events.length && queueMicrotask(done), 0),
       ping: () => true,
-      close: () => done(),
+      close: (why) => done(why.reason === 'revoked' ? 'revoked' : undefined),
     });
   });
 }

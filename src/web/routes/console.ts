@@ -13,7 +13,7 @@ import {
 } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
 import { accountRef, type FundingSet, type LimitsSet } from '../../../actors/account/messages.js';
-import { LIMIT_LABELS, LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
+import { Expiry, LIMIT_LABELS, LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber } from '../../engine/index.js';
 import { read } from '../../../actors/runtime/client.js';
@@ -56,6 +56,7 @@ import {
 import { consoleReply, noticeOf, noticeText, type Notice } from '../console-notice.js';
 import { GOLD_COINS, PAYOUTS } from '../../payments/terms.js';
 import { agentKeyRoute, moneyRoutes } from './money.js';
+import { keyRevokeRoute } from './key-revoke.js';
 import { CHART_H, CHART_W, chartPoints } from '../charts.js';
 import {
   EVENT_WORDS,
@@ -137,6 +138,7 @@ export function webConsoleRoutes(s: Services): Route[] {
     ...grantRoutes(s, agentsTab),
     ...moneyRoutes(s, (holder, p) => moneyPage(s, holder, p)),
     agentKeyRoute(s, agentsTab),
+    keyRevokeRoute(s, agentsTab),
   ];
 }
 
@@ -669,6 +671,7 @@ const agentsView = async (
     has_agents: agents.length > 0,
     agents: agents.map((a) => ({
       ...a,
+      revoked: a.revoked_at === null ? null : { when: when(a.revoked_at) },
       model: a.model ?? 'not declared',
       eligible: a.wins >= FUNDING_PROFITABLE_TRADES,
       limits: refill(
@@ -691,6 +694,10 @@ const agentsView = async (
       pays:
         g.level !== 'execute' ? '' : g.pay_with === 'card' ? `stored card ${g.card_id}` : 'balance',
       created: when(g.created_at),
+      ends:
+        g.expires_at === null
+          ? 'until revoked'
+          : `${g.expired ? 'expired ' : ''}${when(g.expires_at)}`,
     })),
     has_grants: grants.length > 0,
     carts: carts.map((c) => ({ id: c.id, name: c.name, owner: c.owner.name })),
@@ -747,6 +754,7 @@ const GrantFields = Type.Object({
   pay_with: Type.Union([Type.Literal('balance'), Type.Literal('card')], { default: 'balance' }),
   card_id: Type.Union([rowId('the stored card'), Type.Null()], { default: null }),
   note: Type.String({ maxLength: 255, default: '' }),
+  expires_at: Expiry('when the grant ends: from then on it allows nothing'),
 });
 type GrantFields = Static<typeof GrantFields>;
 const RevokeFields = Type.Object({ grant_id: rowId('the grant') });
@@ -832,6 +840,7 @@ const grantMessage = (h: HolderPrincipal, b: GrantFields): GrantMessage & { kind
   level: b.level,
   payWith: b.pay_with,
   cardId: b.card_id,
+  expiresAt: b.expires_at,
   note: b.note,
 });
 
