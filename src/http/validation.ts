@@ -253,20 +253,30 @@ const parseFailure = (type: string, msg: string, input: unknown) =>
   new Parse([{ sub: [], issue: { msg, type, input: echo(input) } }]);
 
 function fieldCoercer(schema: any): Coerce {
-  if (schema.type === 'array') {
-    // Repeated keys give the items; a single occurrence is a one-item list.
-    const item = scalarCoercer(schema.items ?? {});
-    return (raw) => {
-      const values = (Array.isArray(raw) ? raw : [raw]).map(item);
-      const failed = values.flatMap((v, i) =>
-        v instanceof Parse ? v.issues.map((x) => ({ ...x, sub: [i, ...x.sub] })) : [],
-      );
-      return failed.length ? new Parse(failed) : values;
-    };
+  if (schema.type === 'array') return listCoercer(schema);
+  const scalar = scalarCoercer(schema);
+  // A union with a list branch (a text or its items one field each): repeated keys are the list.
+  const list = Array.isArray(schema.anyOf)
+    ? (schema.anyOf as any[]).find((b) => b.type === 'array')
+    : undefined;
+  if (list) {
+    const items = listCoercer(list);
+    return (raw) => (Array.isArray(raw) ? items(raw) : scalar(raw));
   }
   // A scalar given several times: the last one wins, as in FastAPI.
-  const scalar = scalarCoercer(schema);
   return (raw) => scalar(Array.isArray(raw) ? raw[raw.length - 1] : raw);
+}
+
+/** Repeated keys give the items; a single occurrence is a one-item list. */
+function listCoercer(schema: any): Coerce {
+  const item = scalarCoercer(schema.items ?? {});
+  return (raw) => {
+    const values = (Array.isArray(raw) ? raw : [raw]).map(item);
+    const failed = values.flatMap((v, i) =>
+      v instanceof Parse ? v.issues.map((x) => ({ ...x, sub: [i, ...x.sub] })) : [],
+    );
+    return failed.length ? new Parse(failed) : values;
+  };
 }
 
 const INT = /^[+-]?\d+$/;

@@ -93,9 +93,10 @@ const NOT_REFILLED = new Set(['number', 'cvc', 'exp', 'password', 'password2']);
 export function enteredOf(action: string, body: unknown): Entered {
   const values: Record<string, string> = {};
   for (const [k, v] of Object.entries(body && typeof body === 'object' ? body : {})) {
-    const last: unknown = Array.isArray(v) ? v[v.length - 1] : v;
-    if (!NOT_REFILLED.has(k) && (typeof last === 'string' || typeof last === 'number'))
-      values[k] = String(last);
+    // A field sent once per choice (the markets ticked) comes back as its choices, comma-separated.
+    const text: unknown = Array.isArray(v) ? v.join(',') : v;
+    if (!NOT_REFILLED.has(k) && (typeof text === 'string' || typeof text === 'number'))
+      values[k] = String(text);
   }
   return { action, values };
 }

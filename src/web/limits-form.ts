@@ -1,8 +1,9 @@
 // The spending-limits form (CONTRACT.md "Spending limits": POST /console/agents/{agent_id}/limits):
-// `max_order` and `max_day` in USD (empty: no limit), `markets` comma-separated ids (empty: every
-// market). An unknown market is a 422 at its field; nothing is set.
+// `max_order` and `max_day` in USD (empty: no limit), `markets` comma-separated ids or the ids
+// ticked in the console's list, one field each (none: every market). An unknown market is a 422 at
+// its field; nothing is set.
 import Type, { type Static } from 'typebox';
-import { MARKET_IDS } from '../engine/index.js';
+import { MARKET_IDS, MARKETS } from '../engine/index.js';
 import { amount } from '../schemas/index.js';
 import { HttpError } from '../http/route.js';
 import type { LimitsSetting } from '../../actors/account/messages.js';
@@ -40,11 +41,19 @@ export const LimitsFields = Type.Object({
   max_day: Limit('what a UTC day (service clock) may total'),
   max_week: Limit('what an ISO week (from Monday 00:00 UTC, service clock) may total'),
   expires_at: Expiry('when the limits end: from then on the agent funds nothing without you'),
-  markets: Type.String({
-    maxLength: 200,
-    default: '',
-    description: `comma-separated market ids (${MARKET_IDS.join(', ')}); empty: every market`,
-  }),
+  markets: Type.Union(
+    [
+      Type.String({
+        maxLength: 200,
+        description: `comma-separated market ids (${MARKET_IDS.join(', ')}); empty: every market`,
+      }),
+      Type.Array(Type.String({ maxLength: 20 }), {
+        maxItems: 2 * MARKET_IDS.length,
+        description: 'market ids, one field each (the console ticks them in a list)',
+      }),
+    ],
+    { default: '', description: `the markets the agent may fund; none: every market` },
+  ),
 });
 export type LimitsFields = Static<typeof LimitsFields>;
 
@@ -57,7 +66,7 @@ export const LIMIT_LABELS = {
   expires_at: 'Ends at (unix seconds)',
 };
 const AMOUNT_RULE = `must be an amount in USD from 0 to ${MAX_LIMIT} with at most 2 decimals, or empty for no limit`;
-const MARKETS_RULE = `list market ids (${MARKET_IDS.join(', ')}) separated by commas, or leave it empty for every market`;
+const MARKETS_RULE = `choose among the market ids ${MARKET_IDS.join(', ')} (a list, or separated by commas), or none for every market`;
 
 export const LIMIT_WORDS = {
   max_order: `${LIMIT_LABELS.max_order}: ${AMOUNT_RULE}`,
@@ -71,14 +80,8 @@ const cents = (usd: number | null) => (usd === null ? null : Math.round(usd * 10
 
 /** The form as the account actor's `limits` message takes it. */
 export function limitsOfForm(f: LimitsFields): LimitsSetting {
-  const ids = [
-    ...new Set(
-      f.markets
-        .split(',')
-        .map((m) => m.trim())
-        .filter(Boolean),
-    ),
-  ];
+  const listed = Array.isArray(f.markets) ? f.markets : f.markets.split(',');
+  const ids = [...new Set(listed.map((m) => m.trim()).filter(Boolean))];
   const unknown = ids.filter((m) => !(MARKET_IDS as readonly string[]).includes(m));
   if (unknown.length) {
     throw new HttpError(422, [
@@ -96,4 +99,10 @@ export function limitsOfForm(f: LimitsFields): LimitsSetting {
     markets: ids.length ? ids : null,
     expiresAt: f.expires_at,
   };
+}
+
+/** The console's list of markets to tick, the agent's `markets` (comma-separated; empty: none ticked) ticked. */
+export function marketChoices(markets: string): { id: string; label: string; checked: boolean }[] {
+  const ticked = new Set(markets.split(',').map((m) => m.trim()));
+  return MARKET_IDS.map((id) => ({ id, label: MARKETS[id].label, checked: ticked.has(id) }));
 }

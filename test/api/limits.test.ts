@@ -4,40 +4,13 @@
 // of pay_from_balance orders never passes max_day; setting them is a limits.changed event.
 import t from 'tap';
 import { CLOCKED_START_MS, startClockedService } from '../helpers/clocked.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { registerAgent, send, type Menu, type TestAgent } from '../helpers/agents.js';
-import { registerHolder, submit, type TestHolder } from '../helpers/holders.js';
-import { instantSql } from '../../actors/runtime/sql.js';
-import { openSse } from '../helpers/sse.js';
-import { connectAs } from '../helpers/ws.js';
-import { within } from '../helpers/wait.js';
+import { startTestService } from '../helpers/service.js';
+import { send, type Menu } from '../helpers/agents.js';
+import { registerHolder, submit } from '../helpers/holders.js';
+import { fundedAgent } from '../helpers/funded.js';
 
 const MARKET = 'm15';
 const cents = (x: number) => Math.round(x * 100);
-
-/**
- * A new agent of `holder` that may fund orders from its balance of 10 000 USD. The fixture (earning
- * the switch takes 3 settled profitable trades, which trading.test.ts covers): the agent is the
- * holder's, its switch on, its account topped up through a ledger row.
- */
-async function fundedAgent(svc: TestService, holder: TestHolder): Promise<TestAgent> {
-  const q = (sql: string, p: unknown[] = []) => svc.orm.em.fork().execute(sql, p);
-  const agent = await registerAgent(svc);
-  const balance = 1_000_000;
-  await q(
-    'update agent set holder_id = (select id from holder where email = ?), autonomous_funding = true where id = ?',
-    [holder.email, agent.agentId],
-  );
-  await q(
-    'update account set holder_id = (select id from holder where email = ?), balance_cents = ? where id = ?',
-    [holder.email, balance, agent.accountId],
-  );
-  await q(
-    `insert into ledger (account_id, kind, amount_cents, balance_after_cents, ref, created_at) values (?, 'topup', ?, ?, 'test:fixture', ${instantSql()})`,
-    [agent.accountId, balance, balance, svc.services.clock.realNow()],
-  );
-  return agent;
-}
 
 t.test('spending limits bound what an agent funds without its holder', async (t) => {
   // A fixed instant at midday UTC: the closes below never cross into the next UTC day (a new day of
@@ -56,7 +29,7 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
   );
   const order = (qty = 1, market = MARKET, key = cheapest.key) =>
     agent.post('/api/v1/orders', { market, offer_key: key, qty, pay_from_balance: true });
-  const limits = (fields: Record<string, string>) =>
+  const limits = (fields: Record<string, string> | [string, string][]) =>
     submit(svc, `/console/agents/${agent.agentId}/limits`, fields, holder.cookie);
 
   t.same(
@@ -315,6 +288,22 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
       expires_at: null,
     });
     t.equal((await order(3, MARKET, next.key)).status, 201, 'no limit');
+    // The console's list sends one field per market ticked.
+    const ticked = await limits([
+      ['markets', 'h10'],
+      ['markets', MARKET],
+      ['markets', 'h10'],
+    ]);
+    t.equal(ticked.status, 200, JSON.stringify(ticked.body));
+    t.same(ticked.body.limits.markets, ['h10', MARKET], 'each market once, as ticked');
+    t.same((await agent.get('/api/v1/agents/me')).body.limits.markets, ['h10', MARKET]);
+    const page = await (
+      await svc.get('/console/agents', { headers: { cookie: holder.cookie } })
+    ).text();
+    for (const id of ['h10', MARKET])
+      t.match(page, `name="markets" value="${id}" checked`, `${id} shown ticked`);
+    t.notMatch(page, 'name="markets" value="h2" checked', 'h2 not');
+    t.equal((await limits({ markets: '' })).status, 200);
     const bad = await limits({ markets: 'm15,zz' });
     t.equal(bad.status, 422);
     t.same(bad.body.detail[0].loc, ['body', 'markets']);
@@ -325,6 +314,11 @@ t.test('spending limits bound what an agent funds without its holder', async (t)
       { max_day: '-1' },
       { max_order: '1e400' },
       { markets: 'm15\u0000' },
+      Array.from({ length: 20 }, (): [string, string] => ['markets', 'm15']),
+      [
+        ['markets', 'm15'],
+        ['markets', 'zz'],
+      ],
     ]) {
       const r = await limits(fields);
       t.equal(r.status, 422, JSON.stringify(fields).slice(0, 40));
@@ -455,174 +449,4 @@ t.test("max_day holds when two processes take one agent's orders at once", async
       'spent_today is max_day, not more',
     );
   }
-});
-
-t.test(
-  'a holder revokes a key for good: every process refuses it, its streams end, its unpaid orders are withdrawn',
-  async (t) => {
-    const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
-    const a = c.svc;
-    const b = await startTestService(t, {}, { realMs: c.now }, a.config);
-    const q = (sql: string, p: unknown[] = []) => a.orm.em.fork().execute(sql, p) as Promise<any[]>;
-    const holder = await registerHolder(a);
-    const agent = await fundedAgent(a, holder);
-    const auth = { authorization: `Bearer ${agent.key}` };
-    const m: Menu = (await send(a, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-    const deal = { market: MARKET, offer_key: m.deals[0].key, qty: 1 };
-    const unpaid = [
-      (await agent.post('/api/v1/orders', deal)).body,
-      (await send(b, 'POST', '/api/v1/orders', deal, auth)).body,
-    ];
-    t.same(
-      unpaid.map((o) => o.status),
-      ['awaiting_payment', 'awaiting_payment'],
-    );
-    const paid = (await agent.post('/api/v1/orders', { ...deal, pay_from_balance: true })).body;
-    t.equal(paid.status, 'paid');
-    t.equal((await send(b, 'GET', '/api/v1/agents/me', undefined, auth)).status, 200, 'b knows it');
-    const head = (await agent.get('/api/v1/events?after=0&limit=1000')).body.next_after;
-    const stream = await openSse(b, `/api/v1/events/stream?after=${head}`, auth, t);
-    const ws = await connectAs(a, agent.key, t);
-    ws.send({ op: 'subscribe', channels: ['account'], after: head });
-    t.match(await ws.next(), { op: 'subscribed' });
-
-    const other = await registerHolder(a);
-    t.equal(
-      (await submit(a, `/console/agents/${agent.agentId}/revoke`, {}, other.cookie)).status,
-      404,
-      "another holder's agent is not found",
-    );
-    const revoked = await submit(a, `/console/agents/${agent.agentId}/revoke`, {}, holder.cookie);
-    t.equal(revoked.status, 200, JSON.stringify(revoked.body));
-    t.same(revoked.body, {
-      ok: true,
-      agent_id: agent.agentId,
-      revoked: true,
-      revoked_at: c.now() / 1000,
-      withdrawn_order_ids: unpaid.map((o) => o.id).sort((x, y) => x - y),
-    });
-
-    const me = await agent.get('/api/v1/agents/me');
-    t.equal(me.status, 401, 'the process that revoked refuses the key at once');
-    t.match(me.body.detail, /revoked by its holder/);
-    t.match(
-      await within(
-        100,
-        async () => {
-          const r = await send(b, 'GET', '/api/v1/agents/me', undefined, auth);
-          return r.status === 401 && r.body;
-        },
-        'the other process refuses the key',
-      ),
-      { detail: /revoked by its holder/ },
-    );
-    t.equal((await send(b, 'POST', '/api/v1/orders', deal, auth)).status, 401, 'no order either');
-    t.match((await ws.closed).reason, /revoked/, "the WebSocket's account channel ended");
-    t.equal((await ws.closed).code, 4401);
-    const words: string[] = [];
-    for (;;) {
-      const next = await stream.next().catch(() => null);
-      if (!next) break;
-      if (next.comment) words.push(next.comment);
-    }
-    t.match(words.at(-1), /revoked by its holder/, "the other process's stream ended, saying why");
-
-    const rows = await q(
-      'select id::float8 as id, status, cancelled_by from orders where account_id = ? order by id',
-      [agent.accountId],
-    );
-    t.same(
-      rows.filter((r) => r.id !== paid.id),
-      unpaid.map((o) => ({ id: o.id, status: 'cancelled', cancelled_by: 'holder' })),
-      'its unpaid orders are withdrawn as the holder declining them',
-    );
-    t.equal(rows.find((r) => r.id === paid.id).status, 'paid', 'a paid order goes on');
-    const cancelled = await q(
-      `select data from account_event where account_id = ? and type = 'order.cancelled' order by id`,
-      [agent.accountId],
-    );
-    t.same(
-      cancelled.map((e) => [e.data.id, e.data.by]),
-      unpaid.map((o) => [o.id, 'holder']),
-      'each with its order.cancelled event',
-    );
-    const again = await submit(a, `/console/agents/${agent.agentId}/revoke`, {}, holder.cookie);
-    t.match(
-      again.body,
-      { revoked: false, withdrawn_order_ids: [] },
-      'revoking again changes nothing',
-    );
-    const reRegister = await send(a, 'POST', '/api/v1/agents/register', {
-      token: agent.key,
-      name: 'Again',
-      recall_phrase: 'blue heron',
-    });
-    t.equal(reRegister.status, 409, 'the key cannot be registered again');
-    t.match(reRegister.body.detail, /revoked by its holder/);
-    const page = await a.get('/console/agents', { headers: { cookie: holder.cookie } });
-    t.match(await page.text(), /Key revoked/, 'the agents tab says so');
-  },
-);
-
-t.test('a grant with an end allows nothing after it, and is served as expired', async (t) => {
-  const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
-  const svc = c.svc;
-  const holder = await registerHolder(svc);
-  const writer = await fundedAgent(svc, holder);
-  const owner = await fundedAgent(svc, holder);
-  const cartId = (await owner.get('/api/v1/carts')).body.carts.find((x: any) => x.mine).id;
-  // Connected as a checkout link would connect it: the holder's agents see the holder's carts.
-  await svc.orm.em
-    .fork()
-    .execute('update cart set holder_id = (select id from holder where email = ?) where id = ?', [
-      holder.email,
-      cartId,
-    ]);
-  const ends = Math.floor(c.now() / 1000) + 60;
-  t.equal(
-    (
-      await submit(
-        svc,
-        '/cart/grant',
-        {
-          agent_id: String(writer.agentId),
-          level: 'write',
-          expires_at: String(Math.floor(c.now() / 1000) - 1),
-        },
-        holder.cookie,
-      )
-    ).status,
-    400,
-    'an end in the past is refused',
-  );
-  const granted = await submit(
-    svc,
-    '/cart/grant',
-    { agent_id: String(writer.agentId), level: 'write', expires_at: String(ends) },
-    holder.cookie,
-  );
-  t.equal(granted.status, 200, JSON.stringify(granted.body));
-  const events = (await writer.get('/api/v1/events?types=grant.changed')).body.events;
-  t.match(events.at(-1).data.grant, {
-    grant_id: granted.body.grant_id,
-    expires_at: ends,
-    expired: false,
-  });
-  const line = async () => {
-    const m: Menu = (await send(svc, 'GET', `/api/v1/markets/${MARKET}/deals`)).body;
-    return writer.post(`/api/v1/carts/${cartId}/items`, {
-      market: MARKET,
-      offer_key: m.deals[0].key,
-      qty: 1,
-    });
-  };
-  t.equal((await line()).status, 201, 'the grant lets it write to a cart not its own');
-  t.equal((await writer.get(`/api/v1/carts/${cartId}`)).body.permissions.write, true);
-  c.advanceTo(ends * 1000);
-  t.equal((await writer.get(`/api/v1/carts/${cartId}`)).body.permissions.write, false);
-  t.equal((await line()).status, 403, 'at its end it allows nothing');
-  const page = await (
-    await svc.get('/console/agents', { headers: { cookie: holder.cookie } })
-  ).text();
-  t.match(page, /expired /, 'the agents tab shows it expired');
 });

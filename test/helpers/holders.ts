@@ -21,7 +21,8 @@ export const APPROVED_CARD = {
 export async function submit(
   svc: TestService,
   path: string,
-  fields: Record<string, string>,
+  /** A field per key, or [name, value] pairs (a field sent once per ticked choice). */
+  fields: Record<string, string> | [string, string][],
   cookie?: string,
 ): Promise<Answer> {
   const res = await svc.get(path, {

@@ -125,7 +125,9 @@ for (const width of [375, 1280]) {
       const limits = page.locator('form.limits').first();
       await limits.getByLabel('Most per order (USD)').fill('25');
       await limits.getByLabel('Most per day (USD)').fill('100');
-      await limits.getByLabel('Markets').fill('m15, h2');
+      const markets = limits.getByRole('group', { name: /Markets/ });
+      await markets.getByRole('checkbox', { name: /^m15:/ }).check();
+      await markets.getByRole('checkbox', { name: /^h2:/ }).check();
       await submit(page, limits.getByRole('button', { name: 'Set limits' }));
       t.equal(
         await notice(page).innerText(),
@@ -135,6 +137,15 @@ for (const width of [375, 1280]) {
         await page.locator('form.limits').first().getByLabel('Most per order (USD)').inputValue(),
         '25.00',
         'the form shows them',
+      );
+      t.same(
+        await page
+          .locator('form.limits')
+          .first()
+          .locator('input[name="markets"]:checked')
+          .evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)),
+        ['m15', 'h2'],
+        'the markets ticked',
       );
       await shot('3-limits');
     });
@@ -166,6 +177,13 @@ for (const width of [375, 1280]) {
           await again.getByLabel('Most per order (USD)').inputValue(),
           '30',
           'the other field as typed too',
+        );
+        t.same(
+          await again
+            .locator('input[name="markets"]:checked')
+            .evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)),
+          ['m15', 'h2'],
+          'the markets as ticked',
         );
         await shot('4-limit-refused');
         await noWiderThanViewport(t, page, 'the refused agents page');

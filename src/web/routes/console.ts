@@ -13,7 +13,14 @@ import {
 } from '../../../actors/holder/messages.js';
 import { cardOptions } from '../pay-form.js';
 import { accountRef, type FundingSet, type LimitsSet } from '../../../actors/account/messages.js';
-import { Expiry, LIMIT_LABELS, LIMIT_WORDS, LimitsFields, limitsOfForm } from '../limits-form.js';
+import {
+  Expiry,
+  LIMIT_LABELS,
+  LIMIT_WORDS,
+  LimitsFields,
+  limitsOfForm,
+  marketChoices,
+} from '../limits-form.js';
 import { FUNDING_PROFITABLE_TRADES } from '../../rules.js';
 import { centsToNumber } from '../../engine/index.js';
 import { read } from '../../../actors/runtime/client.js';
@@ -674,17 +681,7 @@ const agentsView = async (
       revoked: a.revoked_at === null ? null : { when: when(a.revoked_at) },
       model: a.model ?? 'not declared',
       eligible: a.wins >= FUNDING_PROFITABLE_TRADES,
-      limits: refill(
-        `/console/agents/${a.id}/limits`,
-        {
-          max_order: usd(a.max_order),
-          max_day: usd(a.max_day),
-          max_week: usd(a.max_week),
-          markets: a.markets ?? '',
-          expires_at: a.expires_at === null ? '' : String(Math.round(a.expires_at)),
-        },
-        p,
-      ),
+      limits: limitsView(a, p),
     })),
     labels: LIMIT_LABELS,
     grants: grants.map((g) => ({
@@ -704,6 +701,30 @@ const agentsView = async (
     cards: cardOptions(cards),
   };
 };
+type AgentLimits = {
+  id: number;
+  max_order: number | null;
+  max_day: number | null;
+  max_week: number | null;
+  markets: string | null;
+  expires_at: number | null;
+};
+
+/** An agent's limits form: what is stored, or what was just typed when it was refused. */
+function limitsView(a: AgentLimits, p?: Problem) {
+  const f = refill(
+    `/console/agents/${a.id}/limits`,
+    {
+      max_order: usd(a.max_order),
+      max_day: usd(a.max_day),
+      max_week: usd(a.max_week),
+      markets: a.markets ?? '',
+      expires_at: a.expires_at === null ? '' : String(Math.round(a.expires_at)),
+    },
+    p,
+  );
+  return { ...f, choices: marketChoices(f.markets) };
+}
 const agentsPage = async (s: Services, holder: HolderPrincipal, p?: Problem) =>
   render(s, 'console-agents', 'Agents', holder, await agentsView(s, holder, p), p);
 
