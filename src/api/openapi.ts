@@ -98,7 +98,7 @@ function operation(r: Route, operationId: string): Record<string, unknown> {
       Number(status) >= 400 ? problem(doc.description) : { description: doc.description };
   }
   if (r.auth === 'key') {
-    responses['401'] ??= problem('Missing or invalid API token');
+    responses['401'] ??= problem('Missing or invalid API token, or one revoked by its holder');
     op.security = [{ bearer: [] }, { apiToken: [] }];
   } else if (r.auth === 'none') {
     op.security = []; // public: no credentials

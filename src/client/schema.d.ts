@@ -4177,7 +4177,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4316,7 +4316,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4451,7 +4451,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4590,7 +4590,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4751,7 +4751,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4872,7 +4872,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4936,7 +4936,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4977,7 +4977,7 @@ export interface operations {
                     "application/json": components["schemas"]["Position"];
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5030,7 +5030,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5103,7 +5103,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5147,7 +5147,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5202,7 +5202,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5237,7 +5237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5906,7 +5906,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6583,7 +6583,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7364,7 +7364,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7493,7 +7493,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7552,7 +7552,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7610,7 +7610,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7693,7 +7693,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7738,7 +7738,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7926,7 +7926,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7999,7 +7999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8078,7 +8078,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8141,7 +8141,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8223,7 +8223,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8289,7 +8289,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8443,7 +8443,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8537,7 +8537,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8625,7 +8625,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8706,7 +8706,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8821,7 +8821,7 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8909,7 +8909,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API token */
+            /** @description Missing or invalid API token, or one revoked by its holder */
             401: {
                 headers: {
                     [name: string]: unknown;

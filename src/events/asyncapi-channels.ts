@@ -266,7 +266,8 @@ const WS_CLOSE_WHY: Record<keyof typeof WS_CLOSE, string> = {
   tooBig: 'a message too big',
   full: 'this process holds as many streams as it may: retry in a few seconds',
   badFrame: 'a bad frame: not JSON, no op, or an unknown op',
-  unauthorized: 'unauthorized: no key, a wrong key, or no auth in time',
+  unauthorized:
+    'unauthorized: no key, a wrong key, or no auth in time; or the key was revoked by its holder (the reason starts revoked:): do not reconnect with it',
   gone: `after is older than the ${EVENT_RETENTION_DAYS} days kept (after an error message with the 410 detail)`,
   behind: 'too slow to read: the reason says after=N; reconnect and subscribe with it',
   keyStreams: `the key of the auth message holds as many streams as it may (${STREAMS_PER_KEY}, with /api/v1/events/stream): close one, or retry in a few seconds`,

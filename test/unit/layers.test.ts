@@ -59,8 +59,8 @@ const ROUTE_ASSEMBLERS: { file: string; may: RegExp; why: string }[] = [
   },
   {
     file: 'src/web/routes/console.ts',
-    may: /^src\/web\/routes\/money\.(js|ts)$/,
-    why: "the console's money forms, which answer with the console's own pages",
+    may: /^src\/web\/routes\/(money|key-revoke)\.(js|ts)$/,
+    why: "the console's money forms and key revocation, which answer with the console's own pages",
   },
 ];
 
