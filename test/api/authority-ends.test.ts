@@ -12,11 +12,12 @@ import { connectAs } from '../helpers/ws.js';
 import { within } from '../helpers/wait.js';
 
 const MARKET = 'm15';
+// One clocked service for both: the revocation reads the clock as it starts, the grant then moves it.
+const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
 
 t.test(
   'a holder revokes a key for good: every process refuses it, its streams end, its unpaid orders are withdrawn',
   async (t) => {
-    const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
     const a = c.svc;
     const b = await startTestService(t, {}, { realMs: c.now }, a.config);
     const q = (sql: string, p: unknown[] = []) => a.orm.em.fork().execute(sql, p) as Promise<any[]>;
@@ -121,7 +122,6 @@ t.test(
 );
 
 t.test('a grant with an end allows nothing after it, and is served as expired', async (t) => {
-  const c = await startClockedService(t, {}, { startMs: CLOCKED_START_MS });
   const svc = c.svc;
   const holder = await registerHolder(svc);
   const writer = await fundedAgent(svc, holder);
