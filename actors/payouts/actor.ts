@@ -21,7 +21,10 @@ export const payoutsActor = defineActor<Record<string, never>, PayoutsMessage, P
          returning id::float8 as id`,
         [msg.at, msg.at, PAYOUT_BATCH],
       );
-      return { paid: rows.map((r) => r.id).sort((a, b) => a - b) };
+      const [{ next }] = await ctx.em.execute<{ next: number | null }[]>(
+        `select min(pay_at)::float8 as next from payout where status = 'scheduled'`,
+      );
+      return { paid: rows.map((r) => r.id).sort((a, b) => a - b), nextAt: next };
     },
   },
 });

@@ -60,7 +60,7 @@ export type SupervisorOptions = {
    * is logged; the position moves anyway.
    */
   warm?: (market: string, prevOpen: number, open: number) => Promise<void>;
-  /** How often due payouts are looked for (default PAYOUT_SWEEP_MS). */
+  /** The longest wait between looks for due payouts and competitions (default PAYOUT_SWEEP_MS). */
   payoutSweepMs?: number;
   /** The closes' lease shared by the processes of one database; without one this process runs the closes. */
   lease?: Lease;
@@ -74,8 +74,24 @@ export type SupervisorOptions = {
   webhookTimeoutMs?: number;
 };
 
-/** How often due payouts are looked for (one indexed query). */
-const PAYOUT_SWEEP_MS = 2000;
+/**
+ * The longest wait between looks for due payouts and competitions: each look also learns when the
+ * next is due (the earliest scheduled payout, the next competition window), and the next look is
+ * then, at the latest after this. A payout is scheduled days of service time ahead.
+ */
+const PAYOUT_SWEEP_MS = 60_000;
+/** A failed look is tried again after this long. */
+const SWEEP_RETRY_MS = 2000;
+/** Looks run this long after what they wait for is due: past the close that ends a window. */
+const SWEEP_MARGIN_MS = 1000;
+
+/** How long the sweep waits (ms) for the earliest of `dueAts` (real unix seconds), within [0, capMs]. */
+export function sweepDelayMs(nowS: number, dueAts: (number | null)[], capMs: number): number {
+  const due = dueAts.filter((d): d is number => d !== null);
+  if (!due.length) return capMs;
+  const ms = (Math.min(...due) - nowS) * 1000 + SWEEP_MARGIN_MS;
+  return Math.min(capMs, Math.max(0, Math.ceil(ms)));
+}
 /** How often a process without the closes' lease tries to take it: a takeover within CONTRACT.md's 5 s. */
 const LEASE_TRY_MS = 1000;
 /** A follower whose market's close is due and not yet seen looks again this often (a missed NOTIFY's net). */
@@ -119,6 +135,8 @@ export class Supervisor {
   private stopped = false;
   /** Whether this process runs the closes (holds the lease, or has none to share). */
   private leading = false;
+  /** When the earliest scheduled payout is due (real unix seconds), as the last look found; null: none. */
+  private nextPayoutAt: number | null = null;
   /** Markets whose timer's turn is under way, and those woken meanwhile (their next turn follows at once). */
   private readonly turning = new Set<string>();
   private readonly woken = new Set<string>();
@@ -333,22 +351,31 @@ export class Supervisor {
    * scheduled). The payouts actor pays each once, whichever supervisor asks first.
    */
   async payDue(): Promise<number[]> {
-    const { paid } = await this.actors.ask(payoutsRef, {
+    const { paid, nextAt } = await this.actors.ask(payoutsRef, {
       kind: 'payDue',
       at: this.clock.realNow(),
     });
+    this.nextPayoutAt = nextAt;
     if (paid.length) this.opts.log.info({ payouts: paid }, `${paid.length} payout(s) paid`);
     return paid;
   }
 
-  /** Looks for due payouts and competitions to open or finish every PAYOUT_SWEEP_MS; a failed look is logged and the next one retries. */
-  private schedulePayouts(): void {
+  /**
+   * Looks for due payouts and competitions to open or finish when the next is due, at the latest
+   * every PAYOUT_SWEEP_MS; a failed look is logged and retried after SWEEP_RETRY_MS.
+   */
+  private schedulePayouts(delayMs = 0): void {
     if (this.stopped || !this.leading) return;
     const timer = setTimeout(() => {
+      let next = SWEEP_RETRY_MS;
       const run = this.payDue()
         .then(() => this.runCompetitions())
         .then(
-          () => undefined,
+          () => {
+            const cap = this.opts.payoutSweepMs ?? PAYOUT_SWEEP_MS;
+            const dueAts = [this.nextPayoutAt, this.nextCompetitionAt()];
+            next = sweepDelayMs(this.clock.realNow(), dueAts, cap);
+          },
           (err) =>
             this.opts.log.warn(
               { err },
@@ -357,11 +384,22 @@ export class Supervisor {
         )
         .finally(() => {
           this.running.delete(run);
-          this.schedulePayouts();
+          this.schedulePayouts(next);
         });
       this.running.add(run);
-    }, this.opts.payoutSweepMs ?? PAYOUT_SWEEP_MS);
+    }, delayMs);
     this.timers.set('payouts', timer);
+  }
+
+  /** When the current competition window of a market ends and the next opens (real unix seconds); null without competitions. */
+  private nextCompetitionAt(): number | null {
+    const ends = this.markets.flatMap((m) => {
+      const n = COMPETITION_WINDOW_SESSIONS[m.id];
+      if (!n) return [];
+      const w = Math.floor(this.clock.tick(m.interval_seconds) / n);
+      return [this.clock.closesAt((w + 1) * n - 1, m.interval_seconds)];
+    });
+    return ends.length ? Math.min(...ends) : null;
   }
 
   /** Records the older history in the background, newest sessions first, in bounded turns. */

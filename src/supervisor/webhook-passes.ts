@@ -1,6 +1,6 @@
 // The webhook delivery passes the supervisor runs on every process (CONTRACT.md "Events" →
-// Webhooks): one pass at a time, every WEBHOOK_PASS_MS, at once again while there is work, and soon
-// after an account's log grew. Split from the supervisor: it shares only its stop and its running set.
+// Webhooks): one pass at a time, every WEBHOOK_PASS_MS (less often while no webhook is live), at
+// once again while there is work, and soon after an account's log grew. Split from the supervisor: it shares only its stop and its running set.
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import { causeOf } from './backoff.js';
@@ -13,6 +13,11 @@ import {
 
 /** How often a webhook delivery pass runs (one after the other: a pass that reached a bound is followed at once). */
 const WEBHOOK_PASS_MS = 1000;
+/**
+ * With no live webhook seen, passes are this many times further apart: an idle node stays quiet, and
+ * an account's new events (a webhook may have just been made) still wake one within WEBHOOK_PASS_MS.
+ */
+const WEBHOOK_IDLE_FACTOR = 10;
 /** A pass woken by a NOTIFY (an account's log grew) runs this soon: NOTIFYs of one burst share it. */
 const WEBHOOK_WAKE_MS = 50;
 /**
@@ -97,7 +102,7 @@ export class WebhookPasses {
    * while attempts are in flight (each such pass waited up to WEBHOOK_WAIT_MS for one to end), and
    * soon after a wake (wake); a failed pass is logged, the next retries.
    */
-  schedule(delayMs = this.opts.webhookPassMs ?? WEBHOOK_PASS_MS): void {
+  schedule(delayMs = this.passMs()): void {
     if (this.stopped()) return;
     const w = this.pass;
     const timer = setTimeout(() => {
@@ -125,7 +130,7 @@ export class WebhookPasses {
         .finally(() => {
           w.running = false;
           this.running.delete(run);
-          this.schedule(next ?? (w.again ? WEBHOOK_WAKE_MS : undefined));
+          this.schedule(next ?? this.restMs());
         });
       this.running.add(run);
     }, delayMs);
@@ -134,12 +139,13 @@ export class WebhookPasses {
 
   /**
    * An account's log grew (the svc_events NOTIFY): the next delivery pass runs within
-   * WEBHOOK_WAKE_MS instead of at its time, when any webhook is live. Coalesced: a burst of wakes
-   * arms one pass; a wake during a pass runs another right after it.
+   * WEBHOOK_WAKE_MS instead of at its time when a webhook is live, within WEBHOOK_PASS_MS when none
+   * was (one may have just been made). Coalesced: a burst of wakes arms one pass; a wake during a
+   * pass runs another after it.
    */
   wake(): void {
     const w = this.pass;
-    if (this.stopped() || !w.live || !this.timer) return;
+    if (this.stopped() || !this.timer) return;
     if (w.running) {
       w.again = true;
       return;
@@ -147,6 +153,17 @@ export class WebhookPasses {
     if (w.woken) return;
     w.woken = true;
     clearTimeout(this.timer);
-    this.schedule(WEBHOOK_WAKE_MS);
+    this.schedule(w.live ? WEBHOOK_WAKE_MS : this.passMs());
+  }
+
+  private passMs(): number {
+    return this.opts.webhookPassMs ?? WEBHOOK_PASS_MS;
+  }
+
+  /** How long a pass that found nothing to do waits for the next: soon when woken meanwhile, long when nothing is live. */
+  private restMs(): number {
+    const w = this.pass;
+    if (w.again) return w.live ? WEBHOOK_WAKE_MS : this.passMs();
+    return w.live ? this.passMs() : WEBHOOK_IDLE_FACTOR * this.passMs();
   }
 }
