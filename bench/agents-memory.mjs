@@ -14,14 +14,18 @@
 // history is loaded (clear_refs): target < 600 MB with the agents registered and active. Writes
 // bench/results/<date>-memory.json. Everything is stopped and the database dropped at the end.
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { sleep } from './lib/process.mjs';
-import { checkLocalPg, getJson, pgAdmin, resetPeak, rssOf, startService } from './lib/service.mjs';
+import {
+  checkLocalPg,
+  getJson,
+  pgAdmin,
+  resetPeak,
+  rssOf,
+  startWithHistory,
+} from './lib/service.mjs';
+import { runBench, runFacts, writeResult } from './lib/results.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -89,24 +93,15 @@ for (const sig of ['SIGINT', 'SIGTERM'])
 async function main() {
   const started = new Date();
   state.db = `bench_memory_${started.toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
-  await pgAdmin(opts.pg, `CREATE DATABASE "${state.db}"`);
-  const svc = (state.service = await startService({
+  const svc = (state.service = await startWithHistory({
     main: MAIN,
     pgBase: opts.pg,
     dbName: state.db,
-    env: { SVC_BACKFILL_DAYS: String(DAYS) },
+    days: DAYS,
     log,
+    historyWaitS: 900,
   }));
-  const samples = { ready: rssOf(svc.pid) };
-  for (const t0 = Date.now(); ;) {
-    const cov = await Promise.all(
-      ['m15', 'm45', 'h2', 'h10'].map((m) => getJson(`${svc.base}/api/v1/markets/${m}/coverage`)),
-    );
-    if (cov.every((c) => c.history_load?.complete)) break;
-    if (Date.now() - t0 > 900_000) throw new Error('history not loaded in time');
-    await sleep(1000);
-  }
-  samples.history_loaded = rssOf(svc.pid);
+  const samples = { history_loaded: rssOf(svc.pid) };
   // The agents' phases get a peak of their own: the history's first load is a start-up peak.
   const peakReset = resetPeak(svc.pid);
   log(
@@ -173,19 +168,7 @@ async function main() {
   log(`${reads} record reads; RSS ${samples.record_read.rss_mb} MB`);
 
   const result = {
-    scenario: 'memory with many agents (issue 14)',
-    started: started.toISOString(),
-    finished: new Date().toISOString(),
-    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    }).trim(),
-    machine: {
-      nproc: os.availableParallelism(),
-      total_mem_mb: Math.round(os.totalmem() / 2 ** 20),
-      node: process.version,
-      loadavg: os.loadavg().map((x) => round(x, 2)),
-    },
+    ...runFacts('memory with many agents', started),
     agents: AGENTS,
     active: ACTIVE,
     rounds: ROUNDS,
@@ -206,23 +189,9 @@ async function main() {
       ) < 600,
     service_warnings: svc.warnings.count,
   };
-  const file = path.join(
-    BENCH_DIR,
-    'results',
-    `${started
-      .toISOString()
-      .replace(/:/g, '-')
-      .replace(/\.\d+Z$/, 'Z')}-memory.json`,
-  );
-  fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  const file = writeResult('memory', started, result);
   console.log(JSON.stringify({ rss: samples, met: result.met }, null, 2));
   log(`wrote ${path.relative(process.cwd(), file)}`);
 }
 
-main()
-  .then(() => cleanup())
-  .catch(async (err) => {
-    console.error(err);
-    await cleanup();
-    process.exit(1);
-  });
+runBench(main, cleanup);

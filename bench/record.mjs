@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { sleep } from './lib/process.mjs';
 import { checkLocalPg, getJson, pgAdmin, rssOf, startService } from './lib/service.mjs';
 import { runWrk, wrkVersion } from './lib/wrk.mjs';
+import { runBench } from './lib/results.mjs';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(BENCH_DIR, '..');
@@ -448,10 +449,4 @@ async function main() {
   log(`wrote ${path.relative(process.cwd(), file)}`);
 }
 
-main()
-  .then(() => cleanup())
-  .catch(async (err) => {
-    console.error(err);
-    await cleanup();
-    process.exit(1);
-  });
+runBench(main, cleanup);

@@ -131,3 +131,29 @@ export function resetPeak(pid) {
     return false;
   }
 }
+
+/**
+ * Starts the built service on a new database `dbName` with `days` of history and waits (at most
+ * `historyWaitS`, 300 s unless given) until every market's history is loaded. Returns what startService returns.
+ */
+export async function startWithHistory({ main, pgBase, dbName, days, log, historyWaitS = 300 }) {
+  await pgAdmin(pgBase, `CREATE DATABASE "${dbName}"`);
+  const svc = await startService({
+    main,
+    pgBase,
+    dbName,
+    env: { SVC_BACKFILL_DAYS: String(days) },
+    log,
+  });
+  for (const t0 = Date.now(); ; await sleep(500)) {
+    const markets = ['m15', 'm45', 'h2', 'h10'];
+    const cov = await Promise.all(
+      markets.map((m) => getJson(`${svc.base}/api/v1/markets/${m}/coverage`)),
+    );
+    if (cov.every((c) => c.history_load?.complete)) return svc;
+    if (Date.now() - t0 > historyWaitS * 1000) {
+      await svc.stop();
+      throw new Error(`history not loaded within ${historyWaitS} s`);
+    }
+  }
+}

@@ -16,7 +16,7 @@ export const MAX_FILES = 1000;
 export const MAX_BYTES = 8 * 1024 * 1024;
 
 /** ratio: a share of a baseline (shown in %); times: a multiple of a floor (shown as 1.23×); rps: requests per second. */
-export type Unit = 'ratio' | 'times' | 'rps' | 'ms' | 'MB' | 'KB' | 's';
+export type Unit = 'ratio' | 'times' | 'rps' | 'ms' | 'MB' | 'KB' | 's' | 'per_s';
 /** One figure of a run: `value` against `against` (a baseline of the same run, or the target). */
 export type Measure = {
   name: string;
@@ -85,6 +85,12 @@ export const SCENARIOS: Record<
       "bench/ws-peer.mjs: a bare uWebSockets.js server sending the same frames to the same subscribers when told of the same closes, in the same run; then the same peer reading each close's events from the log first (--read), the floor of a fan-out that reads the log",
     targets:
       'the service at most 1.5x the bare peer for CPU per 1000 delivered events and for p99 delivery (issue 46); runs without the peer against the earlier absolute p99 of 250 ms (issue 27)',
+  },
+  idle: {
+    title: 'An idle node',
+    script: 'bench/idle-commits.mjs',
+    baseline: 'none: the commits a second are compared with their target',
+    targets: 'an idle node (history loaded, no request) commits at most 1 transaction a second',
   },
   backfill: {
     title: 'First-start history backfill',
@@ -307,6 +313,25 @@ function memoryMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   };
 }
 
+/** bench/idle-commits.mjs: the commits a second of a node left alone. */
+function idleMeasures(r: Json): { measures: Measure[]; notes: string[] } {
+  const perSecond = num(r.commits_per_second);
+  if (perSecond === null) throw new Error('no commits_per_second');
+  return {
+    measures: [
+      {
+        name: 'commits a second, idle',
+        value: perSecond,
+        unit: 'per_s',
+        against: 'target',
+        target: num(r.target_per_second),
+        better: 'lower',
+      },
+    ],
+    notes: num(r.seconds) !== null ? [`over ${r.seconds} s`] : [],
+  };
+}
+
 function backfillMeasures(r: Json): { measures: Measure[]; notes: string[] } {
   const s = num(r.recorded_s);
   if (s === null) throw new Error('no recorded_s');
@@ -445,6 +470,7 @@ const READERS: Record<string, (r: Json) => { measures: Measure[]; notes: string[
   close: closeMeasures,
   record: recordMeasures,
   memory: memoryMeasures,
+  idle: idleMeasures,
   backfill: backfillMeasures,
   ws: wsMeasures,
   compare: compareMeasures,

@@ -411,6 +411,7 @@ const UNIT_WORDS: Record<Unit, string> = {
   MB: 'MB',
   KB: 'KB',
   s: 'seconds',
+  per_s: 'a second',
 };
 
 function value(m: Pick<Measure, 'unit'>, v: number | null): string {
@@ -418,6 +419,7 @@ function value(m: Pick<Measure, 'unit'>, v: number | null): string {
   if (m.unit === 'ratio') return v >= 10 ? `${v.toFixed(1)}x` : `${(v * 100).toFixed(1)} %`;
   if (m.unit === 'times') return `${v.toFixed(2)}×`;
   if (m.unit === 'rps') return `${Math.round(v).toLocaleString('en-US')} req/s`;
+  if (m.unit === 'per_s') return `${v.toFixed(2)} a second`;
   return `${v >= 100 ? v.toFixed(0) : v.toFixed(2)} ${m.unit}`;
 }
 
