@@ -9,7 +9,7 @@
 // revoked (order-decision.ts refuses it).
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AgentSchema } from '../../orm/entities/index.js';
+import { AgentSchema, OrderSchema } from '../../orm/entities/index.js';
 import { ActorError } from '../runtime/actor.js';
 import { instantDate } from '../runtime/sql.js';
 import { cancelOrder } from '../account/cancel.js';
@@ -61,11 +61,15 @@ async function withdrawUnpaid(
 ): Promise<number[]> {
   const withdrawn: number[] = [];
   for (;;) {
-    const rows = await em.execute<{ id: number }[]>(
-      `select id::float8 as id from orders
-        where account_id = ? and agent_id = ? and status = 'awaiting_payment' and closes_at > ?
-        order by id limit ?`,
-      [accountId, who.agentId, at, WITHDRAW_CHUNK],
+    const rows = await em.find(
+      OrderSchema,
+      {
+        account: accountId,
+        agent: who.agentId,
+        status: 'awaiting_payment',
+        closesAt: { $gt: at },
+      },
+      { fields: ['id'], orderBy: { id: 'asc' }, limit: WITHDRAW_CHUNK },
     );
     for (const { id } of rows) {
       // Paid meanwhile (the holder on its link): it stands, as any paid order does.

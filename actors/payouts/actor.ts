@@ -2,6 +2,7 @@
 // account when the payout was scheduled (actors/account/holder-money.ts); here a due payout only
 // becomes `paid`, exactly once: the statement flips rows it finds `scheduled`, under their row locks,
 // so two supervisors (two processes) or a replay after a restart never pay one twice.
+import { PayoutSchema } from '../../orm/entities/index.js';
 import { defineActor } from '../runtime/actor.js';
 import { instantSql } from '../runtime/sql.js';
 import type { PaidOut, PayoutsMessage, PayoutsReplies } from './messages.js';
@@ -21,10 +22,12 @@ export const payoutsActor = defineActor<Record<string, never>, PayoutsMessage, P
          returning id::float8 as id`,
         [msg.at, msg.at, PAYOUT_BATCH],
       );
-      const [{ next }] = await ctx.em.execute<{ next: number | null }[]>(
-        `select min(pay_at)::float8 as next from payout where status = 'scheduled'`,
+      const next = await ctx.em.findOne(
+        PayoutSchema,
+        { status: 'scheduled' },
+        { orderBy: { payAt: 'asc' }, fields: ['payAt'] },
       );
-      return { paid: rows.map((r) => r.id).sort((a, b) => a - b), nextAt: next };
+      return { paid: rows.map((r) => r.id).sort((a, b) => a - b), nextAt: next?.payAt ?? null };
     },
   },
 });
